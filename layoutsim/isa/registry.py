@@ -1,0 +1,123 @@
+"""Names -> catalog entries.
+
+Every family module exposes `entries()`: a list of `Entry` (names, archs, and a builder that
+makes the Instruction on first use), so listing hundreds of wgmma shapes builds no tables.
+User spellings are reduced to a key by `name_key` and matched against the keys of every
+entry's canonical name and aliases: the full PTX spelling, the short one without
+`sync.aligned` / `.row.col`, AMD mnemonics (which need the arch, as gfx11 and gfx12 lay the
+same mnemonic out differently), and clang builtins.
+"""
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import archs as A
+from ..errors import LayoutsimError, suggest
+
+FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "amd_wmma")
+
+# Tokens that carry no layout information in a dotted PTX name, per opcode.
+_DROP = {
+    "mma": {"sync", "aligned", "row", "col"},
+    "ldmatrix": {"sync", "aligned", "m8n8", "shared", "shared::cta", "b16"},
+    "stmatrix": {"sync", "aligned", "m8n8", "shared", "shared::cta", "b16"},
+    "wgmma": {"mma_async", "sync", "aligned"},
+}
+
+
+def name_key(name):
+    """Reduce a user's spelling to the lookup key: lower case, PTX filler tokens dropped."""
+    n = str(name).strip().lower()
+    if "." not in n:
+        return n
+    head, *rest = n.split(".")
+    drop = _DROP.get(head, set())
+    return ".".join([head] + [t for t in rest if t not in drop])
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str                 # canonical name
+    family: str
+    vendor: str
+    archs: tuple
+    build: Callable           # () -> Instruction
+    aliases: tuple = ()
+    wave: int = 32            # AMD wave size of this entry (32 or 64); NVIDIA: 32
+    summary: str = ""         # one line for `layoutsim list`
+
+    def instruction(self):
+        return _built(self)
+
+
+@functools.lru_cache(maxsize=None)
+def _built(entry):
+    return entry.build()
+
+
+@functools.lru_cache(maxsize=None)
+def all_entries():
+    import importlib
+    out = []
+    for mod in FAMILY_MODULES:
+        out.extend(importlib.import_module(f"{__package__}.{mod}").entries())
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _index():
+    idx = {}
+    for e in all_entries():
+        for key in {name_key(n) for n in (e.name, *e.aliases)}:
+            idx.setdefault(key, []).append(e)
+    return idx
+
+
+def lookup(name, arch=None, wave=None):
+    """The catalog entry for a user's spelling, disambiguated by arch (and AMD wave size)."""
+    arch = A.normalize(arch)
+    key = name_key(name)
+    cands = _index().get(key)
+    if not cands:
+        raise LayoutsimError(f"unknown instruction {name!r}{suggest(key, list(_index()))}; "
+                             f"`layoutsim list` shows them all")
+    if wave is not None:
+        if int(wave) not in (32, 64):
+            raise LayoutsimError(f"wave size must be 32 or 64, not {wave!r}")
+        if all(e.vendor == "nvidia" for e in cands):
+            if int(wave) != 32:
+                raise LayoutsimError(f"{name} is an NVIDIA instruction: warps have 32 lanes, not {wave}")
+        else:
+            cands = [e for e in cands if e.wave == int(wave)] or cands
+    if len(cands) > 1 and wave is None and any(e.vendor == "amd" for e in cands):
+        w32 = [e for e in cands if e.wave == 32]
+        if w32 and len({e.wave for e in cands}) > 1:
+            cands = w32   # wave32 is the default on RDNA
+    if arch is not None:
+        fits = [e for e in cands if arch in e.archs]
+        if not fits:
+            e = cands[0]
+            inst = e.instruction()
+            inst.check_arch(arch)          # raises with the introducing arch
+        cands = fits
+    if len(cands) > 1:
+        gens = sorted({A.generation(a) for e in cands for a in e.archs if a in A.AMD})
+        raise LayoutsimError(f"{name!r} differs between {', '.join(gens)}: give --arch "
+                             f"(for example --arch {'gfx1201' if 'gfx12' in gens else cands[0].archs[0]})")
+    return cands[0]
+
+
+def get(name, arch=None, wave=None):
+    """The Instruction for a user's spelling (see `lookup`)."""
+    return lookup(name, arch, wave).instruction()
+
+
+def listing(arch=None, family=None):
+    arch = A.normalize(arch)
+    out = [e for e in all_entries() if arch is None or arch in e.archs]
+    if family:
+        fams = sorted({e.family for e in all_entries()})
+        if family not in fams:
+            raise LayoutsimError(f"unknown family {family!r}{suggest(family, fams)}; valid: {', '.join(fams)}")
+        out = [e for e in out if e.family == family]
+    return out

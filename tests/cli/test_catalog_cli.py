@@ -1,0 +1,88 @@
+"""`layoutsim query / show / list`: output, JSON schema, and one-line errors with exit 2."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from layoutsim.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_query_lane_text(capsys):
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13")
+    assert code == 0
+    for name, elem in (("c0", "C[3][2]"), ("c1", "C[3][3]"), ("c2", "C[11][2]"), ("c3", "C[11][3]")):
+        assert any(name in line and elem in line for line in out.splitlines())
+
+
+def test_query_json_schema_exact(capsys):
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "A",
+                       "--lane", "13", "--json")
+    doc = json.loads(out)
+    assert set(doc) == {"instruction", "arch", "operand", "entries"}
+    assert doc["instruction"] == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+    assert all(set(e) == {"lane", "reg", "slot", "name", "matrix", "row", "col"} for e in doc["entries"])
+    assert doc["entries"][1] == {"lane": 13, "reg": 0, "slot": 1, "name": "a1", "matrix": 0, "row": 3, "col": 3}
+
+
+def test_query_element_and_all(capsys):
+    _, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "11,3", "--json")
+    assert [(e["lane"], e["name"]) for e in json.loads(out)["entries"]] == [(13, "c3")]
+    _, out, _ = run(capsys, "query", "ldmatrix.x4", "--element", "2,5", "--matrix", "3", "--json")
+    assert [(e["lane"], e["reg"], e["slot"]) for e in json.loads(out)["entries"]] == [(10, 3, 1)]
+    _, out, _ = run(capsys, "query", "mma.m16n8k8.f32.tf32.tf32.f32", "--operand", "B", "--json")
+    assert len(json.loads(out)["entries"]) == 8 * 8
+
+
+def test_show_grid(capsys):
+    code, out, _ = run(capsys, "show", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "A")
+    assert code == 0
+    row11 = [line for line in out.splitlines() if line.strip().startswith("11 ")][0]
+    assert row11.split()[1:5] == ["T12:a2", "T12:a3", "T13:a2", "T13:a3"]
+    _, out, _ = run(capsys, "show", "ldmatrix.x1", "--json")
+    assert json.loads(out)["grid"][0][2][1] == "T8:r0.hi"
+
+
+def test_list(capsys):
+    _, out, _ = run(capsys, "list", "--arch", "sm_80", "--json")
+    names = [e["name"] for e in json.loads(out)["instructions"]]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in names
+    assert not any(n.startswith(("stmatrix", "wgmma")) for n in names)
+    assert not any("e4m3" in n for n in names)
+    _, out, _ = run(capsys, "list", "--arch", "sm_90", "--family", "wgmma")
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["query", "mma.m16n8k16.f32.f16.f16.f33", "--operand", "C", "--lane", "1"], "did you mean"),
+    (["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "Q", "--lane", "1"], "has no operand 'Q'"),
+    (["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "32"], "lane 32 out of range"),
+    (["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "16,0"], "outside"),
+    (["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "x"], "ROW,COL"),
+    (["query", "wgmma.m64n64k16.f32.f16.f16", "--operand", "D", "--lane", "128"], "lanes 0-127"),
+    (["query", "stmatrix.x4", "--arch", "sm_80", "--lane", "1"], "introduced with sm_90"),
+    (["list", "--arch", "sm_91"], "unknown arch"),
+    (["query", "ldmatrix.x4", "--matrix", "4", "--element", "0,0"], "outside"),
+])
+def test_errors_one_line_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+def test_console_entry_point_no_traceback_and_no_numba():
+    # A real process: the error path prints one line, and a query never imports numba.
+    code = ("import sys, runpy; sys.argv=['layoutsim','query','mma.m16n8k16.f32.f16.f16.f32',"
+            "'--operand','C','--lane','13'];\n"
+            "from layoutsim.cli import main; rc = main(sys.argv[1:]);\n"
+            "assert 'numba' not in sys.modules, 'numba imported on the query path'; sys.exit(rc)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([sys.executable, "-m", "layoutsim.cli", "query", "nope"], capture_output=True, text=True)
+    assert res.returncode == 2 and res.stderr.startswith("layoutsim: error: unknown instruction 'nope'")
