@@ -1,7 +1,17 @@
-"""Element formats: width in bits and kind. (Raw-bit decode/encode lives beside them.)"""
+"""Element formats: width, layout of the bits, raw-bit decode/encode.
+
+Every format has a *raw* numpy dtype (the unsigned integer that holds its bits: uint8 for
+8-bit and 4-bit formats -- a 4-bit element sits in the low 4 bits --, uint16, uint32, uint64)
+and a *value* dtype (float16, ml_dtypes bfloat16 / float8_e4m3fn / float8_e5m2, float32 for
+f32 and tf32, float64, int8/uint8/int32). `as_raw` accepts either and returns raw bits;
+`from_raw` gives values; `decode`/`encode` convert raw bits to and from exact float64 (or int64)
+values with integer arithmetic only (encode rounds to nearest, ties to even).
+
+numpy and ml_dtypes are imported inside the functions: `layoutsim query` never needs them.
+"""
 from dataclasses import dataclass
 
-from .errors import choose
+from .errors import LayoutsimError, choose
 
 
 @dataclass(frozen=True)
@@ -9,16 +19,45 @@ class Format:
     name: str
     bits: int
     kind: str          # "float", "int", "uint", "raw"
+    ebits: int = 0     # floats: exponent field width
+    mbits: int = 0     # floats: fraction field width (tf32: 10, stored in the top 19 of 32 bits)
+    specials: str = "ieee"   # floats: "ieee" (all-ones exponent = Inf/NaN) or "fn" (e4m3: no Inf,
+    #                          NaN = S.1111.111, every other all-ones exponent is a normal number)
+
+    @property
+    def bias(self):
+        return (1 << (self.ebits - 1)) - 1
+
+    @property
+    def emin(self):
+        """Exponent of the smallest normal number (subnormals share it)."""
+        return 1 - self.bias
+
+    @property
+    def emax(self):
+        """Exponent of the largest finite number."""
+        return self.bias if self.specials == "ieee" else self.bias + 1
+
+    @property
+    def shift(self):
+        """tf32 keeps its 19 bits in the top of a 32-bit word: the field layout starts here."""
+        return 13 if self.name == "tf32" else 0
 
 
 FORMATS = {f.name: f for f in (
-    Format("f64", 64, "float"), Format("f32", 32, "float"), Format("tf32", 32, "float"),
-    Format("f16", 16, "float"), Format("bf16", 16, "float"),
-    Format("e4m3", 8, "float"), Format("e5m2", 8, "float"),
+    Format("f64", 64, "float", 11, 52), Format("f32", 32, "float", 8, 23),
+    Format("tf32", 32, "float", 8, 10),
+    Format("f16", 16, "float", 5, 10), Format("bf16", 16, "float", 8, 7),
+    Format("e4m3", 8, "float", 4, 3, "fn"), Format("e5m2", 8, "float", 5, 2),
     Format("s32", 32, "int"), Format("s8", 8, "int"), Format("u8", 8, "uint"),
     Format("s4", 4, "int"), Format("u4", 4, "uint"),
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
 )}
+
+# name -> (numpy attribute or ml_dtypes attribute) of the value dtype
+_VALUE = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16",
+          "bf16": "ml:bfloat16", "e4m3": "ml:float8_e4m3fn", "e5m2": "ml:float8_e5m2",
+          "s32": "int32", "s8": "int8", "u8": "uint8", "s4": "int8", "u4": "uint8"}
 
 
 def get_format(name):
@@ -27,3 +66,179 @@ def get_format(name):
 
 def bits(name):
     return get_format(name).bits
+
+
+def _fmt(f):
+    return f if isinstance(f, Format) else get_format(f)
+
+
+def raw_dtype(name):
+    """numpy unsigned dtype that holds one element's bits."""
+    import numpy as np
+    w = _fmt(name).bits
+    return np.dtype({4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[w])
+
+
+def value_dtype(name):
+    """numpy dtype whose values are this format's values (None for raw b8/b16/b32)."""
+    import numpy as np
+    f = _fmt(name)
+    spec = _VALUE.get(f.name)
+    if spec is None:
+        return None
+    if spec.startswith("ml:"):
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, spec[3:]))
+    return np.dtype(spec)
+
+
+def as_raw(name, array, what="operand"):
+    """Raw bits of `array`: given as raw bits (the raw dtype) or as values (the value dtype).
+
+    Anything else is refused with one line naming both accepted dtypes: no silent rounding.
+    """
+    import numpy as np
+    f = _fmt(name)
+    arr = np.asarray(array)
+    rd, vd = raw_dtype(f), value_dtype(f)
+    if arr.dtype == rd:
+        if f.bits == 4 and arr.size and int(arr.max()) > 15:
+            raise LayoutsimError(f"{what} ({f.name}) raw bits must be 0..15 (the low 4 bits of "
+                                 f"a uint8); got {int(arr.max())}")
+        return arr
+    if vd is not None and arr.dtype == vd:
+        if f.bits == 4:
+            lo, hi = (-8, 7) if f.kind == "int" else (0, 15)
+            if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
+                raise LayoutsimError(f"{what} ({f.name}) values must lie in {lo}..{hi}; got "
+                                     f"{int(arr.min())}..{int(arr.max())}")
+            return (arr.astype(np.int16) & 0xF).astype(np.uint8)
+        return arr.view(rd)
+    valid = f"{rd} raw bits" + (f" or {vd} values" if vd is not None and vd != rd else "")
+    raise LayoutsimError(f"{what} ({f.name}) has dtype {arr.dtype}; give {valid}")
+
+
+def from_raw(name, raw):
+    """Values (the value dtype) from raw bits."""
+    import numpy as np
+    f = _fmt(name)
+    raw = np.asarray(raw, dtype=raw_dtype(f))
+    if f.name == "s4":
+        return ((raw.astype(np.int16) & 0xF) ^ 8).astype(np.int8) - np.int8(8)
+    if f.name == "u4":
+        return raw & np.uint8(0xF)
+    vd = value_dtype(f)
+    return raw if vd is None else raw.view(vd)
+
+
+def fields(name, raw):
+    """(sign, biased exponent, fraction) int64 arrays of a float format's raw bits."""
+    import numpy as np
+    f = _fmt(name)
+    u = np.asarray(raw).astype(np.uint64) >> np.uint64(f.shift)
+    frac = (u & np.uint64((1 << f.mbits) - 1)).astype(np.int64)
+    exp = ((u >> np.uint64(f.mbits)) & np.uint64((1 << f.ebits) - 1)).astype(np.int64)
+    sign = ((u >> np.uint64(f.mbits + f.ebits)) & np.uint64(1)).astype(np.int64)
+    return sign, exp, frac
+
+
+def pack(name, sign, exp, frac):
+    """Raw bits from (sign, biased exponent, fraction) fields."""
+    import numpy as np
+    f = _fmt(name)
+    u = ((np.asarray(sign, np.uint64) << np.uint64(f.ebits + f.mbits))
+         | (np.asarray(exp, np.uint64) << np.uint64(f.mbits)) | np.asarray(frac, np.uint64))
+    return (u << np.uint64(f.shift)).astype(raw_dtype(f))
+
+
+def classify(name, raw):
+    """0 finite, 1 infinite, 2 NaN, per element."""
+    import numpy as np
+    f = _fmt(name)
+    if f.kind != "float":
+        return np.zeros(np.shape(raw), np.int8)
+    _, e, m = fields(f, raw)
+    top = (1 << f.ebits) - 1
+    if f.specials == "fn":
+        return np.where((e == top) & (m == (1 << f.mbits) - 1), 2, 0).astype(np.int8)
+    return np.where(e == top, np.where(m != 0, 2, 1), 0).astype(np.int8)
+
+
+def decode(name, raw):
+    """Exact values of raw bits: float64 for float formats (NaN/Inf kept), int64 for integers."""
+    import numpy as np
+    f = _fmt(name)
+    raw = np.asarray(raw)
+    if f.kind in ("int", "uint", "raw"):
+        v = from_raw(f, raw) if f.kind != "raw" else raw
+        return np.asarray(v).astype(np.int64)
+    if f.name == "f64":
+        return raw.astype(np.uint64).view(np.float64).copy()
+    s, e, m = fields(f, raw)
+    normal = e != 0
+    sig = np.where(normal, m | (1 << f.mbits), m).astype(np.float64)
+    ex = np.where(normal, e - f.bias, f.emin) - f.mbits
+    val = np.ldexp(sig, ex.astype(np.int32))
+    cls = classify(f, raw)
+    val = np.where(cls == 1, np.inf, np.where(cls == 2, np.nan, val))
+    return np.where(s == 1, -val, val)
+
+
+def encode(name, values):
+    """Raw bits of `values` (any real array): round to nearest, ties to even; overflow gives
+    Inf (NaN for e4m3, which has no Inf); integers must be in range (else LayoutsimError)."""
+    import numpy as np
+    f = _fmt(name)
+    v = np.asarray(values)
+    if f.kind in ("int", "uint"):
+        w = 32 if f.name == "s32" else f.bits
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if f.kind == "int" else (0, (1 << w) - 1)
+        iv = v.astype(np.int64)
+        if v.size and (np.any(iv != v) or iv.min() < lo or iv.max() > hi):
+            raise LayoutsimError(f"{f.name} values must be integers in {lo}..{hi}")
+        return (iv & ((1 << w) - 1)).astype(raw_dtype(f))
+    if f.kind == "raw":
+        return v.astype(raw_dtype(f))
+    d = np.asarray(v, dtype=np.float64)
+    if f.name == "f64":
+        return d.view(np.uint64).copy()
+    u = d.view(np.uint64)
+    sign = (u >> np.uint64(63)).astype(np.int64)
+    de = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    dm = (u & np.uint64((1 << 52) - 1)).astype(np.int64)
+    nan, inf = np.isnan(d), np.isinf(d)
+    # exact value = M * 2**(q) with integer M (53-bit significand of the double)
+    M = np.where(de != 0, dm | (1 << 52), dm)
+    q = np.where(de != 0, de - 1075, -1074)
+    nb = np.frexp(M.astype(np.float64))[1].astype(np.int64)   # bit length (M < 2**53: exact)
+    lead = nb - 1 + q
+    e_out = np.maximum(lead, f.emin)
+    qo = e_out - f.mbits
+    sh = qo - q                                   # > 0: bits to drop
+    shp = np.clip(sh, 0, 62)
+    R = np.where(sh <= 0, M << np.clip(-sh, 0, 62), M >> shp)
+    rem = M - (R << shp)
+    half = np.where(shp > 0, np.int64(1) << np.maximum(shp - 1, 0), 0)
+    big = sh > 62                                 # everything dropped, below half an ulp
+    R = np.where(big, 0, R)
+    up = (~big) & (sh > 0) & ((rem > half) | ((rem == half) & ((R & 1) == 1)))
+    R = R + up
+    carry = R >> (f.mbits + 1)
+    R = np.where(carry > 0, R >> 1, R)
+    qo = qo + carry
+    normal = R >= (1 << f.mbits)
+    exp_field = np.where(normal, qo + f.mbits + f.bias, 0)
+    frac = np.where(normal, R - (1 << f.mbits), R)
+    top = (1 << f.ebits) - 1
+    over = exp_field > (top - 1 if f.specials == "ieee" else top)
+    if f.specials == "fn":
+        over = over | ((exp_field == top) & (frac == (1 << f.mbits) - 1))
+    exp_field = np.where(R == 0, 0, exp_field)
+    if f.specials == "fn":       # e4m3: no Inf; overflow and NaN give NaN
+        bad = over | inf | nan
+        exp_field = np.where(bad, top, exp_field)
+        frac = np.where(bad, (1 << f.mbits) - 1, frac)
+    else:
+        exp_field = np.where(over | inf | nan, top, exp_field)
+        frac = np.where(over | inf, 0, np.where(nan, 1 << (f.mbits - 1), frac))
+    return pack(f, sign, exp_field, frac)

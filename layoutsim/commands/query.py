@@ -38,7 +38,9 @@ def run(args):
         print(f"lane {args.lane} holds:")
     elif args.element is not None:
         print(f"{element_label(op, args.matrix, *parse_element(args.element))} is held by:")
+    width = max((len(e["name"]) for e in entries), default=0)
     for e in entries:
         where = bits_label(frag, e["reg"], e["slot"])
-        print(f"  lane {e['lane']:>3}  {e['name']:<8} = {element_label(op, e['matrix'], e['row'], e['col']):<14} ({where})")
+        elem = element_label(op, e["matrix"], e["row"], e["col"])
+        print(f"  lane {e['lane']:>3}  {e['name']:<{width}} = {elem:<14} ({where})")
     return 0
