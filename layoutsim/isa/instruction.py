@@ -73,7 +73,10 @@ class Instruction:
         if self.vendor == "nvidia" and arch in NVIDIA and self.archs and self.archs[0] in NVIDIA \
                 and not nvidia_at_least(arch, self.archs[0]):
             raise LayoutsimError(f"{self.name} is not available on {arch}: it was introduced with {self.archs[0]}")
-        raise LayoutsimError(f"{self.name} is not available on {arch}; it exists on {', '.join(self.archs)}")
+        where = (f"{self.archs[0]} and later" if self.vendor == "nvidia" and len(self.archs) > 1
+                 else ", ".join(self.archs))
+        raise LayoutsimError(f"{self.name} is not available on {arch}: it is a{'n AMD' if self.vendor == 'amd' else ' NVIDIA'} "
+                             f"instruction of {where}")
 
 
 def nvidia_from(minimum, only=None):
