@@ -75,7 +75,7 @@ class Instruction:
             raise LayoutsimError(f"{self.name} is not available on {arch}: it was introduced with {self.archs[0]}")
         where = (f"{self.archs[0]} and later" if self.vendor == "nvidia" and len(self.archs) > 1
                  else ", ".join(self.archs))
-        raise LayoutsimError(f"{self.name} is not available on {arch}: it is a{'n AMD' if self.vendor == 'amd' else ' NVIDIA'} "
+        raise LayoutsimError(f"{self.name} is not available on {arch}: it is an {'AMD' if self.vendor == 'amd' else 'NVIDIA'} "
                              f"instruction of {where}")
 
 
