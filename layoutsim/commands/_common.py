@@ -46,7 +46,7 @@ def header(inst, op, arch):
              f"registers per lane ({frag.slots} element{'s' if frag.slots > 1 else ''} each), "
              f"{frag.lanes} lanes"]
     if frag.replication > 1:
-        lines.append(f"every element is held by {frag.replication} lanes (replicated)")
+        lines.append(f"every element is held in {frag.replication} places (replicated)")
     lines.append(f"source: {inst.source}; {inst.confirmed}")
     lines.extend(f"note: {n}" for n in inst.notes)
     return lines

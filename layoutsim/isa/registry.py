@@ -14,7 +14,7 @@ from typing import Callable
 from .. import archs as A
 from ..errors import LayoutsimError, suggest
 
-FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "amd_wmma")
+FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma")
 
 # Tokens that carry no layout information in a dotted PTX name, per opcode.
 _DROP = {
@@ -22,6 +22,7 @@ _DROP = {
     "ldmatrix": {"sync", "aligned", "m8n8", "shared", "shared::cta", "b16"},
     "stmatrix": {"sync", "aligned", "m8n8", "shared", "shared::cta", "b16"},
     "wgmma": {"mma_async", "sync", "aligned"},
+    "wmma": {"sync", "aligned"},
 }
 
 
