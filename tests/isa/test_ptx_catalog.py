@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 import layoutsim
 from layoutsim.isa.registry import listing
 
-NVIDIA = [e for e in listing() if e.vendor == "nvidia"]
+NVIDIA = [e for e in listing() if e.vendor == "nvidia" and e.family != "wmma.load"]
 
 
 def holds(name, operand, lane):
@@ -163,3 +163,22 @@ def test_query_errors():
     with pytest.raises(layoutsim.LayoutsimError, match="operands are A, B, C, D"):
         layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("E")
     assert np.asarray(op.table).shape == (32, 4, 1, 3)
+
+
+def test_measured_wmma_fragments_load_as_recorded():
+    # nvcuda::wmma layouts are undocumented: the catalog holds what gpu-check discover measured
+    # on the H200 (layoutsim/isa/data/nvcuda_wmma_sm_90.json); the loader must keep it intact.
+    import json
+    from layoutsim.isa import ptx_wmma
+    doc = json.loads(ptx_wmma.DATA.read_text())
+    assert "H200" in doc["environment"]["gpu"]
+    for e in doc["entries"]:
+        frag = layoutsim.get(e["name"], arch="sm_90").operand(e["operand"]).fragment
+        assert frag.replication == e["replication"]
+        t = np.asarray(e["table"])
+        flat = frag.table.reshape(32, -1, 3)
+        assert (flat[..., 1:] == t).all() and (flat[..., 0] == 0).all()
+    # the f16 m16n16k16 matrix_a fragment is the mma.m16n8k16 A layout, held twice
+    a = layoutsim.get("wmma.load.a.row.m16n16k16.f16").operand("A").fragment
+    mma_a = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("A").fragment
+    assert (a.table[:, :4] == mma_a.table).all() and (a.table[:, 4:] == mma_a.table).all()

@@ -1,0 +1,279 @@
+"""gpu-check: run the real instructions on a GPU and compare every bit with layoutsim.
+
+    gpu-check run [--only PATTERN] [--cases N] [--group G,...] [--report FILE] [--record DIR] [--json]
+    gpu-check discover [--record DIR] [--json]
+    gpu-check report FILE [--markdown PATH] [--json]
+    gpu-check replay FILE [--only PATTERN] [--json]      recorded layout dumps, no GPU needed
+    gpu-check amd [--keep DIR] [--json]                   build + disassemble the HIP kernels, no GPU
+    gpu-check source [--target sm_90a] [--out FILE]       the generated CUDA source
+
+Exit codes: 0 everything matched; 1 a mismatch, a failed check or an error (a readable diff is
+printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks, no compiler) or
+bad arguments, with a one-line explanation.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"gpu-check: {message} (gpu-check --help lists the commands and options)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _log(json_mode):
+    out = sys.stderr if json_mode else sys.stdout
+
+    def log(s):
+        print(s, file=out, flush=True)
+    return log
+
+
+def _fail(msg):
+    print(f"gpu-check: {msg}", file=sys.stderr)
+    return 2
+
+
+def make_backend(name="cuda"):
+    if name == "hip":
+        from .backends.hip import HipBackend
+        return HipBackend()
+    from .backends.cuda import CudaBackend
+    return CudaBackend()
+
+
+# ---- run -----------------------------------------------------------------------------------
+def cmd_run(args):
+    from .backends import Unavailable
+    from .run import GROUPS, Session
+    groups = tuple(g.strip() for g in args.group.split(",") if g.strip()) if args.group else GROUPS
+    bad = [g for g in groups if g not in GROUPS]
+    if bad:
+        return _fail(f"unknown group {bad[0]!r}; valid: {', '.join(GROUPS)}")
+    if args.cases is not None and args.cases < 1:
+        return _fail(f"--cases must be at least 1, not {args.cases}")
+    if args.only:
+        import layoutsim
+        from layoutsim.errors import suggest
+        from .kernels import select
+        if not any(select(e, args.only) for e in layoutsim.listing()):
+            names = [n for e in layoutsim.listing() for n in (e.name, *e.aliases)]
+            return _fail(f"no catalog entry matches --only {args.only!r}{suggest(args.only, names)}; "
+                         f"`layoutsim list` shows them")
+    if groups == ("banks",):
+        from .checks.banks import skip_reason
+        reason = skip_reason()
+        if reason:
+            return _fail(reason)
+    log = _log(args.json)
+    try:
+        backend = make_backend(args.backend)
+    except Unavailable as e:
+        return _fail(f"{e}; nothing was run")
+    from . import report as R
+    session = Session(backend, only=args.only, cases=args.cases, seed=args.seed, record=args.record, log=log,
+                      groups=groups, wgmma_all=args.all_wgmma, bank_seconds=args.bank_seconds)
+    log(f"gpu-check run on {R.environment_line(session.env)}")
+    try:
+        session.run()
+    except Exception as e:   # noqa: BLE001 - e.g. the compiler is missing: one line, exit 2
+        from .build import BuildError
+        if isinstance(e, (BuildError, Unavailable)):
+            return _fail(str(e))
+        raise
+    results = session.results
+    code = 1 if any(r.status in ("fail", "error") for r in results) else 0
+    rep = R.make_report(["gpu-check", *sys.argv[1:]] if args.argv is None else args.argv, session.env,
+                        session.build_stats, results, session.group_info, session.sass, exit_code=code)
+    if args.report:
+        R.write_atomic(args.report, rep)
+    if args.json:
+        json.dump(rep, sys.stdout, indent=1, default=R._jsonable)
+        print()
+    else:
+        print(R.summary_table(rep))
+        for g, info in rep["groups"].items():
+            for n in info.get("notes", []):
+                print(f"note ({g}): {n}")
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+        if args.report:
+            print(f"report written to {args.report}")
+    return code
+
+
+# ---- discover ------------------------------------------------------------------------------
+def cmd_discover(args):
+    from . import build as B
+    from . import discover as D
+    from .backends import Unavailable
+    log = _log(args.json)
+    try:
+        backend = make_backend("cuda")
+    except Unavailable as e:
+        return _fail(f"{e}; nothing was run")
+    try:
+        entries, env = D.run(backend, lambda specs, target: B.compile_specs(specs, target), log=log)
+    except B.BuildError as e:
+        return _fail(str(e))
+    if args.json:
+        json.dump({"environment": env, "entries": entries}, sys.stdout, indent=1)
+        print()
+    else:
+        for e in entries:
+            print(D.format_map(e))
+            if e.get("same_as"):
+                print(f"  same table as catalog: {', '.join(e['same_as'])}")
+    if args.record:
+        path = D.save(entries, env, Path(args.record) / "layouts" / "wmma_discovered.json")
+        log(f"discovered maps written to {path}")
+    bad = [e["name"] for e in entries if not e["valid"]]
+    if bad:
+        log(f"discover: {len(bad)} fragments are not a uniform cover of their matrix: {', '.join(bad[:4])}")
+        return 1
+    log(f"[discover] {len(entries)} wmma fragments measured")
+    return 0
+
+
+# ---- report / replay / amd / source ---------------------------------------------------------
+def cmd_report(args):
+    from . import report as R
+    try:
+        rep = R.load(args.file)
+    except (OSError, ValueError) as e:
+        return _fail(f"cannot read report {args.file!r}: {e}")
+    if args.json:
+        json.dump({"environment": rep.get("environment"), "groups": rep.get("groups"), "totals": rep.get("totals")},
+                  sys.stdout, indent=1)
+        print()
+    else:
+        R.print_report(rep)
+    if args.markdown:
+        p = Path(args.markdown)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(R.markdown(rep, report_path=args.file, full=args.full))
+        print(f"markdown written to {p}", file=sys.stderr if args.json else sys.stdout)
+    t = rep.get("totals", {})
+    return 1 if t.get("failed") or t.get("errors") else 0
+
+
+def cmd_replay(args):
+    from . import record
+    from . import report as R
+    from .run import summarize
+    try:
+        manifest, results = record.replay(args.file, args.only)
+    except (OSError, ValueError, KeyError) as e:
+        return _fail(f"cannot read recorded dump {args.file!r}: {e}")
+    info = summarize(results)
+    code = 1 if info["failed"] or info["errors"] else 0
+    if args.json:
+        json.dump({"environment": manifest.get("environment"), "totals": info,
+                   "results": [r.to_json() for r in results]}, sys.stdout, indent=1, default=R._jsonable)
+        print()
+    else:
+        print(f"replay of {args.file}: recorded on {R.environment_line(manifest.get('environment', {}))}")
+        print(f"{info['entries']} entries, {info['checks']} checks, {info['cases']} cases, "
+              f"{info['mismatches']} mismatches, {info['errors']} errors")
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+    return code
+
+
+def cmd_amd(args):
+    from .backends import Unavailable
+    from .backends import hip as H
+    from . import report as R
+    from .run import summarize
+    try:
+        results, info = H.compile_and_check(outdir=args.keep)
+    except Unavailable as e:
+        return _fail(str(e))
+    s = summarize(results)
+    code = 1 if s["failed"] or s["errors"] else 0
+    if args.json:
+        json.dump({"tools": info, "totals": s, "results": [r.to_json() for r in results]}, sys.stdout, indent=1)
+        print()
+    else:
+        print(f"[amd]      {s['entries']} WMMA/SWMMAC kernels built for gfx1100/gfx1201 and disassembled: "
+              f"{s['failed']} wrong, {s['errors']} build errors (not run: no AMD GPU)")
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+    return code
+
+
+def cmd_source(args):
+    from . import kernels as K
+    if args.target not in K.TARGETS:
+        return _fail(f"unknown target {args.target!r}; valid: {', '.join(K.TARGETS)}")
+    src = K.module_source(K.nvidia_specs(args.target, args.only))
+    if args.out:
+        Path(args.out).write_text(src)
+    else:
+        sys.stdout.write(src)
+    return 0
+
+
+def parser():
+    p = _Parser(prog="gpu-check", description=__doc__.split("\n\n")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    r = sub.add_parser("run", help="run every check group on this GPU")
+    r.add_argument("--only", help="catalog entries to check: glob or substring of a name or alias, ',' for several")
+    r.add_argument("--cases", type=int, help="numerics cases per instruction (default: the numerics corpus budget, "
+                                             "layoutsim.numerics.corpus.suggested_cases, else 512)")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
+    r.add_argument("--report", help="write the JSON report here (atomically)")
+    r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
+                                    "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
+    r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
+    r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
+    r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
+    r.add_argument("--json", action="store_true", help="print the JSON report on stdout (progress on stderr)")
+    r.set_defaults(run=cmd_run, argv=None)
+    d = sub.add_parser("discover", help="measure nvcuda::wmma fragment maps")
+    d.add_argument("--record", help="write layouts/wmma_discovered.json under this directory (e.g. tests/data)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(run=cmd_discover)
+    rp = sub.add_parser("report", help="print a JSON report; --markdown writes the docs/validation page")
+    rp.add_argument("file")
+    rp.add_argument("--markdown", help="write a markdown summary here (e.g. docs/validation/h200.md)")
+    rp.add_argument("--full", action="store_true", help="markdown: a table of every entry, not only what differs")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(run=cmd_report)
+    rr = sub.add_parser("replay", help="compare a recorded layout dump with the catalog (no GPU)")
+    rr.add_argument("file")
+    rr.add_argument("--only")
+    rr.add_argument("--json", action="store_true")
+    rr.set_defaults(run=cmd_replay)
+    a = sub.add_parser("amd", help="build the HIP WMMA kernels for gfx1100/gfx1201 and check the disassembly")
+    a.add_argument("--keep", help="keep the .hip sources and objects in this directory")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(run=cmd_amd)
+    s = sub.add_parser("source", help="print the generated CUDA source")
+    s.add_argument("--target", default="sm_90a")
+    s.add_argument("--only")
+    s.add_argument("--out")
+    s.set_defaults(run=cmd_source)
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if not getattr(args, "command", None):
+        parser().print_help()
+        return 2
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""gpu-check discover: measure the layouts nobody documents (nvcuda::wmma fragments).
+
+One warp loads a matrix of unique ids with wmma::load_matrix_sync and writes every x[i] of every
+lane; the host turns the ids back into (row, col). The result is printed as a map and as JSON the
+catalog can take: one entry per fragment kind, marked "measured on <GPU>", with the table
+[lane][i] -> (row, col) in the catalog's terms (element i of a lane sits in register i // p,
+slot i % p, p = 32 / element bits).
+"""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import kernels as K
+
+
+def decode_all(specs, outs, env):
+    """Discovered entries (JSON-able dicts) from each spec's raw output."""
+    entries = []
+    for spec, out in zip(specs, outs):
+        n, rc, invalid = spec.decode(out)
+        counts = np.zeros((spec.rows, spec.cols), np.int64)
+        valid = rc[..., 0] >= 0
+        np.add.at(counts, (rc[..., 0][valid], rc[..., 1][valid]), 1)
+        rep = int(counts.flat[0])
+        uniform = bool(invalid == 0 and rep > 0 and (counts == rep).all())
+        m, nn, k = spec.shape
+        entries.append({
+            "name": spec.entry,
+            "family": "wmma",
+            "use": {"a": "matrix_a", "b": "matrix_b", "c": "accumulator"}[spec.use],
+            "operand": {"a": "A", "b": "B", "c": "C"}[spec.use],
+            "shape": [m, nn, k],
+            "fmt": spec.fmt,
+            "layout": f"{spec.layout}_major",
+            "rows": spec.rows, "cols": spec.cols,
+            "elem_bits": spec.elem_bits,
+            "slots": 32 // spec.elem_bits,
+            "elements_per_lane": n,
+            "replication": rep if uniform else None,
+            "valid": uniform,
+            "invalid_ids": invalid,
+            "table": rc.tolist(),
+            "confirmed": f"measured on {env.get('gpu')} (gpu-check discover, {env.get('date', '')[:10]})",
+            "source": "nvcuda::wmma::load_matrix_sync of unique ids, x[i] dumped per lane (gpu-check discover)",
+        })
+    return entries
+
+
+def same_as_catalog(entry):
+    """Catalog mma.sync operands whose (row, col) table equals this fragment's (a cross-check).
+
+    A replicated fragment (f16 wmma fragments hold every element twice on sm_90) is compared
+    by its first rows*cols/32 elements per lane, when the rest repeats them.
+    """
+    import layoutsim
+    tab = np.asarray(entry["table"])
+    if tab.size == 0:
+        return []
+    per = entry["rows"] * entry["cols"] // 32
+    if tab.shape[1] > per and tab.shape[1] % per == 0:
+        parts = tab.reshape(32, -1, per, 2)
+        if not (parts == parts[:, :1]).all():
+            return []
+        tab = parts[:, 0]
+    hits = []
+    for e in layoutsim.listing(family="mma"):
+        if e.vendor != "nvidia":
+            continue
+        inst = e.instruction()
+        for opname, op in inst.operands.items():
+            f = op.fragment
+            if f.shape[1:] != (entry["rows"], entry["cols"]) or f.lanes != 32 or f.shape[0] != 1:
+                continue
+            t = f.table.reshape(32, -1, 3)[..., 1:]
+            if t.shape == tab.shape and np.array_equal(t, tab):
+                hits.append((inst.aliases[0] if inst.aliases else inst.name, opname))
+    # one line per distinct operand layout: the shortest instruction name that has it
+    out = {}
+    for name, op in sorted(hits, key=lambda h: (len(h[0]), h[0])):
+        out.setdefault(op, name)
+    return [f"{name} operand {op}" for op, name in sorted(out.items())]
+
+
+def format_map(entry, lanes=None):
+    lines = [f"{entry['name']}  ({entry['elements_per_lane']} elements per lane"
+             + (f", replication {entry['replication']}" if entry["replication"] and entry["replication"] > 1 else "")
+             + ("" if entry["valid"] else ", NOT a uniform cover: see invalid_ids") + ")"]
+    letter = entry["operand"]
+    for lane in (range(32) if lanes is None else lanes):
+        cells = [f"x{i}={letter}[{r}][{c}]" for i, (r, c) in enumerate(entry["table"][lane])]
+        lines.append(f"  lane {lane:2d}: " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def run(backend, build_fn, log=print, target=None):
+    """Compile and run every wmma load kernel; returns (entries, env)."""
+    specs = K.wmma_specs()
+    target = target or backend.target
+    cubin, kept, rejected, stats = build_fn(specs, target)
+    module = backend.load(cubin)
+    outs = []
+    for spec in kept:
+        _, image = spec.ids()
+        outs.append(backend.launch(module, spec, image, 1))
+    env = backend.environment()
+    entries = decode_all(kept, outs, env)
+    for e in entries:
+        e["same_as"] = same_as_catalog(e)
+    for name, msg in rejected.items():
+        log(f"discover: {name} rejected by ptxas: {msg}")
+    return entries, env
+
+
+def save(entries, env, path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"format": 1, "environment": env,
+           "note": "nvcuda::wmma fragments measured with gpu-check discover; catalog-ready: table[lane][i] = "
+                   "[row, col], element i of a lane in register i // slots, slot i % slots",
+           "entries": entries}
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(dumps(doc))
+    os.replace(tmp, path)
+    return path
+
+
+def dumps(doc):
+    """JSON with one line per entry (the tables make an indented file ten times longer)."""
+    head = {k: v for k, v in doc.items() if k != "entries"}
+    text = json.dumps(head, indent=1)[:-2]
+    body = ",\n  ".join(json.dumps(e, separators=(",", ":")) for e in doc.get("entries", []))
+    return text + ',\n "entries": [\n  ' + body + "\n ]\n}\n"

@@ -1,0 +1,388 @@
+"""The bank model for one warp access: phases -> wavefronts, with the words each one serves.
+
+This is the reference implementation (plain Python, easy to read and to check by hand). The
+batch engines in batch.py compute the same numbers for many accesses at once and are tested
+against it.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import archs as A
+from ..errors import LayoutsimError
+from . import amd, nvidia
+from .ops import parse
+
+BANKS = 32
+LANES = 32
+
+
+@dataclass(frozen=True)
+class Phase:
+    lanes: tuple              # active lanes served in this phase
+    wavefronts: int
+    banks: tuple = ()         # distinct words asked of each bank (32 counts)
+    words: tuple = ()         # distinct 32-bit words (byte address of the word), sorted
+    serves: tuple = ()        # per wavefront: (lanes, words) it serves
+
+    def to_json(self, source=None):
+        out = {"lanes": list(self.lanes), "wavefronts": self.wavefronts,
+               "banks": list(self.banks), "words": list(self.words),
+               "serves": [{"lanes": list(ls), "words": list(ws)} for ls, ws in self.serves]}
+        if source:
+            out["source"] = source
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    op: str
+    arch: str
+    vendor: str
+    wavefronts: int
+    ideal: int
+    conflicts: int
+    phases: tuple
+    rule: str                 # how the phases are formed, one line
+    source: str               # where the rules come from
+    status: str               # confirmed on hardware, or not
+    notes: tuple = field(default=())
+
+    def to_json(self):
+        """{"op","arch","wavefronts","ideal","conflicts","phases":[...]}, the stable schema."""
+        src = f"{self.rule}; {self.status}"
+        return {"op": self.op, "arch": self.arch, "wavefronts": self.wavefronts, "ideal": self.ideal,
+                "conflicts": self.conflicts, "phases": [p.to_json(src) for p in self.phases]}
+
+    def format(self, verbose=False):
+        head = (f"{self.op} on {self.arch}: {self.wavefronts} wavefront{'s' if self.wavefronts != 1 else ''} "
+                f"(ideal {self.ideal}, {self.conflicts} from bank conflicts)")
+        lines = [head, f"phases: {self.rule}"]
+        lines.append(f"  {'phase':>5}  {'lanes':<22} {'wavefronts':>10}  {'words':>5}  worst bank")
+        for i, p in enumerate(self.phases):
+            worst = ""
+            if p.wavefronts > 1 and p.banks:
+                b = int(np.argmax(p.banks))
+                ws = [w for w in p.words if (w // 4) % BANKS == b]
+                shown = ", ".join(hex(w) for w in ws[:6]) + (", ..." if len(ws) > 6 else "")
+                worst = f"bank {b}: {p.banks[b]} words ({shown})"
+            lines.append(f"  {i:>5}  {lane_ranges(p.lanes):<22} {p.wavefronts:>10}  {len(p.words):>5}  {worst}")
+            if verbose:
+                for k, (ls, ws) in enumerate(p.serves):
+                    lines.append(f"         wavefront {k}: lanes {lane_ranges(ls)}; words "
+                                 + ", ".join(hex(w) for w in ws))
+        lines.append(f"model: {self.status}")
+        lines.append(f"source: {self.source}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def lane_ranges(lanes):
+    lanes = list(lanes)
+    if not lanes:
+        return "-"
+    runs, start = [], lanes[0]
+    for a, b in zip(lanes, lanes[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a != start else f"{a}")
+            start = b
+    return ",".join(runs)
+
+
+# ---- inputs -----------------------------------------------------------------------------
+def resolve_arch(spec, arch):
+    if arch is None:
+        if spec.vendor == "amd":
+            raise LayoutsimError(f"{spec.name} is an AMD LDS op: give arch (gfx1100..gfx1153 for "
+                                 f"gfx11, gfx1200/gfx1201 for gfx12): their phases differ")
+        return "sm_90"
+    a = A.normalize(arch)
+    if A.vendor(a) != spec.vendor:
+        if spec.vendor == "amd":
+            raise LayoutsimError(f"{spec.name} is an AMD LDS op, not available on {a}; "
+                                 f"give an AMD arch ({', '.join(A.AMD)})")
+        raise LayoutsimError(f"{spec.name} is an NVIDIA shared-memory op, not available on {a}; "
+                             f"AMD LDS ops are ds_read_b32/b64/b128, ds_write_b32/b64/b128")
+    if spec.is_matrix:
+        from ..isa.registry import get
+        get(spec.catalog).check_arch(a)
+    return a
+
+
+def memory_limit(spec, arch):
+    if spec.vendor == "amd":
+        return amd.LDS_BYTES, f"{arch}'s LDS: 64 KiB per workgroup"
+    return nvidia.smem_limit(arch)
+
+
+def lanes_used(spec):
+    """Lanes whose addresses the op uses (all 32, or the row-address lanes of a matrix op)."""
+    if spec.is_matrix:
+        return sorted(int(x) for x in np.asarray(spec.address_lanes()).reshape(-1))
+    return list(range(LANES))
+
+
+def parse_active(active, spec):
+    """bool[32] from None (all), an int bit mask, or 32 booleans."""
+    if active is None:
+        return np.ones(LANES, bool)
+    if isinstance(active, (int, np.integer)) and not isinstance(active, bool):
+        m = int(active)
+        if not 0 <= m < (1 << LANES):
+            raise LayoutsimError(f"active mask {m:#x} does not fit 32 lanes (0 .. 0xffffffff)")
+        return np.array([(m >> i) & 1 for i in range(LANES)], bool)
+    arr = np.asarray(active)
+    if arr.ndim != 1 or arr.shape[0] != LANES:
+        raise LayoutsimError(f"active: give a 32-bit lane mask or 32 booleans (one per lane), "
+                             f"not {arr.shape[0] if arr.ndim == 1 else arr.shape} values")
+    if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
+        raise LayoutsimError("active: the 32 values must be booleans (or 0/1), one per lane")
+    return arr.astype(bool)
+
+
+def parse_offsets(offsets, spec, variables=None):
+    """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression."""
+    if isinstance(offsets, str):
+        from .address import lane_offsets
+        return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
+    if isinstance(offsets, np.ndarray):
+        vals = offsets.reshape(-1).tolist() if offsets.ndim == 1 else None
+        if vals is None:
+            raise LayoutsimError(f"offsets: one warp takes a 1-D list of 32 byte offsets, not shape {offsets.shape}")
+    else:
+        try:
+            vals = list(offsets)
+        except TypeError:
+            raise LayoutsimError(f"offsets: give 32 byte offsets (a list) or an expression in lane, "
+                                 f"not {offsets!r}") from None
+    n = len(vals)
+    used = lanes_used(spec)
+    if n != LANES and not (spec.is_matrix and n == len(used)):
+        extra = f" (or {len(used)}, one per row address)" if spec.is_matrix else ""
+        raise LayoutsimError(f"{spec.name} takes one offset per lane: 32 offsets{extra}, not {n}")
+    out = np.zeros(LANES, np.int64)
+    given = np.zeros(LANES, bool)
+    for i, v in enumerate(vals):
+        lane = used[i] if n != LANES else i
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            if isinstance(v, (float, np.floating)) and float(v).is_integer():
+                v = int(v)
+            else:
+                raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
+        out[lane] = int(v)
+        given[lane] = True
+    return out, given
+
+
+def prepare(op, offsets, arch=None, active=None, variables=None):
+    """(spec, arch, offsets int64[32], participating bool[32]) with every input checked."""
+    spec = parse(op)
+    arch = resolve_arch(spec, arch)
+    off, given = parse_offsets(offsets, spec, variables)
+    act = parse_active(active, spec) & given
+    if spec.is_matrix:
+        used = lanes_used(spec)
+        missing = [lane for lane in used if not act[lane]]
+        if missing:
+            why = "has no address" if not given[missing[0]] else "is inactive"
+            raise LayoutsimError(f"{spec.name} is .sync.aligned: every lane executes it, and lane "
+                                 f"{missing[0]} (a row address of matrix {used.index(missing[0]) // 8}) {why}")
+        part = np.zeros(LANES, bool)
+        part[used] = True
+    else:
+        part = act
+    check_addresses(spec, arch, off, part)
+    return spec, arch, off, part
+
+
+def check_addresses(spec, arch, off, part):
+    lanes = np.flatnonzero(part)
+    if lanes.size == 0:
+        return
+    o = off[lanes]
+    neg = lanes[o < 0]
+    if neg.size:
+        raise LayoutsimError(f"lane {neg[0]}: offset {off[neg[0]]} is negative")
+    w = spec.width
+    bad = lanes[o % w != 0]
+    if bad.size:
+        lane = int(bad[0])
+        what = "row address" if spec.is_matrix else "address"
+        if spec.vendor == "nvidia":
+            raise LayoutsimError(f"lane {lane}: {what} {off[lane]:#x} is not {w}-byte aligned, as "
+                                 f"{spec.name} needs: the hardware faults on it (misaligned address)")
+        raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
+                             f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
+    limit, where = memory_limit(spec, arch)
+    over = lanes[o + w > limit]
+    if over.size:
+        lane = int(over[0])
+        raise LayoutsimError(f"lane {lane}: offset {off[lane]:#x} + {w} bytes is beyond {where}")
+
+
+# ---- phases -----------------------------------------------------------------------------
+def generation(arch):
+    return A.generation(arch)
+
+
+def _words(spec, off, lane):
+    first = int(off[lane]) // 4
+    return [4 * (first + k) for k in range(spec.words)]
+
+
+def _pair_ok(lanes, off, part, masks=(1, 2)):
+    lane_set = set(lanes)
+    for m in masks:
+        if all((not part[i]) or (i ^ m) not in lane_set or not part[i ^ m] or off[i] == off[i ^ m]
+               for i in lanes):
+            return True
+    return False
+
+
+def merge_phases(base, mode, off, part, spec):
+    """Phases (lists of lanes, inactive ones included) after merging under `mode`."""
+    if mode == "none" or len(base) == 1:
+        return base
+    if mode == "one-phase":
+        return [[lane for p in base for lane in p]]
+    if mode in ("pairs", "pairs-half"):
+        groups = [base[i:i + 2] for i in range(0, len(base), 2)]
+        if mode == "pairs":
+            ok = _pair_ok([lane for p in base for lane in p], off, part)
+            oks = [ok] * len(groups)
+        else:
+            oks = [_pair_ok([lane for p in g for lane in p], off, part) for g in groups]
+        out = []
+        for g, ok in zip(groups, oks):
+            out.extend([[lane for p in g for lane in p]] if ok else g)
+        return out
+    if mode == "greedy":
+        out, cur = [], None           # cur: bank -> the one word the current group asks of it
+        for p in base:
+            ws = {w for lane in p if part[lane] for w in _words(spec, off, lane)}
+            if not ws and out:
+                out[-1].extend(p)          # an empty phase adds nothing to the group it joins
+                continue
+            banks = {}
+            ok = True
+            for w in ws:
+                b = (w // 4) % BANKS
+                if banks.setdefault(b, w) != w:
+                    ok = False
+            if out and cur is not None and ok and all(cur.get(b, w) == w for b, w in banks.items()):
+                out[-1].extend(p)
+                cur.update(banks)
+            else:
+                out.append(list(p))
+                cur = banks if ok else None
+        return out
+    if mode == "identical":
+        out, keys = [], []
+        for p in base:
+            ws = frozenset(w for lane in p if part[lane] for w in _words(spec, off, lane))
+            if ws and ws in keys:
+                out[keys.index(ws)].extend(p)
+            else:
+                out.append(list(p))
+                keys.append(ws if ws else None)
+        return out
+    raise AssertionError(mode)
+
+
+def phases_of(spec, arch, off, part, rules):
+    """Phases (lists of participating lanes, possibly empty) and the merge mode used."""
+    if spec.vendor == "amd":
+        base = amd.base_phases(spec, generation(arch))
+        return [[lane for lane in p if part[lane]] for p in base]
+    base = nvidia.base_phases(spec)
+    if spec.is_matrix:
+        mode = rules.matrix
+        if mode == "as-v4":
+            mode = rules.wide(spec.direction)
+    elif spec.width >= 8:
+        mode = rules.wide(spec.direction)
+    else:
+        mode = "none"
+    merged = merge_phases(base, mode, off, part, spec)
+    return [[lane for lane in sorted(p) if part[lane]] for p in merged]
+
+
+def count_phase(spec, lanes, off, by_address=False):
+    """Phase served with the fewest wavefronts: one word per bank per wavefront, same words shared."""
+    per_bank = [[] for _ in range(BANKS)]      # distinct keys in order of first request
+    lanes_of = {}
+    for lane in lanes:
+        for w in _words(spec, off, lane):
+            key = (w, int(off[lane])) if by_address else (w, None)
+            b = (w // 4) % BANKS
+            if key not in per_bank[b]:
+                per_bank[b].append(key)
+            lanes_of.setdefault(key, []).append(lane)
+    counts = tuple(len(k) for k in per_bank)
+    n = max(counts) if lanes else 0
+    serves = []
+    for k in range(n):
+        ls, ws = set(), set()
+        for b in range(BANKS):
+            if k < len(per_bank[b]):
+                key = per_bank[b][k]
+                ws.add(key[0])
+                ls.update(lanes_of[key])
+        serves.append((tuple(sorted(ls)), tuple(sorted(ws))))
+    words = tuple(sorted({key[0] for keys in per_bank for key in keys}))
+    return n, counts, words, tuple(serves)
+
+
+def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
+    """Wavefronts of one warp's shared-memory (LDS) access.
+
+    op        'ld.shared.v4.b32', 'st.shared.b32', 'ldmatrix.x4.trans', 'stmatrix.x2',
+              'ds_read_b128' (AMD: give arch), SASS 'LDS.128', ...
+    offsets   32 byte offsets, one per lane (None = lane gives no address), or an expression in
+              `lane` such as "(lane % 8) * 144 + (lane // 8) * 16" (variables= names others);
+              ldmatrix/stmatrix also take just the 8/16/32 row addresses
+    arch      'sm_90' (default for NVIDIA ops), 'sm_80', 'gfx1201', 'gfx1100', ...
+    active    lanes taking part: a 32-bit mask or 32 booleans (predicated-off lanes take no part)
+    rules     NVIDIA merge rules (nvidia.Rules); default nvidia.DEFAULT
+    """
+    spec, arch, off, part = prepare(op, offsets, arch, active, variables)
+    rules = rules or nvidia.DEFAULT
+    phases = phases_of(spec, arch, off, part, rules)
+    by_address = spec.vendor == "nvidia" and spec.width < 4 and spec.direction == "st" \
+        and rules.subword_st == "address"
+    empty_cost = rules.empty_phase if spec.vendor == "nvidia" else 0
+    out, total, ideal = [], 0, 0
+    if not part.any():
+        phases = []
+        if spec.vendor == "nvidia" and rules.empty_warp:
+            out.append(Phase((), rules.empty_warp))
+            total = ideal = rules.empty_warp
+    for lanes in phases:
+        if not lanes:
+            if empty_cost:
+                out.append(Phase((), empty_cost))
+                total += empty_cost
+                ideal += empty_cost
+            continue
+        n, counts, words, serves = count_phase(spec, lanes, off, by_address)
+        out.append(Phase(tuple(lanes), n, counts, words, serves))
+        total += n
+        ideal += 1
+    if spec.vendor == "amd":
+        gen = generation(arch)
+        rule, source, status = amd.phase_rule_text(spec, gen), amd.source(spec, gen), amd.UNVERIFIED
+    else:
+        rule, source, status = nvidia.phase_rule_text(spec, rules), nvidia.SOURCE, nvidia.status()
+    notes = ()
+    if spec.is_matrix and len(lanes_used(spec)) < LANES:
+        notes = (f"row addresses from lanes {lane_ranges(lanes_used(spec))}; the other lanes' "
+                 f"addresses are ignored",)
+    return Report(spec.name, arch, spec.vendor, total, ideal, total - ideal, tuple(out), rule,
+                  source, status, notes)
+
+
+def wavefronts(op, offsets, arch=None, active=None, rules=None, variables=None):
+    """Just the number of wavefronts (see analyze)."""
+    return analyze(op, offsets, arch, active, rules, variables).wavefronts

@@ -1,0 +1,209 @@
+"""`layoutsim banks`: wavefronts of one warp's shared-memory (LDS) access.
+
+    layoutsim banks --op ld.shared.v4.b32 --addr "lane*16"
+    layoutsim banks --op ldmatrix.x4 --addr "(lane%8)*stride + (lane//8)*16" --var stride=144
+    layoutsim banks --op ld.shared.b32 --offsets 0,128,256,... --active 0xffff
+    layoutsim banks --op ldmatrix.x4 --tile 64x32 --pad 8 --fragment mma.m16n8k16.f32.f16.f16.f32:A --at 16,16
+    layoutsim banks --op st.shared.v4.b32 --tile 64x32 --pad 8 --fill
+    layoutsim banks --op ds_read_b128 --arch gfx1201 --addr "lane*16"
+
+--json prints {"op","arch","wavefronts","ideal","conflicts","phases":[{"lanes","wavefronts",
+"banks","words","serves","source"}]} (a list of them for --fill without --index).
+"""
+import json
+
+from . import add_arch
+from ..errors import LayoutsimError
+
+
+def dumps(obj, indent=0):
+    """JSON with objects one key per line and lists of numbers on one line (readable, still JSON)."""
+    pad, inner = " " * indent, " " * (indent + 1)
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{inner}{json.dumps(k)}: {dumps(v, indent + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, (list, tuple)):
+        if all(not isinstance(v, (dict, list, tuple)) for v in obj):
+            return json.dumps(list(obj))
+        return "[\n" + ",\n".join(inner + dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"
+    return json.dumps(obj)
+
+
+def print_json(obj):
+    print(dumps(obj))
+
+
+def register(sub):
+    p = sub.add_parser("banks", help="shared-memory / LDS bank conflicts of one warp access",
+                       description="Wavefronts, phases and bank conflicts of one warp's shared-memory "
+                                   "(NVIDIA) or LDS (AMD) access.")
+    p.add_argument("--op", required=True, help="ld.shared.b32, st.shared.v4.b32, ldmatrix.x4.trans, "
+                   "stmatrix.x2, LDS.128, ds_read_b128 (AMD, with --arch), ...")
+    add_arch(p, "arch: sm_90 (default for NVIDIA ops), sm_80, gfx1100, gfx1201, ...")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--addr", help="byte offset as an expression in lane, e.g. \"(lane%%8)*144 + (lane//8)*16\"")
+    src.add_argument("--offsets", help="32 comma-separated byte offsets ('_' = the lane gives none); "
+                     "ldmatrix/stmatrix also take just the 8/16/32 row addresses")
+    src.add_argument("--tile", help="ROWSxCOLS tile in shared memory (with --fragment/--block/--fill)")
+    p.add_argument("--var", action="append", metavar="NAME=VALUE", help="variable for --addr (repeatable)")
+    p.add_argument("--active", help="active lanes: a hex mask (0xffff) or lanes and ranges (0-15,20); default all")
+    t = p.add_argument_group("tile layout (with --tile)")
+    t.add_argument("--dtype", default="f16", help="element format (default f16)")
+    t.add_argument("--pad", type=int, default=0, help="padding elements after each row")
+    t.add_argument("--pitch", type=int, help="elements from one row to the next (instead of --pad)")
+    t.add_argument("--swizzle", help="CuTe Swizzle<B,M,S> as B,M,S, or xor:SRC->DST,... (bits of the element offset)")
+    t.add_argument("--swizzle-unit", choices=("elem", "byte"), default="elem",
+                   help="swizzle the element offset (default) or the byte offset")
+    t.add_argument("--base", type=int, default=0, help="byte offset of the tile in shared memory")
+    g = p.add_argument_group("which access (with --tile)")
+    g.add_argument("--fragment", help="INSTRUCTION:OPERAND moved by ldmatrix/stmatrix, e.g. "
+                   "mma.m16n8k16.f32.f16.f16.f32:A (with --at)")
+    g.add_argument("--at", help="ROW,COL of the fragment's (0,0) in the tile (default 0,0)")
+    g.add_argument("--stored", choices=("row", "col"), default="row",
+                   help="operand element (r,c) lies at tile (r,c) (row) or (c,r) (col)")
+    g.add_argument("--block", help="ROW,COL: ldmatrix/stmatrix of the 8-row blocks at this tile position")
+    g.add_argument("--fill", action="store_true", help="the row-wise accesses of the op's width covering the tile")
+    g.add_argument("--index", type=int, help="with --fill: only warp access K")
+    p.add_argument("--rules", help="NVIDIA merge rules to use instead of the default, e.g. "
+                   "wide_ld=none,matrix=as-v4 (see layoutsim/banks/nvidia.py)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the words each wavefront serves")
+    p.set_defaults(run=run)
+
+
+def _pair(text, what):
+    try:
+        a, b = (int(v) for v in str(text).replace(" ", "").split(","))
+    except ValueError:
+        raise LayoutsimError(f"{what} wants ROW,COL (two integers), not {text!r}") from None
+    return a, b
+
+
+def _tile_shape(text):
+    t = str(text).lower().replace(" ", "")
+    try:
+        rows, cols = (int(v) for v in t.split("x"))
+    except ValueError:
+        raise LayoutsimError(f"--tile wants ROWSxCOLS, e.g. 64x32, not {text!r}") from None
+    return rows, cols
+
+
+def parse_offsets(text):
+    out = []
+    for part in str(text).replace(" ", "").split(","):
+        if part in ("-", "_", "none", ""):
+            out.append(None)
+            continue
+        try:
+            out.append(int(part, 0))
+        except ValueError:
+            raise LayoutsimError(f"--offsets: {part!r} is not an integer byte offset") from None
+    return out
+
+
+def parse_active(text):
+    if text is None:
+        return None
+    t = str(text).strip().lower()
+    if t.startswith(("0x", "0b")):
+        try:
+            return int(t, 0)
+        except ValueError:
+            raise LayoutsimError(f"--active mask {text!r} is not a number") from None
+    lanes = set()
+    for part in t.split(","):
+        try:
+            if "-" in part:
+                a, b = (int(v) for v in part.split("-"))
+                lanes.update(range(a, b + 1))
+            elif part:
+                lanes.add(int(part))
+        except ValueError:
+            raise LayoutsimError(f"--active wants a mask (0xffff) or lane ranges (0-15,20), not {text!r}") from None
+    if any(not 0 <= lane < 32 for lane in lanes):
+        raise LayoutsimError(f"--active lanes must be 0..31: {text!r}")
+    return sum(1 << lane for lane in lanes)
+
+
+def parse_rules(text):
+    from ..banks.nvidia import parse_rules as parse
+    return parse(text) if text else None
+
+
+def tile_from_args(args):
+    from ..banks.address import Tile, parse_swizzle
+    rows, cols = _tile_shape(args.tile)
+    return Tile(rows, cols, args.dtype, pad=args.pad, pitch=args.pitch, base=args.base,
+                swizzle=parse_swizzle(args.swizzle), unit=args.swizzle_unit)
+
+
+def accesses_from_args(args):
+    """[(label, offsets)] for the arguments: one access, or several for --fill."""
+    from ..banks import address
+    from ..banks.ops import parse
+    if args.addr is not None:
+        return [(None, args.addr)]
+    if args.offsets is not None:
+        return [(None, parse_offsets(args.offsets))]
+    tile = tile_from_args(args)
+    spec = parse(args.op)
+    modes = [m for m in ("fragment", "block", "fill") if getattr(args, m)]
+    if len(modes) != 1:
+        raise LayoutsimError("with --tile give one of --fragment (with --at), --block ROW,COL or --fill")
+    if args.fragment:
+        r, c = _pair(args.at, "--at") if args.at else (0, 0)
+        offs = address.fragment_offsets(tile, spec, args.fragment, r, c, args.stored)
+        return [(f"{args.fragment} at ({r}, {c}) of {tile.describe()}", offs)]
+    if args.block:
+        r, c = _pair(args.block, "--block")
+        return [(f"blocks at ({r}, {c}) of {tile.describe()}", address.block_offsets(tile, spec, r, c))]
+    if spec.is_matrix:
+        raise LayoutsimError(f"--fill covers the tile with per-lane vector accesses; for {spec.name} "
+                             f"use --fragment or --block")
+    total = address.fill_count(tile, spec.width)
+    if args.index is not None:
+        offs = address.fill_offsets(tile, spec.width, args.index, 1)
+        return [(f"access {args.index} of {total} filling {tile.describe()}", offs[0])]
+    return [(f"access {k} of {total} filling {tile.describe()}", o)
+            for k, o in enumerate(address.fill_offsets(tile, spec.width))]
+
+
+def run(args):
+    from ..banks.address import parse_variables
+    from ..banks.model import analyze
+    if args.index is not None and not args.fill:
+        raise LayoutsimError("--index selects one access of --fill")
+    variables = parse_variables(args.var)
+    if variables and args.addr is None:
+        raise LayoutsimError("--var is for --addr expressions")
+    active = parse_active(args.active)
+    rules = parse_rules(args.rules)
+    accesses = accesses_from_args(args)
+    reports = [(label, offs, analyze(args.op, offs, args.arch, active, rules, variables))
+               for label, offs in accesses]
+    if args.json:
+        objs = [r.to_json() for _, _, r in reports]
+        print_json(objs[0] if len(objs) == 1 and not (args.fill and args.index is None) else objs)
+        return 0
+    if len(reports) == 1:
+        label, offs, r = reports[0]
+        if label:
+            print(label)
+        if not isinstance(offs, str) and (args.tile or args.verbose):
+            print("lane offsets (bytes): " + ", ".join("-" if o is None else str(o) for o in offs))
+        print(r.format(verbose=args.verbose))
+        return 0
+    total = sum(r.wavefronts for _, _, r in reports)
+    ideal = sum(r.ideal for _, _, r in reports)
+    first = reports[0][2]
+    print(f"{first.op} on {first.arch}: {len(reports)} warp accesses filling "
+          f"{reports[0][0].split(' filling ', 1)[1]}")
+    print(f"  {'access':>6}  {'wavefronts':>10}  {'ideal':>5}  conflicts")
+    for k, (_, _, r) in enumerate(reports):
+        print(f"  {k:>6}  {r.wavefronts:>10}  {r.ideal:>5}  {r.conflicts}")
+    print(f"total: {total} wavefronts (ideal {ideal}, {total - ideal} from bank conflicts)")
+    print(f"phases: {first.rule}")
+    print(f"model: {first.status}")
+    return 0

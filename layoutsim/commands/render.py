@@ -1,0 +1,231 @@
+"""`layoutsim render`: pictures (SVG, HTML, PNG) of fragments and of shared-memory banks.
+
+    layoutsim render INSTR --operand A [-o FILE] [--format svg|png|html] [highlights]
+    layoutsim render --banks --op OP --addr EXPR [--addr EXPR ...]         raw accesses, side by side
+    layoutsim render --banks --op OP --tile 64x32 [--pad 8 | --swizzle 2,3,3] [--layout SPEC ...]
+                     [--fragment INSTR:OPERAND --at ROW,COL | --block ROW,COL | --fill [--index K]]
+
+Any `layoutsim banks` command line becomes a picture with `render --banks` in front of it;
+--layout adds more layouts of the same tile beside the first, --addr/--offsets repeat.
+
+Matplotlib is needed for PNG only and is imported only then.
+"""
+from . import print_json
+from ..errors import LayoutsimError
+
+
+def register(sub):
+    p = sub.add_parser(
+        "render", help="draw a fragment or a bank map as SVG, HTML or PNG",
+        description="Draw an operand as a grid (each cell names lane and register, coloured by "
+                    "lane), or, with --banks, a shared-memory access: memory rows coloured by bank, "
+                    "the lanes of each phase, conflicting words outlined in red.",
+        epilog="examples:\n"
+               "  layoutsim render mma.m16n8k16.f32.f16.f16.f32 --operand C --lane 13 -o c.svg\n"
+               "  layoutsim render ldmatrix.x4 -o ldm.png\n"
+               "  layoutsim render --banks --op ldmatrix.x4 --addr '(lane%8)*128 + (lane//8)*16' "
+               "--addr '(lane%8)*144 + (lane//8)*16' -o pitch.svg\n"
+               "  layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --layout pad=8 "
+               "--layout swizzle=2,3,3 --fragment mma.m16n8k16.f32.f16.f16.f32:A --at 16,16 -o a.html",
+        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p.add_argument("instruction", nargs="?", help="catalog instruction to draw (none with --banks)")
+    p.add_argument("--operand", help="A, B, C, D (R for ldmatrix/stmatrix registers)")
+    p.add_argument("--arch", help="target arch: sm_80, sm_90, gfx1100, gfx1201, ...")
+    p.add_argument("--wave", type=int, choices=(32, 64), help="AMD wave size (default 32)")
+    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: derived from the input, "
+                   "in the current folder)")
+    p.add_argument("--format", help="svg, png or html (default: from the file name, else svg)")
+    p.add_argument("--json", action="store_true", help='print {"file", "format", ...} instead of a line')
+    g = p.add_argument_group("fragment highlights")
+    g.add_argument("--lane", type=int, help="emphasise the elements this lane holds")
+    g.add_argument("--lanes", help="emphasise several lanes: 0-7 or 0-3,16-19")
+    g.add_argument("--reg", help="emphasise one register: an element name (c2, a5, r1.hi, v0[15:0]) "
+                   "or a 32-bit register index (0, 1, ...)")
+    g.add_argument("--phase", type=int, help="emphasise the lanes of bank phase K of --access")
+    g.add_argument("--access", help="shared-memory op whose phases --phase counts (default: the "
+                   "instruction itself for ldmatrix/stmatrix, else ld.shared.b32); e.g. ld.shared.v4.b32")
+    g.add_argument("--rows", help="emphasise matrix rows: 0 or 0-3 (e.g. the real row of a padded tile)")
+    g.add_argument("--cols", help="emphasise matrix columns: 0 or 0-7")
+    g.add_argument("--first-holder", action="store_true",
+                   help="replicated layouts: name only the lowest holding lane (marked '+')")
+    b = p.add_argument_group("bank pictures (the options of `layoutsim banks`, plus --layout/--label)")
+    b.add_argument("--banks", action="store_true", help="draw a shared-memory access instead of a fragment")
+    b.add_argument("--op", help="the access: ld.shared.v4.b32, st.shared.b32, ldmatrix.x4, "
+                   "ds_read_b128 (with --arch gfx1201), ...")
+    b.add_argument("--addr", action="append", metavar="EXPR", help="per-lane byte offsets as an "
+                   "expression in lane, e.g. 'lane*16'; repeat to draw several side by side")
+    b.add_argument("--offsets", action="append", metavar="LIST", help="32 comma-separated byte offsets "
+                   "('-' = lane gives none; or the 8/16/32 row addresses of ldmatrix/stmatrix); repeatable")
+    b.add_argument("--var", action="append", metavar="NAME=VALUE", help="a variable for --addr, e.g. pitch=144")
+    b.add_argument("--active", help="active lanes: a mask (0xffff) or ranges (0-15,20); default all")
+    b.add_argument("--label", action="append", help="a caption per access or layout, in order")
+    b.add_argument("--tile", metavar="ROWSxCOLS", help="a shared-memory tile, e.g. 64x32 (elements)")
+    b.add_argument("--dtype", default="f16", help="tile element format (default f16)")
+    b.add_argument("--pad", type=int, help="padding elements after each row")
+    b.add_argument("--pitch", type=int, help="elements from one row to the next (instead of --pad)")
+    b.add_argument("--swizzle", help="CuTe Swizzle<B,M,S> as B,M,S, or xor:SRC->DST,...")
+    b.add_argument("--swizzle-unit", choices=("elem", "byte"), help="swizzle element (default) or byte offsets")
+    b.add_argument("--base", type=int, help="byte offset of the tile in shared memory")
+    b.add_argument("--layout", action="append", metavar="SPEC", help="another layout of the same tile, "
+                   "drawn beside the first: 'pad=8', 'swizzle=3,3,3', 'pitch=72 base=0'; repeatable")
+    b.add_argument("--fragment", metavar="INSTR:OPERAND", help="with --tile: the ldmatrix/stmatrix that "
+                   "moves this mma operand, e.g. mma.m16n8k16.f32.f16.f16.f32:A")
+    b.add_argument("--at", default="0,0", metavar="ROW,COL", help="tile position of --fragment (default 0,0)")
+    b.add_argument("--stored", default="row", choices=("row", "col"), help="operand stored row- or col-major")
+    b.add_argument("--block", metavar="ROW,COL", help="with --tile: ldmatrix/stmatrix of the 8-row blocks here")
+    b.add_argument("--fill", action="store_true", help="with --tile: the row-wise accesses of the op's "
+                   "width that fill the tile (one picture: --index K, default 0)")
+    b.add_argument("--index", type=int, help="with --fill: which warp access (default 0)")
+    p.set_defaults(run=run)
+
+
+def _default_name(args, fmt):
+    base = ((args.op if args.banks else args.instruction) or "picture").replace("/", "_")
+    if args.banks:
+        base += "-banks"
+    elif args.operand:
+        base += f"-{args.operand.upper()}"
+    return f"{base}.{fmt}"
+
+
+def run(args):
+    from ..render.output import resolve_format
+    if args.banks:
+        if args.instruction:
+            raise LayoutsimError(f"give either an instruction ({args.instruction!r}) or --banks OP, not both")
+        scene = _bank_scene(args)
+    else:
+        if not args.instruction:
+            raise LayoutsimError("give an instruction to draw (e.g. mma.m16n8k16.f32.f16.f16.f32 --operand C) "
+                                 "or --banks OP with --addr/--offsets/--tile")
+        scene = _fragment_scene(args)
+    fmt = resolve_format(args.format, args.output)
+    path = args.output or _default_name(args, fmt)
+    from ..render.output import save
+    record = save(scene, path, fmt)
+    if args.json:
+        print_json(record)
+    else:
+        print(f"wrote {record['file']} ({fmt}, {record['width']}x{record['height']} px)")
+    return 0
+
+
+# ---- fragments ----------------------------------------------------------------------------
+def _fragment_scene(args):
+    from ..render import highlight_for
+    from ..render.fragment import fragment_scene, parse_lanes
+    from ._common import default_operand, resolve
+    for opt in ("op", "addr", "offsets", "tile", "layout", "fragment", "fill", "block"):
+        if getattr(args, opt):
+            raise LayoutsimError(f"--{opt} belongs to bank pictures: add --banks (and drop the instruction)")
+    inst, arch = resolve(args)
+    op = default_operand(inst, args.operand)
+    phase_lanes, phase_label, phase_matrix = None, "", None
+    if args.phase is not None:
+        phase_lanes, phase_label = _phase_lanes(inst, arch, args.phase, args.access)
+        if inst.family in ("ldmatrix", "stmatrix") and inst.addressing is not None and \
+                (args.access is None or _same_op(args.access, inst)):
+            # a matrix op's phase k moves the matrix whose row addresses those lanes give
+            mats = {m for m in range(inst.addressing.lanes.shape[0])
+                    if set(int(v) for v in inst.addressing.lanes[m]) <= set(phase_lanes)}
+            phase_matrix, phase_lanes = mats, None
+            phase_label = phase_label.replace(" (lanes", f": matrix {', '.join(map(str, sorted(mats)))} (row addresses from lanes")
+    elif args.access:
+        raise LayoutsimError("--access only says whose phases --phase counts: give --phase K too")
+    hl = highlight_for(op, lane=args.lane, lanes=args.lanes, reg=args.reg,
+                       phase_lanes=phase_lanes, phase_label=phase_label)
+    if phase_matrix is not None:
+        from ..render.fragment import Highlight
+        hl = hl or Highlight()
+        hl.matrices = phase_matrix
+        hl.label = f"{hl.label} + {phase_label}" if hl.active else phase_label
+        hl.active = True
+    if args.rows or args.cols:
+        from ..render.fragment import Highlight
+        nm, nr, nc = op.fragment.shape
+        rows = parse_lanes(args.rows, nr, "row", "the operand has rows") if args.rows else None
+        cols = parse_lanes(args.cols, nc, "column", "the operand has columns") if args.cols else None
+        hl = hl or Highlight()
+        hl.rows, hl.cols = rows, cols
+        label = " ".join(x for x in (f"rows {args.rows}" if rows else "", f"cols {args.cols}" if cols else "") if x)
+        hl.label = f"{hl.label} + {label}" if hl.active else label
+        hl.active = True
+    return fragment_scene(inst, op, arch, hl, all_holders=not args.first_holder)
+
+
+def _same_op(access, inst):
+    from ..banks.ops import parse
+    return parse(access).catalog == inst.name
+
+
+def _phase_lanes(inst, arch, k, access):
+    """Lanes of phase k of the access op, from the bank model (natural, conflict-free addresses)."""
+    try:
+        from ..banks.model import analyze
+        from ..banks.ops import parse
+    except ImportError:
+        raise LayoutsimError("--phase needs the bank model (layoutsim.banks), which is not installed") from None
+    if access is None:
+        access = inst.aliases[0] if inst.family in ("ldmatrix", "stmatrix") and inst.aliases else (
+            "ds_read_b32" if inst.vendor == "amd" else "ld.shared.b32")
+    spec = parse(access)
+    bank_arch = arch if (spec.vendor == "amd") == (inst.vendor == "amd") else None
+    if spec.is_matrix:
+        offs = [16 * i for i in range(32)]
+    else:
+        offs = [spec.width * i for i in range(32)]
+    report = analyze(access, offs, arch=bank_arch)
+    phases = [p for p in report.phases if p.lanes]
+    if not 0 <= k < len(phases):
+        have = "only phase 0" if len(phases) == 1 else f"phases 0-{len(phases) - 1}"
+        raise LayoutsimError(f"phase {k} out of range: {report.op} has {have}")
+    lanes = sorted(int(l) for l in phases[k].lanes)
+    from ..banks.model import lane_ranges
+    return lanes, f"phase {k} of {report.op} (lanes {lane_ranges(lanes)})"
+
+
+# ---- banks ---------------------------------------------------------------------------------
+def _bank_scene(args):
+    from ..render.banks import Access, access_scene, tile_scene
+    for opt in ("lane", "lanes", "reg", "phase", "rows", "cols"):
+        if getattr(args, opt) is not None:
+            raise LayoutsimError(f"--{opt} highlights a fragment picture; with --banks the picture "
+                                 f"marks phases and conflicts itself")
+    if not args.op:
+        raise LayoutsimError("--banks needs --op (ld.shared.v4.b32, ldmatrix.x4, ds_read_b128, ...)")
+    labels = list(args.label or [])
+    from .banks import parse_active              # the `layoutsim banks --active` spelling
+    active = parse_active(args.active)
+    layout_flags = {k: getattr(args, k) for k in ("pad", "pitch", "swizzle", "swizzle_unit", "base")}
+    if args.tile:
+        if args.addr or args.offsets:
+            raise LayoutsimError("give --tile (addresses generated from the tile) or --addr/--offsets, not both")
+        first = " ".join(f"{k.replace('swizzle_unit', 'unit')}={v}" for k, v in layout_flags.items() if v is not None)
+        layouts = ([first or "pad=0"] if first or not args.layout else []) + list(args.layout or [])
+        picks = sum(bool(x) for x in (args.fragment, args.block, args.fill))
+        if picks > 1:
+            raise LayoutsimError("with --tile give one of --fragment (with --at), --block ROW,COL or --fill")
+        at = args.block or args.at
+        return tile_scene(args.op, args.tile, args.dtype, layouts, labels, arch=args.arch,
+                          fragment=args.fragment, at=at, stored=args.stored, block=bool(args.block),
+                          fill=(args.index or 0) if args.fill else None, active=active)
+    given = [k for k, v in layout_flags.items() if v is not None]
+    for opt, val in (("layout", args.layout), ("fragment", args.fragment), ("block", args.block),
+                     ("fill", args.fill), ("index", args.index), (given[0] if given else "", given)):
+        if val:
+            raise LayoutsimError(f"--{opt.replace('_', '-')} describes a tile: give --tile ROWSxCOLS too")
+    sources = [("addr", a) for a in (args.addr or [])] + [("offsets", o) for o in (args.offsets or [])]
+    if not sources:
+        raise LayoutsimError(f"--op {args.op}: give the addresses: --addr EXPR, --offsets LIST, "
+                             f"or --tile ROWSxCOLS (with --fragment/--block/--fill)")
+    if len(labels) > len(sources):
+        raise LayoutsimError(f"{len(labels)} --label for {len(sources)} accesses")
+    from ..banks.address import lane_offsets, parse_variables
+    from .banks import parse_offsets            # the `layoutsim banks --offsets` spelling
+    variables = parse_variables(args.var)
+    accesses = []
+    for i, (kind, text) in enumerate(sources):
+        offs = [int(v) for v in lane_offsets(text, **variables)] if kind == "addr" else parse_offsets(text)
+        label = labels[i] if i < len(labels) else (f"offsets = {text}" if kind == "addr" else "offsets given")
+        accesses.append(Access(label, args.op, offs, args.arch, active=active))
+    return access_scene(accesses, title=f"{args.op}: bank map" + (" comparison" if len(accesses) > 1 else ""))

@@ -1,0 +1,46 @@
+"""`layoutsim swizzle-search`: rank paddings and CuTe swizzles of a shared-memory tile.
+
+    layoutsim swizzle-search --tile 128x64 --dtype f16 --read ldmatrix.x4 --write st.shared.v4.b32
+"""
+from . import add_arch
+
+
+def register(sub):
+    p = sub.add_parser("swizzle-search", help="rank tile paddings and swizzles by bank conflicts",
+                       description="Cost every padding (up to --max-pad-bytes) and CuTe Swizzle<B,M,S> "
+                                   "of a tile with the bank model over the accesses that write and read "
+                                   "it; rank by total wavefronts, then wasted bytes.")
+    p.add_argument("--tile", required=True, help="ROWSxCOLS, e.g. 128x64")
+    p.add_argument("--dtype", default="f16", help="element format (default f16)")
+    p.add_argument("--read", action="append", metavar="OP",
+                   help="op reading the whole tile: ldmatrix.x4 (16x16 blocks), ldmatrix.x2.trans, "
+                        "ld.shared.v4.b32 (row-wise), ... (repeatable; default ldmatrix.x4)")
+    p.add_argument("--write", action="append", metavar="OP",
+                   help="op writing the whole tile: st.shared.v4.b32 (row-wise), stmatrix.x4, ... "
+                        "(repeatable; default st.shared.v4.b32)")
+    add_arch(p, "arch: sm_90 (default), sm_80, gfx1201, ...")
+    p.add_argument("--read-weight", type=int, default=1, help="times each read access runs per write (default 1)")
+    p.add_argument("--write-weight", type=int, default=1, help="weight of the writes (default 1)")
+    p.add_argument("--max-pad-bytes", type=int, default=128, help="largest row padding tried (default 128)")
+    p.add_argument("--top", type=int, default=10, help="layouts shown (default 10)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run)
+
+
+def run(args):
+    from ..banks.search import search
+    from ..errors import LayoutsimError
+    from .banks import _tile_shape, print_json
+    rows, cols = _tile_shape(args.tile)
+    reads, writes = args.read, args.write
+    if reads is None and writes is None:
+        reads, writes = ["ldmatrix.x4"], ["st.shared.v4.b32"]
+    if args.top < 1 or args.max_pad_bytes < 0 or args.read_weight < 0 or args.write_weight < 0:
+        raise LayoutsimError("--top must be >= 1; weights and --max-pad-bytes must be >= 0")
+    r = search(rows, cols, args.dtype, reads or (), writes or (), args.arch, args.read_weight,
+               args.write_weight, args.max_pad_bytes)
+    if args.json:
+        print_json(r.to_json(args.top))
+    else:
+        print(r.format(args.top))
+    return 0

@@ -1,0 +1,20 @@
+"""layoutsim.sim: a warp / warpgroup machine that executes fragment loads, stores and MMAs.
+
+    import numpy as np
+    from layoutsim.sim import Warp
+
+    w = Warp("sm_90")
+    w.global_alloc("x", np.arange(64, dtype=np.uint32))
+    w.ld_global("r0", "x", offsets=4 * w.lane)          # ld.global.b32, one word per lane
+    w.st_shared(offsets=4 * w.lane, src="r0")           # st.shared.b32, costed by the bank model
+    print(w.trace.format())
+
+Registers hold raw bits; layouts come from the catalog (`layoutsim.get`), arithmetic from
+`layoutsim.mma`, shared-memory cost from `layoutsim.banks`. See docs/sim.md.
+"""
+from .descriptor import SmemDesc
+from .machine import Machine, State, Warp, Warpgroup, regs, smem_limit
+from .trace import Run, Trace, TraceEntry
+
+__all__ = ["Machine", "Warp", "Warpgroup", "SmemDesc", "Run", "Trace", "TraceEntry", "State",
+           "regs", "smem_limit"]

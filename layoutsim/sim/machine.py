@@ -1,0 +1,616 @@
+"""The simulated machine: warps of lanes with 32-bit registers, shared memory and global buffers.
+
+    from layoutsim.sim import Warp
+    w = Warp("sm_90")
+    w.global_alloc("A", a_f16)                        # named global buffer (bytes of the array)
+    w.ld_global("a0", "A", offsets=4 * w.lane)        # one 32-bit word per lane
+    w.mma("mma.m16n8k16.f32.f16.f16.f32", d="d", a="a", b="b", c="d")
+
+State: `threads` = warps x wave lanes; every register is a uint32 array over the threads (one
+32-bit register per lane). Registers are named (any string; an int n means "r{n}") and come
+into existence when written; reading one that was never written is an error. Registers move
+raw bits only: what they mean is decided by the catalog fragment maps and `layoutsim.mma`.
+
+Execution model: every instruction runs on all threads of the machine, each warp (or, for
+wgmma, each warpgroup) issuing its own copy, as the threads of a CUDA block run the same
+code. Addresses are given per thread as integer arrays computed from `w.lane`, `w.tid`,
+`w.warp_id` the way a kernel computes them. Memory instructions take an optional active mask.
+
+Every instruction first checks and computes everything, then commits: a bad instruction
+raises one LayoutsimError (naming the instruction, the lane and the address where the
+hardware would fault) and leaves registers, memory and the trace exactly as they were.
+"""
+import numpy as np
+
+from .. import archs as A
+from ..errors import LayoutsimError, suggest
+from . import costing
+from .descriptor import SmemDesc
+from .fragments import gather, scatter
+from .trace import Run, Trace, TraceEntry
+
+def smem_limit(arch):
+    """Shared memory (LDS) one block can address on `arch`, in bytes. The figures live with
+    the bank model (layoutsim.banks: NVIDIA per-block maximum, AMD 64 KiB per workgroup)."""
+    if A.vendor(arch) == "amd":
+        from ..banks.amd import LDS_BYTES
+        return LDS_BYTES
+    from ..banks.nvidia import smem_limit as nv
+    return nv(arch)[0]
+
+
+WIDTHS = (8, 16, 32, 64, 128)
+
+
+def regs(prefix, n, start=0):
+    """["prefix{start}", ..., "prefix{start+n-1}"]: a register list."""
+    return [f"{prefix}{i}" for i in range(start, start + n)]
+
+
+class State:
+    """A copy of everything an instruction may change (for tests and for undo)."""
+
+    def __init__(self, m):
+        self.regs = {k: v.copy() for k, v in m._regs.items()}
+        self.smem = m.smem.copy()
+        self.globals = {k: v.data.copy() for k, v in m._global.items()}
+        self.trace_len = len(m.trace)
+
+    def __eq__(self, other):
+        return (isinstance(other, State) and self.trace_len == other.trace_len
+                and self.regs.keys() == other.regs.keys()
+                and all(np.array_equal(v, other.regs[k]) for k, v in self.regs.items())
+                and np.array_equal(self.smem, other.smem)
+                and self.globals.keys() == other.globals.keys()
+                and all(np.array_equal(v, other.globals[k]) for k, v in self.globals.items()))
+
+
+class _Buffer:
+    def __init__(self, array):
+        a = np.ascontiguousarray(array)
+        self.dtype, self.shape = a.dtype, a.shape
+        self.data = a.reshape(-1).view(np.uint8).copy()
+
+    def array(self, dtype=None):
+        dt = np.dtype(dtype) if dtype is not None else self.dtype
+        out = self.data.view(dt)
+        return out.reshape(self.shape) if dt == self.dtype else out.copy()
+
+
+class Machine:
+    """`warps` warps of `wave` lanes (32; 64 for AMD wave64) sharing one shared memory."""
+
+    def __init__(self, arch="sm_90", warps=1, wave=None, smem_bytes=None, mma=None):
+        self.arch = A.normalize(arch)
+        if self.arch is None:
+            raise LayoutsimError("the simulator needs an arch, for example arch='sm_90' or 'gfx1201'")
+        self.vendor = A.vendor(self.arch)
+        wave = 32 if wave is None else wave
+        if wave not in (32, 64) or (self.vendor == "nvidia" and wave != 32):
+            raise LayoutsimError(f"wave size {wave!r}: {'NVIDIA warps have 32 lanes' if self.vendor == 'nvidia' else 'valid 32, 64'}")
+        if not isinstance(warps, (int, np.integer)) or warps < 1:
+            raise LayoutsimError(f"warps={warps!r}: give a positive number of warps")
+        self.wave, self.warps = int(wave), int(warps)
+        self.threads = self.wave * self.warps
+        self.tid = np.arange(self.threads, dtype=np.int64)
+        self.lane = self.tid % self.wave
+        self.warp_id = self.tid // self.wave
+        limit = smem_limit(self.arch)
+        size = limit if smem_bytes is None else int(smem_bytes)
+        if not 0 < size <= limit:
+            raise LayoutsimError(f"smem_bytes={smem_bytes!r}: {self.arch} gives a block 1..{limit} bytes "
+                                 f"of shared memory")
+        self.smem = np.zeros(size, np.uint8)
+        self._regs = {}
+        self._global = {}
+        self.trace = Trace()
+        self._mma = mma
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(arch={self.arch!r}, warps={self.warps}, wave={self.wave}, "
+                f"registers={len(self._regs)}, smem={self.smem.size} B, globals={list(self._global)})")
+
+    # ================================================================ host-side access
+    # (not instructions: no trace entry; use them to set up and inspect a run)
+    def global_alloc(self, name, array):
+        """Create (or replace) the named global buffer holding the bytes of `array`."""
+        if not isinstance(name, str) or not name:
+            raise LayoutsimError(f"global buffer name {name!r}: give a non-empty string")
+        self._global[name] = _Buffer(array)
+
+    def global_array(self, name, dtype=None):
+        """A copy of a global buffer, in its original dtype and shape (or flat in `dtype`)."""
+        return self._buffer(name, "global_array").array(dtype).copy()
+
+    def smem_write(self, offset, array):
+        a = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        self._check_host_range(offset, a.size)
+        self.smem[offset:offset + a.size] = a
+
+    def smem_read(self, offset, dtype, shape):
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape)) * dt.itemsize
+        self._check_host_range(offset, n)
+        return self.smem[offset:offset + n].copy().view(dt).reshape(shape)
+
+    def reg(self, name):
+        """A copy of one register: uint32 over the threads."""
+        return self._read_regs([self._name(name)], "reg")[:, 0].copy()
+
+    def registers(self):
+        """Names of the registers defined so far."""
+        return list(self._regs)
+
+    def fragment(self, instr, operand, names):
+        """Host-side: the operand matrices the registers `names` hold, as raw element bits
+        [groups, matrices, rows, cols] (groups = warps, or warpgroups for wgmma)."""
+        ins = self._instr(instr, "fragment")
+        frag = ins.operand(operand).fragment
+        names = self._names(names, _n_words(frag), f"{ins.name} {operand}")
+        return gather(frag, self._group_words(names, ins.threads, ins.name))
+
+    def set_fragment(self, instr, operand, names, mats):
+        """Host-side: write registers `names` so that they hold operand matrices `mats`
+        ([groups, matrices, rows, cols] or [groups, rows, cols] or [rows, cols]: raw bits)."""
+        ins = self._instr(instr, "set_fragment")
+        frag = ins.operand(operand).fragment
+        names = self._names(names, _n_words(frag), f"{ins.name} {operand}", dst=True)
+        groups = self._groups(ins.threads, ins)
+        want = tuple(frag.shape)
+        m = np.asarray(mats)
+        if not np.issubdtype(m.dtype, np.integer):
+            raise LayoutsimError(f"set_fragment: give raw bits as an unsigned integer array, not {m.dtype}")
+        if m.ndim == 2:
+            m = m[None, None]
+        elif m.ndim == 3:
+            m = m[None] if want[0] > 1 else m[:, None]
+        if m.ndim != 4 or m.shape[1:] != want or m.shape[0] not in (1, groups):
+            raise LayoutsimError(f"set_fragment: operand {operand} of {ins.name} is {want[0]} x "
+                                 f"{want[1]}x{want[2]} per group ({groups} groups); got shape {np.shape(mats)}")
+        if (m < 0).any() or (frag.elem_bits < 64 and (m.astype(np.uint64) >> np.uint64(frag.elem_bits)).any()):
+            raise LayoutsimError(f"set_fragment: operand {operand} of {ins.name} holds {frag.elem_bits}-bit "
+                                 f"raw bits; values outside 0..{(1 << frag.elem_bits) - 1} given (view signed "
+                                 f"or float data as unsigned bits first)")
+        m = np.broadcast_to(m, (groups, *want))
+        words = scatter(frag, m).reshape(self.threads, -1)
+        self._commit_regs({n: words[:, j] for j, n in enumerate(names)})
+
+    def snapshot(self):
+        """Everything an instruction can change; compare two snapshots with ==."""
+        return State(self)
+
+    def run(self, program, *args, **kwargs):
+        """Run `program(machine, *args, **kwargs)`; return Run(result, trace of this run, machine)."""
+        start = len(self.trace)
+        result = program(self, *args, **kwargs)
+        return Run(result=result, trace=Trace(self.trace[start:]), machine=self)
+
+    # ================================================================ instructions
+    def mov(self, dst, value):
+        """mov.b32: dst = value (an int, or one int per thread), kept as 32 raw bits."""
+        name = self._name(dst)
+        v = np.asarray(value)
+        if v.dtype.kind not in "iub":
+            raise LayoutsimError(f"mov.b32 {name}: give integer bits (use .view(np.uint32) for floats), "
+                                 f"not {v.dtype}")
+        if v.ndim and v.shape != (self.threads,):
+            raise LayoutsimError(f"mov.b32 {name}: give one value or {self.threads} per-thread values, "
+                                 f"not shape {v.shape}")
+        vi = v.astype(np.int64) if v.dtype.kind != "u" else v.astype(np.uint64)
+        if (vi < -(1 << 31)).any() or (vi > 0xFFFFFFFF).any():
+            raise LayoutsimError(f"mov.b32 {name}: value does not fit in 32 bits")
+        bits = np.broadcast_to((vi.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32), (self.threads,)).copy()
+        self._commit(regs={name: bits}, entry=dict(op="mov.b32", active=self.threads))
+
+    def ld_global(self, dst, buffer, offsets, bits=32, mask=None):
+        """ld.global (8/16 bits zero-extend into one register; 64/128 bits fill 2/4 registers).
+        `offsets`: per-thread byte offsets into the named buffer."""
+        op = self._op("ld", "global", bits)
+        buf = self._buffer(buffer, op)
+        return self._load(op, dst, buf.data, offsets, bits, mask, where=f"buffer {buffer!r}")
+
+    def st_global(self, buffer, offsets, src, bits=32, mask=None):
+        op = self._op("st", "global", bits)
+        buf = self._buffer(buffer, op)
+        return self._store(op, buf.data, offsets, src, bits, mask, where=f"buffer {buffer!r}",
+                           target=("global", buffer))
+
+    def ld_shared(self, dst, offsets, bits=32, mask=None):
+        """ld.shared / ds_read: per-thread byte addresses in shared memory; costed by the bank model."""
+        op = self._op("ld", "shared", bits)
+        return self._load(op, dst, self.smem, offsets, bits, mask, where="shared memory", shared=True)
+
+    def st_shared(self, offsets, src, bits=32, mask=None):
+        op = self._op("st", "shared", bits)
+        return self._store(op, self.smem, offsets, src, bits, mask, where="shared memory",
+                           target=("shared", None), shared=True)
+
+    def ldmatrix(self, instr, dst, offsets):
+        """ldmatrix.m8n8.x{1,2,4}[.trans]: lanes named by the catalog's addressing give 16-byte
+        row addresses; the registers receive the b16 elements the catalog's fragment says."""
+        ins = self._instr(instr, "ldmatrix", families=("ldmatrix",))
+        frag = ins.operand("R").fragment
+        names = self._names(dst, frag.regs, ins.name, dst=True)
+        addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
+        rows = self.smem[addr[..., None] + np.arange(16)]        # [groups, count, 8, 16]
+        rows = np.ascontiguousarray(rows).view("<u2")             # [groups, count, 8, 8]
+        words = scatter(frag, rows).reshape(self.threads, -1)
+        cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
+        self._commit(regs={n: words[:, j] for j, n in enumerate(names)},
+                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
+
+    def stmatrix(self, instr, offsets, src):
+        """stmatrix.m8n8.x{1,2,4}[.trans]: the inverse of ldmatrix."""
+        ins = self._instr(instr, "stmatrix", families=("stmatrix",))
+        frag = ins.operand("R").fragment
+        names = self._names(src, frag.regs, ins.name)
+        words = self._group_words(names, ins.threads, ins.name)
+        addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
+        rows = gather(frag, words)                                # [groups, count, 8, 8] uint16
+        data = np.ascontiguousarray(rows.astype("<u2")).view(np.uint8)   # [groups, count, 8, 16]
+        idx = addr[..., None] + np.arange(16)
+        cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
+        self._commit(smem=[(idx.reshape(-1), data.reshape(-1))],
+                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
+
+    def mma(self, instr, d, a, b, c):
+        """mma.sync (NVIDIA) or WMMA (AMD): gather A, B, C through the catalog fragments as raw
+        bits, compute with layoutsim.mma, scatter D's bits into the registers `d`.
+        Register lists: a list of names, or a prefix ("a" -> a0, a1, ...); c=None means C = 0."""
+        ins = self._instr(instr, "mma", families=("mma", "wmma"))
+        ops = ins.operands
+        names = {k: self._names(v, _n_words(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
+                                dst=(k == "d"))
+                 for k, v in (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ())}
+        mats = {k: gather(ops[k.upper()].fragment, self._group_words(names[k], ins.threads, ins.name))[:, 0]
+                for k in ("a", "b", "c") if k in names}
+        groups = self._groups(ins.threads, ins)
+        if "c" not in mats:
+            mats["c"] = _zeros_like_operand(ops["C"].fragment, groups)
+        self._execute_mma(ins, names["d"], mats, note="")
+
+    def wgmma(self, instr, d, a, b, scale_d=True):
+        """wgmma.mma_async (sm_90), executed at once (as if followed by commit and wait 0).
+        `a`: registers (list or prefix) holding the A fragment, or a SmemDesc / 64-bit descriptor;
+        `b`: a SmemDesc / 64-bit descriptor (no-swizzle K-major, see descriptor.py);
+        D = A*B + D when scale_d, else A*B."""
+        ins = self._instr(instr, "wgmma", families=("wgmma",))
+        groups = self._groups(ins.threads, ins)
+        if groups != 1:
+            raise LayoutsimError(f"{ins.name}: the machine has {self.warps} warps; wgmma runs on one "
+                                 f"warpgroup of 4 warps (use Warpgroup)")
+        M, N, K = ins.shape
+        dfrag = ins.operand("D").fragment
+        dnames = self._names(d, _n_words(dfrag), f"{ins.name} D", dst=True)
+        mats, notes = {}, []
+        if isinstance(a, (SmemDesc, int, np.integer)):
+            mats["a"] = self._desc_read(ins, "A", SmemDesc.of(a), M, K, ins.formats["a"])[None]
+            notes.append("A")
+        else:
+            anames = self._names(a, _n_words(ins.operand("A").fragment), f"{ins.name} A")
+            mats["a"] = gather(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
+        # B is K x N, K-major: B[k, n] is element (mn=n, k) of the descriptor's layout
+        mats["b"] = self._desc_read(ins, "B", SmemDesc.of(b), N, K, ins.formats["b"]).T[None]
+        notes.append("B")
+        if scale_d:
+            mats["c"] = gather(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
+        else:
+            mats["c"] = _zeros_like_operand(dfrag, 1)
+        note = (f"{' and '.join(notes)} read from shared memory by descriptor (not costed by the "
+                f"bank model)")
+        self._execute_mma(ins, dnames, mats, note=note)
+
+    # ================================================================ internals
+    def _execute_mma(self, ins, dnames, mats, note):
+        fn = self._mma
+        if fn is None:
+            import layoutsim
+            fn = getattr(layoutsim, "mma", None)
+            if fn is None:
+                raise NotImplementedError("layoutsim.mma (the numerics) is not available in this checkout")
+        dfrag = ins.operand("D").fragment
+        try:
+            out = fn(ins, mats["a"], mats["b"], mats["c"], arch=self.arch)
+        except LayoutsimError as e:
+            msg = str(e)
+            raise LayoutsimError(msg if ins.name in msg else f"{ins.name}: {msg}") from None
+        out = np.ascontiguousarray(np.asarray(out))
+        want = (mats["a"].shape[0], *dfrag.shape[1:])
+        if out.shape != want:
+            raise AssertionError(f"layoutsim.mma returned shape {out.shape}, expected {want}")
+        dbits = out.view(np.dtype(f"u{out.dtype.itemsize}"))
+        old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
+        words = scatter(dfrag, dbits[:, None], old).reshape(self.threads, -1)
+        self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
+                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
+
+    def _desc_read(self, ins, which, desc, mn, k, fmt):
+        from ..formats import bits as fmt_bits
+        w = fmt_bits(fmt)
+        addr = desc.addresses(mn, k, w)                           # [mn, k]
+        e = w // 8
+        bad = (addr < 0) | (addr + e > self.smem.size)
+        if bad.any():
+            r, c = map(int, np.argwhere(bad)[0])
+            where = f"A[{r}][{c}]" if which == "A" else f"B[{c}][{r}]"
+            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {where} at address "
+                                 f"{int(addr[r, c]):#x}, outside shared memory (0..{self.smem.size - 1:#x}): "
+                                 f"the hardware would fault")
+        raw = self.smem[addr[..., None] + np.arange(e)]           # [mn, k, e]
+        return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
+
+    def _load(self, op, dst, mem, offsets, bits, mask, where, shared=False):
+        nw = max(1, bits // 32)
+        names = self._names(dst, nw, op, dst=True, vector=bits > 32)
+        act = self._mask(mask, op)
+        addr = self._offsets(offsets, op)
+        nb = bits // 8
+        self._check_addresses(op, addr, act, nb, mem.size, where)
+        cost = self._cost(op, addr, act) if shared else {}
+        ta = np.flatnonzero(act)
+        raw = mem[addr[ta, None] + np.arange(nb)]                 # [n_active, nb]
+        if nb < 4:
+            raw = np.concatenate([raw, np.zeros((raw.shape[0], 4 - nb), np.uint8)], axis=1)
+        words = np.ascontiguousarray(raw).view("<u4")             # [n_active, nw]
+        out = {}
+        for j, n in enumerate(names):
+            v = self._regs[n].copy() if n in self._regs else np.zeros(self.threads, np.uint32)
+            v[ta] = words[:, j]
+            out[n] = v
+        self._commit(regs=out, entry=dict(op=op, active=len(ta), **cost))
+
+    def _store(self, op, mem, offsets, src, bits, mask, where, target, shared=False):
+        nw = max(1, bits // 32)
+        names = self._names(src, nw, op, vector=bits > 32)
+        act = self._mask(mask, op)
+        addr = self._offsets(offsets, op)
+        vals = self._read_regs(names, op)                         # [threads, nw]
+        nb = bits // 8
+        self._check_addresses(op, addr, act, nb, mem.size, where)
+        cost = self._cost(op, addr, act) if shared else {}
+        ta = np.flatnonzero(act)
+        data = np.ascontiguousarray(vals[ta].astype("<u4")).view(np.uint8)[:, :nb]
+        idx = addr[ta, None] + np.arange(nb)
+        kind, name = target
+        writes = [(idx.reshape(-1), data.reshape(-1))]
+        if kind == "shared":
+            self._commit(smem=writes, entry=dict(op=op, active=len(ta), **cost))
+        else:
+            self._commit(glob=(name, writes), entry=dict(op=op, active=len(ta), **cost))
+
+    def _row_addresses(self, ins, offsets):
+        """ldmatrix/stmatrix: the row addresses [groups, count, 8], checked."""
+        op = _short(ins)
+        addr = self._offsets(offsets, op)
+        lanes = np.asarray(ins.addressing.lanes, dtype=np.int64)  # [count, 8]
+        groups = self._groups(ins.threads, ins)
+        thr = np.arange(groups)[:, None, None] * ins.threads + lanes[None]
+        act = np.zeros(self.threads, bool)
+        act[thr.reshape(-1)] = True                               # only the address-giving lanes
+        self._check_addresses(op, addr, act, ins.addressing.row_bytes, self.smem.size, "shared memory",
+                              align=16)
+        return addr[thr]
+
+    def _row_lane_offsets(self, ins, addr):
+        """Per-thread offsets for the bank model, with the lanes that give no address masked."""
+        lanes = np.asarray(ins.addressing.lanes, dtype=np.int64)
+        groups = addr.shape[0]
+        full = np.zeros(self.threads, np.int64)
+        act = np.zeros(self.threads, bool)
+        thr = (np.arange(groups)[:, None, None] * ins.threads + lanes[None]).reshape(-1)
+        full[thr] = addr.reshape(-1)
+        act[thr] = True
+        return full, act
+
+    def _cost(self, op, addr, act=None):
+        """Bank-model cost of one shared access (per warp, summed)."""
+        if isinstance(addr, tuple):
+            addr, act = addr
+        per_warp = []
+        note = ""
+        # one bank-model access per 32 lanes: a warp, or each half of an AMD wave64 (assumed
+        # to be served as two wave32 halves, like its VALU work)
+        for w in range(self.threads // 32):
+            sl = slice(w * 32, (w + 1) * 32)
+            if not act[sl].any():
+                continue
+            r = costing.cost(op, addr[sl], act[sl], self.arch)
+            if r is None:
+                note = costing.unavailable_reason()
+                per_warp = []
+                break
+            per_warp.append(r)
+        if not per_warp:
+            return {"note": note} if note else {"wavefronts": 0, "ideal": 0, "conflicts": 0}
+        return {"wavefronts": sum(p[0] for p in per_warp), "ideal": sum(p[1] for p in per_warp),
+                "conflicts": sum(p[2] for p in per_warp), "per_warp": tuple(per_warp)}
+
+    def _commit(self, regs=None, smem=None, glob=None, entry=None):
+        """Apply checked writes; nothing here can fail."""
+        if regs:
+            self._commit_regs(regs)
+        for idx, data in smem or ():
+            self.smem[idx] = data
+        if glob:
+            name, writes = glob
+            for idx, data in writes:
+                self._global[name].data[idx] = data
+        if entry is not None:
+            entry.setdefault("instruction", entry["op"])
+            self.trace.append(TraceEntry(index=len(self.trace), **entry))
+
+    def _commit_regs(self, regs):
+        for n, v in regs.items():
+            self._regs[n] = np.ascontiguousarray(v, dtype=np.uint32).copy()
+
+    # ---- checks ----------------------------------------------------------------------
+    def _op(self, kind, space, bits):
+        if bits not in WIDTHS:
+            raise LayoutsimError(f"{kind}.{space}: width {bits!r} bits; valid: {', '.join(map(str, WIDTHS))}")
+        if self.vendor == "amd":
+            if space == "shared":
+                verb = "read" if kind == "ld" else "write"
+                t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
+                return f"ds_{verb}_{t}{bits}"
+            verb = "load" if kind == "ld" else "store"
+            t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
+            return f"global_{verb}_{t}{bits}"
+        if bits < 32:
+            return f"{kind}.{space}.{'u' if kind == 'ld' else 'b'}{bits}"
+        return f"{kind}.{space}." + {32: "b32", 64: "v2.b32", 128: "v4.b32"}[bits]
+
+    def _instr(self, instr, what, families=None):
+        from ..isa.instruction import Instruction
+        if isinstance(instr, Instruction):
+            ins = instr
+        elif isinstance(instr, str):
+            from ..isa.registry import get
+            ins = get(instr, arch=self.arch, wave=self.wave if self.vendor == "amd" else None)
+        else:
+            raise LayoutsimError(f"{what}: give an instruction name or a catalog Instruction, not {instr!r}")
+        ins.check_arch(self.arch)
+        if families and ins.family not in families:
+            raise LayoutsimError(f"{what}: {ins.name} is a {ins.family} instruction; this needs "
+                                 f"{' or '.join(families)}")
+        if ins.family == "swmmac":
+            raise LayoutsimError(f"{ins.name}: sparse swmmac is not simulated yet")
+        return ins
+
+    def _groups(self, threads, ins):
+        if ins.family == "wgmma":
+            if self.threads % 128:
+                raise LayoutsimError(f"{ins.name} runs on a warpgroup of 128 threads; this machine has "
+                                     f"{self.threads} (use Warpgroup)")
+            return self.threads // 128
+        if threads != self.wave:
+            raise LayoutsimError(f"{ins.name} runs on {threads}-lane waves; this machine has "
+                                 f"{self.wave}-lane {'warps' if self.vendor == 'nvidia' else 'waves'}")
+        return self.warps
+
+    def _name(self, n):
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0:
+            return f"r{int(n)}"
+        if isinstance(n, str) and n.strip():
+            return n.strip()
+        raise LayoutsimError(f"register {n!r}: give a name (string) or a register number")
+
+    def _names(self, spec, n, what, dst=False, vector=True):
+        """Register list of exactly n names: a list of names, "x,y,z", or a prefix ("a" ->
+        a0..a{n-1}). For a scalar operand (vector=False: 8/16/32-bit loads and stores) a string
+        is the register's own name."""
+        if isinstance(spec, (list, tuple)):
+            names = [self._name(s) for s in spec]
+        elif isinstance(spec, str) and "," in spec:
+            names = [self._name(s) for s in spec.split(",")]
+        elif isinstance(spec, str) and vector:
+            names = regs(self._name(spec), n)
+        else:
+            names = [self._name(spec)]
+        if len(names) != n:
+            raise LayoutsimError(f"{what}: needs {n} register{'s' if n > 1 else ''}, got {len(names)} "
+                                 f"({', '.join(names)})")
+        if dst and len(set(names)) != len(names):
+            dup = next(x for x in names if names.count(x) > 1)
+            raise LayoutsimError(f"{what}: register {dup} appears twice among the destinations")
+        return names
+
+    def _read_regs(self, names, what):
+        for n in names:
+            if n not in self._regs:
+                known = list(self._regs)
+                hint = suggest(n, known) or (f"; defined: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}"
+                                             if known else "; no register has been written yet")
+                raise LayoutsimError(f"{what}: unknown register {n!r}{hint}")
+        return np.stack([self._regs[n] for n in names], axis=1)
+
+    def _group_words(self, names, group, what):
+        """uint32 [groups, group_threads, len(names)]."""
+        return self._read_regs(names, what).reshape(self.threads // group, group, len(names))
+
+    def _buffer(self, name, op):
+        if name not in self._global:
+            known = list(self._global)
+            raise LayoutsimError(f"{op}: unknown global buffer {name!r}{suggest(name, known)}; "
+                                 f"defined: {', '.join(known) or 'none (use global_alloc)'}")
+        return self._global[name]
+
+    def _mask(self, mask, op):
+        if mask is None:
+            return np.ones(self.threads, bool)
+        if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
+            m = int(mask)
+            if m < 0 or m >> self.threads:
+                raise LayoutsimError(f"{op}: mask {mask:#x} has bits beyond the {self.threads} threads")
+            return np.array([(m >> i) & 1 for i in range(self.threads)], bool)
+        a = np.asarray(mask)
+        if a.shape != (self.threads,) or a.dtype.kind not in "biu":
+            raise LayoutsimError(f"{op}: mask must be {self.threads} booleans (one per thread) or an "
+                                 f"integer bit mask; got {a.dtype} of shape {a.shape}")
+        return a.astype(bool)
+
+    def _offsets(self, offsets, op):
+        a = np.asarray(offsets)
+        if a.dtype.kind not in "iu":
+            raise LayoutsimError(f"{op}: addresses must be integers, not {a.dtype}")
+        if a.ndim == 0:
+            a = np.broadcast_to(a, (self.threads,))
+        if a.shape != (self.threads,):
+            raise LayoutsimError(f"{op}: give one address per thread ({self.threads}), not shape {a.shape}")
+        return a.astype(np.int64)
+
+    def _who(self, t):
+        t = int(t)
+        if self.warps == 1:
+            return f"lane {t}"
+        return f"thread {t} (warp {t // self.wave}, lane {t % self.wave})"
+
+    def _check_addresses(self, op, addr, act, nb, size, where, align=None):
+        align = nb if align is None else align
+        a = np.where(act, addr, 0)
+        mis = act & (a % align != 0)
+        if mis.any():
+            t = np.flatnonzero(mis)[0]
+            raise LayoutsimError(f"{op}: {self._who(t)} address {int(addr[t])} ({int(addr[t]):#x}) is not "
+                                 f"{align}-byte aligned: the hardware faults (misaligned address)")
+        out = act & ((a < 0) | (a + nb > size))
+        if out.any():
+            t = np.flatnonzero(out)[0]
+            raise LayoutsimError(f"{op}: {self._who(t)} address {int(addr[t])} ({int(addr[t]):#x}) is outside "
+                                 f"{where} ({size} bytes, valid 0..{size - nb}): the hardware faults "
+                                 f"(out-of-range address)")
+
+    def _check_host_range(self, offset, n):
+        if not isinstance(offset, (int, np.integer)) or offset < 0 or offset + n > self.smem.size:
+            raise LayoutsimError(f"shared memory range {offset!r}..+{n} is outside 0..{self.smem.size}")
+
+
+class Warp(Machine):
+    """One warp: 32 lanes (NVIDIA, AMD wave32) or 64 lanes (AMD wave64, wave=64)."""
+
+    def __init__(self, arch="sm_90", wave=None, smem_bytes=None, mma=None):
+        super().__init__(arch=arch, warps=1, wave=wave, smem_bytes=smem_bytes, mma=mma)
+
+
+class Warpgroup(Machine):
+    """Four warps, 128 threads (tid 0..127; warp w = tid // 32), one shared memory: runs wgmma,
+    and every warp-level instruction on all four warps at once."""
+
+    def __init__(self, arch="sm_90", smem_bytes=None, mma=None):
+        if A.vendor(A.normalize(arch) or "sm_90") != "nvidia":
+            raise LayoutsimError(f"a warpgroup is an NVIDIA (sm_90) notion; arch {arch!r} is AMD "
+                                 f"(use Machine(arch, warps=4))")
+        super().__init__(arch=arch, warps=4, wave=32, smem_bytes=smem_bytes, mma=mma)
+
+
+def _n_words(frag):
+    return frag.regs * (frag.reg_bits // 32)
+
+
+def _short(ins):
+    """The short spelling used in traces and for the bank model (ldmatrix.x4.trans, ...)."""
+    return ins.aliases[0] if ins.aliases else ins.name
+
+
+def _zeros_like_operand(frag, groups):
+    from .fragments import ELEM_DTYPE
+    return np.zeros((groups, *frag.shape[1:]), ELEM_DTYPE[frag.elem_bits])

@@ -1,0 +1,109 @@
+"""The batch engines (numba, numpy) give exactly what the reference model.analyze gives, under
+every candidate merge rule, on structured random accesses (duplicates, lane pairs, conflicts,
+predicated-off lanes); and they check addresses like analyze does."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from layoutsim import banks
+from layoutsim.banks import batch, nvidia
+from layoutsim.errors import LayoutsimError
+
+OPS = ["ld.shared.b8", "st.shared.b16", "ld.shared.b32", "ld.shared.v2.b32", "st.shared.v2.b32",
+       "ld.shared.v4.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2.trans", "ldmatrix.x4",
+       "stmatrix.x4.trans"]
+RULES = [nvidia.DEFAULT,
+         nvidia.Rules("none", "pairs", "as-v4", "address", 1, 1),
+         nvidia.Rules("pairs-half", "identical", "as-v4", "word", 0, 1),
+         nvidia.Rules("greedy", "one-phase", "identical", "address", 1, 0),
+         nvidia.Rules("identical", "greedy", "as-v4", "word", 1, 1),
+         nvidia.Rules("one-phase", "pairs-half", "none", "word", 0, 0)]
+AMD = [("ds_read_b128", "gfx1100"), ("ds_write_b128", "gfx1201"), ("ds_read_b64", "gfx1151"),
+       ("ds_write_b32", "gfx1200")]
+
+
+def width(op):
+    return banks.parse_op(op).width
+
+
+@st.composite
+def accesses(draw, w):
+    """[8, 32] offsets: addresses from a small pool (so lanes share words and banks), with lane-pair
+    or phase-repeat structure, and lane masks that sometimes switch whole phases off."""
+    rows = []
+    for _ in range(8):
+        pool = np.array(draw(st.lists(st.integers(0, 127), min_size=1, max_size=12))) * w
+        pick = np.array(draw(st.lists(st.integers(0, 11), min_size=32, max_size=32))) % len(pool)
+        offs = pool[pick]
+        kind = draw(st.sampled_from(["plain", "xor1", "xor2", "xor8", "repeat8", "stride"]))
+        lane = np.arange(32)
+        if kind == "xor1":
+            offs = offs[lane & ~1]
+        elif kind == "xor2":
+            offs = offs[lane & ~2]
+        elif kind == "xor8":
+            offs = offs[lane & ~8]
+        elif kind == "repeat8":
+            offs = offs[lane % 8]
+        elif kind == "stride":
+            offs = lane * w * draw(st.sampled_from([1, 2, 3, 8, 9, 16, 17, 32]))
+        rows.append(offs)
+    masks = draw(st.lists(st.sampled_from([0xFFFFFFFF, 0xFFFFFFFF, 0, 0xFF, 0xFFFF0000, 0x55555555,
+                                          0x0F0F0F0F, 0x00F0000F]) | st.integers(0, 2**32 - 1),
+                          min_size=8, max_size=8))
+    return np.array(rows, np.int64), np.array(masks, np.uint64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(OPS), st.sampled_from(RULES), st.data())
+def test_engines_match_reference(op, rules, data):
+    offs, masks = data.draw(accesses(width(op)))
+    if op.startswith(("ldmatrix", "stmatrix")):
+        masks = None
+    ref = [banks.analyze(op, list(offs[i]), active=None if masks is None else int(masks[i]), rules=rules).wavefronts
+           for i in range(len(offs))]
+    assert list(banks.wavefronts_batch(op, offs, active=masks, rules=rules, engine="numpy")) == ref
+    assert list(banks.wavefronts_batch(op, offs, active=masks, rules=rules, engine="numba")) == ref
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(AMD), st.data())
+def test_amd_engines_match_reference(op_arch, data):
+    op, arch = op_arch
+    offs, masks = data.draw(accesses(width(op)))
+    ref = [banks.analyze(op, list(offs[i]), arch=arch, active=int(masks[i])).wavefronts for i in range(len(offs))]
+    assert list(banks.wavefronts_batch(op, offs, arch=arch, active=masks, engine="numba")) == ref
+    assert list(banks.wavefronts_batch(op, offs, arch=arch, active=masks, engine="numpy")) == ref
+
+
+def test_parallel_kernel_matches(monkeypatch):
+    rng = np.random.default_rng(3)
+    offs = rng.integers(0, 256, size=(3000, 32)) * 16
+    serial = banks.wavefronts_batch("ld.shared.v4.b32", offs)
+    monkeypatch.setattr(batch, "PARALLEL_FROM", 1000)
+    assert list(banks.wavefronts_batch("ld.shared.v4.b32", offs)) == list(serial)
+
+
+def test_ideal_batch():
+    offs = np.stack([np.arange(32) * 16, np.zeros(32, np.int64)])
+    assert list(banks.ideal_batch("ld.shared.v4.b32", offs)) == [4, 2]
+    assert list(banks.wavefronts_batch("ld.shared.v4.b32", offs)) == [4, 2]
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_batch_checks_addresses(engine):
+    offs = np.tile(np.arange(32) * 4, (5, 1))
+    offs[3, 7] = 6
+    with pytest.raises(LayoutsimError, match="access 3, lane 7: .*hardware faults"):
+        banks.wavefronts_batch("ld.shared.b32", offs, engine=engine)
+    masks = np.full(5, 0xFFFFFFFF, np.uint64)
+    masks[3] = 0xFFFFFF7F                                    # lane 7 off: its address is not used
+    assert len(banks.wavefronts_batch("ld.shared.b32", offs, active=masks, engine=engine)) == 5
+    offs[3, 7] = 228 * 1024
+    with pytest.raises(LayoutsimError, match="beyond sm_90"):
+        banks.wavefronts_batch("ld.shared.b32", offs, engine=engine)
+    with pytest.raises(LayoutsimError, match=r"\[N, 32\]"):
+        banks.wavefronts_batch("ld.shared.b32", offs[:, :16], engine=engine)
+    with pytest.raises(LayoutsimError, match="sync.aligned"):
+        banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=np.array([1, 1]), engine=engine)
+    assert len(banks.wavefronts_batch("ld.shared.b32", np.zeros((0, 32), np.int64), engine=engine)) == 0

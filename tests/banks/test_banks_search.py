@@ -1,0 +1,54 @@
+"""Swizzle / padding search. Expected values: bank arithmetic on the tiles (see docs/banks.md)."""
+import time
+
+import pytest
+
+from layoutsim import banks
+from layoutsim.banks import Swizzle, Tile
+from layoutsim.errors import LayoutsimError
+
+
+def test_128x64_f16_ldmatrix_and_128bit_stores_under_a_second():
+    t = time.perf_counter()
+    r = banks.search(128, 64, "f16", reads=["ldmatrix.x4"], writes=["st.shared.v4.b32"])
+    elapsed = time.perf_counter() - t
+    assert elapsed < 1.0, elapsed
+    assert r.accesses == {"ldmatrix.x4": 32, "st.shared.v4.b32": 32}
+    best = r.best
+    assert best.tile.swizzle == Swizzle(3, 3, 3)            # CuTe's 128-byte swizzle for f16
+    assert (best.reads, best.writes, best.total, best.ideal, best.wasted_bytes) == (128, 128, 256, 256, 0)
+    pad8 = next(c for c in r.candidates if c.tile.swizzle is None and c.tile.row_pitch == 72)
+    assert (pad8.total, pad8.wasted_bytes) == (256, 128 * 16)
+    assert r.candidates.index(pad8) == 1                    # ties on wavefronts, loses on bytes
+    plain = r.baseline()
+    assert (plain.reads, plain.writes) == (1024, 128)       # 128-byte rows: 8-way on every matrix
+
+
+def test_search_ranks_by_wavefronts_then_bytes():
+    r = banks.search(64, 32, "f16")
+    totals = [c.total for c in r.candidates]
+    assert totals == sorted(totals)
+    for a, b in zip(r.candidates, r.candidates[1:]):
+        if a.total == b.total:
+            assert a.wasted_bytes <= b.wasted_bytes
+
+
+def test_search_weights_and_other_ops():
+    r = banks.search(32, 32, "f32", reads=["ld.shared.b32"], writes=["st.shared.v4.b32"], read_weight=4)
+    assert r.weights == (4, 1)
+    assert r.best.total == 4 * r.best.reads + r.best.writes
+    r = banks.search(64, 64, "f16", reads=["ds_read_b128"], writes=["ds_write_b128"], arch="gfx1201")
+    assert r.arch == "gfx1201" and r.best.total == r.best.ideal
+
+
+def test_search_explicit_tiles_and_errors():
+    r = banks.search(64, 64, "f16", tiles=[Tile(64, 64, "f16"), Tile(64, 64, "f16", pad=8)])
+    assert [c.tile.row_pitch for c in r.candidates] == [72, 64]
+    j = r.to_json()
+    assert j["candidates"][0]["pitch"] == 72 and j["baseline"]["pitch"] == 64
+    with pytest.raises(LayoutsimError, match="not a whole number"):
+        banks.search(60, 64, "f16")
+    with pytest.raises(LayoutsimError, match="give it as a write"):
+        banks.search(64, 64, "f16", reads=["st.shared.v4.b32"], writes=[])
+    with pytest.raises(LayoutsimError, match="at least one"):
+        banks.search(64, 64, "f16", reads=[], writes=[])
