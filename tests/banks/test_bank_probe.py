@@ -32,7 +32,7 @@ def test_corpus_covers_every_op_and_is_deterministic(patterns):
             masks = {p["active"] for p in patterns if p["op"] == op}
             assert 0 in masks and len(masks) >= 3, op          # partial-lane and all-off cases
     assert any(max(p["offsets"]) >= corpus.HIGH for p in patterns)
-    doc = open(os.path.join(os.path.dirname(PROBE), "..", "..", "docs", "banks.md")).read()
+    doc = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "banks.md")).read()
     assert f"runs {len(patterns)} patterns" in doc
 
 
