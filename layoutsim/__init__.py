@@ -7,6 +7,7 @@
 """
 from .errors import LayoutsimError
 from .isa.registry import get, listing, lookup
+from .numerics import mma  # lazy: numpy/numba load on the first call
 
 __version__ = "0.1.0"
 __all__ = ["get", "lookup", "listing", "LayoutsimError", "__version__"]

@@ -240,5 +240,5 @@ def encode(name, values):
         frac = np.where(bad, (1 << f.mbits) - 1, frac)
     else:
         exp_field = np.where(over | inf | nan, top, exp_field)
-        frac = np.where(over | inf, 0, np.where(nan, 1 << (f.mbits - 1), frac))
+        frac = np.where(nan, 1 << (f.mbits - 1), np.where(over | inf, 0, frac))
     return pack(f, sign, exp_field, frac)

@@ -1,0 +1,32 @@
+"""Bit-exact tensor-core arithmetic: `mma`, arch profiles, test cases and measured corpora.
+
+    import layoutsim
+    d = layoutsim.mma("mma.m16n8k16.f32.f16.f16.f32", a, b, c, arch="sm_90")
+
+Modules: profiles (arch parameters with sources), plan (instruction + profile -> kernel
+parameters), kernel (numba block-FMA; imported on first use), api (`mma`), cases (test-case
+generator for the GPU run), corpus (measured results: format, load, save, replay).
+Importing this package imports neither numpy nor numba.
+"""
+
+
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
+    """D = A*B + C for one instruction, bit for bit as `arch`'s tensor core computes it,
+    batched over leading dimensions.
+
+    instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction (mma.sync,
+    wgmma, AMD WMMA). a (..., M, K), b (..., K, N), c (..., M, N): raw bits in the element's
+    unsigned dtype (uint16 f16/bf16, uint32 tf32/f32/s32, uint8 e4m3/e5m2/s8/u8, uint8 low
+    nibble s4/u4, uint64 f64) or values (float16, ml_dtypes bfloat16/float8_e4m3fn/
+    float8_e5m2, float32, float64, int8/uint8, int32); leading dimensions broadcast. For
+    wgmma, c is the accumulator before the operation. arch: whose arithmetic (profiles in
+    layoutsim.numerics.profiles; gfx11/gfx12 are an unverified assumption and warn).
+    profile: a Profile to use instead (e.g. a candidate behaviour). raw=True returns D's raw
+    bits. Returns D (..., M, N) in D's value dtype (float32, float16, bfloat16, float64,
+    int32). Bad shapes, dtypes, names or an arch without the instruction raise LayoutsimError.
+    """
+    from .api import mma as _mma
+    return _mma(instr, a, b, c, arch, profile=profile, raw=raw)
+
+
+__all__ = ["mma"]

@@ -1,0 +1,189 @@
+"""`layoutsim.mma`: D = A*B + C exactly as the tensor core computes it, batched.
+
+numba is imported on the first call (through `kernel`), never by `import layoutsim`.
+"""
+import warnings
+
+import numpy as np
+
+from .. import archs
+from ..errors import LayoutsimError
+from ..formats import as_raw, decode, encode, from_raw, get_format, raw_dtype
+from .plan import FP8, make_plan
+from .profiles import UNVERIFIED, Profile, profile_for
+
+
+class UnverifiedProfileWarning(UserWarning):
+    """Results computed with an assumed (unpublished, unmeasured) arithmetic profile."""
+
+
+def resolve(instr, arch, profile=None):
+    """(Instruction, Profile) for a user's instruction (name or Instruction) and arch."""
+    from ..isa.instruction import Instruction
+    from ..isa.registry import get
+    if arch is None:
+        raise LayoutsimError("give the arch whose arithmetic to model, e.g. arch='sm_90'")
+    a = archs.normalize(arch)
+    inst = instr if isinstance(instr, Instruction) else get(instr, arch=a)
+    inst.check_arch(a)
+    if profile is None:
+        prof = profile_for(a)
+    elif isinstance(profile, Profile):
+        prof = profile
+    else:
+        prof = profile_for(profile)
+    return inst, prof
+
+
+def _operand(role, fmt, x, rows, cols, inst):
+    arr = as_raw(fmt, x, what=f"{role} of {inst.name}")
+    if arr.ndim < 2 or tuple(arr.shape[-2:]) != (rows, cols):
+        raise LayoutsimError(f"{role} of {inst.name} must have shape (..., {rows}, {cols}) "
+                             f"({fmt}); got {tuple(arr.shape)}")
+    return arr
+
+
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
+    """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
+
+    instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
+    a (..., M, K), b (..., K, N), c (..., M, N): raw bits in the element's unsigned dtype
+    (uint16 f16/bf16, uint32 tf32/f32/s32, uint8 e4m3/e5m2/s8/u8, uint8 low nibble s4/u4,
+    uint64 f64), or values (float16, ml_dtypes bfloat16/float8_e4m3fn/float8_e5m2, float32,
+    float64, int8/uint8, int32). For wgmma, c is the accumulator D read before the operation.
+    arch: whose arithmetic (profiles in layoutsim.numerics.profiles). profile: a Profile to
+    use instead (candidate behaviours). raw=True returns D's raw bits instead of values.
+    Returns D (..., M, N) in D's value dtype (float32, float16, float64, int32).
+    """
+    inst, prof = resolve(instr, arch, profile)
+    plan = make_plan(inst, prof)
+    if not prof.verified:
+        warnings.warn(f"{prof.arch} {inst.name}: {UNVERIFIED}", UnverifiedProfileWarning,
+                      stacklevel=3)
+    M, N, K = plan.shape
+    A = _operand("A", plan.a, a, M, K, inst)
+    B = _operand("B", plan.b, b, K, N, inst)
+    C = _operand("C", plan.c, c, M, N, inst)
+    try:
+        lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    except ValueError:
+        raise LayoutsimError(f"batch dimensions of A {A.shape[:-2]}, B {B.shape[:-2]} and C "
+                             f"{C.shape[:-2]} do not broadcast") from None
+    nb = int(np.prod(lead, dtype=np.int64))
+    A = np.broadcast_to(A, lead + (M, K)).reshape(nb, M, K)
+    B = np.broadcast_to(B, lead + (K, N)).reshape(nb, K, N)
+    C = np.broadcast_to(C, lead + (M, N)).reshape(nb, M, N)
+    out = run(plan, A, B, C).reshape(lead + (M, N))
+    return out if raw else from_raw(plan.d, out)
+
+
+def run(plan, A, B, C):
+    """Raw D (nb, M, N) from raw A (nb, M, K), B (nb, K, N), C (nb, M, N) under a Plan."""
+    if plan.kind == "int":
+        return _run_int(plan, A, B, C)
+    if plan.kind == "f64":
+        return _run_f64(plan, A, B, C)
+    return _run_float(plan, A, B, C)
+
+
+def _run_int(plan, A, B, C):
+    a = decode(plan.a, A)
+    b = decode(plan.b, B)
+    acc = decode(plan.c, C)
+    lo, hi = -(1 << 31), (1 << 31) - 1
+    if plan.saturate and plan.profile.int_saturation == "each_product":
+        for k in range(a.shape[-1]):
+            acc = np.clip(acc + a[:, :, k, None] * b[:, None, k, :], lo, hi)
+    else:
+        acc = acc + np.matmul(a, b)          # int64: exact (|sum| < 2**38)
+        acc = np.clip(acc, lo, hi) if plan.saturate else ((acc - lo) & 0xFFFFFFFF) + lo
+    return acc.astype(np.int32).view(np.uint32)
+
+
+def _run_f64(plan, A, B, C):
+    from . import kernel
+    mode = {"fma_chain": 0, "fma_chain_reversed": 1, "mul_add": 2}[plan.profile.f64]
+    a = np.ascontiguousarray(A.view(np.float64))
+    b = np.ascontiguousarray(np.swapaxes(B.view(np.float64), 1, 2))
+    c = np.ascontiguousarray(C.view(np.float64))
+    out = np.empty(c.shape, np.float64)
+    kernel.f64_chain(a, b, c, mode, out)
+    bits = out.view(np.uint64)
+    if plan.profile.nan_f64_rule == "propagate":  # the chain's NaN, quieted (bit 51 set)
+        nan = bits | np.uint64(1 << 51)
+    else:
+        nan = np.uint64(plan.profile.nan_f64)
+    return np.where(np.isnan(out), nan, bits)
+
+
+_FP8_TO_F16 = {}
+def _fp8_to_f16(fmt, raw):
+    """fp8 raw bits -> the f16 raw bits of the same value (exact: every fp8 value is an f16)."""
+    if fmt not in _FP8_TO_F16:
+        _FP8_TO_F16[fmt] = encode("f16", decode(fmt, np.arange(256, dtype=np.uint8)))
+    return _FP8_TO_F16[fmt][raw]
+
+
+def _tf32(raw, mode):
+    u = raw.astype(np.uint32)
+    if mode == "round":     # round to nearest even at bit 13 (Inf/NaN kept as they are)
+        special = (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+        r = (u.astype(np.uint64) + np.uint64(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))
+        u = np.where(special, u, r.astype(np.uint32))
+    return u >> np.uint32(13)
+
+
+def _layout(fmt):
+    f = get_format(fmt)
+    return f.ebits, f.mbits, 1 if f.specials == "fn" else 0
+
+
+def float_config(plan):
+    """The kernel's cfg array for a float Plan."""
+    from .kernel import (ALIGN, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, D_EB, D_MB,
+                         FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, NO_FLOOR, OUT_FTZ, OVF_INF,
+                         PROD_NORM, ROUND, UPFRONT, ZERO_SIGNED)
+    p = plan.profile
+    cfg = np.zeros(CFG_LEN, np.int64)
+    cfg[BLOCK] = plan.block
+    cfg[ALIGN] = plan.align_bits
+    cfg[FLOOR] = NO_FLOOR if plan.floor is None else plan.floor
+    cfg[CZERO_EMIN] = p.c_zero == "emin"
+    cfg[PROD_NORM] = {"sum": 0, "normalized": 1, "true": 2}[p.product_exponent]
+    cfg[ROUND] = {"rz": 0, "rne": 1, "rd": 2, "ru": 3}[plan.rounding]
+    cfg[KEEP] = plan.keep_bits
+    d = get_format(plan.d)
+    cfg[D_EB], cfg[D_MB] = d.ebits, d.mbits
+    cfg[OVF_INF] = p.overflow == "inf"
+    cfg[NAN_BITS] = p.nan_f32 if plan.d == "f32" else p.nan_f16
+    cfg[IN_FTZ] = p.subnormal_inputs == "flush"
+    cfg[OUT_FTZ] = p.subnormal_outputs == "flush"
+    cfg[UPFRONT] = p.specials == "upfront"
+    cfg[ZERO_SIGNED] = p.zero_sign == "signed"
+    cfg[LATE_C] = plan.late_c
+    for base, fmt in ((A_EB, plan.arith_a), (B_EB, plan.arith_b), (C_EB, plan.c)):
+        cfg[base:base + 3] = _layout(fmt)
+    return cfg
+
+
+def _prepare(fmt, arith, raw, plan):
+    if fmt in FP8 and arith == "f16":
+        return _fp8_to_f16(fmt, raw).astype(np.uint32)
+    if fmt == "tf32":
+        return _tf32(raw, plan.profile.tf32_inputs)
+    return raw.astype(np.uint32)
+
+
+def _run_float(plan, A, B, C):
+    from . import kernel
+    a = _prepare(plan.a, plan.arith_a, A, plan)
+    b = np.swapaxes(_prepare(plan.b, plan.arith_b, B, plan), 1, 2)
+    if plan.k_order:            # blocks are consecutive runs of k in this order
+        order = np.asarray(plan.k_order)
+        a, b = a[..., order], b[..., order]
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    c = np.ascontiguousarray(C.astype(np.uint32))
+    out = np.empty(c.shape, np.uint32)
+    if out.size:
+        kernel.block_fma(a, b, c, float_config(plan), out)
+    return out.astype(raw_dtype(plan.d))

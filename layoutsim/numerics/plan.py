@@ -1,0 +1,123 @@
+"""From (instruction, arch profile) to the kernel's parameters: which path, block size, bits.
+
+A Plan is plain data (no numba): `describe()` prints it, the case generator varies it, and
+the corpus report names the profile parameters a mismatch could point at (`uses`).
+"""
+from dataclasses import dataclass, field
+
+from ..errors import LayoutsimError
+from ..formats import get_format
+from .profiles import Profile
+
+INT_FORMATS = ("s8", "u8", "s4", "u4")
+FP8 = ("e4m3", "e5m2")
+MMA_FAMILIES = ("mma", "wgmma", "wmma")
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain)
+    instruction: str
+    arch: str
+    shape: tuple               # (M, N, K)
+    a: str                     # operand formats as the instruction names them
+    b: str
+    c: str
+    d: str
+    arith_a: str = ""          # formats the arithmetic runs on (fp8 on the fp16 path: "f16")
+    arith_b: str = ""
+    block: int = 0             # products per block
+    align_bits: int = 0        # bits kept below the largest exponent
+    floor: object = None       # lower clamp of the largest exponent (None: none)
+    rounding: str = "rz"
+    keep_bits: int = 0         # fraction bits of the rounded result (23/10, or 13 for E8M13)
+    k_order: tuple = ()        # order of k (blocks are consecutive runs of it); () = 0..K-1
+    late_c: bool = False
+    saturate: bool = False     # integers: .satfinite
+    uses: tuple = ()           # profile parameters this result depends on
+    profile: Profile = None
+    inst: object = field(default=None, compare=False, repr=False)   # the Instruction
+
+    def describe(self):
+        M, N, K = self.shape
+        head = f"{self.instruction} on {self.profile.label()}"
+        if self.kind == "int":
+            sat = (f"clamped to int32 ({self.profile.int_saturation})" if self.saturate
+                   else "wrapped modulo 2^32")
+            return f"{head}\n  exact integer sum of {K} products and C, {sat}"
+        if self.kind == "f64":
+            return f"{head}\n  f64: {self.profile.f64} over k = 0..{K - 1}, IEEE round to nearest"
+        path = "" if self.arith_a == self.a else f" (converted to {self.arith_a}: the fp16 path)"
+        order = "" if not self.k_order else f"\n  k order: {list(self.k_order)}"
+        return (f"{head}\n  inputs {self.a} x {self.b}{path}, C {self.c}, D {self.d}\n"
+                f"  blocks of {self.block} products; {self.align_bits} bits kept below the "
+                f"largest exponent (floor {self.floor}); result {self.rounding} to "
+                f"{self.keep_bits} fraction bits" + ("; C added last, RNE" if self.late_c else "")
+                + order)
+
+
+def instruction_formats(inst):
+    f = inst.formats
+    d = f.get("d")
+    return f.get("a"), f.get("b"), f.get("c", d), d
+
+
+def make_plan(inst, profile):
+    """The Plan of an Instruction under a Profile."""
+    if inst.family == "swmmac":
+        raise LayoutsimError(f"{inst.name} is a sparse (swmmac) instruction; its numerics are not "
+                             f"modelled: use the dense v_wmma_* form")
+    if inst.family not in MMA_FAMILIES:
+        raise LayoutsimError(f"{inst.name} is a {inst.family} instruction, not a matrix multiply; "
+                             f"layoutsim.mma takes mma.sync, wgmma and WMMA instructions")
+    a, b, c, d = instruction_formats(inst)
+    signed = {"u8": "s8", "u4": "s4"}          # AMD iu8/iu4: the NEG bits pick signed operands
+    if inst.options.get("signed_a"):
+        a = signed.get(a, a)
+    if inst.options.get("signed_b"):
+        b = signed.get(b, b)
+    M, N, K = inst.shape
+    common = dict(instruction=inst.name, arch=profile.arch, shape=(M, N, K), a=a, b=b, c=c, d=d,
+                  arith_a=a, arith_b=b, profile=profile, inst=inst)
+    if a in INT_FORMATS:
+        sat = bool(inst.options.get("satfinite") or inst.options.get("clamp"))
+        uses = ("int_saturation",) if sat else ()
+        return Plan(kind="int", saturate=sat, uses=uses, **common)
+    if a == "f64":
+        return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule"), **common)
+    if get_format(a).kind != "float" or d not in ("f32", "f16", "bf16"):
+        raise LayoutsimError(f"{inst.name}: no numeric model for inputs {a}/{b} with result {d}")
+    f32_out = d == "f32"
+    # 16-bit results (f16, and AMD's bf16) follow the fp16-result parameters; the f16 floor
+    # is an exponent of the f16 range, so a bf16 result gets none (AMD's assumption has none)
+    uses = ["fp32_rounding" if f32_out else "fp16_rounding",
+            "emax_floor_f32" if f32_out else "emax_floor_f16", "c_zero", "product_exponent",
+            "subnormal_inputs", "subnormal_outputs", "overflow", "specials", "zero_sign",
+            "nan_f32" if f32_out else "nan_f16"]
+    rounding = profile.fp32_rounding if f32_out else profile.fp16_rounding
+    floor = profile.emax_floor_f32 if f32_out else profile.emax_floor_f16 if d == "f16" else None
+    keep = get_format(d).mbits
+    k_order = ()
+    late = False
+    if a in FP8:
+        if inst.family == "mma" and profile.fp8_mma_sync == "f16":
+            common.update(arith_a="f16", arith_b="f16")
+            block, align = profile.block_16bit, 23 + profile.extra_bits
+            uses += ["fp8_mma_sync", "block_16bit", "extra_bits", "fp8_f16_split", "fp8_f16_c"]
+            if profile.fp8_f16_split == "pairs" and K > block:
+                k_order = tuple([k for k in range(K) if k % 4 < 2] + [k for k in range(K) if k % 4 >= 2])
+            late = profile.fp8_f16_c == "late"
+        else:
+            block, align = profile.block_fp8, profile.fp8_align_bits
+            if f32_out:
+                keep = min(keep, profile.fp8_f32_bits)
+            uses += ["fp8_mma_sync", "block_fp8", "fp8_align_bits"] + (["fp8_f32_bits"] if f32_out else [])
+    elif a == "tf32":
+        block, align = profile.block_tf32, 23 + profile.extra_bits
+        uses += ["block_tf32", "extra_bits", "tf32_inputs"]
+    else:
+        block, align = profile.block_16bit, 23 + profile.extra_bits
+        uses += ["block_16bit", "extra_bits"]
+    return Plan(kind="float", block=min(block, K), align_bits=align, floor=floor,
+                rounding=rounding, keep_bits=keep, k_order=k_order, late_c=late,
+                uses=tuple(uses), **common)

@@ -1,0 +1,367 @@
+"""Arch profiles: what a tensor core does to an inner product, as a handful of parameters.
+
+The arithmetic (one generic block-FMA, `kernel.py`) is the same for every arch; a profile
+only says how big a block is, how many bits below the largest exponent survive alignment,
+how the result is rounded, and the few behaviours the published models disagree on. Every
+parameter names its source in `Profile.sources`; `confirmed` says whether a GPU here has
+checked it (only sm_90 can be: the H200 corpus under tests/data/numerics/ decides).
+
+Sources (cited by key):
+  KM     Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv:2512.07004 (2025);
+         models in github north-numerical-computing/MATLAB-tensor-core (models/V100TC.m,
+         A100TC.m, AdaTC.m, H100TC.m, B200TC.m, tools/Generic_BFMA_TC.m, tools/GEMM.m).
+  FASI   Fasi, Higham, Mikaitis & Pranesh, "Numerical behavior of NVIDIA tensor cores",
+         PeerJ Comput. Sci. 7:e330 (2021); tests in github north-numerical-computing/
+         tensor-cores-numerical-behavior.
+  MMASIM Xie, Wang, Yang & Yang, "MMA-Sim: Bit-Accurate Reference Model of Tensor Cores and
+         Matrix Cores", arXiv:2511.10909 (2025); pip mmasim 2.1.1 (mmasim/nv_ptx/sim.py: F bits,
+         L_max bytes, e_zero per arch; arithmetic/fdpa.py: T-FDPA; arithmetic/fma.py: f64).
+  CUTLASS NVIDIA/cutlass issue #1986, NVIDIA maintainer reply (2025-03-04): mma.sync with
+         e4m3 is an sm_89 instruction, not native on sm_90; the compiler converts the data and
+         uses the fp16 tensor core.
+"""
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+
+from ..archs import AMD, GFX11, GFX12, NVIDIA, normalize
+from ..errors import LayoutsimError
+
+NOT_CONFIRMED = "not confirmed on a GPU here"
+H200_REPORT = (
+    "confirmed on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30): every mma.sync and "
+    "wgmma form matched gpu-check's cases (the discriminating set, then random) bit for bit: "
+    "docs/validation/h200.json (04:12 UTC, 76 of 88 entries before the fp8 and f64 fixes "
+    "below), then re-runs of this model: fp8 mma.sync, the f16/bf16/tf32 main forms and every "
+    "fp8 wgmma N (254.5M results; only f64 NaN payloads differed, fixed next), f64 + integer + "
+    "m16n8k8 forms (121 entries, 68.9M results, 0 differ), f16-result forms (1.34M, 0 differ)")
+H200 = "; H200: confirmed"
+UNVERIFIED = "UNVERIFIED ASSUMPTION: no published measurement; not run on AMD hardware"
+
+@dataclass(frozen=True)
+class Profile:
+    """One arch's tensor-core arithmetic. Defaults are the behaviours every source agrees on."""
+    arch: str
+    title: str
+    # --- the handful that differ between generations -------------------------------------
+    block_16bit: int = 16        # products per block for f16/bf16 inputs
+    block_tf32: int = 8          # products per block for tf32 inputs
+    block_fp8: int = 32          # products per block on the native fp8 path (wgmma, sm_89)
+    extra_bits: int = 2          # alignment keeps 23 + extra_bits bits below the largest exponent
+    fp8_align_bits: int = 13     # native fp8 path: bits kept below the largest exponent
+    fp8_f32_bits: int = 13       # native fp8 path: fraction bits of an fp32 result (E8M13)
+    emax_floor_f32: int = -133   # largest exponent clamped from below (fp32 result) ...
+    emax_floor_f16: int = -21    # ... and for an fp16 result (None: no clamp)
+    fp8_mma_sync: str = "f16"    # mma.sync with e4m3/e5m2: "native" or "f16" (converted, fp16 path)
+    # --- the rest: same for every NVIDIA profile, kept as parameters the GPU run can falsify --
+    fp8_f16_split: str = "pairs"   # fp16 path: which 16 of the 32 k go to the first HMMA:
+    #                                "pairs" (k%4 in {0,1} first) or "halves" (k 0-15, then 16-31)
+    fp8_f16_c: str = "late"      # fp16 path: the products are summed with C = 0 and C is added
+    #                              last, rounded to nearest ("late"), or C enters the first HMMA ("first")
+    fp32_rounding: str = "rz"    # "rz", "rne", "rd", "ru"
+    fp16_rounding: str = "rne"  # (every 16-bit result: f16, and bf16 on AMD)
+    c_zero: str = "skip"         # C = 0 takes no part ("skip"), or sits at its format's emin ("emin")
+    product_exponent: str = "sum"  # exponent of a*b used for alignment: ea + eb ("sum", significand
+    #                                in [1, 4)), normalised to [1, 2) ("normalized"), or the exponent
+    #                                of the product's leading bit, subnormal inputs too ("true")
+    subnormal_inputs: str = "keep"   # subnormal A/B elements: "keep" or "flush" (to zero)
+    subnormal_outputs: str = "keep"  # subnormal results, and a subnormal C: "keep" or "flush"
+    tf32_inputs: str = "truncate"    # low 13 bits of a tf32 operand: "truncate" or "round" (RNE)
+    overflow: str = "inf"        # result beyond the largest finite number: "inf" or "max" (RZ-style)
+    specials: str = "per_block"  # NaN/Inf decided per block as the chain runs, or "upfront" over all K
+    zero_sign: str = "positive"  # a zero result is +0 ("positive"), or keeps the sign of an
+    #                              underflowed sum ("signed")
+    int_saturation: str = "final"    # .satfinite clamps the final exact sum ("final"), or every
+    #                                  partial sum ("each_product")
+    f64: str = "fma_chain"       # f64: fma over k in order ("fma_chain"), reversed order
+    #                              ("fma_chain_reversed"), or rounded products then adds ("mul_add")
+    nan_f32: int = 0x7FFFFFFF
+    nan_f16: int = 0x7FFF        # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
+    nan_f64: int = 0xFFF8000000000000  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
+    nan_f64_rule: str = "propagate"  # f64 NaN inputs: "propagate" (the accumulator's NaN, else
+    #                                  A's, else B's, payload and sign kept, quieted), or
+    #                                  "canonical" (every NaN result is nan_f64)
+    # --- provenance ----------------------------------------------------------------------
+    sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    confirmed: str = NOT_CONFIRMED
+    confirmed_params: tuple = ()  # parameters a GPU run here separated from their alternatives
+    verified: bool = True        # False: an explicit assumption with no published basis (AMD)
+
+    def source(self, param):
+        return self.sources.get(param) or COMMON_SOURCES.get(param, "")
+
+    def parameters(self):
+        """(name, value, source) for every arithmetic parameter, in declaration order."""
+        skip = {"arch", "title", "sources", "confirmed", "confirmed_params", "verified"}
+        return [(f.name, getattr(self, f.name), self.source(f.name))
+                for f in fields(self) if f.name not in skip]
+
+    def with_(self, **changes):
+        """A variant (for candidate behaviours): same profile, some parameters changed."""
+        bad = [k for k in changes if k not in {f.name for f in fields(self)}]
+        if bad:
+            raise LayoutsimError(f"unknown profile parameter {bad[0]!r}; valid: "
+                                 f"{', '.join(n for n, _, _ in self.parameters())}")
+        return replace(self, **changes)
+
+    def label(self):
+        if not self.verified:
+            return f"{self.arch} ({self.title}) [{UNVERIFIED}]"
+        return f"{self.arch} ({self.title}; {self.confirmed})"
+
+
+# Sources of the defaults (behaviours shared by every NVIDIA profile).
+COMMON_SOURCES = MappingProxyType({
+    "fp32_rounding": "FASI sec. C (V100/T4/A100: round toward zero for an fp32 result); KM "
+                     "frmode='rz'; MMASIM rho='RZ-FP32'",
+    "fp16_rounding": "FASI sec. C (round to nearest for an fp16 result); KM frmode='rne'; "
+                     "MMASIM rho='RNE-FP16'",
+    "c_zero": "KM c_min_exp_limit=0 ('special handling when c = 0'); MMASIM gives C = 0 the "
+              "exponent e_zero, which is the same clamp",
+    "product_exponent": "MMASIM t_fdpa (e = e_a + e_b, significand s_a*s_b in [1,4)); KM "
+                        "H100TC.m/B200TC.m denorm_prd=1 ('keep denormalised')",
+    "subnormal_inputs": "FASI sec. A (subnormal inputs accepted); KM in_subnormals=1; MMASIM",
+    "subnormal_outputs": "FASI sec. A (subnormal results returned); KM out_subnormals=1; MMASIM",
+    "tf32_inputs": "MMASIM helper.truncate_fp32_to_tf32 (x >> 13 << 13); KM GEMM.m rounds tf32 "
+                   "inputs with CPFloat round=4 (toward zero)",
+    "overflow": "KM model_validation/ExceptionalCasesTest.m test 1 (fp32 accumulation overflow "
+                "gives +Inf even with RZ); MMASIM (overflowing RZ result converts to Inf)",
+    "specials": "KM GEMM.m / MMASIM: NaN in, Inf*0, or +Inf with -Inf give NaN; chained blocks "
+                "carry Inf/NaN in C (assumed: decided block by block)",
+    "zero_sign": "MMASIM t_fdpa adds +0.0 to every result ('-0.0 to +0.0')",
+    "int_saturation": "PTX ISA 9.7.14 mma: .satfinite clamps the result (assumed: the final "
+                      "exact sum, as the issue states)",
+    "f64": "MMASIM arithmetic/fma.py MMA_FMA: fma(a[k], b[k], c) for k = 0..K-1, IEEE RNE",
+    "nan_f32": "MMASIM ldexp_and_normalize (NaN -> 0x7FFFFFFF); PTX canonical NaN",
+    "nan_f16": "MMASIM ldexp_and_normalize (NaN -> 0x7FFF)",
+    "nan_f64": "measured on the H200 (docs/validation/h200.json and the layoutsim re-run of "
+               "2026-11-30): Inf * 0 gives 0xFFF8000000000000",
+    "nan_f64_rule": "measured on the H200 (re-run of 2026-11-30): a NaN C comes back unchanged, "
+                    "an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..); which of two NaN "
+                    "inputs wins is assumed (accumulator, then A, then B)",
+    "fp8_f16_split": "fitted on the H200 (see sm_90): 'pairs'; 'halves' reproduced none of the "
+                     "reported fp8 mismatches",
+    "fp8_f16_c": "fitted on the H200 (see sm_90): C added last with RNE; KM Generic_BFMA_TC.m "
+                 "comments describe the same for fp8 via HMMA",
+    "block_fp8": "MMASIM sim.py L_max bytes (32 bytes / 1 byte = 32 fp8 products on Hopper wgmma)",
+    "fp8_align_bits": "MMASIM sim.py WGMMA/Ada fp8: F = 13; KM AdaTC.m/H100TC.m fp8 neab = -10",
+    "fp8_f32_bits": "MMASIM rho='RZ-E8M13' for fp8 with an fp32 result (Hopper wgmma, Ada mma)",
+})
+
+
+def _src(base=None, **kw):
+    out = dict(base.sources) if base is not None else {}
+    out.update({k: " ".join(v.split()) for k, v in kw.items()})
+    return MappingProxyType(out)
+
+
+def _derive(base, arch, title, sources=None, **changes):
+    """A profile that differs from `base` in a few parameters (sources merged). What a GPU
+    confirmed for `base` is not inherited."""
+    changes.setdefault("confirmed", NOT_CONFIRMED if base.verified else base.confirmed)
+    changes.setdefault("confirmed_params", ())
+    return replace(base, arch=arch, title=title, sources=_src(base, **(sources or {})), **changes)
+
+
+_NO_TF32 = "no tf32 mma on this arch (value unused)"
+_NO_FP8 = "no fp8 mma on this arch (value unused)"
+
+SM70 = Profile(
+    "sm_70", "Volta V100", block_16bit=4, block_tf32=4, block_fp8=4, extra_bits=0,
+    emax_floor_f32=-131, emax_floor_f16=-19, fp8_mma_sync="native",
+    sources=_src(
+        block_16bit="FASI (V100: 4 products + C per block); KM V100TC.m fma=4; MMASIM Volta L_max 8 bytes",
+        extra_bits="FASI sec. D1 (no guard digits); KM V100TC.m neab=0; MMASIM Volta F=23",
+        emax_floor_f32="MMASIM e_zero Volta -131 (f16 inputs cannot reach it)",
+        emax_floor_f16="MMASIM e_zero Volta -19",
+        block_tf32=_NO_TF32, tf32_inputs=_NO_TF32, block_fp8=_NO_FP8, fp8_align_bits=_NO_FP8,
+        fp8_f32_bits=_NO_FP8, fp8_mma_sync=_NO_FP8, fp8_f16_split=_NO_FP8, fp8_f16_c=_NO_FP8,
+        f64="no f64 mma on sm_70 (value unused)"))
+
+SM75 = _derive(
+    SM70, "sm_75", "Turing T4", block_16bit=8, extra_bits=1, emax_floor_f32=-132,
+    emax_floor_f16=-20, sources=dict(
+        block_16bit="MMASIM Turing L_max 16 bytes (8 f16)", extra_bits="MMASIM Turing F=24",
+        emax_floor_f32="MMASIM e_zero Turing -132", emax_floor_f16="MMASIM e_zero Turing -20"))
+
+SM80 = _derive(
+    SM75, "sm_80", "Ampere A100", block_16bit=8, block_tf32=4, extra_bits=1,
+    emax_floor_f32=-132, emax_floor_f16=-20, sources=dict(
+        block_16bit="KM A100TC.m fma=8; MMASIM Ampere L_max 16 bytes (8 f16/bf16)",
+        block_tf32="KM A100TC.m fma=4 for tf32; MMASIM 16 bytes / 4",
+        tf32_inputs=COMMON_SOURCES["tf32_inputs"],
+        extra_bits="KM A100TC.m neab=1; MMASIM Ampere F=24",
+        emax_floor_f32="MMASIM e_zero Ampere -132", emax_floor_f16="MMASIM e_zero Ampere -20",
+        f64=COMMON_SOURCES["f64"]))
+
+SM86 = _derive(SM80, "sm_86", "Ampere GA10x (as A100: MMASIM groups sm_86 with Ampere)")
+SM87 = _derive(SM80, "sm_87", "Ampere Orin (as A100, by generation; no measurement)")
+
+SM89 = _derive(
+    SM80, "sm_89", "Ada L40S / RTX 40", block_fp8=16, fp8_align_bits=13, fp8_f32_bits=13,
+    fp8_mma_sync="native", sources=dict(
+        block_16bit="KM AdaTC.m fma=8; MMASIM Ada L_max 16 bytes",
+        block_tf32="KM AdaTC.m fma=4 for tf32", extra_bits="KM AdaTC.m neab=1; MMASIM Ada F=24",
+        block_fp8="KM AdaTC.m fma=16 for fp8; MMASIM Ada L_max 16 bytes / 1",
+        fp8_align_bits="KM AdaTC.m fp8 neab=-10 (23-10 = 13 bits); MMASIM Ada fp8 F=13",
+        fp8_f32_bits="MMASIM Ada fp8 rho='RZ-E8M13'",
+        fp8_mma_sync="PTX ISA: e4m3/e5m2 mma.sync introduced with sm_89 (native)",
+        fp8_f16_split="native fp8 on sm_89 (value unused)",
+        fp8_f16_c="native fp8 on sm_89 (value unused)",
+        emax_floor_f32="MMASIM e_zero Ada -132", emax_floor_f16="MMASIM e_zero Ada -20"))
+
+SM90 = _derive(
+    SM80, "sm_90", "Hopper H100/H200", block_16bit=16, block_tf32=8, block_fp8=32, extra_bits=2,
+    fp8_align_bits=13, fp8_f32_bits=13, emax_floor_f32=-133, emax_floor_f16=-21,
+    fp8_mma_sync="f16", fp8_f16_split="pairs", fp8_f16_c="late", confirmed=H200_REPORT,
+    confirmed_params=("block_16bit", "block_tf32", "block_fp8", "extra_bits", "fp8_align_bits",
+                      "fp8_f32_bits", "emax_floor_f32", "emax_floor_f16", "fp8_mma_sync",
+                      "fp8_f16_split", "fp8_f16_c", "fp32_rounding", "fp16_rounding", "c_zero",
+                      "product_exponent", "subnormal_inputs", "subnormal_outputs",
+                      "tf32_inputs", "overflow", "zero_sign", "int_saturation", "nan_f32",
+                      "nan_f16", "nan_f64", "nan_f64_rule"),
+    sources=dict(
+        block_16bit="KM H100TC.m fma=16; MMASIM Hopper L_max 32 bytes (16 f16/bf16)" + H200
+                    + " (bf16, 1500 cases: 1383 separated 8)",
+        block_tf32="KM H100TC.m fma=8 for tf32; MMASIM 32 bytes / 4" + H200,
+        block_fp8="MMASIM sim.py WGMMA: 32 bytes / 1 = 32 fp8 products (wgmma)" + H200
+                  + " (every fp8 wgmma N)",
+        extra_bits="KM H100TC.m neab=2; MMASIM Hopper F=25" + H200,
+        fp8_align_bits="MMASIM sim.py WGMMA fp8 F=13" + H200,
+        fp8_f32_bits="MMASIM sim.py WGMMA fp8 rho='RZ-E8M13'" + H200,
+        emax_floor_f32="KM H100TC.m min_exp_limit=-133; MMASIM e_zero Hopper -133" + H200
+                       + " (bf16, 1500 cases: 24-203 separated each alternative floor)",
+        emax_floor_f16="MMASIM e_zero Hopper -21" + H200 + " against KM B200TC.m's -15 (86 and "
+                       "259 cases) and no clamp (23 and 165 cases), f16->f16 k16 and k8",
+        fp8_mma_sync="measured: SASS of e4m3 mma.sync for sm_90a is F2FP.F16.E4M3.UNPACK_B + "
+                     "HMMA.16816.F32 (docs/validation/h200.json); CUTLASS #1986; MMASIM lists no "
+                     "fp8 mma.sync for Hopper; KM GEMM.m 'fp8 via HMMA (fp16) TC'",
+        fp8_f16_split="fitted to the H200 gpu-check report (docs/validation/h200.json, "
+                      "2026-11-30): of the 8 fp8 mma.sync mismatches whose inputs it lists, 'pairs' "
+                      "with C added last reproduces 8, 'halves' with C first 0; SASS there: "
+                      "F2FP.F16.E4M3.UNPACK_B + HMMA.16816.F32. KM GEMM.m: 'inter_leaved pattern' "
+                      "for fp8 via HMMA",
+        fp8_f16_c="fitted to the same report (pairs + C first reproduces 7 of the 8); KM "
+                  "Generic_BFMA_TC.m: fp8 via HMMA with 'c added at the end with RNE'" + H200 +
+                  " by the re-run (e4m3 f32: 1254 cases separated C-first, 518 halves)"))
+
+SM100 = _derive(
+    SM90, "sm_100", "Blackwell B200 (mma.sync as Hopper)", sources=dict(
+        block_16bit="MMASIM Blackwell L_max 32 bytes; KM B200TC.m fma=16",
+        block_tf32="MMASIM Blackwell 32 bytes / 4; KM B200TC.m fma=8 for tf32",
+        extra_bits="MMASIM Blackwell F=25; KM B200TC.m neab=2",
+        emax_floor_f32="MMASIM e_zero Blackwell -133; KM B200TC.m min_exp_limit=-133",
+        emax_floor_f16="MMASIM e_zero Blackwell -21 (KM B200TC.m: -15)",
+        fp8_mma_sync="assumed as sm_90 (MMASIM lists no fp8 mma.sync for sm_100)",
+        block_fp8="assumed as sm_90", fp8_align_bits="assumed as sm_90",
+        fp8_f32_bits="assumed as sm_90", fp8_f16_split="assumed as sm_90 (fitted there)",
+        fp8_f16_c="assumed as sm_90 (fitted there)"))
+
+SM120 = _derive(
+    SM90, "sm_120", "Blackwell RTX 50 / RTX PRO", fp8_mma_sync="native",
+    fp8_align_bits=25,
+    fp8_f32_bits=23, sources=dict(
+        block_16bit="MMASIM RTX Blackwell L_max 32 bytes", extra_bits="MMASIM RTX Blackwell F=25",
+        block_tf32="MMASIM RTX Blackwell 32 bytes / 4",
+        block_fp8="MMASIM RTX Blackwell 32 bytes / 1", fp8_mma_sync="MMASIM: native T-FDPA",
+        fp8_align_bits="MMASIM RTX Blackwell fp8: F=25 (no Ada special case)",
+        fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'",
+        fp8_f16_split="native fp8 on sm_120 (value unused)",
+        fp8_f16_c="native fp8 on sm_120 (value unused)",
+        emax_floor_f32="MMASIM e_zero -133", emax_floor_f16="MMASIM e_zero -21"))
+
+# gfx11 / gfx12 WMMA: AMD publishes nothing about the arithmetic and no RDNA measurement exists.
+# The assumption borrows the structure of the nearest published AMD matrix unit (CDNA3,
+# KM models/CDNA3.m: fma=8, neab=1, frmode='rne') without its late-C detail, and rounds both
+# fp32 and fp16 results to nearest. Every result computed with it is labelled unverified.
+_U = "UNVERIFIED: "
+GFX11_PROFILE = Profile(
+    "gfx11", "RDNA3 WMMA", block_16bit=8, block_tf32=4, block_fp8=16, extra_bits=1,
+    fp8_align_bits=24, fp8_f32_bits=23, emax_floor_f32=None, emax_floor_f16=None,
+    fp8_mma_sync="native", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
+    sources=_src(**{**{name: _U + "assumed like the NVIDIA models: " + src
+                       for name, src in COMMON_SOURCES.items()}, **dict(
+                 block_16bit=_U + "assumed 8 (KM CDNA3.m fma=8 for MI300; no RDNA data)",
+                 block_tf32=_U + "RDNA has no tf32 WMMA; value unused",
+                 block_fp8=_U + "assumed 16 (KM CDNA3.m fp8 fma=16)",
+                 extra_bits=_U + "assumed 1 (KM CDNA3.m neab=1)",
+                 fp8_align_bits=_U + "assumed 24 (= 23 + extra_bits)",
+                 fp8_f32_bits=_U + "assumed 23 (a plain fp32 result)",
+                 fp32_rounding=_U + "assumed round to nearest even (KM CDNA3.m frmode='rne')",
+                 fp16_rounding=_U + "assumed round to nearest even",
+                 emax_floor_f32=_U + "assumed no clamp", emax_floor_f16=_U + "assumed no clamp",
+                 fp8_mma_sync=_U + "gfx12 fp8 WMMA assumed native",
+                 fp8_f16_split=_U + "value unused", fp8_f16_c=_U + "value unused",
+                 f64=_U + "no f64 WMMA (value unused)")}))
+GFX12_PROFILE = _derive(GFX11_PROFILE, "gfx12", "RDNA4 WMMA")
+
+PROFILES = MappingProxyType({p.arch: p for p in (SM70, SM75, SM80, SM86, SM87, SM89, SM90,
+                                                 SM100, SM120, GFX11_PROFILE, GFX12_PROFILE)})
+
+
+def profile_for(arch):
+    """The Profile of an arch name (NVIDIA sm_XX, or any gfx11/gfx12 target)."""
+    if isinstance(arch, Profile):
+        return arch
+    if arch in ("gfx11", "gfx12"):
+        return PROFILES[arch]
+    a = normalize(arch)
+    if a is None:
+        raise LayoutsimError("give an arch, e.g. arch='sm_90'")
+    if a in GFX11:
+        return PROFILES["gfx11"]
+    if a in GFX12:
+        return PROFILES["gfx12"]
+    if a in PROFILES:
+        return PROFILES[a]
+    raise LayoutsimError(f"no numeric profile for {a}; profiles exist for "
+                         f"{', '.join(x for x in NVIDIA if x in PROFILES)}, gfx11, gfx12")
+
+
+assert all(a in PROFILES for a in NVIDIA) and AMD
+
+
+def main(argv=None):
+    """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.profiles")
+    ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--table", action="store_true", help="one line per arch, the main parameters")
+    args = ap.parse_args(argv)
+    try:
+        profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
+    except LayoutsimError as exc:
+        print(f"error: {exc}")
+        return 2
+    if args.json:
+        print(json.dumps([{"arch": p.arch, "title": p.title, "confirmed": p.confirmed,
+                           "confirmed_params": list(p.confirmed_params), "verified": p.verified,
+                           "parameters": {n: {"value": v, "source": s} for n, v, s in p.parameters()}}
+                          for p in profs], indent=1))
+        return 0
+    if args.table:
+        cols = ("block_16bit", "block_tf32", "block_fp8", "extra_bits", "fp32_rounding",
+                "fp16_rounding", "emax_floor_f32", "emax_floor_f16", "fp8_mma_sync",
+                "fp8_align_bits", "fp8_f32_bits")
+        short = ("L16", "Ltf32", "Lfp8", "extra", "f32 rnd", "f16 rnd", "floor32", "floor16",
+                 "fp8 mma", "fp8 F", "fp8 f32")
+        print(f"{'arch':7s} " + " ".join(f"{h:>8s}" for h in short) + "  confirmed")
+        for p in profs:
+            vals = " ".join(f"{str(getattr(p, c)):>8s}" for c in cols)
+            conf = ("H200" if p.confirmed_params else
+                    "UNVERIFIED" if not p.verified else "no")
+            print(f"{p.arch:7s} {vals}  {conf}")
+        return 0
+    for p in profs:
+        print(p.label())
+        for name, value, source in p.parameters():
+            shown = hex(value) if name.startswith("nan_") else value
+            mark = "*" if name in p.confirmed_params else " "
+            print(f" {mark}{name:18s} {str(shown):>20s}  {source}")
+        print(" (* separated from its alternatives and confirmed on a GPU here)\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

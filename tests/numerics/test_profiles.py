@@ -1,0 +1,44 @@
+"""Arch profiles: the published numbers, their sources, and the AMD assumption's label."""
+import pytest
+
+from layoutsim.numerics.profiles import NOT_CONFIRMED, PROFILES, UNVERIFIED, profile_for
+
+
+@pytest.mark.parametrize("arch", list(PROFILES))
+def test_every_parameter_names_a_source(arch):
+    for name, value, source in PROFILES[arch].parameters():
+        assert source, f"{arch}.{name} = {value!r} has no source"
+
+
+def test_hopper_numbers_as_published():
+    p = PROFILES["sm_90"]
+    # issue 4 / KM H100TC.m / MMASIM sim.py
+    assert (p.block_16bit, p.block_tf32, p.extra_bits) == (16, 8, 2)
+    assert (p.emax_floor_f32, p.fp32_rounding, p.fp16_rounding) == (-133, "rz", "rne")
+    assert (p.c_zero, p.tf32_inputs, p.fp8_mma_sync) == ("skip", "truncate", "f16")
+    assert (p.fp8_f16_split, p.fp8_f16_c) == ("pairs", "late")      # fitted on the H200
+    assert (PROFILES["sm_80"].block_16bit, PROFILES["sm_80"].block_tf32, PROFILES["sm_80"].extra_bits) == (8, 4, 1)
+    assert (PROFILES["sm_70"].block_16bit, PROFILES["sm_70"].extra_bits) == (4, 0)
+
+
+def test_nothing_is_confirmed_yet_and_amd_is_unverified():
+    assert all(p.confirmed == NOT_CONFIRMED for a, p in PROFILES.items()
+               if a.startswith("sm_") and a != "sm_90")
+    assert "H200" in PROFILES["sm_90"].confirmed
+    for arch in ("gfx11", "gfx12"):
+        p = PROFILES[arch]
+        assert not p.verified and UNVERIFIED in p.label() and p.confirmed == UNVERIFIED
+        assert all(s.startswith("UNVERIFIED") for n, _, s in p.parameters()
+                   if n in ("block_16bit", "extra_bits", "fp32_rounding"))
+
+
+def test_profile_for_aliases():
+    assert profile_for("h200") is PROFILES["sm_90"]
+    assert profile_for("sm_90a") is PROFILES["sm_90"]
+    assert profile_for("gfx1100") is PROFILES["gfx11"] and profile_for("gfx1201") is PROFILES["gfx12"]
+
+
+def test_with_rejects_unknown_parameters():
+    from layoutsim import LayoutsimError
+    with pytest.raises(LayoutsimError, match="unknown profile parameter 'blok'"):
+        PROFILES["sm_90"].with_(blok=3)
