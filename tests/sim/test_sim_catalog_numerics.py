@@ -7,10 +7,8 @@ import layoutsim
 from layoutsim.sim import Machine, SmemDesc, Warpgroup
 from sim_exact import encode, exact_mma
 
-HAVE_MMA = hasattr(layoutsim, "mma")
 # AMD arithmetic is an unverified assumption of the numerics; its warning is expected here
 pytestmark = pytest.mark.filterwarnings("ignore:.*UNVERIFIED ASSUMPTION")
-need_mma = pytest.mark.skipif(not HAVE_MMA, reason="layoutsim.mma (numerics) not in this checkout yet")
 
 
 def _entries(arch, family):
@@ -19,7 +17,6 @@ def _entries(arch, family):
 
 
 GFX12 = [pytest.param(e, id=f"{e.name}-w{e.wave}") for e in _entries("gfx1201", "wmma")]
-need_gfx12 = pytest.mark.skipif(not GFX12, reason="AMD gfx12 WMMA catalog (isa/amd_wmma.py) not in this checkout yet")
 NV_MMA = [pytest.param(e, id=e.name) for e in _entries(None, "mma")]
 WGMMA = [pytest.param(layoutsim.lookup(n), id=n) for n in (
     "wgmma.m64n8k16.f32.f16.f16", "wgmma.m64n16k16.f32.bf16.bf16", "wgmma.m64n8k16.f16.f16.f16",
@@ -73,7 +70,6 @@ def _run(entry, gen, mma=None):
     return ins, arch, ea, eb, ec, got
 
 
-@need_mma
 @pytest.mark.parametrize("entry", NV_MMA + GFX12)
 def test_simulated_mma_equals_layoutsim_mma_bit_for_bit(entry):
     ins = entry.instruction()
@@ -89,7 +85,6 @@ def test_simulated_mma_equals_layoutsim_mma_bit_for_bit(entry):
     assert (got == want).all()
 
 
-@need_mma
 @pytest.mark.parametrize("entry", WGMMA)
 def test_simulated_wgmma_equals_layoutsim_mma_bit_for_bit(entry):
     ins = entry.instruction()
@@ -109,7 +104,6 @@ def test_simulated_wgmma_equals_layoutsim_mma_bit_for_bit(entry):
     assert (g.fragment(ins, "D", "d")[0, 0] == want.view(np.dtype(f"u{want.dtype.itemsize}"))).all()
 
 
-@need_gfx12
 @pytest.mark.parametrize("entry", GFX12)
 def test_gfx12_wmma_moves_fragments_exactly(entry):
     ins, arch, ea, eb, ec, got = _run(entry, _small, mma=exact_mma)

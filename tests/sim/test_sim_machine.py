@@ -318,12 +318,9 @@ def test_amd_spellings_in_the_trace():
 
 
 # ------------------------------------------------------------------ bank costs in the trace
-from layoutsim.sim import costing  # noqa: E402
-
-need_banks = pytest.mark.skipif(not costing.available(), reason="layoutsim.banks.analyze not in this checkout yet")
 
 
-@need_banks
+
 @pytest.mark.parametrize("bits", [8, 16, 32, 64, 128])
 def test_shared_access_cost_is_the_bank_models(bits):
     from layoutsim import banks
@@ -343,7 +340,6 @@ def test_shared_access_cost_is_the_bank_models(bits):
         assert e.per_warp == ((r.wavefronts, r.ideal, r.conflicts),)
 
 
-@need_banks
 def test_bank_cost_strides():
     w = Warp("sm_90")
     w.mov("x", 0)
@@ -352,7 +348,6 @@ def test_bank_cost_strides():
         assert w.trace[-1].wavefronts == want, stride
 
 
-@need_banks
 def test_warpgroup_cost_sums_its_warps_and_wave64_costs_two_halves():
     g = Warpgroup("sm_90")
     g.mov("x", 0)
@@ -370,7 +365,6 @@ def test_warpgroup_cost_sums_its_warps_and_wave64_costs_two_halves():
     assert e.op == "ds_read_b32" and len(e.per_warp) == 2 and e.conflicts == 0
 
 
-@need_banks
 def test_ldmatrix_cost_uses_only_the_row_lanes():
     w = Warp("sm_90")
     w.smem_write(0, np.arange(4096, dtype=np.uint16))

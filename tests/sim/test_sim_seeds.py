@@ -5,16 +5,12 @@ import numpy as np
 import pytest
 
 import layoutsim
-from layoutsim.sim import costing, seeds
+from layoutsim.sim import seeds
 from sim_exact import exact_mma
 
-HAVE_MMA = hasattr(layoutsim, "mma")
-HAVE_BANKS = costing.available()
-need_mma = pytest.mark.skipif(not HAVE_MMA, reason="layoutsim.mma (numerics) not in this checkout yet")
-need_banks = pytest.mark.skipif(not HAVE_BANKS, reason="layoutsim.banks.analyze not in this checkout yet")
 # every seed runs with the real numerics; where the arithmetic is exact, also with the exact
 # stand-in, which checks the data movement on its own
-NUMERICS = [pytest.param(None, id="layoutsim.mma", marks=need_mma), pytest.param(exact_mma, id="exact")]
+NUMERICS = [pytest.param(None, id="layoutsim.mma"), pytest.param(exact_mma, id="exact")]
 
 
 def _bits(x):
@@ -43,7 +39,6 @@ def test_seed1_small_integers_equal_numpy(mma):
     assert run.result.dtype == np.float32 and (run.result == want).all()
 
 
-@need_mma
 @pytest.mark.parametrize("seed", range(5))
 def test_seed1_random_equals_layoutsim_mma_bit_for_bit(seed):
     rng = np.random.default_rng(100 + seed)
@@ -89,7 +84,6 @@ def _chained_reference(A, B, instr=seeds.F16_MMA):
     return D.view(np.float32).transpose(0, 2, 1, 3).reshape(64, 64)
 
 
-@need_mma
 def test_seed2_random_equals_chained_layoutsim_mma_bit_for_bit():
     rng = np.random.default_rng(4)
     A, B = _f16_random(rng, (64, 96)), _f16_random(rng, (96, 64))
@@ -113,7 +107,6 @@ def test_seed2_trace_shape():
     assert all(e.active == 128 for e in run.trace)
 
 
-@need_banks
 def test_seed2_pad8_vs_pad0_bank_conflicts():
     rng = np.random.default_rng(6)
     A = rng.integers(-2, 3, (64, 64)).astype(np.float16)
@@ -172,7 +165,6 @@ def test_seed3_padding_report():
     assert "15/16" not in seeds.padding_summary(r) and "93.75% padding" in seeds.padding_summary(r)
 
 
-@need_mma
 def test_seed3_tile_equals_layoutsim_mma():
     """One mma of the x_in_A GEMV, on its own: the simulator's D bits are layoutsim.mma's."""
     rng = np.random.default_rng(9)
