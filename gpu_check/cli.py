@@ -156,6 +156,10 @@ def cmd_report(args):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(R.markdown(rep, report_path=args.file, full=args.full))
         print(f"markdown written to {p}", file=sys.stderr if args.json else sys.stdout)
+    if args.confirmed:
+        p = Path(args.confirmed)
+        R.write_atomic(p, R.confirmed(rep, args.file))
+        print(f"confirmed entries written to {p}", file=sys.stderr if args.json else sys.stdout)
     t = rep.get("totals", {})
     return 1 if t.get("failed") or t.get("errors") else 0
 
@@ -245,6 +249,7 @@ def parser():
     rp.add_argument("file")
     rp.add_argument("--markdown", help="write a markdown summary here (e.g. docs/validation/h200.md)")
     rp.add_argument("--full", action="store_true", help="markdown: a table of every entry, not only what differs")
+    rp.add_argument("--confirmed", help="write the entries every check confirmed (layoutsim/isa/data/confirmed.json)")
     rp.add_argument("--json", action="store_true")
     rp.set_defaults(run=cmd_report)
     rr = sub.add_parser("replay", help="compare a recorded layout dump with the catalog (no GPU)")

@@ -66,6 +66,23 @@ def load(path):
         return json.load(f)
 
 
+def confirmed(report, report_path):
+    """What the catalog may call confirmed: entries whose every check of a group passed.
+
+    Written to layoutsim/isa/data/confirmed.json by `gpu-check report --confirmed`; the
+    registry stamps those entries' `confirmed` text with the GPU and the report's path.
+    """
+    env = report.get("environment", {})
+    by_group = {}
+    for r in report.get("results", []):
+        ok = by_group.setdefault(r["group"], {})
+        ok[r["entry"]] = ok.get(r["entry"], True) and r["status"] == "pass"
+    return {"gpu": env.get("gpu"), "arch": env.get("arch"), "driver": env.get("driver"),
+            "date": str(env.get("date", ""))[:10], "report": str(report_path),
+            "layouts": sorted(e for e, ok in by_group.get("layouts", {}).items() if ok),
+            "numerics": sorted(e for e, ok in by_group.get("numerics", {}).items() if ok)}
+
+
 def results_of(report):
     out = []
     for d in report.get("results", []):

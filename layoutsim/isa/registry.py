@@ -7,8 +7,11 @@ entry's canonical name and aliases: the full PTX spelling, the short one without
 `sync.aligned` / `.row.col`, AMD mnemonics (which need the arch, as gfx11 and gfx12 lay the
 same mnemonic out differently), and clang builtins.
 """
+import dataclasses
 import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from .. import archs as A
@@ -53,7 +56,19 @@ class Entry:
 
 @functools.lru_cache(maxsize=None)
 def _built(entry):
-    return entry.build()
+    inst = entry.build()
+    done = _confirmed()
+    if entry.name in done.get("layouts", ()):
+        inst = dataclasses.replace(inst, confirmed=f"layout confirmed on {done['gpu']} ({done['arch']}, driver "
+                                   f"{done['driver']}, {done['date']}) by gpu-check: {done['report']}")
+    return inst
+
+
+@functools.lru_cache(maxsize=None)
+def _confirmed():
+    """Entries a committed gpu-check report confirmed (data/confirmed.json, from `gpu-check report --confirmed`)."""
+    path = Path(__file__).with_name("data") / "confirmed.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 @functools.lru_cache(maxsize=None)

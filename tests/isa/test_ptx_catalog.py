@@ -182,3 +182,18 @@ def test_measured_wmma_fragments_load_as_recorded():
     a = layoutsim.get("wmma.load.a.row.m16n16k16.f16").operand("A").fragment
     mma_a = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("A").fragment
     assert (a.table[:, :4] == mma_a.table).all() and (a.table[:, 4:] == mma_a.table).all()
+
+
+def test_confirmed_entries_come_from_the_committed_gpu_report():
+    # layoutsim/isa/data/confirmed.json is written by `gpu-check report --confirmed` from
+    # docs/validation/h200.json: every name in it is a catalog entry, and those entries say so.
+    import json
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    done = json.loads((root / "layoutsim" / "isa" / "data" / "confirmed.json").read_text())
+    report = json.loads((root / done["report"]).read_text())
+    assert report["environment"]["gpu"] == done["gpu"] and report["totals"]["mismatches"] == 0
+    names = {e.name for e in listing()}
+    assert set(done["layouts"]) <= names and len(done["layouts"]) >= 60
+    assert "confirmed on NVIDIA H200" in layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").confirmed
+    assert "confirmed" in layoutsim.get("ldmatrix.x4.trans").confirmed
