@@ -1,6 +1,6 @@
 """Instruction and Operand: one catalog entry, as the rest of layoutsim consumes it."""
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 

@@ -70,11 +70,17 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
         raise LayoutsimError(f"batch dimensions of A {A.shape[:-2]}, B {B.shape[:-2]} and C "
                              f"{C.shape[:-2]} do not broadcast") from None
     nb = int(np.prod(lead, dtype=np.int64))
-    A = np.broadcast_to(A, lead + (M, K)).reshape(nb, M, K)
-    B = np.broadcast_to(B, lead + (K, N)).reshape(nb, K, N)
-    C = np.broadcast_to(C, lead + (M, N)).reshape(nb, M, N)
+    A, B, C = (_batched(X, lead, nb) for X in (A, B, C))
     out = run(plan, A, B, C).reshape(lead + (M, N))
     return out if raw else from_raw(plan.d, out)
+
+
+def _batched(x, lead, nb):
+    """x (..., R, S) broadcast to lead + (R, S), as (nb, R, S); a view of x where it already
+    has that shape (a broadcast view is read-only, and the kernel would then copy it)."""
+    if x.shape[:-2] != lead:
+        x = np.broadcast_to(x, lead + x.shape[-2:])
+    return x.reshape((nb,) + x.shape[-2:])
 
 
 def run(plan, A, B, C):
@@ -101,13 +107,13 @@ def _run_int(plan, A, B, C):
 
 
 def _run_f64(plan, A, B, C):
-    from . import kernel
+    from . import f64_kernel
     mode = {"fma_chain": 0, "fma_chain_reversed": 1, "mul_add": 2}[plan.profile.f64]
-    a = np.ascontiguousarray(A.view(np.float64))
-    b = np.ascontiguousarray(np.swapaxes(B.view(np.float64), 1, 2))
-    c = np.ascontiguousarray(C.view(np.float64))
+    a = _kernel_array(A.view(np.float64))
+    b = _kernel_array(np.swapaxes(B.view(np.float64), 1, 2))
+    c = _kernel_array(C.view(np.float64))
     out = np.empty(c.shape, np.float64)
-    kernel.f64_chain(a, b, c, mode, out)
+    f64_kernel.f64_chain(a, b, c, mode, out)
     bits = out.view(np.uint64)
     if plan.profile.nan_f64_rule == "propagate":  # the chain's NaN, quieted (bit 51 set)
         nan = bits | np.uint64(1 << 51)
@@ -140,9 +146,9 @@ def _layout(fmt):
 
 def float_config(plan):
     """The kernel's cfg array for a float Plan."""
-    from .kernel import (ALIGN, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, D_EB, D_MB,
-                         FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, NO_FLOOR, OUT_FTZ, OVF_INF,
-                         PROD_NORM, ROUND, UPFRONT, ZERO_SIGNED)
+    from .cfg import (ALIGN, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, D_EB, D_MB, FLOOR,
+                      IN_FTZ, KEEP, LATE_C, NAN_BITS, NO_FLOOR, OUT_FTZ, OVF_INF, PROD_NORM,
+                      ROUND, UPFRONT, ZERO_SIGNED)
     p = plan.profile
     cfg = np.zeros(CFG_LEN, np.int64)
     cfg[BLOCK] = plan.block
@@ -166,24 +172,40 @@ def float_config(plan):
     return cfg
 
 
+def _kernel_array(x, dtype=None):
+    """x as a C-contiguous, writeable array (copied only when it is not one already): numba
+    compiles a kernel per array type, and a read-only or strided array is a type of its own,
+    so this keeps it to one compilation per element dtype."""
+    return np.require(x, dtype, ["C_CONTIGUOUS", "WRITEABLE"])
+
+
 def _prepare(fmt, arith, raw, plan):
+    """Raw bits the kernel takes (any unsigned dtype): fp8 on the fp16 path as f16 bits, tf32
+    as its 19 bits; anything else as it is (no copy)."""
     if fmt in FP8 and arith == "f16":
-        return _fp8_to_f16(fmt, raw).astype(np.uint32)
+        return _fp8_to_f16(fmt, raw)
     if fmt == "tf32":
         return _tf32(raw, plan.profile.tf32_inputs)
-    return raw.astype(np.uint32)
+    return raw
+
+
+def kernel_inputs(plan, A, B, C):
+    """(a, b, c, cfg): what kernel.block_fma takes for raw A (nb, M, K), B (nb, K, N),
+    C (nb, M, N) under a float Plan (k in the plan's block order; fp8/tf32 prepared)."""
+    a = _prepare(plan.a, plan.arith_a, A, plan)
+    b = _prepare(plan.b, plan.arith_b, B, plan)          # (nb, K, N): the kernel reads it so
+    if plan.k_order:            # blocks are consecutive runs of k in this order
+        order = np.asarray(plan.k_order)
+        a, b = a[..., order], b[:, order, :]
+    a = _kernel_array(a)
+    b = _kernel_array(b, a.dtype)        # one compiled kernel per input dtype
+    return a, b, _kernel_array(C, np.uint32), float_config(plan)
 
 
 def _run_float(plan, A, B, C):
     from . import kernel
-    a = _prepare(plan.a, plan.arith_a, A, plan)
-    b = np.swapaxes(_prepare(plan.b, plan.arith_b, B, plan), 1, 2)
-    if plan.k_order:            # blocks are consecutive runs of k in this order
-        order = np.asarray(plan.k_order)
-        a, b = a[..., order], b[..., order]
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    c = np.ascontiguousarray(C.astype(np.uint32))
+    a, b, c, cfg = kernel_inputs(plan, A, B, C)
     out = np.empty(c.shape, np.uint32)
     if out.size:
-        kernel.block_fma(a, b, c, float_config(plan), out)
-    return out.astype(raw_dtype(plan.d))
+        kernel.block_fma(a, b, c, cfg, out)
+    return out.astype(raw_dtype(plan.d), copy=False)
