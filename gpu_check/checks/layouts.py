@@ -25,6 +25,7 @@ Probes
 from dataclasses import dataclass
 
 import numpy as np
+from layoutsim.numerics import sparse
 
 from ..kernels import E2eSpec, LdmatrixSpec, MmaSpec, StmatrixSpec, WgmmaSpec, REGION_BYTES
 from ..values import EXACT_INT_MAX, decode, encode
@@ -250,24 +251,11 @@ def _plan_mma(spec, rng, smallint_cases):
     return probes
 
 
-def decompress_sparse(a, idx, k):
-    """SWMMAC: logical A (n, M, K) from compressed values (n, M, K/2) and 4-bit IDX (n, M, K/4)."""
-    n, m, kc = a.shape
-    out = np.zeros((n, m, k), a.dtype)
-    for g in range(kc // 2):
-        field = idx[:, :, g].astype(np.int64)
-        p0, p1 = field & 3, (field >> 2) & 3
-        ii, rr = np.meshgrid(np.arange(n), np.arange(m), indexing="ij")
-        out[ii, rr, 4 * g + p0] = a[:, :, 2 * g]
-        out[ii, rr, 4 * g + p1] += a[:, :, 2 * g + 1]
-    return out
-
-
 def exact_d(fmt, a, b, c, extra=None, k=None):
     """D = A.B + C computed exactly (values), encoded as raw bits of the D format."""
     A, B, C = (decode(fmt[x], v) for x, v in zip("abc", (a, b, c)))
     if extra and "IDX" in extra:
-        A = decompress_sparse(A, extra["IDX"], k)
+        A = sparse.expand(A, extra["IDX"], k)
     if fmt["d"] == "s32":
         D = np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
         D = ((D + (1 << 31)) % (1 << 32)) - (1 << 31)

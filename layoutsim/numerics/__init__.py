@@ -4,13 +4,14 @@
     d = layoutsim.mma("mma.m16n8k16.f32.f16.f16.f32", a, b, c, arch="sm_90")
 
 Modules: profiles (arch parameters with sources), plan (instruction + profile -> kernel
-parameters), kernel (numba block-FMA; imported on first use), api (`mma`), cases (test-case
+parameters), kernel (numba block-FMA; imported on first use; cfg, lanes, f64_kernel), api
+(`mma`), sparse (SWMMAC's 2:4 sparse A), cases (test-case
 generator for the GPU run), corpus (measured results: format, load, save, replay).
 Importing this package imports neither numpy nor numba.
 """
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     """D = A*B + C for one instruction, bit for bit as `arch`'s tensor core computes it,
     batched over leading dimensions.
 
@@ -22,11 +23,13 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
     wgmma, c is the accumulator before the operation. arch: whose arithmetic (profiles in
     layoutsim.numerics.profiles; gfx11/gfx12 are an unverified assumption and warn).
     profile: a Profile to use instead (e.g. a candidate behaviour). raw=True returns D's raw
-    bits. Returns D (..., M, N) in D's value dtype (float32, float16, bfloat16, float64,
+    bits. AMD gfx12 sparse SWMMAC: a is the logical 2:4 sparse A (..., M, K), or its
+    compressed values (..., M, K/2) with index= the 4-bit IDX fields (..., M, K/4) (module
+    sparse). Returns D (..., M, N) in D's value dtype (float32, float16, bfloat16, float64,
     int32). Bad shapes, dtypes, names or an arch without the instruction raise LayoutsimError.
     """
     from .api import mma as _mma
-    return _mma(instr, a, b, c, arch, profile=profile, raw=raw)
+    return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index)
 
 
 __all__ = ["mma"]

@@ -43,7 +43,22 @@ def _operand(role, fmt, x, rows, cols, inst):
     return arr
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
+def _sparse_operand(fmt, a, index, M, K, inst):
+    """The logical A (..., M, K) raw bits of a SWMMAC: given so (checked 2:4 sparse), or
+    expanded from compressed values (..., M, K/2) and the 4-bit index."""
+    from . import sparse
+    arr = as_raw(fmt, a, what=f"A of {inst.name}")
+    if index is None:
+        if arr.ndim < 2 or tuple(arr.shape[-2:]) != (M, K):
+            raise LayoutsimError(f"A of {inst.name} must have shape (..., {M}, {K}) (the logical "
+                                 f"2:4 sparse A), or (..., {M}, {K // 2}) with index=; got "
+                                 f"{tuple(arr.shape)}")
+        sparse.compress(arr)                  # raises unless every group of 4 has <= 2 nonzero
+        return arr
+    return sparse.expand(arr, index, K)
+
+
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
 
     instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
@@ -53,6 +68,9 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
     float64, int8/uint8, int32). For wgmma, c is the accumulator D read before the operation.
     arch: whose arithmetic (profiles in layoutsim.numerics.profiles). profile: a Profile to
     use instead (candidate behaviours). raw=True returns D's raw bits instead of values.
+    AMD gfx12 sparse SWMMAC (M x N x K, A 2:4 sparse along K): `a` is either the logical A
+    (..., M, K), at most 2 nonzero values in every 4 k, or its compressed values (..., M, K/2)
+    with `index` (..., M, K/4), the 4-bit fields of the IDX operand (layoutsim.numerics.sparse).
     Returns D (..., M, N) in D's value dtype (float32, float16, float64, int32).
     """
     inst, prof = resolve(instr, arch, profile)
@@ -61,7 +79,13 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False):
         warnings.warn(f"{prof.arch} {inst.name}: {UNVERIFIED}", UnverifiedProfileWarning,
                       stacklevel=3)
     M, N, K = plan.shape
-    A = _operand("A", plan.a, a, M, K, inst)
+    if inst.family == "swmmac":
+        A = _sparse_operand(plan.a, a, index, M, K, inst)
+    elif index is not None:
+        raise LayoutsimError(f"index= is the sparsity index of AMD swmmac instructions; "
+                             f"{inst.name} is a dense {inst.family} instruction")
+    else:
+        A = _operand("A", plan.a, a, M, K, inst)
     B = _operand("B", plan.b, b, K, N, inst)
     C = _operand("C", plan.c, c, M, N, inst)
     try:

@@ -11,7 +11,8 @@ from .profiles import Profile
 
 INT_FORMATS = ("s8", "u8", "s4", "u4")
 FP8 = ("e4m3", "e5m2")
-MMA_FAMILIES = ("mma", "wgmma", "wmma")
+MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac")   # swmmac: the dense arithmetic on its
+#                                                    logical (expanded) A, see sparse.py
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ class Plan:
             return f"{head}\n  exact integer sum of {K} products and C, {sat}"
         if self.kind == "f64":
             return f"{head}\n  f64: {self.profile.f64} over k = 0..{K - 1}, IEEE round to nearest"
+        if self.inst is not None and self.inst.family == "swmmac":
+            head += ("\n  A 2:4 sparse: computed as the dense instruction on the logical (expanded) A, "
+                     "blocks over logical k (an assumption, like the rest of the AMD arithmetic)")
         path = "" if self.arith_a == self.a else f" (converted to {self.arith_a}: the fp16 path)"
         order = "" if not self.k_order else f"\n  k order: {list(self.k_order)}"
         return (f"{head}\n  inputs {self.a} x {self.b}{path}, C {self.c}, D {self.d}\n"
@@ -64,9 +68,6 @@ def instruction_formats(inst):
 
 def make_plan(inst, profile):
     """The Plan of an Instruction under a Profile."""
-    if inst.family == "swmmac":
-        raise LayoutsimError(f"{inst.name} is a sparse (swmmac) instruction; its numerics are not "
-                             f"modelled: use the dense v_wmma_* form")
     if inst.family not in MMA_FAMILIES:
         raise LayoutsimError(f"{inst.name} is a {inst.family} instruction, not a matrix multiply; "
                              f"layoutsim.mma takes mma.sync, wgmma and WMMA instructions")

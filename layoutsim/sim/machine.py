@@ -253,17 +253,25 @@ class Machine:
         self._commit(smem=[(idx.reshape(-1), data.reshape(-1))],
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
 
-    def mma(self, instr, d, a, b, c):
-        """mma.sync (NVIDIA) or WMMA (AMD): gather A, B, C through the catalog fragments as raw
-        bits, compute with layoutsim.mma, scatter D's bits into the registers `d`.
-        Register lists: a list of names, or a prefix ("a" -> a0, a1, ...); c=None means C = 0."""
-        ins = self._instr(instr, "mma", families=("mma", "wmma"))
+    def mma(self, instr, d, a, b, c, index=None):
+        """mma.sync (NVIDIA) or WMMA / SWMMAC (AMD): gather A, B, C through the catalog fragments
+        as raw bits, compute with layoutsim.mma, scatter D's bits into the registers `d`.
+        Register lists: a list of names, or a prefix ("a" -> a0, a1, ...); c=None means C = 0.
+        `index`: SWMMAC only, the register holding the sparsity index (the IDX operand)."""
+        ins = self._instr(instr, "mma", families=("mma", "wmma", "swmmac"))
         ops = ins.operands
+        sparse = ins.family == "swmmac"
+        if sparse and index is None:
+            raise LayoutsimError(f"{ins.name}: give index=, the register holding the sparsity index")
+        if not sparse and index is not None:
+            raise LayoutsimError(f"{ins.name}: index= is for sparse swmmac instructions only")
+        args = (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ()) \
+            + ((("idx", index),) if sparse else ())
         names = {k: self._names(v, _n_words(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
                                 dst=(k == "d"))
-                 for k, v in (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ())}
+                 for k, v in args}
         mats = {k: gather(ops[k.upper()].fragment, self._group_words(names[k], ins.threads, ins.name))[:, 0]
-                for k in ("a", "b", "c") if k in names}
+                for k in ("a", "b", "c", "idx") if k in names}
         groups = self._groups(ins.threads, ins)
         if "c" not in mats:
             mats["c"] = _zeros_like_operand(ops["C"].fragment, groups)
@@ -310,7 +318,8 @@ class Machine:
                 raise NotImplementedError("layoutsim.mma (the numerics) is not available in this checkout")
         dfrag = ins.operand("D").fragment
         try:
-            out = fn(ins, mats["a"], mats["b"], mats["c"], arch=self.arch)
+            extra = {"index": mats["idx"]} if "idx" in mats else {}
+            out = fn(ins, mats["a"], mats["b"], mats["c"], arch=self.arch, **extra)
         except LayoutsimError as e:
             msg = str(e)
             raise LayoutsimError(msg if ins.name in msg else f"{ins.name}: {msg}") from None
@@ -472,8 +481,6 @@ class Machine:
         if families and ins.family not in families:
             raise LayoutsimError(f"{what}: {ins.name} is a {ins.family} instruction; this needs "
                                  f"{' or '.join(families)}")
-        if ins.family == "swmmac":
-            raise LayoutsimError(f"{ins.name}: sparse swmmac is not simulated yet")
         return ins
 
     def _groups(self, threads, ins):

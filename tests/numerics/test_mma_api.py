@@ -139,10 +139,3 @@ def test_amd_wmma_runs_on_the_unverified_assumption():
     with pytest.warns(UnverifiedProfileWarning):
         assert layoutsim.mma(iu8, a8, b8, c, arch="gfx1201")[0, 0] == 16 * 255
         assert layoutsim.mma(signed, a8, b8, c, arch="gfx1201")[0, 0] == -16
-
-
-def test_sparse_amd_is_refused():
-    name = layoutsim.listing(arch="gfx1201", family="swmmac")[0].name
-    with pytest.raises(LayoutsimError, match="sparse .* not modelled"):
-        layoutsim.mma(name, np.zeros((16, 16), np.float16), np.zeros((32, 16), np.float16),
-                      np.zeros((16, 16), np.float32), arch="gfx1201")
