@@ -678,56 +678,80 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
                     o2[bi, o] = r
 
 
-@njit(cache=True)
 def vector_ok(cfg, M, N, K):
     """Whether _vchunk takes this instruction: the fast path's conditions, N a multiple of V,
-    M of ROWS, M*K of V, and sums that stay exact in float64."""
-    L = cfg[BLOCK]
-    F = cfg[ALIGN]
-    return (cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0 and F <= 40 and L > 0
-            and L <= 64 and K % L == 0 and N % V == 0 and N > 0 and (M * K) % V == 0
-            and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53 and cfg[KEEP] <= cfg[D_MB])
+    M of ROWS, M*K of V, and sums that stay exact in float64. (Plain Python: decided once
+    per call, so only the path that runs gets compiled.)"""
+    L = int(cfg[BLOCK])
+    F = int(cfg[ALIGN])
+    return bool(cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0 and F <= 40 and L > 0
+                and L <= 64 and K % L == 0 and N % V == 0 and N > 0 and (M * K) % V == 0
+                and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53
+                and cfg[KEEP] <= cfg[D_MB])
 
 
-@njit(cache=True, inline="always")
 def _exp_range(eb, mb, fn):
     """(exponent of the least subnormal bit, emin, exponent of the largest finite value)."""
+    eb, mb = int(eb), int(mb)
     bias = (1 << (eb - 1)) - 1
     return 1 - bias - mb, 1 - bias, bias + 1 if fn else bias
 
 
-@njit(cache=True)
 def f32_ok(cfg):
     """Whether _vchunk may run its products in float32 lanes (see _lanes_mma): A and B
     significands of 24 bits together, every nonzero product a normal float32, F - Emax
     within F32_SCALE_MAX whenever a product is nonzero and at least -126 always, and the
     int32 sum of a block's terms (each below 2**(F + 2)) cannot overflow."""
-    F = cfg[ALIGN]
-    L = cfg[BLOCK]
+    F = int(cfg[ALIGN])
+    L = int(cfg[BLOCK])
     alsb, aemin, atop = _exp_range(cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0)
     blsb, bemin, btop = _exp_range(cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0)
     _, _, ctop = _exp_range(cfg[C_EB], cfg[C_MB], False)
     _, _, dtop = _exp_range(cfg[D_EB], cfg[D_MB], False)
     emax_top = max(ctop + 1, dtop + 1, atop + btop + 2)   # + 1 each: an Inf's stand-in
-    return (cfg[A_MB] + cfg[B_MB] + 2 <= 24 and alsb + blsb >= -126 and atop + btop + 2 <= 127
-            and F - (aemin + bemin) <= F32_SCALE_MAX and F - emax_top >= -126
-            and F + 2 <= 31 and (L << (F + 2)) <= (1 << 31))
+    return bool(cfg[A_MB] + cfg[B_MB] + 2 <= 24 and alsb + blsb >= -126
+                and atop + btop + 2 <= 127 and F - (aemin + bemin) <= F32_SCALE_MAX
+                and F - emax_top >= -126 and F + 2 <= 31 and (L << (F + 2)) <= (1 << 31))
+
+
+# One parallel driver per path, so a call compiles only the path it takes. Each splits the
+# batch into up to 64 chunks of consecutive instructions (threads take chunks).
+@njit(cache=True, parallel=True)
+def _run_vector_f32(a, b, c, cfg, out):
+    nb = a.shape[0]
+    n = min(nb, 64)
+    for ch in prange(n):
+        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, np.float32)
 
 
 @njit(cache=True, parallel=True)
+def _run_vector_f64(a, b, c, cfg, out):
+    nb = a.shape[0]
+    n = min(nb, 64)
+    for ch in prange(n):
+        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, np.float64)
+
+
+@njit(cache=True, parallel=True)
+def _run_scalar(a, b, c, cfg, out):
+    nb = a.shape[0]
+    n = min(nb, 64)
+    for ch in prange(n):
+        _chunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n)
+
+
+def path(cfg, M, N, K):
+    """Which path block_fma takes: "vector f32", "vector f64" or "scalar"."""
+    if not vector_ok(cfg, M, N, K):
+        return "scalar"
+    return "vector f32" if f32_ok(cfg) else "vector f64"
+
+
+RUNNERS = {"vector f32": _run_vector_f32, "vector f64": _run_vector_f64, "scalar": _run_scalar}
+
+
 def block_fma(a, b, c, cfg, out):
     """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
     formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
-    nb, M, K = a.shape
-    N = b.shape[2]
-    nchunks = min(nb, 64)
-    vec = vector_ok(cfg, M, N, K)
-    f32 = vec and f32_ok(cfg)
-    for ch in prange(nchunks):
-        lo, hi = ch * nb // nchunks, (ch + 1) * nb // nchunks
-        if f32:
-            _vchunk(a, b, c, cfg, out, lo, hi, np.float32)
-        elif vec:
-            _vchunk(a, b, c, cfg, out, lo, hi, np.float64)
-        else:
-            _chunk(a, b, c, cfg, out, lo, hi)
+    _, M, K = a.shape
+    RUNNERS[path(cfg, M, b.shape[2], K)](a, b, c, cfg, out)
