@@ -156,9 +156,27 @@ class Spec:
                f"{self.body()}\n}}\n"
 
 
+class DResult:
+    """Specs whose kernel writes one D fragment per case: out[case][thread][D words], over
+    `d_threads` threads (a warp or wave, or a warpgroup)."""
+
+    def d_words(self, out):
+        return np.asarray(out, np.uint32).reshape(-1, self.d_threads, self.wd)
+
+    def unpack_d(self, out):
+        return unpack(self.fd, self.d_words(out))[:, 0]
+
+    def pack_d(self, d):
+        return pack(self.fd, d)
+
+    @property
+    def dims(self):
+        return self.instr.shape
+
+
 # ---------------------------------------------------------------------------------------
 # mma.sync: in[case][lane][A words | B words | C words], out[case][lane][D words]
-class MmaSpec(Spec):
+class MmaSpec(DResult, Spec):
     kind = "mma"
     extra_in = ()          # operands loaded after A, B, C (AMD SWMMAC: "IDX")
 
@@ -166,7 +184,7 @@ class MmaSpec(Spec):
         super().__init__(instr)
         ops = instr.operands
         self.fa, self.fb, self.fc, self.fd = (ops[x].fragment for x in "ABCD")
-        self.lanes = self.fd.lanes
+        self.lanes = self.d_threads = self.fd.lanes
         self.wa, self.wb, self.wc, self.wd = (words_per_lane(f) for f in (self.fa, self.fb, self.fc, self.fd))
         self.wx = sum(words_per_lane(ops[x].fragment) for x in self.extra_in)
         self.lane_in = self.wa + self.wb + self.wc + self.wx
@@ -226,18 +244,6 @@ class MmaSpec(Spec):
             off += words_per_lane(f)
         return out
 
-    def d_words(self, out):
-        return np.asarray(out, np.uint32).reshape(-1, self.lanes, self.wd)
-
-    def unpack_d(self, out):
-        return unpack(self.fd, self.d_words(out))[:, 0]
-
-    def pack_d(self, d):
-        return pack(self.fd, d)
-
-    @property
-    def dims(self):
-        return self.instr.shape
 
 
 # ---------------------------------------------------------------------------------------
@@ -248,9 +254,10 @@ class MmaSpec(Spec):
 B_PAD_BYTES = 48     # extra bytes between N-groups of core matrices, so SBO != the dense value
 
 
-class WgmmaSpec(Spec):
+class WgmmaSpec(DResult, Spec):
     kind = "wgmma"
     threads = 128
+    d_threads = 128
     cases_per_block = 1
 
     def __init__(self, instr):
@@ -362,18 +369,6 @@ class WgmmaSpec(Spec):
         b = self.b_from_image(inp[:, 128 * self.thread_in:])
         return a, b, c
 
-    def d_words(self, out):
-        return np.asarray(out, np.uint32).reshape(-1, 128, self.wd)
-
-    def unpack_d(self, out):
-        return unpack(self.fd, self.d_words(out))[:, 0]
-
-    def pack_d(self, d):
-        return pack(self.fd, d)
-
-    @property
-    def dims(self):
-        return self.instr.shape
 
 
 # ---------------------------------------------------------------------------------------

@@ -714,22 +714,15 @@ def f32_ok(cfg):
                 and F - emax_top >= -126 and F + 2 <= 31 and (L << (F + 2)) <= (1 << 31))
 
 
-# One parallel driver per path, so a call compiles only the path it takes. Each splits the
-# batch into up to 64 chunks of consecutive instructions (threads take chunks).
+# The parallel drivers: numba compiles one per path (and per value type of the vector path:
+# vdt is a type argument), on the first call that takes it. Each splits the batch into up to
+# 64 chunks of consecutive instructions (threads take chunks).
 @njit(cache=True, parallel=True)
-def _run_vector_f32(a, b, c, cfg, out):
+def _run_vector(a, b, c, cfg, out, vdt):
     nb = a.shape[0]
     n = min(nb, 64)
     for ch in prange(n):
-        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, np.float32)
-
-
-@njit(cache=True, parallel=True)
-def _run_vector_f64(a, b, c, cfg, out):
-    nb = a.shape[0]
-    n = min(nb, 64)
-    for ch in prange(n):
-        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, np.float64)
+        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, vdt)
 
 
 @njit(cache=True, parallel=True)
@@ -747,11 +740,12 @@ def path(cfg, M, N, K):
     return "vector f32" if f32_ok(cfg) else "vector f64"
 
 
-RUNNERS = {"vector f32": _run_vector_f32, "vector f64": _run_vector_f64, "scalar": _run_scalar}
-
-
 def block_fma(a, b, c, cfg, out):
     """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
     formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
     _, M, K = a.shape
-    RUNNERS[path(cfg, M, b.shape[2], K)](a, b, c, cfg, out)
+    which = path(cfg, M, b.shape[2], K)
+    if which == "scalar":
+        _run_scalar(a, b, c, cfg, out)
+    else:
+        _run_vector(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
