@@ -75,8 +75,17 @@ def render_report(path):
         return _fallback(report, rel) + f"\n(gpu_check could not render this report: {e})\n"
 
 
+def _run_date(path):
+    """When the report's run happened (its environment's date), for a chronological page."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return (json.load(f).get("environment") or {}).get("date") or "", path
+    except (OSError, ValueError):
+        return "", path
+
+
 def build(folder):
-    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
+    paths = sorted(glob.glob(os.path.join(folder, "*.json")), key=_run_date)
     parts = [INTRO]
     if not paths:
         parts.append("No gpu-check report is committed yet: run `gpu-check run --report "

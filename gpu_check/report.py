@@ -142,8 +142,11 @@ def markdown(report, report_path=None, full=False):
     """The docs/validation page of one report: environment, summary, what failed and why, what
     ptxas emitted, what was not run. `full` adds a table of every entry."""
     env = report.get("environment", {})
-    date = (env.get("date") or datetime.date.today().isoformat())[:10]
-    lines = [f"# gpu-check on {env.get('gpu', 'a GPU')} ({env.get('arch', '?')}), {date}", ""]
+    stamp = env.get("date") or datetime.date.today().isoformat()
+    when = stamp[:10] + (f" {stamp[11:16]} UTC" if len(stamp) >= 16 else "")
+    groups_run = ", ".join(report.get("groups") or {}) or "no group"
+    lines = [f"# gpu-check on {env.get('gpu', 'a GPU')} ({env.get('arch', '?')}), {when}: {groups_run}",
+             ""]
     lines.append("Produced by `" + " ".join(report.get("command") or ["gpu-check", "run"]) + "`"
                  + (f"; JSON report: `{report_path}`" if report_path else "") + ".")
     lines += ["", "| | |", "|---|---|"]

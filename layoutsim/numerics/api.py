@@ -137,7 +137,13 @@ def _run_f64(plan, A, B, C):
     b = _kernel_array(np.swapaxes(B.view(np.float64), 1, 2))
     c = _kernel_array(C.view(np.float64))
     out = np.empty(c.shape, np.float64)
-    f64_kernel.f64_chain(a, b, c, mode, out)
+    if sorted(plan.profile.nan_f64_order) != ["A", "B", "C"]:
+        raise LayoutsimError(f"nan_f64_order {plan.profile.nan_f64_order!r}: give the operands A, "
+                             f"B, C once each, highest priority first (e.g. 'BCA')")
+    order = np.array(["CAB".index(o) for o in plan.profile.nan_f64_order], np.int64)
+    invalid = int(np.uint64(plan.profile.nan_f64).view(np.int64))
+    f64_kernel.f64_chain(a, b, c, mode, order, bool(plan.profile.nan_f64_snan_first), invalid,
+                         out)
     bits = out.view(np.uint64)
     if plan.profile.nan_f64_rule == "propagate":  # the chain's NaN, quieted (bit 51 set)
         nan = bits | np.uint64(1 << 51)

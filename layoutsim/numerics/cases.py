@@ -18,6 +18,7 @@ products on its diagonal (A row t, B column t, C[t, t]); the other outputs are f
 
     python -m layoutsim.numerics.cases INSTRUCTION [--n 3000] [--seed 1] [--arch sm_90]
 """
+import itertools
 import math
 
 import numpy as np
@@ -54,6 +55,8 @@ def candidates(plan):
         "nan_f32": [0x7FFFFFFF, 0x7FC00000], "nan_f16": [0x7FFF, 0x7E00],
         "nan_f64": [0xFFF8000000000000, 0x7FF8000000000000],
         "nan_f64_rule": ["propagate", "canonical"],
+        "nan_f64_order": ["".join(o) for o in itertools.permutations("ABC")],
+        "nan_f64_snan_first": [False, True],
     }
     inst = plan.inst
     out, seen = [], set()
@@ -438,8 +441,13 @@ def _f64_pool(plan, rng, size, fams=None):
     B = rng.standard_normal((size, K, N))
     C = rng.standard_normal((size, M, N))
     fam = []
+    contest = []
     for i in range(size):
-        r = i % 4
+        r = i % 5
+        if r == 4:          # NaNs meeting in one fma step: set below, in raw bits
+            contest.append(i)
+            fam.append("nan_contest")
+            continue
         if r == 0:      # catastrophic cancellation: the order of the fmas shows
             A[i] = np.round(rng.standard_normal((M, K)) * 4) * 2.0 ** rng.integers(-30, 30, (M, K))
             B[i] = 1.0 + rng.integers(0, 1 << 20, (K, N)) * 2.0 ** -52
@@ -459,7 +467,38 @@ def _f64_pool(plan, rng, size, fams=None):
         else:
             A[i] = A[i] * 2.0 ** rng.integers(-60, 60, (M, K))
             fam.append("wide")
-    return encode("f64", A), encode("f64", B), encode("f64", C), fam
+    ra, rb, rc = encode("f64", A), encode("f64", B), encode("f64", C)
+    for i in contest:
+        _nan_contest(rng, ra[i], rb[i], rc[i])
+    return ra, rb, rc, fam
+
+
+def _nan_bits(rng, kind, shape):
+    """Raw f64 NaNs of a kind ("q" quiet, "s" signaling), random sign and payload."""
+    payload = rng.integers(1, 1 << 51, shape, dtype=np.uint64)
+    sign = rng.integers(0, 2, shape, dtype=np.uint64) << np.uint64(63)
+    quiet = np.uint64(1 << 51) if kind == "q" else np.uint64(0)
+    return sign | np.uint64(0x7FF << 52) | quiet | payload
+
+
+def _nan_contest(rng, a, b, c):
+    """One f64 instance in which NaNs of both kinds meet in one fma step: at step k0 each row
+    of A, each column of B and each C (or, for some rows, the accumulator made NaN by an
+    earlier step k1) is a normal number, a quiet NaN or a signaling NaN, with distinct payloads,
+    so every output shows which operand's NaN went on."""
+    M, K = a.shape
+    k0 = int(rng.integers(0, K))
+    kinds = np.array(["n", "q", "s"])
+    for arr, idx in ((a, (slice(None), k0)), (b, (k0, slice(None))), (c, (slice(None), slice(None)))):
+        view = arr[idx]
+        pick = kinds[rng.integers(0, 3, view.shape)]
+        for kind in "qs":
+            where = pick == kind
+            view[where] = _nan_bits(rng, kind, int(where.sum()))
+    if k0 > 0:                   # some rows: the accumulator is already NaN when step k0 comes
+        k1 = int(rng.integers(0, k0))
+        rows = rng.random(M) < 0.5
+        a[rows, k1] = _nan_bits(rng, "q", int(rows.sum()))
 
 
 def _pool(plan, rng, size, fams=None):

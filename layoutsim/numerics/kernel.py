@@ -32,11 +32,10 @@ path to the scalar ones, so the vector path only ever has to get the common case
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, prange
 from numba.cpython.unsafe.numbers import leading_zeros
-from numba.extending import intrinsic
 
+from .bitcast import f64_from_bits
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN,
                   C_MB, D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF,
                   PROD_NORM, RD, RNE, ROUND, RU, RZ, UPFRONT, ZERO_SIGNED)
@@ -532,20 +531,10 @@ def _chunk(a, b, c, cfg, out, lo, hi):
 E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
 
 
-@intrinsic
-def _i2d(typingctx, x):
-    """The float64 whose bits are the int64 x."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return sig, codegen
-
-
 @njit(cache=True, inline="always")
 def _pow2(e):
     """2.0**e for an integer -1022 <= e <= 1023, from its bits."""
-    return _i2d((np.int64(e) + np.int64(1023)) << np.int64(52))
+    return f64_from_bits((np.int64(e) + np.int64(1023)) << np.int64(52))
 
 
 @njit(cache=True, inline="always")

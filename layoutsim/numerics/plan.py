@@ -85,7 +85,8 @@ def make_plan(inst, profile):
         uses = ("int_saturation",) if sat else ()
         return Plan(kind="int", saturate=sat, uses=uses, **common)
     if a == "f64":
-        return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule"), **common)
+        return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule", "nan_f64_order",
+                                           "nan_f64_snan_first"), **common)
     if get_format(a).kind != "float" or d not in ("f32", "f16", "bf16"):
         raise LayoutsimError(f"{inst.name}: no numeric model for inputs {a}/{b} with result {d}")
     f32_out = d == "f32"

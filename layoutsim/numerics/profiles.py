@@ -33,7 +33,10 @@ H200_REPORT = (
     "docs/validation/h200.json (04:12 UTC, 76 of 88 entries before the fp8 and f64 fixes "
     "below), then re-runs of this model: fp8 mma.sync, the f16/bf16/tf32 main forms and every "
     "fp8 wgmma N (254.5M results; only f64 NaN payloads differed, fixed next), f64 + integer + "
-    "m16n8k8 forms (121 entries, 68.9M results, 0 differ), f16-result forms (1.34M, 0 differ)")
+    "m16n8k8 forms (121 entries, 68.9M results, 0 differ), f16-result forms (1.34M, 0 differ); "
+    "07:49 UTC, the vector kernel: every form at 4096 new cases (58.5M results, 0 differ but 3 "
+    "f64 NaN payloads: the NaN priority, fixed and confirmed at 08:00 on 13,600 f64 cases with "
+    "NaN contests, docs/validation/h200-numerics-*.json, h200-f64-nan-*.json)")
 H200 = "; H200: confirmed"
 UNVERIFIED = "UNVERIFIED ASSUMPTION: no published measurement; not run on AMD hardware"
 
@@ -77,9 +80,12 @@ class Profile:
     nan_f32: int = 0x7FFFFFFF
     nan_f16: int = 0x7FFF        # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
     nan_f64: int = 0xFFF8000000000000  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
-    nan_f64_rule: str = "propagate"  # f64 NaN inputs: "propagate" (the accumulator's NaN, else
-    #                                  A's, else B's, payload and sign kept, quieted), or
-    #                                  "canonical" (every NaN result is nan_f64)
+    nan_f64_rule: str = "propagate"  # f64 NaN inputs: "propagate" (one input NaN goes on, payload
+    #                                  and sign kept, quieted), or "canonical" (every NaN result
+    #                                  is nan_f64)
+    nan_f64_order: str = "BCA"   # propagate: which NaN operand of an fma step goes on when several
+    #                              are NaN: the first in this order (B, C = the accumulator, A)
+    nan_f64_snan_first: bool = False  # ... looking first for a signaling NaN in that order
     # --- provenance ----------------------------------------------------------------------
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     confirmed: str = NOT_CONFIRMED
@@ -134,10 +140,16 @@ COMMON_SOURCES = MappingProxyType({
     "nan_f32": "MMASIM ldexp_and_normalize (NaN -> 0x7FFFFFFF); PTX canonical NaN",
     "nan_f16": "MMASIM ldexp_and_normalize (NaN -> 0x7FFF)",
     "nan_f64": "measured on the H200 (docs/validation/h200.json and the layoutsim re-run of "
-               "2026-11-30): Inf * 0 gives 0xFFF8000000000000",
+               "2026-11-30): Inf * 0 gives 0xFFF8000000000000 (the NaN of any invalid step)",
     "nan_f64_rule": "measured on the H200 (re-run of 2026-11-30): a NaN C comes back unchanged, "
-                    "an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..); which of two NaN "
-                    "inputs wins is assumed (accumulator, then A, then B)",
+                    "an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..)",
+    "nan_f64_order": "measured on the H200 (2026-11-30): with several NaN operands in one fma "
+                     "step the B operand's NaN goes on, else the accumulator's, else A's. Of the "
+                     "720 priority orders over (A, B, accumulator) x (quiet, signaling) exactly "
+                     "the 8 with operand order B, C, A reproduce all 41,271 measured NaN results "
+                     "that have a NaN input (targeted nan_contest cases included)",
+    "nan_f64_snan_first": "measured on the H200 with nan_f64_order: a quiet NaN B beats a "
+                          "signaling NaN A (no sNaN priority)",
     "fp8_f16_split": "fitted on the H200 (see sm_90): 'pairs'; 'halves' reproduced none of the "
                      "reported fp8 mismatches",
     "fp8_f16_c": "fitted on the H200 (see sm_90): C added last with RNE; KM Generic_BFMA_TC.m "
@@ -218,7 +230,8 @@ SM90 = _derive(
                       "fp8_f16_split", "fp8_f16_c", "fp32_rounding", "fp16_rounding", "c_zero",
                       "product_exponent", "subnormal_inputs", "subnormal_outputs",
                       "tf32_inputs", "overflow", "zero_sign", "int_saturation", "nan_f32",
-                      "nan_f16", "nan_f64", "nan_f64_rule"),
+                      "nan_f16", "nan_f64", "nan_f64_rule", "nan_f64_order",
+                      "nan_f64_snan_first"),
     sources=dict(
         block_16bit="KM H100TC.m fma=16; MMASIM Hopper L_max 32 bytes (16 f16/bf16)" + H200
                     + " (bf16, 1500 cases: 1383 separated 8)",
