@@ -145,12 +145,10 @@ def _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, zero_signed, ovf_inf, ou
 
 
 @njit(cache=True)
-def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg):
-    """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits."""
-    eb = cfg[D_EB]
-    mb = cfg[D_MB]
-    inf_bits = np.int64((1 << eb) - 1) << mb
-    sbit = np.int64(1) << (eb + mb)
+def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg):
+    """The raw D bits when products k0..k1-1 or C (class 0 finite / 1 inf / 2 nan) are not
+    all finite: NaN for a NaN in, Inf * 0 or +Inf meeting -Inf, else that Inf; -1 when every
+    product and C are finite."""
     nan = ccls == 2
     pinf = ccls == 1 and csig > 0
     ninf = ccls == 1 and csig < 0
@@ -167,11 +165,21 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, ce
             else:
                 pinf = True
     if nan or (pinf and ninf):
-        return cfg[NAN_BITS]
+        return np.int64(cfg[NAN_BITS])
+    inf_bits = np.int64((1 << cfg[D_EB]) - 1) << cfg[D_MB]
     if pinf:
         return inf_bits
     if ninf:
-        return inf_bits | sbit
+        return inf_bits | (np.int64(1) << (cfg[D_EB] + cfg[D_MB]))
+    return np.int64(-1)
+
+
+@njit(cache=True)
+def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg):
+    """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits."""
+    special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg)
+    if special >= 0:
+        return special
     pmb = cfg[A_MB] + cfg[B_MB]
     F = cfg[ALIGN]
     emax = cfg[FLOOR]
@@ -269,29 +277,9 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
     cemin = 2 - (1 << (cfg[C_EB] - 1))
     if cfg[UPFRONT] != 0:
         # decide NaN/Inf from all products and C before any block runs
-        nan = ccls == 2
-        pinf = ccls == 1 and csig > 0
-        ninf = ccls == 1 and csig < 0
-        for t in range(K):
-            ca = acls[t]
-            cb = bcls[t]
-            if ca == 2 or cb == 2:
-                nan = True
-            elif ca == 1 or cb == 1:
-                if (ca == 0 and asig[t] == 0) or (cb == 0 and bsig[t] == 0):
-                    nan = True
-                elif (asig[t] < 0) != (bsig[t] < 0):
-                    ninf = True
-                else:
-                    pinf = True
-        eb = cfg[D_EB]
-        mb = cfg[D_MB]
-        if nan or (pinf and ninf):
-            return cfg[NAN_BITS]
-        if pinf:
-            return np.int64((1 << eb) - 1) << mb
-        if ninf:
-            return (np.int64((1 << eb) - 1) << mb) | (np.int64(1) << (eb + mb))
+        special = _special_result(asig, acls, bsig, bcls, 0, K, csig, ccls, cfg)
+        if special >= 0:
+            return special
     late = cfg[LATE_C] != 0
     if late:
         csig = np.int64(0)
