@@ -53,7 +53,7 @@ def _sparse_operand(fmt, a, index, M, K, inst):
             raise LayoutsimError(f"A of {inst.name} must have shape (..., {M}, {K}) (the logical "
                                  f"2:4 sparse A), or (..., {M}, {K // 2}) with index=; got "
                                  f"{tuple(arr.shape)}")
-        sparse.compress(arr)                  # raises unless every group of 4 has <= 2 nonzero
+        sparse.check(arr)
         return arr
     return sparse.expand(arr, index, K)
 

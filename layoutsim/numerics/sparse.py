@@ -59,10 +59,9 @@ def expand(values, index, k):
     return out.reshape(lead + (m, k))
 
 
-def compress(dense):
-    """(compressed values (..., M, K/2), 4-bit index (..., M, K/4) as uint8) of a logical A
-    (..., M, K) with at most 2 nonzero elements in each group of 4 k. A group with fewer keeps
-    zeros at its lowest free positions; the two positions of a group are always ascending."""
+def _groups(dense):
+    """dense (..., M, K) as groups of 4 k (..., M, K/4, 4) and their nonzero mask, after
+    checking that it is 2:4 sparse."""
     dense = np.asarray(dense)
     if dense.ndim < 2:
         raise LayoutsimError(f"2:4 sparse A must have shape (..., M, K); got {dense.shape}")
@@ -75,9 +74,23 @@ def compress(dense):
         *_, r, g = np.argwhere(count > 2)[0]
         raise LayoutsimError(f"A is not 2:4 sparse: row {r}, k {4 * g}..{4 * g + 3} holds "
                              f"{int(count[..., r, g].max())} nonzero values (at most 2 of every 4)")
+    return groups, nz
+
+
+def check(dense):
+    """Raise LayoutsimError unless dense (..., M, K) holds at most 2 nonzero elements in each
+    group of 4 k."""
+    _groups(dense)
+
+
+def compress(dense):
+    """(compressed values (..., M, K/2), 4-bit index (..., M, K/4) as uint8) of a logical A
+    (..., M, K) with at most 2 nonzero elements in each group of 4 k. A group with fewer keeps
+    zeros at its lowest free positions; the two positions of a group are always ascending."""
+    groups, nz = _groups(dense)
     # positions: the nonzero ones first, then free ones, each in ascending order; keep 2, sort
     order = np.argsort(~nz, axis=-1, kind="stable")[..., :2]
     pos = np.sort(order, axis=-1)
-    values = np.take_along_axis(groups, pos, axis=-1).reshape(dense.shape[:-1] + (k // 2,))
+    values = np.take_along_axis(groups, pos, axis=-1).reshape(groups.shape[:-2] + (-1,))
     index = (pos[..., 0] | (pos[..., 1] << 2)).astype(np.uint8)
     return values, index
