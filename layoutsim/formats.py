@@ -184,11 +184,20 @@ def decode(name, raw):
     return np.where(s == 1, -val, val)
 
 
-def encode(name, values):
-    """Raw bits of `values` (any real array): round to nearest, ties to even; overflow gives
-    Inf (NaN for e4m3, which has no Inf); integers must be in range (else LayoutsimError)."""
+ROUNDING = ("rn", "rna", "rz", "rm", "rp")
+
+
+def encode(name, values, mode="rn"):
+    """Raw bits of `values` (any real array), rounded by `mode`: "rn" nearest, ties to even
+    (the default), "rna" nearest, ties away from zero, "rz" toward zero, "rm" toward -Inf,
+    "rp" toward +Inf (IEEE 754-2008, 4.3). Overflow gives Inf, or the largest finite number
+    where the mode rounds toward zero (NaN for e4m3, which has no Inf); integers must be in
+    range (else LayoutsimError). Float inputs must be exact values (float64); a value rounded
+    to odd with at least two bits more than the format also rounds correctly."""
     import numpy as np
     f = _fmt(name)
+    if mode not in ROUNDING:
+        raise LayoutsimError(f"unknown rounding mode {mode!r}; valid: {', '.join(ROUNDING)}")
     v = np.asarray(values)
     if f.kind in ("int", "uint"):
         w = 32 if f.name == "s32" else f.bits
@@ -221,7 +230,15 @@ def encode(name, values):
     half = np.where(shp > 0, np.int64(1) << np.maximum(shp - 1, 0), 0)
     big = sh > 62                                 # everything dropped, below half an ulp
     R = np.where(big, 0, R)
-    up = (~big) & (sh > 0) & ((rem > half) | ((rem == half) & ((R & 1) == 1)))
+    inexact = (sh > 0) & np.where(big, M != 0, rem != 0)
+    if mode == "rn":
+        up = (~big) & (sh > 0) & ((rem > half) | ((rem == half) & ((R & 1) == 1)))
+    elif mode == "rna":
+        up = (~big) & (sh > 0) & (rem >= half) & (rem > 0)
+    elif mode == "rz":
+        up = np.zeros_like(inexact)
+    else:
+        up = inexact & (sign == (0 if mode == "rp" else 1))
     R = R + up
     carry = R >> (f.mbits + 1)
     R = np.where(carry > 0, R >> 1, R)
@@ -239,6 +256,10 @@ def encode(name, values):
         exp_field = np.where(bad, top, exp_field)
         frac = np.where(bad, (1 << f.mbits) - 1, frac)
     else:
-        exp_field = np.where(over | inf | nan, top, exp_field)
-        frac = np.where(nan, 1 << (f.mbits - 1), np.where(over | inf, 0, frac))
+        # overflow rounds to Inf, or to the largest finite number when the mode rounds toward 0
+        to_max = over & ~inf & ((mode == "rz") | ((mode == "rp") & (sign == 1)) |
+                                ((mode == "rm") & (sign == 0)))
+        exp_field = np.where((over & ~to_max) | inf | nan, top, np.where(to_max, top - 1, exp_field))
+        frac = np.where(nan, 1 << (f.mbits - 1), np.where(over & ~to_max | inf, 0,
+                                                          np.where(to_max, (1 << f.mbits) - 1, frac)))
     return pack(f, sign, exp_field, frac)

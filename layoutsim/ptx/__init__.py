@@ -1,0 +1,21 @@
+"""layoutsim.ptx: run a kernel's PTX, bit for bit, with per-line shared-memory costs.
+
+    import numpy as np, layoutsim.ptx as ptx
+    r = ptx.run(open("k.ptx").read(), "saxpy", grid=4, block=256,
+                args=[np.int32(1000), np.float32(2.0), x, y])
+    r.buffers[3]                 # y after the launch (same dtype and shape)
+    r.shared_wavefronts          # {"ld": ..., "st": ...} as Nsight Compute sums them
+    print(r.format())            # the lines that cost the most excess wavefronts
+
+Modules: syntax (statements, operands), module (the loader), program (linking: calls
+inlined, registers numbered, memory placed), compile + ops_* (one module per instruction
+family), state (registers and memories of a batch of CTAs), scheduler (SIMT execution,
+barriers), access (address spaces), costs (bank model, coalescing hook), racecheck, launch
+(arguments, special registers), report (Run), runner (`run`). See docs/ptx.md.
+"""
+from .module import UnsupportedPtx, load
+from .report import InstructionStats, Run
+from .runner import run
+from .state import PtxFault
+
+__all__ = ["run", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx"]

@@ -1,0 +1,113 @@
+"""Memory accesses of a batch: resolve per-thread addresses in a state space, check them (faults
+name the thread and the address), read and write bytes, and hand shared/global accesses to the
+cost models.
+
+A thread's access of `nbytes` must be aligned to `nbytes` (PTX ISA 5.4 'Alignment': vector
+accesses to the whole vector) and lie inside its memory: one global buffer, the CTA's shared
+memory (static + dynamic bytes), the thread's local frame, or a parameter.
+"""
+import numpy as np
+
+from .state import (GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather,
+                    scatter)
+
+SPACES = ("global", "shared", "local", "const", "param")
+
+
+def space_of(mods):
+    for m in mods:
+        s = m.split("::")[0]
+        if s in SPACES:
+            return s
+    return "generic"
+
+
+def _check_align(addr, nbytes, threads, what):
+    bad = (addr % nbytes) != 0
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[0])
+        raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} is not {nbytes}-byte aligned, as a "
+                                         f"{nbytes}-byte {what} needs: the GPU faults (misaligned address)")
+
+
+def _check_range(addr, nbytes, limit, threads, where):
+    bad = (addr < 0) | (addr + nbytes > limit)
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[0])
+        raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} ({nbytes} bytes) is outside {where} "
+                                         f"(valid 0..{limit - nbytes:#x}): the GPU faults")
+
+
+def locate(bt, space, addr, threads, nbytes, what, kparam=False):
+    """[(space, flat views, flat byte offsets, thread indices, space-relative addresses)] for
+    the given threads' addresses (int64), after the checks. Generic addresses are split by
+    window."""
+    addr = np.asarray(addr, np.int64)
+    if space == "generic":
+        out = []
+        win = addr & ~np.int64(WINDOW - 1)
+        for sp, base in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW)):
+            sel = win == base
+            if np.any(sel):
+                out += locate(bt, sp, addr[sel] - base, threads[sel], nbytes, what)
+        sel = (win != SHARED_WINDOW) & (win != LOCAL_WINDOW)
+        if np.any(sel):
+            out += locate(bt, "global", addr[sel], threads[sel], nbytes, what)
+        return out
+    _check_align(addr, nbytes, threads, what)
+    if space in ("global", "const"):
+        off = bt.heap.check(addr, nbytes, threads)
+        return [("global", bt.heap.v, off, threads, addr)]
+    if space == "shared":
+        _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes)")
+        return [("shared", bt.smem_v, bt.smem_base[threads] + addr, threads, addr)]
+    if space == "local":
+        _check_range(addr, nbytes, bt.prog.local_size, threads, f"the thread's local memory "
+                                                                f"({bt.prog.local_size} bytes)")
+        return [("local", bt.local_v, bt.local_base[threads] + addr, threads, addr)]
+    if space == "param":
+        if kparam:
+            lim = len(bt.launch.kparams)
+            _check_range(addr, nbytes, lim, threads, f"the kernel parameters ({lim} bytes)")
+            return [("kparam", bt.launch.kparam_views, addr, threads, addr)]
+        _check_range(addr, nbytes, bt.prog.param_size, threads, "the call parameters")
+        return [("param", bt.params_v, bt.param_base[threads] + addr, threads, addr)]
+    raise ValueError(space)
+
+
+def load(bt, parts, nbytes):
+    """Bytes [n, nbytes] for the located parts, in the order of the threads given."""
+    if len(parts) == 1:
+        return gather(parts[0][1], parts[0][2], nbytes)
+    n = sum(len(p[3]) for p in parts)
+    out = np.zeros((n, nbytes), np.uint8)
+    order = np.concatenate([p[3] for p in parts])
+    rank = np.argsort(np.argsort(order, kind="stable"), kind="stable")
+    i = 0
+    for p in parts:
+        k = len(p[3])
+        out[rank[i:i + k]] = gather(p[1], p[2], nbytes)
+        i += k
+    return out
+
+
+def store(bt, parts, data, threads):
+    """Write data [n, nbytes] (rows in the order of `threads`) to the located parts."""
+    if len(parts) == 1:
+        scatter(parts[0][1], parts[0][2], data)
+        return
+    pos = {int(t): i for i, t in enumerate(threads)}
+    for p in parts:
+        rows = np.fromiter((pos[int(t)] for t in p[3]), np.int64, len(p[3]))
+        scatter(p[1], p[2], data[rows])
+
+
+def to_generic(space, addr):
+    if space == "shared":
+        return addr + SHARED_WINDOW
+    if space == "local":
+        return addr + LOCAL_WINDOW
+    return addr
+
+
+__all__ = ["locate", "load", "store", "space_of", "GLOBAL_BASE"]

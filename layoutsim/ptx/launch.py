@@ -1,0 +1,208 @@
+"""A launch: grid and block, the arguments checked against the kernel's parameters, global
+memory laid out, and the CTAs run batch by batch through the scheduler.
+
+Arguments (issue 10's interface): a numpy array is a global buffer (the kernel receives its
+address; a pointer parameter is 64-bit); a numpy scalar (np.int32, np.float32, np.uint64, ...)
+or a Python number is passed by value and must fit the parameter's type; `bytes` fill a
+by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size.
+"""
+import numpy as np
+
+from ..errors import LayoutsimError
+from . import state as S
+
+MAX_BATCH_THREADS = 1 << 16
+GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
+SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+
+
+def dims(value, what):
+    """(x, y, z) from an int, a 1-3 tuple, or 'X[,Y[,Z]]'."""
+    v = value
+    if isinstance(v, str):
+        try:
+            v = tuple(int(p) for p in v.replace(" ", "").split(","))
+        except ValueError:
+            raise LayoutsimError(f"{what} {value!r}: give X[,Y[,Z]] positive integers") from None
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    if not isinstance(v, (tuple, list)) or not 1 <= len(v) <= 3 or \
+            not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v):
+        raise LayoutsimError(f"{what} {value!r}: give 1 to 3 positive integers (x, y, z)")
+    v = tuple(int(x) for x in v) + (1,) * (3 - len(v))
+    if min(v) < 1:
+        raise LayoutsimError(f"{what} {value!r}: every dimension must be at least 1")
+    return v
+
+
+class Launch:
+    def __init__(self, prog, grid, block, args, arch, shared_bytes=0):
+        self.prog, self.arch = prog, arch
+        self.grid, self.block = dims(grid, "grid"), dims(block, "block")
+        for i, (g, lim) in enumerate(zip(self.grid, GRID_LIMITS)):
+            if g > lim:
+                raise LayoutsimError(f"grid {self.grid}: dimension {'xyz'[i]} = {g} exceeds {lim}")
+        self.threads_per_cta = int(np.prod(self.block))
+        if self.threads_per_cta > 1024 or self.block[2] > 64:
+            raise LayoutsimError(f"block {self.block}: a CTA has at most 1024 threads (z at most 64); "
+                                 f"this one has {self.threads_per_cta}")
+        want = prog.fn.directives.get("reqntid")
+        if want and tuple(want) + (1,) * (3 - len(want)) != self.block:
+            raise LayoutsimError(f"block {self.block}: kernel {prog.fn.name} requires .reqntid {tuple(want)}")
+        mx = prog.fn.directives.get("maxntid")
+        if mx and self.threads_per_cta > int(np.prod(mx)):
+            raise LayoutsimError(f"block {self.block}: kernel {prog.fn.name} allows at most .maxntid "
+                                 f"{tuple(mx)} ({int(np.prod(mx))} threads)")
+        self.n_ctas = int(np.prod(self.grid))
+        if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
+            raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
+        self.shared_bytes = int(shared_bytes)
+        if prog.dynamic_shared_offset is None and self.shared_bytes:
+            prog.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
+                           f"declares no extern .shared array")
+        from ..sim.machine import smem_limit
+        limit = smem_limit(arch)
+        if prog.smem_size(self.shared_bytes) > limit:
+            raise LayoutsimError(f"shared memory {prog.smem_size(self.shared_bytes)} bytes "
+                                 f"({prog.static_shared} static + {self.shared_bytes} dynamic) exceeds "
+                                 f"the {limit} bytes a CTA can have on {arch}")
+        self.heap = prog.static_heap.copy()
+        self.var_addr = dict(prog.global_vars)
+        self.args = self._check_args(args)
+        self.heap.finish()
+        self._fill()
+
+    # ---- arguments ---------------------------------------------------------------------------
+    def _check_args(self, args):
+        params = self.prog.kernel_params
+        if not isinstance(args, (list, tuple)):
+            raise LayoutsimError(f"args: give a list of the kernel's {len(params)} arguments, not "
+                                 f"{type(args).__name__}")
+        if len(args) != len(params):
+            sig = ", ".join(_ptype(p) for _, p, _, _, _ in params)
+            raise LayoutsimError(f"kernel {self.prog.fn.name} takes {len(params)} parameter(s) ({sig}); "
+                                 f"{len(args)} argument(s) given")
+        out = []
+        for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
+            out.append(self._arg(i, a, p, size))
+        return out
+
+    def _arg(self, i, a, p, size):
+        what = f"argument {i} ({_ptype(p)} parameter {p.name})"
+        if isinstance(a, np.ndarray):
+            if size != 8 or p.count is not None:
+                raise LayoutsimError(f"{what}: an array is passed as a 64-bit pointer; this parameter "
+                                     f"is {size} bytes")
+            if a.dtype.hasobject:
+                raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
+            addr = self.heap.alloc(a.nbytes, f"argument {i}")
+            return ("array", a, addr)
+        if isinstance(a, (bytes, bytearray)):
+            if len(a) != size:
+                raise LayoutsimError(f"{what}: {len(a)} bytes given; the parameter is {size} bytes")
+            return ("bytes", bytes(a))
+        if p.count is not None:
+            raise LayoutsimError(f"{what}: a {size}-byte by-value parameter; give {size} bytes")
+        t = p.ptype
+        if isinstance(a, np.generic):
+            if a.dtype.itemsize != size:
+                raise LayoutsimError(f"{what}: {a.dtype} is {a.dtype.itemsize} bytes; the parameter is "
+                                     f"{size} bytes")
+            if (a.dtype.kind == "f") != (t.kind == "f"):
+                raise LayoutsimError(f"{what}: {a.dtype} given for a .{t.name} parameter")
+            return ("bytes", a.tobytes())
+        if isinstance(a, bool) or not isinstance(a, (int, float)):
+            raise LayoutsimError(f"{what}: give a numpy array, a numpy scalar or a number, not "
+                                 f"{type(a).__name__}")
+        if t.kind == "f":
+            return ("bytes", np.array(a, t.dtype).tobytes())
+        if isinstance(a, float):
+            raise LayoutsimError(f"{what}: {a!r} is a float; the parameter is .{t.name}")
+        lo, hi = (-(1 << (t.bits - 1)), (1 << t.bits) - 1)
+        if not lo <= a <= hi:
+            raise LayoutsimError(f"{what}: {a} does not fit in .{t.name}")
+        return ("bytes", (a & ((1 << t.bits) - 1)).to_bytes(size, "little"))
+
+    # ---- memory ---------------------------------------------------------------------------------
+    def _fill(self):
+        from .program import _init_bytes
+        for v in self.prog.module.variables:
+            if v.name in self.var_addr and v.init:
+                self.heap.write(self.var_addr[v.name], _init_bytes(v))
+        kp = bytearray(max(self.prog.kernel_param_bytes, 8))
+        for a, (name, p, off, size, _) in zip(self.args, self.prog.kernel_params):
+            if a[0] == "array":
+                self.heap.write(a[2], np.ascontiguousarray(a[1]).reshape(-1).view(np.uint8))
+                kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
+            else:
+                kp[off:off + size] = a[1]
+        pad = -(-len(kp) // 16) * 16
+        self.kparams = np.frombuffer(bytes(kp) + bytes(pad - len(kp)), np.uint8).copy()
+        self.kparam_views = S.word_views(self.kparams)
+
+    def buffers(self):
+        """Final content of every array argument (None for scalars)."""
+        out = []
+        for a in self.args:
+            if a[0] != "array":
+                out.append(None)
+                continue
+            arr = a[1]
+            raw = self.heap.read(a[2], arr.nbytes).copy()
+            out.append(raw.view(arr.dtype).reshape(arr.shape) if arr.nbytes else arr.copy())
+        return out
+
+    # ---- coordinates and special registers ------------------------------------------------------------
+    def cta_coords(self, c):
+        gx, gy, _ = self.grid
+        return (c % gx, (c // gx) % gy, c // (gx * gy))
+
+    def thread_coords(self, t):
+        bx, by, _ = self.block
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def special_registers(self, bt):
+        bx, by, bz = self.block
+        gx, gy, gz = self.grid
+        lt = bt.local_tid
+        cta = bt.ctas[bt.cta_index]
+        u = np.uint32
+        lane = bt.lane
+        sp = {"%tid.x": (lt % bx).astype(u), "%tid.y": ((lt // bx) % by).astype(u),
+              "%tid.z": (lt // (bx * by)).astype(u),
+              "%ntid.x": u(bx), "%ntid.y": u(by), "%ntid.z": u(bz),
+              "%ctaid.x": (cta % gx).astype(u), "%ctaid.y": ((cta // gx) % gy).astype(u),
+              "%ctaid.z": (cta // (gx * gy)).astype(u),
+              "%nctaid.x": u(gx), "%nctaid.y": u(gy), "%nctaid.z": u(gz),
+              "%laneid": lane, "%warpid": (lt // 32).astype(u), "%nwarpid": u(64),
+              "%smid": (cta % SM_COUNT.get(self.arch, 132)).astype(u),
+              "%nsmid": u(SM_COUNT.get(self.arch, 132)), "%gridid": np.uint64(1),
+              "%lanemask_eq": (u(1) << lane).astype(u),
+              "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
+              "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
+              "%clock": u(0), "%clock64": np.uint64(0), "%globaltimer": np.uint64(0),
+              "%globaltimer_lo": u(0), "%globaltimer_hi": u(0),
+              "%dynamic_smem_size": u(self.shared_bytes),
+              "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
+              "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
+              "%cluster_ctarank": u(0), "%cluster_nctarank": u(1), "%is_explicit_cluster": np.bool_(False),
+              "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
+              "%reserved_smem_offset_cap": u(0)}
+        sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
+        sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
+        for c, n in zip("xyz", (gx, gy, gz)):
+            sp[f"%clusterid.{c}"] = sp[f"%ctaid.{c}"]
+            sp[f"%nclusterid.{c}"] = u(n)
+            sp[f"%cluster_ctaid.{c}"] = u(0)
+            sp[f"%cluster_nctaid.{c}"] = u(1)
+        for i in range(32):
+            sp[f"%envreg{i}"] = u(0)
+        for i in range(8):
+            sp[f"%pm{i}"] = u(0)
+        return sp
+
+
+def _ptype(p):
+    if p.count is not None:
+        return f".b8[{p.count}]"
+    return f".{p.ptype.name}"

@@ -1,0 +1,434 @@
+"""The PTX loader: statements -> a Module of functions (entries and .func), variables and debug lines.
+
+Register scopes: every `{ }` block opens a scope (nvcc's call blocks, inline asm blocks); a
+register or .param variable declared inside gets a unique name ("p#3") so that the same name in
+two blocks (`.reg .pred p;` in every inline asm block, `param0` in every call block) never
+collides. Operands are rewritten to those unique names here, once.
+
+Debug lines: `.loc FILE LINE COL[, function_name F, inlined_at FILE LINE COL]` gives every
+following instruction its position; `.file N "path"` names the files. The CUDA source line of an
+instruction is its position in the kernel's own source file (the file of the function's first
+.loc): the .loc itself when it lies in that file, else the place it was inlined at.
+"""
+import re
+from dataclasses import dataclass, field
+
+from ..errors import LayoutsimError, suggest
+from . import types as T
+from .syntax import Instr, Operand, PtxSyntaxError, parse_instruction, parse_int, parse_operand, \
+    split_top, statements
+
+SPACES = ("global", "shared", "const", "local", "param")
+IGNORED_BODY = {".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
+                ".noreturn"}
+
+
+class UnsupportedPtx(LayoutsimError):
+    """A PTX construct the executor does not model (names itself and its line)."""
+
+
+@dataclass
+class Variable:
+    name: str
+    space: str
+    ptype: object              # PtxType of one element
+    count: object = None       # None: scalar; int: array elements; 0: unsized extern array []
+    align: int = 0
+    vec: int = 1
+    init: object = None        # list of raw element bits, or None
+    extern: bool = False
+    line: int = 0
+
+    @property
+    def elem_bytes(self):
+        return max(1, self.ptype.bits // 8) * self.vec
+
+    @property
+    def size(self):
+        return self.elem_bytes * (1 if self.count is None else self.count)
+
+    @property
+    def alignment(self):
+        return self.align or self.elem_bytes
+
+
+@dataclass
+class Label:
+    name: str
+    line: int
+
+
+@dataclass
+class Function:
+    name: str
+    kind: str                       # "entry" or "func"
+    params: list = field(default_factory=list)     # Variable (space "param")
+    rets: list = field(default_factory=list)
+    body: list = field(default_factory=list)       # Instr and Label, in order
+    regs: dict = field(default_factory=dict)       # unique register name -> PtxType
+    variables: list = field(default_factory=list)  # .shared/.local/.param declared in the body
+    directives: dict = field(default_factory=dict)  # maxntid, reqntid, ...
+    line: int = 0
+    defined: bool = False
+    source_file: object = None      # file index of the function's first .loc
+
+
+@dataclass
+class Module:
+    version: str = ""
+    target: str = ""
+    address_size: int = 64
+    functions: dict = field(default_factory=dict)
+    variables: list = field(default_factory=list)  # module scope
+    files: dict = field(default_factory=dict)      # index -> path
+
+    def entries(self):
+        return [f.name for f in self.functions.values() if f.kind == "entry" and f.defined]
+
+    def entry(self, name):
+        fn = self.functions.get(name)
+        if fn is None or fn.kind != "entry" or not fn.defined:
+            names = self.entries()
+            raise LayoutsimError(f"kernel {name!r} is not in the PTX{suggest(name, names)}; its "
+                                 f"entries: {', '.join(names) or 'none'}")
+        return fn
+
+    def cuda_line(self, ins, fn):
+        """(path, line) of an instruction in its function's source file, or None."""
+        loc = ins.loc
+        if not loc or fn.source_file is None:
+            return None
+        fidx, line, inl, last = loc
+        if fidx == fn.source_file and line > 0:
+            hit = line
+        elif inl and inl[0] == fn.source_file:
+            hit = inl[1]
+        else:
+            hit = last
+        if not hit:
+            return None
+        return (self.files.get(fn.source_file, f"file {fn.source_file}"), hit)
+
+
+# ---- scopes ----------------------------------------------------------------------------------
+class _Scope:
+    def __init__(self, parent, tag):
+        self.parent, self.tag = parent, tag
+        self.names, self.ranges = {}, {}
+
+    def declare(self, name, count=None):
+        key = name if not self.tag else f"{name}#{self.tag}"
+        if count is None:
+            self.names[name] = key
+            return [(name, key)]
+        self.ranges[name] = (count, key)
+        return [(f"{name}{i}", f"{key}{i}" if not self.tag else f"{name}{i}#{self.tag}") for i in range(count)]
+
+    def lookup(self, name):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            m = re.match(r"^(.*?)(\d+)$", name)
+            if m and m.group(1) in s.ranges and int(m.group(2)) < s.ranges[m.group(1)][0]:
+                return name if not s.tag else f"{name}#{s.tag}"
+            s = s.parent
+        return None
+
+
+def _rename(op, scope):
+    if op.kind in ("reg", "sym"):
+        key = scope.lookup(op.value)
+        return Operand(op.kind, key, op.neg) if key and key != op.value else op
+    if op.kind == "addr" and op.base is not None:
+        return Operand("addr", base=_rename(op.base, scope), offset=op.offset)
+    if op.kind in ("vec", "pair", "list"):
+        return Operand(op.kind, tuple(_rename(o, scope) for o in op.value))
+    return op
+
+
+# ---- declarations ----------------------------------------------------------------------------
+_DECL = re.compile(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(global|shared|const|local|param)\b(.*)$",
+                   re.S)
+
+
+def _parse_decl(text, line):
+    """[Variable] from `.shared .align 4 .b8 name[128];` and friends."""
+    m = _DECL.match(text)
+    link, space, rest = m.group(1), m.group(2), m.group(3).strip()
+    extern = ".extern" in link
+    align, vec, ptype = 0, 1, None
+    while rest.startswith("."):
+        word, _, rest = rest.partition(" ")
+        rest = rest.strip()
+        w = word[1:]
+        if w == "align":
+            num, _, rest = rest.partition(" ")
+            align = parse_int(num)
+            rest = rest.strip()
+        elif w in ("v2", "v4", "v8"):
+            vec = int(w[1:])
+        elif w in ("ptr",):
+            continue
+        elif w in SPACES:
+            continue                    # .ptr .global attribute of a kernel parameter
+        elif T.is_type(w):
+            ptype = T.get(w)
+        else:
+            raise UnsupportedPtx(f"line {line}: unsupported attribute .{w} in {text.split()[0]} declaration")
+    if ptype is None:
+        raise PtxSyntaxError(f"line {line}: declaration without a type: {text!r}")
+    out = []
+    init_text = None
+    if "=" in rest:
+        rest, _, init_text = rest.partition("=")
+    for item in split_top(rest):
+        mm = re.match(r"^([%\w$]+)\s*((?:\[\s*\d*\s*\])*)(<\s*(\d+)\s*>)?$", item.strip())
+        if not mm:
+            raise PtxSyntaxError(f"line {line}: cannot read declared name {item!r}")
+        name, dims = mm.group(1), mm.group(2)
+        count = None
+        if dims:
+            sizes = re.findall(r"\[\s*(\d*)\s*\]", dims)
+            count = 1
+            for s in sizes:
+                count = 0 if s == "" else count * int(s)
+        out.append(Variable(name, space, ptype, count, align, vec, None, extern, line))
+    if init_text is not None:
+        if len(out) != 1:
+            raise PtxSyntaxError(f"line {line}: an initializer needs exactly one declared name")
+        out[0].init = _parse_init(init_text.strip(), out[0], line)
+    return out
+
+
+def _parse_init(text, var, line):
+    vals = []
+
+    def walk(t):
+        t = t.strip()
+        if t.startswith("{"):
+            for p in split_top(t[1:-1]):
+                walk(p)
+            return
+        op = parse_operand(t, line)
+        if op.kind == "imm":
+            vals.append(op.value & ((1 << var.ptype.bits) - 1))
+        elif op.kind == "fimm":
+            bits, width, _ = op.value
+            if width != var.ptype.bits:
+                import numpy as np
+                f = np.array([bits], np.uint64).view(np.float64) if width == 64 else \
+                    np.array([bits], np.uint32).view(np.float32)
+                bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
+            vals.append(bits)
+        else:
+            raise UnsupportedPtx(f"line {line}: initializer {t!r} of {var.name} (addresses of "
+                                 f"variables in initializers are not supported)")
+    walk(text)
+    return vals
+
+
+def _parse_header(text, line):
+    m = re.match(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(entry|func)\s*(.*)$", text, re.S)
+    kind, rest = m.group(2), m.group(3).strip()
+    rets = []
+    if rest.startswith("("):
+        inner, rest = _paren(rest, line)
+        rets = _params(inner, line)
+    mm = re.match(r"^([\w$]+)\s*(.*)$", rest, re.S)
+    if not mm:
+        raise PtxSyntaxError(f"line {line}: cannot read function name in {text[:60]!r}")
+    name, rest = mm.group(1), mm.group(2).strip()
+    params = []
+    if rest.startswith("("):
+        inner, rest = _paren(rest, line)
+        params = _params(inner, line)
+    directives = {}
+    for d in re.findall(r"(\.\w+)([^.]*)", rest):
+        key, val = d[0][1:], d[1].strip()
+        nums = [parse_int(v) for v in split_top(val) if v.strip()] if val else []
+        directives[key] = nums
+    return Function(name=name, kind=kind, params=params, rets=rets, directives=directives, line=line)
+
+
+def _paren(text, line):
+    depth = 0
+    for i, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0:
+            return text[1:i], text[i + 1:].strip()
+    raise PtxSyntaxError(f"line {line}: unbalanced '(' in function header")
+
+
+def _params(inner, line):
+    out = []
+    for p in split_top(inner):
+        if p.strip():
+            out.extend(_parse_decl(p.strip(), line))
+    return out
+
+
+# ---- the loader ------------------------------------------------------------------------------
+def load(text):
+    """Parse PTX text into a Module (syntax errors and unsupported directives name their line)."""
+    if not isinstance(text, str):
+        raise LayoutsimError(f"ptx: give the PTX text as a string, not {type(text).__name__}")
+    mod = Module()
+    items = statements(text)
+    i = 0
+    while i < len(items):
+        st = items[i]
+        if st.kind == "header":
+            fn = _parse_header(st.text, st.line)
+            fn.defined = True
+            i = _body(items, i + 2, fn, mod)
+            _add_function(mod, fn)
+            continue
+        if st.kind in ("open", "close", "label"):
+            raise PtxSyntaxError(f"line {st.line}: unexpected {st.text!r} outside a function")
+        _module_stmt(st, mod)
+        i += 1
+    return mod
+
+
+def _add_function(mod, fn):
+    old = mod.functions.get(fn.name)
+    if old is not None and old.defined and fn.defined:
+        raise PtxSyntaxError(f"line {fn.line}: function {fn.name} defined twice (first at line {old.line})")
+    if old is None or fn.defined:
+        mod.functions[fn.name] = fn
+
+
+def _module_stmt(st, mod):
+    text, line = st.text, st.line
+    head = text.split(None, 1)[0]
+    if head == ".version":
+        mod.version = text.split()[1]
+    elif head == ".target":
+        mod.target = text.split(None, 1)[1].strip()
+    elif head == ".address_size":
+        mod.address_size = int(text.split()[1])
+        if mod.address_size != 64:
+            raise UnsupportedPtx(f"line {line}: .address_size {mod.address_size}: only 64-bit "
+                                 f"addressing is modelled")
+    elif head == ".file":
+        m = re.match(r'^\.file\s+(\d+)\s+"([^"]*)"', text)
+        if not m:
+            raise PtxSyntaxError(f"line {line}: cannot read {text!r}")
+        mod.files[int(m.group(1))] = m.group(2)
+    elif _DECL.match(text) and not re.search(r"\.(entry|func)\b", text):
+        for v in _parse_decl(text, line):
+            if v.space in ("local", "param"):
+                raise UnsupportedPtx(f"line {line}: module-scope .{v.space} variable {v.name}")
+            mod.variables.append(v)
+    elif re.match(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(entry|func)\b", text):
+        fn = _parse_header(text, line)              # a prototype: declared, defined elsewhere
+        _add_function(mod, fn)
+    elif head in (".pragma", ".alias"):
+        raise UnsupportedPtx(f"line {line}: unsupported directive {head}")
+    else:
+        raise UnsupportedPtx(f"line {line}: unsupported directive or statement {text.split(None, 1)[0]!r}")
+
+
+def _body(items, i, fn, mod):
+    """Parse a function body starting after its '{'; returns the index after the closing '}'."""
+    root = _Scope(None, "")
+    for p in fn.params + fn.rets:
+        root.declare(p.name)
+    scope, depth, tags = root, 1, [0]
+    loc, last_user = None, 0
+    while i < len(items):
+        st = items[i]
+        i += 1
+        if st.kind == "open":
+            tags[0] += 1
+            scope = _Scope(scope, str(tags[0]))
+            depth += 1
+            continue
+        if st.kind == "close":
+            depth -= 1
+            if depth == 0:
+                return i
+            scope = scope.parent
+            continue
+        if st.kind == "label":
+            fn.body.append(Label(st.text, st.line))
+            continue
+        text = st.text
+        if text.startswith("."):
+            head = text.split(None, 1)[0]
+            if head == ".reg":
+                _declare_regs(text, st.line, scope, fn)
+            elif head == ".loc":
+                loc, last_user = _loc(text, st.line, fn, last_user)
+            elif _DECL.match(text):
+                for v in _parse_decl(text, st.line):
+                    if v.space in ("global", "const"):
+                        raise UnsupportedPtx(f"line {st.line}: .{v.space} variable {v.name} declared "
+                                             f"inside a function")
+                    key = scope.declare(v.name)[0][1]
+                    v.name = key
+                    fn.variables.append(v)
+            elif head in IGNORED_BODY:
+                pass
+            else:
+                raise UnsupportedPtx(f"line {st.line}: unsupported directive {head}")
+            continue
+        ins = parse_instruction(text, st.line)
+        ins.operands = tuple(_rename(o, scope) for o in ins.operands)
+        if ins.guard:
+            key = scope.lookup(ins.guard[0])
+            ins.guard = (key or ins.guard[0], ins.guard[1])
+        ins.loc = loc
+        fn.body.append(ins)
+    raise PtxSyntaxError(f"line {fn.line}: body of {fn.name} is not closed")
+
+
+def _declare_regs(text, line, scope, fn):
+    rest = text[len(".reg"):].strip()
+    vec = 1
+    ptype = None
+    while rest.startswith("."):
+        word, _, rest = rest.partition(" ")
+        rest = rest.strip()
+        w = word[1:]
+        if w in ("v2", "v4"):
+            vec = int(w[1:])
+        elif T.is_type(w):
+            ptype = T.get(w)
+        else:
+            raise UnsupportedPtx(f"line {line}: unsupported register attribute .{w}")
+    if ptype is None:
+        raise PtxSyntaxError(f"line {line}: .reg without a type")
+    if vec != 1:
+        raise UnsupportedPtx(f"line {line}: vector registers (.reg .v{vec}) are not supported")
+    for item in split_top(rest):
+        m = re.match(r"^([%\w$]+)\s*(?:<\s*(\d+)\s*>)?$", item.strip())
+        if not m:
+            raise PtxSyntaxError(f"line {line}: cannot read register name {item!r}")
+        count = int(m.group(2)) if m.group(2) else None
+        for _, key in scope.declare(m.group(1), count):
+            fn.regs[key] = ptype
+
+
+def _loc(text, line, fn, last_user):
+    m = re.match(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$", text)
+    if not m:
+        raise PtxSyntaxError(f"line {line}: cannot read {text!r}")
+    f, ln = int(m.group(1)), int(m.group(2))
+    inl = None
+    mi = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", m.group(4))
+    if mi:
+        inl = (int(mi.group(1)), int(mi.group(2)))
+    if fn.source_file is None:
+        fn.source_file = f
+    if f == fn.source_file and ln > 0:
+        last_user = ln
+    elif inl and inl[0] == fn.source_file:
+        last_user = inl[1]
+    return (f, ln, inl, last_user), last_user
+
+
+def all_instructions(fn):
+    return [x for x in fn.body if isinstance(x, Instr)]

@@ -1,0 +1,167 @@
+"""Compile-time operand access: closures that read and write registers, immediates, special
+registers and addresses for one instruction, with PTX's width rules.
+
+PTX ISA 9.0, 6.4.1 'Operand Size Exceeding Instruction-Type Size': a source register wider
+than the instruction type gives its low bits; a destination register wider than the type
+receives the value sign-extended for signed types and zero-extended otherwise.
+"""
+import numpy as np
+
+from ..errors import LayoutsimError
+from . import types as T
+from .module import UnsupportedPtx
+
+# special registers: name -> (PtxType name)
+SPECIAL = {f"%{r}.{c}": "u32" for r in ("tid", "ntid", "ctaid", "nctaid", "cluster_ctaid",
+                                         "cluster_nctaid", "clusterid", "nclusterid") for c in "xyz"}
+SPECIAL.update({"%laneid": "u32", "%warpid": "u32", "%nwarpid": "u32", "%smid": "u32",
+                "%nsmid": "u32", "%gridid": "u64", "%lanemask_eq": "u32", "%lanemask_le": "u32",
+                "%lanemask_lt": "u32", "%lanemask_ge": "u32", "%lanemask_gt": "u32",
+                "%clock": "u32", "%clock64": "u64", "%globaltimer": "u64", "%globaltimer_lo": "u32",
+                "%globaltimer_hi": "u32", "%dynamic_smem_size": "u32", "%total_smem_size": "u32",
+                "%aggr_smem_size": "u32", "%cluster_ctarank": "u32", "%cluster_nctarank": "u32",
+                "%is_explicit_cluster": "pred", "%reserved_smem_offset_begin": "u32",
+                "%reserved_smem_offset_end": "u32", "%reserved_smem_offset_cap": "u32"})
+SPECIAL.update({f"%envreg{i}": "u32" for i in range(32)})
+SPECIAL.update({f"%pm{i}": "u32" for i in range(8)})
+
+
+def convert_bits(v, src_dtype, dst, signed):
+    """Raw value array v (src dtype) -> dst dtype, truncating or extending (sign if `signed`)."""
+    src = np.dtype(src_dtype)
+    dst = np.dtype(dst)
+    if src == dst:
+        return v
+    if dst == np.bool_:
+        return v != 0
+    if src == np.bool_:
+        return v.astype(dst)
+    if src.itemsize == dst.itemsize:
+        return v.view(dst)
+    if src.itemsize > dst.itemsize:
+        return v.astype(np.dtype(f"u{src.itemsize}")).astype(np.dtype(f"u{dst.itemsize}")).view(dst)
+    if signed:
+        sv = v.view(np.dtype(f"i{src.itemsize}")) if src.kind != "i" else v
+        return sv.astype(np.dtype(f"i{dst.itemsize}")).view(dst)
+    uv = v.view(np.dtype(f"u{src.itemsize}")) if src.kind != "u" else v
+    return uv.astype(dst) if dst.kind == "u" else uv.astype(np.dtype(f"u{dst.itemsize}")).view(dst)
+
+
+class Builder:
+    """Operand closures for the instructions of one program (registers already numbered)."""
+
+    def __init__(self, prog):
+        self.prog = prog
+
+    # ---- registers and immediates --------------------------------------------------------
+    def slot(self, op, ins):
+        if op.kind != "reg" or op.value in SPECIAL:
+            raise LayoutsimError(f"line {ins.line}: {op} is not a register (in {ins.text})")
+        return self.prog.reg_slot(op.value, ins)
+
+    def rtype(self, op, ins):
+        return self.prog.reg_types[self.slot(op, ins)]
+
+    def read(self, op, typ, ins):
+        """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
+        dt = typ.dtype if not isinstance(typ, np.dtype) else typ
+        signed = getattr(typ, "signed", False)
+        if op.kind == "reg" and op.value in SPECIAL:
+            name, st = op.value, T.get(SPECIAL[op.value]).storage
+            return lambda b: convert_bits(b.special[name], st, dt, False)
+        if op.kind == "reg":
+            s = self.slot(op, ins)
+            st = self.prog.reg_types[s].storage
+            rsigned = self.prog.reg_types[s].signed or signed
+            if st == dt:
+                if op.neg:
+                    return lambda b: ~b.regs[s]
+                return lambda b: b.regs[s]
+            if st.itemsize == dt.itemsize and st != np.bool_ and dt != np.bool_:
+                return lambda b: b.regs[s].view(dt)
+            if op.neg and dt == np.bool_:
+                return lambda b: ~convert_bits(b.regs[s], st, dt, rsigned)
+            return lambda b: convert_bits(b.regs[s], st, dt, rsigned)
+        if op.kind in ("imm", "fimm", "sym"):
+            v = self.constant(op, typ, ins)
+            return lambda b: v
+        raise LayoutsimError(f"line {ins.line}: operand {op} of {ins.name} cannot be read as .{getattr(typ, 'name', typ)}")
+
+    def constant(self, op, typ, ins):
+        """A numpy scalar of typ's dtype for an immediate or a symbol's address."""
+        dt = typ.dtype if not isinstance(typ, np.dtype) else typ
+        if op.kind == "imm":
+            v = op.value
+            if dt == np.bool_:
+                return np.bool_(v != 0)
+            if dt.kind == "f":
+                # an integer literal in a float instruction is its value (PTX 4.5.1)
+                return dt.type(v)
+            bits = dt.itemsize * 8
+            return np.array(v & ((1 << bits) - 1), np.dtype(f"u{dt.itemsize}")).view(dt)[()]
+        if op.kind == "fimm":
+            bits, width, _ = op.value
+            f = np.array(bits, np.uint64).view(np.float64)[()] if width == 64 else \
+                np.array(bits, np.uint32).view(np.float32)[()]
+            if dt.kind == "f":
+                return dt.type(f) if dt.itemsize != width // 8 else f
+            if dt.itemsize * 8 == width:       # raw bits for .b32/.b64 (mov.b32 %r, 0f3F800000)
+                return np.array(bits, np.dtype(f"u{dt.itemsize}")).view(dt)[()]
+            if getattr(typ, "name", "") in ("f16", "bf16"):
+                from .fround import round_to
+                return round_to(np.float64(f), typ.name, "rn")[()]
+            raise UnsupportedPtx(f"line {ins.line}: float literal {op} used as .{getattr(typ, 'name', dt)}")
+        if op.kind == "sym":
+            addr = self.prog.symbol_address(op.value, ins)
+            return np.array(addr & ((1 << (dt.itemsize * 8)) - 1), np.dtype(f"u{dt.itemsize}")).view(dt)[()]
+        raise LayoutsimError(f"line {ins.line}: {op} is not a constant")
+
+    def write(self, op, typ, ins):
+        """A function(batch, value, g, full) storing `value` (typ's dtype) into a register."""
+        if op.kind == "sink":
+            return lambda b, v, g, full: None
+        s = self.slot(op, ins)
+        rt = self.prog.reg_types[s]
+        st = rt.storage
+        dt = typ.dtype if not isinstance(typ, np.dtype) else typ
+        signed = getattr(typ, "signed", False)
+
+        def put(b, v, g, full):
+            v = np.asarray(v)
+            if v.dtype != st:
+                v = convert_bits(v, v.dtype, st, signed)
+            if full:
+                b.regs[s] = v if v.ndim else np.full(b.T, v, st)
+            else:
+                b.regs[s] = np.where(g, v, b.regs[s])
+        del dt
+        return put
+
+    # ---- vectors ---------------------------------------------------------------------------
+    def elems(self, op, ins, n=None):
+        """The element operands of a vector operand (or the operand itself as one element)."""
+        items = list(op.value) if op.kind == "vec" else [op]
+        if n is not None and len(items) != n:
+            raise LayoutsimError(f"line {ins.line}: {ins.name} needs {n} registers in {op}, got {len(items)}")
+        return items
+
+    # ---- addresses ---------------------------------------------------------------------------
+    def address(self, op, ins):
+        """(function(batch) -> int64 address array or scalar, base symbol or None)."""
+        if op.kind != "addr":
+            if op.kind == "reg":               # an address held in a register (cp.async src etc.)
+                r = self.read(op, T.get("u64"), ins)
+                return (lambda b: r(b).astype(np.int64)), None
+            raise LayoutsimError(f"line {ins.line}: {op} is not an address (in {ins.text})")
+        off = op.offset
+        base = op.base
+        if base is None:
+            return (lambda b: np.int64(off)), None
+        if base.kind == "sym":
+            a = self.prog.symbol_address(base.value, ins) + off
+            return (lambda b: np.int64(a)), base.value
+        rt = self.rtype(base, ins)
+        r = self.read(base, T.get("u64") if rt.bits == 64 else T.get("u32"), ins)
+        if off:
+            return (lambda b: r(b).astype(np.int64) + off), None
+        return (lambda b: r(b).astype(np.int64)), None

@@ -1,0 +1,283 @@
+"""f32 / f64 floating-point instructions (PTX ISA 9.0, 9.7.3), correctly rounded in every mode.
+
+Exact operations go through fround (see its docstring for the argument). Approximate
+operations (ex2/lg2/sin/cos/rsqrt/tanh/rcp/sqrt/div .approx, div.full) are hardware-specific:
+they are computed by `layoutsim.numerics.sfu` when it models the instruction, else by a
+correctly rounded stand-in that is marked "not proven exact" in the run's report.
+"""
+import numpy as np
+
+from . import fround as F
+from . import types as T
+from .compile import elementwise, need, unsupported
+
+ROUND = ("rn", "rz", "rm", "rp")
+
+
+def _mode(ins, default="rn"):
+    return next((m for m in ins.mods if m in ROUND), default)
+
+
+def _fmt(t):
+    return "f32" if t.bits == 32 else "f64"
+
+
+def _in(x, t, ftz):
+    x = np.asarray(x)
+    if ftz and t.bits == 32:
+        return F.flush(x.astype(np.float64), "f32")
+    return x.astype(np.float64)
+
+
+def _out32(r, mode, ftz, sat):
+    return F.f32(r, mode, ftz, sat)
+
+
+def float_arith(ins, b, prog):
+    """add, sub, mul, fma/mad, div (f32, f64)."""
+    t = T.instr_type(ins.mods, ins.line)
+    if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
+        from .ops_half import half_arith
+        return half_arith(ins, b, prog)
+    if t.name not in ("f32", "f64"):
+        raise unsupported(ins)
+    op = ins.opcode
+    mode = _mode(ins)
+    ftz, sat = "ftz" in ins.mods, "sat" in ins.mods
+    if op in ("fma", "mad") and not any(m in ROUND for m in ins.mods):
+        raise unsupported(ins, f"{op}.{t.name} needs a rounding modifier")
+    if op == "div" and ("approx" in ins.mods or "full" in ins.mods):
+        return approx(ins, b, prog)
+    if t.bits == 64:
+        if op in ("add", "sub", "mul"):
+            return elementwise(ins, b, lambda x, y: F.arith64(op, x, y, mode), t)
+        if op == "div":
+            return elementwise(ins, b, lambda x, y: F.arith64("div", x, y, mode), t)
+        return elementwise(ins, b, lambda x, y, z: F.fma64(x, y, z, mode), t)
+    fast = mode == "rn" and not ftz and not sat
+    if op in ("add", "sub"):
+        s = 1.0 if op == "add" else -1.0
+        if fast:
+            return elementwise(ins, b, lambda x, y: _canon32(x + y if s > 0 else x - y), t)
+
+        def f(x, y):
+            x, y = _in(x, t, ftz), s * _in(y, t, ftz)
+            return _out32(F.rm_zero_sign(F.sum_odd(x, y), x, y, mode), mode, ftz, sat)
+        return elementwise(ins, b, f, t)
+    if op == "mul":
+        if fast:
+            return elementwise(ins, b, lambda x, y: _canon32(x * y), t)
+        return elementwise(ins, b, lambda x, y: _out32(_in(x, t, ftz) * _in(y, t, ftz), mode, ftz, sat), t)
+    if op == "div":
+        def f(x, y):
+            with np.errstate(all="ignore"):
+                return _out32(_in(x, t, ftz) / _in(y, t, ftz), mode, ftz, sat)
+        return elementwise(ins, b, f, t)
+
+    def fma(x, y, z):
+        x, y, z = _in(x, t, ftz), _in(y, t, ftz), _in(z, t, ftz)
+        with np.errstate(all="ignore"):
+            p = x * y                                  # exact
+        return _out32(F.rm_zero_sign(F.sum_odd(p, z), p, z, mode), mode, ftz, sat)
+    return elementwise(ins, b, fma, t)
+
+
+def _canon32(v):
+    v = np.asarray(v, np.float32)
+    nan = np.isnan(v)
+    if np.any(nan):
+        return np.where(nan, F.CANON["f32"], v.view(np.uint32)).view(np.float32)
+    return v
+
+
+def _unary_exact(ins, b, t, f64_fn):
+    """rcp/sqrt with IEEE rounding: the float64 result rounded again (exact, see fround)."""
+    mode = _mode(ins)
+    ftz = "ftz" in ins.mods
+    if t.bits == 64:
+        if ins.opcode == "sqrt":
+            return elementwise(ins, b, lambda x: F.sqrt64(x, mode), t, nsrc=1)
+        return elementwise(ins, b, lambda x: F.arith64("div", np.ones_like(x), x, mode), t, nsrc=1)
+
+    def f(x):
+        with np.errstate(all="ignore"):
+            return _out32(f64_fn(_in(x, t, ftz)), mode, ftz, False)
+    return elementwise(ins, b, f, t, nsrc=1)
+
+
+def _rcp(ins, b, prog):
+    t = T.instr_type(ins.mods, ins.line)
+    if "approx" in ins.mods:
+        return approx(ins, b, prog)
+    return _unary_exact(ins, b, t, lambda x: 1.0 / x)
+
+
+def _sqrt(ins, b, prog):
+    t = T.instr_type(ins.mods, ins.line)
+    if "approx" in ins.mods:
+        return approx(ins, b, prog)
+    return _unary_exact(ins, b, t, np.sqrt)
+
+
+def float_unary(ins, b, prog):
+    """abs / neg (f32: the result is an FADD with operand modifiers, so a NaN becomes the
+    canonical NaN, PTX ISA 9.7.3.9 'NaN input yields unspecified NaN'; f64: sign bit only)."""
+    t = T.instr_type(ins.mods, ins.line)
+    if t.kind == "h" or t.name in ("f16", "bf16"):
+        from .ops_half import half_unary
+        return half_unary(ins, b, prog)
+    ftz = "ftz" in ins.mods
+    neg = ins.opcode == "neg"
+    if t.bits == 64:
+        ut = T.get("u64")
+        sign = np.uint64(1 << 63)
+        return elementwise(ins, b, (lambda x: x ^ sign) if neg else (lambda x: x & ~sign), ut, nsrc=1)
+
+    def f(x):
+        x = _in(x, t, ftz)
+        r = -x if neg else np.abs(x)
+        return _canon32(r.astype(np.float32))
+    return elementwise(ins, b, f, t, nsrc=1)
+
+
+def float_minmax(ins, b, prog):
+    """min/max{.ftz}{.NaN}{.xorsign.abs} (PTX ISA 9.7.3.11/12): a NaN operand is ignored
+    unless .NaN; -0.0 < +0.0; a NaN result is canonical."""
+    t = T.instr_type(ins.mods, ins.line)
+    if t.kind == "h" or t.name in ("f16", "bf16"):
+        from .ops_half import half_minmax
+        return half_minmax(ins, b, prog)
+    ftz, nan_mode = "ftz" in ins.mods, "NaN" in ins.mods
+    xorsign, absm = "xorsign" in ins.mods, "abs" in ins.mods
+    is_min = ins.opcode == "min"
+    fmt = _fmt(t)
+
+    def two(x, y):
+        # order with -0 < +0: compare (value, sign) pairs
+        lt = (x < y) | ((x == y) & np.signbit(x) & ~np.signbit(y))
+        pick_x = lt if is_min else ((x > y) | ((x == y) & ~np.signbit(x) & np.signbit(y)))
+        r = np.where(pick_x, x, y)
+        nx, ny = np.isnan(x), np.isnan(y)
+        if nan_mode:
+            return np.where(nx | ny, np.nan, r)
+        return np.where(nx & ny, np.nan, np.where(nx, y, np.where(ny, x, r)))
+
+    def f(*xs):
+        vals = [_in(x, t, ftz) for x in xs]
+        sgn = None
+        if xorsign:
+            sgn = np.signbit(vals[0]) ^ np.signbit(vals[1])
+        if absm:
+            vals = [np.abs(v) for v in vals]
+        r = two(vals[0], vals[1])
+        if len(vals) == 3:
+            r = two(r, vals[2])
+        if sgn is not None:
+            r = np.where(np.isnan(r), r, np.copysign(np.abs(r), np.where(sgn, -1.0, 1.0)))
+        if fmt == "f32":
+            return F.round_to(r, "f32", "rn", ftz).view(np.float32)
+        return r
+    return elementwise(ins, b, f, t)
+
+
+FLOAT_CMP = {
+    "eq": lambda x, y: x == y, "ne": lambda x, y: (x != y) & ~np.isnan(x) & ~np.isnan(y),
+    "lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y,
+    "ge": lambda x, y: x >= y,
+    "equ": lambda x, y: (x == y) | np.isnan(x) | np.isnan(y), "neu": lambda x, y: ~(x == y),
+    "ltu": lambda x, y: ~(x >= y), "leu": lambda x, y: ~(x > y), "gtu": lambda x, y: ~(x <= y),
+    "geu": lambda x, y: ~(x < y),
+    "num": lambda x, y: ~np.isnan(x) & ~np.isnan(y), "nan": lambda x, y: np.isnan(x) | np.isnan(y),
+}   # PTX ISA 9.3.1.2 'Floating Point Comparisons' (ordered and unordered)
+
+
+def float_compare(ins, t):
+    name = next((m for m in ins.mods if m in FLOAT_CMP), None)
+    if name is None:
+        raise unsupported(ins, "no floating-point comparison")
+    f = FLOAT_CMP[name]
+    ftz = "ftz" in ins.mods
+    if t.name in ("f16", "bf16") or t.kind == "h":
+        from .ops_half import half_compare
+        return half_compare(ins, t, f, ftz)
+
+    def cmp(x, y):
+        with np.errstate(invalid="ignore"):
+            return f(_in(x, t, ftz), _in(y, t, ftz))
+    return cmp
+
+
+def _testp(ins, b, prog):
+    t = T.instr_type(ins.mods, ins.line)
+    test = next((m for m in ins.mods if m in ("finite", "infinite", "number", "notanumber", "normal",
+                                              "subnormal")), None)
+    tiny = F.MIN_NORMAL[_fmt(t)]
+    fns = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+           "notanumber": np.isnan,
+           "normal": lambda x: np.isfinite(x) & ((x == 0) | (np.abs(x) >= tiny)),
+           "subnormal": lambda x: (x != 0) & (np.abs(x) < tiny)}
+    f = fns[test]
+    return elementwise(ins, b, lambda x: f(np.asarray(x, np.float64)), t, T.get("pred"), nsrc=1)
+
+
+def _copysign(ins, b, prog):
+    t = T.instr_type(ins.mods, ins.line)
+    ut = T.get(f"u{t.bits}")
+    sign = ut.dtype.type(1 << (t.bits - 1))
+    return elementwise(ins, b, lambda a, x: (x & ~sign) | (a & sign), ut)
+
+
+# ---- approximate instructions ------------------------------------------------------------------
+_STAND_IN = {
+    "ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "rcp": lambda x: 1.0 / x, "sqrt": np.sqrt,
+}
+
+
+def approx(ins, b, prog):
+    """An approximate instruction: layoutsim.numerics.sfu if it models it, else a correctly
+    rounded stand-in (the result the instruction approximates), reported as not proven exact."""
+    t = T.instr_type(ins.mods, ins.line)
+    if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
+        from .ops_half import half_approx
+        return half_approx(ins, b, prog)
+    model = sfu_model(ins.name)
+    if model is not None:
+        return elementwise(ins, b, model, T.get(f"b{t.bits}"))
+    ftz = "ftz" in ins.mods or (t.bits == 64)
+    prog.notes.add(f"{ins.name}: not proven exact (no measured model in layoutsim.numerics.sfu); "
+                   f"computed as the correctly rounded value it approximates")
+    info = {"approx": "not proven exact"}
+    if ins.opcode == "div":
+        def f(x, y):
+            with np.errstate(all="ignore"):
+                return _out(_in(x, t, ftz) / _in(y, t, ftz), t, ftz)
+        return dict(elementwise(ins, b, f, t), info=info)
+    fn = _STAND_IN[ins.opcode]
+
+    def g(x):
+        with np.errstate(all="ignore"):
+            return _out(fn(_in(x, t, ftz)), t, ftz)
+    return dict(elementwise(ins, b, g, t, nsrc=1), info=info)
+
+
+def _out(r, t, ftz):
+    if t.bits == 64:
+        return F.flush(r, "f64") if ftz else r
+    return F.f32(r, "rn", ftz)
+
+
+def sfu_model(name):
+    """A function raw bits -> raw bits from layoutsim.numerics.sfu for this PTX instruction,
+    or None. The module is another engineer's (measured MUFU behaviour); its entry point is
+    `sfu.model(ptx_name)` returning such a function or None."""
+    try:
+        from ..numerics import sfu
+    except ImportError:
+        return None
+    get = getattr(sfu, "model", None)
+    return get(name) if get is not None else None
+
+
+OPS = {"rcp": _rcp, "sqrt": _sqrt, "rsqrt": approx, "sin": approx, "cos": approx, "lg2": approx,
+       "ex2": approx, "tanh": approx, "testp": _testp, "copysign": _copysign, "fma": float_arith}

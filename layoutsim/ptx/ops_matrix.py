@@ -1,0 +1,2 @@
+"""ldmatrix / stmatrix / mma.sync / wmma (filled in below)."""
+OPS = {}

@@ -1,0 +1,342 @@
+"""Memory instructions: ld/ldu/st of every state space and vector width, atom/red, cp.async with
+commit/wait groups and zero-fill, and the ones with no effect on the model's state (fences,
+prefetches, cache policies). PTX ISA 9.0, 9.7.9.8-9.7.9.19, 9.7.9.25, 9.7.13.4-6.
+
+The model executes memory operations in program order at the instruction that issues them:
+fences and .volatile/.relaxed/.acquire semantics change nothing here. cp.async is the
+exception: its shared-memory write lands when a cp.async.wait_group/wait_all of the issuing
+thread covers its group, so a kernel that reads the tile too early reads stale data, as the GPU
+may.
+"""
+import numpy as np
+
+from . import fround as F
+from . import types as T
+from .access import load, locate, space_of, store, to_generic
+from .compile import need, unsupported
+from .state import Fault, gather, scatter
+
+VEC = {"v2": 2, "v4": 4, "v8": 8}
+
+
+def _vec(mods):
+    return next((VEC[m] for m in mods if m in VEC), 1)
+
+
+def _raw(t):
+    return np.dtype(f"<u{max(1, t.bits // 8)}") if t.bits <= 64 else np.dtype("<u8")
+
+
+def _addresses(addr, bt, thr):
+    a = addr(bt)
+    return np.asarray(a)[thr] if np.ndim(a) else np.full(len(thr), int(a), np.int64)
+
+
+def _cost(bt, ins, parts, kind, nbytes, sass=None):
+    """Shared accesses to the bank model, global ones to the coalescing hook; racecheck."""
+    site = ins.extra["site"]
+    for sp, views, flat, thr, rel in parts:
+        if sp == "shared":
+            op = f"{'ld' if kind == 'ld' else 'st'}.shared.b{nbytes * 8}"
+            bt.costs.shared(site, op, kind, rel, thr, sass)
+            if bt.race is not None and kind in ("ld", "st"):
+                bt.race.access(kind, site, flat, nbytes, thr)
+        elif sp == "global":
+            bt.costs.global_(site, ins.name, kind, to_generic(sp, rel), thr)
+
+
+def _kparam(prog, ins, sym, space):
+    return space == "param" and sym is not None and prog.symbol_space(sym, ins) == "kparam"
+
+
+def _ld(ins, b, prog):
+    need(ins, 2)
+    space = space_of(ins.mods)
+    t = T.instr_type(ins.mods, ins.line)
+    vec = _vec(ins.mods)
+    eb = max(1, t.bits // 8)
+    nbytes = vec * eb
+    dsts = b.elems(ins.operands[0], ins, vec if vec > 1 else None)
+    wt = t if t.bits <= 64 else T.get("b64")
+    writers = [b.write(d, wt, ins) for d in dsts]
+    addr, sym = b.address(ins.operands[1], ins)
+    kparam = _kparam(prog, ins, sym, space)
+    raw = _raw(t)
+    if t.bits == 128:
+        raise unsupported(ins, ".b128 registers")
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name, kparam)
+        data = load(bt, parts, nbytes)
+        vals = np.ascontiguousarray(data).view(raw).reshape(len(thr), vec)
+        for j, w in enumerate(writers):
+            out = np.zeros(bt.T, raw)
+            out[thr] = vals[:, j]
+            w(bt, out, g, full)
+        _cost(bt, ins, parts, "ld", nbytes)
+    return {"fn": fn}
+
+
+def _st(ins, b, prog):
+    need(ins, 2)
+    space = space_of(ins.mods)
+    t = T.instr_type(ins.mods, ins.line)
+    vec = _vec(ins.mods)
+    eb = max(1, t.bits // 8)
+    nbytes = vec * eb
+    addr, sym = b.address(ins.operands[0], ins)
+    rt = t if t.bits <= 64 else T.get("b64")
+    srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else rt, ins)
+            for o in b.elems(ins.operands[1], ins, vec if vec > 1 else None)]
+    raw = _raw(t)
+    if space == "param" and _kparam(prog, ins, sym, space):
+        raise unsupported(ins, "stores to kernel parameters")
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name)
+        cols = [np.broadcast_to(np.asarray(s(bt)), (bt.T,))[thr].astype(raw) for s in srcs]
+        data = np.ascontiguousarray(np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
+        store(bt, parts, data, thr)
+        _cost(bt, ins, parts, "st", nbytes)
+    return {"fn": fn}
+
+
+# ---- atomics ------------------------------------------------------------------------------------
+ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+
+def _atom_fn(op, t, space):
+    """f(old, b, c) -> new for raw-typed arrays of type t."""
+    if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
+        from .ops_half import _fmt, _lanes, decode
+        fmt = _fmt(t)
+
+        def hadd(x, y):
+            return F.round_to(F.sum_odd(decode(x, fmt), decode(y, fmt)), fmt, "rn")
+        f = _lanes(hadd, t)
+        return lambda old, v, c: f(old, v)
+    if t.name in ("f32", "f64"):
+        fl = np.float32 if t.bits == 32 else np.float64
+        ftz = space == "global" and t.bits == 32   # CUDA guide: global f32 atomicAdd is FTZ
+
+        def fadd(old, v, c):
+            x, y = old.view(fl).astype(np.float64), np.asarray(v).view(fl).astype(np.float64)
+            if t.bits == 64:
+                return (x + y).view(np.uint64)
+            return F.round_to(x + y if not ftz else F.flush(x, "f32") + F.flush(y, "f32"), "f32", "rn", ftz)
+
+        def fminmax(old, v, c):
+            x, y = old.view(fl), np.asarray(v).view(fl)
+            r = (np.fmin if op == "min" else np.fmax)(x, y)
+            return r.astype(fl).view(old.dtype)
+        if op == "add":
+            return fadd
+        if op in ("min", "max"):
+            return fminmax
+        if op != "exch":
+            raise ValueError(op)
+    dt = t.dtype if t.kind in ("s", "u") else np.dtype(f"u{t.bits // 8}")
+
+    def v_(x):
+        return np.asarray(x).view(dt) if np.asarray(x).dtype.itemsize == dt.itemsize else np.asarray(x).astype(dt)
+    fns = {
+        "add": lambda o, v, c: (o.view(dt) + v_(v)).view(o.dtype),
+        "min": lambda o, v, c: np.minimum(o.view(dt), v_(v)).view(o.dtype),
+        "max": lambda o, v, c: np.maximum(o.view(dt), v_(v)).view(o.dtype),
+        "and": lambda o, v, c: o & v_(v).view(o.dtype), "or": lambda o, v, c: o | v_(v).view(o.dtype),
+        "xor": lambda o, v, c: o ^ v_(v).view(o.dtype), "exch": lambda o, v, c: v_(v).view(o.dtype),
+        "inc": lambda o, v, c: np.where(o >= v_(v).view(o.dtype), 0, o + 1).astype(o.dtype),
+        "dec": lambda o, v, c: np.where((o == 0) | (o > v_(v).view(o.dtype)), v_(v).view(o.dtype),
+                                        o - 1).astype(o.dtype),
+        "cas": lambda o, v, c: np.where(o == v_(v).view(o.dtype), v_(c).view(o.dtype), o),
+    }
+    return fns[op]
+
+
+def _atomic(ins, b, prog):
+    """atom / red: read-modify-write, serialized in thread order where addresses repeat."""
+    has_dst = ins.opcode == "atom"
+    if any(m in VEC for m in ins.mods):
+        raise unsupported(ins, "vector atomics")
+    space = space_of(ins.mods)
+    op = next((m for m in ins.mods if m in ATOM_OPS), None)
+    if op is None:
+        raise unsupported(ins, "no atomic operation")
+    t = T.instr_type(ins.mods, ins.line)
+    nb = max(1, t.bits // 8)
+    ops_ = list(ins.operands)
+    dst = b.write(ops_.pop(0), T.get(f"b{t.bits}"), ins) if has_dst else None
+    addr, _ = b.address(ops_[0], ins)
+    rb = b.read(ops_[1], T.get(f"b{t.bits}"), ins)
+    rc = b.read(ops_[2], T.get(f"b{t.bits}"), ins) if op == "cas" else None
+    raw = _raw(t)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nb, ins.name)
+        bv = np.broadcast_to(np.asarray(rb(bt)), (bt.T,))
+        cv = np.broadcast_to(np.asarray(rc(bt)), (bt.T,)) if rc else bv
+        old_all = np.zeros(bt.T, raw)
+        for sp, views, flat, pthr, rel in parts:
+            f = _atom_fn(op, t, sp)
+            w = views[nb]
+            order = np.lexsort((pthr, flat))
+            sflat = flat[order]
+            start = np.r_[True, sflat[1:] != sflat[:-1]]
+            gid = np.cumsum(start) - 1
+            rank = np.arange(len(order)) - np.flatnonzero(start)[gid]
+            for r in range(int(rank.max()) + 1):
+                sel = order[rank == r]
+                cur = w[flat[sel] // nb].astype(raw)
+                new = f(cur, bv[pthr[sel]].astype(raw), cv[pthr[sel]].astype(raw))
+                w[flat[sel] // nb] = np.asarray(new).astype(raw)
+                old_all[pthr[sel]] = cur
+            if sp == "shared":
+                bt.costs.shared(ins.extra["site"], f"st.shared.b{nb * 8}", "atom", rel, pthr)
+            elif sp == "global":
+                bt.costs.global_(ins.extra["site"], ins.name, "atom", rel, pthr)
+        if dst is not None:
+            dst(bt, old_all, g, full)
+    return {"fn": fn}
+
+
+# ---- cp.async ------------------------------------------------------------------------------------
+class AsyncCopies:
+    """Per-batch pending cp.async copies and each thread's open group number."""
+
+    def __init__(self, T_):
+        self.open = np.zeros(T_, np.int64)
+        self.pending = []            # dicts: flat, data, threads, group, site
+
+    def wait(self, bt, thr, keep):
+        """Complete the copies of threads `thr` from groups older than their newest `keep`."""
+        limit = np.full(bt.T, -1, np.int64)
+        limit[thr] = self.open[thr] - keep
+        still = []
+        for e in self.pending:
+            done = e["group"] < limit[e["threads"]]
+            if np.any(done):
+                scatter(bt.smem_v, e["flat"][done], e["data"][done])
+                if bt.race is not None:
+                    bt.race.access("st", e["site"], e["flat"][done], e["data"].shape[1], e["threads"][done])
+            if not np.all(done):
+                keep_ = ~done
+                still.append({k: (v[keep_] if isinstance(v, np.ndarray) else v) for k, v in e.items()})
+        self.pending = still
+
+
+def _async(bt):
+    if bt.async_groups is None:
+        bt.async_groups = AsyncCopies(bt.T)
+    return bt.async_groups
+
+
+def _cp_async(ins, b, prog):
+    if not ins.mods or ins.mods[0] != "async":
+        raise unsupported(ins)
+    sub = ins.mods[1] if len(ins.mods) > 1 else ""
+    if sub == "commit_group":
+        return {"fn": lambda bt, g, full: np.add.at(_async(bt).open, np.flatnonzero(g), 1)}
+    if sub in ("wait_group", "wait_all"):
+        n = 0 if sub == "wait_all" else ins.operands[0].value
+
+        def wait(bt, g, full):
+            a = _async(bt)
+            thr = np.flatnonzero(g)
+            if sub == "wait_all":
+                a.open[thr] += 1
+            a.wait(bt, thr, n)
+        return {"fn": wait}
+    if sub == "bulk" or "mbarrier" in ins.mods:
+        raise unsupported(ins, "bulk / mbarrier forms of cp.async")
+    need(ins, 3)
+    dst, _ = b.address(ins.operands[0], ins)
+    src, _ = b.address(ins.operands[1], ins)
+    size = ins.operands[2].value
+    if size not in (4, 8, 16):
+        raise unsupported(ins, f"cp-size {size}")
+    extra = ins.operands[3] if len(ins.operands) > 3 else None
+    ignore = srcsize = None
+    if extra is not None and extra.kind == "reg" and b.rtype(extra, ins).kind == "pred":
+        ignore = b.read(extra, T.get("pred"), ins)
+    elif extra is not None:
+        srcsize = b.read(extra, T.get("u32"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        n_src = np.full(len(thr), size, np.int64)
+        if srcsize is not None:
+            n_src = np.broadcast_to(np.asarray(srcsize(bt)), (bt.T,))[thr].astype(np.int64)
+            if np.any(n_src > size):
+                j = int(np.flatnonzero(n_src > size)[0])
+                raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}")
+        if ignore is not None:
+            n_src = np.where(np.broadcast_to(np.asarray(ignore(bt)), (bt.T,))[thr], 0, n_src)
+        dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, ins.name)
+        data = np.zeros((len(thr), size), np.uint8)
+        reads = n_src > 0
+        if np.any(reads):
+            sthr, n = thr[reads], n_src[reads]
+            sa = _addresses(src, bt, sthr)
+            if srcsize is None:
+                off = locate(bt, "global", sa, sthr, size, ins.name)[0][2]
+            else:                                  # only the first src-size bytes are read
+                if np.any(sa % size):
+                    j = int(np.flatnonzero(sa % size)[0])
+                    raise Fault(sthr[j], sa[j], f"address {int(sa[j]):#x} is not {size}-byte aligned, as "
+                                                f"{ins.name} needs: the GPU faults (misaligned address)")
+                off = bt.heap.check(sa, 1, sthr)
+                bt.heap.check(sa + n - 1, 1, sthr)
+            k = np.arange(size)
+            take = k[None, :] < n[:, None]
+            got = np.zeros((len(sthr), size), np.uint8)
+            got[take] = bt.heap.data[(off[:, None] + k)[take]]
+            data[reads] = got
+            bt.costs.global_(ins.extra["site"], ins.name, "ld", sa, sthr)
+        a = _async(bt)
+        a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
+                          "group": a.open[thr].copy(), "site": ins.extra["site"]})
+        bt.costs.shared(ins.extra["site"], f"st.shared.b{size * 8}", "ldgsts", dparts[0][4], thr,
+                        f"LDGSTS.{size * 8}")
+    return {"fn": fn}
+
+
+# ---- no state change -----------------------------------------------------------------------------
+def _noop(ins, b, prog):
+    return {"fn": lambda bt, g, full: None}
+
+
+def _createpolicy(ins, b, prog):
+    w = b.write(ins.operands[0], T.get("b64"), ins)
+    return {"fn": lambda bt, g, full: w(bt, np.uint64(0), g, full)}
+
+
+def _isspacep(ins, b, prog):
+    from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW
+    space = space_of(ins.mods)
+    w = b.write(ins.operands[0], T.get("pred"), ins)
+    r = b.read(ins.operands[1], T.get("u64"), ins)
+
+    def fn(bt, g, full):
+        a = np.asarray(r(bt)).astype(np.int64)
+        win = a & ~np.int64(WINDOW - 1)
+        res = {"shared": win == SHARED_WINDOW, "local": win == LOCAL_WINDOW,
+               "global": (a >= GLOBAL_BASE), "const": (a >= GLOBAL_BASE),
+               "param": np.zeros(np.shape(a), bool)}[space]
+        w(bt, res, g, full)
+    return {"fn": fn}
+
+
+OPS = {"ld": _ld, "ldu": _ld, "st": _st, "atom": _atomic, "red": _atomic, "cp": _cp_async,
+       "fence": _noop, "membar": _noop, "prefetch": _noop, "prefetchu": _noop,
+       "applypriority": _noop, "discard": _noop, "createpolicy": _createpolicy, "isspacep": _isspacep}

@@ -1,0 +1,202 @@
+"""Warp-level instructions (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync,
+bar.warp.sync) and the CTA barriers (bar/barrier .sync/.arrive/.red), PTX ISA 9.0 sections
+9.7.9.6 and 9.7.13.1-3, 9.7.13.8-14.
+
+A warp-collective step declares `sync`: the lanes it waits for (its membermask, or the whole
+warp for .aligned instructions); the scheduler runs it for a warp only when every live lane
+named there has arrived. The values are computed per warp with the batch's arrays reshaped
+[warps, 32].
+"""
+import numpy as np
+
+from . import types as T
+from .compile import need, unsupported
+
+ALL = "all"
+
+
+def _warps(x, bt):
+    return np.broadcast_to(np.asarray(x), (bt.T,)).reshape(bt.W, 32)
+
+
+def _bits(mask2d):
+    """bool [W, 32] -> uint32 [W] lane masks."""
+    return np.packbits(mask2d, axis=1, bitorder="little").view("<u4").reshape(-1)
+
+
+def _participants(bt, g, mmv):
+    """bool [W, 32]: executing lanes named in their warp's membermask."""
+    G = g.reshape(bt.W, 32)
+    M = np.bitwise_or.reduce(np.where(G, mmv.reshape(bt.W, 32), np.uint32(0)), axis=1)
+    return G & ((M[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
+
+
+def _membermask(b, op, ins):
+    r = b.read(op, T.get("u32"), ins)
+    return lambda bt: np.broadcast_to(np.asarray(r(bt), np.uint32), (bt.T,))
+
+
+def _shfl(ins, b, prog):
+    need(ins, 5)
+    if "sync" not in ins.mods:
+        raise unsupported(ins, "shfl without .sync (removed for sm_70+)")
+    mode = next((m for m in ins.mods if m in ("up", "down", "bfly", "idx")), None)
+    dst = ins.operands[0]
+    d_op, p_op = (dst.value[0], dst.value[1]) if dst.kind == "pair" else (dst, None)
+    wd = b.write(d_op, T.get("b32"), ins)
+    wp = b.write(p_op, T.get("pred"), ins) if p_op is not None else None
+    ra = b.read(ins.operands[1], T.get("b32"), ins)
+    rb = b.read(ins.operands[2], T.get("u32"), ins)
+    rc = b.read(ins.operands[3], T.get("u32"), ins)
+
+    def fn(bt, g, full):
+        lane = bt.lane.astype(np.int64)
+        bval = np.broadcast_to(np.asarray(rb(bt)).astype(np.int64) & 31, (bt.T,))
+        c = np.broadcast_to(np.asarray(rc(bt)).astype(np.int64), (bt.T,))
+        cval, seg = c & 31, (c >> 8) & 31
+        max_lane = (lane & seg) | (cval & ~seg)
+        min_lane = lane & seg
+        if mode == "up":
+            j = lane - bval
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + bval
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ bval
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bval & ~seg)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        src = np.arange(bt.T, dtype=np.int64) - lane + j
+        a = np.broadcast_to(np.asarray(ra(bt)), (bt.T,))
+        wd(bt, a[src], g, full)
+        if wp is not None:
+            wp(bt, ok, g, full)
+    return {"fn": fn, "sync": _membermask(b, ins.operands[4], ins)}
+
+
+def _vote(ins, b, prog):
+    if "sync" not in ins.mods:
+        raise unsupported(ins, "vote without .sync")
+    mode = next((m for m in ins.mods if m in ("all", "any", "uni", "ballot")), None)
+    need(ins, 3)
+    wd = b.write(ins.operands[0], T.get("b32") if mode == "ballot" else T.get("pred"), ins)
+    ra = b.read(ins.operands[1], T.get("pred"), ins)
+    mm = _membermask(b, ins.operands[2], ins)
+
+    def fn(bt, g, full):
+        G = _participants(bt, g, mm(bt))
+        A = _warps(ra(bt), bt)
+        if mode == "ballot":
+            out = np.repeat(_bits(A & G), 32)
+        elif mode == "all":
+            out = np.repeat(~np.any(G & ~A, axis=1), 32)
+        elif mode == "any":
+            out = np.repeat(np.any(G & A, axis=1), 32)
+        else:
+            out = np.repeat(~(np.any(G & A, axis=1) & np.any(G & ~A, axis=1)), 32)
+        wd(bt, out, g, full)
+    return {"fn": fn, "sync": mm}
+
+
+def _match(ins, b, prog):
+    mode = next((m for m in ins.mods if m in ("any", "all")), None)
+    t = T.instr_type(ins.mods, ins.line)
+    dst = ins.operands[0]
+    d_op, p_op = (dst.value[0], dst.value[1]) if dst.kind == "pair" else (dst, None)
+    wd = b.write(d_op, T.get("b32"), ins)
+    wp = b.write(p_op, T.get("pred"), ins) if p_op is not None else None
+    ra = b.read(ins.operands[1], t, ins)
+    mm = _membermask(b, ins.operands[2], ins)
+
+    def fn(bt, g, full):
+        A = _warps(ra(bt), bt)
+        G = g.reshape(bt.W, 32)
+        eq = (A[:, :, None] == A[:, None, :]) & G[:, None, :]          # [W, lane, other]
+        same = _bits(eq.reshape(-1, 32)).reshape(bt.W, 32)
+        if mode == "any":
+            wd(bt, same.reshape(-1), g, full)
+            return
+        active = _bits(G)
+        allsame = np.all(~G | (A == A[np.arange(bt.W), np.argmax(G, axis=1)][:, None]), axis=1)
+        wd(bt, np.repeat(np.where(allsame, active, 0).astype(np.uint32), 32), g, full)
+        if wp is not None:
+            wp(bt, np.repeat(allsame, 32), g, full)
+    return {"fn": fn, "sync": mm}
+
+
+def _redux(ins, b, prog):
+    op = next((m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor")), None)
+    t = T.instr_type(ins.mods, ins.line)
+    if t.is_float:
+        raise unsupported(ins, "floating-point redux")
+    wd = b.write(ins.operands[0], t, ins)
+    ra = b.read(ins.operands[1], t, ins)
+    mm = _membermask(b, ins.operands[2], ins)
+    ident = {"add": 0, "and": np.iinfo(t.dtype).max if t.kind != "s" else -1, "or": 0, "xor": 0,
+             "min": np.iinfo(t.dtype).max, "max": np.iinfo(t.dtype).min}[op]
+    f = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+         "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+
+    def fn(bt, g, full):
+        A = _warps(ra(bt), bt).astype(t.dtype)
+        G = g.reshape(bt.W, 32)
+        r = f.reduce(np.where(G, A, np.array(ident).astype(t.dtype)), axis=1)
+        wd(bt, np.repeat(r.astype(t.dtype), 32), g, full)
+    return {"fn": fn, "sync": mm}
+
+
+def _activemask(ins, b, prog):
+    wd = b.write(ins.operands[0], T.get("b32"), ins)
+    return {"fn": lambda bt, g, full: wd(bt, np.repeat(_bits(g.reshape(bt.W, 32)), 32), g, full)}
+
+
+def _elect(ins, b, prog):
+    dst = ins.operands[0]
+    d_op, p_op = (dst.value[0], dst.value[1]) if dst.kind == "pair" else (dst, None)
+    wd = b.write(d_op, T.get("b32"), ins) if d_op.kind != "sink" else None
+    wp = b.write(p_op, T.get("pred"), ins) if p_op is not None else None
+    mm = _membermask(b, ins.operands[1], ins)
+
+    def fn(bt, g, full):
+        G = _participants(bt, g, mm(bt))
+        leader = np.argmax(G, axis=1).astype(np.uint32)
+        if wd is not None:
+            wd(bt, np.repeat(leader, 32), g, full)
+        if wp is not None:
+            wp(bt, bt.lane == np.repeat(leader, 32), g, full)
+    return {"fn": fn, "sync": mm}
+
+
+def _bar_warp(ins, b, prog):
+    return {"fn": lambda bt, g, full: None, "sync": _membermask(b, ins.operands[0], ins)}
+
+
+# ---- CTA barriers -------------------------------------------------------------------------------
+def _barrier(ins, b, prog):
+    if ins.opcode == "bar" and ins.mods and ins.mods[0] == "warp":
+        return _bar_warp(ins, b, prog)
+    mods = [m for m in ins.mods if m not in ("cta", "aligned")]
+    if not mods:
+        mods = ["sync"]                       # `bar 0` is bar.sync
+    kind = mods[0]
+    if kind not in ("sync", "arrive", "red"):
+        raise unsupported(ins)
+    ops = list(ins.operands)
+    info = {"mode": kind}
+    if kind == "red":
+        red = next((m for m in mods if m in ("popc", "and", "or")), None)
+        info["red"] = red
+        info["dst"] = b.write(ops.pop(0), T.get("u32") if red == "popc" else T.get("pred"), ins)
+        info["pred"] = b.read(ops.pop(), T.get("pred"), ins)
+    info["id"] = b.read(ops[0], T.get("u32"), ins)
+    info["count"] = b.read(ops[1], T.get("u32"), ins) if len(ops) > 1 else None
+    if kind == "arrive" and info["count"] is None:
+        raise unsupported(ins, "bar.arrive needs a thread count")
+    return {"kind": "bar", "info": info}
+
+
+OPS = {"shfl": _shfl, "vote": _vote, "match": _match, "redux": _redux, "activemask": _activemask,
+       "elect": _elect, "bar": _barrier, "barrier": _barrier}

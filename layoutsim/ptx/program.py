@@ -1,0 +1,279 @@
+"""Linking one kernel into an executable program: calls inlined, registers numbered, variables
+placed, every instruction compiled into a Step.
+
+Calls: every `call` of a defined .func is expanded in place (a copy of the callee per call site,
+its registers and .param variables renamed), so the program is one flat list of steps in
+program order: what the min-PC scheduler (scheduler.py) needs to reconverge. The call step
+copies the arguments into the callee's parameters, the callee's `ret` copies the results back
+and jumps after the call. Recursion and indirect calls are refused with their line.
+
+A Step carries the compiled function and what the scheduler and the reports need: the PTX
+site (one per PTX instruction, shared by the copies of an inlined callee), control flow, and
+whether the instruction synchronizes the warp (.sync/.aligned) or the CTA (barriers).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LayoutsimError
+from . import types as T
+from .module import Label, UnsupportedPtx
+from .operands import Builder
+from .syntax import Instr
+
+NO_RETURN_CALLS = {"vprintf"}        # called for printf: modelled as printing nothing
+
+
+@dataclass
+class Site:
+    """One PTX instruction as written (what Run.instructions reports)."""
+    line: int
+    text: str
+    cuda: object            # (path, line) or None
+    function: str
+
+
+@dataclass
+class Step:
+    pc: int
+    ins: Instr
+    site: int
+    kind: str = "op"                 # op, bra, exit, call, ret, bar, nop
+    fn: object = None                # fn(batch, g, full) for "op"/"bar" steps
+    guard: object = None             # (slot, negated) or None
+    target: int = -1                 # bra/ret/call: where taken threads go
+    sync: object = None              # warp-collective: function(batch) -> per-thread membermask, or "all"
+    info: dict = field(default_factory=dict)
+
+
+class Program:
+    """The executable form of one entry: steps, register types, memory layout."""
+
+    def __init__(self, module, entry, arch):
+        self.module, self.arch = module, arch
+        self.fn = module.entry(entry)
+        self.reg_types, self._slots = [], {}
+        self.sites, self._site_of = [], {}
+        self.steps = []
+        self.shared_vars, self.local_vars, self.param_vars = {}, {}, {}
+        self.shared_init = []
+        self.kernel_params = []            # (name, PtxType or None, offset, size, align)
+        self.global_vars = {}              # name -> address, filled by Launch
+        self.static_shared = 0
+        self.dynamic_shared_offset = None
+        self.local_size = 0
+        self.param_size = 0
+        self.notes = set()
+        self._layout_kernel_params()
+        self._place_globals()
+        self._place(self.fn, prefix="", stack=(self.fn.name,))
+        self.builder = Builder(self)
+        self._compile()
+
+    # ---- layout ------------------------------------------------------------------------------
+    def _layout_kernel_params(self):
+        off = 0
+        for p in self.fn.params:
+            align = max(p.alignment, 1)
+            off = -(-off // align) * align
+            self.kernel_params.append((p.name, p, off, p.size, align))
+            off += p.size
+        self.kernel_param_bytes = off
+
+    def _place_globals(self):
+        """Module .global/.const variables go first into global memory (their addresses are
+        constants of the compiled program); each launch adds its buffers after them."""
+        from .state import Heap
+        self.static_heap = Heap()
+        for v in self.module.variables:
+            if v.space in ("global", "const"):
+                if v.count == 0:
+                    raise LayoutsimError(f"line {v.line}: .{v.space} array {v.name}[] has no size")
+                self.global_vars[v.name] = self.static_heap.alloc(max(v.size, 1), f".{v.space} {v.name}",
+                                                                  align=max(v.alignment, 16))
+
+    def smem_size(self, dynamic):
+        base = self.static_shared if self.dynamic_shared_offset is None else self.dynamic_shared_offset
+        return base + int(dynamic)
+
+    def _add_shared(self, v, key):
+        if v.extern or v.count == 0:
+            self.shared_vars[key] = ("dynamic", max(v.alignment, 16))
+            return
+        a = v.alignment
+        off = -(-self.static_shared // a) * a
+        self.shared_vars[key] = off
+        self.static_shared = off + v.size
+        if v.init:
+            self.shared_init.append((off, _init_bytes(v)))
+
+    def _finish_layout(self):
+        """Dynamic shared memory (`.extern .shared x[]`) begins after the static variables,
+        at the largest alignment an extern declaration asks for (at least 16 bytes)."""
+        aligns = [v[1] for v in self.shared_vars.values() if isinstance(v, tuple)]
+        if aligns:
+            a = max(aligns)
+            self.dynamic_shared_offset = -(-self.static_shared // a) * a
+
+    def _place(self, fn, prefix, stack):
+        """Number the registers and place the variables of one (inlined copy of a) function."""
+        for key, t in fn.regs.items():
+            self._slots[prefix + key] = len(self.reg_types)
+            self.reg_types.append(t)
+        for v in fn.variables:
+            key = prefix + v.name
+            if v.space == "shared":
+                self._add_shared(v, key)
+            elif v.space == "local":
+                a = v.alignment
+                off = -(-self.local_size // a) * a
+                self.local_vars[key] = off
+                self.local_size = off + v.size
+            elif v.space == "param":
+                self._add_param(key, v)
+        if fn is not self.fn:
+            for v in fn.params + fn.rets:
+                self._add_param(prefix + v.name, v)
+
+    def _add_param(self, key, v):
+        a = max(v.alignment, 1)
+        off = -(-self.param_size // a) * a
+        self.param_vars[key] = (off, v)
+        self.param_size = off + v.size
+
+    # ---- names --------------------------------------------------------------------------------
+    def reg_slot(self, name, ins):
+        key = ins.extra.get("prefix", "") + name
+        s = self._slots.get(key)
+        if s is None:
+            raise LayoutsimError(f"line {ins.line}: register {name} is not declared (in {ins.text})")
+        return s
+
+    def symbol_address(self, name, ins):
+        """Address of a variable in its own state space (shared offset, local offset, heap
+        address for .global/.const, parameter offset)."""
+        prefix = ins.extra.get("prefix", "")
+        for key in (prefix + name, name):
+            if key in self.shared_vars:
+                v = self.shared_vars[key]
+                return self.dynamic_shared_offset if isinstance(v, tuple) else v
+            if key in self.local_vars:
+                return self.local_vars[key]
+            if key in self.param_vars:
+                return self.param_vars[key][0]
+        if name in self.global_vars:
+            return self.global_vars[name]
+        for pname, _, off, _, _ in self.kernel_params:
+            if pname == name:
+                return off
+        raise LayoutsimError(f"line {ins.line}: unknown symbol {name!r} (in {ins.text})")
+
+    def symbol_space(self, name, ins):
+        prefix = ins.extra.get("prefix", "")
+        for key in (prefix + name, name):
+            if key in self.shared_vars:
+                return "shared"
+            if key in self.local_vars:
+                return "local"
+            if key in self.param_vars:
+                return "param"
+        if any(p[0] == name for p in self.kernel_params):
+            return "kparam"
+        if name in self.global_vars:
+            return "global"
+        return None
+
+    # ---- expansion and compilation ------------------------------------------------------------
+    def _compile(self):
+        flat = []                               # Instr copies and ("label", name), in program order
+        self._expand(self.fn, "", (self.fn.name,), flat, ret_label=None)
+        self._finish_layout()
+        pcs, instrs = {}, []
+        for item in flat:
+            if isinstance(item, tuple):
+                pcs[item[1]] = len(instrs)
+            else:
+                instrs.append(item)
+        self.labels = pcs
+        from .compile import compile_step
+        for pc, ins in enumerate(instrs):
+            self.steps.append(compile_step(self, ins, pc, self._site(ins)))
+        self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit"))
+
+    def _site(self, ins):
+        key = ins.extra["origin"]
+        s = self._site_of.get(key)
+        if s is None:
+            fn = ins.extra["function"]
+            s = self._site_of[key] = len(self.sites)
+            self.sites.append(Site(ins.line, ins.text, self.module.cuda_line(ins, fn), fn.name))
+        return s
+
+    def _expand(self, fn, prefix, stack, out, ret_label):
+        for item in fn.body:
+            if isinstance(item, Label):
+                out.append(("label", prefix + item.name))
+                continue
+            ins = Instr(item.line, item.text, item.opcode, item.mods, item.operands, item.guard,
+                        item.loc, extra={"prefix": prefix, "origin": (fn.name, item.line, id(item)),
+                                         "function": fn, "ret_label": ret_label})
+            if item.opcode == "call":
+                self._expand_call(ins, fn, prefix, stack, out)
+                continue
+            out.append(ins)
+
+    def _expand_call(self, ins, fn, prefix, stack, out):
+        ops = list(ins.operands)
+        rets = []
+        if ops and ops[0].kind == "list":
+            rets = list(ops.pop(0).value)
+        if not ops or ops[0].kind != "sym":
+            raise UnsupportedPtx(f"line {ins.line}: indirect call ({ins.text}) is not supported")
+        name = ops.pop(0).value
+        args = list(ops.pop(0).value) if ops and ops[0].kind == "list" else []
+        if ops:
+            raise UnsupportedPtx(f"line {ins.line}: call with a target list or prototype "
+                                 f"({ins.text}) is not supported")
+        callee = self.module.functions.get(name)
+        if callee is None:
+            raise LayoutsimError(f"line {ins.line}: call to undeclared function {name}")
+        if not callee.defined:
+            if name in NO_RETURN_CALLS:
+                self.notes.add(f"{name} (printf) is modelled as printing nothing")
+                nop = Instr(ins.line, ins.text, "nop", (), (), ins.guard, ins.loc, extra=dict(ins.extra))
+                out.append(nop)
+                if rets:
+                    out.append(Instr(ins.line, ins.text, "callret0", (), tuple(rets), ins.guard, ins.loc,
+                                     extra=dict(ins.extra)))
+                return
+            raise UnsupportedPtx(f"line {ins.line}: call to {name}, which the PTX declares but does "
+                                 f"not define (an external function)")
+        if name in stack:
+            raise UnsupportedPtx(f"line {ins.line}: recursive call to {name} is not supported")
+        if len(args) != len(callee.params) or len(rets) != len(callee.rets):
+            raise LayoutsimError(f"line {ins.line}: call to {name} passes {len(args)} argument(s) and "
+                                 f"{len(rets)} result(s); it takes {len(callee.params)} and returns "
+                                 f"{len(callee.rets)}")
+        k = len(self._slots)
+        cprefix = f"{prefix}{name}@{ins.line}.{k}/"
+        self._place(callee, cprefix, stack + (name,))
+        end = ("label", f"{cprefix}$ret")
+        call = Instr(ins.line, ins.text, "call", ins.mods, ins.operands, ins.guard, ins.loc,
+                     extra=dict(ins.extra, callee=callee, cprefix=cprefix, args=args, rets=rets,
+                                end=end[1]))
+        out.append(call)
+        self._expand(callee, cprefix, stack + (name,), out, ret_label=end[1])
+        out.append(end)
+        out.append(Instr(ins.line, ins.text, "retcopy", (), (), None, ins.loc,
+                         extra=dict(call.extra, hidden=True)))
+
+
+def _init_bytes(v):
+    vals = list(v.init)
+    n = 1 if v.count is None else v.count
+    vals = (vals + [0] * (n * v.vec))[:n * v.vec]
+    dt = v.ptype.storage
+    return np.asarray(vals, np.uint64).astype(dt).view(np.uint8)
+
+
+__all__ = ["Program", "Step", "Site", "T"]

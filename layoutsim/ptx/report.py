@@ -1,0 +1,128 @@
+"""The result of a launch: final buffers, shared-memory wavefront totals, per-instruction costs,
+hazards, and what is not proven exact.
+
+Run.instructions lists every PTX instruction of the kernel (and of the functions it calls) in
+program order: its PTX line, CUDA source line (with -lineinfo), text, executions (warp level:
+warps with at least one thread executing it), and for shared-memory instructions wavefronts
+and ideal wavefronts (the bank model), for global ones requests and sectors once the
+coalescing model is installed. With a CTA sample (`ctas=`) the counts are extrapolated to the
+whole grid and labelled so.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SCHEMA = 1
+
+
+@dataclass
+class InstructionStats:
+    line: int
+    cuda: Optional[tuple]           # (file, line) or None
+    text: str
+    executions: int
+    wavefronts: Optional[int] = None
+    ideal: Optional[int] = None
+    kind: Optional[str] = None      # shared access: "ld", "st", "atom", "ldgsts"
+    sass: Optional[str] = None      # the SASS instruction the cost models charge
+    requests: Optional[int] = None  # global accesses (coalescing model)
+    sectors: Optional[int] = None
+    note: str = ""
+
+    @property
+    def excess(self):
+        return (self.wavefronts or 0) - (self.ideal or 0)
+
+    def to_json(self):
+        return {"line": self.line,
+                "cuda": {"file": self.cuda[0], "line": self.cuda[1]} if self.cuda else None,
+                "text": self.text, "executions": self.executions, "wavefronts": self.wavefronts,
+                "ideal": self.ideal, "excess": self.excess if self.wavefronts is not None else None,
+                "kind": self.kind, "sass": self.sass, "requests": self.requests,
+                "sectors": self.sectors, "note": self.note}
+
+
+@dataclass
+class Run:
+    kernel: str
+    arch: str
+    grid: tuple
+    block: tuple
+    buffers: list
+    shared_wavefronts: dict
+    instructions: list
+    warp_instructions: int = 0
+    notes: list = field(default_factory=list)
+    hazards: Optional[list] = None          # racecheck=True: list of dicts
+    sampled: Optional[dict] = None          # ctas=: {"ctas": [...], "of": n, "factor": f}
+    global_totals: Optional[dict] = None    # {"requests", "sectors"} per ld/st once costed
+    seconds: float = 0.0
+    fault: Optional[str] = None
+    extra: Any = None
+
+    @property
+    def shared_ideal(self):
+        out = {"ld": 0, "st": 0}
+        for s in self.instructions:
+            if s.kind in out:
+                out[s.kind] += s.ideal or 0
+        return out
+
+    def hotspots(self):
+        """Shared-memory instructions, most excess wavefronts first."""
+        rows = [s for s in self.instructions if s.wavefronts is not None]
+        return sorted(rows, key=lambda s: (-s.excess, -(s.wavefronts or 0), s.line))
+
+    def to_json(self):
+        return {"schema": SCHEMA, "kernel": self.kernel, "arch": self.arch, "grid": list(self.grid),
+                "block": list(self.block), "shared_wavefronts": self.shared_wavefronts,
+                "shared_ideal": self.shared_ideal, "global": self.global_totals,
+                "warp_instructions": self.warp_instructions, "sampled": self.sampled,
+                "notes": self.notes, "hazards": self.hazards, "fault": self.fault,
+                "seconds": round(self.seconds, 3),
+                "instructions": [s.to_json() for s in self.instructions]}
+
+    def format(self, top=20, all_lines=False):
+        """The default report: the shared-memory instructions sorted by excess wavefronts."""
+        lines = [f"kernel {self.kernel} on {self.arch}: grid {self.grid}, block {self.block}, "
+                 f"{self.warp_instructions} warp-instructions"
+                 + (f" (extrapolated from {len(self.sampled['ctas'])} of {self.sampled['of']} CTAs)"
+                    if self.sampled else "")]
+        sw, si = self.shared_wavefronts, self.shared_ideal
+        lines.append(f"shared memory: {sw['ld']} load wavefronts (ideal {si['ld']}), {sw['st']} store "
+                     f"wavefronts (ideal {si['st']})")
+        if self.global_totals:
+            g = self.global_totals
+            lines.append(f"global memory: {g['requests']} requests, {g['sectors']} sectors")
+        rows = self.hotspots() if not all_lines else list(self.instructions)
+        if top and not all_lines:
+            rows = rows[:top]
+        if rows:
+            head = ("line", "cuda", "executions", "wavefronts", "ideal", "excess", "instruction")
+            table = [head]
+            for s in rows:
+                cuda = f"{_short(s.cuda[0])}:{s.cuda[1]}" if s.cuda else "-"
+                table.append((str(s.line), cuda, str(s.executions), _n(s.wavefronts), _n(s.ideal),
+                              _n(s.excess if s.wavefronts is not None else None), s.text))
+            w = [max(len(r[i]) for r in table) for i in range(len(head) - 1)]
+            for r in table:
+                lines.append("  ".join(c.rjust(w[i]) if i != 1 else c.ljust(w[i])
+                                       for i, c in enumerate(r[:-1])) + "  " + r[-1])
+        else:
+            lines.append("no shared-memory instructions executed")
+        if self.hazards is not None:
+            if not self.hazards:
+                lines.append("racecheck: no shared-memory hazards")
+            for h in self.hazards:
+                lines.append(f"racecheck: {h['kind']} hazard between line {h['first_line']} and line "
+                             f"{h['second_line']} ({h['count']} bytes; e.g. CTA {h['cta']}, shared "
+                             f"address {h['address']:#x}, warps {h['warps'][0]} and {h['warps'][1]})")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _n(v):
+    return "-" if v is None else str(v)
+
+
+def _short(path):
+    return str(path).rsplit("/", 1)[-1]

@@ -1,0 +1,259 @@
+"""The SIMT scheduler of a batch: every thread has a PC; each step runs the lowest PC at which
+some thread waits, for all threads (of every warp and CTA of the batch) that are there.
+
+Running the lowest PC first is the "min-PC" reconvergence heuristic (Collange, "Stack-less
+SIMT reconvergence at low cost", 2011; Diamos et al., "SIMD re-convergence at thread
+frontiers", MICRO 2011): threads that branched apart meet again at the first instruction both
+paths reach, in program order, which is where structured code (what nvcc emits) reconverges.
+Warps of one CTA, and all CTAs of the batch, run in lockstep while their PCs agree.
+
+Synchronization:
+  * warp-collective steps (.sync with a membermask, .aligned) run for a warp only when all
+    its live lanes the mask names are there; early lanes wait at the step (PTX ISA 9.7.9.6:
+    "wait for all threads in membermask to arrive");
+  * bar.sync/.red: a thread waits; its warp has arrived when all its live lanes wait (PTX ISA
+    9.7.13.1); the barrier completes when the expected warps (the thread count / 32, or every
+    warp of the CTA with a live thread) have arrived, counting bar.arrive warps;
+  * exit: the thread stops; barriers then expect fewer warps.
+Nothing left to run while threads wait is a deadlock, reported with the waiting instructions.
+"""
+import numpy as np
+
+from ..errors import LayoutsimError
+from .state import Fault, PtxFault
+
+MAX_STEPS = 50_000_000
+
+
+class Deadlock(LayoutsimError):
+    pass
+
+
+class Scheduler:
+    def __init__(self, bt, costs, max_steps=MAX_STEPS, progress=None):
+        self.bt, self.costs = bt, costs
+        self.steps = bt.prog.steps
+        self.max_steps = max_steps
+        self.progress = progress
+        self.bar_wait, self.ws_wait = {}, {}
+        self.arrived = {}                      # barrier id -> warps arrived by bar.arrive, per CTA
+        T = bt.T
+        bt.bar_id = np.full(T, -1, np.int64)
+        bt.bar_cnt = np.zeros(T, np.int64)
+        bt.bar_pred = np.zeros(T, bool)
+        self.n_live = int(np.count_nonzero(bt.live))
+        self.live_warps = int(np.count_nonzero(bt.live.reshape(bt.W, 32).any(1)))
+
+    # ---- the loop --------------------------------------------------------------------------------
+    def run(self):
+        bt, steps, costs = self.bt, self.steps, self.costs
+        groups = {0: bt.live.copy()} if self.n_live else {}
+        n = 0
+        while True:
+            if not groups:
+                if self._release(groups):
+                    continue
+                if self.bar_wait or self.ws_wait:
+                    raise self._deadlock()
+                return
+            p = min(groups)
+            m = groups.pop(p)
+            if p in self.ws_wait:
+                m = m | self.ws_wait.pop(p)
+            step = steps[p]
+            cnt = int(np.count_nonzero(m))
+            full = cnt == self.n_live
+            if step.sync is not None and step.kind == "op":
+                m, park = self._ready(step, m, full)
+                if park is not None:
+                    self.ws_wait[p] = park if p not in self.ws_wait else self.ws_wait[p] | park
+                    if not m.any():
+                        continue
+                    full = False
+            if not step.info.get("hidden"):
+                nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
+                costs.executions[step.site] += nw
+                costs.warp_instructions += nw
+            n += 1
+            if n > self.max_steps:
+                raise LayoutsimError(f"the launch ran more than {self.max_steps} steps (an endless "
+                                     f"loop? at line {step.ins.line if step.ins else '-'}); raise max_steps")
+            if self.progress is not None and n % 20000 == 0:
+                self.progress(n)
+            if step.guard is not None:
+                pred = bt.regs[step.guard[0]]
+                g = m & ~pred if step.guard[1] else m & pred
+                gfull = False
+            else:
+                g, gfull = m, full
+            kind = step.kind
+            try:
+                if kind == "op":
+                    step.fn(bt, g, gfull)
+                    _add(groups, p + 1, m)
+                elif kind == "bra":
+                    _add(groups, step.target, g)
+                    if step.guard is not None:
+                        _add(groups, p + 1, m & ~g)
+                elif kind == "call":
+                    step.fn(bt, g, gfull)
+                    _add(groups, p + 1, g)
+                    if step.guard is not None:
+                        _add(groups, step.target, m & ~g)
+                elif kind == "exit":
+                    bt.live = bt.live & ~g
+                    self.n_live = int(np.count_nonzero(bt.live))
+                    self.live_warps = int(np.count_nonzero(bt.live.reshape(bt.W, 32).any(1)))
+                    if step.guard is not None:
+                        _add(groups, p + 1, m & ~g)
+                    if self.bar_wait or self.arrived:
+                        self._release(groups)
+                elif kind == "bar":
+                    self._barrier(step, p, g, groups)
+                    if step.guard is not None:
+                        _add(groups, p + 1, m & ~g)
+                elif kind == "trap":
+                    if g.any():
+                        raise Fault(int(np.flatnonzero(g)[0]), 0, "trap executed")
+                    _add(groups, p + 1, m)
+                else:
+                    raise AssertionError(kind)
+            except Fault as f:
+                raise self._fault(step, f) from None
+
+    # ---- warp-collective readiness ---------------------------------------------------------------
+    def _ready(self, step, m, full):
+        if full:
+            return m, None
+        bt = self.bt
+        M = m.reshape(bt.W, 32)
+        L = bt.live.reshape(bt.W, 32)
+        if step.sync == "all":
+            need = L & M.any(1)[:, None]
+        else:
+            mm = step.sync(bt).reshape(bt.W, 32)
+            bits = np.bitwise_or.reduce(np.where(M, mm, np.uint32(0)), axis=1)
+            need = L & ((bits[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
+        missing = (need & ~M).any(1)
+        if not missing.any():
+            return m, None
+        park = (M & missing[:, None]).reshape(-1)
+        return m & ~park, park
+
+    # ---- CTA barriers ------------------------------------------------------------------------------
+    def _barrier(self, step, p, g, groups):
+        bt, info = self.bt, step.info
+        if not g.any():
+            return
+        ids = np.broadcast_to(np.asarray(info["id"](bt)), (bt.T,)).astype(np.int64)
+        cnt = np.broadcast_to(np.asarray(info["count"](bt)), (bt.T,)).astype(np.int64) \
+            if info["count"] is not None else np.zeros(bt.T, np.int64)
+        if info["mode"] == "arrive":
+            G = g.reshape(bt.W, 32)
+            for bid in np.unique(ids[g]):
+                warps = (G & (ids == bid).reshape(bt.W, 32)).any(1).reshape(bt.n_cta, bt.wpc).sum(1)
+                arr = self.arrived.setdefault(int(bid), np.zeros(bt.n_cta, np.int64))
+                arr += warps
+                c = self.arrived.setdefault(("count", int(bid)), np.zeros(bt.n_cta, np.int64))
+                np.maximum.at(c, bt.cta_index[g & (ids == bid)], cnt[g & (ids == bid)])
+            _add(groups, p + 1, g)
+        else:
+            bt.bar_id = np.where(g, ids, bt.bar_id)
+            bt.bar_cnt = np.where(g, cnt, bt.bar_cnt)
+            if info["mode"] == "red":
+                bt.bar_pred = np.where(g, np.broadcast_to(np.asarray(info["pred"](bt)), (bt.T,)), bt.bar_pred)
+            self.bar_wait[p] = self.bar_wait[p] | g if p in self.bar_wait else g
+        self._release(groups)
+
+    def _release(self, groups):
+        """Complete every barrier whose expected warps have arrived; True if any did."""
+        bt = self.bt
+        if not self.bar_wait:
+            return False
+        parked = np.zeros(bt.T, bool)
+        for mask in self.bar_wait.values():
+            parked |= mask
+        L = bt.live.reshape(bt.W, 32)
+        live_warps = L.any(1).reshape(bt.n_cta, bt.wpc).sum(1)
+        done_any = False
+        for bid in np.unique(bt.bar_id[parked]):
+            P = parked & (bt.bar_id == bid)
+            P2 = P.reshape(bt.W, 32)
+            warp_in = P2.any(1) & ~(L & ~P2).any(1)
+            arrived = warp_in.reshape(bt.n_cta, bt.wpc).sum(1) + \
+                self.arrived.get(int(bid), np.zeros(bt.n_cta, np.int64))
+            cnt = np.zeros(bt.n_cta, np.int64)
+            np.maximum.at(cnt, bt.cta_index[P], bt.bar_cnt[P])
+            cnt = np.maximum(cnt, self.arrived.get(("count", int(bid)), 0))
+            expected = np.where(cnt > 0, -(-cnt // 32), live_warps)
+            has = np.zeros(bt.n_cta, bool)
+            has[bt.cta_index[P]] = True
+            done = has & (arrived >= expected)
+            if not done.any():
+                continue
+            rel = P & done[bt.cta_index]
+            for pc in list(self.bar_wait):
+                r = self.bar_wait[pc] & rel
+                if not r.any():
+                    continue
+                info = self.steps[pc].info
+                if info["mode"] == "red":
+                    self._reduce(info, r)
+                _add(groups, pc + 1, r)
+                left = self.bar_wait[pc] & ~r
+                if left.any():
+                    self.bar_wait[pc] = left
+                else:
+                    del self.bar_wait[pc]
+            for key in (int(bid), ("count", int(bid))):
+                if key in self.arrived:
+                    self.arrived[key][done] = 0
+            bt.bar_id = np.where(rel, -1, bt.bar_id)
+            if bt.race is not None:
+                bt.race.barrier(np.flatnonzero(done))
+            done_any = True
+        return done_any
+
+    def _reduce(self, info, r):
+        bt = self.bt
+        vals = bt.bar_pred & r
+        per_cta = np.zeros(bt.n_cta, np.int64)
+        np.add.at(per_cta, bt.cta_index[r], vals[r].astype(np.int64))
+        n = np.zeros(bt.n_cta, np.int64)
+        np.add.at(n, bt.cta_index[r], 1)
+        red = info["red"]
+        if red == "popc":
+            out = per_cta[bt.cta_index].astype(np.uint32)
+        elif red == "and":
+            out = (per_cta == n)[bt.cta_index]
+        else:
+            out = (per_cta > 0)[bt.cta_index]
+        info["dst"](bt, out, r, False)
+
+    # ---- errors ---------------------------------------------------------------------------------------
+    def _fault(self, step, f):
+        bt = self.bt
+        ins = step.ins
+        site = bt.prog.sites[step.site]
+        where = f" ({site.cuda[0].rsplit('/', 1)[-1]}:{site.cuda[1]})" if site.cuda else ""
+        msg = f"line {ins.line}{where}: {ins.text}: {bt.where(f.thread)}: {f.what}"
+        return PtxFault(msg, line=ins.line, cuda=site.cuda, thread=bt.where(f.thread),
+                        address=f.address)
+
+    def _deadlock(self):
+        bt = self.bt
+        parts = []
+        for kind, waits in (("barrier", self.bar_wait), ("warp-synchronous instruction", self.ws_wait)):
+            for pc, mask in sorted(waits.items()):
+                ins = self.steps[pc].ins
+                t = int(np.flatnonzero(mask)[0])
+                parts.append(f"{int(mask.sum())} thread(s) wait at the {kind} on line {ins.line} "
+                             f"({ins.text}), e.g. {bt.where(t)}")
+        return Deadlock("deadlock: " + "; ".join(parts) + " and no other thread can reach it")
+
+
+def _add(groups, pc, mask):
+    if not mask.any():
+        return
+    old = groups.get(pc)
+    groups[pc] = mask if old is None else (old | mask)
