@@ -114,15 +114,25 @@ class Module:
 class _Scope:
     def __init__(self, parent, tag):
         self.parent, self.tag = parent, tag
-        self.names, self.ranges = {}, {}
+        self.names, self.ranges, self.regs = {}, {}, set()
 
-    def declare(self, name, count=None):
+    def declare(self, name, count=None, reg=False):
         key = name if not self.tag else f"{name}#{self.tag}"
         if count is None:
             self.names[name] = key
+            if reg:
+                self.regs.add(name)
             return [(name, key)]
         self.ranges[name] = (count, key)
         return [(f"{name}{i}", f"{key}{i}" if not self.tag else f"{name}{i}#{self.tag}") for i in range(count)]
+
+    def is_reg(self, name):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return name in s.regs
+            s = s.parent
+        return False
 
     def lookup(self, name):
         s = self
@@ -139,7 +149,8 @@ class _Scope:
 def _rename(op, scope):
     if op.kind in ("reg", "sym"):
         key = scope.lookup(op.value)
-        return Operand(op.kind, key, op.neg) if key and key != op.value else op
+        kind = "reg" if op.kind == "sym" and key and scope.is_reg(op.value) else op.kind
+        return Operand(kind, key, op.neg) if key and (key != op.value or kind != op.kind) else op
     if op.kind == "addr" and op.base is not None:
         return Operand("addr", base=_rename(op.base, scope), offset=op.offset)
     if op.kind in ("vec", "pair", "list"):
@@ -408,7 +419,7 @@ def _declare_regs(text, line, scope, fn):
         if not m:
             raise PtxSyntaxError(f"line {line}: cannot read register name {item!r}")
         count = int(m.group(2)) if m.group(2) else None
-        for _, key in scope.declare(m.group(1), count):
+        for _, key in scope.declare(m.group(1), count, reg=True):
             fn.regs[key] = ptype
 
 

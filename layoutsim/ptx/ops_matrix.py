@@ -1,2 +1,335 @@
-"""ldmatrix / stmatrix / mma.sync / wmma (filled in below)."""
-OPS = {}
+"""Matrix instructions: ldmatrix, stmatrix, mma.sync (catalog layouts, layoutsim.mma
+arithmetic) and nvcuda::wmma load/store/mma (wmma.py). Every one is warp-collective
+(.sync.aligned): it runs for whole warps, batched over all warps of all CTAs that execute it.
+
+Registers move through the catalog's FragmentMaps (layoutsim.sim.fragments gather/scatter):
+nothing here knows where an element lives.
+"""
+import numpy as np
+
+from ..errors import LayoutsimError
+from ..sim.fragments import gather, scatter
+from . import types as T
+from . import wmma as WM
+from .access import locate, space_of
+from .compile import need, unsupported
+from .state import Fault
+
+ALL = "all"
+
+
+def _catalog(ins, name):
+    from ..isa.registry import get
+    try:
+        return get(name)
+    except LayoutsimError as e:
+        raise unsupported(ins, str(e)) from None
+
+
+def _name(ins):
+    return ".".join((ins.opcode,) + tuple(m.replace("shared::cta", "shared") for m in ins.mods))
+
+
+# ---- registers as 32-bit words ---------------------------------------------------------------------
+def _regs(b, op, ins):
+    return b.elems(op, ins)
+
+
+def read_words(b, ops, ins):
+    """function(batch) -> uint32 [T, n] words of the register list (64-bit registers: lo, hi)."""
+    parts = []
+    for o in ops:
+        rt = b.rtype(o, ins)
+        parts.append((b.read(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
+
+    def f(bt):
+        cols = []
+        for r, wide in parts:
+            v = np.broadcast_to(np.asarray(r(bt)), (bt.T,))
+            if wide:
+                cols += [(v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)]
+            else:
+                cols.append(v.astype(np.uint32))
+        return np.stack(cols, axis=1)
+    return f
+
+
+def write_words(b, ops, ins):
+    """function(batch, words uint32 [n_threads, n], threads, g) storing into the registers."""
+    parts = []
+    for o in ops:
+        rt = b.rtype(o, ins)
+        parts.append((b.write(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
+
+    def f(bt, words, thr, g):
+        j = 0
+        for w, wide in parts:
+            if wide:
+                v = np.zeros(bt.T, np.uint64)
+                v[thr] = words[:, j].astype(np.uint64) | (words[:, j + 1].astype(np.uint64) << np.uint64(32))
+                j += 2
+            else:
+                v = np.zeros(bt.T, np.uint32)
+                v[thr] = words[:, j]
+                j += 1
+            w(bt, v, g, False)
+    return f
+
+
+def _warps(bt, g):
+    """Indices of the warps executing, and their threads [nA, 32]."""
+    w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
+    return w, w[:, None] * 32 + np.arange(32)
+
+
+# ---- ldmatrix / stmatrix -------------------------------------------------------------------------
+def _rows(bt, ins, addr, thr, lanes):
+    """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked."""
+    a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]             # [nA, 32]
+    rows = a[:, lanes]                                                  # [nA, count, 8]
+    tl = thr[:, lanes]
+    flat_rows, flat_thr = rows.reshape(-1), tl.reshape(-1)
+    locate(bt, "shared", flat_rows, flat_thr, 16, ins.name)
+    return rows, tl
+
+
+def _ldmatrix(ins, b, prog):
+    cat = _catalog(ins, _name(ins))
+    frag = cat.operand("R").fragment
+    lanes = np.asarray(cat.addressing.lanes)
+    short = cat.aliases[0]
+    need(ins, 2)
+    st = ins.opcode == "stmatrix"
+    if st:
+        addr, _ = b.address(ins.operands[0], ins)
+        read = read_words(b, b.elems(ins.operands[1], ins), ins)
+    else:
+        addr, _ = b.address(ins.operands[1], ins)
+        write = write_words(b, b.elems(ins.operands[0], ins), ins)
+
+    def fn(bt, g, full):
+        w, thr = _warps(bt, g)
+        if len(w) == 0:
+            return
+        rows, tl = _rows(bt, ins, addr, thr, lanes)
+        flat = bt.smem_base[thr[:, :1, None]] + rows                      # [nA, count, 8]
+        idx = flat[..., None] + np.arange(16)
+        if st:
+            words = read(bt)[thr]                                        # [nA, 32, regs]
+            data = gather(frag, words).astype("<u2")                     # [nA, count, 8, 8]
+            bt.smem[idx.reshape(-1)] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        else:
+            data = np.ascontiguousarray(bt.smem[idx]).view("<u2")         # [nA, count, 8, 8]
+            write(bt, scatter(frag, data).reshape(-1, frag.regs), thr.reshape(-1), g)
+        O = np.zeros((len(w), 32), np.int64)
+        M = np.zeros((len(w), 32), bool)
+        O[:, lanes.reshape(-1)] = rows.reshape(len(w), -1)
+        M[:, lanes.reshape(-1)] = True
+        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st))
+        if bt.race is not None:
+            bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), 16, tl.reshape(-1))
+    return {"fn": fn, "sync": ALL}
+
+
+def _sass_matrix(cat, st):
+    n = cat.options["num"]
+    return f"{'STSM' if st else 'LDSM'}.16.{'MT88' if cat.options['trans'] else 'M88'}.{n}"
+
+
+# ---- mma.sync -----------------------------------------------------------------------------------------
+def _mma(ins, b, prog):
+    if "sp" in ins.mods or ins.opcode == "mma" and ins.mods and ins.mods[0].startswith("sp"):
+        raise unsupported(ins, "sparse mma.sp")
+    cat = _catalog(ins, _name(ins))
+    need(ins, 4)
+    d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
+    fr = {k: cat.operand(k).fragment for k in ("A", "B", "C", "D")}
+    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
+    wd = write_words(b, d, ins)
+    arch = prog.arch
+
+    def fn(bt, g, full):
+        from ..numerics import mma
+        w, thr = _warps(bt, g)
+        if len(w) == 0:
+            return
+        A = gather(fr["A"], ra(bt)[thr])[:, 0]
+        B = gather(fr["B"], rb(bt)[thr])[:, 0]
+        C = gather(fr["C"], rc(bt)[thr])[:, 0]
+        D = mma(cat, A, B, C, arch=arch, raw=True)
+        words = scatter(fr["D"], np.asarray(D)[:, None])
+        wd(bt, words.reshape(len(w) * 32, -1), thr.reshape(-1), g)
+    return {"fn": fn, "sync": ALL}
+
+
+# ---- wmma -------------------------------------------------------------------------------------------
+def _wmma(ins, b, prog):
+    if not ins.mods:
+        raise unsupported(ins)
+    if ins.mods[0] == "mma":
+        return _wmma_mma(ins, b, prog)
+    if ins.mods[0] in ("load", "store"):
+        return _wmma_move(ins, b, prog)
+    raise unsupported(ins)
+
+
+def _wmma_move(ins, b, prog):
+    store = ins.mods[0] == "store"
+    use = ins.mods[1]
+    layout = next(m for m in ins.mods if m in ("row", "col"))
+    shape = next((m for m in ins.mods if m in WM.SHAPES), None)
+    if shape is None:
+        raise unsupported(ins, "wmma shape")
+    typ = ins.mods[-1]
+    if typ not in WM.ELEM_BITS:
+        raise unsupported(ins, f"wmma type .{typ}")
+    space = space_of(ins.mods)
+    frag, measured = _fragment(ins, prog, use, layout, shape, typ)
+    R, C = WM.operand_shape(use, shape)
+    esize = WM.ELEM_BITS[typ] // 8
+    raw = np.dtype(f"<u{esize}")
+    regs = b.elems(ins.operands[1 if store else 0], ins)
+    addr, _ = b.address(ins.operands[0 if store else 1], ins)
+    sop = ins.operands[2] if len(ins.operands) > 2 else None
+    stride = b.read(sop, T.get("u32"), ins) if sop is not None else None
+    default = C if layout == "row" else R
+    rr, cc = np.meshgrid(np.arange(R), np.arange(C), indexing="ij")
+    rw = read_words(b, regs, ins) if store else None
+    ww = None if store else write_words(b, regs, ins)
+    positions = WM.element_positions(frag)
+    verb = "store" if store else "load"
+
+    def fn(bt, g, full):
+        w, thr = _warps(bt, g)
+        if len(w) == 0:
+            return
+        P = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]
+        S = np.broadcast_to(np.asarray(stride(bt)).astype(np.int64), (bt.T,))[thr] if stride else \
+            np.full(thr.shape, default, np.int64)
+        bad = (P != P[:, :1]) | (S != S[:, :1])
+        if np.any(bad):
+            i, j = np.argwhere(bad)[0]
+            raise Fault(thr[i, j], P[i, j], f"{ins.name}: the threads of the warp give different "
+                                            f"addresses or strides (undefined behaviour)")
+        base, st = P[:, 0], S[:, 0]
+        off = (rr * st[:, None, None] + cc) if layout == "row" else (cc * st[:, None, None] + rr)
+        addrs = base[:, None, None] + off * esize                          # [nA, R, C]
+        owner = np.repeat(thr[:, 0], R * C)
+        parts = locate(bt, space, addrs.reshape(-1), owner, esize, ins.name)
+        if store:
+            mats = gather(frag, rw(bt)[thr])[:, 0].astype(raw)             # [nA, R, C]
+            data = np.ascontiguousarray(mats).view(np.uint8).reshape(-1, esize)
+            from .access import store as put
+            put(bt, parts, data, owner)
+        else:
+            from .access import load as get_
+            data = get_(bt, parts, esize)
+            mats = np.ascontiguousarray(data).view(raw).reshape(len(w), 1, R, C)
+            ww(bt, scatter(frag, mats).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+        _wmma_costs(bt, ins, parts, addrs, thr, positions, frag, use, layout, shape, typ, verb)
+        if bt.race is not None:
+            for sp, views, flat, pthr, rel in parts:
+                if sp == "shared":
+                    bt.race.access("st" if store else "ld", ins.extra["site"], flat, esize, pthr)
+    return {"fn": fn, "sync": ALL}
+
+
+def _fragment(ins, prog, use, layout, shape, typ):
+    try:
+        frag, measured = WM.fragment(use, layout, shape, typ)
+    except LayoutsimError as e:
+        raise unsupported(ins, str(e)) from None
+    if not measured:
+        prog.notes.add(f"{ins.name}: the fragment layout was not measured on a GPU; a provisional "
+                       f"layout (the mma.sync fragments tiled) is used, exact for kernels that only "
+                       f"load, multiply, store and apply element-wise operations to fragments")
+    return frag, measured
+
+
+def _wmma_costs(bt, ins, parts, addrs, thr, positions, frag, use, layout, shape, typ, verb):
+    """Cost the SASS accesses ptxas emits for this wmma load/store (wmma.py)."""
+    site = ins.extra["site"]
+    for sp, views, flat, pthr, rel in parts:
+        if sp not in ("shared", "global"):
+            continue
+        key = f"wmma.{verb}.{'d' if verb == 'store' else use}.sync.aligned.{layout}.{shape}.{sp}.{typ}"
+        plan = WM.accesses(key, frag, WM.ELEM_BITS[typ])
+        if plan is None:
+            bt.prog.notes.add(f"{key}: no SASS lowering recorded; not costed")
+            continue
+        wsel = np.unique(pthr // 32)
+        rows = np.searchsorted(thr[:, 0] // 32, wsel)
+        A = addrs[rows]                                                   # [n, R, C]
+        for acc in plan:
+            O, M = _access_offsets(acc, A, positions, frag)
+            if sp == "shared":
+                bt.costs.shared_rows(site, acc.bank_op, "st" if verb == "store" else "ld", O, M, acc.sass)
+            else:
+                for k in range(O.shape[0]):
+                    lanes = np.flatnonzero(M[k])
+                    bt.costs.global_(site, ins.name, "st" if verb == "store" else "ld", O[k, lanes],
+                                     wsel[k] * 32 + lanes)
+
+
+def _access_offsets(acc, A, positions, frag):
+    """Per-lane byte addresses [n, 32] and active lanes of one SASS access."""
+    n = A.shape[0]
+    if acc.kind == "matrix":
+        O = np.zeros((n, 32), np.int64)
+        M = np.zeros((n, 32), bool)
+        for m, reg in enumerate(acc.elems):
+            pos = frag.table[:, reg].reshape(-1, 3)                       # [32*slots, 3]
+            # the register holds 8 rows of 16 contiguous bytes: their starts, in address order
+            ad = np.sort(A[:, pos[:, 1], pos[:, 2]], axis=1)
+            O[:, 8 * m:8 * m + 8] = ad[:, ::ad.shape[1] // 8]
+            M[:, 8 * m:8 * m + 8] = True
+        return O, M
+    el = np.asarray(acc.elems)
+    pos = positions[:, el]                                               # [32, E, 2]
+    ad = A[:, pos[..., 0], pos[..., 1]]                                  # [n, 32, E]
+    esz = frag.elem_bits // 8
+    contiguous = np.all(ad[..., 1:] - ad[..., :-1] == esz) if ad.shape[2] > 1 else True
+    if contiguous:
+        return ad[..., 0], np.ones((n, 32), bool)
+    # the words of these elements across the warp, in any lane order (one 32-bit phase)
+    words = np.sort(ad.reshape(n, -1) & ~np.int64(3), axis=1)
+    uniq = [np.unique(r) for r in words]
+    O = np.zeros((n, 32), np.int64)
+    M = np.zeros((n, 32), bool)
+    for k, u in enumerate(uniq):
+        O[k, :len(u[:32])] = u[:32]
+        M[k, :len(u[:32])] = True
+    return O, M
+
+
+def _wmma_mma(ins, b, prog):
+    op = ".".join((ins.opcode,) + ins.mods)
+    try:
+        plan = WM.mma_plan(op)
+    except LayoutsimError as e:
+        raise unsupported(ins, str(e)) from None
+    al, bl = ins.mods[3], ins.mods[4]
+    shape = ins.mods[5]
+    need(ins, 4)
+    d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
+    fa, _ = _fragment(ins, prog, "a", al, shape, plan.a)
+    fb, _ = _fragment(ins, prog, "b", bl, shape, plan.b)
+    fc, _ = _fragment(ins, prog, "c", "row", shape, plan.c)
+    fd, _ = _fragment(ins, prog, "d", "row", shape, plan.d)
+    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
+    wd = write_words(b, d, ins)
+    arch = prog.arch
+
+    def fn(bt, g, full):
+        w, thr = _warps(bt, g)
+        if len(w) == 0:
+            return
+        A = gather(fa, ra(bt)[thr])[:, 0]
+        B = gather(fb, rb(bt)[thr])[:, 0]
+        C = gather(fc, rc(bt)[thr])[:, 0]
+        D = WM.compute(plan, A, B, C, arch)
+        wd(bt, scatter(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+    return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
+
+
+OPS = {"ldmatrix": _ldmatrix, "stmatrix": _ldmatrix, "mma": _mma, "wmma": _wmma}
