@@ -65,8 +65,8 @@ def flush(x, fmt):
 def round_to(x, fmt, mode="rn", ftz=False, sat=False, canonical=True):
     """float64 (exact or rounded to odd) -> raw bits of fmt ("f32", "f16", "bf16", ...)."""
     x = np.asarray(x, np.float64)
-    if sat:
-        x = np.where(np.isnan(x), 0.0, np.clip(x, 0.0, 1.0))
+    if sat:   # clamp to [+0.0, 1.0] (CUDA Math API __saturatef): NaN and -0.0 give +0.0
+        x = np.where(np.isnan(x) | (x <= 0), 0.0, np.minimum(x, 1.0))
     if fmt == "f32" and mode == "rn":
         with np.errstate(all="ignore"):
             out = x.astype(np.float32).view(np.uint32)

@@ -155,7 +155,7 @@ def int_to_f64_odd(v):
     """Integers (int64/uint64) -> float64 exact, or rounded to odd when wider than 53 bits."""
     v = np.asarray(v)
     f = v.astype(np.float64)
-    wide = np.abs(f) > 2.0 ** 53
+    wide = np.abs(f) >= 2.0 ** 53
     if np.any(wide):
         f = f.copy()
         for i in zip(*np.nonzero(wide)):
@@ -175,7 +175,7 @@ def _int_to_float(ins, b, dt, st, mode, sat):
         if fmt == "f64":
             v = x.astype(np.float64)
             if mode != "rn":
-                wide = np.abs(v) > 2.0 ** 53
+                wide = np.abs(v) >= 2.0 ** 53
                 if np.any(wide):
                     v = v.copy()
                     for i in zip(*np.nonzero(wide)):

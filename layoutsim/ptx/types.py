@@ -15,7 +15,8 @@ from ..errors import LayoutsimError
 class PtxType:
     name: str          # "s32"
     bits: int
-    kind: str          # "b", "u", "s", "f", "pred", "h" (packed half: f16x2/bf16x2), "fp" (8/4-bit float)
+    kind: str          # "b", "u", "s", "f", "pred", "h" (packed half: f16x2/bf16x2), "fp" (8/4-bit
+    #                    float), "v" (packed 16-bit integers: u16x2/s16x2)
 
     @property
     def dtype(self):
@@ -57,6 +58,7 @@ _ALL.update({
     "e4m3": PtxType("e4m3", 8, "fp"), "e5m2": PtxType("e5m2", 8, "fp"),
     "e4m3x2": PtxType("e4m3x2", 16, "h"), "e5m2x2": PtxType("e5m2x2", 16, "h"),
     "s4": PtxType("s4", 4, "s"), "u4": PtxType("u4", 4, "u"),
+    "u16x2": PtxType("u16x2", 32, "v"), "s16x2": PtxType("s16x2", 32, "v"),   # integer SIMD
 })
 TYPES = _ALL
 
