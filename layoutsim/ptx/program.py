@@ -107,6 +107,26 @@ class Program:
         if v.init:
             self.shared_init.append((off, _init_bytes(v)))
 
+    def _place_module_shared(self, instrs):
+        """Module-scope .shared variables this kernel (or a function it calls) names, in
+        declaration order after the kernel's own."""
+        used = set()
+
+        def walk(op):
+            if op.kind == "sym":
+                used.add(op.value)
+            elif op.kind == "addr" and op.base is not None:
+                walk(op.base)
+            elif op.kind in ("vec", "list", "pair"):
+                for o in op.value:
+                    walk(o)
+        for ins in instrs:
+            for op in ins.operands:
+                walk(op)
+        for v in self.module.variables:
+            if v.space == "shared" and v.name in used:
+                self._add_shared(v, v.name)
+
     def _finish_layout(self):
         """Dynamic shared memory (`.extern .shared x[]`) begins after the static variables,
         at the largest alignment an extern declaration asks for (at least 16 bytes)."""
@@ -187,6 +207,7 @@ class Program:
     def _compile(self):
         flat = []                               # Instr copies and ("label", name), in program order
         self._expand(self.fn, "", (self.fn.name,), flat, ret_label=None)
+        self._place_module_shared([x for x in flat if not isinstance(x, tuple)])
         self._finish_layout()
         pcs, instrs = {}, []
         for item in flat:

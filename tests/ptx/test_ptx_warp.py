@@ -1,0 +1,101 @@
+"""Warp-level instructions (shfl.sync in every mode and segment width, vote, match, redux,
+activemask under divergence) and CTA barriers with reductions (bar.red via __syncthreads_count/
+and/or); references computed lane by lane from the PTX ISA definitions."""
+import numpy as np
+import pytest
+from ptx_kernels import ptx
+
+import layoutsim.ptx as P
+
+SRC = ptx("warp")
+
+
+def shfl_ref(v, mode, b, width):
+    """PTX ISA 9.7.9.6 for one warp, with c = ((32 - width) << 8) | clamp as CUDA's __shfl_* set it."""
+    out = np.empty(32, np.int64)
+    seg = (32 - width) & 31
+    cval = 0 if mode == "up" else 31
+    for lane in range(32):
+        maxl = (lane & seg) | (cval & ~seg)
+        minl = lane & seg
+        if mode == "up":
+            j = lane - b
+            ok = j >= maxl
+        elif mode == "down":
+            j = lane + b
+            ok = j <= maxl
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= maxl
+        else:
+            j = minl | (b[lane] & ~seg)
+            ok = j <= maxl
+        out[lane] = v[j if ok else lane]
+    return out
+
+
+@pytest.mark.parametrize("width", [32, 16, 8, 4])
+def test_shuffles(width):
+    v = (np.arange(64, dtype=np.int32) * 37) ^ 0x5A5A
+    r = P.run(SRC, "shuffles", 1, 64, [v, np.zeros(4 * 64, np.int32), np.int32(width)])
+    out = r.buffers[1].reshape(4, 64)
+    for w in range(2):
+        lv = v[32 * w:32 * w + 32]
+        idx = (np.arange(32 * w, 32 * w + 32) * 7 + 3) & 31
+        for row, (mode, b) in enumerate((("idx", idx), ("up", 3), ("down", 5), ("bfly", 6))):
+            assert np.array_equal(out[row, 32 * w:32 * w + 32], shfl_ref(lv, mode, b, width)), (mode, width)
+
+
+def test_votes_match_and_reductions():
+    rng = np.random.default_rng(3)
+    v = rng.integers(-99, 100, 64).astype(np.int32)
+    v[32:] = 4000 + (v[32:] % 7)                  # warp 1: match_all over v/1000 holds
+    v[5] = 1500                                   # warp 0: it does not
+    r = P.run(SRC, "votes", 1, 64, [v, np.zeros(10 * 64, np.uint32)])
+    out = r.buffers[1].reshape(10, 64)
+    for w in range(2):
+        s = slice(32 * w, 32 * w + 32)
+        lv = v[s].astype(np.int64)
+        bits = lambda m: int(sum(1 << i for i in range(32) if m[i]))
+        assert (out[0, s] == bits(lv > 0)).all()
+        assert (out[1, s] == int((lv > -100).all())).all()
+        assert (out[2, s] == int((lv > 90).any())).all()
+        odd = lv & 1
+        assert (out[3, s] == int((odd == odd[0]).all())).all()
+        rem = np.fmod(lv, 5)                          # C's % truncates
+        for i in range(32):
+            assert out[4, 32 * w + i] == bits(rem == rem[i])
+        q = np.trunc(lv / 1000)
+        same = bool((q == q[0]).all())
+        assert same == bool(w)
+        assert (out[5, s] == (0xFFFFFFFF ^ 0x10000 if same else 0x20000)).all()
+        assert (out[6, s] == int(lv.sum()) % (1 << 32)).all()
+        assert (out[7, s] == np.uint32(np.int32(lv.max()))).all()
+        assert (out[8, s] == np.bitwise_xor.reduce(v[s].astype(np.uint32))).all()
+        oddm = bits(odd == 1)
+        for i in range(32):
+            want = oddm if odd[i] else bits((odd == 0) & (lv > 10))
+            assert out[9, 32 * w + i] == want, (w, i)
+
+
+def test_block_reduce_and_barrier_reductions():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(3 * 256).astype(np.float32)
+    r = P.run(SRC, "block_reduce", 3, 256, [x, np.zeros(3, np.float32), np.zeros(9, np.int32)])
+    xs = x.reshape(3, 8, 32)
+    for b in range(3):
+        parts = []
+        for w in range(8):
+            v = xs[b, w].copy()
+            for o in (16, 8, 4, 2, 1):                # butterfly, in the kernel's order
+                v = (v + v[np.arange(32) ^ o]).astype(np.float32)
+            parts.append(v[0])
+        p = np.zeros(32, np.float32)
+        p[:8] = parts
+        for o in (16, 8, 4, 2, 1):                    # shfl_down: lanes past the end keep their value
+            src = np.arange(32) + o
+            p = (p + np.where(src < 32, p[np.minimum(src, 31)], p)).astype(np.float32)
+        assert r.buffers[1][b] == p[0]
+        xb = x[256 * b:256 * b + 256]
+        assert list(r.buffers[2][3 * b:3 * b + 3]) == [int((xb > 0).sum()), int((xb > -3).all()),
+                                                        int((xb > 2.5).any())]
