@@ -47,6 +47,11 @@ def convert_bits(v, src_dtype, dst, signed):
     return uv.astype(dst) if dst.kind == "u" else uv.astype(np.dtype(f"u{dst.itemsize}")).view(dst)
 
 
+def _readable(op, ins):
+    if op.kind == "raw":
+        raise LayoutsimError(f"line {ins.line}: cannot read operand {op.value!r} (in {ins.text})")
+
+
 class Builder:
     """Operand closures for the instructions of one program (registers already numbered)."""
 
@@ -55,6 +60,7 @@ class Builder:
 
     # ---- registers and immediates --------------------------------------------------------
     def slot(self, op, ins):
+        _readable(op, ins)
         if op.kind != "reg" or op.value in SPECIAL:
             raise LayoutsimError(f"line {ins.line}: {op} is not a register (in {ins.text})")
         return self.prog.reg_slot(op.value, ins)
@@ -64,6 +70,7 @@ class Builder:
 
     def read(self, op, typ, ins):
         """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
+        _readable(op, ins)
         dt = typ.dtype if not isinstance(typ, np.dtype) else typ
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
@@ -148,6 +155,7 @@ class Builder:
     # ---- addresses ---------------------------------------------------------------------------
     def address(self, op, ins):
         """(function(batch) -> int64 address array or scalar, base symbol or None)."""
+        _readable(op, ins)
         if op.kind != "addr":
             if op.kind == "reg":               # an address held in a register (cp.async src etc.)
                 r = self.read(op, T.get("u64"), ins)

@@ -156,7 +156,7 @@ def statements(text):
 # ---- operands ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Operand:
-    kind: str                 # reg, imm, fimm, sym, addr, vec, pair, list, sink
+    kind: str                 # reg, imm, fimm, sym, addr, vec, pair, list, sink, raw (unreadable)
     value: object = None      # reg/sym: name; imm: int; fimm: (bits, width) ; vec/list/pair: tuple
     neg: bool = False         # !%p
     offset: int = 0           # addr: byte offset
@@ -177,6 +177,8 @@ class Operand:
             return o + ", ".join(map(str, self.value)) + c
         if self.kind == "pair":
             return "|".join(map(str, self.value))
+        if self.kind == "raw":
+            return str(self.value)
         return "_"
 
 
@@ -259,7 +261,7 @@ def parse_operand(text, line):
         return Operand("reg", t, neg)
     if re.match(r"^[A-Za-z_$][\w$]*$", t):
         return Operand("sym", t, neg)
-    raise PtxSyntaxError(f"line {line}: cannot read operand {text.strip()!r}")
+    return Operand("raw", text.strip())     # refused where an instruction reads it (with its line)
 
 
 def _parse_address(inner, line):
@@ -279,7 +281,7 @@ def _parse_address(inner, line):
         return Operand("addr", base=base, offset=-parse_int(m.group(2)))
     if _INT.match(inner):
         return Operand("addr", offset=parse_int(inner))
-    raise PtxSyntaxError(f"line {line}: cannot read address [{inner}]")
+    return Operand("raw", f"[{inner}]")
 
 
 # ---- instructions ---------------------------------------------------------------------------
@@ -301,7 +303,7 @@ class Instr:
 
 
 def parse_instruction(text, line):
-    t = " ".join(text.split())
+    t = " ".join(text.split()).rstrip(";").rstrip()
     guard = None
     if t.startswith("@"):
         m = re.match(r"^@(!?)\s*(%?[\w$]+)\s+(.*)$", t)
