@@ -32,7 +32,7 @@ path to the scalar ones, so the vector path only ever has to get the common case
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange, set_num_threads
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from .bitcast import f64_from_bits
@@ -717,12 +717,25 @@ def path(cfg, M, N, K):
     return "vector f32" if f32_ok(cfg) else "vector f64"
 
 
+# Below this many instructions a batch runs on the calling thread: waking the worker threads
+# costs milliseconds on a busy machine (measured: an empty parallel region took 2.8 ms with the
+# load average at 10 on 2 cores), more than the work (layoutsim.ptx issues one call per warp-level
+# mma instruction, batched over the warps that execute it).
+SERIAL_BELOW = 16384
+
+
 def block_fma(a, b, c, cfg, out):
     """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
     formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
     _, M, K = a.shape
     which = path(cfg, M, b.shape[2], K)
-    if which == "scalar":
-        _run_scalar(a, b, c, cfg, out)
-    else:
-        _run_vector(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
+    threads = get_num_threads()
+    if a.shape[0] < SERIAL_BELOW and threads > 1:
+        set_num_threads(1)
+    try:
+        if which == "scalar":
+            _run_scalar(a, b, c, cfg, out)
+        else:
+            _run_vector(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
+    finally:
+        set_num_threads(threads)

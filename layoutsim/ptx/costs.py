@@ -18,6 +18,27 @@ GLOBAL_MODEL_MISSING = ("global memory not costed: the coalescing model (layouts
                         "not installed")
 
 
+_MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 1
+
+
+def distinct_patterns(O, M):
+    """The distinct warp accesses among O/M [N, 32] up to a shift by a multiple of 128 bytes
+    (which keeps every bank and every distinct word), with how often each occurs. Rows are
+    grouped by a 64-bit hash and each group is checked to hold identical rows."""
+    big = np.iinfo(np.int64).max
+    base = np.where(M, O, big).min(axis=1, keepdims=True)
+    base = np.where(base == big, 0, base) // 128 * 128
+    Z = np.where(M, O - base, 0)
+    lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
+    h = (Z * _MIX[:32]).sum(axis=1) + lanes * _MIX[32]
+    _, first, inv, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
+    if not (np.array_equal(Z, Z[first[inv]]) and np.array_equal(M, M[first[inv]])):
+        key = np.concatenate([Z, M.astype(np.int64)], axis=1)          # a hash collision: exact
+        uniq, counts = np.unique(key, axis=0, return_counts=True)
+        return uniq[:, :32], uniq[:, 32:].astype(bool), counts
+    return Z[first], M[first], counts
+
+
 class Costs:
     def __init__(self, prog, arch):
         n = len(prog.sites)
@@ -52,12 +73,7 @@ class Costs:
         """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes)."""
         if O.shape[0] == 0:
             return
-        base = np.where(M, O, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
-        base = np.where(base == np.iinfo(np.int64).max, 0, base) // 128 * 128
-        Z = np.where(M, O - base, 0)
-        key = np.concatenate([Z, M.astype(np.int64)], axis=1)
-        uniq, counts = np.unique(key, axis=0, return_counts=True)
-        Zu, Mu = uniq[:, :32], uniq[:, 32:].astype(bool)
+        Zu, Mu, counts = distinct_patterns(O, M)
         wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
         ideal = banks.ideal_batch(op, Zu, self.arch, active=Mu)
         self.wavefronts[site] += int((wf * counts).sum())
@@ -65,6 +81,13 @@ class Costs:
         self.kind[site] = kind
         if sass:
             self.sass[site] = sass
+
+    def add_shared(self, site, kind, sass, wavefronts, ideal):
+        """Costs computed elsewhere (wmma accesses costed once per distinct pattern)."""
+        self.wavefronts[site] += wavefronts
+        self.ideal[site] += ideal
+        self.kind[site] = kind
+        self.sass[site] = sass
 
     # ---- global memory --------------------------------------------------------------------------
     def global_(self, site, op, kind, addresses, threads):

@@ -62,16 +62,20 @@ def write_words(b, ops, ins):
         parts.append((b.write(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
 
     def f(bt, words, thr, g):
+        every = len(thr) == bt.T          # every warp of the batch: thr is 0 .. T-1 in order
         j = 0
         for w, wide in parts:
             if wide:
-                v = np.zeros(bt.T, np.uint64)
-                v[thr] = words[:, j].astype(np.uint64) | (words[:, j + 1].astype(np.uint64) << np.uint64(32))
+                val = words[:, j].astype(np.uint64) | (words[:, j + 1].astype(np.uint64) << np.uint64(32))
                 j += 2
             else:
-                v = np.zeros(bt.T, np.uint32)
-                v[thr] = words[:, j]
+                val = words[:, j]
                 j += 1
+            if every:
+                v = np.ascontiguousarray(val)
+            else:
+                v = np.zeros(bt.T, val.dtype)
+                v[thr] = val
             w(bt, v, g, False)
     return f
 
@@ -214,24 +218,60 @@ def _wmma_move(ins, b, prog):
         base, st = P[:, 0], S[:, 0]
         off = (rr * st[:, None, None] + cc) if layout == "row" else (cc * st[:, None, None] + rr)
         addrs = base[:, None, None] + off * esize                          # [nA, R, C]
-        owner = np.repeat(thr[:, 0], R * C)
-        parts = locate(bt, space, addrs.reshape(-1), owner, esize, ins.name)
-        if store:
-            mats = gather(frag, rw(bt)[thr])[:, 0].astype(raw)             # [nA, R, C]
-            data = np.ascontiguousarray(mats).view(np.uint8).reshape(-1, esize)
-            from .access import store as put
-            put(bt, parts, data, owner)
-        else:
-            from .access import load as get_
-            data = get_(bt, parts, esize)
-            mats = np.ascontiguousarray(data).view(raw).reshape(len(w), 1, R, C)
-            ww(bt, scatter(frag, mats).reshape(len(w) * 32, -1), thr.reshape(-1), g)
-        _wmma_costs(bt, ins, parts, addrs, thr, positions, frag, use, layout, shape, typ, verb)
-        if bt.race is not None:
-            for sp, views, flat, pthr, rel in parts:
-                if sp == "shared":
-                    bt.race.access("st" if store else "ld", ins.extra["site"], flat, esize, pthr)
+        for sp, sel, window in _warp_spaces(space, base):
+            views, flat, rel = _fast_locate(bt, sp, addrs[sel] - window, thr[sel, 0], esize, ins)
+            unit = views[esize]
+            if store:
+                mats = gather(frag, rw(bt)[thr[sel]])[:, 0].astype(raw)    # [n, R, C]
+                unit[flat // esize] = mats
+            else:
+                mats = unit[flat // esize].reshape(-1, 1, R, C)
+                ww(bt, scatter(frag, mats).reshape(-1, frag.regs * frag.reg_bits // 32),
+                   thr[sel].reshape(-1), g)
+            _wmma_costs(bt, ins, sp, rel, st[sel], thr[sel], positions, frag, use, layout, shape, typ, verb)
+            if bt.race is not None and sp == "shared":
+                bt.race.access("st" if store else "ld", ins.extra["site"], flat.reshape(-1), esize,
+                               np.repeat(thr[sel, 0], R * C))
     return {"fn": fn, "sync": ALL}
+
+
+def _warp_spaces(space, base):
+    """[(state space, warp selection, generic window base)]: a generic wmma access goes where each
+    warp's base address points."""
+    from .state import LOCAL_WINDOW, SHARED_WINDOW, WINDOW
+    if space != "generic":
+        return [(space, np.ones(len(base), bool), 0)]
+    win = base & ~np.int64(WINDOW - 1)
+    out = []
+    for sp, sel, w in (("shared", win == SHARED_WINDOW, SHARED_WINDOW), ("local", win == LOCAL_WINDOW, LOCAL_WINDOW),
+                       ("global", (win != SHARED_WINDOW) & (win != LOCAL_WINDOW), 0)):
+        if sel.any():
+            out.append((sp, sel, w))
+    return out
+
+
+def _fast_locate(bt, sp, addrs, owners, esize, ins):
+    """(views, flat byte offsets [n, R, C], space-relative addresses) of whole-warp wmma accesses,
+    checked per warp by its lowest and highest address (a bad warp is then checked element by
+    element, to name the first bad element)."""
+    from .state import GLOBAL_BASE
+    n = addrs.shape[0]
+    rel = addrs
+    flatrel = rel.reshape(n, -1)
+    lo, hi = flatrel.min(axis=1), flatrel.max(axis=1)
+    owner_all = np.repeat(owners, flatrel.shape[1])
+    try:
+        if np.any(lo % esize):
+            raise Fault(0, 0, "")
+        locate(bt, sp, np.concatenate([lo, hi]), np.concatenate([owners, owners]), esize, ins.name)
+    except Fault:
+        locate(bt, sp, flatrel.reshape(-1), owner_all, esize, ins.name)     # raises the precise fault
+        raise
+    if sp == "shared":
+        return bt.smem_v, bt.smem_base[owners][:, None, None] + rel, rel
+    if sp == "global":
+        return bt.heap.v, rel - GLOBAL_BASE, rel
+    raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory")
 
 
 def _fragment(ins, prog, use, layout, shape, typ):
@@ -246,29 +286,58 @@ def _fragment(ins, prog, use, layout, shape, typ):
     return frag, measured
 
 
-def _wmma_costs(bt, ins, parts, addrs, thr, positions, frag, use, layout, shape, typ, verb):
-    """Cost the SASS accesses ptxas emits for this wmma load/store (wmma.py)."""
+_COST_CACHE = {}
+
+
+def _wmma_costs(bt, ins, sp, rel, st, thr, positions, frag, use, layout, shape, typ, verb):
+    """Cost the SASS accesses ptxas emits for this wmma load/store (wmma.py). Shared-memory
+    costs depend only on the stride and on the base address modulo 128 (the bank period), so each
+    distinct (stride, base mod 128) is costed once."""
     site = ins.extra["site"]
-    for sp, views, flat, pthr, rel in parts:
-        if sp not in ("shared", "global"):
-            continue
-        key = f"wmma.{verb}.{'d' if verb == 'store' else use}.sync.aligned.{layout}.{shape}.{sp}.{typ}"
-        plan = WM.accesses(key, frag, WM.ELEM_BITS[typ])
-        if plan is None:
-            bt.prog.notes.add(f"{key}: no SASS lowering recorded; not costed")
-            continue
-        wsel = np.unique(pthr // 32)
-        rows = np.searchsorted(thr[:, 0] // 32, wsel)
-        A = addrs[rows]                                                   # [n, R, C]
-        for acc in plan:
-            O, M = _access_offsets(acc, A, positions, frag)
-            if sp == "shared":
-                bt.costs.shared_rows(site, acc.bank_op, "st" if verb == "store" else "ld", O, M, acc.sass)
-            else:
-                for k in range(O.shape[0]):
-                    lanes = np.flatnonzero(M[k])
-                    bt.costs.global_(site, ins.name, "st" if verb == "store" else "ld", O[k, lanes],
-                                     wsel[k] * 32 + lanes)
+    if sp not in ("shared", "global"):
+        return
+    key = f"wmma.{verb}.{'d' if verb == 'store' else use}.sync.aligned.{layout}.{shape}.{sp}.{typ}"
+    plan = WM.accesses(key, frag, WM.ELEM_BITS[typ])
+    if plan is None:
+        bt.prog.notes.add(f"{key}: no SASS lowering recorded; not costed")
+        return
+    kind = "st" if verb == "store" else "ld"
+    base = rel[:, 0, 0]
+    if sp == "shared":
+        pattern = st * 128 + base % 128
+        uniq, first, counts = np.unique(pattern, return_index=True, return_counts=True)
+        for u, f, c in zip(uniq, first, counts):
+            ck = (key, bt.prog.arch, int(u))
+            got = _COST_CACHE.get(ck)
+            if got is None:
+                A = (rel[f] - base[f] + base[f] % 128)[None]
+                got = []
+                for acc in plan:
+                    O, M = _access_offsets(acc, A, positions, frag)
+                    one = Costs1(bt.prog.arch)
+                    one.add(acc.bank_op, O, M)
+                    got.append((acc, one.wavefronts, one.ideal))
+                _COST_CACHE[ck] = got
+            for acc, wf, ideal in got:
+                bt.costs.add_shared(site, kind, acc.sass, wf * int(c), ideal * int(c))
+        return
+    for acc in plan:
+        O, M = _access_offsets(acc, rel, positions, frag)
+        for k in range(O.shape[0]):
+            lanes = np.flatnonzero(M[k])
+            bt.costs.global_(site, ins.name, kind, O[k, lanes], thr[k, 0] + lanes)
+
+
+class Costs1:
+    """The bank model's cost of one warp access."""
+
+    def __init__(self, arch):
+        self.arch, self.wavefronts, self.ideal = arch, 0, 0
+
+    def add(self, op, O, M):
+        from .. import banks
+        self.wavefronts += int(banks.wavefronts_batch(op, O, self.arch, active=M).sum())
+        self.ideal += int(banks.ideal_batch(op, O, self.arch, active=M).sum())
 
 
 def _access_offsets(acc, A, positions, frag):

@@ -30,14 +30,17 @@ class _Plan:
         self.n_regs32 = frag.regs * self.words
         self.dtype = ELEM_DTYPE[w]
         self.mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        # gather: the first holder of every element
+        # gather: the first holder of every element (flat index lane * regs + reg)
         h = frag.holders[..., 0, :].astype(np.int64)        # [m, r, c, 3]
         self.g_lane, self.g_reg = h[..., 0], h[..., 1]
+        self.g_flat = h[..., 0] * frag.regs + h[..., 1]
         self.g_shift = (h[..., 2] * w).astype(np.uint64)
         # scatter: the element every used (lane, reg, slot) receives
         self.used = t[..., 0] >= 0                          # [lanes, regs, slots]
         tc = np.where(self.used[..., None], t, 0)
         self.s_m, self.s_r, self.s_c = tc[..., 0], tc[..., 1], tc[..., 2]
+        _, nr, nc = frag.shape
+        self.s_flat = (self.s_m * nr + self.s_r) * nc + self.s_c      # into a flattened operand
         self.s_shift = (np.arange(frag.slots, dtype=np.uint64) * np.uint64(w))   # [slots]
         # bits of each register that the fragment writes (others are preserved on scatter)
         field = np.where(self.used, self.mask << self.s_shift, np.uint64(0))
@@ -78,6 +81,10 @@ def gather(frag, words):
     Returns raw element bits [batch, matrices, rows, cols] in the element's unsigned dtype.
     """
     p = plan(frag)
+    if p.words == 1:                                       # 32-bit registers: stay in uint32
+        regs = np.asarray(words, np.uint32).reshape(words.shape[0], -1)
+        vals = regs[:, p.g_flat]                           # [batch, m, r, c]
+        return ((vals >> p.g_shift.astype(np.uint32)) & np.uint32(p.mask)).astype(p.dtype)
     regs = join_words(words, p.words)                      # [batch, lanes, regs] uint64
     vals = regs[:, p.g_lane, p.g_reg]                      # [batch, m, r, c]
     return ((vals >> p.g_shift) & p.mask).astype(p.dtype)
@@ -92,10 +99,11 @@ def scatter(frag, mats, old_words=None):
     Returns uint32 [batch, lanes, n_regs32].
     """
     p = plan(frag)
-    m = np.asarray(mats).astype(np.uint64) & p.mask
-    vals = m[:, p.s_m, p.s_r, p.s_c]                       # [batch, lanes, regs, slots]
-    vals = np.where(p.used, vals << p.s_shift, np.uint64(0))
-    regs = np.bitwise_or.reduce(vals, axis=3)              # [batch, lanes, regs]
+    m = np.asarray(mats)
+    dt = np.uint32 if p.words == 1 else np.uint64          # 32-bit registers: stay in uint32
+    vals = m.reshape(m.shape[0], -1)[:, p.s_flat].astype(dt) & dt(p.mask)   # [batch, lanes, regs, slots]
+    vals = np.where(p.used, vals << p.s_shift.astype(dt), dt(0))
+    regs = np.bitwise_or.reduce(vals, axis=3).astype(np.uint64)   # [batch, lanes, regs]
     if not p.full and old_words is not None:
         regs = regs | (join_words(old_words, p.words) & ~p.written)
     return split_words(regs, p.words)
