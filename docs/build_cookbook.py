@@ -291,7 +291,7 @@ def _anchor(title):
     return re.sub(r"-+", "-", a)
 
 
-COMMAND_HELP = ("query", "show", "list", "banks", "swizzle-search", "render")
+COMMAND_HELP = ("query", "show", "list", "banks", "swizzle-search", "render", "ptx run")
 
 
 def build_cli(out_dir):
@@ -332,6 +332,13 @@ JSON_EXAMPLES = [
      '`arch`, `operand`, `matrices`, `rows`, `cols`, `cells`, `replication`, `lanes`, and '
      '`highlight`/`highlighted_cells` when something is highlighted. PNG width and height are '
      'in image pixels, SVG/HTML in CSS pixels.'),
+    ("ptx run", "layoutsim ptx run examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
+                "--block 32,8 --arg arange:f32:32x32 --arg zeros:f32:32x32 --arg i32:32 --json",
+     '`{"schema", "kernel", "arch", "grid", "block", "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
+     '"global": {"requests", "sectors"} or null, "warp_instructions", "sampled": {"ctas", "of", "factor"} '
+     'or null, "notes", "hazards" (with --racecheck), "fault", "seconds", "instructions": [{"line", '
+     '"cuda": {"file", "line"} or null, "text", "executions", "wavefronts", "ideal", "excess", "kind", '
+     '"sass", "requests", "sectors", "note"}, ...], "outputs"}`. See [running kernels](ptx.md).'),
     ("render --banks", "layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --pad 8 "
      f"--fragment {MMA}:A --at 16,16 -o img/json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", "kind": "banks", "accesses": [one `banks` '
@@ -340,7 +347,16 @@ JSON_EXAMPLES = [
 ]
 
 
+def _examples(out_dir):
+    """The example kernels (docs/examples) beside the commands, wherever they run."""
+    import shutil
+    src, dst = os.path.join(DOCS, "examples"), os.path.join(out_dir, "examples")
+    if os.path.abspath(src) != os.path.abspath(dst):
+        shutil.copytree(src, dst, dirs_exist_ok=True)
+
+
 def build_json(out_dir):
+    _examples(out_dir)
     md = ["# JSON output", "",
           "Every command takes `--json` and prints one JSON object on standard output. The keys "
           "below are stable; new keys may be added. Each example is real output, cut to its "
@@ -371,6 +387,7 @@ PYTHON_API = [
                                                                "block_offsets", "fill_offsets"]),
     ("Tensor-core arithmetic", "layoutsim", ["mma"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
+    ("Running kernels", "layoutsim.ptx", ["run", "Run", "InstructionStats", "PtxFault"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),
     ("Bank pictures", "layoutsim.render.banks", ["Access", "access_scene", "tile_scene"]),
 ]

@@ -112,12 +112,31 @@ class Run:
         if self.hazards is not None:
             if not self.hazards:
                 lines.append("racecheck: no shared-memory hazards")
-            for h in self.hazards:
-                lines.append(f"racecheck: {h['kind']} hazard between line {h['first_line']} and line "
-                             f"{h['second_line']} ({h['count']} bytes; e.g. CTA {h['cta']}, shared "
-                             f"address {h['address']:#x}, warps {h['warps'][0]} and {h['warps'][1]})")
+            lines.extend(_hazard_lines(self.hazards))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+
+def _hazard_lines(hazards):
+    """One line per (kind, earlier source line, later source line): the copies of an unrolled
+    loop are one hazard in the CUDA source."""
+    groups = {}
+    for h in hazards:
+        a = f"{_short(h['first_cuda'][0])}:{h['first_cuda'][1]}" if h["first_cuda"] else f"PTX line {h['first_line']}"
+        b = f"{_short(h['second_cuda'][0])}:{h['second_cuda'][1]}" if h["second_cuda"] else f"PTX line {h['second_line']}"
+        g = groups.setdefault((h["kind"], a, b), {"count": 0, "pairs": 0, "first": h})
+        g["count"] += h["count"]
+        g["pairs"] += 1
+    out = []
+    for (kind, a, b), g in groups.items():
+        h = g["first"]
+        what = {"RAW": "written at", "WAR": "read at", "WAW": "written at"}[kind]
+        then = {"RAW": "read at", "WAR": "written at", "WAW": "written again at"}[kind]
+        out.append(f"racecheck: {kind} hazard: shared memory {what} {a} ({h['first_text'].split()[0]}) is "
+                   f"{then} {b} ({h['second_text'].split()[0]}) by another warp with no barrier between: "
+                   f"{g['count']} bytes, {g['pairs']} PTX instruction pair(s); e.g. CTA {h['cta']}, "
+                   f"address {h['address']:#x}, warps {h['warps'][0]} and {h['warps'][1]}")
+    return out
 
 
 def _n(v):

@@ -58,9 +58,21 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
     ids = select_ctas(launch.n_ctas, ctas)
-    if jobs and jobs > 1 and len(ids) > 1:
-        from .parallel import run_parallel
-        costs, hazards = run_parallel(prog, launch, ids, jobs, racecheck, max_steps, progress, batch_threads)
+    if not isinstance(jobs, (int, np.integer)) or isinstance(jobs, bool) or jobs < 1:
+        raise LayoutsimError(f"jobs={jobs!r}: give a number of processes >= 1")
+    if jobs > 1 and len(ids) > 1:
+        from .parallel import has_global_atomics, run_parallel
+        if has_global_atomics(prog):
+            prog.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
+                           f"one process keeps")
+            jobs = 1
+    if jobs > 1 and len(ids) > 1:
+        try:
+            costs, hazards = run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog, launch,
+                                          ids, jobs, racecheck, max_steps, batch_threads)
+        except PtxFault as e:
+            e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=str(e))
+            raise
     else:
         costs, hazards = Costs(prog, arch), []
         try:

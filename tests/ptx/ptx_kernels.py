@@ -4,11 +4,14 @@ from pathlib import Path
 import numpy as np
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 def ptx(name, arch="sm_90"):
-    """The committed PTX of kernels/<name>.cu (kernels/build.py regenerates it)."""
-    return (KERNELS / f"{name}.{arch}.ptx").read_text()
+    """The committed PTX of kernels/<name>.cu or docs/examples/<name>.cu (kernels/build.py
+    regenerates it)."""
+    path = KERNELS / f"{name}.{arch}.ptx"
+    return (path if path.exists() else EXAMPLES / f"{name}.{arch}.ptx").read_text()
 
 
 def edge_u32(rng, n):

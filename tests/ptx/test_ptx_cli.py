@@ -5,11 +5,11 @@ import shutil
 
 import numpy as np
 import pytest
-from ptx_kernels import KERNELS
+from ptx_kernels import EXAMPLES, KERNELS
 
 from layoutsim.cli import main
 
-TRANSPOSE = str(KERNELS / "transpose.sm_90.ptx")
+TRANSPOSE = str(EXAMPLES / "transpose.sm_90.ptx")
 MEMORY = str(KERNELS / "memory.sm_90.ptx")
 
 
@@ -63,7 +63,7 @@ def test_out_keeps_file_modes(capsys, tmp_path):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="compiling a .cu needs nvcc")
 def test_cu_is_compiled_with_nvcc(capsys):
-    rc, out, _ = run(capsys, str(KERNELS / "transpose.cu"), "--kernel", "transpose_padded", "--grid", "1",
+    rc, out, _ = run(capsys, str(EXAMPLES / "transpose.cu"), "--kernel", "transpose_padded", "--grid", "1",
                      "--block", "32,8", "--arg", "ones:f32:32x32", "--arg", "zeros:f32:32x32", "--arg", "i32:32")
     assert rc == 0 and "transpose.cu:" in out
 

@@ -4,10 +4,10 @@ import re
 import shutil
 import subprocess
 
-import pytest
-from ptx_kernels import KERNELS
-
 import sys
+
+import pytest
+from ptx_kernels import EXAMPLES, KERNELS
 
 sys.path.insert(0, str(KERNELS))
 import build  # noqa: E402
@@ -25,13 +25,17 @@ def _strip(text):
     return re.sub(r'^\s*\.file\s+\d+\s+".*"$', "", text, flags=re.M)
 
 
+CASES = [(p, "sm_90") for p in sorted(KERNELS.glob("*.cu"))] + \
+    [(p, a) for p in sorted(EXAMPLES.glob("*.cu")) for a in ("sm_80", "sm_90")]
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize("cu", sorted(p.name for p in KERNELS.glob("*.cu")))
-def test_ptx_is_current(cu, tmp_path):
-    src = KERNELS / cu
+@pytest.mark.parametrize("src,arch", CASES, ids=[f"{p.name}-{a}" for p, a in CASES])
+def test_ptx_is_current(src, arch, tmp_path):
+    cu = src.name
     shutil.copy(src, tmp_path / cu)
     out = tmp_path / "k.ptx"
-    subprocess.run(["nvcc", "-ptx", "-lineinfo", "-arch=sm_90", "-std=c++17", cu, "-o", str(out)],
+    subprocess.run(["nvcc", "-ptx", "-lineinfo", f"-arch={arch}", "-std=c++17", cu, "-o", str(out)],
                    check=True, cwd=tmp_path, capture_output=True)
-    committed = (KERNELS / f"{src.stem}.sm_90.ptx").read_text()
+    committed = (src.parent / f"{src.stem}.{arch}.ptx").read_text()
     assert _strip(out.read_text()) == _strip(committed), f"run python {KERNELS / 'build.py'}"
