@@ -13,6 +13,7 @@ model is installed; until then global accesses are executed but not costed, and 
 import numpy as np
 
 from .. import banks
+from .state import GLOBAL_BASE
 
 GLOBAL_MODEL_MISSING = ("global memory not costed: the coalescing model (layoutsim.memory) is "
                         "not installed")
@@ -37,6 +38,15 @@ def distinct_patterns(O, M):
         uniq, counts = np.unique(key, axis=0, return_counts=True)
         return uniq[:, :32], uniq[:, 32:].astype(bool), counts
     return Z[first], M[first], counts
+
+
+_WIDTH = {1: "u8", 2: "u16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}
+
+
+def global_op(kind, nbytes, path=""):
+    """The PTX spelling the coalescing model costs a per-lane global access of nbytes by: kind ld
+    or st; path "nc" for the read-only path (ld.global.nc)."""
+    return f"{kind}.global{'.' + path if path else ''}.{_WIDTH[nbytes]}"
 
 
 class Costs:
@@ -91,7 +101,8 @@ class Costs:
 
     # ---- global memory --------------------------------------------------------------------------
     def global_(self, site, op, kind, addresses, threads):
-        """One per-lane global access; costed by layoutsim.memory when it is installed."""
+        """One per-lane global access (generic addresses) by the given threads; costed by
+        layoutsim.memory when it is installed. op: its PTX spelling (global_op)."""
         model = self._global_model()
         if model is None:
             self.global_costed = False
@@ -100,17 +111,18 @@ class Costs:
         uw, inv = np.unique(warp, return_inverse=True)
         O = np.zeros((len(uw), 32), np.int64)
         M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = addresses
+        O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets in the heap
         M[inv, lane] = True
-        req, sec = model(op, O, M, self.arch)
-        self.requests[site] += int(np.sum(req))
-        self.sectors[site] += int(np.sum(sec))
+        res = model(op, O, active=M, arch=self.arch)
+        self.requests[site] += int(np.sum(res["requests"]))
+        self.sectors[site] += int(np.sum(res["sectors"]))
         self.global_kind[site] = kind
         self.global_costed = True
 
     def _global_model(self):
         """The plug-in point for the coalescing model: `layoutsim.memory.coalesce_batch(op,
-        offsets[N,32], active[N,32], arch) -> (requests[N], sectors[N])`."""
+        offsets[N, 32], active=[N, 32], arch=) -> {"requests": int64[N], "sectors": int64[N], ...}`
+        (offsets from a 256-byte aligned base: the heap's start)."""
         if self._memory is None:
             try:
                 from .. import memory

@@ -321,11 +321,12 @@ def _wmma_costs(bt, ins, sp, rel, st, thr, positions, frag, use, layout, shape, 
             for acc, wf, ideal in got:
                 bt.costs.add_shared(site, kind, acc.sass, wf * int(c), ideal * int(c))
         return
+    from .costs import global_op
     for acc in plan:
         O, M = _access_offsets(acc, rel, positions, frag)
-        for k in range(O.shape[0]):
-            lanes = np.flatnonzero(M[k])
-            bt.costs.global_(site, ins.name, kind, O[k, lanes], thr[k, 0] + lanes)
+        w = WM._width(acc.sass)
+        lanes = np.broadcast_to(np.arange(32), O.shape)
+        bt.costs.global_(site, global_op(kind, w), kind, O[M], (thr[:, :1] + lanes)[M])
 
 
 class Costs1:

@@ -14,6 +14,7 @@ from . import fround as F
 from . import types as T
 from .access import load, locate, space_of, store, to_generic
 from .compile import need, unsupported
+from .costs import global_op
 from .state import Fault, gather, scatter
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
@@ -41,8 +42,9 @@ def _cost(bt, ins, parts, kind, nbytes, sass=None):
             bt.costs.shared(site, op, kind, rel, thr, sass)
             if bt.race is not None and kind in ("ld", "st"):
                 bt.race.access(kind, site, flat, nbytes, thr)
-        elif sp == "global":
-            bt.costs.global_(site, ins.name, kind, to_generic(sp, rel), thr)
+        elif sp == "global" and nbytes in (1, 2, 4, 8, 16):
+            path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
+            bt.costs.global_(site, global_op(kind, nbytes, path), kind, to_generic(sp, rel), thr)
 
 
 def _kparam(prog, ins, sym, space):
@@ -202,7 +204,8 @@ def _atomic(ins, b, prog):
             if sp == "shared":
                 bt.costs.shared(ins.extra["site"], f"st.shared.b{nb * 8}", "atom", rel, pthr)
             elif sp == "global":
-                bt.costs.global_(ins.extra["site"], ins.name, "atom", rel, pthr)
+                gname = ".".join([ins.opcode, "global"] + [m for m in ins.mods if space_of((m,)) == "generic"])
+                bt.costs.global_(ins.extra["site"], gname, "atom", rel, pthr)
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}
@@ -302,7 +305,8 @@ def _cp_async(ins, b, prog):
             got = np.zeros((len(sthr), size), np.uint8)
             got[take] = bt.heap.data[(off[:, None] + k)[take]]
             data[reads] = got
-            bt.costs.global_(ins.extra["site"], ins.name, "ld", sa, sthr)
+            cache = "cg" if "cg" in ins.mods else "ca"
+            bt.costs.global_(ins.extra["site"], f"cp.async.{cache}.shared.global.{size}", "ldgsts", sa, sthr)
         a = _async(bt)
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
                           "group": a.open[thr].copy(), "site": ins.extra["site"]})
