@@ -148,6 +148,31 @@ def _mul24(ins, b, prog):
     return elementwise(ins, b, mad, t)
 
 
+def _lanes(x, n, signed):
+    """The n 32/n-bit lanes of 32-bit words, sign- or zero-extended, int64 [..., n]."""
+    w = 32 // n
+    x = np.asarray(x).astype(np.int64) & 0xFFFFFFFF
+    v = (x[..., None] >> (np.arange(n) * w)) & ((1 << w) - 1)
+    return np.where(v >> (w - 1), v - (1 << w), v) if signed else v
+
+
+def _dp(ins, b, prog):
+    """dp4a / dp2a (PTX ISA 9.7.1.23/24): c + the dot product of byte (halfword) lanes."""
+    ta, tb = (t for t in T.types_in(ins.mods))
+    hi = "hi" in ins.mods
+    out = T.get("u32") if (not ta.signed and not tb.signed) else T.get("s32")
+    four = ins.opcode == "dp4a"
+
+    def f(a, bb, c):
+        va = _lanes(a, 4 if four else 2, ta.signed)
+        vb = _lanes(bb, 4, tb.signed)
+        if not four:
+            vb = vb[..., 2:] if hi else vb[..., :2]
+        r = np.asarray(c).astype(np.int64) + (va * vb).sum(axis=-1)
+        return (r & 0xFFFFFFFF).astype(np.uint32).view(out.dtype)
+    return elementwise(ins, b, f, [T.get("b32"), T.get("b32"), out], out)
+
+
 def _sad(ins, b, prog):
     t = _t(ins)
     return elementwise(ins, b, lambda x, y, z: (np.where(x > y, x - y, y - x) + z).astype(t.dtype), t)
@@ -532,4 +557,4 @@ OPS = {"add": _add, "sub": _sub, "addc": _carry_op, "subc": _carry_op, "madc": _
        "popc": _popc, "clz": _clz, "bfind": _bfind, "brev": _brev, "bfe": _bfe, "bfi": _bfi,
        "shl": _shift, "shr": _shift, "shf": _shf, "and": _logic, "or": _logic, "xor": _logic,
        "not": _logic, "cnot": _logic, "lop3": _lop3, "prmt": _prmt, "setp": _setp, "set": _setp,
-       "selp": _selp, "slct": _slct}
+       "selp": _selp, "slct": _slct, "dp4a": _dp, "dp2a": _dp}

@@ -63,7 +63,8 @@ def _is_header(buf):
 
 def statements(text):
     """Split PTX text into Stmt items (comments removed, debug sections skipped)."""
-    text = _strip_comments(text)
+    # `.reg.b16 x;` (no space, as some CUDA headers' inline asm writes it) is `.reg .b16 x;`
+    text = re.sub(r"(?<![\w.])\.(reg|param|local|shared)\.(?=[a-z])", r".\1 .", _strip_comments(text))
     out = []
     buf, start, depth, line = [], 1, 0, 1
     i, n = 0, len(text)

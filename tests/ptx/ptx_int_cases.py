@@ -24,6 +24,11 @@ def s16(x):
     return x - (1 << 16) if x >> 15 else x
 
 
+def _b(x, i, signed):
+    v = (x >> (8 * i)) & 0xFF
+    return v - 256 if signed and v >> 7 else v
+
+
 def sat32(x):
     return max(-(1 << 31), min((1 << 31) - 1, x))
 
@@ -164,6 +169,16 @@ CASES = [
      lambda a, b, c: mad24(a, b, c, True, True)),
     ("mad24.hi.sat.s32", "mad24.hi.sat.s32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
      lambda a, b, c: mad24(a, b, c, True, True, True)),
+    ("dp4a.s32.s32", "dp4a.s32.s32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
+     lambda a, b, c: (s32(c) + sum(_b(a, i, 1) * _b(b, i, 1) for i in range(4))) & M32),
+    ("dp4a.u32.s32", "dp4a.u32.s32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
+     lambda a, b, c: (s32(c) + sum(_b(a, i, 0) * _b(b, i, 1) for i in range(4))) & M32),
+    ("dp4a.u32.u32", "dp4a.u32.u32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
+     lambda a, b, c: (c + sum(_b(a, i, 0) * _b(b, i, 0) for i in range(4))) & M32),
+    ("dp2a.lo.s32.u32", "dp2a.lo.s32.u32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
+     lambda a, b, c: (s32(c) + s16(a) * _b(b, 0, 0) + s16(a >> 16) * _b(b, 1, 0)) & M32),
+    ("dp2a.hi.u32.u32", "dp2a.hi.u32.u32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
+     lambda a, b, c: (c + (a & 0xFFFF) * _b(b, 2, 0) + (a >> 16) * _b(b, 3, 0)) & M32),
     ("sad.u32", "sad.u32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"), lambda a, b, c: (abs(a - b) + c) & M32),
     ("sad.s32", "sad.s32 {d}, {a}, {b}, {c};", ("r", "a", "b", "c"),
      lambda a, b, c: (abs(s32(a) - s32(b)) + c) & M32),

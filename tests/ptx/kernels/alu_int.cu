@@ -30,93 +30,98 @@ extern "C" __global__ void alu_int(const unsigned* a, const unsigned* b, const u
   { unsigned r; asm volatile("mad24.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[19 * n + i] = r; }  // mad24.lo.u32
   { unsigned r; asm volatile("mad24.hi.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[20 * n + i] = r; }  // mad24.hi.s32
   { unsigned r; asm volatile("mad24.hi.sat.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[21 * n + i] = r; }  // mad24.hi.sat.s32
-  { unsigned r; asm volatile("sad.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[22 * n + i] = r; }  // sad.u32
-  { unsigned r; asm volatile("sad.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[23 * n + i] = r; }  // sad.s32
-  { unsigned r; asm volatile("div.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[24 * n + i] = r; }  // div.u32
-  { unsigned r; asm volatile("div.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[25 * n + i] = r; }  // div.s32
-  { unsigned r; asm volatile("rem.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[26 * n + i] = r; }  // rem.u32
-  { unsigned r; asm volatile("rem.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[27 * n + i] = r; }  // rem.s32
-  { unsigned r; asm volatile("min.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[28 * n + i] = r; }  // min.u32
-  { unsigned r; asm volatile("max.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[29 * n + i] = r; }  // max.s32
-  { unsigned r; asm volatile("min.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[30 * n + i] = r; }  // min.s32
-  { unsigned r; asm volatile("max.relu.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[31 * n + i] = r; }  // max.relu.s32
-  { unsigned r; asm volatile("min.relu.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[32 * n + i] = r; }  // min.relu.s32
-  { unsigned r; asm volatile("add.u16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[33 * n + i] = r; }  // add.u16x2
-  { unsigned r; asm volatile("add.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[34 * n + i] = r; }  // add.s16x2
-  { unsigned r; asm volatile("min.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[35 * n + i] = r; }  // min.s16x2
-  { unsigned r; asm volatile("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[36 * n + i] = r; }  // max.u16x2
-  { unsigned r; asm volatile("max.relu.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[37 * n + i] = r; }  // max.relu.s16x2
-  { unsigned r; asm volatile("abs.s32 %0, %1;" : "=r"(r) : "r"(va)); out[38 * n + i] = r; }  // abs.s32
-  { unsigned r; asm volatile("neg.s32 %0, %1;" : "=r"(r) : "r"(va)); out[39 * n + i] = r; }  // neg.s32
-  { unsigned r; asm volatile("not.b32 %0, %1;" : "=r"(r) : "r"(va)); out[40 * n + i] = r; }  // not.b32
-  { unsigned r; asm volatile("cnot.b32 %0, %1;" : "=r"(r) : "r"(va)); out[41 * n + i] = r; }  // cnot.b32
-  { unsigned r; asm volatile("and.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[42 * n + i] = r; }  // and.b32
-  { unsigned r; asm volatile("or.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[43 * n + i] = r; }  // or.b32
-  { unsigned r; asm volatile("xor.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[44 * n + i] = r; }  // xor.b32
-  { unsigned r; asm volatile("popc.b32 %0, %1;" : "=r"(r) : "r"(va)); out[45 * n + i] = r; }  // popc.b32
-  { unsigned r; asm volatile("clz.b32 %0, %1;" : "=r"(r) : "r"(va)); out[46 * n + i] = r; }  // clz.b32
-  { unsigned r; asm volatile("brev.b32 %0, %1;" : "=r"(r) : "r"(va)); out[47 * n + i] = r; }  // brev.b32
-  { unsigned r; asm volatile("bfind.u32 %0, %1;" : "=r"(r) : "r"(va)); out[48 * n + i] = r; }  // bfind.u32
-  { unsigned r; asm volatile("bfind.s32 %0, %1;" : "=r"(r) : "r"(va)); out[49 * n + i] = r; }  // bfind.s32
-  { unsigned r; asm volatile("bfind.shiftamt.u32 %0, %1;" : "=r"(r) : "r"(va)); out[50 * n + i] = r; }  // bfind.shiftamt.u32
-  { unsigned r; asm volatile("shl.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[51 * n + i] = r; }  // shl.b32
-  { unsigned r; asm volatile("shr.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[52 * n + i] = r; }  // shr.u32
-  { unsigned r; asm volatile("shr.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[53 * n + i] = r; }  // shr.s32
-  { unsigned r; asm volatile("shf.l.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[54 * n + i] = r; }  // shf.l.wrap.b32
-  { unsigned r; asm volatile("shf.l.clamp.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[55 * n + i] = r; }  // shf.l.clamp.b32
-  { unsigned r; asm volatile("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[56 * n + i] = r; }  // shf.r.wrap.b32
-  { unsigned r; asm volatile("shf.r.clamp.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[57 * n + i] = r; }  // shf.r.clamp.b32
-  { unsigned r; asm volatile("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vs), "r"(vt)); out[58 * n + i] = r; }  // bfe.u32
-  { unsigned r; asm volatile("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vs), "r"(vt)); out[59 * n + i] = r; }  // bfe.s32
-  { unsigned r; asm volatile("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs), "r"(vt)); out[60 * n + i] = r; }  // bfi.b32
-  { unsigned r; asm volatile("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[61 * n + i] = r; }  // prmt.b32
-  { unsigned r; asm volatile("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[62 * n + i] = r; }  // prmt.b32.f4e
-  { unsigned r; asm volatile("prmt.b32.b4e %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[63 * n + i] = r; }  // prmt.b32.b4e
-  { unsigned r; asm volatile("prmt.b32.rc8 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[64 * n + i] = r; }  // prmt.b32.rc8
-  { unsigned r; asm volatile("prmt.b32.ecl %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[65 * n + i] = r; }  // prmt.b32.ecl
-  { unsigned r; asm volatile("prmt.b32.ecr %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[66 * n + i] = r; }  // prmt.b32.ecr
-  { unsigned r; asm volatile("prmt.b32.rc16 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[67 * n + i] = r; }  // prmt.b32.rc16
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[68 * n + i] = r; }  // lop3.b32.0x96
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0xe8;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[69 * n + i] = r; }  // lop3.b32.0xe8
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0xf8;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[70 * n + i] = r; }  // lop3.b32.0xf8
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x1e;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[71 * n + i] = r; }  // lop3.b32.0x1e
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x80;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[72 * n + i] = r; }  // lop3.b32.0x80
-  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x1;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[73 * n + i] = r; }  // lop3.b32.0x01
-  { unsigned long long r; asm volatile("add.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[74 * n + i] = r; }  // add.u64
-  { unsigned long long r; asm volatile("mul.lo.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[75 * n + i] = r; }  // mul.lo.u64
-  { unsigned long long r; asm volatile("mul.hi.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[76 * n + i] = r; }  // mul.hi.u64
-  { unsigned long long r; asm volatile("mul.hi.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[77 * n + i] = r; }  // mul.hi.s64
-  { unsigned long long r; asm volatile("div.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[78 * n + i] = r; }  // div.s64
-  { unsigned long long r; asm volatile("rem.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[79 * n + i] = r; }  // rem.u64
-  { unsigned long long r; asm volatile("min.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[80 * n + i] = r; }  // min.s64
-  { unsigned long long r; asm volatile("shl.b64 %0, %1, %2;" : "=l"(r) : "l"(vA), "r"(vs)); out[81 * n + i] = r; }  // shl.b64
-  { unsigned long long r; asm volatile("shr.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "r"(vs)); out[82 * n + i] = r; }  // shr.s64
-  { unsigned r; asm volatile("popc.b64 %0, %1;" : "=r"(r) : "l"(vA)); out[83 * n + i] = r; }  // popc.b64
-  { unsigned r; asm volatile("clz.b64 %0, %1;" : "=r"(r) : "l"(vA)); out[84 * n + i] = r; }  // clz.b64
-  { unsigned long long r; asm volatile("brev.b64 %0, %1;" : "=l"(r) : "l"(vA)); out[85 * n + i] = r; }  // brev.b64
-  { unsigned r; asm volatile("bfind.s64 %0, %1;" : "=r"(r) : "l"(vA)); out[86 * n + i] = r; }  // bfind.s64
-  { unsigned long long r; asm volatile("bfe.s64 %0, %1, %2, %3;" : "=l"(r) : "l"(vA), "r"(vs), "r"(vt)); out[87 * n + i] = r; }  // bfe.s64
-  { unsigned long long r; asm volatile("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r) : "l"(vA), "l"(vB), "r"(vs), "r"(vt)); out[88 * n + i] = r; }  // bfi.b64
-  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; add.cc.u32 lo, %1, %2; addc.u32 hi, %3, %1; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[89 * n + i] = r; }  // add.cc+addc
-  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; sub.cc.u32 lo, %1, %2; subc.u32 hi, %3, %1; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[90 * n + i] = r; }  // sub.cc+subc
-  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; mad.lo.cc.u32 lo, %1, %2, %3; madc.hi.u32 hi, %1, %2, 0; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[91 * n + i] = r; }  // mad.lo.cc+madc.hi
-  { unsigned long long r; asm volatile("{ .reg .b64 lo; add.cc.u64 lo, %1, %2; addc.u64 %0, %3, 0; }" : "=l"(r) : "l"(vA), "l"(vB), "l"(vC)); out[92 * n + i] = r; }  // add.cc.u64+addc.u64
-  { unsigned r; asm volatile("{ .reg .b16 x, y, z; cvt.u16.u32 x, %1; cvt.u16.u32 y, %2; add.u16 z, x, y; cvt.u32.u16 %0, z; }" : "=r"(r) : "r"(va), "r"(vb)); out[93 * n + i] = r; }  // add.u16
-  { unsigned r; asm volatile("{ .reg .b16 x, y; cvt.u16.u32 x, %1; cvt.u16.u32 y, %2; mul.wide.s16 %0, x, y; }" : "=r"(r) : "r"(va), "r"(vb)); out[94 * n + i] = r; }  // mul.wide.s16
-  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %3, p; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[95 * n + i] = r; }  // selp.b32
-  { unsigned r; asm volatile("slct.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[96 * n + i] = r; }  // slct.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.eq.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[97 * n + i] = r; }  // setp.eq.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.eq.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[98 * n + i] = r; }  // setp.eq.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[99 * n + i] = r; }  // setp.ne.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[100 * n + i] = r; }  // setp.ne.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[101 * n + i] = r; }  // setp.lt.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[102 * n + i] = r; }  // setp.lt.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.le.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[103 * n + i] = r; }  // setp.le.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.le.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[104 * n + i] = r; }  // setp.le.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.gt.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[105 * n + i] = r; }  // setp.gt.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.gt.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[106 * n + i] = r; }  // setp.gt.s32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.ge.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[107 * n + i] = r; }  // setp.ge.u32
-  { unsigned r; asm volatile("{ .reg .pred p; setp.ge.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[108 * n + i] = r; }  // setp.ge.s32
-  { unsigned r; asm volatile("{ .reg .pred p, q; setp.ne.u32 q, %3, 0; setp.lo.and.u32 p, %1, %2, q; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[109 * n + i] = r; }  // setp.lo.and
-  { unsigned r; asm volatile("{ .reg .pred p, q; setp.ne.u32 q, %3, 0; setp.hs.or.u32 p|q, %1, %2, !q; selp.u32 %0, 1, 0, q; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[110 * n + i] = r; }  // setp.hs.or.not
+  { unsigned r; asm volatile("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[22 * n + i] = r; }  // dp4a.s32.s32
+  { unsigned r; asm volatile("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[23 * n + i] = r; }  // dp4a.u32.s32
+  { unsigned r; asm volatile("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[24 * n + i] = r; }  // dp4a.u32.u32
+  { unsigned r; asm volatile("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[25 * n + i] = r; }  // dp2a.lo.s32.u32
+  { unsigned r; asm volatile("dp2a.hi.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[26 * n + i] = r; }  // dp2a.hi.u32.u32
+  { unsigned r; asm volatile("sad.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[27 * n + i] = r; }  // sad.u32
+  { unsigned r; asm volatile("sad.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[28 * n + i] = r; }  // sad.s32
+  { unsigned r; asm volatile("div.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[29 * n + i] = r; }  // div.u32
+  { unsigned r; asm volatile("div.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[30 * n + i] = r; }  // div.s32
+  { unsigned r; asm volatile("rem.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[31 * n + i] = r; }  // rem.u32
+  { unsigned r; asm volatile("rem.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[32 * n + i] = r; }  // rem.s32
+  { unsigned r; asm volatile("min.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[33 * n + i] = r; }  // min.u32
+  { unsigned r; asm volatile("max.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[34 * n + i] = r; }  // max.s32
+  { unsigned r; asm volatile("min.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[35 * n + i] = r; }  // min.s32
+  { unsigned r; asm volatile("max.relu.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[36 * n + i] = r; }  // max.relu.s32
+  { unsigned r; asm volatile("min.relu.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[37 * n + i] = r; }  // min.relu.s32
+  { unsigned r; asm volatile("add.u16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[38 * n + i] = r; }  // add.u16x2
+  { unsigned r; asm volatile("add.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[39 * n + i] = r; }  // add.s16x2
+  { unsigned r; asm volatile("min.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[40 * n + i] = r; }  // min.s16x2
+  { unsigned r; asm volatile("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[41 * n + i] = r; }  // max.u16x2
+  { unsigned r; asm volatile("max.relu.s16x2 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[42 * n + i] = r; }  // max.relu.s16x2
+  { unsigned r; asm volatile("abs.s32 %0, %1;" : "=r"(r) : "r"(va)); out[43 * n + i] = r; }  // abs.s32
+  { unsigned r; asm volatile("neg.s32 %0, %1;" : "=r"(r) : "r"(va)); out[44 * n + i] = r; }  // neg.s32
+  { unsigned r; asm volatile("not.b32 %0, %1;" : "=r"(r) : "r"(va)); out[45 * n + i] = r; }  // not.b32
+  { unsigned r; asm volatile("cnot.b32 %0, %1;" : "=r"(r) : "r"(va)); out[46 * n + i] = r; }  // cnot.b32
+  { unsigned r; asm volatile("and.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[47 * n + i] = r; }  // and.b32
+  { unsigned r; asm volatile("or.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[48 * n + i] = r; }  // or.b32
+  { unsigned r; asm volatile("xor.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vb)); out[49 * n + i] = r; }  // xor.b32
+  { unsigned r; asm volatile("popc.b32 %0, %1;" : "=r"(r) : "r"(va)); out[50 * n + i] = r; }  // popc.b32
+  { unsigned r; asm volatile("clz.b32 %0, %1;" : "=r"(r) : "r"(va)); out[51 * n + i] = r; }  // clz.b32
+  { unsigned r; asm volatile("brev.b32 %0, %1;" : "=r"(r) : "r"(va)); out[52 * n + i] = r; }  // brev.b32
+  { unsigned r; asm volatile("bfind.u32 %0, %1;" : "=r"(r) : "r"(va)); out[53 * n + i] = r; }  // bfind.u32
+  { unsigned r; asm volatile("bfind.s32 %0, %1;" : "=r"(r) : "r"(va)); out[54 * n + i] = r; }  // bfind.s32
+  { unsigned r; asm volatile("bfind.shiftamt.u32 %0, %1;" : "=r"(r) : "r"(va)); out[55 * n + i] = r; }  // bfind.shiftamt.u32
+  { unsigned r; asm volatile("shl.b32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[56 * n + i] = r; }  // shl.b32
+  { unsigned r; asm volatile("shr.u32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[57 * n + i] = r; }  // shr.u32
+  { unsigned r; asm volatile("shr.s32 %0, %1, %2;" : "=r"(r) : "r"(va), "r"(vs)); out[58 * n + i] = r; }  // shr.s32
+  { unsigned r; asm volatile("shf.l.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[59 * n + i] = r; }  // shf.l.wrap.b32
+  { unsigned r; asm volatile("shf.l.clamp.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[60 * n + i] = r; }  // shf.l.clamp.b32
+  { unsigned r; asm volatile("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[61 * n + i] = r; }  // shf.r.wrap.b32
+  { unsigned r; asm volatile("shf.r.clamp.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs)); out[62 * n + i] = r; }  // shf.r.clamp.b32
+  { unsigned r; asm volatile("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vs), "r"(vt)); out[63 * n + i] = r; }  // bfe.u32
+  { unsigned r; asm volatile("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vs), "r"(vt)); out[64 * n + i] = r; }  // bfe.s32
+  { unsigned r; asm volatile("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(va), "r"(vb), "r"(vs), "r"(vt)); out[65 * n + i] = r; }  // bfi.b32
+  { unsigned r; asm volatile("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[66 * n + i] = r; }  // prmt.b32
+  { unsigned r; asm volatile("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[67 * n + i] = r; }  // prmt.b32.f4e
+  { unsigned r; asm volatile("prmt.b32.b4e %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[68 * n + i] = r; }  // prmt.b32.b4e
+  { unsigned r; asm volatile("prmt.b32.rc8 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[69 * n + i] = r; }  // prmt.b32.rc8
+  { unsigned r; asm volatile("prmt.b32.ecl %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[70 * n + i] = r; }  // prmt.b32.ecl
+  { unsigned r; asm volatile("prmt.b32.ecr %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[71 * n + i] = r; }  // prmt.b32.ecr
+  { unsigned r; asm volatile("prmt.b32.rc16 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[72 * n + i] = r; }  // prmt.b32.rc16
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[73 * n + i] = r; }  // lop3.b32.0x96
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0xe8;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[74 * n + i] = r; }  // lop3.b32.0xe8
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0xf8;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[75 * n + i] = r; }  // lop3.b32.0xf8
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x1e;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[76 * n + i] = r; }  // lop3.b32.0x1e
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x80;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[77 * n + i] = r; }  // lop3.b32.0x80
+  { unsigned r; asm volatile("lop3.b32 %0, %1, %2, %3, 0x1;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[78 * n + i] = r; }  // lop3.b32.0x01
+  { unsigned long long r; asm volatile("add.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[79 * n + i] = r; }  // add.u64
+  { unsigned long long r; asm volatile("mul.lo.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[80 * n + i] = r; }  // mul.lo.u64
+  { unsigned long long r; asm volatile("mul.hi.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[81 * n + i] = r; }  // mul.hi.u64
+  { unsigned long long r; asm volatile("mul.hi.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[82 * n + i] = r; }  // mul.hi.s64
+  { unsigned long long r; asm volatile("div.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[83 * n + i] = r; }  // div.s64
+  { unsigned long long r; asm volatile("rem.u64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[84 * n + i] = r; }  // rem.u64
+  { unsigned long long r; asm volatile("min.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "l"(vB)); out[85 * n + i] = r; }  // min.s64
+  { unsigned long long r; asm volatile("shl.b64 %0, %1, %2;" : "=l"(r) : "l"(vA), "r"(vs)); out[86 * n + i] = r; }  // shl.b64
+  { unsigned long long r; asm volatile("shr.s64 %0, %1, %2;" : "=l"(r) : "l"(vA), "r"(vs)); out[87 * n + i] = r; }  // shr.s64
+  { unsigned r; asm volatile("popc.b64 %0, %1;" : "=r"(r) : "l"(vA)); out[88 * n + i] = r; }  // popc.b64
+  { unsigned r; asm volatile("clz.b64 %0, %1;" : "=r"(r) : "l"(vA)); out[89 * n + i] = r; }  // clz.b64
+  { unsigned long long r; asm volatile("brev.b64 %0, %1;" : "=l"(r) : "l"(vA)); out[90 * n + i] = r; }  // brev.b64
+  { unsigned r; asm volatile("bfind.s64 %0, %1;" : "=r"(r) : "l"(vA)); out[91 * n + i] = r; }  // bfind.s64
+  { unsigned long long r; asm volatile("bfe.s64 %0, %1, %2, %3;" : "=l"(r) : "l"(vA), "r"(vs), "r"(vt)); out[92 * n + i] = r; }  // bfe.s64
+  { unsigned long long r; asm volatile("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r) : "l"(vA), "l"(vB), "r"(vs), "r"(vt)); out[93 * n + i] = r; }  // bfi.b64
+  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; add.cc.u32 lo, %1, %2; addc.u32 hi, %3, %1; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[94 * n + i] = r; }  // add.cc+addc
+  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; sub.cc.u32 lo, %1, %2; subc.u32 hi, %3, %1; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[95 * n + i] = r; }  // sub.cc+subc
+  { unsigned long long r; asm volatile("{ .reg .b32 lo, hi; mad.lo.cc.u32 lo, %1, %2, %3; madc.hi.u32 hi, %1, %2, 0; mov.b64 %0, {lo, hi}; }" : "=l"(r) : "r"(va), "r"(vb), "r"(vc)); out[96 * n + i] = r; }  // mad.lo.cc+madc.hi
+  { unsigned long long r; asm volatile("{ .reg .b64 lo; add.cc.u64 lo, %1, %2; addc.u64 %0, %3, 0; }" : "=l"(r) : "l"(vA), "l"(vB), "l"(vC)); out[97 * n + i] = r; }  // add.cc.u64+addc.u64
+  { unsigned r; asm volatile("{ .reg .b16 x, y, z; cvt.u16.u32 x, %1; cvt.u16.u32 y, %2; add.u16 z, x, y; cvt.u32.u16 %0, z; }" : "=r"(r) : "r"(va), "r"(vb)); out[98 * n + i] = r; }  // add.u16
+  { unsigned r; asm volatile("{ .reg .b16 x, y; cvt.u16.u32 x, %1; cvt.u16.u32 y, %2; mul.wide.s16 %0, x, y; }" : "=r"(r) : "r"(va), "r"(vb)); out[99 * n + i] = r; }  // mul.wide.s16
+  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %3, p; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[100 * n + i] = r; }  // selp.b32
+  { unsigned r; asm volatile("slct.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[101 * n + i] = r; }  // slct.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.eq.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[102 * n + i] = r; }  // setp.eq.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.eq.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[103 * n + i] = r; }  // setp.eq.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[104 * n + i] = r; }  // setp.ne.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[105 * n + i] = r; }  // setp.ne.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[106 * n + i] = r; }  // setp.lt.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.lt.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[107 * n + i] = r; }  // setp.lt.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.le.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[108 * n + i] = r; }  // setp.le.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.le.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[109 * n + i] = r; }  // setp.le.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.gt.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[110 * n + i] = r; }  // setp.gt.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.gt.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[111 * n + i] = r; }  // setp.gt.s32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.ge.u32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[112 * n + i] = r; }  // setp.ge.u32
+  { unsigned r; asm volatile("{ .reg .pred p; setp.ge.s32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb)); out[113 * n + i] = r; }  // setp.ge.s32
+  { unsigned r; asm volatile("{ .reg .pred p, q; setp.ne.u32 q, %3, 0; setp.lo.and.u32 p, %1, %2, q; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[114 * n + i] = r; }  // setp.lo.and
+  { unsigned r; asm volatile("{ .reg .pred p, q; setp.ne.u32 q, %3, 0; setp.hs.or.u32 p|q, %1, %2, !q; selp.u32 %0, 1, 0, q; }" : "=r"(r) : "r"(va), "r"(vb), "r"(vc)); out[115 * n + i] = r; }  // setp.hs.or.not
 }
