@@ -66,7 +66,6 @@ def register(sub):
 
 
 def run(args):
-    import numpy as np
     from .. import ptx
     from ..ptx.state import PtxFault
     text = read_source(args.file, args.arch, args.nvcc_flag)
@@ -89,7 +88,6 @@ def run(args):
         print(r.format(top=args.top, all_lines=args.all))
         for path in outputs:
             print(f"wrote {path}")
-    del np
     return 0
 
 

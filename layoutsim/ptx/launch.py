@@ -57,8 +57,9 @@ class Launch:
         if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
+        self.notes = set()                    # what this launch could not prove or ignored
         if prog.dynamic_shared_offset is None and self.shared_bytes:
-            prog.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
+            self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
         from ..sim.machine import smem_limit
         limit = smem_limit(arch)

@@ -130,7 +130,6 @@ class Builder:
         s = self.slot(op, ins)
         rt = self.prog.reg_types[s]
         st = rt.storage
-        dt = typ.dtype if not isinstance(typ, np.dtype) else typ
         signed = getattr(typ, "signed", False)
 
         def put(b, v, g, full):
@@ -141,7 +140,6 @@ class Builder:
                 b.regs[s] = v if v.ndim else np.full(b.T, v, st)
             else:
                 b.regs[s] = np.where(g, v, b.regs[s])
-        del dt
         return put
 
     # ---- vectors ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import fround as F
 from . import types as T
-from .compile import elementwise, need, unsupported
+from .compile import elementwise, unsupported
 
 ROUND = ("rn", "rz", "rm", "rp")
 

@@ -25,7 +25,7 @@ def _u(t):
 
 
 def _simd(t_name):
-    """(lanes, element type) of .u16x2 / .s16x2."""
+    """The 16-bit element dtype of .u16x2 / .s16x2."""
     return np.dtype("uint16" if t_name.startswith("u") else "int16")
 
 

@@ -299,7 +299,7 @@ def _wmma_costs(bt, ins, sp, rel, st, thr, positions, frag, use, layout, shape, 
     key = f"wmma.{verb}.{'d' if verb == 'store' else use}.sync.aligned.{layout}.{shape}.{sp}.{typ}"
     plan = WM.accesses(key, frag, WM.ELEM_BITS[typ])
     if plan is None:
-        bt.prog.notes.add(f"{key}: no SASS lowering recorded; not costed")
+        bt.launch.notes.add(f"{key}: no SASS lowering recorded; not costed")
         return
     kind = "st" if verb == "store" else "ld"
     base = rel[:, 0, 0]

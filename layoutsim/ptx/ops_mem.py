@@ -15,7 +15,7 @@ from . import types as T
 from .access import load, locate, space_of, store, to_generic
 from .compile import need, unsupported
 from .costs import global_op
-from .state import Fault, gather, scatter
+from .state import Fault, scatter
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
 

@@ -49,7 +49,7 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
         written[idx] = True
         costs.merge(res["costs"])
         hazards.extend(res["hazards"])
-        prog.notes.update(res["notes"])
+        launch.notes.update(res["notes"])
         fault = fault or res["fault"]
     if fault:
         raise PtxFault(fault)
@@ -72,4 +72,4 @@ def _worker(job):
     idx = np.flatnonzero(launch.heap.data != before)
     costs._memory = None
     return {"changed": (idx, launch.heap.data[idx]), "costs": costs, "hazards": hazards,
-            "notes": set(prog.notes), "fault": fault}
+            "notes": launch.notes, "fault": fault}

@@ -4,8 +4,9 @@ placed, every instruction compiled into a Step.
 Calls: every `call` of a defined .func is expanded in place (a copy of the callee per call site,
 its registers and .param variables renamed), so the program is one flat list of steps in
 program order: what the min-PC scheduler (scheduler.py) needs to reconverge. The call step
-copies the arguments into the callee's parameters, the callee's `ret` copies the results back
-and jumps after the call. Recursion and indirect calls are refused with their line.
+copies the arguments into the callee's parameters; the callee's `ret` branches to a step after
+its body that copies the results into the caller's variables. Recursion and indirect calls are
+refused with their line.
 
 A Step carries the compiled function and what the scheduler and the reports need: the PTX
 site (one per PTX instruction, shared by the copies of an inlined callee), control flow, and
@@ -16,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LayoutsimError
-from . import types as T
 from .module import Label, UnsupportedPtx
 from .operands import Builder
 from .syntax import Instr
@@ -38,10 +38,10 @@ class Step:
     pc: int
     ins: Instr
     site: int
-    kind: str = "op"                 # op, bra, exit, call, ret, bar, nop
+    kind: str = "op"                 # op, bra, exit, call, bar, trap
     fn: object = None                # fn(batch, g, full) for "op"/"bar" steps
     guard: object = None             # (slot, negated) or None
-    target: int = -1                 # bra/ret/call: where taken threads go
+    target: int = -1                 # bra: where taken threads go; call: where guard-false ones go
     sync: object = None              # warp-collective: function(batch) -> per-thread membermask, or "all"
     info: dict = field(default_factory=dict)
 
@@ -58,12 +58,12 @@ class Program:
         self.shared_vars, self.local_vars, self.param_vars = {}, {}, {}
         self.shared_init = []
         self.kernel_params = []            # (name, PtxType or None, offset, size, align)
-        self.global_vars = {}              # name -> address, filled by Launch
+        self.global_vars = {}              # .global/.const variable name -> address
         self.static_shared = 0
         self.dynamic_shared_offset = None
         self.local_size = 0
         self.param_size = 0
-        self.notes = set()
+        self.notes = set()                 # what the compiled program cannot prove (approximations, ...)
         self._layout_kernel_params()
         self._place_globals()
         self._place(self.fn, prefix="", stack=(self.fn.name,))
@@ -296,5 +296,3 @@ def _init_bytes(v):
     dt = v.ptype.storage
     return np.asarray(vals, np.uint64).astype(dt).view(np.uint8)
 
-
-__all__ = ["Program", "Step", "Site", "T"]

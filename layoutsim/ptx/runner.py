@@ -63,7 +63,7 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     if jobs > 1 and len(ids) > 1:
         from .parallel import has_global_atomics, run_parallel
         if has_global_atomics(prog):
-            prog.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
+            launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
@@ -116,7 +116,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
             sectors=scale(costs.sectors[i]) if glob else None,
             note=_note(prog, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
-    notes = sorted(prog.notes)
+    notes = sorted(prog.notes | launch.notes)
     if costs.global_costed is False:
         notes.append(GLOBAL_MODEL_MISSING)
     gt = None

@@ -188,6 +188,8 @@ class Batch:
         self.special = launch.special_registers(self)
         self.carry = np.zeros(self.T, np.uint64)        # the CC.CF flag of add.cc / addc
         self.async_groups = None                        # cp.async bookkeeping (ops_mem)
+        self.costs = None                               # set by the runner: costs.Costs
+        self.race = None                                # racecheck.RaceCheck with racecheck=True
         self.heap = launch.heap
 
     def where(self, t):

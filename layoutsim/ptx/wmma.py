@@ -156,7 +156,6 @@ def _strip_sat(key):
 def compute(plan, A, B, C, arch):
     """D (raw bits, [n, M, N]) = A [n, M, K] x B [n, K, N] + C [n, M, N] as the tile sequence."""
     from ..formats import decode, encode
-    from ..numerics import mma
     if plan.transposed:
         return np.swapaxes(_tiles(plan, np.swapaxes(B, 1, 2), np.swapaxes(A, 1, 2),
                                   np.swapaxes(C, 1, 2), arch), 1, 2)

@@ -67,10 +67,6 @@ def _frag(use, shape, t, layout):
     return f"wmma::fragment<{kind}, {M}, {N}, {K}, {CTYPE[t]}{lay}>"
 
 
-def _ptx_ab(t):
-    return t
-
-
 def _load(shape, use, t, layout, space):
     name = f"ld_{use}_{layout}_{shape}_{t}_{space}"
     st = STORE_T[t]

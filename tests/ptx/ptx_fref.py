@@ -67,7 +67,6 @@ def decode(bits, fmt):
 def encode(v, fmt, mode="rn", ftz=False, sat=False, canonical=True):
     """Bits of v rounded to fmt. v: V. mode rn/rna/rz/rm/rp."""
     e, m = FMT[fmt]
-    w = WIDTH[fmt]
     bias = (1 << (e - 1)) - 1
     emin = 1 - bias
     top = (1 << e) - 1
