@@ -163,11 +163,8 @@ _DECL = re.compile(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(global|shared
                    re.S)
 
 
-def _parse_decl(text, line):
-    """[Variable] from `.shared .align 4 .b8 name[128];` and friends."""
-    m = _DECL.match(text)
-    link, space, rest = m.group(1), m.group(2), m.group(3).strip()
-    extern = ".extern" in link
+def _attributes(rest, line, what):
+    """(.align, vector count, type, the rest) from the leading `.word`s of a declaration."""
     align, vec, ptype = 0, 1, None
     while rest.startswith("."):
         word, _, rest = rest.partition(" ")
@@ -179,14 +176,21 @@ def _parse_decl(text, line):
             rest = rest.strip()
         elif w in ("v2", "v4", "v8"):
             vec = int(w[1:])
-        elif w in ("ptr",):
-            continue
-        elif w in SPACES:
-            continue                    # .ptr .global attribute of a kernel parameter
+        elif w == "ptr" or w in SPACES:
+            continue                    # `.ptr .global .align 8` attributes of a kernel parameter
         elif T.is_type(w):
             ptype = T.get(w)
         else:
-            raise UnsupportedPtx(f"line {line}: unsupported attribute .{w} in {text.split()[0]} declaration")
+            raise UnsupportedPtx(f"line {line}: unsupported attribute .{w} in {what}")
+    return align, vec, ptype, rest
+
+
+def _parse_decl(text, line):
+    """[Variable] from `.shared .align 4 .b8 name[128];` and friends."""
+    m = _DECL.match(text)
+    link, space, rest = m.group(1), m.group(2), m.group(3).strip()
+    extern = ".extern" in link
+    align, vec, ptype, rest = _attributes(rest, line, f"{text.split()[0]} declaration")
     if ptype is None:
         raise PtxSyntaxError(f"line {line}: declaration without a type: {text!r}")
     out = []
@@ -397,19 +401,7 @@ def _body(items, i, fn, mod):
 
 
 def _declare_regs(text, line, scope, fn):
-    rest = text[len(".reg"):].strip()
-    vec = 1
-    ptype = None
-    while rest.startswith("."):
-        word, _, rest = rest.partition(" ")
-        rest = rest.strip()
-        w = word[1:]
-        if w in ("v2", "v4"):
-            vec = int(w[1:])
-        elif T.is_type(w):
-            ptype = T.get(w)
-        else:
-            raise UnsupportedPtx(f"line {line}: unsupported register attribute .{w}")
+    _, vec, ptype, rest = _attributes(text[len(".reg"):].strip(), line, ".reg declaration")
     if ptype is None:
         raise PtxSyntaxError(f"line {line}: .reg without a type")
     if vec != 1:

@@ -147,23 +147,33 @@ def _mma(ins, b, prog):
     cat = _catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    fr = {k: cat.operand(k).fragment for k in ("A", "B", "C", "D")}
-    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
-    wd = write_words(b, d, ins)
+    frags = [cat.operand(k).fragment for k in ("A", "B", "C", "D")]
     arch = prog.arch
 
-    def fn(bt, g, full):
+    def compute(A, B, C):
         from ..numerics import mma
+        return mma(cat, A, B, C, arch=arch, raw=True)
+    return {"fn": _mma_fn(b, ins, (a, bb, c, d), frags, compute), "sync": ALL}
+
+
+def _mma_fn(b, ins, regs, frags, compute):
+    """The step of an MMA: A, B, C out of the registers of every executing warp through their
+    fragment maps, D = compute(A, B, C) (raw bits, batched over the warps) back into registers."""
+    a, bb, c, d = regs
+    fa, fb, fc, fd = frags
+    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
+    wd = write_words(b, d, ins)
+
+    def fn(bt, g, full):
         w, thr = _warps(bt, g)
         if len(w) == 0:
             return
-        A = gather(fr["A"], ra(bt)[thr])[:, 0]
-        B = gather(fr["B"], rb(bt)[thr])[:, 0]
-        C = gather(fr["C"], rc(bt)[thr])[:, 0]
-        D = mma(cat, A, B, C, arch=arch, raw=True)
-        words = scatter(fr["D"], np.asarray(D)[:, None])
-        wd(bt, words.reshape(len(w) * 32, -1), thr.reshape(-1), g)
-    return {"fn": fn, "sync": ALL}
+        A = gather(fa, ra(bt)[thr])[:, 0]
+        B = gather(fb, rb(bt)[thr])[:, 0]
+        C = gather(fc, rc(bt)[thr])[:, 0]
+        D = compute(A, B, C)
+        wd(bt, scatter(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+    return fn
 
 
 # ---- wmma -------------------------------------------------------------------------------------------
@@ -386,19 +396,8 @@ def _wmma_mma(ins, b, prog):
     fb, _ = _fragment(ins, prog, "b", bl, shape, plan.b)
     fc, _ = _fragment(ins, prog, "c", "row", shape, plan.c)
     fd, _ = _fragment(ins, prog, "d", "row", shape, plan.d)
-    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
-    wd = write_words(b, d, ins)
     arch = prog.arch
-
-    def fn(bt, g, full):
-        w, thr = _warps(bt, g)
-        if len(w) == 0:
-            return
-        A = gather(fa, ra(bt)[thr])[:, 0]
-        B = gather(fb, rb(bt)[thr])[:, 0]
-        C = gather(fc, rc(bt)[thr])[:, 0]
-        D = WM.compute(plan, A, B, C, arch)
-        wd(bt, scatter(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+    fn = _mma_fn(b, ins, (a, bb, c, d), (fa, fb, fc, fd), lambda A, B, C: WM.compute(plan, A, B, C, arch))
     return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
 
 

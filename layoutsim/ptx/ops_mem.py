@@ -25,7 +25,7 @@ def _vec(mods):
 
 
 def _raw(t):
-    return np.dtype(f"<u{max(1, t.bits // 8)}") if t.bits <= 64 else np.dtype("<u8")
+    return np.dtype(f"<u{max(1, t.bits // 8)}")
 
 
 def _addresses(addr, bt, thr):
@@ -51,21 +51,23 @@ def _kparam(prog, ins, sym, space):
     return space == "param" and sym is not None and prog.symbol_space(sym, ins) == "kparam"
 
 
-def _ld(ins, b, prog):
+def _shape(ins):
+    """(state space, element type, vector count, bytes per thread) of an ld/st."""
     need(ins, 2)
-    space = space_of(ins.mods)
     t = T.instr_type(ins.mods, ins.line)
+    if t.bits == 128:
+        raise unsupported(ins, ".b128 registers")
     vec = _vec(ins.mods)
-    eb = max(1, t.bits // 8)
-    nbytes = vec * eb
+    return space_of(ins.mods), t, vec, vec * max(1, t.bits // 8)
+
+
+def _ld(ins, b, prog):
+    space, t, vec, nbytes = _shape(ins)
     dsts = b.elems(ins.operands[0], ins, vec if vec > 1 else None)
-    wt = t if t.bits <= 64 else T.get("b64")
-    writers = [b.write(d, wt, ins) for d in dsts]
+    writers = [b.write(d, t, ins) for d in dsts]
     addr, sym = b.address(ins.operands[1], ins)
     kparam = _kparam(prog, ins, sym, space)
     raw = _raw(t)
-    if t.bits == 128:
-        raise unsupported(ins, ".b128 registers")
 
     def fn(bt, g, full):
         thr = np.flatnonzero(g)
@@ -83,15 +85,9 @@ def _ld(ins, b, prog):
 
 
 def _st(ins, b, prog):
-    need(ins, 2)
-    space = space_of(ins.mods)
-    t = T.instr_type(ins.mods, ins.line)
-    vec = _vec(ins.mods)
-    eb = max(1, t.bits // 8)
-    nbytes = vec * eb
+    space, t, vec, nbytes = _shape(ins)
     addr, sym = b.address(ins.operands[0], ins)
-    rt = t if t.bits <= 64 else T.get("b64")
-    srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else rt, ins)
+    srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else t, ins)
             for o in b.elems(ins.operands[1], ins, vec if vec > 1 else None)]
     raw = _raw(t)
     if space == "param" and _kparam(prog, ins, sym, space):

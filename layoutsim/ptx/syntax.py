@@ -31,17 +31,23 @@ class Stmt:
     line: int
 
 
+def _string_end(text, i):
+    """Index after the string literal that starts at text[i] == '"'."""
+    j, n = i + 1, len(text)
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _strip_comments(text):
     """Remove // and /* */ comments (keeping newlines so line numbers hold) outside strings."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -84,11 +90,9 @@ def statements(text):
         if empty and not c.isspace():
             start = line
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            buf.append(text[i:j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            buf.append(text[i:j])
+            i = j
             continue
         if depth == 0:
             if c == "{":

@@ -224,6 +224,13 @@ CASES += [
      lambda x, y: None if R.decode(x, "f32").is_nan or R.decode(y, "f32").is_nan else
      _cvt_f("f32", "e5m2", "rn", satfinite=True)(y) | (_cvt_f("f32", "e5m2", "rn", satfinite=True)(x) << 8)),
 ]
+CASES += [
+    ("cvt.rn.satfinite.e4m3x2.f16x2", "{{ .reg .b32 p; .reg .b16 t; mov.b32 p, {{{x}, {y}}}; "
+                                      "cvt.rn.satfinite.e4m3x2.f16x2 t, p; cvt.u32.u16 {d}, t; }}", ("r", "x", "y"),
+     lambda x, y: _cvt_f("f16", "e4m3", "rn", satfinite=True)(x) | (_cvt_f("f16", "e4m3", "rn", satfinite=True)(y) << 8)),
+    ("cvt.rn.f16x2.e4m3x2", "{{ .reg .b16 t; cvt.u16.u32 t, {i}; cvt.rn.f16x2.e4m3x2 {d}, t; }}", ("r", "i"),
+     lambda x: _cvt_f("e4m3", "f16", "rn")(x & 0xFF) | (_cvt_f("e4m3", "f16", "rn")((x >> 8) & 0xFF) << 16)),
+]
 # half precision
 CASES += [
     ("add.rn.f16", "add.rn.f16 {d}, {x}, {y};", ("h", "x", "y"), _binop("add", "f16", "rn")),

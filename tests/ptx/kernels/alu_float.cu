@@ -140,20 +140,22 @@ extern "C" __global__ void alu_float(const unsigned* a, const unsigned* b, const
   { unsigned r; asm volatile("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(__uint_as_float(va)), "f"(__uint_as_float(vb))); out[128 * n + t] = (unsigned)r; }  // cvt.rn.f16x2.f32
   { unsigned r; asm volatile("{ .reg .b16 t; cvt.rn.satfinite.e4m3x2.f32 t, %1, %2; cvt.u32.u16 %0, t; }" : "=r"(r) : "f"(__uint_as_float(va)), "f"(__uint_as_float(vb))); out[129 * n + t] = (unsigned)r; }  // cvt.rn.satfinite.e4m3x2.f32
   { unsigned r; asm volatile("{ .reg .b16 t; cvt.rn.satfinite.e5m2x2.f32 t, %1, %2; cvt.u32.u16 %0, t; }" : "=r"(r) : "f"(__uint_as_float(va)), "f"(__uint_as_float(vb))); out[130 * n + t] = (unsigned)r; }  // cvt.rn.satfinite.e5m2x2.f32
-  { unsigned short r; asm volatile("add.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[131 * n + t] = (unsigned)r; }  // add.rn.f16
-  { unsigned short r; asm volatile("sub.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[132 * n + t] = (unsigned)r; }  // sub.rn.f16
-  { unsigned short r; asm volatile("mul.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[133 * n + t] = (unsigned)r; }  // mul.rn.f16
-  { unsigned short r; asm volatile("mul.rn.ftz.sat.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[134 * n + t] = (unsigned)r; }  // mul.rn.ftz.sat.f16
-  { unsigned short r; asm volatile("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[135 * n + t] = (unsigned)r; }  // fma.rn.f16
-  { unsigned short r; asm volatile("fma.rn.relu.f16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[136 * n + t] = (unsigned)r; }  // fma.rn.relu.f16
-  { unsigned short r; asm volatile("add.rn.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[137 * n + t] = (unsigned)r; }  // add.rn.bf16
-  { unsigned short r; asm volatile("mul.rn.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[138 * n + t] = (unsigned)r; }  // mul.rn.bf16
-  { unsigned short r; asm volatile("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv)), "h"((unsigned short)(vw))); out[139 * n + t] = (unsigned)r; }  // fma.rn.bf16
-  { unsigned short r; asm volatile("min.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[140 * n + t] = (unsigned)r; }  // min.f16
-  { unsigned short r; asm volatile("max.NaN.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[141 * n + t] = (unsigned)r; }  // max.NaN.bf16
-  { unsigned short r; asm volatile("neg.f16 %0, %1;" : "=h"(r) : "h"((unsigned short)(vx))); out[142 * n + t] = (unsigned)r; }  // neg.f16
-  { unsigned short r; asm volatile("abs.bf16 %0, %1;" : "=h"(r) : "h"((unsigned short)(vu))); out[143 * n + t] = (unsigned)r; }  // abs.bf16
-  { unsigned r; asm volatile("{ .reg .b32 p, q, r, s; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %3}; mov.b32 r, {%3, %1}; fma.rn.f16x2 s, p, q, r; mov.b32 %0, s; }" : "=r"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[144 * n + t] = (unsigned)r; }  // fma.rn.f16x2
-  { unsigned r; asm volatile("{ .reg .b32 p, q, s; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %3}; add.rn.bf16x2 s, p, q; mov.b32 %0, s; }" : "=r"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv)), "h"((unsigned short)(vw))); out[145 * n + t] = (unsigned)r; }  // add.rn.bf16x2
-  { unsigned r; asm volatile("{ .reg .b32 p, q; .reg .pred lo, hi; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %1}; setp.lt.f16x2 lo|hi, p, q; selp.u32 %0, 1, 0, lo; selp.u32 %0, 2, %0, hi; }" : "=r"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[146 * n + t] = (unsigned)r; }  // setp.lt.f16x2
+  { unsigned r; asm volatile("{ .reg .b32 p; .reg .b16 t; mov.b32 p, {%1, %2}; cvt.rn.satfinite.e4m3x2.f16x2 t, p; cvt.u32.u16 %0, t; }" : "=r"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[131 * n + t] = (unsigned)r; }  // cvt.rn.satfinite.e4m3x2.f16x2
+  { unsigned r; asm volatile("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.rn.f16x2.e4m3x2 %0, t; }" : "=r"(r) : "r"(vi)); out[132 * n + t] = (unsigned)r; }  // cvt.rn.f16x2.e4m3x2
+  { unsigned short r; asm volatile("add.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[133 * n + t] = (unsigned)r; }  // add.rn.f16
+  { unsigned short r; asm volatile("sub.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[134 * n + t] = (unsigned)r; }  // sub.rn.f16
+  { unsigned short r; asm volatile("mul.rn.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[135 * n + t] = (unsigned)r; }  // mul.rn.f16
+  { unsigned short r; asm volatile("mul.rn.ftz.sat.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[136 * n + t] = (unsigned)r; }  // mul.rn.ftz.sat.f16
+  { unsigned short r; asm volatile("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[137 * n + t] = (unsigned)r; }  // fma.rn.f16
+  { unsigned short r; asm volatile("fma.rn.relu.f16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[138 * n + t] = (unsigned)r; }  // fma.rn.relu.f16
+  { unsigned short r; asm volatile("add.rn.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[139 * n + t] = (unsigned)r; }  // add.rn.bf16
+  { unsigned short r; asm volatile("mul.rn.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[140 * n + t] = (unsigned)r; }  // mul.rn.bf16
+  { unsigned short r; asm volatile("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv)), "h"((unsigned short)(vw))); out[141 * n + t] = (unsigned)r; }  // fma.rn.bf16
+  { unsigned short r; asm volatile("min.f16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[142 * n + t] = (unsigned)r; }  // min.f16
+  { unsigned short r; asm volatile("max.NaN.bf16 %0, %1, %2;" : "=h"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv))); out[143 * n + t] = (unsigned)r; }  // max.NaN.bf16
+  { unsigned short r; asm volatile("neg.f16 %0, %1;" : "=h"(r) : "h"((unsigned short)(vx))); out[144 * n + t] = (unsigned)r; }  // neg.f16
+  { unsigned short r; asm volatile("abs.bf16 %0, %1;" : "=h"(r) : "h"((unsigned short)(vu))); out[145 * n + t] = (unsigned)r; }  // abs.bf16
+  { unsigned r; asm volatile("{ .reg .b32 p, q, r, s; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %3}; mov.b32 r, {%3, %1}; fma.rn.f16x2 s, p, q, r; mov.b32 %0, s; }" : "=r"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy)), "h"((unsigned short)(vz))); out[146 * n + t] = (unsigned)r; }  // fma.rn.f16x2
+  { unsigned r; asm volatile("{ .reg .b32 p, q, s; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %3}; add.rn.bf16x2 s, p, q; mov.b32 %0, s; }" : "=r"(r) : "h"((unsigned short)(vu)), "h"((unsigned short)(vv)), "h"((unsigned short)(vw))); out[147 * n + t] = (unsigned)r; }  // add.rn.bf16x2
+  { unsigned r; asm volatile("{ .reg .b32 p, q; .reg .pred lo, hi; mov.b32 p, {%1, %2}; mov.b32 q, {%2, %1}; setp.lt.f16x2 lo|hi, p, q; selp.u32 %0, 1, 0, lo; selp.u32 %0, 2, %0, hi; }" : "=r"(r) : "h"((unsigned short)(vx)), "h"((unsigned short)(vy))); out[148 * n + t] = (unsigned)r; }  // setp.lt.f16x2
 }
