@@ -83,9 +83,23 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     return _report(prog, launch, ids, costs, hazards, racecheck, t0)
 
 
-def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads):
+BATCH_BYTES = 1 << 31      # the memory one batch of CTAs may take (registers, local, shared)
+
+
+def _batch_ctas(prog, launch, batch_threads):
+    """CTAs per batch: at most batch_threads threads, and at most BATCH_BYTES of state."""
     pad = -(-launch.threads_per_cta // 32) * 32
-    per = max(1, int(batch_threads) // pad)
+    per_thread = 8 * len(prog.reg_types) + prog.local_size + prog.param_size + 16
+    per_cta = pad * per_thread + prog.smem_size(launch.shared_bytes)
+    if per_cta > BATCH_BYTES:
+        raise LayoutsimError(f"one CTA of {prog.fn.name} needs {per_cta} bytes of model state "
+                             f"({len(prog.reg_types)} registers and {prog.local_size} bytes of local "
+                             f"memory per thread): more than the {BATCH_BYTES} allowed")
+    return max(1, min(int(batch_threads) // pad, BATCH_BYTES // per_cta))
+
+
+def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads):
+    per = _batch_ctas(prog, launch, batch_threads)
     for k in range(0, len(ids), per):
         chunk = ids[k:k + per]
         bt = Batch(prog, launch, chunk)
