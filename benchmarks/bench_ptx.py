@@ -6,7 +6,8 @@ Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of
 16x16x16 fragments, A and B staged through padded shared memory; PTX compiled with
 nvcc -ptx -lineinfo -arch=sm_90, committed as gemm.sm_90.ptx). Reported:
   * warp-instructions per second (Run.warp_instructions / wall time) of the --small GEMM and of
-    the --size GEMM, each after one warm-up launch (numba compiles or loads its cache once);
+    the --size GEMM, each after one warm-up launch (numba compiles or loads its cache once), and
+    per second of this process's CPU time (what the wall rate is when nothing else runs);
   * the wall time of the --size^3 GEMM (whole launch: every CTA, every output exact), and that
     its output equals the same GEMM computed tile by tile with layoutsim.mma (--check).
 Targets (issue 10): >= 300 k warp-instructions/s on a GEMM kernel; 1024^3 in < 60 s.
@@ -27,10 +28,10 @@ def launch(n, jobs, seed=0):
     A = rng.standard_normal((n, n)).astype(np.float16)
     B = rng.standard_normal((n, n)).astype(np.float16)
     C = np.zeros((n, n), np.float32)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     r = P.run(PTX.read_text(), "wmma_gemm64", (n // 64, n // 64), 128,
               [A, B, C, np.int32(n), np.int32(n), np.int32(n)], jobs=jobs)
-    return time.perf_counter() - t, r, A, B
+    return time.perf_counter() - t, time.process_time() - c, r, A, B
 
 
 def reference(A, B):
@@ -63,9 +64,11 @@ def main():
     warm = time.perf_counter() - t0
     out = {"warmup_s": round(warm, 2)}
     for key, n in (("small", args.small), ("large", args.size)):
-        dt, r, A, B = launch(n, args.jobs)
-        out[key] = {"size": n, "seconds": round(dt, 2), "warp_instructions": r.warp_instructions,
+        dt, cpu, r, A, B = launch(n, args.jobs)
+        out[key] = {"size": n, "seconds": round(dt, 2), "cpu_seconds": round(cpu, 2),
+                    "warp_instructions": r.warp_instructions,
                     "warp_instructions_per_s": int(r.warp_instructions / dt),
+                    "warp_instructions_per_cpu_s": int(r.warp_instructions / cpu),
                     "shared_wavefronts": r.shared_wavefronts}
         if key == "large" and args.check:
             out[key]["matches_layoutsim_mma"] = bool(np.array_equal(
@@ -78,8 +81,9 @@ def main():
         o = out[key]
         extra = f", output {'matches' if o['matches_layoutsim_mma'] else 'DIFFERS FROM'} layoutsim.mma" \
             if "matches_layoutsim_mma" in o else ""
-        print(f"{o['size']}^3 wmma GEMM, 64x64 tiles: {o['seconds']:.2f} s, {o['warp_instructions']} "
-              f"warp-instructions, {o['warp_instructions_per_s']:,} warp-instructions/s{extra}")
+        print(f"{o['size']}^3 wmma GEMM, 64x64 tiles: {o['seconds']:.2f} s ({o['cpu_seconds']:.2f} CPU s of "
+              f"this process), {o['warp_instructions']} warp-instructions, {o['warp_instructions_per_s']:,} "
+              f"warp-instructions/s ({o['warp_instructions_per_cpu_s']:,} per CPU second){extra}")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,13 @@ def write_words(b, ops, ins):
     return f
 
 
+def _of_warps(words, thr, bt):
+    """words [T, n] of the threads thr [nA, 32] as [nA, 32, n] (a view when every warp runs)."""
+    if thr.size == bt.T:
+        return words.reshape(bt.W, 32, -1)
+    return words[thr]
+
+
 def _warps(bt, g):
     """Indices of the warps executing, and their threads [nA, 32]."""
     w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
@@ -119,7 +126,7 @@ def _ldmatrix(ins, b, prog):
         flat = bt.smem_base[thr[:, :1, None]] + rows                      # [nA, count, 8]
         idx = flat[..., None] + np.arange(16)
         if st:
-            words = read(bt)[thr]                                        # [nA, 32, regs]
+            words = _of_warps(read(bt), thr, bt)                         # [nA, 32, regs]
             data = gather(frag, words).astype("<u2")                     # [nA, count, 8, 8]
             bt.smem[idx.reshape(-1)] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         else:
@@ -168,9 +175,9 @@ def _mma_fn(b, ins, regs, frags, compute):
         w, thr = _warps(bt, g)
         if len(w) == 0:
             return
-        A = gather(fa, ra(bt)[thr])[:, 0]
-        B = gather(fb, rb(bt)[thr])[:, 0]
-        C = gather(fc, rc(bt)[thr])[:, 0]
+        A = gather(fa, _of_warps(ra(bt), thr, bt))[:, 0]
+        B = gather(fb, _of_warps(rb(bt), thr, bt))[:, 0]
+        C = gather(fc, _of_warps(rc(bt), thr, bt))[:, 0]
         D = compute(A, B, C)
         wd(bt, scatter(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
     return fn
@@ -232,7 +239,7 @@ def _wmma_move(ins, b, prog):
             views, flat, rel = _fast_locate(bt, sp, addrs[sel] - window, thr[sel, 0], esize, ins)
             unit = views[esize]
             if store:
-                mats = gather(frag, rw(bt)[thr[sel]])[:, 0].astype(raw)    # [n, R, C]
+                mats = gather(frag, _of_warps(rw(bt), thr[sel], bt))[:, 0].astype(raw)    # [n, R, C]
                 unit[flat // esize] = mats
             else:
                 mats = unit[flat // esize].reshape(-1, 1, R, C)

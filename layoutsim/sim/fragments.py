@@ -37,6 +37,7 @@ class _Plan:
         self.g_shift = (h[..., 2] * w).astype(np.uint64)
         # scatter: the element every used (lane, reg, slot) receives
         self.used = t[..., 0] >= 0                          # [lanes, regs, slots]
+        self.all_used = bool(self.used.all())
         tc = np.where(self.used[..., None], t, 0)
         self.s_m, self.s_r, self.s_c = tc[..., 0], tc[..., 1], tc[..., 2]
         _, nr, nc = frag.shape
@@ -102,8 +103,16 @@ def scatter(frag, mats, old_words=None):
     m = np.asarray(mats)
     dt = np.uint32 if p.words == 1 else np.uint64          # 32-bit registers: stay in uint32
     vals = m.reshape(m.shape[0], -1)[:, p.s_flat].astype(dt) & dt(p.mask)   # [batch, lanes, regs, slots]
-    vals = np.where(p.used, vals << p.s_shift.astype(dt), dt(0))
-    regs = np.bitwise_or.reduce(vals, axis=3).astype(np.uint64)   # [batch, lanes, regs]
+    if p.all_used:                                         # every slot holds an element: shift and or
+        regs = vals[..., 0].copy()
+        for s in range(1, vals.shape[3]):
+            regs |= vals[..., s] << dt(s * p.elem_bits)
+    else:
+        vals = np.where(p.used, vals << p.s_shift.astype(dt), dt(0))
+        regs = np.bitwise_or.reduce(vals, axis=3)          # [batch, lanes, regs]
+    if p.words == 1 and (p.full or old_words is None):
+        return regs.astype(np.uint32, copy=False)
+    regs = regs.astype(np.uint64)
     if not p.full and old_words is not None:
         regs = regs | (join_words(old_words, p.words) & ~p.written)
     return split_words(regs, p.words)
