@@ -16,10 +16,13 @@ import json
 import sys
 from pathlib import Path
 
+from layoutsim.errors import LayoutsimError, one_line
+from layoutsim.files import check_target, make_dir, pipe_safe_stdout, write_atomic
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        print(f"gpu-check: {message} (gpu-check --help lists the commands and options)", file=sys.stderr)
+        print(f"gpu-check: {one_line(message)} (gpu-check --help lists the commands and options)", file=sys.stderr)
         sys.exit(2)
 
 
@@ -32,7 +35,7 @@ def _log(json_mode):
 
 
 def _fail(msg):
-    print(f"gpu-check: {msg}", file=sys.stderr)
+    print(f"gpu-check: {one_line(msg)}", file=sys.stderr)
     return 2
 
 
@@ -67,6 +70,10 @@ def cmd_run(args):
         reason = skip_reason()
         if reason:
             return _fail(reason)
+    if args.report:
+        check_target(args.report, "report")          # before the run, not after it
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend(args.backend)
@@ -88,7 +95,7 @@ def cmd_run(args):
     rep = R.make_report(["gpu-check", *sys.argv[1:]] if args.argv is None else args.argv, session.env,
                         session.build_stats, results, session.group_info, session.sass, exit_code=code)
     if args.report:
-        R.write_atomic(args.report, rep)
+        R.write_json(args.report, rep)
     if args.json:
         json.dump(rep, sys.stdout, indent=1, default=R._jsonable)
         print()
@@ -110,6 +117,8 @@ def cmd_discover(args):
     from . import build as B
     from . import discover as D
     from .backends import Unavailable
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend("cuda")
@@ -141,6 +150,9 @@ def cmd_discover(args):
 # ---- report / replay / amd / source ---------------------------------------------------------
 def cmd_report(args):
     from . import report as R
+    for path, what in ((args.markdown, "markdown"), (args.confirmed, "confirmed entries")):
+        if path:
+            check_target(path, what)
     try:
         rep = R.load(args.file)
     except (OSError, ValueError) as e:
@@ -152,14 +164,11 @@ def cmd_report(args):
     else:
         R.print_report(rep)
     if args.markdown:
-        p = Path(args.markdown)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(R.markdown(rep, report_path=args.file, full=args.full))
-        print(f"markdown written to {p}", file=sys.stderr if args.json else sys.stdout)
+        write_atomic(args.markdown, R.markdown(rep, report_path=args.file, full=args.full), "markdown")
+        print(f"markdown written to {args.markdown}", file=sys.stderr if args.json else sys.stdout)
     if args.confirmed:
-        p = Path(args.confirmed)
-        R.write_atomic(p, R.confirmed(rep, args.file))
-        print(f"confirmed entries written to {p}", file=sys.stderr if args.json else sys.stdout)
+        R.write_json(args.confirmed, R.confirmed(rep, args.file), "confirmed entries")
+        print(f"confirmed entries written to {args.confirmed}", file=sys.stderr if args.json else sys.stdout)
     t = rep.get("totals", {})
     return 1 if t.get("failed") or t.get("errors") else 0
 
@@ -193,6 +202,8 @@ def cmd_amd(args):
     from .backends import hip as H
     from . import report as R
     from .run import summarize
+    if args.keep and not Path(args.keep).is_dir():
+        return _fail(f"--keep {args.keep}: no such folder (create it first)")
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
@@ -217,7 +228,7 @@ def cmd_source(args):
         return _fail(f"unknown target {args.target!r}; valid: {', '.join(K.TARGETS)}")
     src = K.module_source(K.nvidia_specs(args.target, args.only))
     if args.out:
-        Path(args.out).write_text(src)
+        write_atomic(args.out, src, "CUDA source")
     else:
         sys.stdout.write(src)
     return 0
@@ -233,9 +244,9 @@ def parser():
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
-    r.add_argument("--report", help="write the JSON report here (atomically)")
-    r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
-                                    "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
+    r.add_argument("--report", help="write the JSON report here (atomically; the folder must exist)")
+    r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
+                                    "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
     r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
     r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
@@ -270,14 +281,17 @@ def parser():
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
-    if not getattr(args, "command", None):
-        parser().print_help()
-        return 2
-    try:
-        return args.run(args)
-    except KeyboardInterrupt:
-        return _fail("interrupted")
+    with pipe_safe_stdout():
+        args = parser().parse_args(argv)
+        if not getattr(args, "command", None):
+            parser().print_help()
+            return 2
+        try:
+            return args.run(args)
+        except LayoutsimError as e:
+            return _fail(str(e))
+        except KeyboardInterrupt:
+            return _fail("interrupted")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ kernel kind and catalog entry of each record, its word layout, and the probes (c
 case, case count, parameters) inside it. `replay(path)` rebuilds each spec from the catalog and
 runs `checks.layouts.compare` on the recorded words.
 """
-import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +42,10 @@ class LayoutRecorder:
                              "aux": np.asarray(spec.aux, np.uint32)})
 
     def save(self, path, env):
+        """Write the dump to `path`, creating its folder (the recorder owns the --record tree)."""
+        from layoutsim.files import make_dir, write_atomic
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(path.parent, "--record folder")
         arrays, manifest = {}, []
         for i, r in enumerate(self.records):
             key = f"r{i:03d}"
@@ -55,11 +55,7 @@ class LayoutRecorder:
             manifest.append({k: v for k, v in r.items() if k not in ("inp", "out", "aux")} | {"key": key})
         arrays["manifest"] = np.array(json.dumps({"format": FORMAT_VERSION, "environment": env,
                                                   "records": manifest}))
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
+        write_atomic(path, lambda f: np.savez_compressed(f, **arrays), "layout dump")
         return path
 
 

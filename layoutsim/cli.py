@@ -2,20 +2,22 @@
 
 Each command module defines `register(subparsers)` and `run(args) -> int` and imports its
 heavy dependencies (numba) inside `run`, so `layoutsim query` starts fast. Bad input raises
-LayoutsimError, printed here as one line with exit code 2.
+LayoutsimError, printed here as one line (control characters escaped) with exit code 2. Output
+piped into a reader that stops early (`| head`) ends the output quietly, not with a traceback.
 """
 import argparse
 import importlib
 import sys
 
-from .errors import LayoutsimError
+from .errors import LayoutsimError, one_line
+from .files import pipe_safe_stdout
 
 COMMANDS = ("query", "show", "list", "banks", "swizzle_search", "render")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):           # argparse's own errors: one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def build_parser():
@@ -41,14 +43,13 @@ def _version():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    try:
-        return args.run(args) or 0
-    except LayoutsimError as e:
-        print(f"layoutsim: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+    with pipe_safe_stdout():
+        args = build_parser().parse_args(argv)
+        try:
+            return args.run(args) or 0
+        except LayoutsimError as e:
+            print(f"layoutsim: error: {one_line(e)}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ import sys
 import tempfile
 import time
 
+from layoutsim.files import make_dir, write_atomic
+
 from . import corpus, ncu_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -233,10 +235,8 @@ def measure_extras(ncu, exe, work, metrics, left, env, raw):
         log("wmma extras: skipped (time budget spent)")
         return []
     path = os.path.join(work, "extras.txt")
-    with open(path, "w") as f:
-        f.write(f"bank_probe v1\n{len(EXTRAS)}\n")
-        for name, offset, ldm, _, _ in EXTRAS:
-            f.write(f"{name} ffffffff {offset} {ldm} " + " ".join(["0"] * 30) + "\n")
+    write_atomic(path, f"bank_probe v1\n{len(EXTRAS)}\n" + "".join(
+        f"{name} ffffffff {offset} {ldm} " + " ".join(["0"] * 30) + "\n" for name, offset, ldm, _, _ in EXTRAS))
     rc, launches, text, _ = run_ncu(ncu, exe, path, 0, len(EXTRAS), metrics, work, min(left, 60))
     raw.append(text)
     out = []
@@ -319,11 +319,7 @@ def _show(key):
 
 
 def write_json(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, indent=1) + "\n", "bank corpus")
 
 
 def main(argv=None):
@@ -344,7 +340,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     t0 = time.time()
-    os.makedirs(args.out, exist_ok=True)
+    make_dir(args.out, "--out folder")
     work = tempfile.mkdtemp(prefix="bank_probe_")
     patterns = corpus.generate()
     order = measurement_order(patterns)
@@ -386,8 +382,7 @@ def main(argv=None):
                 if ops is None or not sass_matches(parse_op(op), ops):
                     sass_bad.append((k, ops))
             sass_text = "\n".join(f"{k}: {' '.join(v)}" for k, v in sorted(funcs.items()))
-            with open(os.path.join(args.out, "sass.txt"), "w") as f:
-                f.write(sass_text + "\n")
+            write_atomic(os.path.join(args.out, "sass.txt"), sass_text + "\n")
             env["sass"] = {k: v for k, v in sorted(funcs.items())}
             log(f"SASS: {len(funcs)} kernels, {len(sass_bad)} not as expected")
         else:
@@ -458,8 +453,7 @@ def main(argv=None):
     env["metrics"] = metrics
     env["command"] = " ".join(sys.argv)
     elapsed = time.time() - t0
-    with open(os.path.join(args.out, "ncu.csv"), "w") as f:
-        f.write("\n".join(raw))
+    write_atomic(os.path.join(args.out, "ncu.csv"), "\n".join(raw))
     text, mism, matching = summarize(patterns, results, env, elapsed, problems, sass_bad)
     from layoutsim.banks import nvidia
     pred_default = corpus.predictions(patterns, nvidia.DEFAULT)
@@ -482,8 +476,7 @@ def main(argv=None):
         entry["model_at_measurement"] = model
         out["patterns"].append(entry)
     write_json(os.path.join(args.out, "bank_corpus.json"), out)
-    with open(os.path.join(args.out, "summary.txt"), "w") as f:
-        f.write(text + "\n")
+    write_atomic(os.path.join(args.out, "summary.txt"), text + "\n")
     if not args.keep_work:
         shutil.rmtree(work, ignore_errors=True)
     shown, mism_lines = [], 0               # stdout: mismatch lines short and few (summary.txt has all)

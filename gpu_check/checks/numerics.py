@@ -121,7 +121,9 @@ def save_corpus(root, spec, a, b, c, d_gpu, env, arch, seed=None, notes=""):
         raise NumericsUnavailable(f"layoutsim.numerics.corpus is not available ({e})") from None
     from ..values import uint_dtype
     raw = {k: np.asarray(x).astype(uint_dtype(spec.fmt[k])) for k, x in zip("abcd", (a, b, c, d_gpu))}
+    from layoutsim.files import make_dir
     path = corpus.path_for(spec.entry, arch, root=root)
+    make_dir(path.parent, "--record folder")
     runtime = f"CUDA driver API {env.get('cuda_driver_api')}" if env.get("cuda_driver_api") else env.get("runtime", "")
     return corpus.save(path, spec.entry, arch, raw["a"], raw["b"], raw["c"], raw["d"],
                        gpu=env.get("gpu"), driver=env.get("driver"), runtime=runtime, seed=seed, n=len(raw["a"]),

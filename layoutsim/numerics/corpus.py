@@ -17,7 +17,6 @@ JSON string: format, version, instruction (canonical), arch, vendor, gpu, driver
 import datetime
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +85,7 @@ def _check(inst, plan, a, b, c, d):
 
 def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None, n=None,
          date=None, vendor=None, notes="", **extra):
-    """Write one corpus file atomically (temporary file, then rename). Returns its Path."""
+    """Write one corpus file with layoutsim.files.write_atomic (its folder must exist). Returns its Path."""
     from .. import __version__
     from .api import resolve
     from .plan import make_plan
@@ -102,18 +101,11 @@ def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None
             "generator": {"module": "layoutsim.numerics.cases", "seed": seed,
                           "n": int(n if n is not None else len(a)), "layoutsim_version": __version__},
             "notes": notes, **extra}
+    from ..files import write_atomic
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c),
-                                d=np.asarray(d), meta=np.array(json.dumps(meta, sort_keys=True)))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda fh: np.savez_compressed(
+        fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c), d=np.asarray(d),
+        meta=np.array(json.dumps(meta, sort_keys=True))), "numerics corpus")
     return path
 
 

@@ -1,0 +1,149 @@
+"""Where results go: files written atomically, and a stdout that a closed pipe cannot crash.
+
+Every file layoutsim and gpu-check write (pictures, reports, corpora, recorded dumps, markdown,
+generated sources, the build cache) goes through `write_atomic`:
+
+  * only into a regular file: an existing symbolic link, device, FIFO, socket or folder at the
+    path is refused (as root, `-o /dev/null` must not replace the device);
+  * the folder must exist: it is never created on the way (`make_dir` is for the folders a
+    command owns, such as the tree under `gpu-check run --record DIR`);
+  * the data goes to a temporary file beside the target, is synced, then renamed over it, so a
+    reader sees the old file or the new one, never half of one; the temporary file is removed
+    on any failure, Ctrl-C included;
+  * a file that exists keeps its permission bits (and its owner where we may set it); a new one
+    gets the usual 0666 minus the umask.
+
+Failures are one LayoutsimError naming the path and the reason.
+"""
+import contextlib
+import os
+import secrets
+import stat
+import sys
+
+from .errors import LayoutsimError
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def _existing(path, what):
+    """os.lstat of path, or None if nothing is there; refuses anything but a regular file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise LayoutsimError(f"cannot write {what} {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise LayoutsimError(f"cannot write {what} {path}: it is {kind}; give the path of a regular file")
+    return st
+
+
+def check_target(path, what="file"):
+    """(shown path, absolute path, lstat or None) if `path` can be written by write_atomic;
+    otherwise the one-line error it would raise. Call it before long work whose result goes there."""
+    try:
+        shown = os.fspath(path)
+    except TypeError:
+        raise LayoutsimError(f"cannot write {what}: {path!r} is not a file path") from None
+    if not isinstance(shown, str) or not shown or "\0" in shown:
+        raise LayoutsimError(f"cannot write {what}: {shown!r} is not a file path")
+    full = os.path.abspath(shown)
+    folder, name = os.path.split(full)
+    if shown.endswith(os.sep) or not name:
+        raise LayoutsimError(f"cannot write {what} {shown}: the path names a folder, not a file")
+    st = _existing(full, what)
+    if not os.path.isdir(folder):
+        raise LayoutsimError(f"cannot write {what} {shown}: folder {folder} does not exist (create it first)")
+    return shown, full, st
+
+
+def write_atomic(path, data, what="file"):
+    """Write `data` (bytes, str as UTF-8, or a function called with the open binary file) to
+    `path` as described in the module docstring. Returns the absolute path."""
+    shown, full, st = check_target(path, what)
+    folder, name = os.path.split(full)
+    tmp = os.path.join(folder, f".{name[:64]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as e:
+        raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):
+                    os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, full)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
+        raise
+    return full
+
+
+def make_dir(path, what="folder"):
+    """Create the folder `path` (and its parents) for a command that owns the tree under it, as
+    `--record DIR` does; refuses a path that exists and is not a folder. Returns the path."""
+    full = os.path.abspath(os.fspath(path))
+    if os.path.lexists(full) and not os.path.isdir(full):
+        raise LayoutsimError(f"cannot use {what} {path}: it exists and is not a folder")
+    try:
+        os.makedirs(full, exist_ok=True)
+    except OSError as e:
+        raise LayoutsimError(f"cannot create {what} {path}: {e.strerror or e}") from None
+    return full
+
+
+class _PipeSafe:
+    """A text stream whose reader may go away (`layoutsim list | head`): on the first
+    BrokenPipeError, stdout's descriptor is pointed at /dev/null and the command carries on
+    quietly, so it ends with its own exit code and no traceback."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def pipe_safe_stdout():
+    """Run a command with sys.stdout wrapped in _PipeSafe; flushes it before leaving."""
+    old = sys.stdout
+    sys.stdout = safe = _PipeSafe(old)
+    try:
+        yield
+    finally:
+        safe.flush()
+        sys.stdout = old
