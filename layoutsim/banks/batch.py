@@ -98,14 +98,14 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
             lane = next(lane for lane in range(LANES) if (int(need) >> lane) & 1 and not (int(masks[i]) >> lane) & 1)
             raise LayoutsimError(f"access {i}: {spec.name} is .sync.aligned: every lane executes it, "
                                  f"and lane {lane} (a row address) is inactive")
-    limit, _ = memory_limit(spec, arch)
+    limit, _ = memory_limit(arch)
     return spec, arch, pl, off, masks, limit
 
 
 def check_batch(spec, arch, off, part, first=0):
     """Raise a one-line error for the first access (index + first) with a bad address."""
     w = spec.width
-    limit, where = memory_limit(spec, arch)
+    limit, where = memory_limit(arch)
     bad = part & ((off < 0) | ((off & (w - 1)) != 0) | (off > limit - w))
     if not bad.any():
         return

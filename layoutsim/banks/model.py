@@ -109,10 +109,22 @@ def resolve_arch(spec, arch):
     return a
 
 
-def memory_limit(spec, arch):
-    if spec.vendor == "amd":
-        return amd.LDS_BYTES, f"{arch}'s LDS: 64 KiB per workgroup"
+def memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if A.vendor(arch) == "amd":
+        return amd.LDS_BYTES, f"{arch}'s LDS: {amd.LDS_BYTES // 1024} KiB per workgroup"
     return nvidia.smem_limit(arch)
+
+
+def check_tile(tile, op, arch=None):
+    """The arch `op` runs on, after refusing a tile that does not fit its shared memory (LDS):
+    checked before any address of the tile is made, so a huge tile costs nothing."""
+    spec = parse(op)
+    arch = resolve_arch(spec, arch)
+    limit, where = memory_limit(arch)
+    if tile.extent > limit:
+        raise LayoutsimError(f"the tile ({tile.describe()}) spans {tile.extent} bytes, beyond {where}")
+    return arch
 
 
 def lanes_used(spec):
@@ -142,8 +154,8 @@ def parse_active(active, spec):
 
 def parse_offsets(offsets, spec, variables=None):
     """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression."""
+    from .address import MAX_ABS, lane_offsets
     if isinstance(offsets, str):
-        from .address import lane_offsets
         return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
     if isinstance(offsets, np.ndarray):
         vals = offsets.reshape(-1).tolist() if offsets.ndim == 1 else None
@@ -171,6 +183,8 @@ def parse_offsets(offsets, spec, variables=None):
                 v = int(v)
             else:
                 raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
+        if abs(int(v)) > MAX_ABS:
+            raise LayoutsimError(f"lane {lane}: offset {int(v):#x} is beyond any shared memory")
         out[lane] = int(v)
         given[lane] = True
     return out, given
@@ -215,7 +229,7 @@ def check_addresses(spec, arch, off, part):
                                  f"{spec.name} needs: the hardware faults on it (misaligned address)")
         raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
                              f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
-    limit, where = memory_limit(spec, arch)
+    limit, where = memory_limit(arch)
     over = lanes[o + w > limit]
     if over.size:
         lane = int(over[0])

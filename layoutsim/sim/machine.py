@@ -31,12 +31,9 @@ from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
     """Shared memory (LDS) one block can address on `arch`, in bytes. The figures live with
-    the bank model (layoutsim.banks: NVIDIA per-block maximum, AMD 64 KiB per workgroup)."""
-    if A.vendor(arch) == "amd":
-        from ..banks.amd import LDS_BYTES
-        return LDS_BYTES
-    from ..banks.nvidia import smem_limit as nv
-    return nv(arch)[0]
+    the bank model (layoutsim.banks.model.memory_limit)."""
+    from ..banks.model import memory_limit
+    return memory_limit(arch)[0]
 
 
 WIDTHS = (8, 16, 32, 64, 128)
