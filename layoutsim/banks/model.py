@@ -154,7 +154,7 @@ def parse_active(active, spec):
 
 def parse_offsets(offsets, spec, variables=None):
     """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression."""
-    from .address import MAX_ABS, lane_offsets
+    from .address import lane_offsets
     if isinstance(offsets, str):
         return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
     if isinstance(offsets, np.ndarray):
@@ -183,7 +183,7 @@ def parse_offsets(offsets, spec, variables=None):
                 v = int(v)
             else:
                 raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
-        if abs(int(v)) > MAX_ABS:
+        if not -(1 << 63) <= int(v) < (1 << 63):           # (lanes that take part are checked later)
             raise LayoutsimError(f"lane {lane}: offset {int(v):#x} is beyond any shared memory")
         out[lane] = int(v)
         given[lane] = True
@@ -230,7 +230,7 @@ def check_addresses(spec, arch, off, part):
         raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
                              f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
     limit, where = memory_limit(arch)
-    over = lanes[o + w > limit]
+    over = lanes[o > limit - w]               # not o + w: it wraps near 2**63
     if over.size:
         lane = int(over[0])
         raise LayoutsimError(f"lane {lane}: offset {off[lane]:#x} + {w} bytes is beyond {where}")
