@@ -184,7 +184,7 @@ def parse_offsets(offsets, spec, variables=None):
             else:
                 raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
         if not -(1 << 63) <= int(v) < (1 << 63):           # (lanes that take part are checked later)
-            raise LayoutsimError(f"lane {lane}: offset {int(v):#x} is beyond any shared memory")
+            raise LayoutsimError(f"lane {lane}: offset {int(v)} is beyond any shared memory")
         out[lane] = int(v)
         given[lane] = True
     return out, given

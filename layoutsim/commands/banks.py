@@ -128,11 +128,11 @@ def accesses_from_args(args):
         if getattr(args, opt) is not None and not getattr(args, owner):
             raise LayoutsimError(f"--{opt} goes with --{owner}")
     if args.fragment:
-        r, c = pair(args.at, "--at", 0) if args.at else (0, 0)
+        r, c = pair(args.at, "--at", 0, max(tile.rows, tile.cols) - 1) if args.at else (0, 0)
         offs = address.fragment_offsets(tile, spec, args.fragment, r, c, args.stored or "row")
         return [(f"{args.fragment} at ({r}, {c}) of {tile.describe()}", offs)]
     if args.block:
-        r, c = pair(args.block, "--block", 0)
+        r, c = pair(args.block, "--block", 0, max(tile.rows, tile.cols) - 1)
         return [(f"blocks at ({r}, {c}) of {tile.describe()}", address.block_offsets(tile, spec, r, c))]
     if spec.is_matrix:
         raise LayoutsimError(f"--fill covers the tile with per-lane vector accesses; for {spec.name} "

@@ -364,7 +364,7 @@ def tile_scene(op, shape, dtype, layouts, labels=(), arch=None, fragment=None, a
     from ..banks.model import check_tile
     from ..inputs import pair, shape as parse_shape
     rows, cols = parse_shape(shape)
-    r0, c0 = pair(at, "--block" if block else "--at", 0)
+    r0, c0 = pair(at, "--block" if block else "--at", 0, max(rows, cols) - 1)
     if len(labels) > len(layouts):
         raise LayoutsimError(f"{len(labels)} --label for {len(layouts)} layouts")
     tiles = [parse_layout(s, rows, cols, dtype) for s in layouts]
