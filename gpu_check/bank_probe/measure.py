@@ -309,8 +309,9 @@ def summarize(patterns, results, env, elapsed, problems, sass_bad):
         lines.append(f"to adopt: in layoutsim/banks/nvidia.py set DEFAULT = {matching[0].python()}")
     if not env.get("dry_run"):
         lines.append(f"record: MEASURED = \"{env.get('gpu')}, driver {env.get('driver')}, CUDA {env.get('cuda')}, "
-                     f"{env.get('date', '')[:10]} (tests/data/banks/bank_corpus.json)\" in nvidia.py, and copy "
-                     f"bank_corpus.json to tests/data/banks/")
+                     f"{env.get('date', '')[:10]}: {len(results)} access patterns measured with ncu, "
+                     f"{'all matched' if not mism else f'{len(mism)} differ'} (repeat: gpu-check run --group banks)\" "
+                     f"in nvidia.py, and copy bank_corpus.json to tests/data/banks/")
     return "\n".join(lines), mism, matching
 
 
@@ -501,4 +502,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from layoutsim.cli import run_script
+    sys.exit(run_script(main, "python -m gpu_check.bank_probe.measure"))

@@ -228,9 +228,9 @@ def budget(arch="sm_90", total_mb=40.0):
 
 
 def main(argv=None):
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.corpus")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from ..cli import Parser
+    ap = Parser(prog="python -m layoutsim.numerics.corpus")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     b = sub.add_parser("budget", help="suggested cases per instruction and corpus size")
     b.add_argument("--arch", default="sm_90")
     b.add_argument("--mb", type=float, default=40.0)
@@ -257,4 +257,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.corpus"))

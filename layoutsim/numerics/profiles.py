@@ -335,18 +335,14 @@ assert all(a in PROFILES for a in NVIDIA) and AMD
 
 def main(argv=None):
     """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
-    import argparse
+    from ..cli import Parser
     import json
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.profiles")
+    ap = Parser(prog="python -m layoutsim.numerics.profiles")
     ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--table", action="store_true", help="one line per arch, the main parameters")
     args = ap.parse_args(argv)
-    try:
-        profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
-    except LayoutsimError as exc:
-        print(f"error: {exc}")
-        return 2
+    profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
     if args.json:
         print(json.dumps([{"arch": p.arch, "title": p.title, "confirmed": p.confirmed,
                            "confirmed_params": list(p.confirmed_params), "verified": p.verified,
@@ -377,4 +373,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.profiles"))
