@@ -17,7 +17,6 @@ Failures are one LayoutsimError naming the path and the reason.
 """
 import contextlib
 import os
-import secrets
 import stat
 import sys
 
@@ -65,7 +64,7 @@ def write_atomic(path, data, what="file"):
     `path` as described in the module docstring. Returns the absolute path."""
     shown, full, st = check_target(path, what)
     folder, name = os.path.split(full)
-    tmp = os.path.join(folder, f".{name[:64]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = os.path.join(folder, f".{name[:64]}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     except OSError as e:
