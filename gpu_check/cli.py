@@ -91,7 +91,7 @@ def cmd_run(args):
             return _fail(str(e))
         raise
     results = session.results
-    code = 1 if any(r.status in ("fail", "error") for r in results) else 0
+    code = 1 if any(r.status in ("fail", "error") for r in results) or not _checked(results) else 0
     rep = R.make_report(["gpu-check", *sys.argv[1:]] if args.argv is None else args.argv, session.env,
                         session.build_stats, results, session.group_info, session.sass, exit_code=code)
     if args.report:
@@ -109,6 +109,9 @@ def cmd_run(args):
             print(d)
         if args.report:
             print(f"report written to {args.report}")
+    if not _checked(results):
+        print("gpu-check: nothing was compared (every check skipped): a run that checks nothing is a failure",
+              file=sys.stderr)
     return code
 
 
@@ -153,10 +156,7 @@ def cmd_report(args):
     for path, what in ((args.markdown, "markdown"), (args.confirmed, "confirmed entries")):
         if path:
             check_target(path, what)
-    try:
-        rep = R.load(args.file)
-    except (OSError, ValueError) as e:
-        return _fail(f"cannot read report {args.file!r}: {e}")
+    rep = R.load(args.file)
     if args.json:
         json.dump({"environment": rep.get("environment"), "groups": rep.get("groups"), "totals": rep.get("totals")},
                   sys.stdout, indent=1)
@@ -169,20 +169,23 @@ def cmd_report(args):
     if args.confirmed:
         R.write_json(args.confirmed, R.confirmed(rep, args.file), "confirmed entries")
         print(f"confirmed entries written to {args.confirmed}", file=sys.stderr if args.json else sys.stdout)
-    t = rep.get("totals", {})
-    return 1 if t.get("failed") or t.get("errors") else 0
+    t = rep["totals"]
+    if not t["checks"] or not t["compared"]:
+        print(f"gpu-check: the report {args.file} compared nothing: a run that checks nothing is a failure",
+              file=sys.stderr)
+        return 1
+    return 1 if t["failed"] or t["errors"] else 0
 
 
 def cmd_replay(args):
     from . import record
     from . import report as R
     from .run import summarize
-    try:
-        manifest, results = record.replay(args.file, args.only)
-    except (OSError, ValueError, KeyError) as e:
-        return _fail(f"cannot read recorded dump {args.file!r}: {e}")
+    manifest, results = record.replay(args.file, args.only)
+    if args.only and not results:
+        return _fail(f"no recorded entry of {args.file} matches --only {args.only!r}")
     info = summarize(results)
-    code = 1 if info["failed"] or info["errors"] else 0
+    code = 1 if info["failed"] or info["errors"] or not _checked(results) else 0
     if args.json:
         json.dump({"environment": manifest.get("environment"), "totals": info,
                    "results": [r.to_json() for r in results]}, sys.stdout, indent=1, default=R._jsonable)
@@ -194,7 +197,14 @@ def cmd_replay(args):
         d = R.diffs_text(results)
         if d:
             print(d)
+    if not _checked(results):
+        print("gpu-check: nothing was compared: a replay that checks nothing is a failure", file=sys.stderr)
     return code
+
+
+def _checked(results):
+    """Whether any result compared something (pass or fail): zero checks is a failure, not a pass."""
+    return any(r.status in ("pass", "fail") and r.compared > 0 for r in results)
 
 
 def cmd_amd(args):

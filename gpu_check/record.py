@@ -60,13 +60,9 @@ class LayoutRecorder:
 
 
 def load(path):
-    with np.load(path, allow_pickle=False) as z:
-        manifest = json.loads(str(z["manifest"]))
-        records = []
-        for r in manifest["records"]:
-            key = r["key"]
-            records.append(dict(r, inp=z[f"{key}_in"], out=z[f"{key}_out"], aux=z[f"{key}_aux"]))
-    return manifest, records
+    """(manifest, records) of a dump, every field checked first (gpu_check.inputs)."""
+    from .inputs import load_dump
+    return load_dump(path, tuple(SPEC_CLASSES))
 
 
 def replay(path, only=None):
@@ -91,7 +87,19 @@ def replay(path, only=None):
             continue
         inp = r["inp"].reshape(-1, spec.in_words)
         out = r["out"].reshape(-1, spec.out_words)
+        if not r["probes"]:
+            results.append(Result("layouts", r["entry"], "replay", status="error",
+                                  note="the record holds no probes: nothing to compare"))
         for p in r["probes"]:
             s, n = p["start"], p["cases"]
-            results.append(layouts.compare(spec, p["check"], inp[s:s + n], out[s:s + n], p["meta"], r["aux"]))
+            if n == 0:                      # a check of nothing must not count as a pass
+                results.append(Result("layouts", r["entry"], p["check"], status="error",
+                                      note="the recorded probe holds no cases: nothing to compare"))
+                continue
+            try:
+                results.append(layouts.compare(spec, p["check"], inp[s:s + n], out[s:s + n], p.get("meta", {}),
+                                               r["aux"]))
+            except Exception as e:   # noqa: BLE001 - a hand-made or damaged probe: reported, not raised
+                results.append(Result("layouts", r["entry"], p["check"], status="error",
+                                      note=f"cannot compare the recorded probe: {type(e).__name__}: {e}"))
     return manifest, results

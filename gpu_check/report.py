@@ -54,8 +54,9 @@ def _jsonable(x):
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A JSON report, every field the commands use checked first (gpu_check.inputs)."""
+    from .inputs import load_report
+    return load_report(path)
 
 
 def confirmed(report, report_path):

@@ -1,4 +1,5 @@
-"""Where results go: files written atomically, and a stdout that a closed pipe cannot crash.
+"""Where results go and where inputs come from: files written atomically, archives read with
+their sizes checked first, and a stdout that a closed pipe cannot crash.
 
 Every file layoutsim and gpu-check write (pictures, reports, corpora, recorded dumps, markdown,
 generated sources, the build cache) goes through `write_atomic`:
@@ -12,6 +13,11 @@ generated sources, the build cache) goes through `write_atomic`:
     on any failure, Ctrl-C included;
   * a file that exists keeps its permission bits (and its owner where we may set it); a new one
     gets the usual 0666 minus the umask.
+
+Files given as input (`read_regular`, `read_npz`) must be regular files, and their sizes are
+bounded before anything is allocated: an .npz member's declared size, its .npy header's shape
+and dtype (no pickled objects) and what the member really holds must agree and stay under the
+limit, so a small archive cannot inflate into gigabytes and a header cannot claim terabytes.
 
 Failures are one LayoutsimError naming the path and the reason.
 """
@@ -103,6 +109,79 @@ def make_dir(path, what="folder"):
     except OSError as e:
         raise LayoutsimError(f"cannot create {what} {path}: {e.strerror or e}") from None
     return full
+
+
+def _input(path, what):
+    """os.stat of an input, which must be a regular file (a FIFO or device would block or never end)."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError) as e:
+        raise LayoutsimError(f"cannot read {what} {path!r}: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise LayoutsimError(f"cannot read {what} {path}: not a regular file")
+    return st
+
+
+def read_regular(path, what="file", max_bytes=1 << 28):
+    """The bytes of a regular file of at most max_bytes."""
+    st = _input(path, what)
+    if st.st_size > max_bytes:
+        raise LayoutsimError(f"{what} {path} is {st.st_size} bytes; the limit is {max_bytes}")
+    try:
+        with open(path, "rb") as f:
+            return f.read(max_bytes + 1)[:max_bytes]
+    except OSError as e:
+        raise LayoutsimError(f"cannot read {what} {path}: {e.strerror or e}") from None
+
+
+def read_npz(path, what="archive", max_bytes=1 << 30):
+    """{name: array} of an .npz archive (numpy.savez), checked before anything is inflated (see
+    the module docstring); max_bytes bounds the arrays together."""
+    import zipfile
+
+    import numpy as np
+    from numpy.lib import format as npformat
+    _input(path, what)
+    out, total = {}, 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            if not infos:
+                raise LayoutsimError(f"{what} {path} holds no arrays")
+            for info in infos:
+                name = info.filename
+                if not name.endswith(".npy") or "/" in name or name[:-4] in out:
+                    raise LayoutsimError(f"{what} {path}: member {name!r} is not an array of an .npz archive")
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise LayoutsimError(f"{what} {path}: member {name!r} uses an unexpected compression")
+                total += info.file_size
+                if total > max_bytes:
+                    raise LayoutsimError(f"{what} {path}: its arrays inflate to more than {max_bytes} bytes "
+                                         f"(member {name!r} alone {info.file_size})")
+                with zf.open(info) as f:
+                    version = npformat.read_magic(f)
+                    header = {(1, 0): npformat.read_array_header_1_0,
+                              (2, 0): npformat.read_array_header_2_0}.get(version)
+                    if header is None:
+                        raise LayoutsimError(f"{what} {path}: member {name!r} has .npy version {version}")
+                    shape, fortran, dtype = header(f)
+                    if dtype.hasobject:
+                        raise LayoutsimError(f"{what} {path}: member {name!r} holds Python objects (refused)")
+                    count = 1
+                    for n in shape:
+                        count *= n
+                    if count * dtype.itemsize != info.file_size - f.tell():
+                        raise LayoutsimError(f"{what} {path}: member {name!r} claims shape {shape} of {dtype} "
+                                             f"but holds {info.file_size - f.tell()} bytes")
+                with zf.open(info) as f:
+                    out[name[:-4]] = npformat.read_array(f, allow_pickle=False)
+    except LayoutsimError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, KeyError,
+            NotImplementedError, RuntimeError, TypeError) as e:
+        raise LayoutsimError(f"cannot read {what} {path}: not a valid .npz archive "
+                             f"({type(e).__name__}: {str(e)[:120]})") from None
+    return out
 
 
 class _PipeSafe:
