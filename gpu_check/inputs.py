@@ -137,7 +137,7 @@ def load_report(path):
             c.get(r, k, str, where)
         for k in ("cases", "compared", "mismatches"):
             c.get(r, k, int, where, default=0, lo=0)
-        if c.get(r, "status", str, where, default="pass") not in STATUSES:
+        if c.get(r, "status", str, where) not in STATUSES:
             c.fail(f"{where}.status", f"{r['status']!r} is not one of {', '.join(STATUSES)}")
         c.get(r, "note", str, where, default="")
         c.strings(r.get("explain", []), f"{where}.explain")

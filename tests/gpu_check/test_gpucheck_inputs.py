@@ -199,3 +199,21 @@ def test_any_damaged_report_field_is_one_line_or_still_valid(tmp_path_factory, p
     if code != 2:                               # accepted: markdown and confirmed work on it too
         R.markdown(rep)
         R.confirmed(rep, "r.json")
+
+
+def test_every_report_field_deleted_in_turn(tmp_path):
+    """A deterministic sweep beside the random one: each field of the report removed once."""
+    p = tmp_path / "r.json"
+    for path in PATHS:
+        rep = copy.deepcopy(BASE)
+        parent = rep
+        for k in path[:-1]:
+            parent = parent[k]
+        del parent[path[-1]]
+        p.write_text(json.dumps(rep))
+        code, out, err = run("report", str(p), "--confirmed", str(tmp_path / "c.json"))
+        assert code in (0, 1, 2) and "Traceback" not in err, (path, err)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1, (path, err)
+        else:
+            R.markdown(rep)
