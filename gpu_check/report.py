@@ -5,6 +5,8 @@ import os
 import sys
 from pathlib import Path
 
+from layoutsim.archs import OFFLOAD_ARCH
+
 from .checks.common import Result
 
 REPORT_FORMAT = 1
@@ -207,6 +209,7 @@ def markdown(report, report_path=None, full=False):
             lines.append(f"| {ops} | {', '.join(f'`{k}`' for k in ks)} |")
         lines.append("")
     lines += ["## Not run here", "",
-              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for gfx1100/gfx1201 "
+              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for "
+              f"{'/'.join(OFFLOAD_ARCH.values())} "
               "and disassembled (`gpu-check amd`).", ""]
     return "\n".join(lines)

@@ -247,7 +247,8 @@ def build(mnemonic, gen, wave=32, opsel=0, index_key=0):
            "B": _operand(gen, "B", fb, (k, n), wave),
            "C": _operand(gen, "C", fd, (m, n), wave, opsel),
            "D": _operand(gen, "D", fd, (m, n), wave, opsel, role="output")}
-    options = {}
+    # the ISA mnemonic (what a disassembly shows) and the clang builtin that emits it
+    options = {"mnemonic": mnemonic, "builtin": builtins(mnemonic, gen, wave)[0]}
     if gen == "gfx11" and bits(fd) == 16:
         options["opsel"] = opsel
     if sparse:
