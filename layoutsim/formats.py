@@ -209,6 +209,17 @@ def encode_exact(name, values):
     return raw
 
 
+def positive_normals(name, count):
+    """Raw bits of the `count` smallest positive normal numbers of a float format, in order
+    (consecutive bit patterns: the exponent field carries into the next binade)."""
+    import numpy as np
+    f = _fmt(name)
+    available = ((1 << f.ebits) - 2) << f.mbits         # exponent fields 1 .. all-ones - 1
+    if count > available:
+        raise LayoutsimError(f"{f.name} has {available} positive normal numbers, not {count}")
+    return pack(f, 0, 1, 0).astype(np.uint64) + np.arange(count, dtype=np.uint64)
+
+
 def show(name, raw):
     """'0x41200000 (10.0)': one element's raw bits in hex and the value they encode."""
     import numpy as np

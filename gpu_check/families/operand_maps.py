@@ -14,7 +14,7 @@ operands after C: SWMMAC's "IDX") with unpack_extra(inp).
 """
 import numpy as np
 
-from layoutsim.formats import decode, encode_exact, get_format, pack as pack_fields
+from layoutsim.formats import decode, encode_exact, get_format, positive_normals
 from layoutsim.numerics import sparse
 from layoutsim.packing import pack, unpack
 
@@ -62,16 +62,11 @@ def ids(fmt, count):
     integer up to 16384 = 64 x 256. f16 accumulators get consecutive normal bit patterns (more
     than the 2048 exact integers are needed for 64 x 256), kept exactly by an f16 result.
     """
-    f = get_format(fmt)
-    q = np.arange(count, dtype=np.uint64)
-    if f.bits >= 32:
+    if get_format(fmt).bits >= 32:
         if count > 1 << 14:
             raise ValueError("too many ids")
-        return encode_exact(fmt, q.astype(np.int64) + 1)
-    normals = ((1 << f.ebits) - 2) << f.mbits          # finite normal bit patterns of one sign
-    if count > normals:
-        raise ValueError(f"too many ids for {fmt}")
-    return q + np.uint64(int(pack_fields(fmt, 0, 1, 0)))
+        return encode_exact(fmt, np.arange(1, count + 1))
+    return positive_normals(fmt, count)
 
 
 def _digits(count, base):
