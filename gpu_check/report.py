@@ -50,16 +50,13 @@ def write_atomic(path, data):
 
 
 def _jsonable(x):
-    try:
-        import numpy as np
-        if isinstance(x, np.integer):
-            return int(x)
-        if isinstance(x, np.floating):
-            return float(x)
-        if isinstance(x, np.ndarray):
-            return x.tolist()
-    except ImportError:
-        pass
+    import numpy as np
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
     return str(x)
 
 

@@ -313,10 +313,7 @@ class Machine:
     def _execute_mma(self, ins, dnames, mats, note):
         fn = self._mma
         if fn is None:
-            import layoutsim
-            fn = getattr(layoutsim, "mma", None)
-            if fn is None:
-                raise NotImplementedError("layoutsim.mma (the numerics) is not available in this checkout")
+            from ..numerics import mma as fn
         dfrag = ins.operand("D").fragment
         try:
             extra = {"index": mats["idx"]} if "idx" in mats else {}
@@ -417,21 +414,14 @@ class Machine:
         if isinstance(addr, tuple):
             addr, act = addr
         per_warp = []
-        note = ""
         # one bank-model access per 32 lanes: a warp, or each half of an AMD wave64 (assumed
         # to be served as two wave32 halves, like its VALU work)
         for w in range(self.threads // 32):
             sl = slice(w * 32, (w + 1) * 32)
-            if not act[sl].any():
-                continue
-            r = costing.cost(op, addr[sl], act[sl], self.arch)
-            if r is None:
-                note = costing.unavailable_reason()
-                per_warp = []
-                break
-            per_warp.append(r)
+            if act[sl].any():
+                per_warp.append(costing.cost(op, addr[sl], act[sl], self.arch))
         if not per_warp:
-            return {"note": note} if note else {"wavefronts": 0, "ideal": 0, "conflicts": 0}
+            return {"wavefronts": 0, "ideal": 0, "conflicts": 0}
         return {"wavefronts": sum(p[0] for p in per_warp), "ideal": sum(p[1] for p in per_warp),
                 "conflicts": sum(p[2] for p in per_warp), "per_warp": tuple(per_warp)}
 
@@ -457,17 +447,8 @@ class Machine:
     def _op(self, kind, space, bits):
         if bits not in WIDTHS:
             raise LayoutsimError(f"{kind}.{space}: width {bits!r} bits; valid: {', '.join(map(str, WIDTHS))}")
-        if self.vendor == "amd":
-            if space == "shared":
-                verb = "read" if kind == "ld" else "write"
-                t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-                return f"ds_{verb}_{t}{bits}"
-            verb = "load" if kind == "ld" else "store"
-            t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-            return f"global_{verb}_{t}{bits}"
-        if bits < 32:
-            return f"{kind}.{space}.{'u' if kind == 'ld' else 'b'}{bits}"
-        return f"{kind}.{space}." + {32: "b32", 64: "v2.b32", 128: "v4.b32"}[bits]
+        from ..banks.ops import access_name
+        return access_name(self.vendor, kind, bits // 8, space)
 
     def _instr(self, instr, what, families=None):
         from ..isa.instruction import Instruction
