@@ -13,9 +13,8 @@ import functools
 import layoutsim
 from layoutsim import archs
 
-from ..codegen import cuda, hip, source_hash  # noqa: F401 - re-exported for the build
+from ..codegen import cuda, hip
 from . import amd_wmma, e2e, ldmatrix, mma, stmatrix, wgmma, wmma_load
-from .base import Probe, Spec  # noqa: F401
 
 # Order: a catalog entry's kernels are built and run in this order.
 FAMILIES = (mma.MmaSpec, e2e.E2eSpec, ldmatrix.LdmatrixSpec, stmatrix.StmatrixSpec, wgmma.WgmmaSpec,
