@@ -166,51 +166,48 @@ def cmd_report(args):
     return 1 if t.get("failed") or t.get("errors") else 0
 
 
+def _print_results(args, results, head, text):
+    """--json: `head`, the totals and every result; else text(totals) and the diffs. Returns the
+    exit code: 1 when a check failed or errored."""
+    from . import report as R
+    from .run import summarize
+    totals = summarize(results)
+    if args.json:
+        json.dump({**head, "totals": totals, "results": [r.to_json() for r in results]}, sys.stdout, indent=1,
+                  default=R._jsonable)
+        print()
+    else:
+        print(text(totals))
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+    return 1 if totals["failed"] or totals["errors"] else 0
+
+
 def cmd_replay(args):
     from . import record
     from . import report as R
-    from .run import summarize
     try:
         manifest, results = record.replay(args.file, args.only)
     except (OSError, ValueError, KeyError) as e:
         return _fail(f"cannot read recorded dump {args.file!r}: {e}")
-    info = summarize(results)
-    code = 1 if info["failed"] or info["errors"] else 0
-    if args.json:
-        json.dump({"environment": manifest.get("environment"), "totals": info,
-                   "results": [r.to_json() for r in results]}, sys.stdout, indent=1, default=R._jsonable)
-        print()
-    else:
-        print(f"replay of {args.file}: recorded on {R.environment_line(manifest.get('environment', {}))}")
-        print(f"{info['entries']} entries, {info['checks']} checks, {info['cases']} cases, "
-              f"{info['mismatches']} mismatches, {info['errors']} errors")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    env = manifest.get("environment")
+    return _print_results(args, results, {"environment": env}, lambda t: (
+        f"replay of {args.file}: recorded on {R.environment_line(env or {})}\n"
+        f"{t['entries']} entries, {t['checks']} checks, {t['cases']} cases, {t['mismatches']} mismatches, "
+        f"{t['errors']} errors"))
 
 
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
-    from . import report as R
-    from .run import summarize
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
         return _fail(str(e))
-    s = summarize(results)
-    code = 1 if s["failed"] or s["errors"] else 0
-    if args.json:
-        json.dump({"tools": info, "totals": s, "results": [r.to_json() for r in results]}, sys.stdout, indent=1)
-        print()
-    else:
-        print(f"[amd]      {s['entries']} WMMA/SWMMAC kernels built for {'/'.join(OFFLOAD_ARCH.values())} and disassembled: "
-              f"{s['failed']} wrong, {s['errors']} build errors (not run: no AMD GPU)")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    return _print_results(args, results, {"tools": info}, lambda t: (
+        f"[amd]      {t['entries']} WMMA/SWMMAC kernels built for {'/'.join(OFFLOAD_ARCH.values())} and "
+        f"disassembled: {t['failed']} wrong, {t['errors']} build errors (not run: no AMD GPU)"))
 
 
 def cmd_source(args):

@@ -26,23 +26,27 @@ def ctype(c):
     return {"f": "float", "d": "double", "r": "unsigned"}[c]
 
 
+# 32-bit registers: constraint letter -> (C type, bits from a word, bits to a word)
+_WORD_CAST = {"r": ("unsigned", "", ""), "f": ("float", "__uint_as_float", "__float_as_uint")}
+
+
 def load(var, c, src, off):
     """C statement reading register `var` from words src[off..]."""
-    if c == "r":
-        return f"unsigned {var} = {src}[{off}];"
-    if c == "f":
-        return f"float {var} = __uint_as_float({src}[{off}]);"
-    return (f"double {var} = __longlong_as_double((long long)(((unsigned long long){src}[{off + 1}] << 32)"
-            f" | {src}[{off}]));")
+    if c == "d":
+        return (f"double {var} = __longlong_as_double((long long)(((unsigned long long){src}[{off + 1}] << 32)"
+                f" | {src}[{off}]));")
+    ctype_, cast, _ = _WORD_CAST[c]
+    word = f"{src}[{off}]"
+    return f"{ctype_} {var} = {f'{cast}({word})' if cast else word};"
 
 
 def store(var, c, dst, off):
-    if c == "r":
-        return f"{dst}[{off}] = {var};"
-    if c == "f":
-        return f"{dst}[{off}] = __float_as_uint({var});"
-    return (f"{{ unsigned long long t_ = (unsigned long long)__double_as_longlong({var}); "
-            f"{dst}[{off}] = (unsigned)t_; {dst}[{off + 1}] = (unsigned)(t_ >> 32); }}")
+    """C statement writing register `var` to words dst[off..]."""
+    if c == "d":
+        return (f"{{ unsigned long long t_ = (unsigned long long)__double_as_longlong({var}); "
+                f"{dst}[{off}] = (unsigned)t_; {dst}[{off + 1}] = (unsigned)(t_ >> 32); }}")
+    cast = _WORD_CAST[c][2]
+    return f"{dst}[{off}] = {f'{cast}({var})' if cast else var};"
 
 
 def registers(prefix, operand):

@@ -12,6 +12,7 @@ from .mma import MmaSpec
 
 
 class AmdWmmaSpec(MmaSpec):
+    """A gfx11/gfx12 WMMA or SWMMAC through its clang builtin, one wave per case."""
     kind = "amd"
     catalog_families = ("wmma", "swmmac")
     backend = "hip"

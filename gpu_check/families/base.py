@@ -70,3 +70,16 @@ class Spec:
     def compare(self, check, inp, out, meta, aux):
         """Result of one probe, from its input words and what the kernel wrote."""
         raise NotImplementedError
+
+
+class RegionSpec(Spec):
+    """A warp kernel working in its own slice of shared memory, `region_bytes` per warp."""
+    region_bytes = 0
+
+    @property
+    def region_words(self):
+        return self.region_bytes // 4
+
+    @property
+    def smem_bytes(self):
+        return cuda.WARPS_PER_BLOCK * self.region_bytes

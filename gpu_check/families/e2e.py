@@ -14,7 +14,7 @@ from layoutsim.packing import pack, unpack, words_per_lane
 
 from ..checks.common import MAX_DETAILS, Mismatch, Result, diff_fragment
 from ..codegen import cuda
-from .base import Probe, Spec
+from .base import Probe, RegionSpec
 from .operand_maps import exact_d, small
 
 REGION_BYTES = 4096
@@ -51,11 +51,12 @@ def _moves(instr):
     return out
 
 
-class E2eSpec(Spec):
+class E2eSpec(RegionSpec):
+    """ldmatrix -> mma.sync -> stmatrix through the warp's shared-memory region, for the 16-bit
+    mma.sync forms whose operands ldmatrix/stmatrix move whole."""
     kind = "e2e"
     catalog_families = ("mma",)
-    region_words = REGION_BYTES // 4
-    smem_bytes = cuda.WARPS_PER_BLOCK * REGION_BYTES
+    region_bytes = REGION_BYTES
 
     def __init__(self, instr):
         super().__init__(instr)

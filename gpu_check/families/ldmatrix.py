@@ -10,17 +10,17 @@ import numpy as np
 
 from ..checks.common import Result, diff_fragment
 from ..codegen import cuda
-from .base import Probe, Spec
+from .base import Probe, RegionSpec
 
 REGION_BYTES = 2048          # 128 rows of 16 bytes per warp
 ROWS = REGION_BYTES // 16
 
 
-class LdmatrixSpec(Spec):
+class LdmatrixSpec(RegionSpec):
+    """ldmatrix from a region of unique ids, at row addresses the host chooses."""
     kind = "ldmatrix"
     catalog_families = ("ldmatrix",)
-    region_words = REGION_BYTES // 4
-    smem_bytes = cuda.WARPS_PER_BLOCK * REGION_BYTES
+    region_bytes = REGION_BYTES
 
     def __init__(self, instr):
         super().__init__(instr)

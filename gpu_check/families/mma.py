@@ -13,6 +13,7 @@ from .operand_maps import OperandMapSpec
 
 
 class MmaSpec(OperandMapSpec):
+    """mma.sync with every operand in registers."""
     kind = "mma"
     catalog_families = ("mma",)
     checked_by = ("layouts", "numerics")

@@ -8,15 +8,15 @@ import numpy as np
 
 from ..checks.common import MAX_DETAILS, Mismatch, Result
 from ..codegen import cuda
-from .base import Probe, Spec
+from .base import Probe, RegionSpec
 from .ldmatrix import REGION_BYTES, element_index, row_addresses, row_source
 
 
-class StmatrixSpec(Spec):
+class StmatrixSpec(RegionSpec):
+    """stmatrix of unique ids into a region of sentinels, at row addresses the host chooses."""
     kind = "stmatrix"
     catalog_families = ("stmatrix",)
-    region_words = REGION_BYTES // 4
-    smem_bytes = cuda.WARPS_PER_BLOCK * REGION_BYTES
+    region_bytes = REGION_BYTES
     SENTINEL = 0xFFFF
 
     def __init__(self, instr):

@@ -29,6 +29,7 @@ DEFAULT = (
 
 
 class WgmmaSpec(OperandMapSpec):
+    """wgmma.mma_async with A from registers and B through a no-swizzle K-major descriptor."""
     kind = "wgmma"
     catalog_families = ("wgmma",)
     checked_by = ("layouts", "numerics")

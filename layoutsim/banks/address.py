@@ -224,6 +224,16 @@ def parse_swizzle(text):
 
 
 # ---- tiles ------------------------------------------------------------------------------
+def parse_tile_shape(text):
+    """'64x32' -> (64, 32): a tile's rows and columns in elements (the --tile option)."""
+    t = str(text).lower().replace(" ", "")
+    try:
+        rows, cols = (int(v) for v in t.split("x"))
+    except ValueError:
+        raise LayoutsimError(f"--tile wants ROWSxCOLS in elements, e.g. 64x32, not {text!r}") from None
+    return rows, cols
+
+
 @dataclass(frozen=True)
 class Tile:
     """A rows x cols tile of `dtype` in shared memory, row-major.

@@ -208,32 +208,24 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, ce
     for t in range(k0, k1):
         p = asig[t] * bsig[t]
         if p != 0:
-            sh = aexp[t] + bexp[t] - pmb - q
-            mag = abs(p)
-            if sh >= 0:
-                mag <<= sh
-            elif sh > -63:
-                mag >>= -sh
-            else:
-                mag = 0
-            if p < 0:
-                S -= mag
-            else:
-                S += mag
+            S += _on_grid(p, aexp[t] + bexp[t] - pmb - q)
     if csig != 0:
-        sh = cexp - cmb - q
-        mag = abs(csig)
-        if sh >= 0:
-            mag <<= sh
-        elif sh > -63:
-            mag >>= -sh
-        else:
-            mag = 0
-        if csig < 0:
-            S -= mag
-        else:
-            S += mag
+        S += _on_grid(csig, cexp - cmb - q)
     return _round_pack(S, q, False, cfg)
+
+
+@njit(cache=True, inline="always")
+def _on_grid(v, sh):
+    """A term v * 2**sh put on the block's alignment grid: its magnitude shifted, the bits that
+    fall below the grid dropped (toward zero), its sign kept."""
+    mag = abs(v)
+    if sh >= 0:
+        mag <<= sh
+    elif sh > -63:
+        mag >>= -sh
+    else:
+        mag = 0
+    return -mag if v < 0 else mag
 
 
 @njit(cache=True)
@@ -416,6 +408,20 @@ def _fast_dot(asig, aexe, bsig, bexe, i, j, cbits, cfg, F, sh0):
 
 
 @njit(cache=True, inline="always")
+def _fast_decode_lines(raw, sig, exe, special, eb, mb, fn, ftz):
+    """_fast_decode every element raw[line, t] into sig/exe[line, t]; special[line]: the line
+    holds an element the fast path cannot take."""
+    for i in range(raw.shape[0]):
+        sp = False
+        for t in range(raw.shape[1]):
+            s, e, x = _fast_decode(raw[i, t], eb, mb, fn, ftz)
+            sig[i, t] = s
+            exe[i, t] = e
+            sp = sp | x
+        special[i] = sp
+
+
+@njit(cache=True, inline="always")
 def _fast_decode(bits, eb, mb, fn, ftz):
     """(int32 signed significand, int32 exponent or ZERO_EXP, special?) without branches."""
     bits = np.int32(bits)
@@ -482,22 +488,8 @@ def _chunk(a, b, c, cfg, out, lo, hi):
     g = np.empty((6, K), np.int64)                          # general-path scratch
     for bi in range(lo, hi):
         if fast_ok:
-            for i in range(M):
-                sp = False
-                for t in range(K):
-                    s, e, x = _fast_decode(a[bi, i, t], a_eb, a_mb, a_fn, ftz)
-                    asig[i, t] = s
-                    aexe[i, t] = e
-                    sp = sp | x
-                arow[i] = sp
-            for j in range(N):
-                sp = False
-                for t in range(K):
-                    s, e, x = _fast_decode(b[bi, t, j], b_eb, b_mb, b_fn, ftz)
-                    bsig[j, t] = s
-                    bexe[j, t] = e
-                    sp = sp | x
-                bcol[j] = sp
+            _fast_decode_lines(a[bi], asig, aexe, arow, a_eb, a_mb, a_fn, ftz)        # rows of A
+            _fast_decode_lines(b[bi].T, bsig, bexe, bcol, b_eb, b_mb, b_fn, ftz)      # columns of B
         for i in range(M):
             for j in range(N):
                 cb = np.int64(c[bi, i, j])
