@@ -171,6 +171,11 @@ def _derive(base, arch, title, sources=None, **changes):
 _NO_TF32 = "no tf32 mma on this arch (value unused)"
 _NO_FP8 = "no fp8 mma on this arch (value unused)"
 
+
+def _native_fp8(arch):
+    """Sources of the fp16-path parameters on an arch whose fp8 mma.sync is native."""
+    return {p: f"native fp8 on {arch} (value unused)" for p in ("fp8_f16_split", "fp8_f16_c")}
+
 SM70 = Profile(
     "sm_70", "Volta V100", block_16bit=4, block_tf32=4, block_fp8=4, extra_bits=0,
     emax_floor_f32=-131, emax_floor_f16=-19, fp8_mma_sync="native",
@@ -210,9 +215,7 @@ SM89 = _derive(
         block_fp8="KM AdaTC.m fma=16 for fp8; MMASIM Ada L_max 16 bytes / 1",
         fp8_align_bits="KM AdaTC.m fp8 neab=-10 (23-10 = 13 bits); MMASIM Ada fp8 F=13",
         fp8_f32_bits="MMASIM Ada fp8 rho='RZ-E8M13'",
-        fp8_mma_sync="PTX ISA: e4m3/e5m2 mma.sync introduced with sm_89 (native)",
-        fp8_f16_split="native fp8 on sm_89 (value unused)",
-        fp8_f16_c="native fp8 on sm_89 (value unused)",
+        fp8_mma_sync="PTX ISA: e4m3/e5m2 mma.sync introduced with sm_89 (native)", **_native_fp8("sm_89"),
         emax_floor_f32="MMASIM e_zero Ada -132", emax_floor_f16="MMASIM e_zero Ada -20"))
 
 SM90 = _derive(
@@ -264,9 +267,7 @@ SM120 = _derive(
         block_tf32="MMASIM RTX Blackwell 32 bytes / 4",
         block_fp8="MMASIM RTX Blackwell 32 bytes / 1", fp8_mma_sync="MMASIM: native T-FDPA",
         fp8_align_bits="MMASIM RTX Blackwell fp8: F=25 (no Ada special case)",
-        fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'",
-        fp8_f16_split="native fp8 on sm_120 (value unused)",
-        fp8_f16_c="native fp8 on sm_120 (value unused)",
+        fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'", **_native_fp8("sm_120"),
         emax_floor_f32="MMASIM e_zero -133", emax_floor_f16="MMASIM e_zero -21"))
 
 # gfx11 / gfx12 WMMA: AMD publishes nothing about the arithmetic and no RDNA measurement exists.
