@@ -179,7 +179,7 @@ def phase_rule_text(spec, rules):
         return base
     if spec.width <= 4:
         text = "one phase of 32 lanes"
-        if spec.width < 4 and spec.direction == "st" and rules.subword_st == "address":
+        if rules.by_address(spec):
             text += "; different bytes of one word conflict"
         return text
     base = "two half-warp phases (0-15, 16-31)" if spec.width == 8 else \
