@@ -397,9 +397,9 @@ def fragment_offsets(tile, op, fragment, row=0, col=0, stored="row"):
 
 def block_offsets(tile, op, row=0, col=0):
     """Per-lane offsets of ldmatrix/stmatrix.xN moving N blocks of 8 rows x 16 bytes at
-    (row, col), in the order of the mma.sync A fragment they load (`layoutsim.isa.moves.
-    block_order`): x4 (row, col), (row + 8, col), (row, col + w), (row + 8, col + w), x2 (row,
-    col), (row + 8, col), where w = 16 bytes of elements."""
+    (row, col), in the order of the mma.sync A fragment they load (`isa.moves.block_order`):
+    x4 (row, col), (row + 8, col), (row, col + w), (row + 8, col + w); x2 (row, col),
+    (row + 8, col); w = 16 bytes of elements."""
     return block_offsets_many(tile, op, [(row, col)])[0]
 
 
