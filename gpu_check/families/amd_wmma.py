@@ -23,8 +23,8 @@ class AmdWmmaSpec(MmaSpec):
         self.extra_in = ("IDX",) if "IDX" in instr.operands else ()
         super().__init__(instr)
         self.threads = self.lanes
-        self.mnemonic = instr.options["mnemonic"]
-        self.builtin = instr.options["builtin"]
+        self.mnemonic = instr.mnemonic
+        self.builtin = instr.builtin
         self.gen = archs.generation(instr.archs[0])
         self.wave = instr.threads
         self.offload_arch = archs.compile_target(instr.archs[0])

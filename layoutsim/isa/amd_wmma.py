@@ -247,8 +247,7 @@ def build(mnemonic, gen, wave=32, opsel=0, index_key=0):
            "B": _wmma_operand(gen, "B", fb, (k, n), wave),
            "C": _wmma_operand(gen, "C", fd, (m, n), wave, opsel),
            "D": _wmma_operand(gen, "D", fd, (m, n), wave, opsel, role="output")}
-    # the ISA mnemonic (what a disassembly shows) and the clang builtin that emits it
-    options = {"mnemonic": mnemonic, "builtin": builtins(mnemonic, gen, wave)[0]}
+    options = {}
     if gen == "gfx11" and bits(fd) == 16:
         options["opsel"] = opsel
     if sparse:
@@ -260,7 +259,8 @@ def build(mnemonic, gen, wave=32, opsel=0, index_key=0):
     return Instruction(name=name, family=family, vendor="amd", threads=wave, operands=ops, shape=(m, n, k),
                        archs=ARCHS[gen], aliases=aliases, formats={"a": fa, "b": fb, "c": fd, "d": fd},
                        source=SOURCE[gen], confirmed=CONFIRMED,
-                       notes=_notes(gen, family, d, a, b, wave, k, opsel), options=options)
+                       notes=_notes(gen, family, d, a, b, wave, k, opsel), options=options,
+                       mnemonic=mnemonic, builtin=builtins(mnemonic, gen, wave)[0])
 
 
 def builtins(mnemonic, gen, wave):
