@@ -48,11 +48,6 @@ class Spec:
     def name(self):
         return ident(self.entry if self.named_by_entry else f"{self.kind}_{self.entry}")
 
-    @property
-    def min_target(self):
-        """The oldest compile target that has the instruction."""
-        return archs.compile_target(self.instr.archs[0], self.instr.arch_specific)
-
     def available(self, target):
         return archs.target_runs(target, self.instr.archs, self.instr.arch_specific)
 

@@ -93,14 +93,6 @@ class E2eSpec(RegionSpec):
             return False
         return _moves(instr) is not None
 
-    def _archs_needed(self):
-        """The first arch of the MMA and of every ldmatrix/stmatrix it uses."""
-        return [self.instr.archs[0]] + [mv.archs[0] for mv, _ in self.moves.values()]
-
-    @property
-    def min_target(self):
-        return max(self._archs_needed(), key=archs.NVIDIA.index)
-
     def available(self, target):
         return (archs.target_runs(target, self.instr.archs)
                 and all(archs.target_runs(target, mv.archs) for mv, _ in self.moves.values()))
@@ -200,13 +192,6 @@ class E2eSpec(RegionSpec):
 
     def pack_d(self, d):
         return pack(self.fd, d)
-
-    def unpack_d(self, out):
-        out = np.asarray(out, np.uint32)
-        if self.d_mem:
-            region = np.ascontiguousarray(out.reshape(-1, self.region_words)).view(np.uint16)
-            return region[:, self.mem_index("D", self.M, self.N)].astype(np.uint64)
-        return unpack(self.fd, out.reshape(-1, 32, self.wd))[:, 0]
 
     # the layouts group ----------------------------------------------------------------------
     def probes(self, rng, cases=8):

@@ -36,10 +36,6 @@ class OperandMapSpec(Spec):
     def pack_d(self, d):
         return pack(self.fd, d)
 
-    @property
-    def dims(self):
-        return self.instr.shape
-
     def probes(self, rng, smallint_cases=8):
         return _probes(self, rng, smallint_cases)
 

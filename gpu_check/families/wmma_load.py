@@ -21,7 +21,6 @@ class WmmaLoadSpec:
     cases_per_block = 1
     smem_bytes = 0
     needs = ("wmma",)
-    min_target = "sm_80"
 
     def __init__(self, use, shape, fmt, layout):
         self.use, self.shape, self.fmt, self.layout = use, tuple(shape), fmt, layout
