@@ -14,11 +14,9 @@ import numpy as np
 
 import layoutsim
 
-from . import kernels as K
+from . import families
 
 FORMAT_VERSION = 1
-SPEC_CLASSES = {"mma": K.MmaSpec, "wgmma": K.WgmmaSpec, "ldmatrix": K.LdmatrixSpec,
-                "stmatrix": K.StmatrixSpec, "e2e": K.E2eSpec, "amd": K.AmdWmmaSpec}
 
 
 class StaleRecord(Exception):
@@ -26,7 +24,7 @@ class StaleRecord(Exception):
 
 
 def spec_for(kind, entry):
-    return SPEC_CLASSES[kind](layoutsim.get(entry))
+    return families.spec_class(kind)(layoutsim.get(entry))
 
 
 class LayoutRecorder:
@@ -62,7 +60,7 @@ class LayoutRecorder:
 def load(path):
     """(manifest, records) of a dump, every field checked first (gpu_check.inputs)."""
     from .inputs import load_dump
-    return load_dump(path, tuple(SPEC_CLASSES))
+    return load_dump(path, tuple(families.BY_KIND))
 
 
 def replay(path, only=None):
