@@ -139,7 +139,6 @@ def read_npz(path, what="archive", max_bytes=1 << 30):
     the module docstring); max_bytes bounds the arrays together."""
     import zipfile
 
-    import numpy as np
     from numpy.lib import format as npformat
     _input(path, what)
     out, total = {}, 0

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 from hypothesis import given, strategies as st
 
 from layoutsim.cli import main
