@@ -15,7 +15,6 @@ bank conflicts cost beyond the ideal) with their CUDA source lines; --all lists 
 [{"line","cuda","text","executions","wavefronts","ideal","excess","kind","sass","requests",
 "sectors","note"}],"outputs"}.
 """
-import os
 import shutil
 import subprocess
 import sys
@@ -104,15 +103,17 @@ def _progress():
 
 
 def read_source(path, arch, flags=()):
+    from ..files import read_regular
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise LayoutsimError(f"{path}: no such file")
+    if p.suffix not in (".cu", ".ptx"):
+        raise LayoutsimError(f"{path}: give a .ptx file or a .cu file (compiled with nvcc)")
+    data = read_regular(path, "kernel source")
     if p.suffix == ".cu":
         return compile_cu(p, arch, flags)
-    if p.suffix != ".ptx":
-        raise LayoutsimError(f"{path}: give a .ptx file or a .cu file (compiled with nvcc)")
     try:
-        return p.read_text()
+        return data.decode()
     except UnicodeDecodeError:
         raise LayoutsimError(f"{path}: not a PTX text file") from None
 
@@ -140,11 +141,15 @@ def parse_arg(text, i):
     import numpy as np
     s = str(text)
     if s.endswith(".npy"):
-        if not Path(s).is_file():
+        import io
+
+        from ..files import read_regular
+        if not Path(s).exists():
             raise LayoutsimError(f"--arg {i} {s!r}: no such .npy file")
+        data = read_regular(s, f"--arg {i} array", MAX_ARRAY_BYTES + 4096)
         try:
-            return np.load(s, allow_pickle=False)
-        except ValueError as e:
+            return np.load(io.BytesIO(data), allow_pickle=False)
+        except (ValueError, OSError) as e:
             raise LayoutsimError(f"--arg {i} {s!r}: not a readable .npy array ({e})") from None
     parts = s.split(":")
     if parts[0] in ("zeros", "ones", "arange"):
@@ -199,37 +204,17 @@ def dtype(name, i):
 
 
 def write_outputs(directory, buffers):
-    """Write every array argument's final content to DIR/argN.npy (atomically, keeping modes)."""
+    """Write every array argument's final content to DIR/argN.npy (layoutsim.files.write_atomic:
+    regular files only, atomically, modes kept)."""
     import numpy as np
-    d = Path(directory)
-    if d.exists() and not d.is_dir():
-        raise LayoutsimError(f"--out {directory}: exists and is not a directory")
-    d.mkdir(parents=True, exist_ok=True)
+
+    from ..files import make_dir, write_atomic
+    d = Path(make_dir(directory, "--out folder"))
     paths = []
     for i, b in enumerate(buffers):
         if b is None:
             continue
         path = d / f"arg{i}.npy"
-        if path.exists() and not path.is_file():
-            raise LayoutsimError(f"--out: {path} exists and is not a regular file")
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".arg{i}.", suffix=".npy")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, b, allow_pickle=False)
-            if path.exists():
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            else:
-                os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, lambda f, b=b: np.save(f, b, allow_pickle=False), "output array")
         paths.append(str(path))
     return paths
-
-
-def _umask():
-    m = os.umask(0)
-    os.umask(m)
-    return m

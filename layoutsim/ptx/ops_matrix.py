@@ -2,13 +2,13 @@
 arithmetic) and nvcuda::wmma load/store/mma (wmma.py). Every one is warp-collective
 (.sync.aligned): it runs for whole warps, batched over all warps of all CTAs that execute it.
 
-Registers move through the catalog's FragmentMaps (layoutsim.sim.fragments gather/scatter):
+Registers move through the catalog's FragmentMaps (layoutsim.packing pack/unpack):
 nothing here knows where an element lives.
 """
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..sim.fragments import gather, scatter
+from ..packing import pack, unpack
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
@@ -127,11 +127,11 @@ def _ldmatrix(ins, b, prog):
         idx = flat[..., None] + np.arange(16)
         if st:
             words = _of_warps(read(bt), thr, bt)                         # [nA, 32, regs]
-            data = gather(frag, words).astype("<u2")                     # [nA, count, 8, 8]
+            data = unpack(frag, words).astype("<u2")                     # [nA, count, 8, 8]
             bt.smem[idx.reshape(-1)] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         else:
             data = np.ascontiguousarray(bt.smem[idx]).view("<u2")         # [nA, count, 8, 8]
-            write(bt, scatter(frag, data).reshape(-1, frag.regs), thr.reshape(-1), g)
+            write(bt, pack(frag, data).reshape(-1, frag.regs), thr.reshape(-1), g)
         O = np.zeros((len(w), 32), np.int64)
         M = np.zeros((len(w), 32), bool)
         O[:, lanes.reshape(-1)] = rows.reshape(len(w), -1)
@@ -175,11 +175,11 @@ def _mma_fn(b, ins, regs, frags, compute):
         w, thr = _warps(bt, g)
         if len(w) == 0:
             return
-        A = gather(fa, _of_warps(ra(bt), thr, bt))[:, 0]
-        B = gather(fb, _of_warps(rb(bt), thr, bt))[:, 0]
-        C = gather(fc, _of_warps(rc(bt), thr, bt))[:, 0]
+        A = unpack(fa, _of_warps(ra(bt), thr, bt))[:, 0]
+        B = unpack(fb, _of_warps(rb(bt), thr, bt))[:, 0]
+        C = unpack(fc, _of_warps(rc(bt), thr, bt))[:, 0]
         D = compute(A, B, C)
-        wd(bt, scatter(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+        wd(bt, pack(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
     return fn
 
 
@@ -239,11 +239,11 @@ def _wmma_move(ins, b, prog):
             views, flat, rel = _fast_locate(bt, sp, addrs[sel] - window, thr[sel, 0], esize, ins)
             unit = views[esize]
             if store:
-                mats = gather(frag, _of_warps(rw(bt), thr[sel], bt))[:, 0].astype(raw)    # [n, R, C]
+                mats = unpack(frag, _of_warps(rw(bt), thr[sel], bt))[:, 0].astype(raw)    # [n, R, C]
                 unit[flat // esize] = mats
             else:
                 mats = unit[flat // esize].reshape(-1, 1, R, C)
-                ww(bt, scatter(frag, mats).reshape(-1, frag.regs * frag.reg_bits // 32),
+                ww(bt, pack(frag, mats).reshape(-1, frag.regs * frag.reg_bits // 32),
                    thr[sel].reshape(-1), g)
             _wmma_costs(bt, ins, sp, rel, st[sel], thr[sel], positions, frag, use, layout, shape, typ, verb)
             if bt.race is not None and sp == "shared":

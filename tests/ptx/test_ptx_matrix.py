@@ -64,7 +64,7 @@ def test_mma_int8_tf32_f64():
     args = [a8, b8, c8, np.zeros(128, np.int32), at, bt, ct, np.zeros(128, np.float32),
             a64, b64, c64, np.zeros(64)]
     r = P.run(MAT, "mma_mixed", 1, 32, args)
-    from layoutsim.sim.fragments import gather, scatter
+    from layoutsim.packing import pack, unpack
     for name, (ra, rb, rc), out in (
             ("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", (a8, b8, c8), 3),
             ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", (at, bt, ct), 7),
@@ -73,19 +73,19 @@ def test_mma_int8_tf32_f64():
         mats = {}
         for op, regs in (("A", ra), ("B", rb), ("C", rc)):
             words = np.ascontiguousarray(regs).view(np.uint32).reshape(1, 32, -1)
-            mats[op] = gather(ins.operand(op).fragment, words)[0, 0]
+            mats[op] = unpack(ins.operand(op).fragment, words)[0, 0]
         d = layoutsim.mma(ins, mats["A"], mats["B"], mats["C"], arch="sm_90", raw=True)
-        want = scatter(ins.operand("D").fragment, np.asarray(d)[None, None]).reshape(-1)
+        want = pack(ins.operand("D").fragment, np.asarray(d)[None, None]).reshape(-1)
         got = np.ascontiguousarray(r.buffers[out]).view(np.uint32)
         assert np.array_equal(got, want), name
-    a = gather(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("A").fragment,
+    a = unpack(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("A").fragment,
                a8.reshape(1, 32, 4))[0, 0].view(np.int8).astype(np.int64)
     assert a.shape == (16, 32)       # the integer result is also the plain product:
-    b = gather(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("B").fragment,
+    b = unpack(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("B").fragment,
                b8.reshape(1, 32, 2))[0, 0].view(np.int8).astype(np.int64)
-    c = gather(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("C").fragment,
+    c = unpack(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("C").fragment,
                c8.view(np.uint32).reshape(1, 32, 4))[0, 0].view(np.int32)
-    d = gather(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("D").fragment,
+    d = unpack(layoutsim.get("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32").operand("D").fragment,
                r.buffers[3].view(np.uint32).reshape(1, 32, 4))[0, 0].view(np.int32)
     assert np.array_equal(d, (a @ b + c).astype(np.int32))
 
