@@ -14,26 +14,23 @@ def ptx(name, arch="sm_90"):
     return (path if path.exists() else EXAMPLES / f"{name}.{arch}.ptx").read_text()
 
 
-def edge_u32(rng, n):
-    """Random 32-bit words with the edge values every integer op must get right mixed in."""
-    edges = np.array([0, 1, 2, 3, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE,
-                      0x00FFFFFF, 0x01000000, 0xFF800000, 0x7F, 0x80, 0xFF, 0x8000, 0xFFFF], np.uint32)
-    x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+EDGES = {32: [0, 1, 2, 3, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 0x00FFFFFF,
+              0x01000000, 0xFF800000, 0x7F, 0x80, 0xFF, 0x8000, 0xFFFF],
+         64: [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, 1 << 32, (1 << 32) - 1, (1 << 53) + 1,
+              (1 << 24) + 1]}
+
+
+def edge_words(rng, n, bits=32):
+    """Random words with the edge values every integer op must get right mixed in, and a share
+    of small values."""
+    dt = np.dtype(f"uint{bits}")
+    x = (rng.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2)
+         + rng.integers(0, 2, n).astype(np.uint64)).astype(dt)
+    edges = np.array(EDGES[bits], np.uint64).astype(dt)
     k = min(len(edges), n // 4)
     x[rng.choice(n, k, replace=False)] = edges[:k]
     small = rng.random(n) < 0.25
-    x[small] = rng.integers(0, 1 << 12, small.sum()).astype(np.uint32)
-    return x
-
-
-def edge_u64(rng, n):
-    edges = np.array([0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, 1 << 32, (1 << 32) - 1, (1 << 53) + 1,
-                      (1 << 24) + 1], np.uint64)
-    x = rng.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n).astype(np.uint64)
-    k = min(len(edges), n // 4)
-    x[rng.choice(n, k, replace=False)] = edges[:k]
-    small = rng.random(n) < 0.2
-    x[small] = rng.integers(0, 1 << 20, small.sum()).astype(np.uint64)
+    x[small] = rng.integers(0, 1 << (12 if bits == 32 else 20), small.sum()).astype(dt)
     return x
 
 

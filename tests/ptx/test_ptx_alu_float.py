@@ -4,7 +4,7 @@ packed halves, comparisons, and conversions between floats and integers."""
 import numpy as np
 import pytest
 from ptx_float_cases import CASES, NanInput
-from ptx_kernels import edge_f16, edge_f32, edge_f64, edge_u64, ptx
+from ptx_kernels import edge_f16, edge_f32, edge_f64, edge_words, ptx
 
 import layoutsim.ptx as P
 
@@ -20,7 +20,7 @@ def results():
     u, v = edge_f16(rng, N, bf16=True), edge_f16(rng, N, bf16=True)
     xyz = x.astype(np.uint32) | (y.astype(np.uint32) << np.uint32(16))
     uvw = u.astype(np.uint32) | (v.astype(np.uint32) << np.uint32(16))
-    I = edge_u64(rng, N)
+    I = edge_words(rng, N, 64)
     out = np.zeros(len(CASES) * N, np.uint64)
     r = P.run(ptx("alu_float"), "alu_float", N // 64, 64, [a, b, c, A, B, C, xyz, uvw, I, out, np.int32(N)])
     z, w = np.roll(x, -7), np.roll(u, -7)

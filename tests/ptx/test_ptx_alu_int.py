@@ -4,7 +4,7 @@ random words with the edge values (0, -1, INT_MIN, shift counts past the width, 
 import numpy as np
 import pytest
 from ptx_int_cases import CASES
-from ptx_kernels import edge_u32, edge_u64, ptx
+from ptx_kernels import edge_words, ptx
 
 import layoutsim.ptx as P
 
@@ -14,10 +14,10 @@ N = 256
 @pytest.fixture(scope="module")
 def results():
     rng = np.random.default_rng(20261201)
-    a, b, c = (edge_u32(rng, N) for _ in range(3))
+    a, b, c = (edge_words(rng, N) for _ in range(3))
     s = rng.integers(0, 70, N).astype(np.uint32)
     t = rng.integers(0, 41, N).astype(np.uint32)
-    A, B, C = (edge_u64(rng, N) for _ in range(3))
+    A, B, C = (edge_words(rng, N, 64) for _ in range(3))
     out = np.zeros(len(CASES) * N, np.uint64)
     r = P.run(ptx("alu_int"), "alu_int", N // 64, 64, [a, b, c, s, t, A, B, C, out, np.int32(N)])
     inputs = {"a": a, "b": b, "c": c, "s": s, "t": t, "A": A, "B": B, "C": C}

@@ -3,6 +3,7 @@
 
     python tests/ptx/test_ptx_docs.py --update     # rewrite the outputs in docs/ptx.md
 """
+import contextlib
 import io
 import os
 import re
@@ -18,29 +19,30 @@ PYTHON = re.compile(r"```python\n(.*?)```\n\nOutput:\n\n```\n(.*?)```", re.S)
 SECONDS = re.compile(r"\d+\.\d+ s\b")
 
 
-def run_command(command):
-    from layoutsim.cli import main
-    buf = io.StringIO()
+@contextlib.contextmanager
+def _at_root(buf):
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
         with redirect_stdout(buf):
-            rc = main(shlex.split(command)[1:])
+            yield
     finally:
         os.chdir(cwd)
+
+
+def run_command(command):
+    from layoutsim.cli import main
+    buf = io.StringIO()
+    with _at_root(buf):
+        rc = main(shlex.split(command)[1:])
     assert rc == 0, (command, rc)
     return buf.getvalue()
 
 
 def run_python(code):
     buf = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        with redirect_stdout(buf):
-            exec(compile(code, str(DOC), "exec"), {"__name__": "__docs__"})
-    finally:
-        os.chdir(cwd)
+    with _at_root(buf):
+        exec(compile(code, str(DOC), "exec"), {"__name__": "__docs__"})
     return buf.getvalue()
 
 
