@@ -12,7 +12,7 @@ from .checks import numerics as num
 from .checks.common import Result
 from .record import LayoutRecorder
 
-GROUPS = ("layouts", "numerics", "banks")
+GROUPS = ("layouts", "numerics", "kernels", "banks")
 NUMERIC_ELEMENT_BUDGET = 1 << 20      # D elements per launch for the numerics group
 
 
@@ -207,8 +207,16 @@ class Session:
             release()            # the probe runs in its own process, under ncu
         self._finish_group("banks", bank_checks.run(keep, self.bank_seconds), t0)
 
+    def run_kernels(self):
+        from .kernel_corpus import check as kernel_checks
+        t0 = time.perf_counter()
+        self._finish_group("kernels", kernel_checks.run(self.backend, record=self.record, log=self.log), t0)
+
     def run(self):
-        self.build()
+        if any(g in ("layouts", "numerics") for g in self.groups):     # the others do not use the catalog kernels
+            self.build()
+        else:
+            self.kept, self.module, self.build_stats = [], None, {"target": self.target, "kernels": 0}
         for g in self.groups:
             if self.module is None and g in ("layouts", "numerics"):
                 continue
