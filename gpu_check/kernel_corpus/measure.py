@@ -8,8 +8,8 @@ Steps (a failing step is logged and the others go on):
     cuobjdump -sass keeps its SASS;
  2. every case runs twice per variant in this process (pycuda): the final buffers, and whether
     the two runs agree bit for bit;
- 3. the GPU context is released and every launch runs once more under ncu for the totals
-    (ncu.BASE and what else the GPU offers);
+ 3. the GPU context is released and every launch runs once more under ncu for the totals: the
+    sm_90 launches with ncu.BASE and what else the GPU offers, the other variants with ncu.BASE;
  4. with time left, the sm_90 launches run under ncu's SourceCounters section (per SASS
     instruction: executions, shared wavefronts and their ideal), printed as CSV.
 DIR receives `<case>.h200.npz` (the sm_90 run: what tests/data/kernels/ keeps), a
@@ -231,29 +231,40 @@ def main(argv=None, backend=None):
 
     launches = [{"case": e["name"], "variant": v, "kernel": e["kernel"]} for v in variants for e in manifest
                 if "buffers" in runs.get(e["name"], {}).get(v, {})]
-    metrics, rows, extra = list(N.BASE), None, {}
+    metrics, by_launch, extra = list(N.BASE), {}, {}
     if ncu is None:
         problems.append("ncu not found: no totals")
     else:
         avail, query = N.available_metrics(ncu, log)
         C.write_atomic(out / "raw" / "ncu_query_metrics.txt", query)
         metrics = N.choose_metrics(avail)
+        extra["ncu_commands"] = []
+        # the sm_90 launches with every chosen metric first (what the corpus keeps), then the other
+        # variants with the six base metrics, then per-instruction counters while time is left
+        for part, jobs, ms in (("sm_90", [j for j in launches if j["variant"] == "sm_90"], metrics),
+                               ("others", [j for j in launches if j["variant"] != "sm_90"], list(N.BASE))):
+            left = args.max_seconds - (time.time() - t0)
+            if not jobs:
+                continue
+            if left < 15:
+                problems.append(f"ncu totals of {part} skipped ({left:.0f} s left)")
+                continue
+            rows, probs, text, cmd = N.totals(ncu, args.dir, jobs, cubin_paths, ms, work, left - 10)
+            if ms is metrics and not any(rows) and metrics != list(N.BASE):
+                problems.append(f"ncu with {len(metrics)} metrics gave nothing ({probs[:1]}); retrying with the base six")
+                metrics = ms = list(N.BASE)
+                rows, probs, text, cmd = N.totals(ncu, args.dir, jobs, cubin_paths, ms,
+                                                  work, args.max_seconds - (time.time() - t0) - 10)
+            problems += probs
+            extra["ncu_commands"].append(cmd)
+            C.write_atomic(out / "raw" / f"ncu_totals_{part}.csv", text)
+            by_launch.update({(j["case"], j["variant"]): r for j, r in zip(jobs, rows)})
+            log(f"ncu totals ({part}): {sum(r is not None for r in rows)}/{len(jobs)} launches, {len(ms)} metrics "
+                f"({time.time() - t0:.0f} s)")
         left = args.max_seconds - (time.time() - t0)
-        rows, probs, text, cmd = N.totals(ncu, args.dir, launches, cubin_paths, metrics, work, max(30, left - 20))
-        if rows is not None and not any(rows) and metrics != list(N.BASE):
-            problems.append(f"ncu with {len(metrics)} metrics gave nothing ({probs[:1]}); retrying with the six base metrics")
-            metrics = list(N.BASE)
-            rows, probs, text, cmd = N.totals(ncu, args.dir, launches, cubin_paths, metrics, work,
-                                              max(30, args.max_seconds - (time.time() - t0) - 20))
-        problems += probs
-        extra["ncu_command"] = cmd
-        C.write_atomic(out / "raw" / "ncu_totals.csv", text)
-        log(f"ncu totals: {sum(r is not None for r in rows)}/{len(launches)} launches, {len(metrics)} metrics "
-            f"({time.time() - t0:.0f} s)")
-        left = args.max_seconds - (time.time() - t0)
-        if not args.no_source_counters and left > 40:
+        if not args.no_source_counters and left > 30:
             sm90 = [j for j in launches if j["variant"] == "sm_90"]
-            texts, probs = N.source_counters(ncu, args.dir, sm90, {}, work, left - 10)
+            texts, probs = N.source_counters(ncu, args.dir, sm90, {}, work, left - 5)
             problems += probs
             for name, text in texts.items():
                 C.write_atomic(out / "raw" / name, text)
@@ -261,7 +272,6 @@ def main(argv=None, backend=None):
             log(f"ncu source counters: {', '.join(f'{k} {len(v)} chars' for k, v in texts.items())} ({time.time() - t0:.0f} s)")
         else:
             problems.append(f"source counters skipped ({left:.0f} s left)")
-    by_launch = {(j["case"], j["variant"]): r for j, r in zip(launches, rows or [])}
     doc = record(out, manifest, runs, variants, by_launch, env, metrics, problems, extra)
     shutil.rmtree(work, ignore_errors=True)
     ok = sum("buffers" in c for c in doc["cases"].values())
