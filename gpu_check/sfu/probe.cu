@@ -30,17 +30,19 @@ enum Op { EX2 = 0, RCP, RSQ, LG2, SQRT, SIN, COS, TANH };
 #define NBINS 512
 #define NSAMPLES 32
 
+#define F32(INSTR) asm volatile(INSTR " %0, %1;" : "=f"(r) : "f"(x))
+
 __device__ __forceinline__ float mufu(int op, float x) {
     float r;
     switch (op) {
-    case EX2: asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case RCP: asm volatile("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case RSQ: asm volatile("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case LG2: asm volatile("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case SQRT: asm volatile("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case SIN: asm volatile("sin.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case COS: asm volatile("cos.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    default: asm volatile("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
+    case EX2: F32("ex2.approx.ftz.f32"); break;
+    case RCP: F32("rcp.approx.ftz.f32"); break;
+    case RSQ: F32("rsqrt.approx.ftz.f32"); break;
+    case LG2: F32("lg2.approx.ftz.f32"); break;
+    case SQRT: F32("sqrt.approx.ftz.f32"); break;
+    case SIN: F32("sin.approx.ftz.f32"); break;
+    case COS: F32("cos.approx.ftz.f32"); break;
+    default: F32("tanh.approx.f32"); break;
     }
     return r;
 }
@@ -49,11 +51,11 @@ __device__ __forceinline__ float mufu(int op, float x) {
 __device__ __forceinline__ float ptx_full(int op, float x) {
     float r;
     switch (op) {
-    case EX2: asm volatile("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case RCP: asm volatile("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case RSQ: asm volatile("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    case LG2: asm volatile("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
-    default: asm volatile("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); break;
+    case EX2: F32("ex2.approx.f32"); break;
+    case RCP: F32("rcp.approx.f32"); break;
+    case RSQ: F32("rsqrt.approx.f32"); break;
+    case LG2: F32("lg2.approx.f32"); break;
+    default: F32("sqrt.approx.f32"); break;
     }
     return r;
 }
@@ -210,24 +212,33 @@ __device__ __forceinline__ void keep(uint32_t *samples, unsigned *nsamples, uint
     if (i < NSAMPLES) { samples[3 * i] = a; samples[3 * i + 1] = b; samples[3 * i + 2] = c; }
 }
 
-extern "C" __global__ void check(int op, int hyp, const uint32_t *T0, const uint32_t *T1, unsigned long long *counts,
-                                 uint32_t *samples, unsigned *nsamples, unsigned long long start, unsigned long long n) {
+// Over inputs u = start + j (j < n): count (per bin of u) and sample where the pair (a, b) that
+// `pair(u, j)` gives differs.
+template <typename Pair>
+__device__ void count_mismatches(Pair pair, unsigned long long *counts, uint32_t *samples, unsigned *nsamples,
+                                 unsigned long long start, unsigned long long n) {
     __shared__ unsigned bins[NBINS];
     for (int b = threadIdx.x; b < NBINS; b += blockDim.x) bins[b] = 0;
     __syncthreads();
     Run run;
-    for (unsigned long long i = start + blockIdx.x * blockDim.x + threadIdx.x; i < start + n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        const uint32_t u = (uint32_t)i;
-        const float x = __uint_as_float(u);
-        const uint32_t y = __float_as_uint(mufu(op, x)), p = __float_as_uint(predict(op, hyp, x, T0, T1));
-        if (y != p) {
+    for (unsigned long long j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (unsigned long long)gridDim.x * blockDim.x) {
+        const uint32_t u = (uint32_t)(start + j);
+        const uint2 ab = pair(u, j);
+        if (ab.x != ab.y) {
             run.add(bins, u >> 23);
-            keep(samples, nsamples, u, y, p);
+            keep(samples, nsamples, u, ab.x, ab.y);
         }
     }
     run.done(bins);
     flush(bins, counts);
+}
+
+extern "C" __global__ void check(int op, int hyp, const uint32_t *T0, const uint32_t *T1, unsigned long long *counts,
+                                 uint32_t *samples, unsigned *nsamples, unsigned long long start, unsigned long long n) {
+    count_mismatches([=](uint32_t u, unsigned long long) {
+        const float x = __uint_as_float(u);
+        return make_uint2(__float_as_uint(mufu(op, x)), __float_as_uint(predict(op, hyp, x, T0, T1)));
+    }, counts, samples, nsamples, start, n);
 }
 
 // ---- error against the correctly rounded value -------------------------------------------------------
@@ -298,22 +309,10 @@ extern "C" __global__ void errhist(int op, unsigned long long *hist, unsigned lo
 // ---- the PTX forms without .ftz --------------------------------------------------------------------
 extern "C" __global__ void compose(int op, unsigned long long *counts, uint32_t *samples, unsigned *nsamples,
                                    unsigned long long start, unsigned long long n) {
-    __shared__ unsigned bins[NBINS];
-    for (int b = threadIdx.x; b < NBINS; b += blockDim.x) bins[b] = 0;
-    __syncthreads();
-    Run run;
-    for (unsigned long long i = start + blockIdx.x * blockDim.x + threadIdx.x; i < start + n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        const uint32_t u = (uint32_t)i;
+    count_mismatches([=](uint32_t u, unsigned long long) {
         const float x = __uint_as_float(u);
-        const uint32_t a = __float_as_uint(ptx_full(op, x)), b = __float_as_uint(composed(op, x));
-        if (a != b) {
-            run.add(bins, u >> 23);
-            keep(samples, nsamples, u, a, b);
-        }
-    }
-    run.done(bins);
-    flush(bins, counts);
+        return make_uint2(__float_as_uint(ptx_full(op, x)), __float_as_uint(composed(op, x)));
+    }, counts, samples, nsamples, start, n);
 }
 
 // sin/cos.approx(x) of the module as built; compared in the patched module with MUFU(RZ(x * c)).
@@ -325,20 +324,9 @@ extern "C" __global__ void sincos_dump(int op, float *out, unsigned long long st
 extern "C" __global__ void sincos_compare(int op, float c, const float *built, unsigned long long *counts,
                                           uint32_t *samples, unsigned *nsamples, unsigned long long start,
                                           unsigned long long n) {
-    __shared__ unsigned bins[NBINS];
-    for (int b = threadIdx.x; b < NBINS; b += blockDim.x) bins[b] = 0;
-    __syncthreads();
-    Run run;
-    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {
-        const uint32_t u = (uint32_t)(start + i);
-        const uint32_t a = __float_as_uint(built[i]), b = __float_as_uint(mufu(op, __fmul_rz(__uint_as_float(u), c)));
-        if (a != b) {
-            run.add(bins, u >> 23);
-            keep(samples, nsamples, u, a, b);
-        }
-    }
-    run.done(bins);
-    flush(bins, counts);
+    count_mismatches([=](uint32_t u, unsigned long long j) {
+        return make_uint2(__float_as_uint(built[j]), __float_as_uint(mufu(op, __fmul_rz(__uint_as_float(u), c))));
+    }, counts, samples, nsamples, start, n);
 }
 
 // ---- 16-bit forms ------------------------------------------------------------------------------------
@@ -377,19 +365,7 @@ __device__ __forceinline__ uint32_t op16x2(int op, uint32_t x) {
 
 extern "C" __global__ void check16x2(int op, const uint16_t *T, unsigned long long *counts, uint32_t *samples,
                                      unsigned *nsamples, unsigned long long start, unsigned long long n) {
-    __shared__ unsigned bins[NBINS];
-    for (int b = threadIdx.x; b < NBINS; b += blockDim.x) bins[b] = 0;
-    __syncthreads();
-    Run run;
-    for (unsigned long long i = start + blockIdx.x * blockDim.x + threadIdx.x; i < start + n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        const uint32_t u = (uint32_t)i;
-        const uint32_t y = op16x2(op, u), p = (uint32_t)T[u & 0xffffu] | ((uint32_t)T[u >> 16] << 16);
-        if (y != p) {
-            run.add(bins, u >> 23);
-            keep(samples, nsamples, u, y, p);
-        }
-    }
-    run.done(bins);
-    flush(bins, counts);
+    count_mismatches([=](uint32_t u, unsigned long long) {
+        return make_uint2(op16x2(op, u), (uint32_t)T[u & 0xffffu] | ((uint32_t)T[u >> 16] << 16));
+    }, counts, samples, nsamples, start, n);
 }
