@@ -291,3 +291,54 @@ def test_metric_choice_keeps_the_base_and_only_known_extras():
     assert "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum" in m and "smsp__inst_executed_op_ldsm.sum" in m
     assert not any(x.startswith("dram") for x in m)
     assert N.choose_metrics(None) == list(N.BASE)
+
+
+def test_ncu_totals_through_a_stand_in_ncu(tmp_path):
+    """The command line, plan file and CSV round trip of ncu.totals, with a program standing in for
+    ncu that answers every planned launch (it reads the plan the child would get)."""
+    fake = tmp_path / "ncu"
+    fake.write_text(f"""#!{__import__('sys').executable}
+import json, sys
+sys.path.insert(0, {str(C.DATA.parents[2])!r})
+from gpu_check.bank_probe import ncu_csv
+a = sys.argv[1:]
+assert "--clock-control" in a and a[a.index("--clock-control") + 1] == "none"
+metrics = a[a.index("--metrics") + 1].split(",")
+plan = json.load(open(a[a.index("--plan") + 1]))
+rows = [(j["case"], {{m: 7 * i + k for k, m in enumerate(metrics)}}) for i, j in enumerate(plan["launches"])]
+rows = [(next(e["kernel"] for e in json.load(open(a[a.index("--dir") + 1] + "/manifest.json")) if e["name"] == c), v)
+        for c, v in rows]
+open(a[a.index("--log-file") + 1], "w").write(ncu_csv.synthesize(rows, metrics))
+""")
+    fake.chmod(0o755)
+    manifest = C.load_manifest()[:3]
+    launches = [{"case": e["name"], "variant": "sm_90", "kernel": e["kernel"]} for e in manifest]
+    rows, problems, text, cmd = N.totals(str(fake), C.DATA, launches, {}, list(N.BASE), tmp_path, 60)
+    assert problems == [] and len(rows) == 3
+    assert [r[N.SHARED_LD] for r in rows] == [0, 7, 14] and rows[2][N.SHARED_ST] == 15
+    assert "-m gpu_check.kernel_corpus.launch" in cmd
+
+
+def test_launch_program_runs_the_plan_in_order(tmp_path, monkeypatch, capsys):
+    """launch.py (the program ncu profiles) with a pycuda stand-in: every planned launch, in order."""
+    import sys
+    import types
+    from gpu_check.kernel_corpus import launch
+    drv = FakeDrv()
+    drv.init = lambda: None
+
+    class _Ctx:
+        def pop(self):
+            pass
+
+    drv.Device = lambda i: types.SimpleNamespace(make_context=lambda: _Ctx())
+    pkg = types.ModuleType("pycuda")
+    pkg.driver = drv
+    monkeypatch.setitem(sys.modules, "pycuda", pkg)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
+    plan = tmp_path / "plan.json"
+    jobs = [{"case": "byte_smem", "variant": "sm_80"}, {"case": "warp_reduce", "variant": "sm_90"}]
+    plan.write_text(json.dumps({"launches": jobs, "cubins": {}}))
+    assert launch.main(["--dir", str(C.DATA), "--plan", str(plan)]) == 0
+    assert [x[0] for x in drv.launches] == ["byte_smem", "warp_reduce"]
+    assert capsys.readouterr().out.splitlines() == ["launch 0 byte_smem sm_80: ok", "launch 1 warp_reduce sm_90: ok"]
