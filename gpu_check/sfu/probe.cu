@@ -126,6 +126,7 @@ __device__ float predict(int op, int hyp, float x, const uint32_t *T0, const uin
     case EX2: case SIN: case COS: {
         if (nan) return QNAN;
         if (inf) return op == EX2 ? (neg ? 0.f : x) : QNAN;
+        if (small) x = neg ? -0.f : 0.f;                // ftz: a subnormal input is a zero of its sign
         const int mode = hyp & 15, F = hyp >> 4;
         const long long one = 1ll << F, mask = one - 1;
         if (op == EX2 && fabsf(x) > 4096.f) return neg ? 0.f : __int_as_float(0x7f800000);
