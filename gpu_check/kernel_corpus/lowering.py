@@ -11,10 +11,16 @@ of the rewritten file is checked to be the same instruction sequence as that of 
 committed, so the rewriting changed nothing but the line table. For each kept PTX instruction
 the file lists the SASS instructions ptxas attributed to its line, in program order (a PTX line
 inside a loop ptxas unrolled appears once per copy; instructions predicated @!PT, which never
-execute, are left out), and `rules` sums them per PTX opcode.
-nvdisasm comes from PATH, /usr/local/cuda/bin, or the copy bundled with `pip install triton`.
+execute, are left out), and `rules` sums them per PTX opcode. `sass_sha256` fingerprints the
+code itself (each function's .text bytes), so the file can be checked against another machine's
+ptxas without running this there: the GPU job records the same fingerprint of what ptxas makes on
+the GPU machine (h200.json `ptxas_sass_sha256`, from cuobjdump's listing).
+nvdisasm comes from PATH, /usr/local/cuda/bin, or the copy bundled with `pip install triton`. It
+only reads the line table and names the instructions, so its version is recorded but `--check`
+does not count it as a change (the H200 machine's nvdisasm is 13.0, the bundled one 13.1).
 """
 import argparse
+import hashlib
 import json
 import re
 import shutil
@@ -24,6 +30,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from ..sfu.patch import text_sections
 from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
@@ -34,6 +41,8 @@ _INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
 _SASS = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
 _LINE = re.compile(r'//## File "kernel\.ptx", line (\d+)')
 _FUNC = re.compile(r"^\.text\.(\w+):")
+_LISTING_FUNC = re.compile(r"Function : (\S+)")
+_LISTING_WORD = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
 
 
 def find_nvdisasm():
@@ -97,8 +106,30 @@ def disassemble(cubin, nvdisasm, with_lines):
     return funcs
 
 
+def sass_sha256(cubin):
+    """{function: SHA-256 of its .text section} of a cubin: the SASS exactly as assembled."""
+    return {name[len(".text."):]: hashlib.sha256(cubin[off:off + size]).hexdigest()
+            for name, off, size in text_sections(cubin)}
+
+
+def listing_sha256(listing):
+    """The same fingerprints from a `cuobjdump -sass` listing: every instruction's two 64-bit
+    encoding words, little-endian, in address order (the bytes of the .text section)."""
+    words, cur = {}, None
+    for line in listing.splitlines():
+        m = _LISTING_FUNC.search(line)
+        if m:
+            cur = m.group(1)
+            words[cur] = bytearray()
+            continue
+        if cur is not None:
+            for w in _LISTING_WORD.findall(line):
+                words[cur] += int(w, 16).to_bytes(8, "little")
+    return {f: hashlib.sha256(bytes(b)).hexdigest() for f, b in words.items()}
+
+
 def lower_file(ptx_path, nvdisasm, work):
-    """{entry: [{line, ptx, op, sass: [...]}]} for one PTX file."""
+    """({entry: [{line, ptx, op, sass: [...]}]}, {entry: SASS fingerprint}) for one PTX file."""
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     ptx = Path(ptx_path).read_text()
     lined = Path(work) / "lined.ptx"
@@ -128,7 +159,7 @@ def lower_file(ptx_path, nvdisasm, work):
             if KEEP.match(op):
                 rows.append({"line": line, "ptx": text, "op": op, "sass": by_line[line]})
         out[f] = rows
-    return out
+    return out, sass_sha256(cubins["plain"].read_bytes())
 
 
 _SASS_MEM = re.compile(r"^(LDS|STS|LDSM|STSM|LDG|STG|LD|ST|LDGSTS|ATOMS|ATOMG|ATOM|RED|REDG|MUFU|HMMA|IMMA|LDL|STL)\b")
@@ -158,10 +189,10 @@ def generate(directory=C.DATA, nvdisasm=None):
         raise FileNotFoundError("nvdisasm not found (PATH, /usr/local/cuda/bin, or pip install triton)")
     manifest = C.load_manifest(directory)
     files = sorted({e["ptx"]["sm_90"] for e in manifest})
-    kernels = {}
+    kernels, fingerprints = {}, {}
     with tempfile.TemporaryDirectory(prefix="lowering_") as work:
         for f in files:
-            kernels[f] = lower_file(Path(directory) / f, nvdisasm, work)
+            kernels[f], fingerprints[f] = lower_file(Path(directory) / f, nvdisasm, work)
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     return {"schema": 1, "arch": "sm_90",
             "what": "SASS that ptxas -arch=sm_90 emits for each memory, matrix and special-function PTX instruction "
@@ -171,14 +202,34 @@ def generate(directory=C.DATA, nvdisasm=None):
                        "generator": "python -m gpu_check.kernel_corpus.lowering",
                        "method": "each instruction tagged with its PTX line (.loc), ptxas -lineinfo, nvdisasm -g; "
                                  "SASS sequence checked equal to the untagged build"},
-            "kernels": kernels, "rules": rules(kernels)}
+            "sass_sha256": fingerprints, "kernels": kernels, "rules": rules(kernels)}
+
+
+def differences(old, new, limit=20):
+    """Dotted paths where two lowering documents differ, the disassembler's version aside."""
+    out = []
+
+    def walk(a, b, path):
+        if len(out) >= limit or path == "source.nvdisasm":
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b), key=str):
+                walk(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, f"{path}[{i}]")
+        elif a != b:
+            out.append(path)
+    walk(old, new, "")
+    return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.kernel_corpus.lowering", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file would change")
     ap.add_argument("--nvdisasm", help="the nvdisasm to use")
-    ap.add_argument("--json", action="store_true", help='print {"file": path, "changed": bool} on stdout')
+    ap.add_argument("--json", action="store_true",
+                    help='print {"file": path, "changed": bool, "differences": [dotted paths, at most 20]} on stdout')
     args = ap.parse_args(argv)
     if shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
         print("lowering: ptxas not found on PATH", file=sys.stderr)
@@ -189,12 +240,13 @@ def main(argv=None):
         print(f"lowering: {e}", file=sys.stderr)
         return 2
     text = json.dumps(doc, indent=1) + "\n"
-    changed = not OUT.is_file() or OUT.read_text() != text
+    diff = differences(json.loads(OUT.read_text()), doc) if OUT.is_file() else ["(no file)"]
+    changed = bool(diff)
     if changed and not args.check:
         OUT.parent.mkdir(parents=True, exist_ok=True)
         C.write_atomic(OUT, text)
     if args.json:
-        print(json.dumps({"file": str(OUT), "changed": changed}))
+        print(json.dumps({"file": str(OUT), "changed": changed, "differences": diff}))
     else:
         n = sum(len(rows) for f in doc["kernels"].values() for rows in f.values())
         print(f"{OUT}: {n} PTX instructions in {len(doc['kernels'])} files, {len(doc['rules'])} opcodes"

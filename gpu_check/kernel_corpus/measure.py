@@ -33,6 +33,7 @@ import numpy as np
 from . import corpus as C
 from . import ncu as N
 from .device import VARIANTS, Launcher, module_image
+from .lowering import listing_sha256
 
 
 def log(msg):
@@ -210,6 +211,8 @@ def main(argv=None, backend=None):
     cubin_paths, sass = assemble(args.dir, manifest, work, problems) if "ptxas_sm_90" in variants else ({}, {})
     for stem, text in sass.items():
         C.write_atomic(out / "sass" / f"{stem}.ptxas_sm_90.sass", text)
+    # what this machine's ptxas makes, fingerprinted as lowering_sm90.json's sass_sha256 is
+    extra = {"ptxas_sass_sha256": {C.ptx_file(stem, "sm_90"): listing_sha256(text) for stem, text in sass.items()}}
     log(f"ptxas: {len(cubin_paths)} cubins ({time.time() - t0:.0f} s)")
     if "ptxas_sm_90" in variants and not cubin_paths:
         variants.remove("ptxas_sm_90")
@@ -231,7 +234,7 @@ def main(argv=None, backend=None):
 
     launches = [{"case": e["name"], "variant": v, "kernel": e["kernel"]} for v in variants for e in manifest
                 if "buffers" in runs.get(e["name"], {}).get(v, {})]
-    metrics, by_launch, extra = list(N.BASE), {}, {}
+    metrics, by_launch = list(N.BASE), {}
     if ncu is None:
         problems.append("ncu not found: no totals")
     else:

@@ -27,6 +27,30 @@ def test_corpus_is_complete_and_within_bounds():
     assert [e["name"] for e in manifest] == [c.name for c in cases.CASES]
 
 
+def test_the_h200_run_is_committed_for_every_case():
+    """The measured record (GPU job of 2026-12-01 on the H200): every case's final buffers in the
+    manifest's dtypes and shapes, its ncu shared wavefront totals, and where it ran. Missing data is
+    a failure, not a skip."""
+    doc = json.loads((C.DATA / "h200.json").read_text())
+    env = doc["environment"]
+    assert env["gpu"] == "NVIDIA H200" and env["arch"] == "sm_90"
+    assert env["driver"] and env["cuda_driver_api"] and env["date"].startswith("2026-")
+    assert doc["problems"] == []
+    for e in C.load_manifest():
+        case = doc["cases"][e["name"]]
+        assert case["buffers"] == C.h200_file(e["name"]) and case["deterministic"], e["name"]
+        for k in (N.SHARED_LD, N.SHARED_ST):
+            assert isinstance(case["ncu"][k], int), (e["name"], k)
+        # the same buffers from the sm_80 PTX JIT'd for sm_90 and from a ptxas -arch=sm_90 cubin
+        assert all(v["same_buffers_as_sm_90"] for v in case["variants"].values()), e["name"]
+        out = C.load_arrays(C.DATA / C.h200_file(e["name"]), e)
+        for a, before, after in zip(e["args"], C.load_inputs(e), out):
+            if a["kind"] == "array" and a["role"] == "in":          # read-only arguments came back as sent
+                assert before.tobytes() == after.tobytes(), e["name"]
+            if a["kind"] == "array" and a["role"] != "in":          # outputs were written (filled with 0xCD before)
+                assert before.tobytes() != after.tobytes(), e["name"]
+
+
 def test_manifest_entries_follow_the_contract():
     keys = {"name", "source", "ptx", "kernel", "grid", "block", "shared_bytes", "args", "nvcc", "what"}
     for e, c in zip(C.load_manifest(), cases.CASES):

@@ -67,3 +67,31 @@ def test_generator_reproduces_the_committed_file():
         pytest.skip("nvdisasm not installed (pip install triton bundles one)")
     doc = L.generate(nvdisasm=nvdisasm)
     assert doc["kernels"] == DOC["kernels"] and doc["rules"] == DOC["rules"]
+
+
+def test_the_lowering_describes_the_sass_the_h200_machines_ptxas_makes():
+    """h200.json's ptxas_sass_sha256: each function's SASS bytes as ptxas 13.0 assembled them on the
+    H200 machine (GPU job of 2026-12-01, from cuobjdump's listing). The lowering file was generated
+    from byte-identical SASS, so its line-by-line data holds for that machine."""
+    h200 = json.loads((C.DATA / "h200.json").read_text())
+    assert DOC["sass_sha256"] == h200["ptxas_sass_sha256"]
+    assert set(DOC["sass_sha256"]) == set(DOC["kernels"])
+
+
+def test_fingerprints_of_a_listing_and_of_the_cubin_agree():
+    """listing_sha256 (cuobjdump text, what the GPU job keeps) and sass_sha256 (cubin bytes) are
+    the same fingerprint: two 16-byte instructions, written both ways."""
+    import hashlib
+    import struct
+    words = [0x00000A00FF017B82, 0x000FE20000000800, 0x0000000000007919, 0x000E2E0000002500]
+    listing = "\n".join(["\t\tFunction : k", *(f"        /*{16 * i:04x}*/  X ;  /* {words[2 * i]:#018x} */\n"
+                                                  f"                   /* {words[2 * i + 1]:#018x} */" for i in range(2))])
+    code = b"".join(struct.pack("<Q", w) for w in words)
+    assert L.listing_sha256(listing) == {"k": hashlib.sha256(code).hexdigest()}
+
+
+def test_check_ignores_only_the_disassembler_version():
+    old = {"source": {"ptxas": "13.0", "nvdisasm": "13.1"}, "kernels": {"a.ptx": {"k": [{"sass": ["LDS"]}]}}}
+    new = {"source": {"ptxas": "13.0", "nvdisasm": "13.0"}, "kernels": {"a.ptx": {"k": [{"sass": ["LDS.64"]}]}}}
+    assert L.differences(old, new) == ["kernels.a.ptx.k[0].sass[0]"]
+    assert L.differences(old, dict(new, kernels=old["kernels"])) == []
