@@ -6,6 +6,7 @@ probe.cu    the kernels: tables of MUFU on canonical inputs, hypothesis checks o
             inputs (mismatch counts per sign+exponent bin), error against the correctly rounded
             value, the PTX forms without .ftz against their SASS sequences, the 16-bit forms
 patch.py    the cubin patch that makes sin/cos.approx reach MUFU.SIN/COS with any input
-tables.py   exact, compact storage of a measured table (reference + error, compressed)
+commit.py   the measured result -> layoutsim/numerics/data/sfu_sm90/ (what layoutsim.numerics.sfu reads)
+(the table codec is layoutsim/numerics/sfu_tables.py)
 measure.py  the driver: what runs, in which order, within a time budget; DIR/sfu.json + tables
 """

@@ -7,7 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_check.sfu import measure as M, tables as TB
+from gpu_check.sfu import measure as M
+from layoutsim.numerics import sfu_tables as TB
 from gpu_check.sfu.patch import ONE, TWO_PI_INV, patch_sincos, text_sections
 
 from gpucheck_helpers import need_nvcc
@@ -113,3 +114,19 @@ def test_bad_ops_is_one_line_exit_2(tmp_path, capsys):
     assert M.main(["--out", str(tmp_path), "--dry-run", "--ops", "exp"]) == 2
     err = capsys.readouterr().err
     assert "unknown 'exp'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_commit_takes_only_a_gpu_measurement_with_the_tables_layoutsim_reads(tmp_path, capsys):
+    from gpu_check.sfu import commit
+    out = tmp_path / "sfu"
+    assert M.main(["--out", str(out), "--dry-run", "--ops", "ex2"]) == 0
+    assert commit.main([str(out), "--check"]) == 2
+    assert "--dry-run result" in capsys.readouterr().err
+    doc = json.loads((out / "sfu.json").read_text())
+    doc["environment"]["dry_run"] = False                  # the stand-in's ex2 tables have 20 fraction bits
+    (out / "sfu.json").write_text(json.dumps(doc))
+    assert commit.main([str(out), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "table ex2.T0_F23 was not kept" in err and len(err.strip().splitlines()) == 1
+    assert commit.main([str(tmp_path / "nothing"), "--check"]) == 2
+    assert "has no sfu.json" in capsys.readouterr().err

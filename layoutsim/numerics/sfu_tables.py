@@ -1,4 +1,5 @@
-"""Exact, compact storage of a measured table of f32 results (raw uint32 bits).
+"""Exact, compact storage of a measured table of f32 results (raw uint32 bits): how the MUFU
+tables of layoutsim.numerics.sfu are kept (data/sfu_sm90/) and how gpu_check/sfu measures them.
 
 A table T is stored against a reference R of the same length (the correctly rounded values,
 computed at measurement time): R as its first ordered integer and the differences of the next
@@ -20,8 +21,9 @@ def ordered(bits):
 
 
 def unordered(v):
-    v = np.asarray(v, np.int64)
-    return np.where(v < 0, (-v - 1) | 0x80000000, v).astype(np.uint32)
+    v = np.ascontiguousarray(v).astype(np.int32)       # ordered values of f32 bits fit int32
+    u = v.view(np.uint32)
+    return np.where(v < 0, ~u | np.uint32(0x80000000), u)          # ~u is -v - 1 for v < 0
 
 
 def _narrow(a):
@@ -56,11 +58,15 @@ def encode(table, reference):
 
 
 def decode(meta, blobs):
-    ref_diff = np.frombuffer(bz2.decompress(blobs["ref"]), meta["ref_dtype"]).astype(np.int64)
-    err = np.frombuffer(bz2.decompress(blobs["err"]), meta["err_dtype"]).astype(np.int64)
+    ref_diff = np.frombuffer(bz2.decompress(blobs["ref"]), meta["ref_dtype"])
+    err = np.frombuffer(bz2.decompress(blobs["err"]), meta["err_dtype"])
     if ref_diff.size != meta["n"] or err.size != meta["n"]:
         raise ValueError(f"stored table has {ref_diff.size}/{err.size} entries, expected {meta['n']}")
-    t = unordered(meta["ref_first"] + np.cumsum(ref_diff) + err)
+    # in int32, wrapping: every partial sum mod 2^32 is right, and every final value fits int32
+    v = np.cumsum(ref_diff, dtype=np.int32)
+    v += np.int32(meta["ref_first"])
+    v += err
+    t = unordered(v)
     if sha256(t) != meta["sha256"]:
         raise ValueError("decoded table does not match its recorded SHA-256")
     return t
