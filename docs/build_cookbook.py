@@ -370,6 +370,7 @@ PYTHON_API = [
                                                                "XorSwizzle", "parse_swizzle", "fragment_offsets",
                                                                "block_offsets", "fill_offsets"]),
     ("Tensor-core arithmetic", "layoutsim", ["mma"]),
+    ("Approximate math (the H200's MUFU)", "layoutsim.numerics.sfu", ["evaluate", "model", "info", "names"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),
     ("Bank pictures", "layoutsim.render.banks", ["Access", "access_scene", "tile_scene"]),

@@ -180,3 +180,14 @@ def test_api_shapes_models_and_errors():
     with pytest.raises(LayoutsimError, match=r"no model of 'ex3.approx.f32'; modelled: cos.approx.f32"):
         sfu.evaluate("ex3.approx.f32", x)
     assert len(sfu.names()) == 23
+
+
+def test_the_docs_example_runs():
+    """docs/numerics.md, 'Approximate math': its Python block runs as written (it asserts)."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "numerics.md").read_text()
+    section = text.split("## Approximate math", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/numerics.md", "exec"), {})
