@@ -386,6 +386,7 @@ PYTHON_API = [
                                                                "XorSwizzle", "parse_swizzle", "fragment_offsets",
                                                                "block_offsets", "fill_offsets"]),
     ("Tensor-core arithmetic", "layoutsim", ["mma"]),
+    ("Approximate math (the H200's MUFU)", "layoutsim.numerics.sfu", ["evaluate", "model", "info", "names"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Running kernels", "layoutsim.ptx", ["run", "Run", "InstructionStats", "PtxFault"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),

@@ -105,7 +105,10 @@ class Session:
 
     # ---- groups ------------------------------------------------------------------------
     def run(self):
-        self.build()
+        if any(checks.group(g).NEEDS_KERNELS for g in self.groups):
+            self.build()
+        else:                         # no selected group uses the catalog kernels: build nothing
+            self.kept, self.module, self.build_stats = [], None, {"target": self.target, "kernels": 0}
         for g in self.groups:
             mod = checks.group(g)
             if self.module is None and mod.NEEDS_KERNELS:

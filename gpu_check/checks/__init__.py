@@ -17,6 +17,7 @@ import importlib
 GROUPS = {
     "layouts": "gpu_check.checks.layouts",     # registers and memory against the catalog
     "numerics": "gpu_check.checks.numerics",   # result bits against layoutsim.mma
+    "kernels": "gpu_check.kernel_corpus.group",  # whole kernels (PTX) against layoutsim.ptx
     "banks": "gpu_check.checks.banks",         # ncu wavefronts against the bank model
 }
 

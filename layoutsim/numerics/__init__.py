@@ -6,7 +6,9 @@
 Modules: profiles (arch parameters with sources), plan (instruction + profile -> kernel
 parameters), kernel (numba block-FMA; imported on first use; cfg, lanes, bitcast, f64_kernel), api
 (`mma`), sparse (SWMMAC's 2:4 sparse A), cases (test-case
-generator for the GPU run), corpus (measured results: format, load, save, replay).
+generator for the GPU run), corpus (measured results: format, load, save, replay), sfu (the
+approximate-math instructions, ex2/rcp/rsqrt/sqrt/lg2/sin/cos/tanh.approx, as the H200 computes
+them; its tables in data/sfu_sm90, codec sfu_tables).
 Importing this package imports neither numpy nor numba.
 """
 

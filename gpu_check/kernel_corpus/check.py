@@ -1,0 +1,151 @@
+"""gpu-check group `kernels`: run the kernel corpus on the GPU and compare, bit for bit.
+
+Every case's sm_90 PTX is JIT-compiled by the driver and launched on its stored inputs
+(measure.run_plain). Each case gives up to three results:
+  model     every final buffer against `layoutsim.ptx.run` on the same PTX and inputs, and the
+            launch's shared wavefront totals against ncu's (when the executor is in this checkout)
+  recorded  every final buffer against the committed H200 run (<case>.h200.npz), and the ncu
+            totals against h200.json's: the GPU, driver or JIT changed if these differ
+  ncu       (only with ncu) the launches under Nsight Compute; a missing value is an error
+With --record DIR the run is written to DIR/kernels/ the way tests/data/kernels/ keeps it.
+"""
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..checks.common import MAX_DETAILS, Mismatch, Result
+from . import corpus as C
+from . import measure as M
+from . import ncu as N
+
+FMT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "s8", "uint8": "u8", "int32": "s32",
+       "uint32": "b32"}
+
+
+def _where(name, i, shape, flat):
+    idx = np.unravel_index(int(flat), shape) if shape else ()
+    return f"{name} arg{i}[{']['.join(map(str, idx))}]"
+
+
+def diff_buffers(entry, expected, got, check):
+    """One Result: every element of every array argument, compared as raw bits."""
+    r = Result("kernels", entry["name"], check, cases=1)
+    for i, (a, e, g) in enumerate(zip(entry["args"], expected, got)):
+        if a["kind"] != "array":
+            continue
+        raw = np.dtype(f"u{e.dtype.itemsize}")
+        ev, gv = np.ascontiguousarray(e).view(raw).reshape(-1), np.ascontiguousarray(g).view(raw).reshape(-1)
+        bad = np.flatnonzero(ev != gv)
+        r.compared += ev.size
+        r.mismatches += bad.size
+        for k in bad[:MAX_DETAILS - len(r.details)]:
+            r.details.append(Mismatch(0, _where(entry["name"], i, a["shape"], k), FMT.get(a["dtype"], "b32"),
+                                      int(ev[k]), int(gv[k])))
+    return r.finish()
+
+
+def diff_totals(name, expected, got, check, keys=(N.SHARED_LD, N.SHARED_ST)):
+    r = Result("kernels", name, check, cases=1)
+    for k in keys:
+        if expected.get(k) is None or got.get(k) is None:
+            continue
+        r.compared += 1
+        if int(expected[k]) != int(got[k]):
+            r.mismatches += 1
+            r.details.append(Mismatch(0, f"{name}: {k}", "s32", int(expected[k]), int(got[k])))
+    return r.finish()
+
+
+def model_runner():
+    """layoutsim.ptx.run, or None when the executor is not in this checkout."""
+    try:
+        from layoutsim.ptx import run
+    except ImportError:
+        return None
+    return run
+
+
+def _model_check(run, entry, directory, got):
+    ptx = (Path(directory) / entry["ptx"]["sm_90"]).read_text()
+    args = C.launch_args(entry, C.load_inputs(entry, directory))
+    res = run(ptx, entry["kernel"], tuple(entry["grid"]), tuple(entry["block"]), args, arch="sm_90",
+              shared_bytes=entry["shared_bytes"])
+    expected = [b if a["kind"] == "array" else None for a, b in zip(entry["args"], res.buffers)]
+    return diff_buffers(entry, expected, got, "model"), res.shared_wavefronts
+
+
+def run(backend, directory=C.DATA, record=None, log=print, use_ncu=True):
+    problems = C.validate(directory)
+    if problems:
+        return [Result("kernels", "kernel corpus", "files", status="error", note=problems[0])]
+    drv = getattr(backend, "drv", None)
+    if drv is None:
+        return [Result("kernels", "kernel corpus", "launch", status="skip",
+                       note="this backend cannot launch PTX kernels (the corpus needs pycuda)")]
+    manifest = C.load_manifest(directory)
+    problems = []
+    runs = M.run_plain(drv, directory, manifest, ["sm_90"], {}, problems, log=lambda s: None)
+    committed = _committed(directory)
+    model = model_runner()
+    results, model_waves = [], {}
+    for e in manifest:
+        r = runs.get(e["name"], {}).get("sm_90", {})
+        if "buffers" not in r:
+            results.append(Result("kernels", e["name"], "launch", status="error", note=r.get("error", "not run")))
+            continue
+        ref = Path(directory) / C.h200_file(e["name"])
+        if ref.is_file():
+            results.append(diff_buffers(e, C.load_arrays(ref, e), r["buffers"], "recorded"))
+        if model is not None:
+            try:
+                res, model_waves[e["name"]] = _model_check(model, e, directory, r["buffers"])
+                results.append(res)
+            except Exception as err:   # noqa: BLE001 - the model failed on this case: reported
+                results.append(Result("kernels", e["name"], "model", status="error", note=f"layoutsim.ptx: {err}"))
+    if model is None:
+        results.append(Result("kernels", "layoutsim.ptx", "model", status="skip",
+                              note="layoutsim.ptx is not in this checkout: buffers compared with the recorded run only"))
+    rows = _ncu(backend, directory, manifest, runs, use_ncu, results, committed, model_waves)
+    if record:
+        out = Path(record) / "kernels"
+        out.mkdir(parents=True, exist_ok=True)
+        env = dict(backend.environment(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        M.record(out, manifest, runs, ["sm_90"], {(c, "sm_90"): v for c, v in (rows or {}).items()}, env,
+                 list(N.BASE), problems, {})
+    return results
+
+
+def _committed(directory):
+    p = Path(directory) / "h200.json"
+    return json.loads(p.read_text())["cases"] if p.is_file() else {}
+
+
+def _ncu(backend, directory, manifest, runs, use_ncu, results, committed, model_waves):
+    ncu = N.ncu_path() if use_ncu else None
+    if ncu is None:
+        results.append(Result("kernels", "ncu totals", "ncu", status="skip",
+                              note="ncu (Nsight Compute) not found: wavefront totals not measured"))
+        return None
+    release = getattr(backend, "release", None)
+    if release:
+        release()                     # the launches run again in a child process, under ncu
+    launches = [{"case": e["name"], "variant": "sm_90", "kernel": e["kernel"]} for e in manifest
+                if "buffers" in runs.get(e["name"], {}).get("sm_90", {})]
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="kernels_ncu_") as work:
+        rows, problems, _, _ = N.totals(ncu, directory, launches, {}, list(N.BASE), work, 600)
+    by_case = {j["case"]: row for j, row in zip(launches, rows)}
+    for p in problems:
+        results.append(Result("kernels", "ncu totals", "ncu", status="error", note=p))
+    for e in manifest:
+        got = by_case.get(e["name"])
+        if got is None:
+            continue
+        if committed.get(e["name"], {}).get("ncu"):
+            results.append(diff_totals(e["name"], committed[e["name"]]["ncu"], got, "recorded-ncu", N.BASE))
+        if e["name"] in model_waves:
+            w = model_waves[e["name"]]
+            results.append(diff_totals(e["name"], {N.SHARED_LD: w["ld"], N.SHARED_ST: w["st"]}, got, "model-ncu"))
+    return by_case

@@ -1,0 +1,171 @@
+"""Reading and writing the corpus directory (tests/data/kernels/): manifest, PTX, inputs, outputs.
+
+manifest.json is a list with one entry per case (the contract in the module docstring of
+gpu_check.kernel_corpus). Arrays are stored in .npz files as `arg<i>` in their own dtype, except
+bfloat16, which numpy cannot name: it is stored as its raw uint16 bits (the manifest's arg entry
+says `"stored_as": "uint16"`) and `load_arrays` gives it back as ml_dtypes.bfloat16.
+"""
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .cases import ARCHS, NVCC_FLAGS, numpy_dtype
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "kernels"
+MANIFEST = "manifest.json"
+# nvcc writes the source file's absolute path into the PTX (.file and a debug-string hash), so the
+# corpus is compiled in this fixed directory: the same PTX on every machine with the same nvcc.
+BUILD_DIR = "/tmp/layoutsim-kernels"
+MAX_CASE_BYTES = 1 << 20          # arrays of one case (inputs + outputs), as the contract asks
+MAX_CORPUS_BYTES = 4 << 20        # every file of the corpus
+
+
+def ptx_file(stem, arch):
+    return f"{stem}.{arch}.ptx"
+
+
+def nvcc_command(stem, arch):
+    return f"cd {BUILD_DIR} && nvcc {' '.join(NVCC_FLAGS)} -arch={arch} -o {ptx_file(stem, arch)} {stem}.cu"
+
+
+def inputs_file(name):
+    return f"{name}.inputs.npz"
+
+
+def h200_file(name):
+    return f"{name}.h200.npz"
+
+
+def arg_entry(arg):
+    if not arg.is_array:
+        value = float(arg.value) if arg.dtype.startswith("float") else int(arg.value)
+        return {"kind": "scalar", "dtype": arg.dtype, "value": value}
+    e = {"kind": "array", "dtype": arg.dtype, "shape": list(arg.shape), "role": arg.role}
+    if arg.dtype == "bfloat16":
+        e["stored_as"] = "uint16"
+    return e
+
+
+def manifest_entry(case, nvcc_version):
+    return {"name": case.name, "source": case.source,
+            "ptx": {a: ptx_file(case.stem, a) for a in ARCHS},
+            "kernel": case.entry, "grid": list(case.grid), "block": list(case.block),
+            "shared_bytes": case.shared_bytes, "args": [arg_entry(a) for a in case.args],
+            "nvcc": nvcc_command(case.stem, "sm_90"), "nvcc_sm_80": nvcc_command(case.stem, "sm_80"),
+            "nvcc_version": nvcc_version, "inputs": inputs_file(case.name), "what": case.what}
+
+
+# ---- files -------------------------------------------------------------------------------------
+def write_atomic(path, data, mode=0o644):
+    """Write bytes/str to a temporary file beside `path`, then rename it over `path` (a regular
+    file; an existing file keeps its mode)."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path} exists and is not a regular file")
+    keep = path.stat().st_mode & 0o777 if path.exists() else mode
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, keep)
+    os.replace(tmp, path)
+    return path
+
+
+def _storable(a):
+    return a.view(np.uint16) if a.dtype.name == "bfloat16" else a
+
+
+def npz_bytes(arrays):
+    """A compressed .npz of {key: array} with fixed zip timestamps (the same bytes every time)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for key in sorted(arrays):
+            b = io.BytesIO()
+            np.lib.format.write_array(b, np.ascontiguousarray(_storable(arrays[key])), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, b.getvalue())
+    return buf.getvalue()
+
+
+def load_manifest(directory=DATA):
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: build the corpus with python -m gpu_check.kernel_corpus.build")
+    return json.loads(path.read_text())
+
+
+def load_arrays(path, entry):
+    """[array or None per argument] from an .npz of arg<i> keys, with the manifest's dtypes."""
+    out = []
+    with np.load(path, allow_pickle=False) as z:
+        for i, a in enumerate(entry["args"]):
+            if a["kind"] != "array":
+                out.append(None)
+                continue
+            key = f"arg{i}"
+            if key not in z.files:
+                raise ValueError(f"{path}: no {key} (argument {i} of {entry['name']})")
+            v = z[key]
+            want = numpy_dtype(a["dtype"])
+            if a.get("stored_as"):
+                v = v.view(want)
+            if v.dtype != want or list(v.shape) != a["shape"]:
+                raise ValueError(f"{path}: {key} is {v.dtype}{list(v.shape)}, the manifest says {a['dtype']}{a['shape']}")
+            out.append(v)
+    return out
+
+
+def load_inputs(entry, directory=DATA):
+    return load_arrays(Path(directory) / entry["inputs"], entry)
+
+
+def launch_args(entry, arrays):
+    """The argument list `layoutsim.ptx.run` and the GPU take: arrays (copies), numpy scalars."""
+    out = []
+    for a, v in zip(entry["args"], arrays):
+        out.append(np.array(v, copy=True) if a["kind"] == "array" else numpy_dtype(a["dtype"]).type(a["value"]))
+    return out
+
+
+def array_bytes(entry):
+    return sum(int(np.prod(a["shape"])) * numpy_dtype(a["dtype"]).itemsize
+               for a in entry["args"] if a["kind"] == "array")
+
+
+def validate(directory=DATA):
+    """Problems with the corpus directory (an empty list when it is complete and within bounds)."""
+    directory = Path(directory)
+    problems = []
+    try:
+        manifest = load_manifest(directory)
+    except (FileNotFoundError, ValueError) as e:
+        return [str(e)]
+    names = [e["name"] for e in manifest]
+    if len(set(names)) != len(names):
+        problems.append("duplicate case names in manifest.json")
+    for e in manifest:
+        for f in [e["source"], e["inputs"], *e["ptx"].values()]:
+            if not (directory / f).is_file():
+                problems.append(f"{e['name']}: {f} is missing")
+        for arch, f in e["ptx"].items():
+            p = directory / f
+            if p.is_file() and f".entry {e['kernel']}(" not in p.read_text():
+                problems.append(f"{e['name']}: {f} has no .entry {e['kernel']}")
+        if (directory / e["inputs"]).is_file():
+            try:
+                load_inputs(e, directory)
+            except ValueError as err:
+                problems.append(str(err))
+        if array_bytes(e) > MAX_CASE_BYTES:
+            problems.append(f"{e['name']}: {array_bytes(e)} bytes of arrays (at most {MAX_CASE_BYTES})")
+    total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
+    if total > MAX_CORPUS_BYTES:
+        problems.append(f"the corpus holds {total} bytes (at most {MAX_CORPUS_BYTES})")
+    return problems

@@ -1,0 +1,368 @@
+"""The kernel corpus (tests/data/kernels) and the gpu-check group `kernels`, without a GPU.
+
+The corpus files are checked against the contract (gpu_check/kernel_corpus/__init__.py) and,
+where nvcc is installed, against a fresh build (the PTX must be byte-identical). The GPU side
+runs on a pycuda stand-in (FakeDrv) whose kernels XOR every byte of every buffer with 0x5A:
+that tests the plumbing (allocation, copies, recording, comparing), not any kernel.
+"""
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from gpu_check.bank_probe import ncu_csv
+from gpu_check.kernel_corpus import build, cases, check, corpus as C, measure, ncu as N
+from gpu_check.run import Session
+
+from fakegpu import FakeBackend
+from gpucheck_helpers import need_nvcc
+
+
+# ---- the corpus files --------------------------------------------------------------------------
+def test_corpus_is_complete_and_within_bounds():
+    assert C.validate() == []
+    manifest = C.load_manifest()
+    assert len(manifest) >= 15                                   # issue 10: at least 15 kernels
+    assert [e["name"] for e in manifest] == [c.name for c in cases.CASES]
+
+
+def test_the_h200_run_is_committed_for_every_case():
+    """The measured record (GPU job of 2026-12-01 on the H200): every case's final buffers in the
+    manifest's dtypes and shapes, its ncu shared wavefront totals, and where it ran. Missing data is
+    a failure, not a skip."""
+    doc = json.loads((C.DATA / "h200.json").read_text())
+    env = doc["environment"]
+    assert env["gpu"] == "NVIDIA H200" and env["arch"] == "sm_90"
+    assert env["driver"] and env["cuda_driver_api"] and env["date"].startswith("2026-")
+    assert doc["problems"] == []
+    for e in C.load_manifest():
+        case = doc["cases"][e["name"]]
+        assert case["buffers"] == C.h200_file(e["name"]) and case["deterministic"], e["name"]
+        for k in (N.SHARED_LD, N.SHARED_ST):
+            assert isinstance(case["ncu"][k], int), (e["name"], k)
+        # the same buffers from the sm_80 PTX JIT'd for sm_90 and from a ptxas -arch=sm_90 cubin
+        assert all(v["same_buffers_as_sm_90"] for v in case["variants"].values()), e["name"]
+        out = C.load_arrays(C.DATA / C.h200_file(e["name"]), e)
+        for a, before, after in zip(e["args"], C.load_inputs(e), out):
+            if a["kind"] == "array" and a["role"] == "in":          # read-only arguments came back as sent
+                assert before.tobytes() == after.tobytes(), e["name"]
+            if a["kind"] == "array" and a["role"] != "in":          # outputs were written (filled with 0xCD before)
+                assert before.tobytes() != after.tobytes(), e["name"]
+
+
+def test_manifest_entries_follow_the_contract():
+    keys = {"name", "source", "ptx", "kernel", "grid", "block", "shared_bytes", "args", "nvcc", "what"}
+    for e, c in zip(C.load_manifest(), cases.CASES):
+        assert keys <= set(e), e["name"]
+        assert set(e["ptx"]) == {"sm_80", "sm_90"}
+        assert len(e["grid"]) == 3 and len(e["block"]) == 3
+        assert e["nvcc"].endswith(f"-arch=sm_90 -o {c.stem}.sm_90.ptx {c.stem}.cu")
+        for a in e["args"]:
+            assert a["kind"] in ("array", "scalar")
+            if a["kind"] == "array":
+                assert a["role"] in ("in", "out", "inout")
+
+
+def test_stored_inputs_are_the_generated_ones():
+    """The .npz files hold exactly what cases.inputs makes (so regenerating cannot drift)."""
+    for e, c in zip(C.load_manifest(), cases.CASES):
+        stored = C.load_inputs(e)
+        made = cases.inputs(c)
+        for i, a in enumerate(stored):
+            if a is None:
+                continue
+            assert a.dtype == made[f"arg{i}"].dtype and a.tobytes() == made[f"arg{i}"].tobytes(), (e["name"], i)
+
+
+def test_outputs_start_as_the_marker_pattern():
+    for e in C.load_manifest():
+        for a, v in zip(e["args"], C.load_inputs(e)):
+            if a["kind"] == "array" and a["role"] == "out":
+                assert set(np.ascontiguousarray(v).view(np.uint8).reshape(-1).tolist()) == {0xCD}, e["name"]
+
+
+def test_hash_bits_are_fixed():
+    """splitmix64 with the published constants: the first value for counter 0 of key ''."""
+    z = cases.hash_bits("", 1)[0]
+    # splitmix64(0x632BE59BD9B4E5A9 ... ) computed independently with Python integers:
+    x = (0 * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E5A9) & (2 ** 64 - 1)
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & (2 ** 64 - 1)
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & (2 ** 64 - 1)
+    assert int(z) == x ^ (x >> 31)
+
+
+def test_ptx_has_the_entries_and_the_instructions_the_cases_exercise():
+    ptx = {p.name: p.read_text() for p in C.DATA.glob("*.ptx")}
+    expect = {"wmma_gemm.sm_90.ptx": ["wmma.load.a.sync.aligned.row.m16n16k16.shared.f16",
+                                      "wmma.load.a.sync.aligned.row.m16n16k16.global.s8",
+                                      "wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32"],
+              "mma_ldmatrix.sm_90.ptx": ["ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"],
+              "cp_async_pipeline.sm_90.ptx": ["cp.async.cg.shared.global", "cp.async.wait_group 2"],
+              "stmatrix_epilogue.sm_90.ptx": ["stmatrix.sync.aligned.m8n8.x4.shared.b16"],
+              "int8_gemv.sm_90.ptx": ["dp4a.s32.s32", "fma.rn.f16"],
+              "byte_smem.sm_90.ptx": ["st.shared.u8", "st.shared.u16"],
+              "softmax_ex2.sm_90.ptx": ["ex2.approx.f32", "ex2.approx.ftz.f32", "ex2.approx.f16x2"],
+              "histogram_atomics.sm_90.ptx": ["atom.shared.add.u32", "atom.global.add.u32"],
+              "warp_reduce.sm_90.ptx": ["redux.sync.add.s32", "vote.sync.ballot.b32", "shfl.sync.bfly.b32"]}
+    for f, needles in expect.items():
+        for n in needles:
+            assert n in ptx[f], (f, n)
+    assert "stmatrix.sync" not in ptx["stmatrix_epilogue.sm_80.ptx"]     # sm_80 has no stmatrix
+
+
+@need_nvcc
+def test_every_kernel_compiles_for_sm80_and_sm90_to_the_committed_ptx():
+    """nvcc 13.0 gives byte-identical PTX (the build compiles in the fixed BUILD_DIR)."""
+    if build.nvcc_version() != C.load_manifest()[0]["nvcc_version"]:
+        pytest.skip("a different nvcc than the corpus was built with")
+    files = build.planned_files(C.DATA, log=lambda s: None)
+    changed = [n for n, data in files.items() if build.differs(C.DATA, n, data)]
+    assert changed == []
+
+
+# ---- a pycuda stand-in ---------------------------------------------------------------------------
+class _Alloc:
+    def __init__(self, n):
+        self.mem = np.zeros(n, np.uint8)
+
+    def free(self):
+        self.mem = None
+
+
+class _Function:
+    def __init__(self, drv, name):
+        self.drv, self.name = drv, name
+
+    def set_attribute(self, attr, value):
+        pass
+
+    def __call__(self, *params, grid, block, shared):
+        self.drv.launches.append((self.name, grid, block, shared))
+        for p in params:
+            if isinstance(p, _Alloc):
+                p.mem ^= 0x5A
+                if self.drv.fault == self.name:
+                    p.mem[0] ^= 1
+
+
+class _Module:
+    def __init__(self, drv, image):
+        self.drv, self.image = drv, image
+
+    def get_function(self, name):
+        text = self.image.decode(errors="replace")
+        if f".entry {name}(" not in text and name.encode() not in self.image:
+            raise LookupError(f"cuModuleGetFunction failed: named symbol not found ({name})")
+        return _Function(self.drv, name)
+
+
+class FakeDrv:
+    class Context:
+        @staticmethod
+        def synchronize():
+            pass
+
+    class function_attribute:
+        MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self, fault=None):
+        self.fault, self.launches, self.loaded = fault, [], 0
+
+    def module_from_buffer(self, image):
+        self.loaded += 1
+        return _Module(self, image)
+
+    def mem_alloc(self, n):
+        return _Alloc(n)
+
+    def memcpy_htod(self, dev, host):
+        dev.mem[:] = host
+
+    def memcpy_dtoh(self, host, dev):
+        host[:] = dev.mem
+
+
+class PtxBackend(FakeBackend):
+    def __init__(self, fault=None):
+        super().__init__()
+        self.drv = FakeDrv(fault)
+        self.released = False
+
+    def release(self):
+        self.released = True
+
+
+def _xor(entry, arrays):
+    return [None if a is None else (np.ascontiguousarray(a).view(np.uint8) ^ 0x5A).view(a.dtype).reshape(a.shape)
+            for a in arrays]
+
+
+@pytest.fixture
+def corpus_copy(tmp_path):
+    d = tmp_path / "kernels"
+    shutil.copytree(C.DATA, d)
+    for p in list(d.glob("*.h200.npz")) + list(d.glob("h200.json")):
+        p.unlink()
+    return d
+
+
+def test_run_plain_launches_every_case_with_its_geometry():
+    drv = FakeDrv()
+    problems = []
+    manifest = C.load_manifest()
+    runs = measure.run_plain(drv, C.DATA, manifest, ["sm_90", "sm_80"], {}, problems, log=lambda s: None)
+    assert problems == []
+    assert len(drv.launches) == 4 * len(manifest)                 # two variants, two launches each
+    for e in manifest:
+        for v in ("sm_90", "sm_80"):
+            r = runs[e["name"]][v]
+            assert r["deterministic"]
+            want = _xor(e, C.load_inputs(e))
+            assert all((w is None and g is None) or w.tobytes() == g.tobytes() for w, g in zip(want, r["buffers"]))
+    name, grid, block, shared = drv.launches[0]
+    e0 = manifest[0]
+    assert (name, grid, block, shared) == (e0["kernel"], tuple(e0["grid"]), tuple(e0["block"]), e0["shared_bytes"])
+
+
+def test_measure_records_what_ran(tmp_path, corpus_copy, monkeypatch):
+    monkeypatch.setattr(N, "ncu_path", lambda: None)
+    out = tmp_path / "out"
+    rc = measure.main(["--out", str(out), "--dir", str(corpus_copy), "--variants", "sm_90,sm_80",
+                       "--no-source-counters"], backend=PtxBackend())
+    assert rc == 0
+    doc = json.loads((out / "h200.json").read_text())
+    assert "ncu not found: no totals" in doc["problems"]
+    assert doc["environment"]["gpu"] == "FakeGPU"
+    for e in C.load_manifest(corpus_copy):
+        case = doc["cases"][e["name"]]
+        assert case["deterministic"] and case["variants"]["sm_80"]["same_buffers_as_sm_90"]
+        got = C.load_arrays(out / C.h200_file(e["name"]), e)
+        want = _xor(e, C.load_inputs(e, corpus_copy))
+        assert all((w is None and g is None) or (w.dtype == g.dtype and w.tobytes() == g.tobytes())
+                   for w, g in zip(want, got))
+
+
+def test_group_compares_with_the_recorded_run(corpus_copy, tmp_path, monkeypatch):
+    monkeypatch.setattr(check, "model_runner", lambda: None)
+    monkeypatch.setattr(N, "ncu_path", lambda: None)
+    rec = tmp_path / "rec"
+    first = check.run(PtxBackend(), corpus_copy, record=rec, log=lambda s: None)
+    assert {r.status for r in first} == {"skip"}                  # nothing recorded yet; no model; no ncu
+    for p in (rec / "kernels").glob("*.h200.npz"):
+        shutil.copy(p, corpus_copy / p.name)
+    again = check.run(PtxBackend(), corpus_copy, log=lambda s: None)
+    recorded = [r for r in again if r.check == "recorded"]
+    assert len(recorded) == len(cases.CASES) and all(r.status == "pass" for r in recorded)
+    assert all(r.compared > 0 for r in recorded)
+    bad = check.run(PtxBackend(fault="transpose_padded"), corpus_copy, log=lambda s: None)
+    failed = [r for r in bad if r.status == "fail"]
+    assert [r.entry for r in failed] == ["transpose_padded"]
+    assert failed[0].mismatches == 2                               # byte 0 of each of its two arrays
+    assert failed[0].details[0].where == "transpose_padded arg0[0][0]"
+
+
+def test_group_compares_with_the_model_when_there_is_one(corpus_copy, monkeypatch):
+    monkeypatch.setattr(N, "ncu_path", lambda: None)
+
+    class Run:
+        def __init__(self, buffers):
+            self.buffers, self.shared_wavefronts = buffers, {"ld": 0, "st": 0}
+
+    def fake_model(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0):
+        assert f".entry {kernel}(" in ptx and arch == "sm_90"
+        return Run(_xor(None, [a if isinstance(a, np.ndarray) else None for a in args]))
+
+    monkeypatch.setattr(check, "model_runner", lambda: fake_model)
+    res = check.run(PtxBackend(), corpus_copy, log=lambda s: None)
+    model = [r for r in res if r.check == "model"]
+    assert len(model) == len(cases.CASES) and all(r.status == "pass" for r in model)
+
+
+def test_group_without_pycuda_is_skipped():
+    res = check.run(FakeBackend(), C.DATA)
+    assert [r.status for r in res] == ["skip"] and "pycuda" in res[0].note
+
+
+def test_session_runs_only_the_kernels_group_without_building_the_catalog(monkeypatch):
+    monkeypatch.setattr(check, "model_runner", lambda: None)
+    monkeypatch.setattr(N, "ncu_path", lambda: None)
+    lines = []
+    s = Session(PtxBackend(), groups=("kernels",), log=lines.append)
+    s.run()
+    assert s.build_stats["kernels"] == 0 and s.backend.drv.loaded > 0
+    assert any(line.startswith("[kernels]") for line in lines)
+
+
+# ---- ncu --------------------------------------------------------------------------------------
+def test_ncu_rows_map_to_the_planned_launches():
+    launches = [{"case": "a", "variant": "sm_90", "kernel": "ka"}, {"case": "b", "variant": "sm_90", "kernel": "kb"}]
+    text = ncu_csv.synthesize([("ka", {N.SHARED_LD: 10, N.SHARED_ST: 3}), ("kb", {N.SHARED_LD: 1, N.SHARED_ST: 0})])
+    problems = []
+    rows = N.assign(launches, ncu_csv.parse(text), problems)
+    assert problems == [] and rows[0][N.SHARED_LD] == 10 and rows[1][N.SHARED_ST] == 0
+    wrong = ncu_csv.synthesize([("kb", {N.SHARED_LD: 1})])
+    rows = N.assign(launches, ncu_csv.parse(wrong), problems)
+    assert rows == [None, None] and any("names kernel 'kb'" in p for p in problems)
+
+
+def test_metric_choice_keeps_the_base_and_only_known_extras():
+    avail = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st",
+             "smsp__inst_executed_op_ldsm", "dram__bytes_read"}
+    m = N.choose_metrics(avail)
+    assert m[:len(N.BASE)] == list(N.BASE)
+    assert "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum" in m and "smsp__inst_executed_op_ldsm.sum" in m
+    assert not any(x.startswith("dram") for x in m)
+    assert N.choose_metrics(None) == list(N.BASE)
+
+
+def test_ncu_totals_through_a_stand_in_ncu(tmp_path):
+    """The command line, plan file and CSV round trip of ncu.totals, with a program standing in for
+    ncu that answers every planned launch (it reads the plan the child would get)."""
+    fake = tmp_path / "ncu"
+    fake.write_text(f"""#!{__import__('sys').executable}
+import json, sys
+sys.path.insert(0, {str(C.DATA.parents[2])!r})
+from gpu_check.bank_probe import ncu_csv
+a = sys.argv[1:]
+assert "--clock-control" in a and a[a.index("--clock-control") + 1] == "none"
+metrics = a[a.index("--metrics") + 1].split(",")
+plan = json.load(open(a[a.index("--plan") + 1]))
+rows = [(j["case"], {{m: 7 * i + k for k, m in enumerate(metrics)}}) for i, j in enumerate(plan["launches"])]
+rows = [(next(e["kernel"] for e in json.load(open(a[a.index("--dir") + 1] + "/manifest.json")) if e["name"] == c), v)
+        for c, v in rows]
+open(a[a.index("--log-file") + 1], "w").write(ncu_csv.synthesize(rows, metrics))
+""")
+    fake.chmod(0o755)
+    manifest = C.load_manifest()[:3]
+    launches = [{"case": e["name"], "variant": "sm_90", "kernel": e["kernel"]} for e in manifest]
+    rows, problems, text, cmd = N.totals(str(fake), C.DATA, launches, {}, list(N.BASE), tmp_path, 60)
+    assert problems == [] and len(rows) == 3
+    assert [r[N.SHARED_LD] for r in rows] == [0, 7, 14] and rows[2][N.SHARED_ST] == 15
+    assert "-m gpu_check.kernel_corpus.launch" in cmd
+
+
+def test_launch_program_runs_the_plan_in_order(tmp_path, monkeypatch, capsys):
+    """launch.py (the program ncu profiles) with a pycuda stand-in: every planned launch, in order."""
+    import sys
+    import types
+    from gpu_check.kernel_corpus import launch
+    drv = FakeDrv()
+    drv.init = lambda: None
+
+    class _Ctx:
+        def pop(self):
+            pass
+
+    drv.Device = lambda i: types.SimpleNamespace(make_context=lambda: _Ctx())
+    pkg = types.ModuleType("pycuda")
+    pkg.driver = drv
+    monkeypatch.setitem(sys.modules, "pycuda", pkg)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
+    plan = tmp_path / "plan.json"
+    jobs = [{"case": "byte_smem", "variant": "sm_80"}, {"case": "warp_reduce", "variant": "sm_90"}]
+    plan.write_text(json.dumps({"launches": jobs, "cubins": {}}))
+    assert launch.main(["--dir", str(C.DATA), "--plan", str(plan)]) == 0
+    assert [x[0] for x in drv.launches] == ["byte_smem", "warp_reduce"]
+    assert capsys.readouterr().out.splitlines() == ["launch 0 byte_smem sm_80: ok", "launch 1 warp_reduce sm_90: ok"]
