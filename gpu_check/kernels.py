@@ -9,7 +9,7 @@ and moves raw 32-bit words only: it loads the registers (or shared memory) of ca
 it produced to `out`. Which matrix element a register holds is never written in CUDA: the
 host packs and unpacks the words through the catalog's FragmentMaps (`gpu_check.pack`), and
 the ldmatrix/stmatrix row addresses, the wgmma B image and its descriptor are computed here,
-in Python, from the catalog and `layoutsim.sim.descriptor`.
+in Python, from the catalog and `layoutsim.smem`.
 
 A spec (one class per kind) knows its kernel's word layout and both sides of it: `source()`
 for the device and `pack_*` / `unpack_*` for the host, so the layout of `in`/`out` lives in
@@ -278,8 +278,8 @@ class WgmmaSpec(DResult, Spec):
 
     @cached_property
     def desc(self):
-        from layoutsim.sim.descriptor import SmemDesc
-        return SmemDesc.k_major(0, self.N, self.K, self.b_bits, pad_bytes=B_PAD_BYTES)
+        from layoutsim.smem import Descriptor
+        return Descriptor.dense(0, self.N, self.K, self.b_bits, pad_bytes=B_PAD_BYTES)
 
     @property
     def desc_template(self):
@@ -288,12 +288,13 @@ class WgmmaSpec(DResult, Spec):
     @cached_property
     def b_addresses(self):
         """Byte address in the B image of element B[k][n], as [K, N] (the image holds B^T K-major)."""
-        return self.desc.addresses(self.N, self.K, self.b_bits).T
+        from layoutsim.smem import addresses
+        return addresses(self.desc, self.N, self.K, self.b_bits).T
 
     @property
     def b_image_bytes(self):
         e = self.b_bits // 8
-        end = int(self.desc.addresses(self.N, self.K, self.b_bits).max()) + e
+        end = int(self.b_addresses.max()) + e
         return -(-end // 16) * 16
 
     def body(self):

@@ -25,7 +25,7 @@ import numpy as np
 from .. import archs as A
 from ..errors import LayoutsimError, suggest
 from . import costing
-from .descriptor import SmemDesc
+from ..smem import Descriptor, operand_addresses
 from .fragments import gather, scatter
 from .trace import Run, Trace, TraceEntry
 
@@ -277,10 +277,11 @@ class Machine:
             mats["c"] = _zeros_like_operand(ops["C"].fragment, groups)
         self._execute_mma(ins, names["d"], mats, note="")
 
-    def wgmma(self, instr, d, a, b, scale_d=True):
+    def wgmma(self, instr, d, a, b, scale_d=True, trans_a=False, trans_b=False):
         """wgmma.mma_async (sm_90), executed at once (as if followed by commit and wait 0).
-        `a`: registers (list or prefix) holding the A fragment, or a SmemDesc / 64-bit descriptor;
-        `b`: a SmemDesc / 64-bit descriptor (no-swizzle K-major, see descriptor.py);
+        `a`: registers (list or prefix) holding the A fragment, or a layoutsim.smem.Descriptor /
+        64-bit descriptor; `b`: a Descriptor / 64-bit descriptor (any swizzle mode and base offset,
+        see layoutsim.smem); trans_a / trans_b: imm-trans-a/-b (MN-major, 16-bit types only);
         D = A*B + D when scale_d, else A*B."""
         ins = self._instr(instr, "wgmma", families=("wgmma",))
         groups = self._groups(ins.threads, ins)
@@ -291,14 +292,15 @@ class Machine:
         dfrag = ins.operand("D").fragment
         dnames = self._names(d, _n_words(dfrag), f"{ins.name} D", dst=True)
         mats, notes = {}, []
-        if isinstance(a, (SmemDesc, int, np.integer)):
-            mats["a"] = self._desc_read(ins, "A", SmemDesc.of(a), M, K, ins.formats["a"])[None]
+        if isinstance(a, (Descriptor, int, np.integer)):
+            mats["a"] = self._desc_read(ins, "A", a, trans_a)[None]
             notes.append("A")
         else:
+            if trans_a:
+                raise LayoutsimError(f"{ins.name}: trans_a is for A read from shared memory; A is in registers")
             anames = self._names(a, _n_words(ins.operand("A").fragment), f"{ins.name} A")
             mats["a"] = gather(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
-        # B is K x N, K-major: B[k, n] is element (mn=n, k) of the descriptor's layout
-        mats["b"] = self._desc_read(ins, "B", SmemDesc.of(b), N, K, ins.formats["b"]).T[None]
+        mats["b"] = self._desc_read(ins, "B", b, trans_b)[None]
         notes.append("B")
         if scale_d:
             mats["c"] = gather(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
@@ -333,19 +335,22 @@ class Machine:
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
 
-    def _desc_read(self, ins, which, desc, mn, k, fmt):
+    def _desc_read(self, ins, which, desc, trans):
+        """Raw bits of operand `which` ((M, K) for A, (K, N) for B) read through a descriptor."""
         from ..formats import bits as fmt_bits
-        w = fmt_bits(fmt)
-        addr = desc.addresses(mn, k, w)                           # [mn, k]
-        e = w // 8
+        if not isinstance(desc, (Descriptor, int, np.integer)):
+            raise LayoutsimError(f"{ins.name}: {which} from shared memory needs a layoutsim.smem.Descriptor "
+                                 f"or a 64-bit descriptor value, not {desc!r}")
+        desc = Descriptor.of(desc)
+        addr = operand_addresses(ins, which, desc, trans)
+        e = fmt_bits(ins.formats[which.lower()]) // 8
         bad = (addr < 0) | (addr + e > self.smem.size)
         if bad.any():
             r, c = map(int, np.argwhere(bad)[0])
-            where = f"A[{r}][{c}]" if which == "A" else f"B[{c}][{r}]"
-            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {where} at address "
+            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {which}[{r}][{c}] at address "
                                  f"{int(addr[r, c]):#x}, outside shared memory (0..{self.smem.size - 1:#x}): "
                                  f"the hardware would fault")
-        raw = self.smem[addr[..., None] + np.arange(e)]           # [mn, k, e]
+        raw = self.smem[addr[..., None] + np.arange(e)]           # [rows, cols, e]
         return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
     def _load(self, op, dst, mem, offsets, bits, mask, where, shared=False):

@@ -1,0 +1,38 @@
+"""Shared-memory operand layouts of Hopper: wgmma matrix descriptors, swizzle modes, TMA boxes.
+
+    from layoutsim import smem
+    d = smem.Descriptor(start=0x400, lbo=16, sbo=1024, swizzle="128B")
+    hex(d.encode())                                        # the 64-bit value wgmma takes
+    smem.Descriptor.decode(0x4000004000010040)             # ... and back
+    a = smem.operand_addresses("wgmma.m64n128k16.f32.f16.f16", "A", d)   # int64 [64, 16]
+    b = smem.operand_addresses("wgmma.m64n128k16.f32.f16.f16", "B", d, trans=True)  # [16, 128]
+    t = smem.TensorMap(box=(64, 128), elem_bytes=2, swizzle="128B")
+    smem.box_addresses(t, 0x400)                           # int64 [128, 64]: where each element lands
+    smem.problems("wgmma.m64n128k16.f32.f16.f16", "A", d, tma=t, tma_dst=0x400)   # [] = sound
+
+The API (stable; the simulator and the PTX executor use it):
+  Descriptor(start, lbo, sbo, swizzle, base_offset)  bytes and a mode name; .encode(), .decode(v),
+      .of(v) (Descriptor or raw value), .dense(start, mn, k, elem_bits, swizzle, major) for the
+      canonical tile, .fields()
+  operand_addresses(instr, operand, desc, trans=False)   shared-window byte address of every
+      element: (M, K) for A, (K, N) for B; desc is the raw 64-bit value or a Descriptor
+  addresses(desc, mn, k, elem_bits, major)               the same for any mn x k tile
+  TensorMap(box, elem_bytes, swizzle), box_addresses(tmap, dst)   TMA tiled copies
+  consistency(tmap, dst, instr, operand, desc, trans)    elements where a TMA tile and a
+      descriptor disagree
+  problems(instr, operand, desc, ...) -> [Problem]       what `layoutsim desc check` reports
+  MODES, mode(name)                                      the four swizzle modes (swizzle.py)
+
+Readings of the PTX ISA that projects disagree on are `Reading` / `TmaReading` parameters
+(descriptor.py, tma.py); `candidate_readings()` lists them for the GPU measurement
+(gpu_check.descriptors), which decides between them.
+"""
+from .check import Problem, problems, unused_fields
+from .descriptor import (DOCUMENTED, Descriptor, Reading, addresses, candidate_readings, operand_addresses,
+                         operand_geometry)
+from .swizzle import MODES, Mode, for_cute, mode
+from .tma import TensorMap, TmaReading, box_addresses, consistency
+
+__all__ = ["Descriptor", "Reading", "DOCUMENTED", "candidate_readings", "addresses", "operand_addresses",
+           "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "consistency", "Problem",
+           "problems", "unused_fields", "MODES", "Mode", "mode", "for_cute"]

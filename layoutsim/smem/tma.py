@@ -1,0 +1,150 @@
+"""TMA (cp.async.bulk.tensor, tiled mode, no interleave): where each element of a box lands in
+shared memory, and whether a TMA-filled tile is the tile a wgmma descriptor reads.
+
+A tensor map (cuTensorMapEncodeTiled, cuda.h) copies a box of box[0] x box[1] (x box[2] ...)
+elements, box[0] innermost. The model (`DOCUMENTED`): the box is written densely in shared memory,
+row after row (box[0] * e bytes a row, e = element bytes), starting at the destination address,
+and then the swizzle mode XORs the shared-window address bits exactly as a wgmma descriptor does
+(swizzle.py), i.e. the pattern is a function of the address, anchored at 1024/512/256-byte
+boundaries. cuda.h requires box[0] * e to be a multiple of 16 and, when swizzled, at most the
+swizzle span; every box dimension is 1..256.
+
+Readings the measurement (gpu_check.descriptors) tells apart, as `TmaReading`:
+  pitch   "dense" (rows of box[0]*e bytes) | "span" (each row padded to the swizzle span; MLIR's
+          nvgpu verifier insists box[0]*e equals the span, the driver only that it is at most it)
+  anchor  "absolute" (shared-window address bits) | "start" (the pattern starts at the destination)
+"""
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..errors import LayoutsimError, choose
+from .swizzle import mode
+
+BOX_MAX = 256
+MAX_RANK = 5
+DST_ALIGN = 128        # the alignment every TMA user keeps (CUTLASS aligns TMA buffers to 128 B);
+#                        smaller alignments were not measured here
+
+
+@dataclass(frozen=True)
+class TmaReading:
+    pitch: str = "dense"
+    anchor: str = "absolute"
+
+    def __post_init__(self):
+        choose("TMA pitch reading", self.pitch, ("dense", "span"))
+        choose("TMA anchor reading", self.anchor, ("absolute", "start"))
+
+    def label(self):
+        return f"pitch={self.pitch} anchor={self.anchor}"
+
+    def to_json(self):
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+DOCUMENTED = TmaReading()
+
+
+def candidate_readings():
+    return [TmaReading(p, a) for p in ("dense", "span") for a in ("absolute", "start")]
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """The shared-memory side of a tiled tensor map: box (innermost first), element bytes, swizzle."""
+    box: tuple
+    elem_bytes: int
+    swizzle: str = "none"
+
+    def __post_init__(self):
+        box = tuple(int(b) for b in self.box)
+        if not 1 <= len(box) <= MAX_RANK:
+            raise LayoutsimError(f"tensor map box {box}: rank must be 1..{MAX_RANK}")
+        bad = [b for b in box if not 1 <= b <= BOX_MAX]
+        if bad:
+            raise LayoutsimError(f"tensor map box {box}: every dimension must be 1..{BOX_MAX} "
+                                 f"(cuTensorMapEncodeTiled boxDim), not {bad[0]}")
+        object.__setattr__(self, "box", box)
+        e = self.elem_bytes
+        if e not in (1, 2, 4, 8, 16):
+            raise LayoutsimError(f"tensor map element size {e!r}: valid 1, 2, 4, 8, 16 bytes")
+        m = mode(self.swizzle)
+        object.__setattr__(self, "swizzle", m.name)
+        inner = box[0] * e
+        if inner % 16:
+            raise LayoutsimError(f"tensor map box[0]={box[0]} x {e} B = {inner} B: the inner box dimension "
+                                 f"must be a multiple of 16 bytes (cuTensorMapEncodeTiled)")
+        if m.bits and inner > m.span:
+            raise LayoutsimError(f"tensor map box[0]={box[0]} x {e} B = {inner} B exceeds the {m.name} swizzle "
+                                 f"span: with swizzle {m.name} the inner box dimension may be at most "
+                                 f"{m.span} bytes (cuTensorMapEncodeTiled)")
+
+    @property
+    def mode(self):
+        return mode(self.swizzle)
+
+    def bytes(self, reading=DOCUMENTED):
+        return int(np.prod(self.box[1:], dtype=np.int64)) * _pitch(self, reading)
+
+
+def _pitch(tmap, reading):
+    inner = tmap.box[0] * tmap.elem_bytes
+    return tmap.mode.span if (reading.pitch == "span" and tmap.mode.bits) else inner
+
+
+def box_addresses(tmap, dst, reading=DOCUMENTED):
+    """Shared-window byte address where each box element lands: int64 array of shape box[::-1]
+    (outermost first, so [i2, i1, i0] for a 3-D box)."""
+    if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)) or dst < 0:
+        raise LayoutsimError(f"TMA destination {dst!r}: a shared-window byte address")
+    if dst % DST_ALIGN:
+        raise LayoutsimError(f"TMA destination {int(dst):#x} is not {DST_ALIGN}-byte aligned")
+    e = tmap.elem_bytes
+    pitch = _pitch(tmap, reading)
+    shape = tmap.box[::-1]
+    idx = np.indices(shape, dtype=np.int64)            # [rank, ...] outermost first
+    row = np.ravel_multi_index(tuple(idx[:-1]), shape[:-1]) if len(shape) > 1 else 0
+    lin = int(dst) + row * pitch + idx[-1] * e
+    anchor = int(dst) if reading.anchor == "start" else 0
+    return tmap.mode.apply(lin, anchor)
+
+
+def operand_box_coords(mn, k, major, box, at=(0, 0)):
+    """Box coordinates (innermost first) of operand element (mn, k) when a TMA box holds the tile:
+    the inner box dimension runs along K (K-major) or M/N (MN-major); a 3-D box splits that
+    inner extent: i0 = inner % box[0], i1 = outer, i2 = inner // box[0]. `at` = (inner, outer)
+    of the operand's (0, 0) inside the box."""
+    inner, outer = (k, mn) if major == "K" else (mn, k)
+    inner = inner + at[0]
+    outer = outer + at[1]
+    if len(box) == 2:
+        return inner, outer
+    if len(box) == 3:
+        return inner % box[0], outer, inner // box[0]
+    raise LayoutsimError(f"a {len(box)}-D box: the operand check handles 2-D and 3-D boxes")
+
+
+def consistency(tmap, dst, instr, operand, desc, trans=False, at=(0, 0)):
+    """Compare a TMA-filled tile with a wgmma descriptor: [(mn, k, descriptor address, TMA
+    address or None if outside the box)] for every operand element where they disagree."""
+    from .descriptor import operand_addresses, operand_geometry
+    _, op, mn_n, k_n, w, major = operand_geometry(instr, operand, trans)
+    if w // 8 != tmap.elem_bytes:
+        raise LayoutsimError(f"the operand has {w // 8}-byte elements, the tensor map {tmap.elem_bytes}-byte ones")
+    da = operand_addresses(instr, operand, desc, trans)
+    da = da if op == "A" else da.T                     # [mn, k]
+    ta = box_addresses(tmap, dst)
+    out = []
+    mn, k = np.meshgrid(np.arange(mn_n), np.arange(k_n), indexing="ij")
+    coords = operand_box_coords(mn, k, major, tmap.box, at)
+    inside = np.ones(mn.shape, bool)
+    for c, b in zip(coords, tmap.box):
+        inside &= (c >= 0) & (c < b)
+    got = np.full(mn.shape, -1, np.int64)
+    sel = tuple(np.where(inside, c, 0) for c in coords[::-1])
+    got[inside] = ta[sel][inside]
+    bad = np.argwhere(got != da)
+    for r, c in bad:
+        out.append((int(r), int(c), int(da[r, c]), int(got[r, c]) if inside[r, c] else None))
+    return out
