@@ -232,7 +232,7 @@ def parser():
     r.add_argument("--cases", type=int, help="numerics cases per instruction (default: the numerics corpus budget, "
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
+    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks, descriptors (default all)")
     r.add_argument("--report", help="write the JSON report here (atomically)")
     r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
                                     "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")

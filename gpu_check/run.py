@@ -12,7 +12,7 @@ from .checks import numerics as num
 from .checks.common import Result
 from .record import LayoutRecorder
 
-GROUPS = ("layouts", "numerics", "banks")
+GROUPS = ("layouts", "numerics", "banks", "descriptors")
 NUMERIC_ELEMENT_BUDGET = 1 << 20      # D elements per launch for the numerics group
 
 
@@ -206,6 +206,11 @@ class Session:
         if release:
             release()            # the probe runs in its own process, under ncu
         self._finish_group("banks", bank_checks.run(keep, self.bank_seconds), t0)
+
+    def run_descriptors(self):
+        from .descriptors.run import run_group
+        t0 = time.perf_counter()
+        self._finish_group("descriptors", run_group(self.backend, self.record, self.log), t0)
 
     def run(self):
         self.build()

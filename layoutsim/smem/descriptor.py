@@ -193,44 +193,63 @@ def _elem_bytes(elem_bits):
     return elem_bits // 8
 
 
-def _anchor(desc, m, reading):
-    """Where the swizzle pattern is anchored (an address the pattern treats as row 0)."""
-    base = desc.base_offset if (m.name != "32B" or reading.base_offset_32B) else 0
-    a = desc.start if reading.anchor == "start" else 0
-    if reading.base_offset == "subtract":
-        return a + 128 * base
-    if reading.base_offset == "add":
-        return a - 128 * base
-    return a
+def _fields(desc):
+    """(start, lbo, sbo, base offset, swizzle code) int64 arrays [n], and whether one was given."""
+    if isinstance(desc, Descriptor) or (np.ndim(desc) == 0 and not isinstance(desc, np.ndarray)):
+        v = np.array([Descriptor.of(desc).encode()], dtype=np.uint64)
+        single = True
+    else:
+        v = np.asarray(desc)
+        if v.dtype.kind not in "ui" or v.ndim != 1 or (v.dtype.kind == "i" and (v < 0).any()):
+            raise LayoutsimError("descriptors: give one value, a Descriptor, or a 1-D array of 64-bit values")
+        v = v.astype(np.uint64)
+        single = False
+    f = np.uint64(FIELD)
+    start = ((v & f) << np.uint64(4)).astype(np.int64)
+    lbo = (((v >> np.uint64(16)) & f) << np.uint64(4)).astype(np.int64)
+    sbo = (((v >> np.uint64(32)) & f) << np.uint64(4)).astype(np.int64)
+    bo = ((v >> np.uint64(49)) & np.uint64(7)).astype(np.int64)
+    code = (v >> np.uint64(62)).astype(np.int64)
+    return start, lbo, sbo, bo, code, single
 
 
 def addresses(desc, mn, k, elem_bits, major="K", reading=DOCUMENTED):
     """Shared-window byte address of element (mn, k) of an mn x k operand tile read through
-    `desc` (a Descriptor or a raw value): int64 [mn, k]."""
-    d = Descriptor.of(desc)
-    m = d.mode
+    `desc`: int64 [mn, k] for one descriptor (a Descriptor or a raw value), [n, mn, k] for a
+    1-D array of n raw values."""
+    start, lbo, sbo, bo, code, single = _fields(desc)
     major = _major(major)
     e = _elem_bytes(elem_bits)
     per = 16 // e
-    r = np.arange(mn, dtype=np.int64)[:, None]
-    c = np.arange(k, dtype=np.int64)[None, :]
-    lbo, sbo = d.lbo, d.sbo
+    r = np.arange(mn, dtype=np.int64)[None, :, None]
+    c = np.arange(k, dtype=np.int64)[None, None, :]
+    col = lambda x: x[:, None, None]                          # noqa: E731 - per-descriptor column
+    out = np.empty((len(start), mn, k), np.int64)
     core = reading.strides == "core-matrix"
-    W = m.chunks
-    if major == "K":
-        kc = (c // per) * (lbo if (m.bits == 0 or core) else 16)
-        lin = (r % 8) * 16 * W + (r // 8) * sbo + kc + (c % per) * e
-    elif m.bits == 0:
-        lin = (c % 8) * 16 + (c // 8) * lbo + (r // per) * sbo + (r % per) * e
-    else:
-        mn_atoms, k_groups = (sbo, lbo) if core else (lbo, sbo)
-        lin = (c % 8) * 16 * W + (c // 8) * k_groups + (r // per % W) * 16 + (r // (per * W)) * mn_atoms \
-            + (r % per) * e
-    lin = lin + d.start
-    if reading.base_offset == "xor" and m.bits and (m.name != "32B" or reading.base_offset_32B):
-        flip = d.base_offset << 7                  # the phase bits XOR the base offset
-        return m.apply(lin ^ flip, _anchor(d, m, reading)) ^ flip
-    return m.apply(lin, _anchor(d, m, reading))
+    for dcode, m in BY_DESC_CODE.items():
+        sel = np.flatnonzero(code == dcode)
+        if not len(sel):
+            continue
+        L, S, W = col(lbo[sel]), col(sbo[sel]), m.chunks
+        if major == "K":
+            kc = (c // per) * (L if (m.bits == 0 or core) else 16)
+            lin = (r % 8) * 16 * W + (r // 8) * S + kc + (c % per) * e
+        elif m.bits == 0:
+            lin = (c % 8) * 16 + (c // 8) * L + (r // per) * S + (r % per) * e
+        else:
+            mn_atoms, k_groups = (S, L) if core else (L, S)
+            lin = (c % 8) * 16 * W + (c // 8) * k_groups + (r // per % W) * 16 + (r // (per * W)) * mn_atoms \
+                + (r % per) * e
+        lin = lin + col(start[sel])
+        used = m.bits and (m.name != "32B" or reading.base_offset_32B)
+        b = col(bo[sel]) if used else 0
+        anchor = col(start[sel]) if reading.anchor == "start" else 0
+        if reading.base_offset == "xor":       # the phase bits XOR the base offset
+            out[sel] = m.apply(lin ^ (b << 7), anchor) ^ (b << 7)
+        else:
+            shift = {"subtract": 128, "add": -128}.get(reading.base_offset, 0)
+            out[sel] = m.apply(lin, anchor + shift * b)       # the pattern starts 128*base later
+    return out[0] if single else out
 
 
 def _instruction(instr):
@@ -260,7 +279,8 @@ def operand_geometry(instr, operand, trans=False):
 def operand_addresses(instr, operand, desc, trans=False, reading=DOCUMENTED):
     """Shared-window byte address of every element of a wgmma operand read through `desc`:
     int64 (M, K) for A, (K, N) for B. `desc` is the 64-bit value the kernel passes (or a
-    Descriptor); `trans` is imm-trans-a/-b (MN-major, 16-bit types only)."""
+    Descriptor; a 1-D array of values gives [n, ...]); `trans` is imm-trans-a/-b (MN-major,
+    16-bit types only)."""
     ins, op, mn, k, w, major = operand_geometry(instr, operand, trans)
     a = addresses(desc, mn, k, w, major, reading)
-    return a if op == "A" else np.ascontiguousarray(a.T)
+    return a if op == "A" else np.ascontiguousarray(np.swapaxes(a, -1, -2))

@@ -1,0 +1,128 @@
+"""The GPU side of the descriptor probes: build the module (nvcc, cached like gpu_check.build),
+and launch the kernels through pycuda (gpu_check.backends.cuda's context)."""
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import build as B
+from . import kernels, plan, tensormap
+
+
+def build(probes, target="sm_90a", use_cache=True):
+    """(cubin bytes, seconds, nvcc command) for every probe plus the TMA kernel."""
+    src = kernels.module_source(probes)
+    key = "desc_" + B.source_hash(src, target)
+    path = B.cache_dir() / f"{key}.cubin"
+    t0 = time.perf_counter()
+    nvcc = B.nvcc_path()
+    cmd = [nvcc or "nvcc", "-cubin", B.gencode(target), "-O3", "-std=c++17", "-o", "k.cubin", "k.cu"]
+    if use_cache and path.exists():
+        return path.read_bytes(), 0.0, " ".join(cmd) + " (cached)"
+    if nvcc is None:
+        raise B.BuildError("nvcc not found on PATH (install the CUDA toolkit)")
+    with tempfile.TemporaryDirectory(prefix="desc_probe_") as tmp:
+        (Path(tmp) / "k.cu").write_text(src)
+        r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if r.returncode:
+            keep = B.cache_dir() / f"failed-{key}.cu"
+            keep.write_text(src)
+            raise B.BuildError(f"nvcc failed (source kept at {keep}): {(r.stderr or r.stdout).strip()[:800]}")
+        data = (Path(tmp) / "k.cubin").read_bytes()
+    tmpf = path.with_suffix(".tmp")
+    tmpf.write_bytes(data)
+    tmpf.replace(path)
+    return data, time.perf_counter() - t0, " ".join(cmd)
+
+
+_OPS = re.compile(r"\b([HIQ]GMMA\.[\w.]+|UTMALDG\.\w+)")
+
+
+def sass_check(cubin, probes):
+    """{kernel: [matrix / TMA SASS ops]} and the kernels that lack theirs ({} without cuobjdump)."""
+    cu = B.tool("cuobjdump")
+    if cu is None:
+        return {}, []
+    with tempfile.TemporaryDirectory(prefix="desc_probe_") as tmp:
+        p = Path(tmp) / "k.cubin"
+        p.write_bytes(cubin)
+        r = subprocess.run([cu, "-sass", str(p)], capture_output=True, text=True)
+    ops, cur = {}, None
+    for line in r.stdout.splitlines():
+        m = re.search(r"Function : (\w+)", line)
+        if m:
+            cur = m.group(1)
+            ops[cur] = set()
+        elif cur:
+            ops[cur].update(_OPS.findall(line))
+    ops = {k: sorted(v) for k, v in ops.items()}
+    want = {p.name: "GMMA" for p in probes} | {kernels.TMA_NAME: "UTMALDG"}
+    missing = [k for k, w in want.items() if not any(w in o for o in ops.get(k, []))]
+    return ops, missing
+
+
+class CudaLab:
+    """Launches on the GPU of a gpu_check CudaBackend."""
+
+    def __init__(self, backend, cubin):
+        self.backend = backend
+        self.drv = backend.drv
+        self.module = backend.load(cubin)
+        self._fns = {}
+        self._bases = {}
+
+    def environment(self):
+        env = dict(self.backend.environment())
+        env["nvcc"] = B.nvcc_version()
+        return env
+
+    def _fn(self, name, smem):
+        fn = self._fns.get(name)
+        if fn is None:
+            fn = self._fns[name] = self.module.get_function(name)
+        fn.set_attribute(self.drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem))
+        return fn
+
+    def _wgmma(self, probe, pairs, image, areg, ncases, repeat, grid):
+        drv = self.drv
+        out = np.zeros(1 + max(ncases, 1) * 128 * probe.wd, np.uint32)
+        fn = self._fn(probe.name, plan.SMEM_BYTES)
+        img = np.ascontiguousarray(image, np.uint8)
+        fn(drv.In(np.ascontiguousarray(pairs, np.uint64).reshape(-1) if len(pairs) else np.zeros(2, np.uint64)),
+           drv.In(img), np.uint32(img.size // 16), drv.In(np.ascontiguousarray(areg, np.uint32)), drv.Out(out),
+           np.int32(ncases), np.int32(repeat), block=(128, 1, 1), grid=(grid, 1), shared=plan.SMEM_BYTES)
+        drv.Context.synchronize()
+        return out
+
+    def smem_base(self, probe):
+        if probe.name not in self._bases:
+            out = self._wgmma(probe, np.zeros((0, 2), np.uint64), np.zeros(16, np.uint8), np.zeros(1, np.uint32),
+                              0, 1, 1)
+            self._bases[probe.name] = int(out[0])
+        return self._bases[probe.name]
+
+    def wgmma(self, probe, pairs, image, areg, repeat=1):
+        n = len(pairs)
+        sms = self.backend.dev.get_attribute(self.drv.device_attribute.MULTIPROCESSOR_COUNT)
+        return self._wgmma(probe, pairs, image, areg, n, repeat, max(1, min(n, sms)))
+
+    def tma(self, case, gvalues, region_bytes, repeat=1):
+        drv = self.drv
+        g = drv.to_device(np.ascontiguousarray(gvalues))
+        try:
+            args = tensormap.arguments(int(g), case.gdims, case.elem_bytes, case.box, case.swizzle)
+            tmap = tensormap.encode(args)
+            out = np.zeros(2 + region_bytes // 4, np.uint32)
+            co = list(case.coords) + [0] * (3 - len(case.coords))
+            tx = int(np.prod(case.box)) * case.elem_bytes
+            fn = self._fn(kernels.TMA_NAME, region_bytes + 16)
+            fn(tmap, np.uint32(case.dst), np.int32(co[0]), np.int32(co[1]), np.int32(co[2]),
+               np.int32(len(case.box)), np.uint32(region_bytes), np.uint32(tx), drv.Out(out), np.int32(repeat),
+               block=(128, 1, 1), grid=(1, 1), shared=region_bytes + 16)
+            drv.Context.synchronize()
+        finally:
+            g.free()
+        return out
