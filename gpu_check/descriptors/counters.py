@@ -95,6 +95,26 @@ def choose_metrics(query):
     return fixed + found[:MAX_METRICS - len(fixed)]
 
 
+def per_op(rows, metrics):
+    """{"launches": rows labelled by launches(), "per_op": [(m[5] - m[1]) / 4 per label, nonzero
+    counters only]} from ncu_csv.parse rows (launch order = launches() order)."""
+    out = {"launches": [], "per_op": []}
+    for (label, entry, _, swz, major, rep), row in zip(launches(), rows):
+        out["launches"].append({"label": label, "entry": entry, "swizzle": swz, "major": major, "repeat": rep,
+                                "kernel": row["kernel"], "metrics": row["metrics"]})
+    by = {}
+    for x in out["launches"]:
+        by.setdefault((x["label"], x["swizzle"], x["major"]), {})[x["repeat"]] = x["metrics"]
+    lo, hi = REPEATS
+    for (label, swz, major), reps in by.items():
+        if lo in reps and hi in reps:
+            diff = {m: (None if reps[hi].get(m) is None or reps[lo].get(m) is None
+                        else (reps[hi][m] - reps[lo][m]) / (hi - lo)) for m in metrics}
+            out["per_op"].append({"label": label, "swizzle": swz, "major": major,
+                                  "per_op": {k: v for k, v in diff.items() if v}})
+    return out
+
+
 def measure(cubin_path, base, out_dir, ncu="ncu", seconds=60, log=print):
     """Run the target under ncu; writes counters.json (per launch, and the per-op differences)."""
     t0 = time.time()
@@ -124,22 +144,8 @@ def measure(cubin_path, base, out_dir, ncu="ncu", seconds=60, log=print):
         if rows:
             metrics = attempt
             break
-    plan_ = launches()
     result = {"command": "ncu ... " + " ".join(metrics[:3]) + " ...", "metrics": metrics, "exit": rc,
-              "log_tail": err, "launches": [], "per_op": []}
-    for (label, entry, _, swz, major, rep), row in zip(plan_, rows):
-        result["launches"].append({"label": label, "entry": entry, "swizzle": swz, "major": major, "repeat": rep,
-                                   "kernel": row["kernel"], "metrics": row["metrics"]})
-    by = {}
-    for x in result["launches"]:
-        by.setdefault((x["label"], x["swizzle"], x["major"]), {})[x["repeat"]] = x["metrics"]
-    lo, hi = REPEATS
-    for (label, swz, major), reps in by.items():
-        if lo in reps and hi in reps:
-            diff = {m: (None if reps[hi].get(m) is None or reps[lo].get(m) is None
-                        else (reps[hi][m] - reps[lo][m]) / (hi - lo)) for m in metrics}
-            result["per_op"].append({"label": label, "swizzle": swz, "major": major,
-                                     "per_op": {k: v for k, v in diff.items() if v}})
+              "log_tail": err, **per_op(rows, metrics)}
     with open(os.path.join(out_dir, "counters.json"), "w") as f:
         json.dump(result, f, indent=1)
     for x in result["per_op"]:

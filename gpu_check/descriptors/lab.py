@@ -73,6 +73,11 @@ class CudaLab:
         self.module = backend.load(cubin)
         self._fns = {}
         self._bases = {}
+        attr = getattr(self.drv.device_attribute, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", None)
+        optin = backend.dev.get_attribute(attr) if attr is not None else None
+        if optin is not None and optin < plan.SMEM_BYTES:
+            raise RuntimeError(f"the GPU gives a block at most {optin} bytes of shared memory; the probes "
+                               f"need {plan.SMEM_BYTES}")
 
     def environment(self):
         env = dict(self.backend.environment())
@@ -99,8 +104,8 @@ class CudaLab:
 
     def smem_base(self, probe):
         if probe.name not in self._bases:
-            out = self._wgmma(probe, np.zeros((0, 2), np.uint64), np.zeros(16, np.uint8), np.zeros(1, np.uint32),
-                              0, 1, 1)
+            out = self._wgmma(probe, np.zeros((0, 2), np.uint64), np.zeros(16, np.uint8),
+                              np.zeros(128 * probe.wa, np.uint32), 0, 1, 1)
             self._bases[probe.name] = int(out[0])
         return self._bases[probe.name]
 

@@ -76,7 +76,7 @@ def observe(lab, probe, values, base):
     n = len(values)
     fd = ins.operand("D").fragment
     pairs = desc_pairs(probe, base, values)
-    areg = a_registers(probe) if probe.under == "B" else np.zeros(1, np.uint32)
+    areg = a_registers(probe) if probe.under == "B" else np.zeros(128 * probe.wa, np.uint32)
     digits = []
     for p in range(n_passes(probe)):
         out = np.asarray(lab.wgmma(probe, pairs, image(probe, p, base), areg), np.uint32)
@@ -172,46 +172,28 @@ def tma_compare(cases, landed, bases):
 
 
 # ---- everything -----------------------------------------------------------------------------------
-def measure(lab, out_path=None, log=print, seconds=None, seed=plan.SEED, reserved=True):
-    """Run every probe and TMA case; returns (results, corpus dict). Stops adding work when the
-    time budget runs out (what was measured is kept and recorded)."""
+def measure(lab, out_path=None, log=print, seconds=None, seed=plan.SEED, reserved=True, probes=None,
+            tma=None):
+    """Run every TMA case and probe; returns (results, corpus). Safest first, so a fault (which
+    ends the GPU context) costs only what follows it: TMA boxes, then every probe's canonical
+    descriptors, then the random ones, then those with unused bits set. The corpus is saved after
+    each phase, and no phase starts when the time budget is spent. `probes` / `tma` narrow the
+    plan (tests)."""
     t0 = time.perf_counter()
 
     def left():
-        return None if seconds is None else seconds - (time.perf_counter() - t0)
+        return float("inf") if seconds is None else seconds - (time.perf_counter() - t0)
 
     rec = corpus.Corpus(environment=lab.environment(), seed=seed)
     results = []
-    risky = []
-    for probe in plan.probes():
-        if left() is not None and left() < 5:
-            log(f"[descriptors] time budget spent before {probe.name}")
-            break
-        try:
-            base = lab.smem_base(probe)
-            safe, danger = plan.cases(probe, base, seed)
-            values = np.array([c.desc for c in safe], np.uint64)
-            kinds = [c.kind for c in safe]
-            obs, inconsistent = observe(lab, probe, values, base)
-            rec.add_probe(probe, base, values, kinds, obs, inconsistent)
-            results.append(compare(probe, values, kinds, obs, inconsistent))
-            risky.append((probe, base, danger))
-            r = results[-1]
-            log(f"[descriptors] {probe.instr.aliases[0]} {probe.under}{' trans' if probe.trans else ''}: "
-                f"{r.cases} descriptors, {r.mismatches} of {r.compared} addresses differ "
-                f"({time.perf_counter() - t0:.1f} s)")
-        except Exception as e:   # noqa: BLE001 - a failing probe is a result; the others go on
-            results.append(Result("descriptors", probe.instr.name, f"{probe.under} descriptor", status="error",
-                                  note=f"{type(e).__name__}: {str(e).strip()[:300]}"))
-            log(f"[descriptors] {probe.name}: ERROR {e}")
     tcases, landed, bases = [], [], []
-    for c in plan.tma_cases(seed):
-        if left() is not None and left() < 3:
+    for c in plan.tma_cases(seed) if tma is None else tma:
+        if left() < 3:
             log(f"[descriptors] time budget spent: {len(tcases)} TMA boxes measured")
             break
         try:
             got, base = tma_landed(lab, c)
-        except Exception as e:   # noqa: BLE001
+        except Exception as e:   # noqa: BLE001 - a failing box is a result; the others go on
             results.append(Result("descriptors", "cp.async.bulk.tensor (TMA)", f"box {c.box}", status="error",
                                   note=f"{type(e).__name__}: {str(e).strip()[:300]}"))
             continue
@@ -223,21 +205,43 @@ def measure(lab, out_path=None, log=print, seconds=None, seed=plan.SEED, reserve
         results.append(tma_compare(tcases, landed, bases))
         log(f"[descriptors] TMA: {len(tcases)} boxes, {results[-1].mismatches} of {results[-1].compared} "
             f"slots differ ({time.perf_counter() - t0:.1f} s)")
-    if out_path:
-        rec.save(out_path)
-    if reserved:                                   # last: unused descriptor bits set
-        for probe, base, danger in risky:
-            if left() is not None and left() < 3:
+    plans = []
+    for probe in plan.probes() if probes is None else probes:
+        try:
+            base = lab.smem_base(probe)
+            safe, risky = plan.cases(probe, base, seed)
+            plans.append((probe, base, {"canonical": [c for c in safe if c.kind == "canonical"],
+                                        "random": [c for c in safe if c.kind == "random"], "reserved": risky}))
+        except Exception as e:   # noqa: BLE001
+            results.append(Result("descriptors", probe.instr.name, f"{probe.under} descriptor", status="error",
+                                  note=f"{type(e).__name__}: {str(e).strip()[:300]}"))
+    dead = False
+    for phase in ("canonical", "random", "reserved") if reserved else ("canonical", "random"):
+        for probe, base, by_kind in plans:
+            if dead or left() < 3:
+                log(f"[descriptors] {phase}: stopped before {probe.name} "
+                    f"({'a fault ended the GPU context' if dead else 'time budget spent'})")
                 break
-            values = np.array([c.desc for c in danger], np.uint64)
+            cs = by_kind[phase]
+            values = np.array([c.desc for c in cs], np.uint64)
             try:
                 obs, inconsistent = observe(lab, probe, values, base)
             except Exception as e:   # noqa: BLE001
-                rec.notes.append(f"{probe.name} reserved-bit descriptors: {type(e).__name__}: {e}")
-                log(f"[descriptors] reserved bits on {probe.name}: ERROR {e}")
-                break
-            rec.add_probe(probe, base, values, [c.kind for c in danger], obs, inconsistent)
-            results.append(compare(probe, values, [c.kind for c in danger], obs, inconsistent))
+                msg = f"{type(e).__name__}: {str(e).strip()[:300]}"
+                results.append(Result("descriptors", probe.instr.name, f"{probe.under} {phase}", status="error",
+                                      note=msg))
+                rec.notes.append(f"{probe.name} {phase}: {msg}")
+                log(f"[descriptors] {probe.name} {phase}: ERROR {msg}")
+                dead = "illegal" in msg.lower() or "launch failed" in msg.lower() or "context" in msg.lower()
+                continue
+            kinds = [c.kind for c in cs]
+            rec.add_probe(probe, base, values, kinds, obs, inconsistent)
+            results.append(compare(probe, values, kinds, obs, inconsistent))
+            r = results[-1]
+            r.check = f"{probe.under}{' trans' if probe.trans else ''} {phase} descriptors"
+            log(f"[descriptors] {probe.instr.aliases[0]} {probe.under}{' trans' if probe.trans else ''} {phase}: "
+                f"{r.cases} descriptors, {r.mismatches} of {r.compared} addresses differ "
+                f"({time.perf_counter() - t0:.1f} s)")
         if out_path:
             rec.save(out_path)
     rec.fit_log = corpus.fit_text(rec)

@@ -97,3 +97,28 @@ def for_cute(swizzle, elem_bytes=1):
         if m.bits and m.cute_elements(elem_bytes) == swizzle:
             return m
     return None
+
+
+def cxx_index(tile, row="row", col="col"):
+    """A C++ expression for the element index where (row, col) of `tile` (a layoutsim.banks Tile)
+    lives, to paste into a kernel: the tile's pitch, then its swizzle (CuTe Swizzle<B,M,S>
+    written out as shifts and masks, on element or byte offsets), then its base."""
+    from ..banks.address import Swizzle as Cute
+    e = tile.elem_bytes
+    lin = f"{row} * {tile.row_pitch} + {col}" if tile.row_pitch != 1 else f"{row} + {col}"
+    sw = tile.swizzle
+    if sw is None:
+        expr = lin
+    else:
+        x = f"({lin})" if tile.unit == "elem" else f"(({lin}) * {e})"
+        if isinstance(sw, Cute):
+            mask = ((1 << sw.B) - 1) << sw.M
+            moved = f"({x} >> {sw.S})" if sw.S >= 0 else f"({x} << {-sw.S})"
+            expr = f"{x} ^ ({moved} & {mask:#x})"
+        else:
+            expr = f"{x} ^ " + " ^ ".join(f"((({x} >> {s}) & 1) << {d})" for s, d in sw.pairs)
+        if tile.unit == "byte":
+            expr = f"({expr}) / {e}"
+    if tile.base:
+        expr = f"{tile.base // e} + ({expr})" if tile.base % e == 0 else f"({tile.base} + ({expr}) * {e}) / {e}"
+    return expr

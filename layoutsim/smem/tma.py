@@ -148,3 +148,20 @@ def consistency(tmap, dst, instr, operand, desc, trans=False, at=(0, 0)):
     for r, c in bad:
         out.append((int(r), int(c), int(da[r, c]), int(got[r, c]) if inside[r, c] else None))
     return out
+
+
+def tile_mode(tile):
+    """The TMA / wgmma swizzle mode whose box lays out `tile` (a layoutsim.banks Tile) exactly the
+    same way (box = cols x rows at the tile's base), or None."""
+    from .swizzle import MODES
+    rows = min(tile.rows, BOX_MAX)
+    r, c = np.meshgrid(np.arange(rows), np.arange(tile.cols), indexing="ij")
+    want = tile.offset(r, c)
+    for m in MODES.values():
+        try:
+            got = box_addresses(TensorMap((tile.cols, rows), tile.elem_bytes, m.name), tile.base)
+        except LayoutsimError:
+            continue
+        if np.array_equal(got, want):
+            return m
+    return None
