@@ -1,0 +1,154 @@
+"""gpu_check.descriptors without a GPU: the ids survive the one-hot MMA, the emulated probes run
+the whole host side, the fit finds a reading the fake hardware was told to follow, the plan can
+tell every candidate reading apart, and the kernels compile for sm_90a."""
+import numpy as np
+import pytest
+
+from gpucheck_helpers import need_nvcc
+
+from gpu_check.bank_probe import ncu_csv
+from gpu_check.descriptors import corpus, counters, epilogue, ids, kernels, lab, plan, run, tensormap
+from gpu_check.descriptors.emulate import FakeLab
+from gpu_check.descriptors.kernels import Probe
+from layoutsim import formats as F
+from layoutsim import smem
+
+FEW = [Probe("wgmma.m64n16k16.f32.f16.f16", "A", True), Probe("wgmma.m64n128k16.f32.bf16.bf16", "B"),
+       Probe("wgmma.m64n32k32.s32.s8.s8", "A"), Probe("wgmma.m64n128k16.f32.f16.f16", "B", True)]
+
+
+@pytest.mark.parametrize("fmt, out", [("f16", "f32"), ("bf16", "f32"), ("tf32", "f32"), ("e4m3", "f32"),
+                                      ("e5m2", "f32"), ("s8", "s32"), ("u8", "s32")])
+def test_every_code_comes_back_through_the_accumulator(fmt, out):
+    c = ids.codes(fmt)
+    assert len(set(c.tolist())) == len(c) > 200
+    if fmt not in ("s8", "u8"):                      # normal numbers only: x*1 + 0 is x exactly
+        assert (F.classify(fmt, c) == 0).all() and (np.abs(F.decode(fmt, c)) > 0).all()
+    d = F.encode(out, F.decode(fmt, c)) if out == "f32" else (F.decode(fmt, c).astype(np.int64) & 0xFFFFFFFF)
+    assert np.array_equal(ids.digits_from_output(fmt, out, d), np.arange(len(c)))
+    assert ids.digits_from_output(fmt, out, np.array([0x7FC00001]))[0] == -1
+
+
+def test_digits_name_every_element():
+    n, b = 230000, ids.base("u8")
+    p = ids.passes(n, b)
+    assert p == 3
+    digits = [ids.digit(np.arange(n), k, b) for k in range(p)]
+    assert np.array_equal(ids.combine(digits, b), np.arange(n))
+    digits[1][5] = -1
+    assert ids.combine(digits, b)[5] == -1
+    assert ids.byte_digits(ids.byte_image(1, 300, 1)).min() >= 0
+
+
+def test_emulated_probes_match_the_model_and_the_corpus_replays(tmp_path):
+    path = tmp_path / "d.npz"
+    tma = plan.tma_cases()[::45]
+    results, rec = run.measure(FakeLab(), path, log=lambda s: None, probes=FEW, tma=tma)
+    assert results and all(r.status == "pass" for r in results), [r.diff_text() for r in results][:2]
+    assert sum(r.compared for r in results) > 100_000
+    kinds = {k for p in rec.probes for k in p["kinds"]}
+    assert kinds == {"canonical", "random", "reserved"}
+    c, again = corpus.replay(path)
+    assert [r.mismatches for r in again] == [r.mismatches for r in results]
+    assert len(c.tma) == len(tma) and c.environment["gpu"] == "FakeGPU"
+
+
+def test_the_fit_finds_what_the_fake_hardware_does(tmp_path):
+    odd = smem.Reading(strides="core-matrix", base_offset="xor", base_offset_32B=False)
+    results, rec = run.measure(FakeLab(odd, smem.TmaReading(pitch="span")), None, log=lambda s: None,
+                               probes=FEW[:2], tma=plan.tma_cases()[::20])
+    assert any(r.status == "fail" for r in results)
+    desc, tma = corpus.fit(rec)
+    assert desc[odd] == 0 and desc[smem.DOCUMENTED] > 0
+    assert tma[smem.TmaReading(pitch="span")] == 0 and tma[smem.TmaReading()] > 0
+    bad = next(r for r in results if r.status == "fail" and r.entry.startswith("wgmma"))
+    assert "addresses (observed -1 = no id)" in bad.diff_text()
+    tma_bad = next(r for r in results if r.status == "fail" and r.entry.startswith("cp.async"))
+    assert "global element index (-1 = nothing landed)" in tma_bad.diff_text()
+
+
+def test_the_plan_tells_every_reading_apart():
+    """Every pair of candidate readings predicts a different address somewhere in the plan."""
+    readings = smem.candidate_readings()
+    seen = {}
+    for probe in FEW:
+        safe, _ = plan.cases(probe, 0x400)
+        values = np.array([c.desc for c in safe], np.uint64)
+        for r in readings:
+            seen.setdefault(r, []).append(run.model(probe, values, r).tobytes())
+    keys = {r: b"".join(v) for r, v in seen.items()}
+    assert len(set(keys.values())) == len(readings)
+    tma = plan.tma_cases()
+    outs = {r: b"".join(run.tma_model(c, 0x400, r).tobytes() for c in tma) for r in smem.tma.candidate_readings()}
+    assert len(set(outs.values())) == 4
+
+
+def test_every_case_stays_in_the_id_region_under_every_reading():
+    for probe in FEW:
+        safe, risky = plan.cases(probe, 0x400)
+        assert len(safe) >= plan.RANDOM_PER_PROBE + 4 and len(risky) == plan.RESERVED_PER_PROBE
+        values = np.array([c.desc for c in safe + risky], np.uint64)
+        assert plan.fits(probe, values, 0x400, smem.candidate_readings()).all()
+        assert all(smem.Descriptor.decode(int(c.desc)).reserved for c in risky)
+        assert not any(smem.Descriptor.decode(int(c.desc)).reserved for c in safe)
+
+
+def test_probe_sources_use_the_forms_ptx_defines():
+    src = {p.name: p.source() for p in FEW}
+    a = src[FEW[0].name]
+    assert "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 1, 0;" in a
+    b = src[FEW[1].name]
+    assert "m64n128k16.f32.bf16.bf16" in b and "p, 1, 1, 0;" in b and "areg[t * 4 + 3]" in b
+    s8 = src[FEW[2].name]
+    assert ", %16, %17, p;" in s8               # integer wgmma: no scale or transpose immediates
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in kernels.TMA_SOURCE
+
+
+@need_nvcc
+def test_the_probes_compile_for_sm_90a(kernel_cache):
+    cubin, secs, cmd = lab.build(plan.probes())
+    assert len(cubin) > 10_000 and "sm_90a" in cmd
+    sass, missing = lab.sass_check(cubin, plan.probes())
+    assert missing == [] or sass == {}
+
+
+def test_tensormap_arguments():
+    a = tensormap.arguments(0x7000, (40, 21, 11), 2, (32, 16, 3), "64B")
+    assert a["globalStrides"] == [80, 80 * 21] and a["boxDim"] == [32, 16, 3] and a["swizzle"] == 2
+    assert a["dataType"] == 1 and a["rank"] == 3 and a["interleave"] == 0
+
+
+def test_counter_differences():
+    rows = []
+    for label, entry, under, swz, major, rep in counters.launches():
+        rows.append((f"desc_probe_{under}", {ncu_csv.LD: 100 + 7 * rep, ncu_csv.ST: 50, "x.sum": 3 * rep}))
+    parsed = ncu_csv.parse(ncu_csv.synthesize(rows, metrics=(ncu_csv.LD, ncu_csv.ST, "x.sum")))
+    out = counters.per_op(parsed, [ncu_csv.LD, ncu_csv.ST, "x.sum"])
+    assert len(out["per_op"]) == len(counters.launches()) // 2
+    assert all(x["per_op"] == {ncu_csv.LD: 7.0, "x.sum": 3.0} for x in out["per_op"])
+    assert counters.choose_metrics("") == list(counters.FIXED)
+
+
+def test_epilogue_patterns_cost_what_bank_arithmetic_says():
+    """ldmatrix/stmatrix.x4 read 8 rows of one 16-byte chunk per phase: 128-byte rows put them
+    all in one group of 4 banks (8-way, 32 wavefronts), a swizzle spreads them over 2, 4 or 8
+    chunk positions (16, 8 or 4 wavefronts)."""
+    from gpu_check.bank_probe import corpus as bank_corpus
+    from layoutsim.banks import nvidia
+    pats = epilogue.patterns()
+    model = bank_corpus.predictions(pats, nvidia.DEFAULT)
+    want = {"none, 128-byte rows": 32, "32B swizzle on 128-byte rows": 16, "64B swizzle on 128-byte rows": 8,
+            "128B swizzle": 4, "64B swizzle": 4, "32B swizzle": 4}
+    for p, m in zip(pats, model):
+        label = p["tag"].split(" 64x")[0]
+        if p["op"].startswith(("ldmatrix", "stmatrix")):
+            assert m == want[label], (p["tag"], p["op"], m)
+        else:
+            assert m == 4, (p["tag"], p["op"], m)
+
+
+def test_group_skips_other_gpus():
+    class Amd:
+        vendor, arch = "amd", "gfx1201"
+    r = run.run_group(Amd())
+    assert [x.status for x in r] == ["skip"] and "sm_90" in r[0].note
