@@ -7,7 +7,7 @@
 
 --json: decode/encode print {"value", "fields": {start, lbo, sbo: {raw, bytes}, base_offset,
 swizzle: {raw, name}, reserved}, "swizzle": {"name", "span", "repeat", "cute"}, "reading",
-"notes", "operand": {"instruction", "operand", "major", "shape", "addresses"} (with --instr)};
+"notes", "confirmed" (the GPU corpus behind the reading, or null), "operand": {"instruction", "operand", "major", "shape", "addresses"} (with --instr)};
 check prints the same plus "problems": [{"kind", "field", "message"}] and "sound".
 Exit codes: 0 (check: the tile is sound), 1 (check: a problem found), 2 (bad input).
 """
@@ -75,7 +75,7 @@ def _describe(desc, args):
     js = {"value": f"{desc.encode():#018x}", "fields": f,
           "swizzle": {"name": m.name, "span": m.span, "repeat": m.repeat if m.bits else None,
                       "cute": str(m.cute)},
-          "reading": smem.DOCUMENTED.to_json(), "notes": []}
+          "reading": smem.DOCUMENTED.to_json(), "notes": [], "confirmed": smem.CONFIRMED or None}
     lines = [f"descriptor {desc.encode():#018x}",
              f"  start        {f['start']['raw']:#06x} x 16 = {desc.start:#x} ({desc.start})   bits 0-13",
              f"  LBO          {f['lbo']['raw']:#06x} x 16 = {desc.lbo} bytes   bits 16-29",
@@ -93,7 +93,7 @@ def _describe(desc, args):
                          "shape": list(addr.shape), "addresses": addr.tolist()}
         lines += _table(ins, op, major, w, addr, args.rows)
     lines += [f"note: {n}" for n in js["notes"]]
-    lines.append("rule: " + smem.DOCUMENTED.label() + " (PTX ISA 9.7.15.5.1.2 and CuTe; see layoutsim.smem)")
+    lines.append("rule: " + smem.status())
     return lines, js
 
 
@@ -178,7 +178,7 @@ def run_check(args):
     other = _num(args.other, "--other") if args.other else None
     smem_bytes = _num(args.smem_bytes, "--smem-bytes") if args.smem_bytes else None
     found = smem.problems(args.instr, op, desc, args.trans, smem_bytes, tma, dst, at, other, args.other_trans)
-    lines, js = _describe(desc, argparse_namespace(args, rows=8))
+    lines, js = _describe(desc, argparse_namespace(args, rows=4))
     js["problems"] = [p.to_json() for p in found]
     js["sound"] = not found
     if args.json:

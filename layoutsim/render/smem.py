@@ -54,7 +54,7 @@ def descriptor_scene(instr, operand, desc, trans=False):
     scene.add(Text(MARGIN, y + 8, sub, 11, anchor="start", color="#333333"))
     y += 22
     key = (f"colour = bank; a cell is one 4-byte word and names the operand elements in it "
-           f"({mn_name}/k); rows are 128 bytes of shared memory (rule: {smem.DOCUMENTED.label()})")
+           f"({mn_name}/k); rows are 128 bytes of shared memory; rule: {smem.status()}")
     scene.add(Text(MARGIN, y + 8, key, 11, anchor="start", color="#333333"))
     y += 26
     w_, h_ = draw_grid(scene, MARGIN, y, cells, 9.0, row_label="byte", col_label="bank \u2192",

@@ -25,14 +25,15 @@ The API (stable; the simulator and the PTX executor use it):
 
 Readings of the PTX ISA that projects disagree on are `Reading` / `TmaReading` parameters
 (descriptor.py, tma.py); `candidate_readings()` lists them for the GPU measurement
-(gpu_check.descriptors), which decides between them.
+(gpu_check.descriptors), which decides between them; `status()` says whether a GPU has
+confirmed the reading in use (CONFIRMED names the corpus once one has).
 """
 from .check import Problem, problems, unused_fields
-from .descriptor import (DOCUMENTED, Descriptor, Reading, addresses, candidate_readings, operand_addresses,
-                         operand_geometry)
+from .descriptor import (CONFIRMED, DOCUMENTED, Descriptor, Reading, addresses, candidate_readings,
+                         operand_addresses, operand_geometry, status)
 from .swizzle import MODES, Mode, for_cute, mode
 from .tma import TensorMap, TmaReading, box_addresses, consistency
 
-__all__ = ["Descriptor", "Reading", "DOCUMENTED", "candidate_readings", "addresses", "operand_addresses",
+__all__ = ["Descriptor", "Reading", "DOCUMENTED", "CONFIRMED", "status", "candidate_readings", "addresses", "operand_addresses",
            "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "consistency", "Problem",
            "problems", "unused_fields", "MODES", "Mode", "mode", "for_cute"]

@@ -70,6 +70,15 @@ class Reading:
 
 
 DOCUMENTED = Reading()
+# Where DOCUMENTED (and tma.DOCUMENTED) was confirmed on a GPU: the corpus and the GPU, driver and
+# date it was measured on ("" = not yet: only the vendor documents above stand behind it).
+CONFIRMED = ""
+
+
+def status():
+    """One line: the reading the model uses and what stands behind it."""
+    src = f"confirmed on {CONFIRMED}" if CONFIRMED else "from the PTX ISA and CuTe; not yet confirmed on a GPU"
+    return f"{DOCUMENTED.label()} ({src})"
 
 
 def candidate_readings():

@@ -32,7 +32,7 @@ def test_decode_text(capsys):
 def test_decode_json_schema(capsys):
     rc, out, _ = run(["desc", "decode", D128, "--instr", F16, "--operand", "B", "--json"], capsys)
     j = json.loads(out)
-    assert rc == 0 and list(j) == ["value", "fields", "swizzle", "reading", "notes", "operand"]
+    assert rc == 0 and list(j) == ["value", "fields", "swizzle", "reading", "notes", "confirmed", "operand"]
     assert j["fields"]["sbo"] == {"raw": 64, "bytes": 1024} and j["swizzle"]["cute"] == "Swizzle<3,4,3>"
     assert j["operand"]["shape"] == [16, 128] and j["operand"]["addresses"][0][1] == 0x490
     rc, out, _ = run(["desc", "decode", D128, "--json"], capsys)
