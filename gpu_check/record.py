@@ -55,12 +55,18 @@ class LayoutRecorder:
             manifest.append({k: v for k, v in r.items() if k not in ("inp", "out", "aux")} | {"key": key})
         arrays["manifest"] = np.array(json.dumps({"format": FORMAT_VERSION, "environment": env,
                                                   "records": manifest}))
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
-        return path
+        return save_npz(path, arrays)
+
+
+def save_npz(path, arrays):
+    """Write a compressed .npz atomically (a temporary file beside it, then a rename)."""
+    path = Path(path)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+    return path
 
 
 def load(path):

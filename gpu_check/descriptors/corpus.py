@@ -12,9 +12,7 @@ One compressed .npz (tests/data/descriptors/descriptors_sm_90.npz once measured)
 `fit()` tells which readings of layoutsim.smem explain every observation; `replay()` compares the
 corpus with the current model (what the CI test runs).
 """
-import io
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import numpy as np
 
 from layoutsim import smem
 
+from ..record import save_npz
 from .kernels import Probe
 from .plan import TmaCase
 
@@ -64,12 +63,7 @@ class Corpus:
             arrays[key] = t["landed"].astype(np.int32)
             man["tma"].append({"key": key, "base": t["base"], **asdict(t["case"])})
         arrays["manifest"] = np.array(json.dumps(man))
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
-        return path
+        return save_npz(path, arrays)
 
 
 def load(path):

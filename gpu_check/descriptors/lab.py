@@ -1,6 +1,5 @@
 """The GPU side of the descriptor probes: build the module (nvcc, cached like gpu_check.build),
 and launch the kernels through pycuda (gpu_check.backends.cuda's context)."""
-import re
 import subprocess
 import tempfile
 import time
@@ -38,30 +37,13 @@ def build(probes, target="sm_90a", use_cache=True):
     return data, time.perf_counter() - t0, " ".join(cmd)
 
 
-_OPS = re.compile(r"\b([HIQ]GMMA\.[\w.]+|UTMALDG\.\w+)")
-
-
 def sass_check(cubin, probes):
-    """{kernel: [matrix / TMA SASS ops]} and the kernels that lack theirs ({} without cuobjdump)."""
-    cu = B.tool("cuobjdump")
-    if cu is None:
+    """({kernel: matrix / TMA SASS ops}, the kernels that lack theirs); ({}, []) without cuobjdump."""
+    ops = B.sass_summary(cubin)
+    if not ops:
         return {}, []
-    with tempfile.TemporaryDirectory(prefix="desc_probe_") as tmp:
-        p = Path(tmp) / "k.cubin"
-        p.write_bytes(cubin)
-        r = subprocess.run([cu, "-sass", str(p)], capture_output=True, text=True)
-    ops, cur = {}, None
-    for line in r.stdout.splitlines():
-        m = re.search(r"Function : (\w+)", line)
-        if m:
-            cur = m.group(1)
-            ops[cur] = set()
-        elif cur:
-            ops[cur].update(_OPS.findall(line))
-    ops = {k: sorted(v) for k, v in ops.items()}
     want = {p.name: "GMMA" for p in probes} | {kernels.TMA_NAME: "UTMALDG"}
-    missing = [k for k, w in want.items() if not any(w in o for o in ops.get(k, []))]
-    return ops, missing
+    return ops, [k for k, w in want.items() if not any(w in o for o in ops.get(k, []))]
 
 
 class CudaLab:

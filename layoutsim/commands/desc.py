@@ -119,7 +119,10 @@ def _table(ins, op, major, w, addr, rows):
 
 def run_decode(args):
     from ..smem import Descriptor
-    desc = Descriptor.decode(_num(args.value, "descriptor"))
+    return _emit(Descriptor.decode(_num(args.value, "descriptor")), args)
+
+
+def _emit(desc, args):
     lines, js = _describe(desc, args)
     if args.json:
         print_json(js)
@@ -141,13 +144,7 @@ def run_encode(args):
         dense = smem.Descriptor.dense(start, mn, k, w, swz, major)
         lbo = dense.lbo if lbo is None else lbo
         sbo = dense.sbo if sbo is None else sbo
-    desc = smem.Descriptor(start, lbo, sbo, swz, _num(args.base_offset, "--base-offset"))
-    lines, js = _describe(desc, args)
-    if args.json:
-        print_json(js)
-    else:
-        print("\n".join(lines))
-    return 0
+    return _emit(smem.Descriptor(start, lbo, sbo, swz, _num(args.base_offset, "--base-offset")), args)
 
 
 def _box(text):
