@@ -27,7 +27,7 @@ FIXED = (ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL,
          "l1tex__data_bank_reads.sum", "l1tex__data_bank_writes.sum",
          "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum")
 PATTERN = re.compile(r"(shared|smem|bank|tma|gmma|utm|dsmem|lsu_wavefronts)", re.I)
-MAX_METRICS = 48
+MAX_METRICS = 32
 REPEATS = (1, 5)
 
 

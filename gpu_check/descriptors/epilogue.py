@@ -23,7 +23,7 @@ from ..bank_probe import ncu_csv
 
 OPS = ("ldmatrix.x4", "ldmatrix.x4.trans", "stmatrix.x4", "stmatrix.x4.trans", "ld.shared.v4.b32",
        "st.shared.v4.b32")
-PER_TILE_OP = 2
+PER_TILE_OP = 1
 
 
 def tiles():
