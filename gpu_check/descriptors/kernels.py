@@ -17,11 +17,19 @@ The first wgmma of a case runs with scale-d = 0 (D = A*B), the repeats accumulat
 cannot drop them as redundant).
 
 TMA probe, one block, one box (tiled, cp.async.bulk.tensor.{2,3}d with an mbarrier):
-    (const __grid_constant__ CUtensorMap tmap, unsigned dst, int c0, int c1, int c2, int rank,
-     unsigned region_bytes, unsigned tx_bytes, unsigned *out, int repeat)
-  shared memory [0, region_bytes) is zeroed, the box is copied to offset dst (repeat times), and
-  out[0] = the shared-window address of the region, out[1] = 1 if a copy never completed (the
+    (const __grid_constant__ CUtensorMap tmap, const CUtensorMap *gmap, unsigned dst, int c0,
+     int c1, int c2, int rank, unsigned region_bytes, unsigned tx_bytes, unsigned *out, int repeat)
+  the copy reads the tensor map from the parameter `tmap`, or, when gmap is not null, from global
+  memory (the cross-check: the CUDA programming guide's third way, with the acquire fence it asks
+  for). Shared memory [0, region_bytes) is zeroed, the box is copied to offset dst (repeat times),
+  and out[0] = the shared-window address of the region, out[1] = 1 if a copy never completed (the
   wait gives up rather than hang), out[2 ..] = the region's words.
+  The kernel is launched with the driver's kernelParams (driver.Kernel), never with a packed
+  argument buffer: CUtensorMap is alignas(128) (cuda.h of CUDA 13) and the parameter bank of
+  sm_90 starts at constant-bank offset 0x210, so nvcc puts `tmap` at parameter offset 0x70 (the
+  cubin's EIATTR_KPARAM_INFO, driver.cubin_params); a buffer that packs it at offset 0 (pycuda's
+  argument packing) hands the kernel a garbage map and out pointer -- the illegal address of the
+  first H200 run (2026-12-01).
 """
 import re
 from dataclasses import dataclass
@@ -135,8 +143,8 @@ class Probe:
 TMA_NAME = "desc_probe_tma"
 TMA_SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(128) desc_probe_tma(
-    const __grid_constant__ CUtensorMap tmap, unsigned dst, int c0, int c1, int c2, int rank,
-    unsigned region_bytes, unsigned tx_bytes, unsigned *__restrict__ out, int repeat) {
+    const __grid_constant__ CUtensorMap tmap, const CUtensorMap *gmap, unsigned dst, int c0, int c1, int c2,
+    int rank, unsigned region_bytes, unsigned tx_bytes, unsigned *__restrict__ out, int repeat) {
     extern __shared__ __align__(1024) unsigned char tma_smem_[];
     const int t = threadIdx.x;
     const unsigned base = (unsigned)__cvta_generic_to_shared(tma_smem_);
@@ -146,7 +154,10 @@ extern "C" __global__ void __launch_bounds__(128) desc_probe_tma(
     if (t == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    const unsigned long long map = reinterpret_cast<unsigned long long>(&tmap);
+    const unsigned long long map = gmap ? reinterpret_cast<unsigned long long>(gmap)
+                                        : reinterpret_cast<unsigned long long>(&tmap);
+    if (gmap && t == 0)          // a map in global memory, written by a copy engine: acquire it
+        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(map) : "memory");
     unsigned late = 0;
     for (int r = 0; r < repeat; ++r) {
         if (t == 0) {
@@ -172,6 +183,10 @@ extern "C" __global__ void __launch_bounds__(128) desc_probe_tma(
     for (unsigned i = t; i < region_bytes / 4; i += blockDim.x) out[2 + i] = words[i];
 }
 """
+# The parameters of desc_probe_tma in order, with their sizes in bytes (driver.Kernel checks a
+# launch against the cubin's own table).
+TMA_PARAMS = (("tmap", 128), ("gmap", 8), ("dst", 4), ("c0", 4), ("c1", 4), ("c2", 4), ("rank", 4),
+              ("region_bytes", 4), ("tx_bytes", 4), ("out", 8), ("repeat", 4))
 
 
 def module_source(probes, tma=True):

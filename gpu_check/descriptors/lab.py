@@ -1,14 +1,17 @@
 """The GPU side of the descriptor probes: build the module (nvcc, cached like gpu_check.build),
-and launch the kernels through pycuda (gpu_check.backends.cuda's context)."""
+and launch the kernels in gpu_check.backends.cuda's context: the wgmma probes through pycuda
+(scalars and pointers only, which its argument packing lays out as the kernel does), the TMA
+kernel through driver.Kernel (kernelParams: see driver.py for why)."""
 import subprocess
 import tempfile
 import time
+from ctypes import c_int32, c_uint32, c_uint64
 from pathlib import Path
 
 import numpy as np
 
 from .. import build as B
-from . import kernels, plan, tensormap
+from . import driver, kernels, plan
 
 
 def build(probes, target="sm_90a", use_cache=True):
@@ -55,6 +58,16 @@ class CudaLab:
         self.module = backend.load(cubin)
         self._fns = {}
         self._bases = {}
+        self._tma = driver.Kernel(cubin, kernels.TMA_NAME)
+        want = [size for _, size in kernels.TMA_PARAMS]
+        self.tma_params = {"cubin": driver.cubin_params(cubin, kernels.TMA_NAME), "driver": self._tma.params()}
+        if [size for _, size in self.tma_params["cubin"]] != want:
+            raise RuntimeError(f"{kernels.TMA_NAME}: the cubin's parameters {self.tma_params['cubin']} are not "
+                               f"the {want} bytes the launch passes")
+        for name in {n for n in driver.kernel_names(cubin) if n != kernels.TMA_NAME}:
+            params = driver.cubin_params(cubin, name)         # what pycuda's packing must match
+            if [o for o, _ in params] != driver.packed_offsets([s for _, s in params]):
+                raise RuntimeError(f"{name}: parameters at {params}, not where a packed buffer puts them")
         attr = getattr(self.drv.device_attribute, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", None)
         optin = backend.dev.get_attribute(attr) if attr is not None else None
         if optin is not None and optin < plan.SMEM_BYTES:
@@ -64,7 +77,17 @@ class CudaLab:
     def environment(self):
         env = dict(self.backend.environment())
         env["nvcc"] = B.nvcc_version()
+        env["tma_kernel_params"] = {k: [list(p) for p in v] for k, v in self.tma_params.items()}
         return env
+
+    def healthy(self):
+        """False once a fault has ended the context (nothing more can run in this process)."""
+        try:
+            self.drv.Context.synchronize()
+            self.drv.mem_alloc(256).free()
+            return True
+        except Exception:   # noqa: BLE001 - any driver error here means the context is gone
+            return False
 
     def _fn(self, name, smem):
         fn = self._fns.get(name)
@@ -96,20 +119,31 @@ class CudaLab:
         sms = self.backend.dev.get_attribute(self.drv.device_attribute.MULTIPROCESSOR_COUNT)
         return self._wgmma(probe, pairs, image, areg, n, repeat, max(1, min(n, sms)))
 
-    def tma(self, case, gvalues, region_bytes, repeat=1):
+    def tma(self, case, gvalues, region_bytes, repeat=1, via="param"):
+        """Copy one box (case) of gvalues into a zeroed region; the kernel's output words. `via`:
+        the tensor map as the __grid_constant__ parameter, or ("global") in global memory."""
         drv = self.drv
         g = drv.to_device(np.ascontiguousarray(gvalues))
+        out_gpu = drv.mem_alloc(4 * (2 + region_bytes // 4))
+        gmap = None
         try:
-            args = tensormap.arguments(int(g), case.gdims, case.elem_bytes, case.box, case.swizzle)
-            tmap = tensormap.encode(args)
-            out = np.zeros(2 + region_bytes // 4, np.uint32)
+            tmap = driver.encode(driver.arguments(int(g), case.gdims, case.elem_bytes, case.box, case.swizzle))
+            if via == "global":
+                gmap = drv.to_device(np.frombuffer(tmap, np.uint8))
             co = list(case.coords) + [0] * (3 - len(case.coords))
             tx = int(np.prod(case.box)) * case.elem_bytes
-            fn = self._fn(kernels.TMA_NAME, region_bytes + 16)
-            fn(tmap, np.uint32(case.dst), np.int32(co[0]), np.int32(co[1]), np.int32(co[2]),
-               np.int32(len(case.box)), np.uint32(region_bytes), np.uint32(tx), drv.Out(out), np.int32(repeat),
-               block=(128, 1, 1), grid=(1, 1), shared=region_bytes + 16)
+            self._tma.launch([tmap, c_uint64(int(gmap) if gmap is not None else 0), c_uint32(case.dst),
+                              c_int32(co[0]), c_int32(co[1]), c_int32(co[2]), c_int32(len(case.box)),
+                              c_uint32(region_bytes), c_uint32(tx), c_uint64(int(out_gpu)), c_int32(repeat)],
+                             shared=region_bytes + 16)
             drv.Context.synchronize()
+            out = np.empty(2 + region_bytes // 4, np.uint32)
+            drv.memcpy_dtoh(out, out_gpu)
         finally:
-            g.free()
+            for m in (g, out_gpu, gmap):
+                if m is not None:
+                    try:
+                        m.free()
+                    except Exception:   # noqa: BLE001 - a dead context: the launch's error is the news
+                        pass
         return out

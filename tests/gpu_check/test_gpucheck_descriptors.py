@@ -7,7 +7,7 @@ import pytest
 from gpucheck_helpers import need_nvcc
 
 from gpu_check.bank_probe import ncu_csv
-from gpu_check.descriptors import corpus, counters, epilogue, ids, kernels, lab, plan, run, tensormap
+from gpu_check.descriptors import corpus, counters, driver, epilogue, ids, kernels, lab, plan, run
 from gpu_check.descriptors.emulate import FakeLab
 from gpu_check.descriptors.kernels import Probe
 from layoutsim import formats as F
@@ -105,15 +105,55 @@ def test_probe_sources_use_the_forms_ptx_defines():
 
 
 @need_nvcc
-def test_the_probes_compile_for_sm_90a(kernel_cache):
+def test_the_probes_compile_for_sm_90a_with_the_parameters_their_launches_assume(kernel_cache):
+    """pycuda packs the wgmma probes' scalars and pointers at natural alignment, which is where the
+    cubin wants them; the TMA kernel's tensor map sits at parameter offset 0x70 (CUtensorMap is
+    alignas(128) and sm_90's parameters start at constant-bank offset 0x210), where no packed
+    buffer puts it: that is why it is launched with kernelParams (driver.Kernel)."""
     cubin, secs, cmd = lab.build(plan.probes())
     assert len(cubin) > 10_000 and "sm_90a" in cmd
     sass, missing = lab.sass_check(cubin, plan.probes())
     assert missing == [] or sass == {}
+    names = driver.kernel_names(cubin)
+    assert sorted(names) == sorted([p.name for p in plan.probes()] + [kernels.TMA_NAME])
+    for name in names:
+        params = driver.cubin_params(cubin, name)
+        offsets, sizes = [o for o, _ in params], [s for _, s in params]
+        if name == kernels.TMA_NAME:
+            assert sizes == [size for _, size in kernels.TMA_PARAMS]
+            assert offsets[0] == 0x70 and (0x210 + offsets[0]) % 128 == 0
+            assert offsets != driver.packed_offsets(sizes)
+        else:
+            assert sizes == [8, 8, 4, 8, 8, 4, 4] and offsets == driver.packed_offsets(sizes)
+
+
+def test_cubin_params_reads_the_kparam_records():
+    """A hand-made ELF with one .nv.info.k section: two EIATTR_KPARAM_INFO records (as nvcc writes
+    them: the size in bits 18-31 of the last word) around an unrelated attribute."""
+    import struct
+    info = struct.pack("<BBH", 0x04, 0x17, 12) + struct.pack("<IHHI", 0, 1, 0x80, (4 << 18) | 0x1F000)
+    info += struct.pack("<BBH", 0x03, 0x1b, 0xFF)
+    info += struct.pack("<BBH", 0x04, 0x17, 12) + struct.pack("<IHHI", 0, 0, 0x70, (128 << 18) | 0x1F000)
+    names = b"\0.shstrtab\0.nv.info.k\0"
+    body = names + info
+    shoff = 64 + len(body)
+    shoff += -shoff % 8
+    head = b"\x7fELF" + bytes(0x24) + struct.pack("<Q", shoff) + bytes(0x3A - 0x30) + struct.pack("<HHH", 64, 3, 1)
+    head += bytes(64 - len(head))
+
+    def sh(name, off, size):
+        return struct.pack("<IIQQQQIIQQ", name, 0, 0, 0, off, size, 0, 0, 0, 0)
+    elf = head + body + bytes(shoff - 64 - len(body))
+    elf += sh(0, 0, 0) + sh(1, 64, len(names)) + sh(11, 64 + len(names), len(info))
+    assert driver.cubin_params(elf, "k") == [(0x70, 128), (0x80, 4)]
+    assert driver.kernel_names(elf) == ["k"]
+    with pytest.raises(KeyError):
+        driver.cubin_params(elf, "other")
+    assert driver.packed_offsets([128, 8, 4, 4, 8, 4]) == [0, 128, 136, 140, 144, 152]
 
 
 def test_tensormap_arguments():
-    a = tensormap.arguments(0x7000, (40, 21, 11), 2, (32, 16, 3), "64B")
+    a = driver.arguments(0x7000, (40, 21, 11), 2, (32, 16, 3), "64B")
     assert a["globalStrides"] == [80, 80 * 21] and a["boxDim"] == [32, 16, 3] and a["swizzle"] == 2
     assert a["dataType"] == 1 and a["rank"] == 3 and a["interleave"] == 0
 
@@ -152,3 +192,41 @@ def test_group_skips_other_gpus():
         vendor, arch = "amd", "gfx1201"
     r = run.run_group(Amd())
     assert [x.status for x in r] == ["skip"] and "sm_90" in r[0].note
+
+
+def test_kernel_launch_hands_the_driver_one_pointer_per_parameter(monkeypatch):
+    """driver.Kernel.launch passes cuLaunchKernel an array of pointers to each value (kernelParams),
+    no argument buffer; a stand-in libcuda records what each pointer points at."""
+    import ctypes
+    seen = {}
+
+    class Lib:
+        def cuModuleLoadData(self, module, image):
+            return 0
+
+        def cuModuleGetFunction(self, fn, module, name):
+            seen["name"] = name
+            return 0
+
+        def cuFuncSetAttribute(self, fn, attr, value):
+            seen["attr"] = (attr, value)
+            return 0
+
+        def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+            sizes = [size for _, size in kernels.TMA_PARAMS]
+            seen["params"] = [ctypes.string_at(params[i], n) for i, n in enumerate(sizes)]
+            seen["launch"] = (gx, gy, gz, bx, by, bz, shared, stream, extra)
+            return 0
+
+    monkeypatch.setattr(driver, "_LIB", Lib())
+    k = driver.Kernel(b"\x7fELF....", kernels.TMA_NAME)
+    tmap = bytes(range(128))
+    k.launch([tmap, ctypes.c_uint64(0), ctypes.c_uint32(640), ctypes.c_int32(3), ctypes.c_int32(-1),
+              ctypes.c_int32(0), ctypes.c_int32(2), ctypes.c_uint32(4096), ctypes.c_uint32(512),
+              ctypes.c_uint64(0x7F0000001000), ctypes.c_int32(5)], shared=4112)
+    got = seen["params"]
+    assert seen["name"] == kernels.TMA_NAME.encode() and seen["attr"] == (8, 4112)
+    assert got[0] == tmap and got[2] == (640).to_bytes(4, "little")
+    assert got[4] == (-1).to_bytes(4, "little", signed=True)
+    assert got[9] == (0x7F0000001000).to_bytes(8, "little") and got[10] == (5).to_bytes(4, "little")
+    assert seen["launch"] == (1, 1, 1, 128, 1, 1, 4112, None, None)
