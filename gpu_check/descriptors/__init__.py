@@ -7,8 +7,11 @@ swizzle mode x K-/MN-major x input type runs with the canonical CuTe tiles and w
 random descriptors (plan.py); TMA copies a tensor of unique ids with every swizzle mode and many
 box shapes, and every landed byte is read back. The raw observations are kept (corpus.py) so
 the readings of the PTX ISA can be fitted offline; comparing with layoutsim.smem is the check.
+The plan runs as tasks (tasks.py), each phase in its own worker process (isolate.py), so a
+fault costs one task and is reported with the descriptor or box that caused it; the TMA kernel
+is launched through the driver with kernelParams (driver.py says why).
 
-    python -m gpu_check.descriptors --out DIR [--seconds S] [--ncu] [--epilogue]   (the GPU job)
+    python -m gpu_check.descriptors --out DIR [--seconds S] [--counters] [--epilogue]   (the GPU job)
     python -m gpu_check.descriptors --out DIR --dry-run [--simulate strides=core-matrix,...]
     gpu-check run --group descriptors [--record DIR]
 """

@@ -8,7 +8,9 @@ One compressed .npz (tests/data/descriptors/descriptors_sm_90.npz once measured)
   t<NNN>      int32  [slots]        TMA: global element index landed in each element slot of the
                                      region (-1 = nothing)
   manifest    JSON: environment, seed, probes (entry, operand, trans, base, kinds), TMA cases
-              (box, element bytes, swizzle, dst, coords, global dims, base), notes, fit log.
+              (box, element bytes, swizzle, dst, coords, global dims, base, via: the tensor map
+              as kernel parameter or in global memory), notes (the tasks that gave no data, and
+              why: tasks.finding), fit log.
 `fit()` tells which readings of layoutsim.smem explain every observation; `replay()` compares the
 corpus with the current model (what the CI test runs).
 """
@@ -32,7 +34,7 @@ class Corpus:
     environment: dict
     seed: int
     probes: list = field(default_factory=list)      # [{probe, base, values, kinds, obs, bad}]
-    tma: list = field(default_factory=list)         # [{case, landed, base}]
+    tma: list = field(default_factory=list)         # [{case, landed, base, via}]
     notes: list = field(default_factory=list)
     fit_log: str = ""
 
@@ -41,9 +43,9 @@ class Corpus:
                             "kinds": list(kinds), "obs": np.asarray(obs, np.int64),
                             "bad": np.asarray(bad, np.int64)})
 
-    def add_tma(self, cases, landed, bases):
+    def add_tma(self, cases, landed, bases, via="param"):
         for c, got, b in zip(cases, landed, bases):
-            self.tma.append({"case": c, "landed": np.asarray(got, np.int64), "base": int(b)})
+            self.tma.append({"case": c, "landed": np.asarray(got, np.int64), "base": int(b), "via": via})
 
     def save(self, path):
         path = Path(path)
@@ -61,7 +63,7 @@ class Corpus:
         for j, t in enumerate(self.tma):
             key = f"t{j:03d}"
             arrays[key] = t["landed"].astype(np.int32)
-            man["tma"].append({"key": key, "base": t["base"], **asdict(t["case"])})
+            man["tma"].append({"key": key, "base": t["base"], "via": t["via"], **asdict(t["case"])})
         arrays["manifest"] = np.array(json.dumps(man))
         return save_npz(path, arrays)
 
@@ -78,7 +80,7 @@ def load(path):
         for t in man["tma"]:
             case = TmaCase(tuple(t["box"]), t["elem_bytes"], t["swizzle"], t["dst"], tuple(t["coords"]),
                            tuple(t["gdims"]))
-            c.add_tma([case], [z[t["key"]]], [t["base"]])
+            c.add_tma([case], [z[t["key"]]], [t["base"]], t.get("via", "param"))
     return c
 
 
@@ -129,7 +131,9 @@ def replay(path):
     from .run import compare, tma_compare
     c = load(path)
     results = [compare(p["probe"], p["values"], p["kinds"], p["obs"], p["bad"]) for p in c.probes]
-    if c.tma:
-        results.append(tma_compare([t["case"] for t in c.tma], [t["landed"] for t in c.tma],
-                                   [t["base"] for t in c.tma]))
+    for via in ("param", "global"):
+        ts = [t for t in c.tma if t["via"] == via]
+        if ts:
+            results.append(tma_compare([t["case"] for t in ts], [t["landed"] for t in ts], [t["base"] for t in ts],
+                                       via))
     return c, results

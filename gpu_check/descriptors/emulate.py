@@ -4,34 +4,68 @@ passes, fragment unpacking, decoding, comparison and the fit -- runs without a G
 simulated reading that differs from the documented one must come out of the fit.
 
 Arithmetic is exact (float64 sums of a single product with zeros); the words follow the
-kernels' layouts (kernels.py).
+kernels' layouts (kernels.py). For the fault handling (isolate.py) the fake can also fault like
+a GPU: a listed descriptor (or every TMA copy through one path) raises FakeFault and ends the
+"context", and a descriptor in `crash` ends the process at once, as a hard crash would.
 """
+import os
+
 import numpy as np
 
 from layoutsim import formats as F
 from layoutsim import smem
 
 from ..pack import pack, unpack
+from . import plan
 
-BASE = 0x400                  # what the H200's kernels report (1 KiB reserved below the dynamic base)
+
+
+class FakeFault(RuntimeError):
+    """What the fake raises where a GPU would report an illegal address."""
 
 
 class FakeLab:
     name = "fake (CPU emulation of the probes through layoutsim.smem)"
 
-    def __init__(self, reading=smem.DOCUMENTED, tma_reading=smem.TmaReading(), base=BASE):
+    def __init__(self, reading=smem.DOCUMENTED, tma_reading=smem.TmaReading(), base=plan.BASE, fault=(), crash=(),
+                 fault_tma_via=None):
         self.reading = reading
         self.tma_reading = tma_reading
         self.base = base
+        self.fault = {int(v) for v in fault}
+        self.crash = {int(v) for v in crash}
+        self.fault_tma_via = fault_tma_via
+        self.dead = False
+
+    @classmethod
+    def from_spec(cls, spec):
+        """The fake a worker process makes from the JSON lab spec (isolate.py)."""
+        return cls(smem.Reading(**spec.get("reading", {})), smem.TmaReading(**spec.get("tma_reading", {})),
+                   fault=spec.get("fault", ()), crash=spec.get("crash", ()),
+                   fault_tma_via=spec.get("fault_tma_via"))
 
     def environment(self):
         return {"backend": self.name, "gpu": "FakeGPU", "simulated_reading": self.reading.to_json(),
                 "simulated_tma_reading": self.tma_reading.to_json()}
 
+    def healthy(self):
+        return not self.dead
+
+    def _fault(self, what):
+        self.dead = True
+        raise FakeFault(f"an illegal memory access was encountered (simulated: {what})")
+
     def smem_base(self, probe):
+        if self.dead:
+            self._fault("the context is gone")
         return self.base
 
     def wgmma(self, probe, descs, image, areg, repeat=1):
+        values = {int(v) for v in np.asarray(descs, np.uint64).reshape(-1)}
+        if values & self.crash:
+            os._exit(86)
+        if self.dead or values & self.fault:
+            self._fault(f"descriptor {', '.join(hex(v) for v in sorted(values & self.fault))}")
         ins = probe.instr
         M, N, K = ins.shape
         img = np.frombuffer(np.ascontiguousarray(image).tobytes(), np.uint8)
@@ -62,7 +96,9 @@ class FakeLab:
             words.append(pack(fd, np.asarray(raw, np.uint64)[None]).reshape(-1))
         return np.concatenate(words).astype(np.uint32)
 
-    def tma(self, case, gvalues, region_bytes, repeat=1):
+    def tma(self, case, gvalues, region_bytes, repeat=1, via="param"):
+        if self.dead or via == self.fault_tma_via:
+            self._fault(f"TMA via {via}")
         tmap = smem.TensorMap(case.box, case.elem_bytes, case.swizzle)
         addr = smem.box_addresses(tmap, self.base + case.dst, self.tma_reading) - self.base
         region = np.zeros(region_bytes, np.uint8)

@@ -1,15 +1,14 @@
 """Run the descriptor probes on a lab (the GPU, or emulate.FakeLab), decode what every output saw,
-compare with layoutsim.smem and record the raw observations.
+and compare with layoutsim.smem.
 
     observe(lab, probe, descs)   -> int64 [cases, rows, cols]: the shared-window byte address each
                                     operand element was read from (-1: no id recognised), in the
                                     orientation of smem.operand_addresses ((M, K) for A, (K, N) for B)
-    tma_landed(lab, case)        -> int64 [region elements]: the global element index that landed in
+    tma_landed(lab, case, via)   -> int64 [region elements]: the global element index that landed in
                                     each element-sized slot of the destination region (-1: none)
-    measure(lab, out_dir, ...)   everything in plan.py; writes descriptors_<arch>.npz (corpus.py)
+The whole plan runs as tasks (tasks.py), each phase in its own process (isolate.py).
 """
 import json
-import time
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from layoutsim import smem
 
 from ..checks.common import Mismatch, Result
 from ..pack import pack, unpack
-from . import corpus, ids, plan
+from . import ids, plan
 
 
 # ---- wgmma probes ------------------------------------------------------------------------------
@@ -96,10 +95,11 @@ def model(probe, values, reading=smem.DOCUMENTED):
     return smem.operand_addresses(probe.instr, probe.under, np.asarray(values, np.uint64), probe.trans, reading)
 
 
-def compare(probe, values, kinds, observed, inconsistent):
+def compare(probe, values, kinds, observed, inconsistent, phase=""):
     """One Result per probe: every element of every case against the documented reading."""
     want = model(probe, values)
-    res = Result("descriptors", probe.instr.name, f"{probe.under}{' trans' if probe.trans else ''} descriptor",
+    res = Result("descriptors", probe.instr.name,
+                 f"{probe.under}{' trans' if probe.trans else ''} {phase + ' ' if phase else ''}descriptors",
                  cases=len(values), compared=int(want.size))
     bad = observed != want
     res.mismatches = int(bad.sum())
@@ -124,7 +124,7 @@ def tma_region(case):
     return -(-(case.dst + rows * pitch + 256) // 128) * 128
 
 
-def tma_landed(lab, case):
+def tma_landed(lab, case, via="param"):
     e = case.elem_bytes
     gdims = case.gdims[::-1]                                    # numpy order, outermost first
     n = int(np.prod(gdims))
@@ -133,7 +133,7 @@ def tma_landed(lab, case):
     digits = []
     for p in range(ids.passes(n, nbase)):
         g = ids.byte_image(e, n, p).astype(np.dtype(f"<u{e}")).reshape(gdims)
-        out = np.asarray(lab.tma(case, g, region), np.uint32)
+        out = np.asarray(lab.tma(case, g, region, via=via), np.uint32)
         if out[1]:
             raise RuntimeError(f"the TMA copy of box {case.box} never completed (mbarrier wait gave up)")
         vals = np.ascontiguousarray(out[2:2 + region // 4]).view(np.dtype(f"<u{e}"))
@@ -155,8 +155,11 @@ def tma_model(case, base, reading=None):
     return out
 
 
-def tma_compare(cases, landed, bases):
-    res = Result("descriptors", "cp.async.bulk.tensor (TMA)", "landed bytes", cases=len(cases))
+TMA_VIA = {"param": "the tensor map as a kernel parameter", "global": "the tensor map in global memory"}
+
+
+def tma_compare(cases, landed, bases, via="param"):
+    res = Result("descriptors", "cp.async.bulk.tensor (TMA)", f"landed bytes, {TMA_VIA[via]}", cases=len(cases))
     for i, (c, got, base) in enumerate(zip(cases, landed, bases)):
         want = tma_model(c, base)
         res.compared += int(want.size)
@@ -171,106 +174,40 @@ def tma_compare(cases, landed, bases):
     return res.finish()
 
 
-# ---- everything -----------------------------------------------------------------------------------
-def measure(lab, out_path=None, log=print, seconds=None, seed=plan.SEED, reserved=True, probes=None,
-            tma=None):
-    """Run every TMA case and probe; returns (results, corpus). Safest first, so a fault (which
-    ends the GPU context) costs only what follows it: TMA boxes, then every probe's canonical
-    descriptors, then the random ones, then those with unused bits set. The corpus is saved after
-    each phase, and no phase starts when the time budget is spent. `probes` / `tma` narrow the
-    plan (tests)."""
-    t0 = time.perf_counter()
-
-    def left():
-        return float("inf") if seconds is None else seconds - (time.perf_counter() - t0)
-
-    rec = corpus.Corpus(environment=lab.environment(), seed=seed)
-    results = []
-    tcases, landed, bases = [], [], []
-    for c in plan.tma_cases(seed) if tma is None else tma:
-        if left() < 3:
-            log(f"[descriptors] time budget spent: {len(tcases)} TMA boxes measured")
-            break
-        try:
-            got, base = tma_landed(lab, c)
-        except Exception as e:   # noqa: BLE001 - a failing box is a result; the others go on
-            results.append(Result("descriptors", "cp.async.bulk.tensor (TMA)", f"box {c.box}", status="error",
-                                  note=f"{type(e).__name__}: {str(e).strip()[:300]}"))
-            continue
-        tcases.append(c)
-        landed.append(got)
-        bases.append(base)
-    if tcases:
-        rec.add_tma(tcases, landed, bases)
-        results.append(tma_compare(tcases, landed, bases))
-        log(f"[descriptors] TMA: {len(tcases)} boxes, {results[-1].mismatches} of {results[-1].compared} "
-            f"slots differ ({time.perf_counter() - t0:.1f} s)")
-    plans = []
-    for probe in plan.probes() if probes is None else probes:
-        try:
-            base = lab.smem_base(probe)
-            safe, risky = plan.cases(probe, base, seed)
-            plans.append((probe, base, {"canonical": [c for c in safe if c.kind == "canonical"],
-                                        "random": [c for c in safe if c.kind == "random"], "reserved": risky}))
-        except Exception as e:   # noqa: BLE001
-            results.append(Result("descriptors", probe.instr.name, f"{probe.under} descriptor", status="error",
-                                  note=f"{type(e).__name__}: {str(e).strip()[:300]}"))
-    dead = False
-    for phase in ("canonical", "random", "reserved") if reserved else ("canonical", "random"):
-        for probe, base, by_kind in plans:
-            if dead or left() < 3:
-                log(f"[descriptors] {phase}: stopped before {probe.name} "
-                    f"({'a fault ended the GPU context' if dead else 'time budget spent'})")
-                break
-            cs = by_kind[phase]
-            values = np.array([c.desc for c in cs], np.uint64)
-            try:
-                obs, inconsistent = observe(lab, probe, values, base)
-            except Exception as e:   # noqa: BLE001
-                msg = f"{type(e).__name__}: {str(e).strip()[:300]}"
-                results.append(Result("descriptors", probe.instr.name, f"{probe.under} {phase}", status="error",
-                                      note=msg))
-                rec.notes.append(f"{probe.name} {phase}: {msg}")
-                log(f"[descriptors] {probe.name} {phase}: ERROR {msg}")
-                dead = "illegal" in msg.lower() or "launch failed" in msg.lower() or "context" in msg.lower()
-                continue
-            kinds = [c.kind for c in cs]
-            rec.add_probe(probe, base, values, kinds, obs, inconsistent)
-            results.append(compare(probe, values, kinds, obs, inconsistent))
-            r = results[-1]
-            r.check = f"{probe.under}{' trans' if probe.trans else ''} {phase} descriptors"
-            log(f"[descriptors] {probe.instr.aliases[0]} {probe.under}{' trans' if probe.trans else ''} {phase}: "
-                f"{r.cases} descriptors, {r.mismatches} of {r.compared} addresses differ "
-                f"({time.perf_counter() - t0:.1f} s)")
-        if out_path:
-            rec.save(out_path)
-    rec.fit_log = corpus.fit_text(rec)
-    log(rec.fit_log)
-    if out_path:
-        rec.save(out_path)
-    return results, rec
-
-
+# ---- the gpu-check entry ------------------------------------------------------------------------
 def results_json(results):
     return json.dumps([r.to_json() for r in results], indent=1, default=str)
 
 
 def run_group(backend, record=None, log=print, seconds=None):
-    """The `gpu-check run --group descriptors` entry: build, measure, record under
-    record/descriptors/. A backend without pycuda (the CI fake) gets the CPU emulation."""
-    from .emulate import FakeLab
-    from .lab import CudaLab, build
+    """The `gpu-check run --group descriptors` entry: build, measure every phase, record under
+    record/descriptors/. On the GPU each phase runs in worker processes (isolate.py: a fault
+    costs one task, not this process's context); a backend without pycuda (the CI fake) gets
+    the CPU emulation in this process."""
+    import os
+    import tempfile
+    from . import isolate, tasks
+    from .lab import build
     arch = getattr(backend, "arch", "sm_90")
     if getattr(backend, "vendor", "nvidia") != "nvidia" or arch != "sm_90":
         return [Result("descriptors", "wgmma / TMA", "descriptors", status="skip",
                        note=f"wgmma descriptors and TMA are sm_90 features; this GPU is {arch}")]
+    the_plan = tasks.Plan()
+    todo = the_plan.tasks()
     if getattr(backend, "drv", None) is None:
-        the_lab = FakeLab()
+        from .emulate import FakeLab
+        lab = FakeLab()
+        env = lab.environment()
+        parts, findings = tasks.run_here(lab, the_plan, todo, log, seconds)
     else:
         cubin, _, _ = build(plan.probes())
-        the_lab = CudaLab(backend, cubin)
-    out = None
+        with tempfile.TemporaryDirectory(prefix="desc_work_") as work:
+            path = os.path.join(work, "probes.cubin")
+            with open(path, "wb") as f:
+                f.write(cubin)
+            parts, findings, env = isolate.run(the_plan, {"kind": "cuda", "cubin": path}, todo, work, log=log,
+                                               seconds=seconds)
+    rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
     if record:
-        out = f"{record}/descriptors/descriptors_{arch}.npz"
-    results, _ = measure(the_lab, out, log=log, seconds=seconds)
+        rec.save(f"{record}/descriptors/descriptors_{arch}.npz")
     return results

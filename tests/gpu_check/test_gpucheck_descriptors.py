@@ -1,13 +1,15 @@
 """gpu_check.descriptors without a GPU: the ids survive the one-hot MMA, the emulated probes run
 the whole host side, the fit finds a reading the fake hardware was told to follow, the plan can
-tell every candidate reading apart, and the kernels compile for sm_90a."""
+tell every candidate reading apart, faults are isolated in worker processes and pinned on the
+descriptor or box that caused them, and the kernels compile for sm_90a with the parameter layout
+their launches assume."""
 import numpy as np
 import pytest
 
 from gpucheck_helpers import need_nvcc
 
 from gpu_check.bank_probe import ncu_csv
-from gpu_check.descriptors import corpus, counters, driver, epilogue, ids, kernels, lab, plan, run
+from gpu_check.descriptors import corpus, counters, driver, epilogue, ids, isolate, kernels, lab, plan, run, tasks
 from gpu_check.descriptors.emulate import FakeLab
 from gpu_check.descriptors.kernels import Probe
 from layoutsim import formats as F
@@ -40,23 +42,32 @@ def test_digits_name_every_element():
     assert ids.byte_digits(ids.byte_image(1, 300, 1)).min() >= 0
 
 
+def _measure_here(lab, probes, tma, path=None):
+    the_plan = tasks.Plan(probes=probes, tma=tma)
+    parts, findings = tasks.run_here(lab, the_plan, the_plan.tasks(), log=lambda s: None)
+    rec, results = tasks.assemble(the_plan, parts, findings, lab.environment(), log=lambda s: None)
+    if path:
+        rec.save(path)
+    return results, rec
+
+
 def test_emulated_probes_match_the_model_and_the_corpus_replays(tmp_path):
     path = tmp_path / "d.npz"
     tma = plan.tma_cases()[::45]
-    results, rec = run.measure(FakeLab(), path, log=lambda s: None, probes=FEW, tma=tma)
+    results, rec = _measure_here(FakeLab(), FEW, tma, path)
     assert results and all(r.status == "pass" for r in results), [r.diff_text() for r in results][:2]
     assert sum(r.compared for r in results) > 100_000
     kinds = {k for p in rec.probes for k in p["kinds"]}
     assert kinds == {"canonical", "random", "reserved"}
     c, again = corpus.replay(path)
-    assert [r.mismatches for r in again] == [r.mismatches for r in results]
-    assert len(c.tma) == len(tma) and c.environment["gpu"] == "FakeGPU"
+    assert sorted(r.mismatches for r in again) == sorted(r.mismatches for r in results)
+    assert len(c.tma) == len(tma) + len(tma[::tasks.GLOBAL_EVERY]) and c.environment["gpu"] == "FakeGPU"
+    assert {t["via"] for t in c.tma} == {"param", "global"}
 
 
-def test_the_fit_finds_what_the_fake_hardware_does(tmp_path):
+def test_the_fit_finds_what_the_fake_hardware_does():
     odd = smem.Reading(strides="core-matrix", base_offset="xor", base_offset_32B=False)
-    results, rec = run.measure(FakeLab(odd, smem.TmaReading(pitch="span")), None, log=lambda s: None,
-                               probes=FEW[:2], tma=plan.tma_cases()[::20])
+    results, rec = _measure_here(FakeLab(odd, smem.TmaReading(pitch="span")), FEW[:2], plan.tma_cases()[::20])
     assert any(r.status == "fail" for r in results)
     desc, tma = corpus.fit(rec)
     assert desc[odd] == 0 and desc[smem.DOCUMENTED] > 0
@@ -65,6 +76,60 @@ def test_the_fit_finds_what_the_fake_hardware_does(tmp_path):
     assert "addresses (observed -1 = no id)" in bad.diff_text()
     tma_bad = next(r for r in results if r.status == "fail" and r.entry.startswith("cp.async"))
     assert "global element index (-1 = nothing landed)" in tma_bad.diff_text()
+
+
+def _small_plan(n_random=8):
+    """One probe, 8 random descriptors, 6 TMA boxes: a plan whose workers start fast."""
+    the_plan = tasks.Plan(probes=FEW[:1], tma=plan.tma_cases()[:6])
+    the_plan.cases[0]["random"] = the_plan.cases[0]["random"][:n_random]
+    return tasks.Plan.from_json(the_plan.to_json())
+
+
+def test_the_plan_survives_json():
+    the_plan = _small_plan()
+    again = tasks.Plan.from_json(the_plan.to_json())
+    assert again.tasks() == the_plan.tasks() and again.cases == the_plan.cases and again.tma == the_plan.tma
+    assert [tasks.Task.from_key(t.key) for t in the_plan.tasks()] == the_plan.tasks()
+
+
+def test_workers_pin_a_fault_on_its_descriptor_and_survive_a_crash(tmp_path):
+    """A descriptor that faults costs only its own data: its task is rerun one descriptor at a
+    time, and the fault is pinned on it (its decoded fields are reported); one that kills the
+    worker outright is reported as such; every other descriptor is measured and matches."""
+    the_plan = _small_plan()
+    rnd = the_plan.cases[0]["random"]
+    faulty, crashing = rnd[5].desc, rnd[2].desc
+    spec = {"kind": "fake", "fault": [faulty], "crash": [crashing]}
+    lines = []
+    parts, findings, env = isolate.run(the_plan, spec, the_plan.tasks(["canonical", "random"]), tmp_path,
+                                       log=lines.append)
+    assert env["gpu"] == "FakeGPU"
+    kinds = sorted((f["kind"], f["descriptors"][0]) for f in findings)
+    assert kinds == sorted([("fault", f"{faulty:#018x}"), ("fault", f"{crashing:#018x}")])
+    crash = next(f for f in findings if f["descriptors"][0] == f"{crashing:#018x}")
+    assert "the worker died (exit 86)" in crash["message"]
+    fault = next(f for f in findings if f["descriptors"][0] == f"{faulty:#018x}")
+    assert "illegal memory access" in fault["message"] and fault["decoded"] == str(smem.Descriptor.decode(faulty))
+    assert sum("one descriptor per task" in x for x in lines) == 1
+    assert sum(x.startswith("[isolate] worker") for x in lines) == 5    # canonical, random, then 1 + 1 per fault
+    rec, results = tasks.assemble(the_plan, parts, findings, env, log=lambda s: None, fit=False)
+    assert all(r.status == "pass" for r in results if r.status != "error")
+    measured = {int(v) for p in rec.probes for v in p["values"]}
+    want = {c.desc for ph in ("canonical", "random") for c in the_plan.cases[0][ph]} - {faulty, crashing}
+    assert measured == want
+
+
+def test_a_phase_that_faults_throughout_is_abandoned(tmp_path):
+    """The first H200 run: every TMA copy through the parameter faulted. After FAULTS_SYSTEMATIC
+    faults with nothing measured the phase stops; the global-memory path still runs."""
+    the_plan = _small_plan()
+    spec = {"kind": "fake", "fault_tma_via": "param"}
+    todo = the_plan.tasks(["tma"]) + [tasks.Task("tma-global", -1, (j,)) for j in range(6)]
+    parts, findings, _ = isolate.run(the_plan, spec, todo, tmp_path, log=lambda s: None)
+    assert [f["kind"] for f in findings] == ["fault"] * isolate.FAULTS_SYSTEMATIC + ["not run"] * 3
+    assert findings[0]["tma_case"]["box"] == the_plan.tma[0].box
+    assert "systematic" in findings[-1]["message"]
+    assert sorted(parts) == sorted(f"tma-global.-1.{j}" for j in range(6))
 
 
 def test_the_plan_tells_every_reading_apart():
