@@ -1,18 +1,26 @@
 """Do wgmma operand reads and TMA writes show up in the shared-memory counters? Measured by
-difference: the same probe launched with `repeat` 1 and 5 under Nsight Compute; (m5 - m1) / 4 is
-what one wgmma (or one TMA box) adds to counter m, whatever the kernel's own fill traffic.
+difference: the same probe launched with `repeat` 1 and 33 under Nsight Compute; (m33 - m1) / 32
+is what one wgmma (or one TMA box) adds to counter m, whatever the kernel's own fill traffic.
 
-    ncu --csv --clock-control none --cache-control none --kernel-name regex:^desc_probe_
-        --metrics <chosen> python -m gpu_check.descriptors.counters --target CUBIN BASE
+    ncu --csv --clock-control none --cache-control all --kernel-name regex:^desc_probe_
+        --metrics <METRICS> python -m gpu_check.descriptors.counters --target CUBIN BASE
 
-The metrics: the bank probe's LSU wavefront counters plus every .sum counter `ncu --query-metrics
---query-metrics-mode all` lists whose name says shared memory, banks, TMA or GMMA (the raw list
-is kept in the output), at most MAX_METRICS; if ncu rejects that set, the LSU counters alone.
+The first H200 run (2026-12-01, repeats 1 and 5) showed why the difference must be large and come
+with its noise: ncu collects many metrics over several replays of a launch, and the fill's
+shared-memory store wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st) varied from
+replay to replay (2086..2263 for the same 454 STS.128, whose addresses cannot conflict) while the
+instruction counts stayed fixed -- conflicts beyond the addresses (arbitration with the fill's
+global loads in the L1 data banks is the suspect: l1tex__data_bank_conflicts_type_arbitration is
+collected now). So every per-op value comes with `noise`: the spread of that counter over the
+repeat-1 launches of its kind, divided by the repeat difference; `moves` says the value exceeds it.
+
+The metrics (all listed by ncu 2025.3 --query-metrics for GH100): the bank probe's LSU counters,
+the GMMA ones (wavefronts, conflicts, bytes), the TMA ones (instructions, bytes read from global,
+pipe activity), the bank reads/writes of the L1 data array, and the arbitration conflicts.
 """
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -21,14 +29,24 @@ import numpy as np
 
 from ..bank_probe import ncu_csv
 
-FIXED = (ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL,
-         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-         "l1tex__data_bank_reads.sum", "l1tex__data_bank_writes.sum",
-         "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum")
-PATTERN = re.compile(r"(shared|smem|bank|tma|gmma|utm|dsmem|lsu_wavefronts)", re.I)
-MAX_METRICS = 32
-REPEATS = (1, 5)
+METRICS = (ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL,
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+           "l1tex__data_bank_reads.sum", "l1tex__data_bank_writes.sum",
+           "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum",
+           "l1tex__lsuin_requests_op_gmma.sum",
+           "smsp__sass_data_bytes_mem_shared_op_gmma.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_write.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc.sum",
+           "l1tex__data_bank_conflicts_type_arbitration.sum",
+           "smsp__inst_executed_op_tma_ld.sum",
+           "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum",
+           "l1tex__m_xbar2l1tex_read_sectors_pipe_tma.sum",
+           "sm__pipe_tma_cycles_active.sum")
+REPEATS = (1, 33)
 
 
 def launches():
@@ -72,64 +90,51 @@ def target(cubin_path, base):
     print("COUNTERS_TARGET done", flush=True)
 
 
-def _query(ncu):
-    """`ncu --query-metrics-mode all` output (full names with rollups), '' if ncu cannot list them."""
-    for extra in ([], ["--chip", "gh100"]):
-        try:
-            r = subprocess.run([ncu, "--query-metrics", "--query-metrics-mode", "all", *extra],
-                               capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if r.returncode == 0 and "__" in r.stdout:
-            return r.stdout
-    return ""
-
-
-def choose_metrics(query):
-    """The metrics to collect: FIXED ones the query lists (all of them if there is no list), then
-    the listed .sum counters whose names match PATTERN, GMMA/TMA first, at most MAX_METRICS."""
-    listed = set(re.findall(r"\b(\w+__[\w.]+\.sum)\b", query))
-    fixed = [m for m in FIXED if not listed or m in listed]
-    found = sorted(m for m in listed if PATTERN.search(m) and m not in fixed)
-    found.sort(key=lambda m: (not re.search(r"gmma|tma|utm", m, re.I), m))
-    return fixed + found[:MAX_METRICS - len(fixed)]
-
-
 def per_op(rows, metrics):
-    """{"launches": rows labelled by launches(), "per_op": [(m[5] - m[1]) / 4 per label, nonzero
-    counters only]} from ncu_csv.parse rows (launch order = launches() order)."""
+    """{"launches": rows labelled by launches(), "per_op": [{label, swizzle, major, per_op: {metric:
+    {"value": (m[hi] - m[lo]) / (hi - lo), "noise": spread / (hi - lo), "moves": bool}}}]} from
+    ncu_csv.parse rows (launch order = launches() order). The spread of a metric is max - min over
+    the repeat-lo launches of the same kernel, which all do the same fill."""
     out = {"launches": [], "per_op": []}
     for (label, entry, _, swz, major, rep), row in zip(launches(), rows):
         out["launches"].append({"label": label, "entry": entry, "swizzle": swz, "major": major, "repeat": rep,
                                 "kernel": row["kernel"], "metrics": row["metrics"]})
+    lo, hi = REPEATS
+    spread = {}
+    for kernel in {x["kernel"] for x in out["launches"]}:
+        base = [x["metrics"] for x in out["launches"] if x["repeat"] == lo and x["kernel"] == kernel]
+        for m in metrics:
+            vals = [b[m] for b in base if b.get(m) is not None and np.isfinite(b[m])]
+            spread[kernel, m] = (max(vals) - min(vals)) if vals else 0.0
     by = {}
     for x in out["launches"]:
-        by.setdefault((x["label"], x["swizzle"], x["major"]), {})[x["repeat"]] = x["metrics"]
-    lo, hi = REPEATS
+        by.setdefault((x["label"], x["swizzle"], x["major"]), {})[x["repeat"]] = x
     for (label, swz, major), reps in by.items():
-        if lo in reps and hi in reps:
-            diff = {m: (None if reps[hi].get(m) is None or reps[lo].get(m) is None
-                        else (reps[hi][m] - reps[lo][m]) / (hi - lo)) for m in metrics}
-            out["per_op"].append({"label": label, "swizzle": swz, "major": major,
-                                  "per_op": {k: v for k, v in diff.items() if v}})
+        if lo not in reps or hi not in reps:
+            continue
+        kernel = reps[lo]["kernel"]
+        reps = {r: x["metrics"] for r, x in reps.items()}
+        diff = {}
+        for m in metrics:
+            a, b = reps[lo].get(m), reps[hi].get(m)
+            if a is None or b is None or not (np.isfinite(a) and np.isfinite(b)):
+                continue
+            value, noise = (b - a) / (hi - lo), spread[kernel, m] / (hi - lo)
+            diff[m] = {"value": value, "noise": noise, "moves": abs(value) > noise + 1e-9}
+        out["per_op"].append({"label": label, "swizzle": swz, "major": major, "per_op": diff})
     return out
 
 
 def measure(cubin_path, base, out_dir, ncu="ncu", seconds=60, log=print):
     """Run the target under ncu; writes counters.json (per launch, and the per-op differences)."""
     t0 = time.time()
-    query = _query(ncu)
-    metrics = choose_metrics(query)
-    log(f"counters: {len(metrics)} metrics ({'from ncu --query-metrics' if query else 'fixed list: no query'})")
-    with open(os.path.join(out_dir, "ncu_query_metrics.txt"), "w") as f:
-        f.write(query)
     csv_path = os.path.join(out_dir, "counters_ncu.csv")
-    rows, rc, err = [], 0, ""
-    for attempt in (metrics, [ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL]):
+    rows, rc, err, metrics = [], 0, "", list(METRICS)
+    for attempt in (list(METRICS), [ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL]):
         left = seconds - (time.time() - t0)
         if left < 10:
             break
-        cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none",
+        cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "all",
                "--kernel-name", "regex:^desc_probe_", "--metrics", ",".join(attempt), "--log-file", csv_path,
                sys.executable, "-m", "gpu_check.descriptors.counters", "--target", cubin_path, str(base)]
         try:
@@ -139,19 +144,37 @@ def measure(cubin_path, base, out_dir, ncu="ncu", seconds=60, log=print):
             rc, err = 124, "timed out"
         text = open(csv_path).read() if os.path.exists(csv_path) else ""
         rows = ncu_csv.parse(text)
-        log(f"counters: ncu with {len(attempt)} metrics: exit {rc}, {len(rows)} launches "
+        log(f"counters: ncu with {len(attempt)} metrics: exit {rc}, {len(rows)} of {len(launches())} launches "
             f"({time.time() - t0:.0f} s)")
         if rows:
             metrics = attempt
             break
-    result = {"command": "ncu ... " + " ".join(metrics[:3]) + " ...", "metrics": metrics, "exit": rc,
-              "log_tail": err, **per_op(rows, metrics)}
+    result = {"command": " ".join(["ncu", "--csv", "--clock-control", "none", "--cache-control", "all",
+                                   "--kernel-name", "regex:^desc_probe_", "--metrics", ",".join(metrics),
+                                   "python", "-m", "gpu_check.descriptors.counters", "--target", "CUBIN", str(base)]),
+              "metrics": metrics, "repeats": list(REPEATS), "exit": rc, "log_tail": err, **per_op(rows, metrics)}
     with open(os.path.join(out_dir, "counters.json"), "w") as f:
         json.dump(result, f, indent=1)
-    for x in result["per_op"]:
-        shown = ", ".join(f"{k.split('__')[1][:40]}={v:g}" for k, v in list(x["per_op"].items())[:6])
-        log(f"counters: {x['label']} {x['swizzle']} {x['major']}: per op {shown or 'no counter moves'}")
+    for line in summary(result):
+        log(line)
     return result
+
+
+def summary(result):
+    """Log lines: per metric that moves anywhere, its per-op value per launch label."""
+    lines = []
+    for m in result["metrics"]:
+        vals = [(x, x["per_op"][m]) for x in result["per_op"] if m in x["per_op"]]
+        if not any(v["moves"] for _, v in vals):
+            continue
+        shown = ", ".join(f"{x['label'].split()[0]}{'(SS)' if 'SS' in x['label'] else ''} {x['swizzle']} "
+                          f"{x['major']}={v['value']:g}" for x, v in vals[:10])
+        lines.append(f"counters: {m}: per op {shown} (noise <= {max(v['noise'] for _, v in vals):.2g})")
+    quiet = [m.split("__")[1] for m in result["metrics"]
+             if not any(x["per_op"].get(m, {}).get("moves") for x in result["per_op"])]
+    if result["per_op"]:
+        lines.append(f"counters: within noise for every op: {', '.join(quiet) or 'none'}")
+    return lines
 
 
 def main(argv=None):

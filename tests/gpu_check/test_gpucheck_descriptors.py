@@ -224,14 +224,26 @@ def test_tensormap_arguments():
 
 
 def test_counter_differences():
+    """(m[hi] - m[lo]) / (hi - lo) per op; the noise is the spread of the repeat-lo launches of one
+    kernel; a counter moves when its difference exceeds that."""
+    lo, hi = counters.REPEATS
     rows = []
-    for label, entry, under, swz, major, rep in counters.launches():
-        rows.append((f"desc_probe_{under}", {ncu_csv.LD: 100 + 7 * rep, ncu_csv.ST: 50, "x.sum": 3 * rep}))
+    for n, (label, entry, under, swz, major, rep) in enumerate(counters.launches()):
+        wobble = 10 * (n % 3) if rep == lo else 0                 # fill noise on the store counter
+        rows.append((f"desc_probe_{under}_{major}", {ncu_csv.LD: 100 + 7 * rep, ncu_csv.ST: 50 + wobble,
+                                                     "x.sum": 3 * rep}))
     parsed = ncu_csv.parse(ncu_csv.synthesize(rows, metrics=(ncu_csv.LD, ncu_csv.ST, "x.sum")))
     out = counters.per_op(parsed, [ncu_csv.LD, ncu_csv.ST, "x.sum"])
     assert len(out["per_op"]) == len(counters.launches()) // 2
-    assert all(x["per_op"] == {ncu_csv.LD: 7.0, "x.sum": 3.0} for x in out["per_op"])
-    assert counters.choose_metrics("") == list(counters.FIXED)
+    for x in out["per_op"]:
+        assert x["per_op"][ncu_csv.LD] == {"value": 7.0, "noise": 0.0, "moves": True}
+        assert x["per_op"]["x.sum"]["value"] == 3.0 and x["per_op"]["x.sum"]["moves"]
+        st = x["per_op"][ncu_csv.ST]
+        assert abs(st["value"]) <= st["noise"] and not st["moves"]
+    out["metrics"] = [ncu_csv.LD, ncu_csv.ST, "x.sum"]
+    text = "\n".join(counters.summary(out))
+    assert "per op wgmma none K=7" in text
+    assert "within noise for every op: data_pipe_lsu_wavefronts_mem_shared_op_st.sum" in text
 
 
 def test_epilogue_patterns_cost_what_bank_arithmetic_says():
