@@ -3,10 +3,10 @@
 Writes into DIR: descriptors_sm_90.npz (the raw corpus, corpus.py), results.json (one result per
 probe and phase, as gpu-check reports them, plus one error per task that gave no data),
 faults.json (those tasks: the fault, hang or error, and the descriptor or TMA box that caused
-it), summary.txt (the fit of the readings, the results, the faults), counters.json (with
---counters: shared-memory counters per wgmma / TMA op under ncu), epilogue.json (with
---epilogue: bank-probe wavefronts of ldmatrix/stmatrix/v4 accesses on swizzled tiles) and
-environment.json (GPU, driver, CUDA, nvcc, date, commands). Exit 0 when everything ran (whether
+it), worker_stderr.txt (what the worker processes printed there, if anything), summary.txt (the
+fit of the readings and the results), counters.json (with --counters: shared-memory counters per
+wgmma / TMA op under ncu), epilogue.json (with --epilogue: bank-probe wavefronts of
+ldmatrix/stmatrix/v4 accesses on swizzled tiles) and environment.json (GPU, driver, CUDA, nvcc, date, commands). Exit 0 when everything ran (whether
 or not the model matched: the fit says), 2 when nothing could run (no GPU, no nvcc).
 
 Order, safest first, every phase in its own worker process (isolate.py): the canonical, random
@@ -189,6 +189,10 @@ def main(argv=None):
     env["seconds"] = round(time.time() - t0, 1)
     with open(os.path.join(args.out, "environment.json"), "w") as f:
         json.dump(env, f, indent=1, default=str)
+    text = isolate.stderr_text(work)
+    if text:
+        with open(os.path.join(args.out, "worker_stderr.txt"), "w") as f:
+            f.write(text + "\n")
     import shutil
     shutil.rmtree(work, ignore_errors=True)
     bad = sum(r.mismatches for r in results)

@@ -152,6 +152,16 @@ def run(the_plan, lab_spec, todo, work, log=print, seconds=None, python=sys.exec
     return parts, findings, env
 
 
+def stderr_text(work):
+    """Every worker's stderr that said something, labelled (for the job's output folder)."""
+    out = []
+    for path in sorted(Path(work).glob("run*/stderr*.txt")):
+        text = path.read_text(errors="replace").strip()
+        if text:
+            out.append(f"== {path.parent.name}/{path.name}\n{text[-20000:]}")
+    return "\n".join(out)
+
+
 def _watch(proc, journal, deadline):
     """Wait for the worker; kill it when a task hangs, it never starts, or the budget is spent.
     Returns why it was killed (None: it ended by itself)."""
