@@ -9,7 +9,8 @@ process (dry runs, tests, the CI fake). `assemble` turns the parts into the corp
 
 Phases, safest first: canonical descriptors (CuTe's tiles), random ones (drawn so that every
 candidate reading stays inside the id region), descriptors with unused bits set, TMA boxes
-through the parameter, then the global-memory cross-check (every GLOBAL_EVERY-th box).
+through the parameter, then the global-memory cross-check (every GLOBAL_EVERY-th box); boxes
+whose destination sits on a 1024-byte boundary (what every library uses) go first.
 """
 import time
 from dataclasses import asdict, dataclass
@@ -88,7 +89,8 @@ class Plan:
         for ph in phases:
             if ph in TMA_PHASES:
                 every = GLOBAL_EVERY if ph == "tma-global" else 1
-                out += [Task(ph, -1, (j,)) for j in range(0, len(self.tma), every)]
+                boxes = range(0, len(self.tma), every)           # destinations on 1024 bytes first
+                out += [Task(ph, -1, (j,)) for j in sorted(boxes, key=lambda j: self.tma[j].dst % 1024 != 0)]
             else:
                 out += [Task(ph, i, tuple(range(len(c[ph])))) for i, c in enumerate(self.cases) if c[ph]]
         return out
