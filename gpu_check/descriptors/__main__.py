@@ -10,15 +10,17 @@ ldmatrix/stmatrix/v4 accesses on swizzled tiles) and environment.json (GPU, driv
 or not the model matched: the fit says), 2 when nothing could run (no GPU, no nvcc).
 
 Order, safest first, every phase in its own worker process (isolate.py): the canonical, random
-and reserved-bit descriptors; then (separate ncu processes) the epilogue bank probe and the
-counters; then TMA boxes through the kernel parameter, and the global-memory cross-check (every
-box of it when the parameter path faulted throughout). The corpus is saved after the
-descriptors and again at the end.
+and reserved-bit descriptors; then TMA boxes through the kernel parameter (the sanity box first),
+the global-memory cross-check (every box of it when the parameter path faulted throughout), and
+the innermost-coordinate rule (tma-coords: plan.COORD_PROBES, each faulting box costs one
+worker); then (separate ncu processes) the epilogue bank probe and the counters (--counter-ops
+tma: the TMA launches only). The corpus is saved after the descriptors and again at the end.
 
 --dry-run plays the GPU with emulate.FakeLab (in worker processes too); --simulate KEY=VALUE,...
 makes the fake hardware follow another reading (e.g. strides=core-matrix,base_offset=xor), which
-the fit must find; --simulate-fault VALUE,...|tma-param makes it fault on those descriptors, or on
-every TMA copy through the parameter, as the first H200 run did.
+the fit must find; --simulate-fault VALUE,...|tma-param|tma-coords makes it fault on those
+descriptors, on every TMA copy through the parameter (as the first H200 run did), or on every
+box whose innermost coordinate is not on 16 bytes (as the second run did).
 """
 import argparse
 import datetime
@@ -53,6 +55,8 @@ def _fake_spec(args):
     for v in filter(None, (args.simulate_fault or "").split(",")):
         if v == "tma-param":
             spec["fault_tma_via"] = "param"
+        elif v == "tma-coords":
+            spec["fault_tma_coords"] = True
         else:
             spec.setdefault("fault", []).append(int(v, 0))
     return spec
@@ -71,10 +75,12 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=float, default=60.0, help="budget of the descriptor phases (default 60)")
     ap.add_argument("--tma-seconds", type=float, default=30.0, help="budget of the TMA phases (default 30)")
-    ap.add_argument("--phases", default="canonical,random,reserved,tma,tma-global",
+    ap.add_argument("--phases", default="canonical,random,reserved,tma,tma-global,tma-coords",
                     help="phases to run, in order (default: all)")
     ap.add_argument("--counters", action="store_true", help="also measure shared-memory counters under ncu")
     ap.add_argument("--counter-seconds", type=float, default=40.0)
+    ap.add_argument("--counter-ops", choices=("all", "tma"), default="all",
+                    help="the launches measured under ncu: wgmma and TMA (default), or TMA only")
     ap.add_argument("--epilogue", action="store_true", help="also bank-cost ldmatrix/stmatrix on swizzled tiles")
     ap.add_argument("--epilogue-seconds", type=float, default=35.0)
     ap.add_argument("--dry-run", action="store_true", help="no GPU: emulate.FakeLab plays it")
@@ -149,8 +155,19 @@ def main(argv=None):
     npz = os.path.join(args.out, "descriptors_sm_90.npz")
     measure(the_plan.tasks([p for p in phases if p in tasks.WGMMA_PHASES]), args.seconds)
     rec, _ = tasks.assemble(the_plan, parts, findings, env, log=lambda s: None, fit=False)
-    rec.save(npz)                                  # the descriptors are safe before ncu and TMA run
+    rec.save(npz)                                  # the descriptors are safe before TMA and ncu run
     log(f"[descriptors] {len(parts)} tasks measured, {len(findings)} without data ({time.time() - t0:.1f} s)")
+    if "tma" in phases:
+        measure(the_plan.tasks(["tma"]), args.tma_seconds * 0.5)
+    if "tma-global" in phases:
+        through_param = any(k.startswith("tma.") for k in parts)
+        todo = the_plan.tasks(["tma-global"])
+        if "tma" in phases and not through_param:          # the parameter path gave nothing: all boxes
+            todo = [tasks.Task("tma-global", -1, (j,)) for j in the_plan.boxes("tma-global")]
+            log("[descriptors] no TMA box came through the kernel parameter: every box through global memory")
+        measure(todo, args.tma_seconds * (0.3 if through_param else 0.5))
+    if "tma-coords" in phases:
+        measure(the_plan.tasks(["tma-coords"]), args.tma_seconds * 0.2)
     if args.epilogue:
         try:
             epilogue.measure(args.out, args.ncu, B.nvcc_path() or "nvcc", args.epilogue_seconds, log, args.dry_run)
@@ -158,18 +175,10 @@ def main(argv=None):
             log(f"epilogue: ERROR {type(e).__name__}: {e}")
     if args.counters and not args.dry_run and cubin_path:
         try:
-            counters.measure(cubin_path, the_plan.base, args.out, args.ncu, args.counter_seconds, log)
+            counters.measure(cubin_path, the_plan.base, args.out, args.ncu, args.counter_seconds, log,
+                             ops=args.counter_ops)
         except Exception as e:   # noqa: BLE001
             log(f"counters: ERROR {type(e).__name__}: {e}")
-    if "tma" in phases:
-        measure(the_plan.tasks(["tma"]), args.tma_seconds * 0.6)
-    if "tma-global" in phases:
-        through_param = any(k.startswith("tma.") for k in parts)
-        todo = the_plan.tasks(["tma-global"])
-        if "tma" in phases and not through_param:          # the parameter path gave nothing: all boxes
-            todo = [tasks.Task("tma-global", -1, (j,)) for j in range(len(the_plan.tma))]
-            log("[descriptors] no TMA box came through the kernel parameter: every box through global memory")
-        measure(todo, args.tma_seconds * (0.4 if through_param else 1.0))
     rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
     rec.save(npz)
     log(rec.fit_log)

@@ -79,7 +79,7 @@ def load(path):
                         z[f"{k}_obs"], z[f"{k}_bad"])
         for t in man["tma"]:
             case = TmaCase(tuple(t["box"]), t["elem_bytes"], t["swizzle"], t["dst"], tuple(t["coords"]),
-                           tuple(t["gdims"]))
+                           tuple(t["gdims"]), bool(t.get("coord_probe", False)))
             c.add_tma([case], [z[t["key"]]], [t["base"]], t.get("via", "param"))
     return c
 
@@ -107,11 +107,12 @@ def fit_text(corpus):
     desc, tma = fit(corpus)
     n = sum(len(p["values"]) for p in corpus.probes)
     lines = [f"fit over {n} descriptors ({len(corpus.probes)} probe runs) and {len(corpus.tma)} TMA boxes:"]
-    good = [r for r, bad in desc.items() if bad == 0]
-    lines.append(f"  descriptor readings explaining every case: {len(good)} of {len(desc)}")
+    good = [r for r, bad in desc.items() if bad == 0] if n else []
+    lines.append(f"  descriptor readings explaining every case: {len(good)} of {len(desc)}" if n else
+                 "  descriptor readings: no descriptors measured")
     for r in good[:8]:
         lines.append(f"    {r.label()}")
-    if not good:
+    if not good and n:
         r, bad = min(desc.items(), key=lambda kv: kv[1])
         lines.append(f"    none; closest: {r.label()} ({bad} cases unexplained)")
     ind = [f"{k}: {', '.join(sorted({str(getattr(r, k)) for r in good}))}" for k in
@@ -131,8 +132,8 @@ def replay(path):
     from .run import compare, tma_compare
     c = load(path)
     results = [compare(p["probe"], p["values"], p["kinds"], p["obs"], p["bad"]) for p in c.probes]
-    for via in ("param", "global"):
-        ts = [t for t in c.tma if t["via"] == via]
+    for via, rule in (("param", False), ("global", False), ("param", True)):
+        ts = [t for t in c.tma if t["via"] == via and t["case"].coord_probe == rule]
         if ts:
             results.append(tma_compare([t["case"] for t in ts], [t["landed"] for t in ts], [t["base"] for t in ts],
                                        via))

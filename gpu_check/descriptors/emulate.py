@@ -5,7 +5,8 @@ simulated reading that differs from the documented one must come out of the fit.
 
 Arithmetic is exact (float64 sums of a single product with zeros); the words follow the
 kernels' layouts (kernels.py). For the fault handling (isolate.py) the fake can also fault like
-a GPU: a listed descriptor (or every TMA copy through one path) raises FakeFault and ends the
+a GPU: a listed descriptor (or every TMA copy through one path, or every box whose innermost
+coordinate is off 16 bytes) raises FakeFault and ends the
 "context", and a descriptor in `crash` ends the process at once, as a hard crash would.
 """
 import os
@@ -28,13 +29,14 @@ class FakeLab:
     name = "fake (CPU emulation of the probes through layoutsim.smem)"
 
     def __init__(self, reading=smem.DOCUMENTED, tma_reading=smem.TmaReading(), base=plan.BASE, fault=(), crash=(),
-                 fault_tma_via=None):
+                 fault_tma_via=None, fault_tma_coords=False):
         self.reading = reading
         self.tma_reading = tma_reading
         self.base = base
         self.fault = {int(v) for v in fault}
         self.crash = {int(v) for v in crash}
         self.fault_tma_via = fault_tma_via
+        self.fault_tma_coords = fault_tma_coords       # innermost coordinate off 16 bytes faults
         self.dead = False
 
     @classmethod
@@ -42,7 +44,7 @@ class FakeLab:
         """The fake a worker process makes from the JSON lab spec (isolate.py)."""
         return cls(smem.Reading(**spec.get("reading", {})), smem.TmaReading(**spec.get("tma_reading", {})),
                    fault=spec.get("fault", ()), crash=spec.get("crash", ()),
-                   fault_tma_via=spec.get("fault_tma_via"))
+                   fault_tma_via=spec.get("fault_tma_via"), fault_tma_coords=spec.get("fault_tma_coords", False))
 
     def environment(self):
         return {"backend": self.name, "gpu": "FakeGPU", "simulated_reading": self.reading.to_json(),
@@ -99,6 +101,8 @@ class FakeLab:
     def tma(self, case, gvalues, region_bytes, repeat=1, via="param"):
         if self.dead or via == self.fault_tma_via:
             self._fault(f"TMA via {via}")
+        if self.fault_tma_coords and not case.inner_aligned:
+            self._fault(f"TMA box at innermost coordinate {case.coords[0]}")
         tmap = smem.TensorMap(case.box, case.elem_bytes, case.swizzle)
         addr = smem.box_addresses(tmap, self.base + case.dst, self.tma_reading) - self.base
         region = np.zeros(region_bytes, np.uint8)

@@ -165,6 +165,27 @@ def cases(probe, base, seed=SEED):
 
 
 # ---- TMA ---------------------------------------------------------------------------------
+# The innermost box coordinate, in bytes, is kept a multiple of 16. The second H200 run
+# (2026-12-01 08:19 UTC, driver 580.159.04) lost every TMA box to "an illegal instruction was
+# encountered"; every box it tried started at an innermost byte offset that was not a multiple
+# of 16 (coords[0] * elem_bytes = 3, 15, 7, 3, 5, 8), while the same kernel, in the same run,
+# loaded boxes at coordinates (0, 0) in all four swizzle modes under ncu (counters.json: one
+# UTMALDG each, the box's bytes read). Triton's Gluon TMA tutorial (python/tutorials/gluon/04-tma.py)
+# states the rule: "The innermost coordinate must be 16-byte aligned". The boxes that break it
+# (COORD_PROBES, coord_probe=True) run in their own phase, last, behind an aligned control, so
+# the rule is measured without costing the other boxes anything.
+COORD_ALIGN = 16
+# The first box of the plan is the one the counters run loaded (2-D, 64 x 2 B rows of 128 B, no
+# swizzle, at (0, 0) of a tensor of exactly its size): if it faults too, the fault is systematic.
+SANITY_BOX = ((64, 64), 2, "none", 0, (0, 0), (64, 64))
+# (box, element bytes, swizzle, dst, coords, global dims): an aligned control first, then
+# innermost byte offsets 3, 8 and 4: the first is the first box of the second run, as it was.
+COORD_PROBES = (((16, 8), 1, "none", 0, (16, 2), (32, 13)),
+                ((16, 8), 1, "none", 0, (3, 2), (32, 13)),
+                ((8, 8), 2, "none", 0, (4, 1), (16, 9)),
+                ((32, 8), 4, "128B", 0, (1, 1), (40, 9)))
+
+
 @dataclass
 class TmaCase:
     box: tuple           # innermost first
@@ -173,13 +194,19 @@ class TmaCase:
     dst: int             # offset from the region start (multiple of 128)
     coords: tuple        # box origin in the global tensor
     gdims: tuple         # global tensor dims, innermost first
+    coord_probe: bool = False   # one of COORD_PROBES (the "tma-coords" phase)
+
+    @property
+    def inner_aligned(self):
+        return self.coords[0] * self.elem_bytes % COORD_ALIGN == 0
 
 
 def tma_cases(seed=SEED):
-    """Every swizzle mode x element size x box shapes (2-D and 3-D, inner rows narrower than the
-    span, odd row counts), at destinations on and off the 1024-byte boundary."""
+    """The sanity box, then every swizzle mode x element size x box shapes (2-D and 3-D, inner
+    rows narrower than the span, odd row counts), at destinations on and off the 1024-byte
+    boundary, innermost coordinates on 16 bytes; then COORD_PROBES."""
     rng = np.random.default_rng([seed, 7])
-    out = []
+    out = [TmaCase(*SANITY_BOX)]
     for name, m in smem.MODES.items():
         for e in (1, 2, 4):
             inners = sorted({16, min(32, m.span) if m.bits else 32, m.span if m.bits else 64,
@@ -187,11 +214,13 @@ def tma_cases(seed=SEED):
             for inner in inners:
                 if m.bits and inner > m.span:
                     continue
-                b0 = inner // e
+                b0, step = inner // e, COORD_ALIGN // e
                 for rows, depth, dst in ((8, 1, 0), (13, 1, 128), (64, 1, 384), (5, 3, 640), (16, 2, 1024 + 256)):
                     box = (b0, rows) if depth == 1 else (b0, rows, depth)
-                    gd = tuple(int(b + rng.integers(1, 9)) for b in box)
-                    gd = (-(-gd[0] * e // 16) * 16 // e,) + gd[1:]            # 16-byte row stride
-                    co = tuple(int(rng.integers(0, g - b + 1)) for g, b in zip(gd, box))
+                    spare = int(rng.integers(0, 4))                          # 16-byte steps beside the box
+                    gd = (b0 + spare * step,) + tuple(int(b + rng.integers(1, 9)) for b in box[1:])
+                    co = (int(rng.integers(0, spare + 1)) * step,) + tuple(
+                        int(rng.integers(0, g - b + 1)) for g, b in zip(gd[1:], box[1:]))
                     out.append(TmaCase(box, e, name, dst, co, gd))
+    out += [TmaCase(*c, coord_probe=True) for c in COORD_PROBES]
     return out

@@ -159,7 +159,8 @@ TMA_VIA = {"param": "the tensor map as a kernel parameter", "global": "the tenso
 
 
 def tma_compare(cases, landed, bases, via="param"):
-    res = Result("descriptors", "cp.async.bulk.tensor (TMA)", f"landed bytes, {TMA_VIA[via]}", cases=len(cases))
+    rule = " (innermost coordinate rule)" if cases and all(c.coord_probe for c in cases) else ""
+    res = Result("descriptors", "cp.async.bulk.tensor (TMA)", f"landed bytes, {TMA_VIA[via]}{rule}", cases=len(cases))
     for i, (c, got, base) in enumerate(zip(cases, landed, bases)):
         want = tma_model(c, base)
         res.compared += int(want.size)

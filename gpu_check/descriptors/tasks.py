@@ -9,8 +9,10 @@ process (dry runs, tests, the CI fake). `assemble` turns the parts into the corp
 
 Phases, safest first: canonical descriptors (CuTe's tiles), random ones (drawn so that every
 candidate reading stays inside the id region), descriptors with unused bits set, TMA boxes
-through the parameter, then the global-memory cross-check (every GLOBAL_EVERY-th box); boxes
-whose destination sits on a 1024-byte boundary (what every library uses) go first.
+through the parameter (the sanity box first), then the global-memory cross-check (every
+GLOBAL_EVERY-th box), then the boxes that test the innermost-coordinate rule (plan.COORD_PROBES:
+an aligned control, then the offsets the second H200 run faulted on); boxes whose destination sits
+on a 1024-byte boundary (what every library uses) go first.
 """
 import time
 from dataclasses import asdict, dataclass
@@ -24,7 +26,7 @@ from . import corpus, plan, run
 from .kernels import Probe
 
 WGMMA_PHASES = ("canonical", "random", "reserved")
-TMA_PHASES = {"tma": "param", "tma-global": "global"}
+TMA_PHASES = {"tma": "param", "tma-global": "global", "tma-coords": "param"}
 PHASES = WGMMA_PHASES + tuple(TMA_PHASES)
 GLOBAL_EVERY = 5
 
@@ -84,13 +86,16 @@ class Plan:
                               "random": [c for c in safe if c.kind == "random"], "reserved": risky})
         self.cases = drawn
 
+    def boxes(self, phase, every=1):
+        """Indices of the TMA boxes of a TMA phase (every `every`-th), destinations on 1024 bytes first."""
+        mine = [j for j, c in enumerate(self.tma) if c.coord_probe == (phase == "tma-coords")][::every]
+        return sorted(mine, key=lambda j: self.tma[j].dst % 1024 != 0)
+
     def tasks(self, phases=PHASES):
         out = []
         for ph in phases:
             if ph in TMA_PHASES:
-                every = GLOBAL_EVERY if ph == "tma-global" else 1
-                boxes = range(0, len(self.tma), every)           # destinations on 1024 bytes first
-                out += [Task(ph, -1, (j,)) for j in sorted(boxes, key=lambda j: self.tma[j].dst % 1024 != 0)]
+                out += [Task(ph, -1, (j,)) for j in self.boxes(ph, GLOBAL_EVERY if ph == "tma-global" else 1)]
             else:
                 out += [Task(ph, i, tuple(range(len(c[ph])))) for i, c in enumerate(self.cases) if c[ph]]
         return out
@@ -106,7 +111,7 @@ class Plan:
     def from_json(cls, x):
         probes = [Probe(e, u, bool(t)) for e, u, t in x["probes"]]
         tma = [plan.TmaCase(tuple(c["box"]), c["elem_bytes"], c["swizzle"], c["dst"], tuple(c["coords"]),
-                            tuple(c["gdims"])) for c in x["tma"]]
+                            tuple(c["gdims"]), bool(c.get("coord_probe", False))) for c in x["tma"]]
         drawn = [{ph: [plan.Case(int(v), k, n) for v, k, n in cs] for ph, cs in d.items()} for d in x["cases"]]
         return cls(x["base"], x["seed"], probes, tma, drawn)
 
@@ -200,7 +205,7 @@ def assemble(the_plan, parts, findings, environment, log=print, fit=True):
             rec.add_tma(cases, landed, bases, via)
             results.append(run.tma_compare(cases, landed, bases, via))
             r = results[-1]
-            log(f"[descriptors] TMA ({run.TMA_VIA[via]}): {r.cases} boxes, {r.mismatches} of {r.compared} "
+            log(f"[descriptors] TMA ({r.check}): {r.cases} boxes, {r.mismatches} of {r.compared} "
                 f"slots differ")
     for f in findings:
         results.append(Result("descriptors", f.get("probe", "cp.async.bulk.tensor (TMA)"), f["task"],

@@ -132,6 +132,45 @@ def test_a_phase_that_faults_throughout_is_abandoned(tmp_path):
     assert sorted(parts) == sorted(f"tma-global.-1.{j}" for j in range(6))
 
 
+def _fits(c):
+    return (all(0 <= o and o + b <= g for o, b, g in zip(c.coords, c.box, c.gdims))
+            and c.gdims[0] * c.elem_bytes % 16 == 0 and c.inner_aligned)
+
+
+def test_tma_boxes_keep_the_innermost_coordinate_on_16_bytes():
+    """The second H200 run (2026-12-01) faulted on every box it tried, all at innermost byte
+    offsets off 16 (plan.COORD_ALIGN); the boxes measured now stay on it, the sanity box (the
+    counters' first box, which loaded fine) runs first, and the tma-coords phase tests the rule:
+    an aligned control, then offsets 3, 8 and 4 bytes."""
+    cases = plan.tma_cases()
+    main = [c for c in cases if not c.coord_probe]
+    rule = [c for c in cases if c.coord_probe]
+    assert cases[0] == plan.TmaCase(*plan.SANITY_BOX) == counters.tma_boxes()[0][1]
+    assert len(main) == 181 and all(_fits(c) for c in main) and any(c.coords[0] for c in main)
+    assert [c.coords[0] * c.elem_bytes % 16 for c in rule] == [0, 3, 8, 4]
+    assert all(_fits(c) or not c.inner_aligned for c in rule)
+    assert all(_fits(c) for _, c in counters.tma_boxes())
+    the_plan = tasks.Plan(probes=[], tma=cases)
+    assert the_plan.tasks(["tma"])[0].cases == (0,)
+    assert [t.cases[0] for t in the_plan.tasks(["tma-coords"])] == [cases.index(c) for c in rule]
+    assert not {t.cases[0] for t in the_plan.tasks(["tma", "tma-global"])} & {cases.index(c) for c in rule}
+
+
+def test_the_coordinate_rule_costs_one_worker_per_faulting_box(tmp_path):
+    """If the rule holds, each box off it faults alone (after its aligned control ran) and is
+    reported with its coordinates; the boxes on it are all measured."""
+    cases = plan.tma_cases()
+    the_plan = tasks.Plan(probes=[], tma=cases[:4] + [c for c in cases if c.coord_probe])
+    spec = {"kind": "fake", "fault_tma_coords": True}
+    parts, findings, _ = isolate.run(the_plan, spec, the_plan.tasks(["tma", "tma-coords"]), tmp_path,
+                                     log=lambda s: None)
+    assert [f["kind"] for f in findings] == ["fault"] * 3
+    assert sorted(f["tma_case"]["coords"][0] for f in findings) == [1, 3, 4]
+    assert "innermost coordinate" in findings[0]["message"]
+    assert sorted(parts) == sorted(f"{ph}.-1.{j}" for ph, j in [("tma", 0), ("tma", 1), ("tma", 2), ("tma", 3),
+                                                                 ("tma-coords", 4)])
+
+
 def test_the_plan_tells_every_reading_apart():
     """Every pair of candidate readings predicts a different address somewhere in the plan."""
     readings = smem.candidate_readings()
@@ -230,11 +269,13 @@ def test_counter_differences():
     rows = []
     for n, (label, entry, under, swz, major, rep) in enumerate(counters.launches()):
         wobble = 10 * (n % 3) if rep == lo else 0                 # fill noise on the store counter
-        rows.append((f"desc_probe_{under}_{major}", {ncu_csv.LD: 100 + 7 * rep, ncu_csv.ST: 50 + wobble,
+        kernel = "desc_probe_tma" if entry is None else f"desc_probe_{under}_{major}"
+        rows.append((kernel, {ncu_csv.LD: 100 + 7 * rep, ncu_csv.ST: 50 + wobble,
                                                      "x.sum": 3 * rep}))
     parsed = ncu_csv.parse(ncu_csv.synthesize(rows, metrics=(ncu_csv.LD, ncu_csv.ST, "x.sum")))
     out = counters.per_op(parsed, [ncu_csv.LD, ncu_csv.ST, "x.sum"])
     assert len(out["per_op"]) == len(counters.launches()) // 2
+    assert counters.launches("tma") == [x for x in counters.launches() if x[1] is None]
     for x in out["per_op"]:
         assert x["per_op"][ncu_csv.LD] == {"value": 7.0, "noise": 0.0, "moves": True}
         assert x["per_op"]["x.sum"]["value"] == 3.0 and x["per_op"]["x.sum"]["moves"]
