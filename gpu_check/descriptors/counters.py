@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 
 import numpy as np
 
@@ -120,9 +121,11 @@ def per_op(rows, metrics, ops="all"):
     ncu_csv.parse rows (launch order = launches() order). The spread of a metric is max - min over
     the repeat-lo launches of the same kernel, which all do the same fill."""
     out = {"launches": [], "per_op": []}
-    for (label, entry, _, swz, major, rep), row in zip(launches(ops), rows):
+    for (label, entry, under, swz, major, rep), row in zip(launches(ops), rows):
         out["launches"].append({"label": label, "entry": entry, "swizzle": swz, "major": major, "repeat": rep,
                                 "kernel": row["kernel"], "metrics": row["metrics"]})
+        if entry is None:                                   # the TMA box, as the plan records boxes
+            out["launches"][-1]["box"] = asdict(under)
     lo, hi = REPEATS
     spread = {}
     for kernel in {x["kernel"] for x in out["launches"]}:
