@@ -165,16 +165,11 @@ def cases(probe, base, seed=SEED):
 
 
 # ---- TMA ---------------------------------------------------------------------------------
-# The innermost box coordinate, in bytes, is kept a multiple of 16. The second H200 run
-# (2026-12-01 08:19 UTC, driver 580.159.04) lost every TMA box to "an illegal instruction was
-# encountered"; every box it tried started at an innermost byte offset that was not a multiple
-# of 16 (coords[0] * elem_bytes = 3, 15, 7, 3, 5, 8), while the same kernel, in the same run,
-# loaded boxes at coordinates (0, 0) in all four swizzle modes under ncu (counters.json: one
-# UTMALDG each, the box's bytes read). Triton's Gluon TMA tutorial (python/tutorials/gluon/04-tma.py)
-# states the rule: "The innermost coordinate must be 16-byte aligned". The boxes that break it
+# The measured boxes keep the innermost coordinate, in bytes, on 16 (layoutsim.smem.tma.COORD_ALIGN:
+# the H200 faults otherwise, "an illegal instruction was encountered"). The boxes that break it
 # (COORD_PROBES, coord_probe=True) run in their own phase, last, behind an aligned control, so
 # the rule is measured without costing the other boxes anything.
-COORD_ALIGN = 16
+COORD_ALIGN = smem.tma.COORD_ALIGN
 # The first box of the plan is the one the counters run loaded (2-D, 64 x 2 B rows of 128 B, no
 # swizzle, at (0, 0) of a tensor of exactly its size): if it faults too, the fault is systematic.
 SANITY_BOX = ((64, 64), 2, "none", 0, (0, 0), (64, 64))

@@ -17,7 +17,9 @@ The API (stable; the simulator and the PTX executor use it):
   operand_addresses(instr, operand, desc, trans=False)   shared-window byte address of every
       element: (M, K) for A, (K, N) for B; desc is the raw 64-bit value or a Descriptor
   addresses(desc, mn, k, elem_bits, major)               the same for any mn x k tile
-  TensorMap(box, elem_bytes, swizzle), box_addresses(tmap, dst)   TMA tiled copies
+  TensorMap(box, elem_bytes, swizzle), box_addresses(tmap, dst)   TMA tiled copies (measured:
+      swizzled rows are span bytes apart; tma.MEASURED, tma.CONFIRMED, tma.status())
+  check_coords(tmap, coords), coords_problem(tmap, coords)   the innermost coordinate on 16 bytes
   consistency(tmap, dst, instr, operand, desc, trans)    elements where a TMA tile and a
       descriptor disagree
   problems(instr, operand, desc, ...) -> [Problem]       what `layoutsim desc check` reports
@@ -32,8 +34,9 @@ from .check import Problem, problems, unused_fields
 from .descriptor import (CONFIRMED, DOCUMENTED, Descriptor, Reading, addresses, candidate_readings,
                          operand_addresses, operand_geometry, status)
 from .swizzle import MODES, Mode, for_cute, mode
-from .tma import TensorMap, TmaReading, box_addresses, consistency
+from .tma import TensorMap, TmaReading, box_addresses, check_coords, consistency, coords_problem
 
 __all__ = ["Descriptor", "Reading", "DOCUMENTED", "CONFIRMED", "status", "candidate_readings", "addresses", "operand_addresses",
-           "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "consistency", "Problem",
+           "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "check_coords", "coords_problem",
+           "consistency", "Problem",
            "problems", "unused_fields", "MODES", "Mode", "mode", "for_cute"]

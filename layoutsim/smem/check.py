@@ -9,6 +9,7 @@ Every rule here is a consequence of descriptor.py / tma.py (the model), not a ne
   reserved   bits set outside the descriptor's fields
   overlap    two operands sharing bytes
   tma        a TMA swizzle, or the bytes a TMA box lands on, that differ from what the descriptor reads
+  fault      (field tma_coords) a TMA box whose innermost coordinate is not on 16 bytes (tma.COORD_ALIGN)
 """
 from dataclasses import asdict, dataclass
 
@@ -32,12 +33,13 @@ def _label(op, mn, k):
 
 
 def problems(instr, operand, desc, trans=False, smem_bytes=None, tma=None, tma_dst=0, tma_at=(0, 0),
-             other=None, other_trans=False):
+             other=None, other_trans=False, tma_coords=None):
     """Problems of reading `operand` of wgmma `instr` through `desc` ([] when the tile is sound).
 
     smem_bytes  shared memory the block has (default: the sm_90 per-block maximum)
     tma         a tma.TensorMap that fills the tile at shared address tma_dst (operand (0,0) at
-                box position tma_at = (inner, outer))
+                box position tma_at = (inner, outer)), from global coordinates tma_coords
+                (innermost first; None: not checked)
     other       the other operand's descriptor (A's when checking B and so on), for overlaps"""
     from ..banks.nvidia import smem_limit
     d = Descriptor.of(desc)
@@ -98,13 +100,16 @@ def problems(instr, operand, desc, trans=False, smem_bytes=None, tma=None, tma_d
             out.append(Problem("overlap", "start", f"operands {op} and {oop} share {len(both)} bytes "
                                f"(first at {both[0]:#x})"))
     if tma is not None:
-        out += _tma_problems(tma, tma_dst, ins, op, d, trans, tma_at)
+        out += _tma_problems(tma, tma_dst, ins, op, d, trans, tma_at, tma_coords)
     return out
 
 
-def _tma_problems(tma, dst, ins, op, d, trans, at):
-    from .tma import consistency
+def _tma_problems(tma, dst, ins, op, d, trans, at, coords):
+    from .tma import consistency, coords_problem
     out = []
+    why = coords_problem(tma, coords) if coords is not None else None
+    if why:
+        out.append(Problem("fault", "tma_coords", why))
     if tma.swizzle != d.swizzle:
         out.append(Problem("tma", "swizzle", f"the tensor map swizzles {tma.swizzle}, the descriptor reads "
                            f"{d.swizzle}"))

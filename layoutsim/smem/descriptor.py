@@ -73,8 +73,8 @@ DOCUMENTED = Reading()
 # Where DOCUMENTED was confirmed on a GPU: the corpus and the GPU, driver and date it was measured
 # on ("" = not yet: only the vendor documents above stand behind it). 1028 descriptors (canonical,
 # random, unused bits set) on 18 probes, 0 of 2,202,624 operand addresses differ, and of the 28
-# candidate_readings() only DOCUMENTED explains them all. (The TMA reading, tma.DOCUMENTED, is not
-# covered by it: that run's TMA boxes all faulted.)
+# candidate_readings() only DOCUMENTED explains them all. (The TMA reading has its own corpus:
+# tma.CONFIRMED.)
 CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
              "(tests/data/descriptors/descriptors_sm_90.npz)")
 

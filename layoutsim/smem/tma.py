@@ -2,17 +2,32 @@
 shared memory, and whether a TMA-filled tile is the tile a wgmma descriptor reads.
 
 A tensor map (cuTensorMapEncodeTiled, cuda.h) copies a box of box[0] x box[1] (x box[2] ...)
-elements, box[0] innermost. The model (`DOCUMENTED`): the box is written densely in shared memory,
-row after row (box[0] * e bytes a row, e = element bytes), starting at the destination address,
-and then the swizzle mode XORs the shared-window address bits exactly as a wgmma descriptor does
-(swizzle.py), i.e. the pattern is a function of the address, anchored at 1024/512/256-byte
-boundaries. cuda.h requires box[0] * e to be a multiple of 16 and, when swizzled, at most the
-swizzle span; every box dimension is 1..256.
+elements, box[0] innermost. The model (`MEASURED`, confirmed on an H200: `CONFIRMED`):
+  - without swizzle the box is written densely, row after row (box[0] * e bytes a row, e =
+    element bytes), from the destination address;
+  - with a swizzle mode every box row (every box[0] run of elements) takes one row of the
+    swizzle pattern, span bytes (32/64/128), whatever box[0] * e is: a row narrower than the
+    span leaves the rest of its span-row without box data (the pitch is the span, not the row),
+    and then the mode XORs the shared-window address bits exactly as a wgmma descriptor does
+    (swizzle.py), i.e. the pattern is a function of the address, anchored at 1024/512/256-byte
+    boundaries, not at the destination.
+  So a swizzled box is always the descriptor's canonical atom (8 rows x span bytes) repeated,
+  which is what lets wgmma read a narrow TMA box with the mode's dense descriptor.
+cuda.h requires box[0] * e to be a multiple of 16 and, when swizzled, at most the span; every
+box dimension is 1..256. The H200 adds a rule on where the box starts: the innermost coordinate
+times e must be a multiple of 16 bytes (`check_coords`), or the copy faults.
 
-Readings the measurement (gpu_check.descriptors) tells apart, as `TmaReading`:
+Readings the measurement (gpu_check.descriptors) told apart, as `TmaReading`:
   pitch   "dense" (rows of box[0]*e bytes) | "span" (each row padded to the swizzle span; MLIR's
           nvgpu verifier insists box[0]*e equals the span, the driver only that it is at most it)
   anchor  "absolute" (shared-window address bits) | "start" (the pattern starts at the destination)
+The H200 corpus (tests/data/descriptors/tma_sm_90.npz: 219 copies of 182 boxes, every mode,
+1-, 2- and 4-byte elements, 2-D and 3-D, rows narrower than the span, destinations 0, 128, 384,
+640 and 1280 bytes past a 1024-byte boundary, 37 boxes also through a tensor map in global
+memory; 373,280 element slots) leaves exactly pitch=span anchor=absolute. pitch=dense, the
+reading this module used before, leaves 90 copies unexplained: exactly the swizzled boxes whose
+row is narrower than the span. (The gaps read back as the zeros the kernel wrote before the
+copy, so whether TMA leaves them alone or writes zeros there is not known.)
 """
 from dataclasses import dataclass, fields
 
@@ -24,12 +39,23 @@ from .swizzle import mode
 BOX_MAX = 256
 MAX_RANK = 5
 DST_ALIGN = 128        # the alignment every TMA user keeps (CUTLASS aligns TMA buffers to 128 B);
-#                        smaller alignments were not measured here
+#                        the H200 corpus has destinations 128, 384, 640 and 1280 bytes past a
+#                        1024-byte boundary, all as the model says; smaller alignments were not measured
+# The innermost box coordinate must start on a 16-byte boundary of the global row: on the H200
+# (driver 580.159.04, CUDA 13.0, 2026-12-01) boxes whose coords[0] * e was 3, 4 or 8 bytes
+# (1-, 2- and 4-byte elements, none and 128B) each faulted with "an illegal instruction was
+# encountered", while the same box at a 16-byte offset landed as the model says (and so did the
+# 182 boxes of the corpus, all on 16 bytes); the second run had lost all six of its boxes at
+# offsets 3..15 the same way. Triton's Gluon TMA tutorial (python/tutorials/gluon/04-tma.py)
+# states it: "The innermost coordinate must be 16-byte aligned". The global address itself is
+# 16-byte aligned and every stride a multiple of 16 (cuTensorMapEncodeTiled), so this is the
+# same as the box's first global byte being 16-byte aligned.
+COORD_ALIGN = 16
 
 
 @dataclass(frozen=True)
 class TmaReading:
-    pitch: str = "dense"
+    pitch: str = "span"
     anchor: str = "absolute"
 
     def __post_init__(self):
@@ -43,7 +69,15 @@ class TmaReading:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-DOCUMENTED = TmaReading()
+MEASURED = TmaReading()
+# The corpus and the GPU, driver and date MEASURED was confirmed on.
+CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
+             "(tests/data/descriptors/tma_sm_90.npz)")
+
+
+def status():
+    """One line: the TMA reading the model uses and what stands behind it."""
+    return f"TMA {MEASURED.label()} (confirmed on {CONFIRMED})"
 
 
 def candidate_readings():
@@ -84,7 +118,9 @@ class TensorMap:
     def mode(self):
         return mode(self.swizzle)
 
-    def bytes(self, reading=DOCUMENTED):
+    def bytes(self, reading=MEASURED):
+        """Shared-memory bytes the box spans from its destination (with the gaps of narrow
+        swizzled rows)."""
         return int(np.prod(self.box[1:], dtype=np.int64)) * _pitch(self, reading)
 
 
@@ -93,7 +129,7 @@ def _pitch(tmap, reading):
     return tmap.mode.span if (reading.pitch == "span" and tmap.mode.bits) else inner
 
 
-def box_addresses(tmap, dst, reading=DOCUMENTED):
+def box_addresses(tmap, dst, reading=MEASURED):
     """Shared-window byte address where each box element lands: int64 array of shape box[::-1]
     (outermost first, so [i2, i1, i0] for a 3-D box)."""
     if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)) or dst < 0:
@@ -108,6 +144,32 @@ def box_addresses(tmap, dst, reading=DOCUMENTED):
     lin = int(dst) + row * pitch + idx[-1] * e
     anchor = int(dst) if reading.anchor == "start" else 0
     return tmap.mode.apply(lin, anchor)
+
+
+def coords_problem(tmap, coords):
+    """Why a copy of `tmap`'s box starting at global `coords` (innermost first) would fault, in
+    one line naming the coordinate and the rule, or None when it is fine."""
+    coords = tuple(coords)
+    if len(coords) != len(tmap.box):
+        return (f"TMA coordinates {coords}: a {len(tmap.box)}-D box takes {len(tmap.box)} coordinates, "
+                f"innermost first")
+    bad = [c for c in coords if isinstance(c, bool) or not isinstance(c, (int, np.integer))
+           or not -2**31 <= c < 2**31]
+    if bad:
+        return f"TMA coordinate {bad[0]!r}: coordinates are 32-bit signed integers"
+    off = int(coords[0]) * tmap.elem_bytes
+    if off % COORD_ALIGN:
+        return (f"TMA coordinate c0={coords[0]} x {tmap.elem_bytes} B = {off} bytes: the innermost "
+                f"coordinate must start on a multiple of {COORD_ALIGN} bytes (the H200 faults with an "
+                f"illegal instruction otherwise)")
+    return None
+
+
+def check_coords(tmap, coords):
+    """Raise LayoutsimError (coords_problem's line) unless the box can start at `coords`."""
+    why = coords_problem(tmap, coords)
+    if why:
+        raise LayoutsimError(why)
 
 
 def operand_box_coords(mn, k, major, box, at=(0, 0)):

@@ -67,11 +67,12 @@ def test_emulated_probes_match_the_model_and_the_corpus_replays(tmp_path):
 
 def test_the_fit_finds_what_the_fake_hardware_does():
     odd = smem.Reading(strides="core-matrix", base_offset="xor", base_offset_32B=False)
-    results, rec = _measure_here(FakeLab(odd, smem.TmaReading(pitch="span")), FEW[:2], plan.tma_cases()[::20])
+    dense = smem.TmaReading(pitch="dense")
+    results, rec = _measure_here(FakeLab(odd, dense), FEW[:2], plan.tma_cases()[::20])
     assert any(r.status == "fail" for r in results)
     desc, tma = corpus.fit(rec)
     assert desc[odd] == 0 and desc[smem.DOCUMENTED] > 0
-    assert tma[smem.TmaReading(pitch="span")] == 0 and tma[smem.TmaReading()] > 0
+    assert tma[dense] == 0 and tma[smem.tma.MEASURED] > 0
     bad = next(r for r in results if r.status == "fail" and r.entry.startswith("wgmma"))
     assert "addresses (observed -1 = no id)" in bad.diff_text()
     tma_bad = next(r for r in results if r.status == "fail" and r.entry.startswith("cp.async"))

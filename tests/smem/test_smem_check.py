@@ -38,6 +38,11 @@ def test_each_problem():
     assert kinds(F16, "A", a, tma=TensorMap((64, 64), 2, "128B"), tma_dst=0x8000) == []
     assert kinds(F16, "A", a, tma=TensorMap((32, 64), 2, "64B"), tma_dst=0x8000) == ["tma"]
     assert kinds(F16, "A", a, smem_bytes=0x8000 + 4096) == ["fault"]
+    box = TensorMap((64, 64), 2, "128B")
+    assert kinds(F16, "A", a, tma=box, tma_dst=0x8000, tma_coords=(64, 128)) == []
+    assert kinds(F16, "A", a, tma=box, tma_dst=0x8000, tma_coords=(4, 0)) == ["fault"]
+    assert kinds(F16, "A", Descriptor.dense(0x8000, 64, 16, 16, "64B"), tma=TensorMap((16, 64), 2, "64B"),
+                 tma_dst=0x8000) == []                                  # a narrow box: span-wide rows
 
 
 def test_messages_name_the_field_and_the_rule():
@@ -45,3 +50,8 @@ def test_messages_name_the_field_and_the_rule():
     assert p.field == "sbo" and "write 64 (= 1024 bytes), not 1024" in p.message
     p = problems(F16, "A", Descriptor(0x8180, 16, 1024, "128B"))[0]
     assert "0x8180" in p.message and "1024-byte boundary" in p.message and "base_offset = 3" in p.message
+    p = problems(F16, "A", Descriptor.dense(0x8000, 64, 16, 16, "128B"), tma=TensorMap((64, 64), 2, "128B"),
+                 tma_dst=0x8000, tma_coords=(4, 0))[0]
+    assert p.kind == "fault" and p.field == "tma_coords"
+    assert p.message.startswith("TMA coordinate c0=4 x 2 B = 8 bytes: the innermost coordinate must start on "
+                                "a multiple of 16 bytes")

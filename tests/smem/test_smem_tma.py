@@ -1,8 +1,10 @@
 """TMA boxes (layoutsim.smem.tma), the swizzle modes and the TMA-vs-descriptor check.
 
 Expected values: cuda.h's cuTensorMapEncodeTiled rules (box dims 1..256, inner bytes a multiple
-of 16 and at most the swizzle span) and the swizzle of CuTe Swizzle<B,4,3> on the address
-(layoutsim.banks.address.Swizzle, which has its own tests against CuTe)."""
+of 16 and at most the swizzle span), the swizzle of CuTe Swizzle<B,4,3> on the address
+(layoutsim.banks.address.Swizzle, which has its own tests against CuTe), and the H200 TMA corpus
+(tests/data/descriptors/tma_sm_90.npz: span-wide rows when swizzled, the innermost coordinate on
+16 bytes)."""
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from layoutsim.banks import Swizzle, Tile
 from layoutsim.errors import LayoutsimError
 from layoutsim.smem import MODES, Descriptor, TensorMap, TmaReading, box_addresses, consistency, mode
 from layoutsim.smem.swizzle import cxx_index, for_cute
-from layoutsim.smem.tma import operand_box_coords, tile_mode
+from layoutsim.smem.tma import check_coords, coords_problem, operand_box_coords, tile_mode
 
 F16 = "wgmma.m64n128k16.f32.f16.f16"
 
@@ -42,7 +44,7 @@ def test_swizzle_identities(name):
     assert np.array_equal(m.apply(x, anchor=384), m.cute(x - 384) + 384)
 
 
-def test_box_lands_densely_then_swizzled():
+def test_box_lands_row_by_row_then_swizzled():
     t = TensorMap((64, 8), 2, "none")
     a = box_addresses(t, 0x400)
     assert a.shape == (8, 64) and np.array_equal(a, 0x400 + 2 * np.arange(512).reshape(8, 64))
@@ -52,8 +54,48 @@ def test_box_lands_densely_then_swizzled():
     a3 = box_addresses(t3, 0)
     assert a3.shape == (3, 4, 16)
     assert a3[2, 1, 0] == MODES["64B"].apply((2 * 4 + 1) * 64)
-    span = box_addresses(TensorMap((16, 4), 2, "128B"), 0, TmaReading(pitch="span"))
-    assert span[1, 0] == 128 ^ 16                                         # rows padded to the span
+
+
+def test_a_swizzled_row_narrower_than_the_span_takes_a_whole_span():
+    """Measured (tests/data/descriptors/tma_sm_90.npz, e.g. its box (16, 8) x 1 B in 32B mode at a
+    1024-byte boundary: row 1 starts at byte 32, bytes 16..31 hold nothing of the box); without
+    swizzle the rows stay dense. The old reading (pitch=dense) put row 1 at byte 16."""
+    a = box_addresses(TensorMap((16, 8), 1, "32B"), 0x400)
+    assert a[1, 0] == 0x400 + 32 and a[0, 15] == 0x400 + 15
+    assert a[4, 0] == 0x400 + 4 * 32 + 16                                  # chunk 0 of row 4 XOR bit 7 -> 16
+    assert box_addresses(TensorMap((16, 8), 1, "32B"), 0x400, TmaReading(pitch="dense"))[1, 0] == 0x400 + 16
+    assert box_addresses(TensorMap((16, 8), 1, "none"), 0x400)[1, 0] == 0x400 + 16
+    span = box_addresses(TensorMap((16, 4), 2, "128B"), 0)
+    assert span[1, 0] == 128 ^ 16
+    assert TensorMap((16, 4), 2, "128B").bytes() == 4 * 128 and TensorMap((16, 4), 2).bytes() == 4 * 32
+
+
+def test_a_narrow_tma_box_is_the_dense_descriptor_tile():
+    """Why the hardware pads: a k16 f16 slice of a 128B tile (32-byte rows) is what wgmma reads with
+    the mode's dense descriptor (rows 128 bytes apart)."""
+    for name in ("32B", "64B", "128B"):
+        d = Descriptor.dense(0x8000, 64, 16, 16, name, "K")
+        assert consistency(TensorMap((16, 64), 2, name), 0x8000, F16, "A", d) == []
+
+
+@pytest.mark.parametrize("box, e, swizzle, coords", [
+    ((16, 8), 1, "none", (3, 2)), ((8, 8), 2, "none", (4, 1)), ((32, 8), 4, "128B", (1, 1))])
+def test_innermost_coordinate_off_16_bytes_is_refused(box, e, swizzle, coords):
+    """The three boxes that faulted on the H200 (tests/data/descriptors/tma_sm_90.npz notes)."""
+    t = TensorMap(box, e, swizzle)
+    why = coords_problem(t, coords)
+    assert why.startswith(f"TMA coordinate c0={coords[0]} x {e} B = {coords[0] * e} bytes") and "\n" not in why
+    assert "multiple of 16 bytes" in why
+    with pytest.raises(LayoutsimError, match="innermost coordinate must start on a multiple of 16 bytes"):
+        check_coords(t, coords)
+
+
+def test_innermost_coordinate_on_16_bytes_is_fine():
+    assert coords_problem(TensorMap((16, 8), 1), (16, 2)) is None          # the control that landed
+    assert coords_problem(TensorMap((8, 8), 2), (-8, 5)) is None            # negative: out of bounds, filled
+    check_coords(TensorMap((16, 8, 2), 4), (4, 0, 1))
+    assert "takes 2 coordinates" in coords_problem(TensorMap((16, 8), 1), (16, 2, 0))
+    assert "32-bit signed" in coords_problem(TensorMap((16, 8), 1), (16, 2**31))
 
 
 @pytest.mark.parametrize("kw, text", [
