@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+from layoutsim.files import make_dir, write_atomic
+
 
 def log(msg):
     print(msg, flush=True)
@@ -100,7 +102,7 @@ def main(argv=None):
         log(str(e))
         return 2
     t0 = time.time()
-    os.makedirs(args.out, exist_ok=True)
+    make_dir(args.out, "--out folder")
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "host": platform.node(), "python": platform.python_version(), "argv": sys.argv,
            "nvcc": B.nvcc_version()}
@@ -108,8 +110,7 @@ def main(argv=None):
     cubin_path = os.path.join(args.out, "probes.cubin")
     try:
         cubin, secs, cmd = lab.build(probes)
-        with open(cubin_path, "wb") as f:
-            f.write(cubin)
+        write_atomic(cubin_path, cubin, "cubin")
         sass, missing = lab.sass_check(cubin, probes)
         env.update(build=cmd, build_seconds=round(secs, 1), sass=sass, sass_missing=missing,
                    tma_kernel_params_cubin=driver.cubin_params(cubin, kernels.TMA_NAME))
@@ -182,26 +183,22 @@ def main(argv=None):
     rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
     rec.save(npz)
     log(rec.fit_log)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        f.write(run.results_json(results))
-    with open(os.path.join(args.out, "faults.json"), "w") as f:
-        json.dump(findings, f, indent=1)
-    with open(os.path.join(args.out, "summary.txt"), "w") as f:
-        f.write(rec.fit_log + "\n")
-        for r in results:
-            f.write(f"{r.entry} [{r.check}]: {r.status}, {r.cases} cases, {r.mismatches} of {r.compared} differ"
-                    f"{' - ' + r.note if r.note else ''}\n")
-            if r.status not in ("pass", "error"):
-                f.write(r.diff_text() + "\n")
+    write_atomic(os.path.join(args.out, "results.json"), run.results_json(results), "results")
+    write_atomic(os.path.join(args.out, "faults.json"), json.dumps(findings, indent=1), "faults")
+    summary = [rec.fit_log]
+    for r in results:
+        summary.append(f"{r.entry} [{r.check}]: {r.status}, {r.cases} cases, {r.mismatches} of {r.compared} differ"
+                       f"{' - ' + r.note if r.note else ''}")
+        if r.status not in ("pass", "error"):
+            summary.append(r.diff_text())
+    write_atomic(os.path.join(args.out, "summary.txt"), "\n".join(summary) + "\n", "summary")
     for x in [x for x in findings if x["kind"] != "not run"][:12]:
         log(f"FINDING {x['kind']}: {x['task']}: {x.get('decoded', '')} {x['message'][:300]}")
     env["seconds"] = round(time.time() - t0, 1)
-    with open(os.path.join(args.out, "environment.json"), "w") as f:
-        json.dump(env, f, indent=1, default=str)
+    write_atomic(os.path.join(args.out, "environment.json"), json.dumps(env, indent=1, default=str), "environment")
     text = isolate.stderr_text(work)
     if text:
-        with open(os.path.join(args.out, "worker_stderr.txt"), "w") as f:
-            f.write(text + "\n")
+        write_atomic(os.path.join(args.out, "worker_stderr.txt"), text + "\n", "worker stderr")
     import shutil
     shutil.rmtree(work, ignore_errors=True)
     bad = sum(r.mismatches for r in results)

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from layoutsim import smem
+from layoutsim.files import write_atomic
 
-from ..record import save_npz
 from .kernels import Probe
 from .plan import TmaCase
 
@@ -49,7 +49,6 @@ class Corpus:
 
     def save(self, path):
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays, man = {}, {"format": FORMAT, "environment": self.environment, "seed": self.seed,
                            "notes": self.notes, "fit": self.fit_log, "probes": [], "tma": []}
         for i, p in enumerate(self.probes):
@@ -65,7 +64,8 @@ class Corpus:
             arrays[key] = t["landed"].astype(np.int32)
             man["tma"].append({"key": key, "base": t["base"], "via": t["via"], **asdict(t["case"])})
         arrays["manifest"] = np.array(json.dumps(man))
-        return save_npz(path, arrays)
+        write_atomic(path, lambda f: np.savez_compressed(f, **arrays), "descriptors corpus")
+        return path
 
 
 def load(path):

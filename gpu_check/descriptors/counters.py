@@ -35,6 +35,8 @@ from dataclasses import asdict
 
 import numpy as np
 
+from layoutsim.files import write_atomic
+
 from ..bank_probe import ncu_csv
 
 METRICS = (ncu_csv.LD, ncu_csv.ST, ncu_csv.ALL,
@@ -183,8 +185,7 @@ def measure(cubin_path, base, out_dir, ncu="ncu", seconds=60, log=print, ops="al
                                    "--ops", ops]),
               "metrics": metrics, "repeats": list(REPEATS), "ops": ops, "exit": rc, "log_tail": err,
               **per_op(rows, metrics, ops)}
-    with open(os.path.join(out_dir, "counters.json"), "w") as f:
-        json.dump(result, f, indent=1)
+    write_atomic(os.path.join(out_dir, "counters.json"), json.dumps(result, indent=1), "counters")
     for line in summary(result):
         log(line)
     return result

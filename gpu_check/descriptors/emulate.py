@@ -15,8 +15,8 @@ import numpy as np
 
 from layoutsim import formats as F
 from layoutsim import smem
+from layoutsim.packing import pack, unpack
 
-from ..pack import pack, unpack
 from . import plan
 
 

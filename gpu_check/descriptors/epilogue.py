@@ -16,6 +16,7 @@ import time
 from layoutsim import smem
 from layoutsim.banks import Tile
 from layoutsim.banks.search import accesses
+from layoutsim.files import write_atomic
 
 from ..bank_probe import corpus as bank_corpus
 from ..bank_probe import measure as bank_measure
@@ -68,8 +69,7 @@ def measure(out_dir, ncu="ncu", nvcc="nvcc", seconds=40, log=print, dry_run=Fals
             rc, launches, text, cmdlog = bank_measure.run_ncu(ncu, exe, path, 0, len(pats),
                                                               [ncu_csv.LD, ncu_csv.ST], work,
                                                               max(10, seconds - (time.time() - t0)))
-            with open(os.path.join(out_dir, "epilogue_ncu.csv"), "w") as f:
-                f.write(text)
+            write_atomic(os.path.join(out_dir, "epilogue_ncu.csv"), text, "epilogue ncu csv")
             problems = bank_measure.assign(pats, launches, measured, [ncu_csv.LD, ncu_csv.ST])
             note = f"ncu exit {rc}; " + "; ".join(problems[:5])
         else:
@@ -82,8 +82,7 @@ def measure(out_dir, ncu="ncu", nvcc="nvcc", seconds=40, log=print, dry_run=Fals
     out = {"what": "wavefronts of LSU accesses on swizzled f16 tiles (bank probe under ncu) vs the bank model",
            "note": note, "patterns": rows, "mismatches": len(bad),
            "measured": sum(r["measured"] is not None for r in rows)}
-    with open(os.path.join(out_dir, "epilogue.json"), "w") as f:
-        json.dump(out, f, indent=1)
+    write_atomic(os.path.join(out_dir, "epilogue.json"), json.dumps(out, indent=1), "epilogue")
     shutil.rmtree(work, ignore_errors=True)
     log(f"epilogue: {out['measured']} of {len(rows)} accesses measured, {len(bad)} differ from the bank model "
         f"({time.time() - t0:.0f} s)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from layoutsim.files import write_atomic
+
 from .. import build as B
 from . import driver, kernels, plan
 
@@ -27,16 +29,14 @@ def build(probes, target="sm_90a", use_cache=True):
     if nvcc is None:
         raise B.BuildError("nvcc not found on PATH (install the CUDA toolkit)")
     with tempfile.TemporaryDirectory(prefix="desc_probe_") as tmp:
-        (Path(tmp) / "k.cu").write_text(src)
+        write_atomic(Path(tmp) / "k.cu", src, "CUDA source")
         r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if r.returncode:
             keep = B.cache_dir() / f"failed-{key}.cu"
-            keep.write_text(src)
+            write_atomic(keep, src, "failed source")
             raise B.BuildError(f"nvcc failed (source kept at {keep}): {(r.stderr or r.stdout).strip()[:800]}")
         data = (Path(tmp) / "k.cubin").read_bytes()
-    tmpf = path.with_suffix(".tmp")
-    tmpf.write_bytes(data)
-    tmpf.replace(path)
+    write_atomic(path, data, "cached cubin")
     return data, time.perf_counter() - t0, " ".join(cmd)
 
 

@@ -6,7 +6,8 @@ and compare with layoutsim.smem.
                                     orientation of smem.operand_addresses ((M, K) for A, (K, N) for B)
     tma_landed(lab, case, via)   -> int64 [region elements]: the global element index that landed in
                                     each element-sized slot of the destination region (-1: none)
-The whole plan runs as tasks (tasks.py), each phase in its own process (isolate.py).
+The whole plan runs as tasks (tasks.py), each phase in its own process (isolate.py);
+`gpu-check run --group descriptors` enters through group.py.
 """
 import json
 
@@ -14,9 +15,9 @@ import numpy as np
 
 from layoutsim import formats as F
 from layoutsim import smem
+from layoutsim.packing import pack, unpack
 
 from ..checks.common import Mismatch, Result
-from ..pack import pack, unpack
 from . import ids, plan
 
 
@@ -175,40 +176,5 @@ def tma_compare(cases, landed, bases, via="param"):
     return res.finish()
 
 
-# ---- the gpu-check entry ------------------------------------------------------------------------
 def results_json(results):
     return json.dumps([r.to_json() for r in results], indent=1, default=str)
-
-
-def run_group(backend, record=None, log=print, seconds=None):
-    """The `gpu-check run --group descriptors` entry: build, measure every phase, record under
-    record/descriptors/. On the GPU each phase runs in worker processes (isolate.py: a fault
-    costs one task, not this process's context); a backend without pycuda (the CI fake) gets
-    the CPU emulation in this process."""
-    import os
-    import tempfile
-    from . import isolate, tasks
-    from .lab import build
-    arch = getattr(backend, "arch", "sm_90")
-    if getattr(backend, "vendor", "nvidia") != "nvidia" or arch != "sm_90":
-        return [Result("descriptors", "wgmma / TMA", "descriptors", status="skip",
-                       note=f"wgmma descriptors and TMA are sm_90 features; this GPU is {arch}")]
-    the_plan = tasks.Plan()
-    todo = the_plan.tasks()
-    if getattr(backend, "drv", None) is None:
-        from .emulate import FakeLab
-        lab = FakeLab()
-        env = lab.environment()
-        parts, findings = tasks.run_here(lab, the_plan, todo, log, seconds)
-    else:
-        cubin, _, _ = build(plan.probes())
-        with tempfile.TemporaryDirectory(prefix="desc_work_") as work:
-            path = os.path.join(work, "probes.cubin")
-            with open(path, "wb") as f:
-                f.write(cubin)
-            parts, findings, env = isolate.run(the_plan, {"kind": "cuda", "cubin": path}, todo, work, log=log,
-                                               seconds=seconds)
-    rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
-    if record:
-        rec.save(f"{record}/descriptors/descriptors_{arch}.npz")
-    return results

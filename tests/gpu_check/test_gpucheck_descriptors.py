@@ -9,7 +9,8 @@ import pytest
 from gpucheck_helpers import need_nvcc
 
 from gpu_check.bank_probe import ncu_csv
-from gpu_check.descriptors import corpus, counters, driver, epilogue, ids, isolate, kernels, lab, plan, run, tasks
+from gpu_check.descriptors import (corpus, counters, driver, epilogue, group, ids, isolate, kernels, lab, plan, run,
+                                   tasks)
 from gpu_check.descriptors.emulate import FakeLab
 from gpu_check.descriptors.kernels import Probe
 from layoutsim import formats as F
@@ -309,7 +310,7 @@ def test_epilogue_patterns_cost_what_bank_arithmetic_says():
 def test_group_skips_other_gpus():
     class Amd:
         vendor, arch = "amd", "gfx1201"
-    r = run.run_group(Amd())
+    r = group.measure(Amd())
     assert [x.status for x in r] == ["skip"] and "sm_90" in r[0].note
 
 
