@@ -318,12 +318,15 @@ class Machine:
             mats["c"] = unpack(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
         else:
             mats["c"] = _zeros_like_operand(dfrag, 1)
-        note = (f"{' and '.join(notes)} read from shared memory by descriptor (not costed by the "
-                f"bank model)")
-        self._execute_mma(ins, dnames, mats, note=note)
+        nbytes = sum(int(mats[k.lower()].nbytes) for k in notes)          # the operands read from smem
+        wavefronts, ideal, conflicts = costing.wgmma_cost(nbytes)
+        note = (f"{' and '.join(notes)} read from shared memory by descriptor: {nbytes} bytes = {wavefronts} "
+                f"GMMA wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma; conflicts not modelled)")
+        self._execute_mma(ins, dnames, mats, note=note,
+                          cost=dict(wavefronts=wavefronts, ideal=ideal, conflicts=conflicts))
 
     # ================================================================ internals
-    def _execute_mma(self, ins, dnames, mats, note):
+    def _execute_mma(self, ins, dnames, mats, note, cost=None):
         fn = self._mma
         if fn is None:
             from ..numerics import mma as fn
@@ -342,7 +345,8 @@ class Machine:
         old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
         words = pack(dfrag, dbits[:, None], old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
-                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
+                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note,
+                                **(cost or {})))
 
     def _desc_read(self, ins, which, desc, trans):
         """Raw bits of operand `which` ((M, K) for A, (K, N) for B) read through a descriptor."""
