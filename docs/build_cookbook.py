@@ -361,8 +361,10 @@ JSON_EXAMPLES = [
     ("desc check", "layoutsim desc check 0x4000004000010048 --instr wgmma.m64n8k16.f32.f16.f16 "
      "--operand B --json",
      'The `desc decode` object plus `"problems": [{"kind", "field", "message"}]` (kinds: fault, '
-     'duplicate, units, alignment, base, reserved, overlap, tma) and `"sound"`; the exit code is '
-     '1 when there is a problem.'),
+     'duplicate, units, alignment, base, reserved, overlap, tma; a TMA box starting off 16 bytes '
+     'is kind fault, field tma_coords), `"sound"` and, with `--tma-box`, `"tma": {"box", '
+     '"elem_bytes", "swizzle", "dst", "coords", "reading", "confirmed"}`; the exit code is 1 when '
+     'there is a problem, 0 when there is none, 2 for bad input.'),
     ("render", f"layoutsim render {MMA} --operand C --lane 13 -o img/json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", ...}` and, for fragments, `instruction`, '
      '`arch`, `operand`, `matrices`, `rows`, `cols`, `cells`, `replication`, `lanes`, and '
@@ -409,7 +411,7 @@ PYTHON_API = [
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
      ["Descriptor", "Descriptor.dense", "operand_addresses", "addresses", "TensorMap", "box_addresses",
-      "consistency", "problems", "Reading", "status"]),
+      "check_coords", "coords_problem", "consistency", "problems", "Reading", "TmaReading", "status"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),
     ("Bank pictures", "layoutsim.render.banks", ["Access", "access_scene", "tile_scene"]),
 ]

@@ -148,9 +148,7 @@ def tma_model(case, base, reading=None):
     addr = smem.box_addresses(tmap, base + case.dst, reading or smem.TmaReading()) - base
     region = tma_region(case)
     out = np.full(region // case.elem_bytes, -1, np.int64)
-    grid = np.indices(case.box[::-1])
-    g = [grid[i] + c for i, c in enumerate(case.coords[::-1])]
-    gidx = np.ravel_multi_index(tuple(g), case.gdims[::-1])
+    gidx = np.ravel_multi_index(tuple(smem.tma.box_coords(tmap, case.coords)), case.gdims[::-1])
     ok = (addr >= 0) & (addr + case.elem_bytes <= region)
     out[addr[ok] // case.elem_bytes] = gidx[ok]
     return out

@@ -3,23 +3,27 @@
     layoutsim desc decode 0x4000004000010040 [--instr wgmma.m64n128k16.f32.f16.f16 --operand A]
     layoutsim desc encode --start 0x400 --swizzle 128B --instr wgmma.m64n128k16.f32.f16.f16 --operand A
     layoutsim desc check 0x4000004000010040 --instr wgmma.m64n128k16.f32.f16.f16 --operand A \\
-        [--tma-box 64x64 --tma-swizzle 128B --tma-dst 0x400] [--other 0x...]
+        [--tma-box 64x64 --tma-swizzle 128B --tma-dst 0x400 --tma-coords 0,128] [--other 0x...]
 
 --json: decode/encode print {"value", "fields": {start, lbo, sbo: {raw, bytes}, base_offset,
 swizzle: {raw, name}, reserved}, "swizzle": {"name", "span", "repeat", "cute"}, "reading",
 "notes", "confirmed" (the GPU corpus behind the reading, or null), "operand": {"instruction", "operand", "major", "shape", "addresses"} (with --instr)};
-check prints the same plus "problems": [{"kind", "field", "message"}] and "sound".
-Exit codes: 0 (check: the tile is sound), 1 (check: a problem found), 2 (bad input).
+check prints the same plus "problems": [{"kind", "field", "message"}], "sound" and, with
+--tma-box, "tma": {"box", "elem_bytes", "swizzle", "dst", "coords", "reading", "confirmed"}.
+Exit codes: 0 (decode/encode; check: the tile is sound), 1 (check: a problem found, one
+"PROBLEM [kind] field: rule" line each), 2 (bad input: one line naming the value).
 """
 from . import print_json
 from ..errors import LayoutsimError
+from ..inputs import parse_int
+
+U64 = (1 << 64) - 1
+MAX_ROWS = 1 << 12                 # no operand has more rows than a wgmma B's 256
+SMEM_MAX = 1 << 32                 # the shared window is 32-bit
 
 
-def _num(text, what):
-    try:
-        return int(str(text), 0)
-    except ValueError:
-        raise LayoutsimError(f"{what} {text!r} is not a number (decimal or 0x hex)") from None
+def _num(text, what, lo=0, hi=U64):
+    return parse_int(text, what, lo, hi)
 
 
 def _operand_args(p, required=False):
@@ -38,7 +42,7 @@ def register(sub):
     d = s.add_parser("decode", help="fields of a descriptor value and where each element is read")
     d.add_argument("value", help="the 64-bit descriptor, e.g. 0x4000004000010040")
     _operand_args(d)
-    d.add_argument("--rows", type=int, default=16, help="rows of the address table shown (default 16)")
+    d.add_argument("--rows", default="16", help="rows of the address table shown (default 16)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(run=run_decode)
     e = s.add_parser("encode", help="the 64-bit value of descriptor fields (LBO/SBO default to the dense "
@@ -49,7 +53,7 @@ def register(sub):
     e.add_argument("--swizzle", default="none", help="none, 32B, 64B or 128B (default none)")
     e.add_argument("--base-offset", default="0", help="matrix base offset, 0-7 (default 0)")
     _operand_args(e)
-    e.add_argument("--rows", type=int, default=16, help="rows of the address table shown (default 16)")
+    e.add_argument("--rows", default="16", help="rows of the address table shown (default 16)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(run=run_encode)
     c = s.add_parser("check", help="what goes wrong with a descriptor (exit 1 when anything does)")
@@ -61,6 +65,8 @@ def register(sub):
     c.add_argument("--tma-swizzle", default="none", help="the tensor map's swizzle (default none)")
     c.add_argument("--tma-dst", default="-1", help="shared address the box is copied to (default: the start)")
     c.add_argument("--tma-at", default="0,0", metavar="INNER,OUTER", help="box position of the operand's (0,0)")
+    c.add_argument("--tma-coords", metavar="C0,C1[,C2]", help="global coordinates the box starts at, innermost "
+                   "first as in cp.async.bulk.tensor (checks that the innermost one starts on 16 bytes)")
     c.add_argument("--other", help="the other operand's descriptor (for overlaps)")
     c.add_argument("--other-trans", action="store_true", help="the other operand is MN-major")
     c.add_argument("--json", action="store_true", help="machine-readable output")
@@ -70,6 +76,7 @@ def register(sub):
 def _describe(desc, args):
     """(text lines, JSON dict) of a descriptor, with the operand table when --instr is given."""
     from .. import smem
+    rows = parse_int(args.rows, "--rows", 1, MAX_ROWS)
     m = desc.mode
     f = desc.fields()
     js = {"value": f"{desc.encode():#018x}", "fields": f,
@@ -91,7 +98,7 @@ def _describe(desc, args):
         addr = smem.operand_addresses(ins, op, desc, args.trans)
         js["operand"] = {"instruction": ins.name, "operand": op, "major": major, "format": ins.formats[op.lower()],
                          "shape": list(addr.shape), "addresses": addr.tolist()}
-        lines += _table(ins, op, major, w, addr, args.rows)
+        lines += _table(ins, op, major, w, addr, rows)
     lines += [f"note: {n}" for n in js["notes"]]
     lines.append("rule: " + smem.status())
     return lines, js
@@ -99,8 +106,6 @@ def _describe(desc, args):
 
 def _table(ins, op, major, w, addr, rows):
     """The 16-byte chunks each row of the operand is read from (a chunk holds 16/e contiguous elements)."""
-    if rows < 1:
-        raise LayoutsimError(f"--rows must be at least 1, not {rows}")
     per = 128 // w
     grid = addr if op == "A" else addr.T                   # [mn, k]
     if major == "MN":
@@ -144,38 +149,51 @@ def run_encode(args):
         dense = smem.Descriptor.dense(start, mn, k, w, swz, major)
         lbo = dense.lbo if lbo is None else lbo
         sbo = dense.sbo if sbo is None else sbo
-    return _emit(smem.Descriptor(start, lbo, sbo, swz, _num(args.base_offset, "--base-offset")), args)
+    return _emit(smem.Descriptor(start, lbo, sbo, swz, _num(args.base_offset, "--base-offset", 0, 7)), args)
 
 
 def _box(text):
-    try:
-        box = tuple(int(v) for v in str(text).lower().replace(" ", "").split("x"))
-    except ValueError:
-        raise LayoutsimError(f"--tma-box wants INNERxOUTER[xDEPTH], e.g. 64x128, not {text!r}") from None
-    if len(box) not in (2, 3):
-        raise LayoutsimError(f"--tma-box {text!r}: give 2 or 3 dimensions (the check handles 2-D and 3-D boxes)")
-    return box
+    parts = str(text).lower().replace(" ", "").split("x")
+    if len(parts) not in (2, 3):
+        raise LayoutsimError(f"--tma-box wants INNERxOUTER[xDEPTH] (2 or 3 dimensions), e.g. 64x128, not {text!r}")
+    from ..smem.tma import BOX_MAX
+    return tuple(parse_int(v, "--tma-box dimension", 1, BOX_MAX) for v in parts)
+
+
+def _coords(text, rank):
+    parts = str(text).replace(" ", "").split(",")
+    if len(parts) != rank:
+        raise LayoutsimError(f"--tma-coords wants {rank} integers (innermost first, one per box dimension), "
+                             f"not {text!r}")
+    return tuple(parse_int(v, "--tma-coords", -(1 << 31), (1 << 31) - 1) for v in parts)
 
 
 def run_check(args):
     from .. import smem
+    from ..inputs import pair
+    from ..smem.tma import BOX_MAX
     desc = smem.Descriptor.decode(_num(args.value, "descriptor"))
     op = args.operand or "A"
     _, _, _, _, w, _ = smem.operand_geometry(args.instr, op, args.trans)
-    tma, dst, at = None, 0, (0, 0)
+    tma, dst, at, coords = None, 0, (0, 0), None
     if args.tma_box:
         tma = smem.TensorMap(_box(args.tma_box), w // 8, args.tma_swizzle)
-        dst = _num(args.tma_dst, "--tma-dst")
+        dst = _num(args.tma_dst, "--tma-dst", -1, SMEM_MAX - 1)
         dst = desc.start - desc.start % 128 if dst < 0 else dst
-        try:
-            at = tuple(int(v) for v in args.tma_at.split(","))
-            assert len(at) == 2
-        except (ValueError, AssertionError):
-            raise LayoutsimError(f"--tma-at wants INNER,OUTER (two integers), not {args.tma_at!r}") from None
+        at = pair(args.tma_at, "--tma-at", 0, BOX_MAX)
+        coords = _coords(args.tma_coords, len(tma.box)) if args.tma_coords else None
+    elif args.tma_coords:
+        raise LayoutsimError("--tma-coords needs --tma-box (the box the coordinates place)")
     other = _num(args.other, "--other") if args.other else None
-    smem_bytes = _num(args.smem_bytes, "--smem-bytes") if args.smem_bytes else None
-    found = smem.problems(args.instr, op, desc, args.trans, smem_bytes, tma, dst, at, other, args.other_trans)
+    smem_bytes = _num(args.smem_bytes, "--smem-bytes", 1, SMEM_MAX) if args.smem_bytes else None
+    found = smem.problems(args.instr, op, desc, args.trans, smem_bytes, tma, dst, at, other, args.other_trans,
+                          coords)
     lines, js = _describe(desc, argparse_namespace(args, rows=4))
+    if tma is not None:
+        lines.append("TMA rule: " + smem.tma.status())
+        js["tma"] = {"box": list(tma.box), "elem_bytes": tma.elem_bytes, "swizzle": tma.swizzle, "dst": dst,
+                     "coords": list(coords) if coords else None, "reading": smem.tma.MEASURED.to_json(),
+                     "confirmed": smem.tma.CONFIRMED}
     js["problems"] = [p.to_json() for p in found]
     js["sound"] = not found
     if args.json:

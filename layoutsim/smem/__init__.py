@@ -15,28 +15,41 @@ The API (stable; the simulator and the PTX executor use it):
       .of(v) (Descriptor or raw value), .dense(start, mn, k, elem_bits, swizzle, major) for the
       canonical tile, .fields()
   operand_addresses(instr, operand, desc, trans=False)   shared-window byte address of every
-      element: (M, K) for A, (K, N) for B; desc is the raw 64-bit value or a Descriptor
+      element: (M, K) for A, (K, N) for B; desc is the raw 64-bit value or a Descriptor (or an
+      array of values: one address table per value)
   addresses(desc, mn, k, elem_bits, major)               the same for any mn x k tile
-  TensorMap(box, elem_bytes, swizzle), box_addresses(tmap, dst)   TMA tiled copies (measured:
-      swizzled rows are span bytes apart; tma.MEASURED, tma.CONFIRMED, tma.status())
+  TensorMap(box, elem_bytes, swizzle)                    a tiled tensor map's shared-memory side
+  box_addresses(tmap, dst)                               where each box element lands, [*box[::-1]]
+  box_coords(tmap, coords)                               the global coordinates each comes from
   check_coords(tmap, coords), coords_problem(tmap, coords)   the innermost coordinate on 16 bytes
   consistency(tmap, dst, instr, operand, desc, trans)    elements where a TMA tile and a
       descriptor disagree
   problems(instr, operand, desc, ...) -> [Problem]       what `layoutsim desc check` reports
   MODES, mode(name)                                      the four swizzle modes (swizzle.py)
+  status(), tma.status(); CONFIRMED, tma.CONFIRMED        the readings in use and their H200 corpora
 
-Readings of the PTX ISA that projects disagree on are `Reading` / `TmaReading` parameters
-(descriptor.py, tma.py); `candidate_readings()` lists them for the GPU measurement
-(gpu_check.descriptors), which decides between them; `status()` says whether a GPU has
-confirmed the reading in use (CONFIRMED names the corpus once one has).
+For the PTX executor:
+  wgmma.mma_async ... descA/descB: addr = operand_addresses(instr, "A"|"B", desc_value, trans)
+      (trans = imm-trans-a/-b), then the operand's raw bits are smem[addr[..., None] + range(e)];
+      an address outside shared memory is a fault (the simulator's Machine.wgmma does exactly this).
+  cp.async.bulk.tensor.Nd.shared::cluster.global [dst], [tmap, {c0, c1, ...}]: with
+      t = TensorMap(boxDim, element bytes, swizzle) of the tensor map, check_coords(t, coords)
+      (the H200 faults otherwise); the global element at box_coords(t, coords)[:, i2, i1, i0]
+      (outermost coordinate first) lands at shared byte box_addresses(t, dst)[i2, i1, i0]; dst
+      must be 128-byte aligned; the global tensor's
+      strides and out-of-bounds fill are the executor's (they are the tensor map's global side).
+  Both readings are measured on the H200 (tests/data/descriptors/), so nothing here is a guess
+  about the hardware; bank costs of wgmma reads are sim/costing.wgmma_cost.
+
 """
+from . import tma
 from .check import Problem, problems, unused_fields
 from .descriptor import (CONFIRMED, DOCUMENTED, Descriptor, Reading, addresses, candidate_readings,
                          operand_addresses, operand_geometry, status)
 from .swizzle import MODES, Mode, for_cute, mode
-from .tma import TensorMap, TmaReading, box_addresses, check_coords, consistency, coords_problem
+from .tma import TensorMap, TmaReading, box_addresses, box_coords, check_coords, consistency, coords_problem
 
-__all__ = ["Descriptor", "Reading", "DOCUMENTED", "CONFIRMED", "status", "candidate_readings", "addresses", "operand_addresses",
-           "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "check_coords", "coords_problem",
-           "consistency", "Problem",
-           "problems", "unused_fields", "MODES", "Mode", "mode", "for_cute"]
+__all__ = ["tma", "Descriptor", "Reading", "DOCUMENTED", "CONFIRMED", "status", "candidate_readings", "addresses",
+           "operand_addresses", "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "box_coords",
+           "check_coords", "coords_problem", "consistency", "Problem", "problems", "unused_fields", "MODES", "Mode",
+           "mode", "for_cute"]

@@ -146,6 +146,20 @@ def box_addresses(tmap, dst, reading=MEASURED):
     return tmap.mode.apply(lin, anchor)
 
 
+def box_coords(tmap, coords):
+    """Global coordinates of every box element when the copy starts at `coords` (innermost first,
+    as cp.async.bulk.tensor takes them): int64 array [rank, *box[::-1]], outermost coordinate
+    first, so out[::-1][i] is coordinate i; element [.., i1, i0] of box_addresses comes from the
+    global element at (coords[0] + i0, coords[1] + i1, ...). Elements outside the tensor are
+    filled by the hardware (cuTensorMapEncodeTiled's oobFill); that side is not modelled here.
+    Geometry only: whether the copy may start there at all is check_coords'."""
+    coords = tuple(coords)
+    if len(coords) != len(tmap.box):
+        raise LayoutsimError(coords_problem(tmap, coords))
+    idx = np.indices(tmap.box[::-1], dtype=np.int64)
+    return idx + np.array([int(c) for c in coords[::-1]], np.int64).reshape(-1, *([1] * len(tmap.box)))
+
+
 def coords_problem(tmap, coords):
     """Why a copy of `tmap`'s box starting at global `coords` (innermost first) would fault, in
     one line naming the coordinate and the rule, or None when it is fine."""

@@ -60,18 +60,43 @@ def test_check_exit_codes(capsys):
     assert rc == 1 and "PROBLEM [overlap]" in out
 
 
+def test_check_the_innermost_tma_coordinate(capsys):
+    """The H200 faulted on boxes starting 3, 8 and 4 bytes into a 16-byte unit (tests/data/
+    descriptors/tma_sm_90.npz); f16 coordinate 4 is 8 bytes, 8 is 16."""
+    box = ["--instr", F16, "--tma-box", "64x64", "--tma-swizzle", "128B"]
+    rc, out, _ = run(["desc", "check", D128, *box, "--tma-coords", "8,0"], capsys)
+    assert rc == 0 and "TMA rule: TMA pitch=span anchor=absolute (confirmed on NVIDIA H200" in out
+    rc, out, _ = run(["desc", "check", D128, *box, "--tma-coords", "4,0"], capsys)
+    problems = [ln for ln in out.splitlines() if ln.startswith("PROBLEM")]
+    assert rc == 1 and problems == ["PROBLEM [fault] tma_coords: TMA coordinate c0=4 x 2 B = 8 bytes: the innermost "
+                                    "coordinate must start on a multiple of 16 bytes (the H200 faults with an "
+                                    "illegal instruction otherwise)"]
+    rc, out, _ = run(["desc", "check", D128, *box, "--tma-coords", "4,0", "--json"], capsys)
+    j = json.loads(out)
+    assert rc == 1 and j["tma"]["coords"] == [4, 0] and j["tma"]["reading"] == {"pitch": "span", "anchor": "absolute"}
+    assert [(p["kind"], p["field"]) for p in j["problems"]] == [("fault", "tma_coords")]
+
+
 @pytest.mark.parametrize("argv, text", [
-    (["desc", "decode", "0xzz"], "descriptor '0xzz' is not a number"),
-    (["desc", "decode", "0x10000000000000000"], "not a 64-bit value"),
+    (["desc", "decode", "0xzz"], "descriptor wants an integer, not '0xzz'"),
+    (["desc", "decode", "0x10000000000000000"], "descriptor 18446744073709551616 is out of range"),
+    (["desc", "decode", D128, "--rows", "0"], "--rows 0 is out of range; valid: 1..4096"),
+    (["desc", "encode", "--start", "0", "--lbo", "0", "--sbo", "0", "--base-offset", "8"], "--base-offset 8 is out"),
     (["desc", "encode", "--start", "8", "--lbo", "0", "--sbo", "0"], "start=8: must be a multiple of 16"),
     (["desc", "encode", "--start", "0"], "give --lbo and --sbo, or --instr"),
     (["desc", "encode", "--start", "0", "--lbo", "0", "--sbo", "0", "--swizzle", "96B"], "unknown swizzle mode '96B'"),
     (["desc", "check", D128, "--instr", F16, "--operand", "C"], "valid: A, B"),
     (["desc", "check", D128, "--instr", "wgmma.m64n64k8.f32.tf32.tf32", "--trans"], "only for .f16/.bf16"),
     (["desc", "check", D128, "--instr", F16, "--tma-box", "64x64", "--tma-swizzle", "64B"], "at most 64 bytes"),
-    (["desc", "check", D128, "--instr", F16, "--tma-box", "64"], "give 2 or 3 dimensions"),
+    (["desc", "check", D128, "--instr", F16, "--tma-box", "64"], "(2 or 3 dimensions)"),
+    (["desc", "check", D128, "--instr", F16, "--tma-box", "64x300"], "--tma-box dimension 300 is out of range"),
+    (["desc", "check", D128, "--instr", F16, "--tma-coords", "4,0"], "--tma-coords needs --tma-box"),
+    (["desc", "check", D128, "--instr", F16, "--tma-box", "64x64", "--tma-coords", "4"], "wants 2 integers"),
+    (["desc", "check", D128, "--instr", F16, "--tma-box", "64x64", "--tma-coords", "0,4294967296"],
+     "--tma-coords 4294967296 is out of range"),
+    (["desc", "check", D128, "--instr", F16, "--tma-box", "64x64", "--tma-at", "1"], "--tma-at wants ROW,COL"),
     (["desc", "decode", D128, "--instr", "mma.m16n8k16.f32.f16.f16.f32"], "not a wgmma"),
-    (["render", F16, "--operand", "A", "--desc", "0x40000040000100400"], "not a 64-bit value"),
+    (["render", F16, "--operand", "A", "--desc", "0x40000040000100400"], "--desc 73786980692885767168 is out of range"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, text, capsys):
     rc, out, err = run(argv, capsys)

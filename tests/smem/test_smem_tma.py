@@ -12,7 +12,7 @@ from layoutsim.banks import Swizzle, Tile
 from layoutsim.errors import LayoutsimError
 from layoutsim.smem import MODES, Descriptor, TensorMap, TmaReading, box_addresses, consistency, mode
 from layoutsim.smem.swizzle import cxx_index, for_cute
-from layoutsim.smem.tma import check_coords, coords_problem, operand_box_coords, tile_mode
+from layoutsim.smem.tma import box_coords, check_coords, coords_problem, operand_box_coords, tile_mode
 
 F16 = "wgmma.m64n128k16.f32.f16.f16"
 
@@ -88,6 +88,14 @@ def test_innermost_coordinate_off_16_bytes_is_refused(box, e, swizzle, coords):
     assert "multiple of 16 bytes" in why
     with pytest.raises(LayoutsimError, match="innermost coordinate must start on a multiple of 16 bytes"):
         check_coords(t, coords)
+
+
+def test_box_coords_name_the_global_element_of_each_slot():
+    t = TensorMap((16, 4, 2), 2)
+    c = box_coords(t, (16, 3, 5))
+    assert c.shape == (3, 2, 4, 16) and list(c[:, 1, 2, 3]) == [5 + 1, 3 + 2, 16 + 3]
+    with pytest.raises(LayoutsimError, match="takes 3 coordinates"):
+        box_coords(t, (16, 3))
 
 
 def test_innermost_coordinate_on_16_bytes_is_fine():
