@@ -350,3 +350,20 @@ def test_kernel_launch_hands_the_driver_one_pointer_per_parameter(monkeypatch):
     assert got[4] == (-1).to_bytes(4, "little", signed=True)
     assert got[9] == (0x7F0000001000).to_bytes(8, "little") and got[10] == (5).to_bytes(4, "little")
     assert seen["launch"] == (1, 1, 1, 128, 1, 1, 4112, None, None)
+
+
+def test_the_group_runs_from_the_registry_and_records_its_corpus(tmp_path, monkeypatch):
+    """`gpu-check run --group descriptors` on the CPU stand-in: the registry finds the group, it
+    needs no session kernels, measures (emulated) and keeps the corpus under RECORD/descriptors/."""
+    import types
+    from fakegpu import FakeBackend
+    from gpu_check import checks
+    small = tasks.Plan(probes=FEW[:1], tma=plan.tma_cases()[:3])
+    monkeypatch.setattr(tasks, "Plan", lambda: small)
+    mod = checks.group("descriptors")
+    assert mod.NEEDS_KERNELS is False
+    session = types.SimpleNamespace(backend=FakeBackend(), record=tmp_path, log=lambda s: None)
+    results = mod.run(session)
+    assert results and all(r.group == "descriptors" and r.status == "pass" for r in results)
+    c = corpus.load(tmp_path / "descriptors" / "descriptors_sm_90.npz")
+    assert len(c.probes) == 3 and len(c.tma) == 3 + 1          # phases of one probe; TMA (+ the global cross-check)
