@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import LayoutsimError
 from . import colors
-from .banks import BANKS, GAP, MARGIN, WORD
+from .banks import BANKS, GAP, MARGIN, WORD, bank_grid
 from .scene import Cell, Scene, Text, draw_grid, text_width
 
 MAX_ROWS = 64
@@ -25,26 +25,21 @@ def descriptor_scene(instr, operand, desc, trans=False):
     if len(rows) > MAX_ROWS:
         raise LayoutsimError(f"the operand spans {len(rows)} rows of {BANKS * WORD} bytes; pictures show at most "
                              f"{MAX_ROWS} (use a smaller N, or `layoutsim desc decode --json` for the addresses)")
-    cells = []
-    for row in rows:
-        line = []
-        for b in range(BANKS):
-            wa = (row * BANKS + b) * WORD
-            held = words.get(wa)
-            if not held:
-                line.append(None)
-                continue
-            held.sort(key=lambda rc: (rc[1], rc[0]) if major == "MN" else rc)
-            (r0, c0), (r1, c1) = held[0], held[-1]
-            if major == "K":
-                lines = (f"{mn_name}{r0}", f"k{c0}" + (f"-{c1}" if c1 != c0 else ""))
-            else:
-                lines = (f"k{c0}", f"{mn_name}{r0}" + (f"-{r1}" if r1 != r0 else ""))
-            names = ", ".join(f"{op}[{r}][{c}]" if op == "A" else f"{op}[{c}][{r}]" for r, c in held)
-            line.append(Cell(lines=lines, fill=colors.bank_color(b),
-                             title=f"word at byte {wa:#x} (bank {b}): {names}",
-                             data={"word": wa, "bank": b, "elements": names}))
-        cells.append(line)
+
+    def cell(wa, b):
+        held = words.get(wa)
+        if not held:
+            return None
+        held.sort(key=lambda rc: (rc[1], rc[0]) if major == "MN" else rc)
+        (r0, c0), (r1, c1) = held[0], held[-1]
+        if major == "K":
+            lines = (f"{mn_name}{r0}", f"k{c0}" + (f"-{c1}" if c1 != c0 else ""))
+        else:
+            lines = (f"k{c0}", f"{mn_name}{r0}" + (f"-{r1}" if r1 != r0 else ""))
+        names = ", ".join(f"{op}[{r}][{c}]" if op == "A" else f"{op}[{c}][{r}]" for r, c in held)
+        return Cell(lines=lines, fill=colors.bank_color(b), title=f"word at byte {wa:#x} (bank {b}): {names}",
+                    data={"word": wa, "bank": b, "elements": names})
+    cells = bank_grid(rows, cell)
     scene = Scene(0, 0, title=f"{op} of {ins.name} through {d}")
     y = MARGIN
     head = f"{op} of {ins.name}, {major}-major {ins.formats[op.lower()]}"

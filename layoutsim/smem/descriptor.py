@@ -35,7 +35,7 @@ the current PTX ISA and CuTe. Until the H200 corpus says otherwise it is labelle
   anchor       "absolute": the XOR reads shared-window address bits (CuTe's `Swizzle o smem_ptr`)
                | "start": the pattern starts at the descriptor's start address
 """
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from itertools import product
 
 import numpy as np
@@ -49,8 +49,21 @@ _USED = FIELD | (FIELD << 16) | (FIELD << 32) | (7 << 49) | (3 << 62)
 MAJORS = ("K", "MN")
 
 
+class Choices:
+    """A reading: one choice per disputed question (a frozen dataclass), and its JSON."""
+
+    def to_json(self):
+        return asdict(self)
+
+
+def reading_status(reading, confirmed):
+    """One line: a reading in use and what stands behind it."""
+    src = f"confirmed on {confirmed}" if confirmed else "from the PTX ISA and CuTe; not yet confirmed on a GPU"
+    return f"{reading.label()} ({src})"
+
+
 @dataclass(frozen=True)
-class Reading:
+class Reading(Choices):
     strides: str = "atom"
     base_offset: str = "subtract"
     base_offset_32B: bool = True
@@ -65,9 +78,6 @@ class Reading:
         return (f"strides={self.strides} base_offset={self.base_offset}"
                 f"{'' if self.base_offset_32B else '(128B/64B only)'} anchor={self.anchor}")
 
-    def to_json(self):
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
 
 DOCUMENTED = Reading()
 # Where DOCUMENTED was confirmed on a GPU: the corpus and the GPU, driver and date it was measured
@@ -81,8 +91,7 @@ CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
 
 def status():
     """One line: the reading the model uses and what stands behind it."""
-    src = f"confirmed on {CONFIRMED}" if CONFIRMED else "from the PTX ISA and CuTe; not yet confirmed on a GPU"
-    return f"{DOCUMENTED.label()} ({src})"
+    return reading_status(DOCUMENTED, CONFIRMED)
 
 
 def candidate_readings():

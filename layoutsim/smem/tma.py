@@ -29,11 +29,12 @@ reading this module used before, leaves 90 copies unexplained: exactly the swizz
 row is narrower than the span. (The gaps read back as the zeros the kernel wrote before the
 copy, so whether TMA leaves them alone or writes zeros there is not known.)
 """
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import LayoutsimError, choose
+from .descriptor import Choices, operand_addresses, operand_geometry, reading_status
 from .swizzle import mode
 
 BOX_MAX = 256
@@ -54,7 +55,7 @@ COORD_ALIGN = 16
 
 
 @dataclass(frozen=True)
-class TmaReading:
+class TmaReading(Choices):
     pitch: str = "span"
     anchor: str = "absolute"
 
@@ -65,9 +66,6 @@ class TmaReading:
     def label(self):
         return f"pitch={self.pitch} anchor={self.anchor}"
 
-    def to_json(self):
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
 
 MEASURED = TmaReading()
 # The corpus and the GPU, driver and date MEASURED was confirmed on.
@@ -77,7 +75,7 @@ CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
 
 def status():
     """One line: the TMA reading the model uses and what stands behind it."""
-    return f"TMA {MEASURED.label()} (confirmed on {CONFIRMED})"
+    return "TMA " + reading_status(MEASURED, CONFIRMED)
 
 
 def candidate_readings():
@@ -204,7 +202,6 @@ def operand_box_coords(mn, k, major, box, at=(0, 0)):
 def consistency(tmap, dst, instr, operand, desc, trans=False, at=(0, 0)):
     """Compare a TMA-filled tile with a wgmma descriptor: [(mn, k, descriptor address, TMA
     address or None if outside the box)] for every operand element where they disagree."""
-    from .descriptor import operand_addresses, operand_geometry
     _, op, mn_n, k_n, w, major = operand_geometry(instr, operand, trans)
     if w // 8 != tmap.elem_bytes:
         raise LayoutsimError(f"the operand has {w // 8}-byte elements, the tensor map {tmap.elem_bytes}-byte ones")

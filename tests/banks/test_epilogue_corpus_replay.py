@@ -5,22 +5,18 @@ patterns must still be the ones gpu_check.descriptors.epilogue builds from layou
 modes, and every measured wavefront count must be what the model predicts. A missing file
 fails, it does not skip."""
 import json
-from pathlib import Path
 
 import pytest
 
+import h200_data
 from gpu_check.bank_probe import corpus as bank_corpus
 from gpu_check.descriptors import epilogue
 from layoutsim.banks import nvidia
 
-PATH = Path(__file__).resolve().parents[1] / "data" / "banks" / "epilogue_sm_90.json"
-
 
 @pytest.fixture(scope="module")
 def measured():
-    if not PATH.exists():
-        pytest.fail(f"{PATH} is missing: it is the H200 measurement docs/smem.md cites")
-    return json.loads(PATH.read_text())
+    return json.loads(h200_data.measured("banks/epilogue_sm_90.json", "docs/smem.md").read_text())
 
 
 def test_the_file_holds_the_patterns_the_group_builds(measured):

@@ -5,16 +5,15 @@ in every swizzle mode, K- and MN-major, A and B from shared memory or B alone; n
 wavefront; the total shared wavefront counter includes them. The file is part of the repository:
 a missing file fails, it does not skip."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import layoutsim
+from h200_data import measured as h200_file
 from layoutsim.sim import Warpgroup
 from layoutsim.smem import Descriptor
 
-PATH = Path(__file__).resolve().parents[1] / "data" / "descriptors" / "counters_wgmma_sm_90.json"
 GMMA = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
 
 
@@ -28,9 +27,7 @@ def _per_wgmma(launches, metric):
 
 @pytest.fixture(scope="module")
 def measured():
-    if not PATH.exists():
-        pytest.fail(f"{PATH} is missing: it is the H200 measurement layoutsim.sim.costing.wgmma_cost cites")
-    data = json.loads(PATH.read_text())
+    data = json.loads(h200_file("descriptors/counters_wgmma_sm_90.json", "layoutsim.sim.costing.wgmma_cost").read_text())
     return [x for x in data["launches"] if x["entry"]]           # the wgmma probes (TMA launches have none)
 
 

@@ -3,13 +3,12 @@ counters_tma_sm_90.json, 2026-12-01; docs/smem.md "What Nsight Compute counts"):
 instruction, shared-memory bank writes = the bytes the box spans in shared memory / 4 (the
 model's TensorMap.bytes()), and no LSU shared-memory wavefront. A missing file fails."""
 import json
-from pathlib import Path
 
 import pytest
 
+from h200_data import measured
 from layoutsim.smem import TensorMap
 
-PATH = Path(__file__).resolve().parents[1] / "data" / "descriptors" / "counters_tma_sm_90.json"
 LSU = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_write.sum",
        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum")
@@ -17,9 +16,7 @@ LSU = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe
 
 @pytest.fixture(scope="module")
 def counted():
-    if not PATH.exists():
-        pytest.fail(f"{PATH} is missing: it is the H200 measurement docs/smem.md quotes")
-    data = json.loads(PATH.read_text())
+    data = json.loads(measured("descriptors/counters_tma_sm_90.json", "docs/smem.md").read_text())
     boxes = {(x["label"], x["swizzle"]): x["box"] for x in data["launches"] if x["repeat"] == 1}
     return [(boxes[(o["label"], o["swizzle"])], o["per_op"]) for o in data["per_op"]]
 
