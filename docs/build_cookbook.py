@@ -147,6 +147,25 @@ RECIPES = [
         ("sh", "layoutsim render ldmatrix.x4 --phase 1 -o img/ldmatrix-x4-phase1.svg"),
         ("img", "img/ldmatrix-x4-phase1.svg", "ldmatrix.x4 registers, phase 1 highlighted"),
     ]),
+    ("wgmma_desc", "Hopper: a wgmma descriptor in 128B swizzle", [
+        ("md", "A Hopper GEMM keeps its A tile K-major in 128-byte rows, swizzled 128B (what a TMA "
+               "copy with `CU_TENSOR_MAP_SWIZZLE_128B` writes), and gives wgmma a descriptor of it. "
+               "Encode the descriptor of A at 0x400 (LBO and SBO of the dense tile), then see where "
+               "each row's chunks are read:"),
+        ("sh", "layoutsim desc encode --start 0x400 --swizzle 128B --instr wgmma.m64n64k16.f32.f16.f16 "
+               "--operand A --rows 4"),
+        ("md", "The same tile as shared memory, each word coloured by its bank: within each group of 8 "
+               "rows the swizzle puts chunk k 0-7 of every row in a different group of 4 banks, so a "
+               "read of one chunk column of 8 rows touches all 32 banks once:"),
+        ("sh", "layoutsim render wgmma.m64n64k16.f32.f16.f16 --operand A --desc 0x4000004000010040 "
+               "-o img/wgmma-desc-A-128B.svg"),
+        ("img", "img/wgmma-desc-A-128B.svg", "A of wgmma.m64n64k16 through a 128B-swizzled descriptor, by bank"),
+        ("md", "Check it against the TMA box that fills it (64 f16 x 64 rows, 128B swizzle, at 0x400): "
+               "exit 0 and no problem. With SBO written in bytes (1024) into the 16-byte-unit field, or a "
+               "64B box, `desc check` names the problem and exits 1 ([Shared-memory operands](smem.md))."),
+        ("sh", "layoutsim desc check 0x4000004000010040 --instr wgmma.m64n64k16.f32.f16.f16 --operand A "
+               "--tma-box 64x64 --tma-swizzle 128B"),
+    ]),
     ("w8a8", "W8A8 batch-1 GEMV on INT8 WMMA: how much of each tile is padding", [
         ("md", "A batch-1 GEMV `y = W x` has one activation row. On RDNA4's "
                "`v_wmma_i32_16x16x16_iu8` (gfx1201, wave32) the seed puts `x` in row 0 of the 16-row A "
@@ -291,7 +310,8 @@ def _anchor(title):
     return re.sub(r"-+", "-", a)
 
 
-COMMAND_HELP = ("query", "show", "list", "banks", "swizzle-search", "render", "ptx run")
+COMMAND_HELP = ("query", "show", "list", "banks", "swizzle-search", "render", "desc", "desc decode",
+                "desc encode", "desc check", "ptx run")
 
 
 def build_cli(out_dir):
@@ -326,7 +346,25 @@ JSON_EXAMPLES = [
      '"serves": [{"lanes", "words"} per wavefront], "source"}]}`. See the [bank model](banks.md).'),
     ("swizzle-search", "layoutsim swizzle-search --tile 64x32 --top 2 --json",
      '`{"tile", "arch", "reads", "writes", "accesses", "weights", "candidates": [{"layout", '
-     '"pad", "pitch", "swizzle", "reads", "writes", "total", "ideal", "wasted_bytes"}, ...]}`'),
+     '"pad", "pitch", "swizzle", "reads", "writes", "total", "ideal", "wasted_bytes", "cute", '
+     '"tma_wgmma", "cxx"}, ...], "baseline", "considered", "skipped"}`: `cute` is the CuTe swizzle '
+     '(null for paddings), `tma_wgmma` the TMA/wgmma swizzle mode that lays the tile out the same '
+     'way (null when none does), `cxx` a C++ expression for the element index of (row, col).'),
+    ("desc decode", "layoutsim desc decode 0x4000004000010040 --instr wgmma.m64n8k16.f32.f16.f16 "
+     "--operand B --json",
+     '`{"value", "fields": {"start"|"lbo"|"sbo": {"raw", "bytes"}, "base_offset": {"raw"}, '
+     '"swizzle": {"raw", "name"}, "reserved": {"raw"}}, "swizzle": {"name", "span", "repeat", '
+     '"cute"}, "reading", "notes", "confirmed", "operand": {"instruction", "operand", "major", '
+     '"format", "shape", "addresses"}}`: `addresses` is the shared-window byte address of every '
+     'element, (M, K) for A and (K, N) for B; `operand` only with `--instr`. `desc encode` prints '
+     'the same. See [Shared-memory operands](smem.md).'),
+    ("desc check", "layoutsim desc check 0x4000004000010048 --instr wgmma.m64n8k16.f32.f16.f16 "
+     "--operand B --json",
+     'The `desc decode` object plus `"problems": [{"kind", "field", "message"}]` (kinds: fault, '
+     'duplicate, units, alignment, base, reserved, overlap, tma; a TMA box starting off 16 bytes '
+     'is kind fault, field tma_coords), `"sound"` and, with `--tma-box`, `"tma": {"box", '
+     '"elem_bytes", "swizzle", "dst", "coords", "reading", "confirmed"}`; the exit code is 1 when '
+     'there is a problem, 0 when there is none, 2 for bad input.'),
     ("render", f"layoutsim render {MMA} --operand C --lane 13 -o img/json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", ...}` and, for fragments, `instruction`, '
      '`arch`, `operand`, `matrices`, `rows`, `cols`, `cells`, `replication`, `lanes`, and '
@@ -389,6 +427,9 @@ PYTHON_API = [
     ("Approximate math (the H200's MUFU)", "layoutsim.numerics.sfu", ["evaluate", "model", "info", "names"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Running kernels", "layoutsim.ptx", ["run", "Run", "InstructionStats", "PtxFault"]),
+    ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
+     ["Descriptor", "Descriptor.dense", "operand_addresses", "addresses", "TensorMap", "box_addresses",
+      "check_coords", "coords_problem", "consistency", "problems", "Reading", "TmaReading", "status"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),
     ("Bank pictures", "layoutsim.render.banks", ["Access", "access_scene", "tile_scene"]),
 ]

@@ -146,11 +146,13 @@ def compile_specs(specs, target, use_cache=True, extra=()):
                                    "seconds": round(time.perf_counter() - t0, 2)}
 
 
-_MATRIX_OPS = re.compile(r"\b((?:HMMA|IMMA|DMMA|HGMMA|QGMMA|IGMMA|BMMA|LDSM|STSM|F2FP|HADD2|HFMA2)(?:\.[\w.]+)?)")
+_MATRIX_OPS = re.compile(r"\b((?:HMMA|IMMA|DMMA|HGMMA|QGMMA|IGMMA|BMMA|LDSM|STSM|F2FP|HADD2|HFMA2|UTMALDG)"
+                         r"(?:\.[\w.]+)?)")
 
 
 def sass_summary(cubin):
-    """{kernel: sorted matrix-related SASS opcodes} when cuobjdump exists, else {} (what ptxas emitted)."""
+    """{kernel: sorted matrix-related (and TMA) SASS opcodes} when cuobjdump exists, else {} (what
+    ptxas emitted)."""
     cu = tool("cuobjdump")
     if cu is None:
         return {}

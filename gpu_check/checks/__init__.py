@@ -19,6 +19,7 @@ GROUPS = {
     "numerics": "gpu_check.checks.numerics",   # result bits against layoutsim.mma
     "kernels": "gpu_check.kernel_corpus.group",  # whole kernels (PTX) against layoutsim.ptx
     "banks": "gpu_check.checks.banks",         # ncu wavefronts against the bank model
+    "descriptors": "gpu_check.descriptors.group",  # wgmma descriptors and TMA against layoutsim.smem
 }
 
 

@@ -2,7 +2,7 @@
   in[case] = [thread 0..127][A words | D-init words]  then  [B image words]
   aux = [descriptor template lo, hi] (start address 0; the kernel adds its smem address)
   out[case][thread][D words]
-The B image and its descriptor come from `layoutsim.sim.descriptor`; probes: `operand_maps`.
+The B image and its descriptor come from `layoutsim.smem`; probes: `operand_maps`.
 """
 from functools import cached_property
 
@@ -57,8 +57,8 @@ class WgmmaSpec(OperandMapSpec):
 
     @cached_property
     def desc(self):
-        from layoutsim.sim.descriptor import SmemDesc
-        return SmemDesc.k_major(0, self.N, self.K, self.b_bits, pad_bytes=B_PAD_BYTES)
+        from layoutsim.smem import Descriptor
+        return Descriptor.dense(0, self.N, self.K, self.b_bits, pad_bytes=B_PAD_BYTES)
 
     @property
     def desc_template(self):
@@ -67,12 +67,13 @@ class WgmmaSpec(OperandMapSpec):
     @cached_property
     def b_addresses(self):
         """Byte address in the B image of element B[k][n], as [K, N] (the image holds B^T K-major)."""
-        return self.desc.addresses(self.N, self.K, self.b_bits).T
+        from layoutsim.smem import addresses
+        return addresses(self.desc, self.N, self.K, self.b_bits).T
 
     @property
     def b_image_bytes(self):
         e = self.b_bits // 8
-        end = int(self.desc.addresses(self.N, self.K, self.b_bits).max()) + e
+        end = int(self.b_addresses.max()) + e
         return -(-end // 16) * 16
 
     def body(self):

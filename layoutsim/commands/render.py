@@ -1,6 +1,7 @@
 """`layoutsim render`: pictures (SVG, HTML, PNG) of fragments and of shared-memory banks.
 
     layoutsim render INSTR --operand A [-o FILE] [--format svg|png|html] [highlights]
+    layoutsim render WGMMA --operand A|B --desc 0x... [--trans]              a descriptor's tile, by bank
     layoutsim render --banks --op OP --addr EXPR [--addr EXPR ...]         raw accesses, side by side
     layoutsim render --banks --op OP --tile 64x32 [--pad 8 | --swizzle 2,3,3] [--layout SPEC ...]
                      [--fragment INSTR:OPERAND --at ROW,COL | --block ROW,COL | --fill [--index K]]
@@ -23,6 +24,7 @@ def register(sub):
         epilog="examples:\n"
                "  layoutsim render mma.m16n8k16.f32.f16.f16.f32 --operand C --lane 13 -o c.svg\n"
                "  layoutsim render ldmatrix.x4 -o ldm.png\n"
+               "  layoutsim render wgmma.m64n64k16.f32.f16.f16 --operand A --desc 0x4000004000010040 -o a.svg\n"
                "  layoutsim render --banks --op ldmatrix.x4 --addr '(lane%8)*128 + (lane//8)*16' "
                "--addr '(lane%8)*144 + (lane//8)*16' -o pitch.svg\n"
                "  layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --layout pad=8 "
@@ -36,6 +38,9 @@ def register(sub):
                    "in the current folder)")
     p.add_argument("--format", help="svg, png or html (default: from the file name, else svg)")
     p.add_argument("--json", action="store_true", help='print {"file", "format", ...} instead of a line')
+    p.add_argument("--desc", metavar="VALUE", help="draw the shared-memory tile a wgmma descriptor reads "
+                   "(with the wgmma instruction and --operand A|B): each word coloured by bank")
+    p.add_argument("--trans", action="store_true", help="with --desc: the operand is MN-major (imm-trans)")
     g = p.add_argument_group("fragment highlights")
     g.add_argument("--lane", type=int, help="emphasise the elements this lane holds")
     g.add_argument("--lanes", help="emphasise several lanes: 0-7 or 0-3,16-19")
@@ -90,7 +95,9 @@ def _default_name(args, fmt):
 
 def run(args):
     from ..render.output import resolve_format
-    if args.banks:
+    if args.desc:
+        scene = _desc_scene(args)
+    elif args.banks:
         if args.instruction:
             raise LayoutsimError(f"give either an instruction ({args.instruction!r}) or --banks OP, not both")
         scene = _bank_scene(args)
@@ -108,6 +115,16 @@ def run(args):
     else:
         print(f"wrote {record['file']} ({fmt}, {record['width']}x{record['height']} px)")
     return 0
+
+
+# ---- descriptors --------------------------------------------------------------------------
+def _desc_scene(args):
+    from ..render.smem import descriptor_scene
+    from .desc import _num
+    if args.banks or not args.instruction:
+        raise LayoutsimError("--desc draws a wgmma operand: give the wgmma instruction and --operand A|B "
+                             "(and no --banks)")
+    return descriptor_scene(args.instruction, args.operand or "A", _num(args.desc, "--desc"), args.trans)
 
 
 # ---- fragments ----------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """`layoutsim swizzle-search`: rank paddings and CuTe swizzles of a shared-memory tile.
 
     layoutsim swizzle-search --tile 128x64 --dtype f16 --read ldmatrix.x4 --write st.shared.v4.b32
+
+Each layout is also printed as code: the CuTe Swizzle<B,M,S>, the TMA / wgmma swizzle mode that
+lays the tile out the same way (layoutsim.smem; none when no mode does) and a C++ index
+expression ("cute", "tma_wgmma", "cxx" in every --json candidate).
 """
 from . import add_arch
 
@@ -41,8 +45,27 @@ def run(args):
     integer(args.write_weight, "--write-weight", 0, 1 << 20)
     r = search(rows, cols, args.dtype, reads or (), writes or (), args.arch, args.read_weight,
                args.write_weight, args.max_pad_bytes)
+    shown = r.candidates[:args.top]
     if args.json:
-        print_json(r.to_json(args.top))
+        js = r.to_json(args.top)
+        for c, cj in zip(shown + [r.baseline()], js["candidates"] + [js["baseline"]]):
+            cj.update(_spellings(c.tile))
+        print_json(js)
     else:
         print(r.format(args.top))
+        print("as code (CuTe swizzle; the TMA/wgmma swizzle mode that lays the tile out the same way; "
+              "C++ element index of (row, col)):")
+        for i, c in enumerate(shown[:min(len(shown), 5)], 1):
+            sp = _spellings(c.tile)
+            mode = f"TMA/wgmma {sp['tma_wgmma']}" if sp["tma_wgmma"] else "no TMA/wgmma mode"
+            print(f"  #{i} {sp['cute'] or c.label}: {mode}; C++: {sp['cxx']}")
     return 0
+
+
+def _spellings(tile):
+    """{"cute", "tma_wgmma", "cxx"}: the layout as CuTe, as a TMA/wgmma mode, as a C++ index."""
+    from ..smem.swizzle import cxx_index
+    from ..smem.tma import tile_mode
+    m = tile_mode(tile)
+    return {"cute": str(tile.swizzle) if tile.swizzle is not None else None,
+            "tma_wgmma": m.name if m else None, "cxx": cxx_index(tile)}

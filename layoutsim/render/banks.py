@@ -72,29 +72,29 @@ def phase_cells(report, spec, offs, phase_index, rows):
         for w in ws:
             wave.setdefault(w, k)
     counts = ph.banks or tuple(0 for _ in range(BANKS))
-    grid = []
-    for row in rows:
-        line = []
-        for b in range(BANKS):
-            w = (row * BANKS + b) * WORD
-            lanes = touch.get(w)
-            if not lanes:
-                line.append(None)
-                continue
-            conflict = counts[b] > 1
-            lines = (_lane_text(lanes), f"w{wave.get(w, 0)}")
-            title = (f"word at byte {w} (bank {b}): lanes {', '.join(map(str, sorted(set(lanes))))}, "
-                     f"served in wavefront {wave.get(w, 0)} of phase {phase_index}"
-                     + (f"; bank {b} is asked for {counts[b]} distinct words in this phase" if conflict else ""))
-            cell = Cell(lines=lines, fill=colors.bank_color(b), title=title,
-                        data={"bank": b, "word": w, "phase": phase_index,
-                              "lane": " ".join(map(str, sorted(set(lanes)))),
-                              "wavefront": wave.get(w, 0), "conflict": int(conflict)})
-            if conflict:
-                cell.border, cell.bold, cell.text_color = colors.CONFLICT, True, colors.CONFLICT_TEXT
-            line.append(cell)
-        grid.append(line)
-    return grid
+
+    def cell(w, b):
+        lanes = touch.get(w)
+        if not lanes:
+            return None
+        conflict = counts[b] > 1
+        lines = (_lane_text(lanes), f"w{wave.get(w, 0)}")
+        title = (f"word at byte {w} (bank {b}): lanes {', '.join(map(str, sorted(set(lanes))))}, "
+                 f"served in wavefront {wave.get(w, 0)} of phase {phase_index}"
+                 + (f"; bank {b} is asked for {counts[b]} distinct words in this phase" if conflict else ""))
+        c = Cell(lines=lines, fill=colors.bank_color(b), title=title,
+                 data={"bank": b, "word": w, "phase": phase_index, "lane": " ".join(map(str, sorted(set(lanes)))),
+                       "wavefront": wave.get(w, 0), "conflict": int(conflict)})
+        if conflict:
+            c.border, c.bold, c.text_color = colors.CONFLICT, True, colors.CONFLICT_TEXT
+        return c
+    return bank_grid(rows, cell)
+
+
+def bank_grid(rows, cell_of):
+    """Cells of memory rows of BANKS words (row = word address // (BANKS*WORD)): cell_of(word
+    byte address, bank) -> Cell, or None for a word nothing touches."""
+    return [[cell_of((row * BANKS + b) * WORD, b) for b in range(BANKS)] for row in rows]
 
 
 def _memory_rows(report):

@@ -10,11 +10,11 @@
     print(w.trace.format())
 
 Registers hold raw bits; layouts come from the catalog (`layoutsim.get`), arithmetic from
-`layoutsim.mma`, shared-memory cost from `layoutsim.banks`. See docs/sim.md.
+`layoutsim.mma`, shared-memory cost from `layoutsim.banks`, wgmma operands in shared memory
+from `layoutsim.smem` (descriptors). See docs/sim.md.
 """
-from .descriptor import SmemDesc
 from .machine import Machine, State, Warp, Warpgroup, regs, smem_limit
 from .trace import Run, Trace, TraceEntry
 
-__all__ = ["Machine", "Warp", "Warpgroup", "SmemDesc", "Run", "Trace", "TraceEntry", "State",
+__all__ = ["Machine", "Warp", "Warpgroup", "Run", "Trace", "TraceEntry", "State",
            "regs", "smem_limit"]

@@ -29,7 +29,7 @@ from ..errors import LayoutsimError, integer, suggest
 from ..formats import raw_dtype_of_width
 from ..packing import pack, unpack, words_per_lane
 from . import costing
-from .descriptor import SmemDesc
+from ..smem import Descriptor, operand_addresses
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
@@ -289,10 +289,11 @@ class Machine:
             mats["c"] = _zeros_like_operand(ops["C"].fragment, groups)
         self._execute_mma(ins, names["d"], mats, note="")
 
-    def wgmma(self, instr, d, a, b, scale_d=True):
+    def wgmma(self, instr, d, a, b, scale_d=True, trans_a=False, trans_b=False):
         """wgmma.mma_async (sm_90), executed at once (as if followed by commit and wait 0).
-        `a`: registers (list or prefix) holding the A fragment, or a SmemDesc / 64-bit descriptor;
-        `b`: a SmemDesc / 64-bit descriptor (no-swizzle K-major, see descriptor.py);
+        `a`: registers (list or prefix) holding the A fragment, or a layoutsim.smem.Descriptor /
+        64-bit descriptor; `b`: a Descriptor / 64-bit descriptor (any swizzle mode and base offset,
+        see layoutsim.smem); trans_a / trans_b: imm-trans-a/-b (MN-major, 16-bit types only);
         D = A*B + D when scale_d, else A*B."""
         ins = self._instr(instr, "wgmma", families=("wgmma",))
         groups = self._groups(ins.threads, ins)
@@ -303,25 +304,29 @@ class Machine:
         dfrag = ins.operand("D").fragment
         dnames = self._names(d, words_per_lane(dfrag), f"{ins.name} D", dst=True)
         mats, notes = {}, []
-        if isinstance(a, (SmemDesc, int, np.integer)):
-            mats["a"] = self._desc_read(ins, "A", SmemDesc.of(a), M, K, ins.formats["a"])[None]
+        if isinstance(a, (Descriptor, int, np.integer)):
+            mats["a"] = self._desc_read(ins, "A", a, trans_a)[None]
             notes.append("A")
         else:
+            if trans_a:
+                raise LayoutsimError(f"{ins.name}: trans_a is for A read from shared memory; A is in registers")
             anames = self._names(a, words_per_lane(ins.operand("A").fragment), f"{ins.name} A")
             mats["a"] = unpack(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
-        # B is K x N, K-major: B[k, n] is element (mn=n, k) of the descriptor's layout
-        mats["b"] = self._desc_read(ins, "B", SmemDesc.of(b), N, K, ins.formats["b"]).T[None]
+        mats["b"] = self._desc_read(ins, "B", b, trans_b)[None]
         notes.append("B")
         if scale_d:
             mats["c"] = unpack(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
         else:
             mats["c"] = _zeros_like_operand(dfrag, 1)
-        note = (f"{' and '.join(notes)} read from shared memory by descriptor (not costed by the "
-                f"bank model)")
-        self._execute_mma(ins, dnames, mats, note=note)
+        nbytes = sum(int(mats[k.lower()].nbytes) for k in notes)          # the operands read from smem
+        wavefronts, ideal, conflicts = costing.wgmma_cost(nbytes)
+        note = (f"{' and '.join(notes)} read from shared memory by descriptor: {nbytes} bytes = {wavefronts} "
+                f"GMMA wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma; conflicts not modelled)")
+        self._execute_mma(ins, dnames, mats, note=note,
+                          cost=dict(wavefronts=wavefronts, ideal=ideal, conflicts=conflicts))
 
     # ================================================================ internals
-    def _execute_mma(self, ins, dnames, mats, note):
+    def _execute_mma(self, ins, dnames, mats, note, cost=None):
         fn = self._mma
         if fn is None:
             from ..numerics import mma as fn
@@ -340,21 +345,25 @@ class Machine:
         old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
         words = pack(dfrag, dbits[:, None], old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
-                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
+                     entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note,
+                                **(cost or {})))
 
-    def _desc_read(self, ins, which, desc, mn, k, fmt):
+    def _desc_read(self, ins, which, desc, trans):
+        """Raw bits of operand `which` ((M, K) for A, (K, N) for B) read through a descriptor."""
         from ..formats import bits as fmt_bits
-        w = fmt_bits(fmt)
-        addr = desc.addresses(mn, k, w)                           # [mn, k]
-        e = w // 8
+        if not isinstance(desc, (Descriptor, int, np.integer)):
+            raise LayoutsimError(f"{ins.name}: {which} from shared memory needs a layoutsim.smem.Descriptor "
+                                 f"or a 64-bit descriptor value, not {desc!r}")
+        desc = Descriptor.of(desc)
+        addr = operand_addresses(ins, which, desc, trans)
+        e = fmt_bits(ins.formats[which.lower()]) // 8
         bad = (addr < 0) | (addr + e > self.smem.size)
         if bad.any():
             r, c = map(int, np.argwhere(bad)[0])
-            where = f"A[{r}][{c}]" if which == "A" else f"B[{c}][{r}]"
-            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {where} at address "
+            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {which}[{r}][{c}] at address "
                                  f"{int(addr[r, c]):#x}, outside shared memory (0..{self.smem.size - 1:#x}): "
                                  f"the hardware would fault")
-        raw = self.smem[addr[..., None] + np.arange(e)]           # [mn, k, e]
+        raw = self.smem[addr[..., None] + np.arange(e)]           # [rows, cols, e]
         return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
     def _load(self, op, dst, mem, offsets, bits, mask, where, shared=False):

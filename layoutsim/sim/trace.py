@@ -1,8 +1,9 @@
 """The record of a simulator run: one entry per executed instruction.
 
 Shared-memory instructions carry the bank model's cost (wavefronts, ideal, conflicts; summed
-over the warps of a warpgroup, with the per-warp figures beside them); the others carry None
-there. A `Run` is what `Machine.run(program)` returns: the program's result and the trace of
+over the warps of a warpgroup, with the per-warp figures beside them); a wgmma reading operands
+from shared memory carries its GMMA wavefronts (sim/costing.py: wgmma_cost; no per-warp split);
+the others carry None there. A `Run` is what `Machine.run(program)` returns: the program's result and the trace of
 the instructions it executed.
 """
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ class TraceEntry:
     ideal: Optional[int] = None
     conflicts: Optional[int] = None
     per_warp: tuple = ()           # ((wavefronts, ideal, conflicts), ...) per warp, shared accesses only
-    note: str = ""                 # e.g. "B read from shared memory by descriptor (not costed)"
+    note: str = ""                 # e.g. "B read from shared memory by descriptor: 4096 bytes = 32 GMMA ..."
 
     def as_dict(self):
         return {"index": self.index, "op": self.op, "instruction": self.instruction,

@@ -78,10 +78,10 @@ def test_spec_input_words_round_trip(name):
 
 
 def test_wgmma_b_image_follows_the_descriptor():
-    from layoutsim.sim.descriptor import SmemDesc
+    from layoutsim.smem import Descriptor
     spec = wgmma.WgmmaSpec(layoutsim.get("wgmma.m64n32k16.f32.f16.f16"))
-    d = SmemDesc.decode(spec.desc_template)
-    assert d.start == 0 and d.lbo == 128 and d.sbo == 256 + wgmma.B_PAD_BYTES and d.swizzle == 0
+    d = Descriptor.decode(spec.desc_template)
+    assert d.start == 0 and d.lbo == 128 and d.sbo == 256 + wgmma.B_PAD_BYTES and d.swizzle == "none"
     addr = spec.b_addresses                       # [K, N] byte addresses
     assert len(np.unique(addr)) == addr.size
     assert addr.max() + 2 <= spec.b_image_bytes and spec.b_image_bytes % 16 == 0

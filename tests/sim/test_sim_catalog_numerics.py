@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import layoutsim
-from layoutsim.sim import Machine, SmemDesc, Warpgroup
+from layoutsim.sim import Machine, Warpgroup
+from layoutsim.smem import Descriptor, addresses
 from sim_exact import encode, exact_mma
 
 # AMD arithmetic is an unverified assumption of the numerics; its warning is expected here
@@ -92,8 +93,8 @@ def test_simulated_wgmma_equals_layoutsim_mma_bit_for_bit(entry):
     ea, eb, ec = (encode(fm, _values(rng, fm, s)) for fm, s in ((f["a"], (M, K)), (f["b"], (K, N)), (f["d"], (M, N))))
     g = Warpgroup("sm_90")
     wb = layoutsim.formats.bits(f["b"])
-    desc = SmemDesc.k_major(start=0, mn=N, k=K, elem_bits=wb)
-    addr = desc.addresses(N, K, wb)                     # B^T[n, k] lives at addr[n, k]
+    desc = Descriptor.dense(start=0, mn=N, k=K, elem_bits=wb)
+    addr = addresses(desc, N, K, wb)                    # B^T[n, k] lives at addr[n, k]
     g.smem[addr[..., None] + np.arange(wb // 8)] = np.ascontiguousarray(eb.T)[..., None].view(np.uint8)
     g.set_fragment(ins, "A", "a", ea)
     g.set_fragment(ins, "D", "d", ec)

@@ -7,7 +7,8 @@ import pytest
 
 import layoutsim
 from layoutsim.errors import LayoutsimError
-from layoutsim.sim import SmemDesc, Warp, Warpgroup, regs
+from layoutsim.sim import Warp, Warpgroup, regs
+from layoutsim.smem import Descriptor
 from sim_exact import encode, exact_mma
 
 MMA = "mma.m16n8k16.f32.f16.f16.f32"
@@ -102,7 +103,7 @@ CASES = {
                             [r"unknown instruction"]),
     "instruction of another family": (lambda w: w.mma("ldmatrix.x4", "d", "a", "b", "c"),
                                       [r"ldmatrix instruction", "mma or wmma"]),
-    "wgmma on a warp": (lambda w: w.wgmma("wgmma.m64n8k16.f32.f16.f16", "d", "a", SmemDesc(0, 128, 256)),
+    "wgmma on a warp": (lambda w: w.wgmma("wgmma.m64n8k16.f32.f16.f16", "d", "a", Descriptor(0, 128, 256)),
                         [r"warpgroup of 128 threads", "Warpgroup"]),
     "mma numerics reject": (lambda w: w.mma(MMA, d="d", a="a", b="b", c="c"), None),
 }
@@ -127,25 +128,29 @@ def test_instruction_the_arch_lacks():
            r"not available on sm_80", "sm_90")
     _fails(w, lambda w: w.stmatrix("stmatrix.x4", 16 * w.lane, "z"), r"not available on sm_80")
     g = Warpgroup("sm_80", mma=exact_mma)
-    _fails(g, lambda g: g.wgmma("wgmma.m64n8k16.f32.f16.f16", "d", "a", SmemDesc(0, 128, 256)),
+    _fails(g, lambda g: g.wgmma("wgmma.m64n8k16.f32.f16.f16", "d", "a", Descriptor(0, 128, 256)),
            r"not available on sm_80")
     amd = Warp("gfx1201")
     _fails(amd, lambda m: m.ldmatrix("ldmatrix.x4", "r", 16 * m.lane), r"ldmatrix", r"gfx1201")
 
 
-def test_wgmma_descriptor_out_of_range_and_unmodelled_modes():
+def test_wgmma_descriptor_out_of_range_and_bad_fields():
     g = Warpgroup("sm_90", mma=exact_mma, smem_bytes=4096)
     ins = layoutsim.get("wgmma.m64n8k16.f32.f16.f16")
     g.set_fragment(ins, "A", "a", np.zeros((64, 16), np.uint16))
     g.set_fragment(ins, "D", "d", np.zeros((64, 8), np.uint32))
-    _fails(g, lambda g: g.wgmma(ins, "d", "a", SmemDesc(start=4000 // 16 * 16, lbo=128, sbo=256)),
+    _fails(g, lambda g: g.wgmma(ins, "d", "a", Descriptor(start=4000 // 16 * 16, lbo=128, sbo=256)),
            r"B descriptor", r"outside shared memory", "fault")
-    with pytest.raises(LayoutsimError, match="no-swizzle"):
-        SmemDesc(0, 128, 256, swizzle=1)
+    # a 128B-swizzled B at 0xF80: its rows of 128 bytes run past the 4096 bytes
+    _fails(g, lambda g: g.wgmma(ins, "d", "a", (1 << 62) | (0xF80 >> 4) | (64 << 32)), r"outside shared memory")
+    with pytest.raises(LayoutsimError, match="0..7"):
+        Descriptor(0, 128, 256, swizzle="128B", base_offset=8)
     with pytest.raises(LayoutsimError, match="multiple of 16"):
-        SmemDesc(8, 128, 256)
-    _fails(g, lambda g: g.wgmma(ins, "d", "a", (1 << 62) | 8), r"swizzle 128B")
-    _fails(g, lambda g: g.wgmma(ins, "d", "a", "b"), r"SmemDesc")
+        Descriptor(8, 128, 256)
+    _fails(g, lambda g: g.wgmma(ins, "d", "a", "b"), r"Descriptor")
+    _fails(g, lambda g: g.wgmma("wgmma.m64n8k8.f32.tf32.tf32", "d", "a", Descriptor(0, 128, 256), trans_b=True),
+           r"only for \.f16/\.bf16")
+    _fails(g, lambda g: g.wgmma(ins, "d", "a", Descriptor(0, 128, 256), trans_a=True), r"A is in registers")
 
 
 def test_warpgroup_messages_name_thread_warp_and_lane():

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import layoutsim
-from layoutsim.sim import Machine, SmemDesc, Warp, Warpgroup, regs
+from layoutsim.sim import Machine, Warp, Warpgroup, regs
+from layoutsim.smem import Descriptor
 from sim_exact import encode, exact_mma
 
 
@@ -235,7 +236,7 @@ def test_f64_mma_uses_register_pairs():
 # ------------------------------------------------------------------ wgmma
 def _k_major_store(m, start, mat, elem_bits, lbo, sbo):
     """Host-side: write mat[mn, k] into shared memory as no-swizzle K-major core matrices
-    (independent of SmemDesc.addresses: loops over core matrices)."""
+    (independent of layoutsim.smem.addresses: loops over core matrices)."""
     e = elem_bits // 8
     per = 16 // e
     raw = np.ascontiguousarray(mat).view(np.dtype(f"u{e}"))
@@ -260,10 +261,10 @@ def test_wgmma_register_a_and_descriptor_b(name, a_from):
     g = Warpgroup("sm_90", mma=exact_mma)
     wb = layoutsim.formats.bits(f["b"])
     # B^T (N x K): core matrices along N first (lbo = N/8 cores apart), to exercise both offsets
-    b_desc = SmemDesc(start=1024, lbo=128 * (N // 8), sbo=128)
+    b_desc = Descriptor(start=1024, lbo=128 * (N // 8), sbo=128)
     _k_major_store(g, 1024, np.ascontiguousarray(eb.T), wb, b_desc.lbo, b_desc.sbo)
     if a_from == "descriptor":
-        a_desc = SmemDesc.k_major(start=32768, mn=M, k=K, elem_bits=layoutsim.formats.bits(f["a"]))
+        a_desc = Descriptor.dense(start=32768, mn=M, k=K, elem_bits=layoutsim.formats.bits(f["a"]))
         _k_major_store(g, 32768, ea, layoutsim.formats.bits(f["a"]), a_desc.lbo, a_desc.sbo)
         a_arg = a_desc.encode()                         # a raw 64-bit descriptor works too
     else:
@@ -282,11 +283,11 @@ def test_wgmma_register_a_and_descriptor_b(name, a_from):
 
 
 def test_descriptor_encode_decode():
-    d = SmemDesc(start=0x1230, lbo=256, sbo=1024)
+    d = Descriptor(start=0x1230, lbo=256, sbo=1024)
     v = d.encode()
     assert v == (0x123 | (16 << 16) | (64 << 32))
-    assert SmemDesc.decode(v) == d
-    assert SmemDesc.k_major(0, 64, 16, 16) == SmemDesc(0, 128, 256)
+    assert Descriptor.decode(v) == d
+    assert Descriptor.dense(0, 64, 16, 16) == Descriptor(0, 128, 256)
 
 
 # ------------------------------------------------------------------ traces and runs
