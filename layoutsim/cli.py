@@ -10,7 +10,7 @@ import sys
 
 from .errors import LayoutsimError
 
-COMMANDS = ("query", "show", "list", "banks", "swizzle_search", "render")
+COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render")
 
 
 class _Parser(argparse.ArgumentParser):
