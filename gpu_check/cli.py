@@ -8,7 +8,7 @@
     gpu-check source [--target sm_90a] [--out FILE]       the generated CUDA source
 
 Exit codes: 0 everything matched; 1 a mismatch, a failed check or an error (a readable diff is
-printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks, no compiler) or
+printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks/coalescing, no compiler) or
 bad arguments, with a one-line explanation.
 """
 import argparse
@@ -62,7 +62,7 @@ def cmd_run(args):
             names = [n for e in layoutsim.listing() for n in (e.name, *e.aliases)]
             return _fail(f"no catalog entry matches --only {args.only!r}{suggest(args.only, names)}; "
                          f"`layoutsim list` shows them")
-    if groups == ("banks",):
+    if groups in (("banks",), ("coalescing",)):
         from .checks.banks import skip_reason
         reason = skip_reason()
         if reason:
@@ -232,12 +232,13 @@ def parser():
     r.add_argument("--cases", type=int, help="numerics cases per instruction (default: the numerics corpus budget, "
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
+    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks, coalescing (default all)")
     r.add_argument("--report", help="write the JSON report here (atomically)")
     r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
                                     "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
-    r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
+    r.add_argument("--bank-seconds", type=float, help="time budget of the bank and coalescing probes under ncu, "
+                   "each (their defaults: 140 and 120)")
     r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
     r.add_argument("--json", action="store_true", help="print the JSON report on stdout (progress on stderr)")
     r.set_defaults(run=cmd_run, argv=None)

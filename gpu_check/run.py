@@ -7,12 +7,13 @@ import numpy as np
 from . import build as B
 from . import kernels as K
 from .checks import banks as bank_checks
+from .checks import coalescing as coalescing_checks
 from .checks import layouts
 from .checks import numerics as num
 from .checks.common import Result
 from .record import LayoutRecorder
 
-GROUPS = ("layouts", "numerics", "banks")
+GROUPS = ("layouts", "numerics", "banks", "coalescing")
 NUMERIC_ELEMENT_BUDGET = 1 << 20      # D elements per launch for the numerics group
 
 
@@ -206,6 +207,14 @@ class Session:
         if release:
             release()            # the probe runs in its own process, under ncu
         self._finish_group("banks", bank_checks.run(keep, self.bank_seconds), t0)
+
+    def run_coalescing(self):
+        t0 = time.perf_counter()
+        release = getattr(self.backend, "release", None)
+        if release:
+            release()            # the probe runs in its own process, under ncu
+        keep = self.record / "coalescing" if self.record else None
+        self._finish_group("coalescing", coalescing_checks.run(keep, self.bank_seconds), t0)
 
     def run(self):
         self.build()

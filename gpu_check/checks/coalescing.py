@@ -1,0 +1,99 @@
+"""Coalescing: the coalescing probe measured under ncu, compared with layoutsim.memory.
+
+The measurement is `python -m gpu_check.coalesce_probe.measure --out DIR`, which runs every
+pattern of the coalescing corpus under Nsight Compute and writes DIR/coalesce_corpus.json
+(patterns, raw counters, control counts, SASS, environment). This group runs it, reads that
+file and compares every measured requests / sectors / wavefronts / ideal-sectors value with the
+model's current rules (layoutsim.memory.nvidia.RULES): one result per op. Without ncu the group
+is skipped with a note. With `--record DIR` the probe writes into DIR/coalescing/.
+"""
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .banks import ncu_path
+from .common import MAX_DETAILS, Mismatch, Result
+
+
+def skip_reason():
+    if ncu_path() is None:
+        return "ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin: coalescing checks skipped"
+    return None
+
+
+def measure(out_dir, max_seconds=None, timeout=900):
+    """Run the probe; returns (returncode, seconds, log tail)."""
+    import os
+    env = dict(os.environ)
+    ncu = ncu_path()
+    cmd = [sys.executable, "-m", "gpu_check.coalesce_probe.measure", "--out", str(out_dir)]
+    if ncu:
+        env["PATH"] = os.path.dirname(ncu) + os.pathsep + env.get("PATH", "")
+        cmd += ["--ncu", ncu]
+    if max_seconds is not None:
+        cmd += ["--max-seconds", str(max_seconds)]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return r.returncode, time.perf_counter() - t0, (r.stdout + r.stderr).strip().splitlines()[-8:]
+
+
+def compare(out_dir):
+    """One Result per op: measured counts (coalesce_corpus.json) against the model's rules."""
+    from gpu_check.coalesce_probe import corpus, fit
+    data = json.loads((Path(out_dir) / "coalesce_corpus.json").read_text())
+    pats = data["patterns"]
+    done = [p for p in pats if p.get("metrics")]
+    controls = fit.controls_of(done, data.get("chunks"))
+    pred = corpus.predictions(done) if done else {}
+    results = []
+    for op in dict.fromkeys(p["op"] for p in pats):
+        idx = [i for i, p in enumerate(done) if p["op"] == op]
+        compared, bad = 0, []
+        for i in idx:
+            p = done[i]
+            for q in fit.QUANTITIES:
+                got = fit.measured(p, q, controls[i])
+                if got is None:
+                    continue
+                compared += 1
+                want = pred[q][i]
+                if p["active"] == 0 and p.get("predicated") is False and q == "requests":
+                    want = 0                       # the warp branched around the instruction
+                if int(got) != int(want):
+                    bad.append(Mismatch(int(p["id"]), f"pattern #{p['id']} {p.get('tag', '')!r} {q}"
+                                        + ("" if p["active"] == corpus.FULL else f" active={p['active']:#010x}"),
+                                        "s32", int(want), int(got),
+                                        note="expected = layoutsim.memory, got = ncu; offsets "
+                                             + ",".join(map(str, p["offsets"]))))
+        missing = sum(1 for p in pats if p["op"] == op and not p.get("metrics"))
+        r = Result("coalescing", op, "ncu", cases=len(idx), compared=compared, mismatches=len(bad),
+                   details=bad[:MAX_DETAILS],
+                   note=f"{missing} patterns not measured (ncu time budget)" if missing else "")
+        if not idx:
+            r.status = "skip"
+        results.append(r.finish())
+    return results, data.get("environment", {})
+
+
+def run(keep_dir=None, max_seconds=None):
+    reason = skip_reason()
+    if reason:
+        return [Result("coalescing", "coalescing corpus", "ncu", status="skip", note=reason)]
+    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_coalescing_"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        rc, _, tail = measure(out_dir, max_seconds)
+    except subprocess.TimeoutExpired:
+        return [Result("coalescing", "coalescing corpus", "ncu", status="error", note="the coalescing probe timed out")]
+    if rc != 0 or not (out_dir / "coalesce_corpus.json").exists():
+        return [Result("coalescing", "coalescing corpus", "ncu", status="error",
+                       note=f"coalescing probe exited {rc}: " + " | ".join(tail))]
+    try:
+        res, _ = compare(out_dir)
+    except Exception as e:   # noqa: BLE001 - reported, not hidden
+        return [Result("coalescing", "coalescing corpus", "ncu", status="error",
+                       note=f"cannot compare the probe's output: {e!r}")]
+    return res
