@@ -189,7 +189,7 @@ def test_gpu_path_stops_at_the_time_budget(tmp_path, capsys, monkeypatch):
     text = capsys.readouterr().out
     data = json.loads((out / "coalesce_corpus.json").read_text())
     done = sum(1 for p in data["patterns"] if p.get("metrics"))
-    assert rc == 0 and 44 <= done < len(data["patterns"])
+    assert rc == 0 and 4 <= done < len(data["patterns"])          # at least the first calibration chunk
     assert any("time budget (10 s under ncu) spent" in p for p in data["problems"])
     assert data["environment"]["ncu_seconds"] <= 10 + 2
 
