@@ -105,7 +105,7 @@ def query_metrics(ncu, work):
     empty when the query fails (then ncu's refusals prune the sets)."""
     found = set()
     for mode in ("suffix", "base"):
-        rc, out, err = _run([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=120)
+        rc, out, err = _run([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=40)
         with open(os.path.join(work, f"query_metrics_{mode}.txt"), "w") as f:
             f.write(out + err)
         if rc != 0:
@@ -248,6 +248,7 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
     if rc != 0:
         print((out + err)[-3000:])
         return None, []
+    t_ncu = time.time()                       # the metric query counts against the ncu budget
     available = query_metrics(args.ncu, work)
     core, full = metric_sets(available)
     sets = {"core": core, "full": full}
@@ -256,7 +257,6 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
     results, chunks, queue = {}, [], list(order)
     budget, full_left, failures, flags = Budget(), None, 0, list(NCU_FLAGS)
     calibration = [("full", 4), ("full", 20), ("core", 20)]
-    t_ncu = time.time()
     while queue:
         left = args.max_seconds - (time.time() - t_ncu)
         if calibration:
