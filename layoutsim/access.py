@@ -76,7 +76,45 @@ def lane_masks(active, n):
 
 def mask_bits(masks):
     """bool[N, 32] lanes of N uint64 lane masks."""
+    masks = np.asarray(masks, np.uint64)
+    if masks.size and (masks == 0xFFFFFFFF).all():
+        return np.ones((masks.shape[0], LANES), bool)
     return ((np.asarray(masks, np.uint64)[:, None] >> np.arange(LANES, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def batch_offsets(offsets):
+    """int64[N, 32] C-contiguous byte offsets of N warp accesses, or a one-line error."""
+    off = np.asarray(offsets)
+    if off.ndim != 2 or off.shape[1] != LANES:
+        raise LayoutsimError(f"batch offsets: an [N, 32] array of byte offsets (one row per warp "
+                             f"access), not shape {off.shape}")
+    if off.dtype.kind not in "iu":
+        raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
+    if off.dtype == np.uint64 and off.size and int(off.max()) > MAX_OFFSET:
+        raise LayoutsimError(f"batch offsets beyond 2**48: {int(off.max())}")
+    return np.ascontiguousarray(off, dtype=np.int64)
+
+
+def parse_rule_text(text, base):
+    """'key=value,key=value' -> a copy of the frozen dataclass `base` with those fields set (the
+    rule sets of the bank and coalescing models); digits become ints for integer fields."""
+    from dataclasses import fields, replace
+    from .errors import suggest
+    names = [f.name for f in fields(base)]
+    kw = {}
+    for item in str(text).split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise LayoutsimError(f"rules: write KEY=VALUE,... with keys {', '.join(names)}, not {item!r}")
+        k, v = (x.strip() for x in item.split("=", 1))
+        if k not in names:
+            raise LayoutsimError(f"unknown rule {k!r}{suggest(k, names)}; valid: {', '.join(names)}")
+        kw[k] = int(v) if isinstance(getattr(base, k), int) and v.isdigit() else v
+    try:
+        return replace(base, **kw)
+    except ValueError as e:
+        raise LayoutsimError(str(e)) from None
 
 
 def lane_values(offsets, what, variables=None, lanes=None):

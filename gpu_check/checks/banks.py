@@ -47,12 +47,13 @@ def skip_reason():
     return None
 
 
-def measure(out_dir, max_seconds=None, extra=(), timeout=600):
-    """Run the probe; returns (returncode, seconds, log tail)."""
+def measure(out_dir, max_seconds=None, extra=(), timeout=600, module="gpu_check.bank_probe.measure"):
+    """Run a probe (the bank probe unless `module` names another); returns (returncode, seconds,
+    log tail)."""
     import time
     env = dict(os.environ)
     ncu = ncu_path()
-    cmd = [sys.executable, "-m", "gpu_check.bank_probe.measure", "--out", str(out_dir)]
+    cmd = [sys.executable, "-m", module, "--out", str(out_dir)]
     if ncu:
         env["PATH"] = os.path.dirname(ncu) + os.pathsep + env.get("PATH", "")
         cmd += ["--ncu", ncu]
@@ -100,21 +101,26 @@ def compare(out_dir, arch="sm_90"):
     return results, data.get("environment", {})
 
 
-def run(keep_dir=None, max_seconds=None):
-    reason = skip_reason()
+def run_probe(group, what, module, corpus, compare, reason, keep_dir=None, max_seconds=None, timeout=600):
+    """Run a probe under ncu into keep_dir (or a temporary folder), then compare(folder): the
+    machinery the banks and coalescing groups share. Failures are one error result."""
     if reason:
-        return [Result("banks", "bank corpus", "ncu", status="skip", note=reason)]
-    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
+        return [Result(group, what, "ncu", status="skip", note=reason)]
+    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_"))
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        rc, secs, tail = measure(out_dir, max_seconds)
+        rc, secs, tail = measure(out_dir, max_seconds, timeout=timeout, module=module)
     except subprocess.TimeoutExpired:
-        return [Result("banks", "bank corpus", "ncu", status="error", note="the bank probe timed out")]
-    if rc != 0 or not (out_dir / "bank_corpus.json").exists():
-        return [Result("banks", "bank corpus", "ncu", status="error",
-                       note=f"bank probe exited {rc}: " + " | ".join(tail))]
+        return [Result(group, what, "ncu", status="error", note=f"{module} timed out")]
+    if rc != 0 or not (out_dir / corpus).exists():
+        return [Result(group, what, "ncu", status="error", note=f"{module} exited {rc}: " + " | ".join(tail))]
     try:
         res, _ = compare(out_dir)
     except Exception as e:   # noqa: BLE001 - reported, not hidden
-        return [Result("banks", "bank corpus", "ncu", status="error", note=f"cannot compare the probe's output: {e!r}")]
+        return [Result(group, what, "ncu", status="error", note=f"cannot compare the probe's output: {e!r}")]
     return res
+
+
+def run(keep_dir=None, max_seconds=None):
+    return run_probe("banks", "bank corpus", "gpu_check.bank_probe.measure", "bank_corpus.json", compare,
+                     skip_reason(), keep_dir, max_seconds)

@@ -8,13 +8,9 @@ model's current rules (layoutsim.memory.nvidia.RULES): one result per op. Withou
 is skipped with a note. With `--record DIR` the probe writes into DIR/coalescing/.
 """
 import json
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-from .banks import ncu_path
+from .banks import ncu_path, run_probe
 from .common import MAX_DETAILS, Mismatch, Result
 
 
@@ -22,22 +18,6 @@ def skip_reason():
     if ncu_path() is None:
         return "ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin: coalescing checks skipped"
     return None
-
-
-def measure(out_dir, max_seconds=None, timeout=900):
-    """Run the probe; returns (returncode, seconds, log tail)."""
-    import os
-    env = dict(os.environ)
-    ncu = ncu_path()
-    cmd = [sys.executable, "-m", "gpu_check.coalesce_probe.measure", "--out", str(out_dir)]
-    if ncu:
-        env["PATH"] = os.path.dirname(ncu) + os.pathsep + env.get("PATH", "")
-        cmd += ["--ncu", ncu]
-    if max_seconds is not None:
-        cmd += ["--max-seconds", str(max_seconds)]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    return r.returncode, time.perf_counter() - t0, (r.stdout + r.stderr).strip().splitlines()[-8:]
 
 
 def compare(out_dir):
@@ -79,21 +59,5 @@ def compare(out_dir):
 
 
 def run(keep_dir=None, max_seconds=None):
-    reason = skip_reason()
-    if reason:
-        return [Result("coalescing", "coalescing corpus", "ncu", status="skip", note=reason)]
-    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_coalescing_"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        rc, _, tail = measure(out_dir, max_seconds)
-    except subprocess.TimeoutExpired:
-        return [Result("coalescing", "coalescing corpus", "ncu", status="error", note="the coalescing probe timed out")]
-    if rc != 0 or not (out_dir / "coalesce_corpus.json").exists():
-        return [Result("coalescing", "coalescing corpus", "ncu", status="error",
-                       note=f"coalescing probe exited {rc}: " + " | ".join(tail))]
-    try:
-        res, _ = compare(out_dir)
-    except Exception as e:   # noqa: BLE001 - reported, not hidden
-        return [Result("coalescing", "coalescing corpus", "ncu", status="error",
-                       note=f"cannot compare the probe's output: {e!r}")]
-    return res
+    return run_probe("coalescing", "coalescing corpus", "gpu_check.coalesce_probe.measure",
+                     "coalesce_corpus.json", compare, skip_reason(), keep_dir, max_seconds, timeout=900)

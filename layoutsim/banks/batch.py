@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..access import lane_masks, mask_bits
+from ..access import batch_offsets, lane_masks, mask_bits
 from ..errors import LayoutsimError
 from . import amd, nvidia
 from .model import LANES, generation, memory_limit, resolve_arch
@@ -66,13 +66,7 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
     spec = parse(op)
     arch = resolve_arch(spec, arch)
     rules = rules or nvidia.DEFAULT
-    off = np.asarray(offsets)
-    if off.ndim != 2 or off.shape[1] != LANES:
-        raise LayoutsimError(f"batch offsets: an [N, 32] array of byte offsets (one row per warp "
-                             f"access), not shape {off.shape}")
-    if off.dtype.kind not in "iu":
-        raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
-    off = np.ascontiguousarray(off, dtype=np.int64)
+    off = batch_offsets(offsets)
     n = off.shape[0]
     pl = plan(spec, arch, rules)
     masks = lane_masks(active, n)

@@ -1,14 +1,15 @@
 """Requests, sectors, lines, wavefronts and ideal sectors of many warp accesses at once (numpy).
 
 This is the one implementation of the counting rules: `coalesce` (one access, with details)
-runs it on a batch of one. Everything is a sort over the 32 lanes of each row, so a batch of
-N accesses costs O(N * 32 log 32) with no Python loop over accesses (> 1e6 accesses/s; see
-benchmarks/bench_coalesce.py). Inactive lanes and lanes without an address take no part.
+runs it on a batch of one. The default rules cost one sort over the 32 lanes of each row (the
+sectors, grouped by request; lines and requests are runs of the same sorted keys), with no
+Python loop over accesses (benchmarks/bench_coalesce.py prints the rate). Inactive lanes and
+lanes without an address take no part.
 """
 import numpy as np
 
 from .. import archs as A
-from ..access import LANES, lane_masks, mask_bits
+from ..access import LANES, batch_offsets, lane_masks, mask_bits
 from ..errors import LayoutsimError
 from . import amd, nvidia
 from .ops import parse
@@ -38,8 +39,9 @@ def resolve_arch(spec, arch):
 
 def check_offsets(spec, off, part, first=0):
     """One-line error for the first participating lane with a bad offset (row index + first)."""
-    w = spec.width
-    bad = part & ((off < 0) | ((off % w) != 0) | (off > MAX_OFFSET - w))
+    w = spec.width                               # a power of two: & (w - 1) is the remainder
+    # as unsigned, a negative offset is huge: one comparison catches both ends
+    bad = part & ((off.view(np.uint64) > np.uint64(MAX_OFFSET - w)) | ((off & (w - 1)) != 0))
     if not bad.any():
         return
     i, lane = (int(v) for v in np.argwhere(bad)[0])
@@ -53,13 +55,23 @@ def check_offsets(spec, off, part, first=0):
     raise LayoutsimError(head + f"offset {o:#x} + {w} bytes is beyond the model's {MAX_OFFSET:#x}-byte buffer")
 
 
-def _distinct(keys, valid):
-    """int64[N]: distinct values of keys[N, K] among the valid entries of each row."""
+def _sorted_runs(keys, valid):
+    """(sorted keys [N, K], bool [N, K] first of a run of equal valid keys): one sort serves
+    every count whose key is a monotone function of `keys` (lines from sectors, ...)."""
     k = np.where(valid, keys, _SENTINEL)
     k.sort(axis=1)
-    new = np.ones(k.shape, bool)
-    new[:, 1:] = k[:, 1:] != k[:, :-1]
-    return (new & (k != _SENTINEL)).sum(axis=1)
+    new = k != _SENTINEL
+    new[:, 1:] &= k[:, 1:] != k[:, :-1]
+    return k, new
+
+
+def _runs_of(k, first, shift):
+    """First-of-run marks of `k >> shift` for keys (and their runs `first`) from _sorted_runs:
+    a run of k >> shift starts where a run of k does and the coarser key changes."""
+    c = k >> shift
+    new = first.copy()
+    new[:, 1:] &= c[:, 1:] != c[:, :-1]
+    return new
 
 
 def _groups(spec, rules):
@@ -70,57 +82,64 @@ def _groups(spec, rules):
     return np.zeros(LANES, np.int64)
 
 
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def _log2(n):
+    return int(n).bit_length() - 1
+
+
 def count(spec, off, part, rules=None):
     """{field: int64[N]} for validated offsets [N, 32] and participating lanes bool[N, 32]."""
     n = off.shape[0]
     active = part.sum(axis=1)
     if spec.vendor == "amd":
-        lines = _distinct(off // amd.LINE, part)
-        halves = _distinct(off // amd.SECTOR, part)
-        ideal = -(-(active * spec.width) // amd.SECTOR)
-        return {"requests": lines, "sectors": halves, "ideal_sectors": ideal, "lines": lines,
+        k, halves = _sorted_runs(off >> _log2(amd.SECTOR), part)
+        lines = _runs_of(k, halves, _log2(amd.LINE // amd.SECTOR)).sum(axis=1)
+        return {"requests": lines, "sectors": halves.sum(axis=1),
+                "ideal_sectors": _ceil(active * spec.width, amd.SECTOR), "lines": lines,
                 "wavefronts": np.zeros(n, np.int64)}
     rules = rules or nvidia.rules_for(spec)
     g = _groups(spec, rules)
-    tag = g[None, :] << 44                       # request group in the high bits: offsets < 2**40
-    sector = off // nvidia.SECTOR
-    line = off // nvidia.LINE
-    requests = _distinct(np.broadcast_to(g, off.shape), part)
+    # request group in the high bits (offsets < 2**40): sorted keys run group by group
+    sector = off >> _log2(nvidia.SECTOR)
+    k, first_sector = _sorted_runs((g[None, :] << 44) | sector if g.any() else sector, part)
+    first_line = _runs_of(k, first_sector, _log2(nvidia.LINE // nvidia.SECTOR))
+    lines = first_line.sum(axis=1)
+    if g.any():
+        first_group = _runs_of(k, first_sector, 44)
+        requests = first_group.sum(axis=1)
+        # wavefronts per request: lines of each group, counted from the sorted keys
+        gid = np.where(k != _SENTINEL, k >> 44, -1)
+        per_group = np.stack([(first_line & (gid == q)).sum(axis=1) for q in range(int(g.max()) + 1)], axis=1)
+        sec_group = np.stack([(first_sector & (gid == q)).sum(axis=1) for q in range(int(g.max()) + 1)], axis=1)
+    else:
+        requests = (active > 0).astype(np.int64)
+        per_group, sec_group = lines[:, None], first_sector.sum(axis=1)[:, None]
     requests = np.where(active == 0, rules.empty_request, requests)
-    lines = _distinct(tag + line, part)
-    sectors = {"distinct": lambda: _distinct(tag + sector, part),
-               "per_address": lambda: _distinct(tag + off, part),
-               "per_lane": lambda: active.astype(np.int64)}[rules.sectors]()
-    wavefronts = np.zeros(n, np.int64)
-    for grp in np.unique(g):                     # wavefronts are counted per request
-        sel = part & (g == grp)[None, :]
-        if rules.wavefronts == "sectors16":
-            wavefronts += -(-_distinct(sector, sel) // 16)
-        else:
-            lg = _distinct(line, sel)
-            wavefronts += lg if rules.wavefronts == "lines" else -(-lg // 4)
+    if rules.sectors == "distinct":
+        sectors = sec_group.sum(axis=1)
+    elif rules.sectors == "per_lane":
+        sectors = active
+    else:
+        sectors = _sorted_runs((g[None, :] << 44) | off, part)[1].sum(axis=1)
+    wavefronts = {"lines4": lambda: _ceil(per_group, 4), "lines": lambda: per_group,
+                  "sectors16": lambda: _ceil(sec_group, 16)}[rules.wavefronts]().sum(axis=1)
     if rules.ideal == "bytes":
-        ideal = -(-(active * spec.width) // nvidia.SECTOR)
+        ideal = _ceil(active * spec.width, nvidia.SECTOR)
     else:                                        # aligned accesses of one width coincide or are disjoint
-        ideal = -(-(_distinct(off, part) * spec.width) // nvidia.SECTOR)
+        ideal = _ceil(_sorted_runs(off, part)[1].sum(axis=1) * spec.width, nvidia.SECTOR)
     return {"requests": requests.astype(np.int64), "sectors": sectors.astype(np.int64),
             "ideal_sectors": ideal.astype(np.int64), "lines": lines.astype(np.int64),
-            "wavefronts": wavefronts}
+            "wavefronts": wavefronts.astype(np.int64)}
 
 
 def prepare_batch(op, offsets, active=None, arch="sm_90"):
     """(spec, arch, offsets int64[N, 32], participating bool[N, 32]) with every access checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
-    off = np.asarray(offsets)
-    if off.ndim != 2 or off.shape[1] != LANES:
-        raise LayoutsimError(f"batch offsets: an [N, 32] array of byte offsets (one row per warp "
-                             f"access), not shape {off.shape}")
-    if off.dtype.kind not in "iu":
-        raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
-    if off.dtype == np.uint64 and off.size and int(off.max()) > MAX_OFFSET:
-        raise LayoutsimError(f"batch offsets beyond the model's {MAX_OFFSET:#x}-byte buffer")
-    off = np.ascontiguousarray(off, dtype=np.int64)
+    off = batch_offsets(offsets)
     part = mask_bits(lane_masks(active, off.shape[0]))
     check_offsets(spec, off, part)
     return spec, arch, off, part

@@ -20,7 +20,7 @@ is decided by measurement (`python -m gpu_check.coalesce_probe.measure`, corpus 
 tests/data/coalescing/); `MEASURED` says what has been confirmed.
 """
 import itertools
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 SECTOR = 32
 LINE = 128
@@ -101,19 +101,5 @@ SOURCE = ("CUDA C++ Best Practices Guide, 'Coalesced Access to Global Memory' (c
 
 def parse_rules(text, base=None):
     """'requests=per_128B,ideal=unique' -> Rules (other fields from base, default DEFAULT)."""
-    from ..errors import LayoutsimError, suggest
-    names = [f.name for f in fields(Rules)]
-    kw = {}
-    for item in str(text).split(","):
-        if not item.strip():
-            continue
-        if "=" not in item:
-            raise LayoutsimError(f"rules: write KEY=VALUE,... with keys {', '.join(names)}, not {item!r}")
-        k, v = (x.strip() for x in item.split("=", 1))
-        if k not in names:
-            raise LayoutsimError(f"unknown rule {k!r}{suggest(k, names)}; valid: {', '.join(names)}")
-        kw[k] = int(v) if k == "empty_request" and v.isdigit() else v
-    try:
-        return replace(base or DEFAULT, **kw)
-    except ValueError as e:
-        raise LayoutsimError(str(e)) from None
+    from ..access import parse_rule_text
+    return parse_rule_text(text, base or DEFAULT)
