@@ -74,7 +74,7 @@ def fit(patterns, chunks=None, candidates=None):
         families.setdefault(parse_op(p["op"]).family, []).append(p)
     for fam, pats in families.items():
         values = {q: [measured(p, q, control[p["id"]]) for p in pats] for q in QUANTITIES}
-        have = {q for q, vs in values.items() if any(v is not None for v in vs)}
+        have = [q for q in QUANTITIES if any(v is not None for v in values[q])]
         per_q = {q: {} for q in have}
         bad_by_rules = {}
         for r in candidates:
@@ -89,6 +89,19 @@ def fit(patterns, chunks=None, candidates=None):
         out[fam] = {"patterns": len(pats), "per_quantity": per_q,
                     "matching": [r for r, bad in bad_by_rules.items() if not bad]}
     return out
+
+
+def brief(result):
+    """One line per family: which quantities some candidate reproduces (for a short log)."""
+    lines = []
+    for fam, info in result.items():
+        parts = []
+        for q, table in info["per_quantity"].items():
+            best = min(len(bad) for bad in table.values())
+            parts.append(f"{q} {'fits' if best == 0 else f'NONE ({best}+ mismatches)'}")
+        lines.append(f"{fam} ({info['patterns']}): " + ", ".join(parts)
+                     + ("; a rule set fits all" if info["matching"] else "; no rule set fits all"))
+    return lines
 
 
 def _show(key):

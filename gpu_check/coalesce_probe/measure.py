@@ -472,7 +472,8 @@ def main(argv=None):
         log(f"work dir kept: {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
-    print(text)
+    head = text.splitlines()[0]                   # stdout stays short: summary.txt has everything
+    print("\n".join([head] + [f"problem: {p}" for p in problems[:5]] + fit.brief(fitted)))
     log(f"RESULT: {len(results)}/{len(patterns)} patterns measured; "
         f"{sum(bool(i['matching']) for i in fitted.values())}/{len(fitted)} families fitted"
         f"{'; DRY RUN' if args.dry_run else ''}")

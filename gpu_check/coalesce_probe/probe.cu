@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "coalesce_probe: pattern %ld: needs 32 offsets\n", i);
         return 2;
       }
-      if (pats[i].offsets[l] > BUFFER_BYTES - 16) {
+      if (pats[i].offsets[l] >= BUFFER_BYTES) {
         fprintf(stderr, "coalesce_probe: pattern %ld lane %d: offset %u beyond the %u-byte buffer\n", i, l,
                 pats[i].offsets[l], BUFFER_BYTES);
         return 2;
@@ -314,8 +314,8 @@ int main(int argc, char** argv) {
   }
   unsigned char* raw = nullptr;
   unsigned* sink = nullptr;
-  CHECK(cudaMalloc(&raw, BUFFER_BYTES + BUFFER_ALIGN));
-  CHECK(cudaMemset(raw, 0, BUFFER_BYTES + BUFFER_ALIGN));
+  CHECK(cudaMalloc(&raw, BUFFER_BYTES + 2 * BUFFER_ALIGN));   // room to align, and 16 B past the end
+  CHECK(cudaMemset(raw, 0, BUFFER_BYTES + 2 * BUFFER_ALIGN));
   CHECK(cudaMalloc(&sink, 32 * sizeof(unsigned)));
   unsigned char* base = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<uintptr_t>(raw) + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN);

@@ -148,7 +148,9 @@ def test_dry_run_recovers_simulated_rules(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "DRY RUN" in out
     _check_outputs(tmp_path, nvidia.parse_rules(simulate), len(corpus.generate()))
-    assert "to adopt: RULES['ld'] = " + nvidia.parse_rules(simulate).python() in out
+    summary = (tmp_path / "summary.txt").read_text()
+    assert "to adopt: RULES['ld'] = " + nvidia.parse_rules(simulate).python() in summary
+    assert "ld (252): requests fits, sectors fits, wavefronts fits, ideal_sectors fits; a rule set fits all" in out
     assert out.splitlines()[-1].startswith(f"RESULT: {len(corpus.generate())}/{len(corpus.generate())} patterns measured; 7/7")
     results, _ = coalescing.compare(tmp_path)           # the model's own rules differ from the simulated
     assert {r.entry for r in results} == set(corpus.OPS) and all(r.status == "fail" for r in results)
