@@ -104,8 +104,8 @@ def query_metrics(ncu, work):
     names it prints can be asked for); base names plus `.sum` when that mode prints none;
     empty when the query fails (then ncu's refusals prune the sets)."""
     found = set()
-    for mode in ("suffix", "base"):
-        rc, out, err = _run([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=40)
+    for mode, seconds in (("suffix", 30), ("base", 20)):
+        rc, out, err = _run([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=seconds)
         with open(os.path.join(work, f"query_metrics_{mode}.txt"), "w") as f:
             f.write(out + err)
         if rc != 0:
@@ -239,7 +239,7 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
     t0 = time.time()
     allfile = os.path.join(work, "all.txt")
     corpus.write_patterns(allfile, order)
-    rc, out, err = _run([exe, allfile], timeout=300)
+    rc, out, err = _run([exe, allfile], timeout=60)
     m = re.search(r'COALESCE_PROBE device="([^"]*)" cc=(\S+) driver_api=(\d+) runtime=(\d+) base=(\S+) l2=(\d+)', out)
     if m:
         env.update(device=m.group(1), cc=m.group(2), cuda_driver_api=int(m.group(3)),
@@ -279,17 +279,20 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
         corpus.write_patterns(cfile, chunk)
         for attempt in range(4):
             tc = time.time()
-            rc, launches, text, cmdlog = run_ncu(args.ncu, args.exe or exe, cfile, sets[name], work, left, flags)
-            if launches or attempt == 3:
+            remaining = args.max_seconds - (tc - t_ncu)      # a hung ncu never outlives the budget
+            rc, launches, text, cmdlog = run_ncu(args.ncu, args.exe or exe, cfile, sets[name], work,
+                                                 remaining, flags)
+            if launches or attempt == 3 or args.max_seconds - (time.time() - t_ncu) < MARGIN + 2:
                 break
             bad = refused(cmdlog, sets[name])
-            if re.search(r"(unrecognized|unknown|invalid).{0,40}print-units", cmdlog, re.I):
-                log("ncu does not know --print-units: retrying without it")
-                flags = [f for f in NCU_FLAGS if f not in ("--print-units", "base")]
-            elif bad:
+            if bad:
                 log(f"ncu refused {', '.join(bad)}: dropped, retrying")
                 problems.append(f"ncu refused metrics: {', '.join(bad)}")
                 sets = {k: [x for x in v if x not in bad] for k, v in sets.items()}
+            elif "--print-units" in flags:           # an ncu without the option: retry without it
+                log("ncu failed: retrying without --print-units")
+                problems.append("ncu failed with --print-units base: " + cmdlog[-300:])
+                flags = [f for f in flags if f not in ("--print-units", "base")]
             elif name == "full":
                 log("the FULL set failed: CORE from now on")
                 problems.append("the FULL metric set failed: " + cmdlog[-400:])
