@@ -9,7 +9,6 @@ masks): one result per op. Without ncu the group is skipped with a note; nothing
 With `--record DIR` the probe writes into DIR/banks/ (bank_corpus.json is what tests/data/banks/
 keeps).
 """
-import importlib
 import json
 import os
 import shutil
@@ -31,19 +30,13 @@ def ncu_path():
     return None
 
 
-def probe_available():
-    try:
-        importlib.import_module("gpu_check.bank_probe.measure")
-        return True
-    except ImportError:
-        return False
+NEEDS_KERNELS = False
 
 
 def skip_reason():
+    """Why the group cannot run here (one line), or None."""
     if ncu_path() is None:
         return "ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin: bank checks skipped"
-    if not probe_available():
-        return "gpu_check.bank_probe is not in this checkout: bank checks skipped"
     return None
 
 
@@ -101,9 +94,28 @@ def compare(out_dir, arch="sm_90"):
     return results, data.get("environment", {})
 
 
-def run_probe(group, what, module, corpus, compare, reason, keep_dir=None, max_seconds=None, timeout=600):
-    """Run a probe under ncu into keep_dir (or a temporary folder), then compare(folder): the
-    machinery the banks and coalescing groups share. Failures are one error result."""
+def run(session):
+    """The probe under ncu, in its own process: the session gives the GPU up first."""
+    return run_probe(session, "banks", measure_and_compare)
+
+
+def run_probe(session, group, measure_and_compare):
+    """What the banks and coalescing groups share: release the session's GPU (the probe runs in
+    its own process, under ncu), then measure into the record folder (if any) and compare."""
+    release = getattr(session.backend, "release", None)
+    if release:
+        release()
+    return measure_and_compare(session.record / group if session.record else None, session.bank_seconds)
+
+
+def measure_and_compare(keep_dir=None, max_seconds=None):
+    return probe_and_compare("banks", "bank corpus", "gpu_check.bank_probe.measure", "bank_corpus.json", compare,
+                             skip_reason(), keep_dir, max_seconds)
+
+
+def probe_and_compare(group, what, module, corpus, compare, reason, keep_dir=None, max_seconds=None, timeout=600):
+    """Run a probe under ncu into keep_dir (or a temporary folder), then compare(folder).
+    Failures are one error result."""
     if reason:
         return [Result(group, what, "ncu", status="skip", note=reason)]
     out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_"))
@@ -119,8 +131,3 @@ def run_probe(group, what, module, corpus, compare, reason, keep_dir=None, max_s
     except Exception as e:   # noqa: BLE001 - reported, not hidden
         return [Result(group, what, "ncu", status="error", note=f"cannot compare the probe's output: {e!r}")]
     return res
-
-
-def run(keep_dir=None, max_seconds=None):
-    return run_probe("banks", "bank corpus", "gpu_check.bank_probe.measure", "bank_corpus.json", compare,
-                     skip_reason(), keep_dir, max_seconds)

@@ -10,8 +10,11 @@ is skipped with a note. With `--record DIR` the probe writes into DIR/coalescing
 import json
 from pathlib import Path
 
-from .banks import ncu_path, run_probe
+from .banks import ncu_path, probe_and_compare, run_probe
 from .common import MAX_DETAILS, Mismatch, Result
+
+
+NEEDS_KERNELS = False
 
 
 def skip_reason():
@@ -58,6 +61,11 @@ def compare(out_dir):
     return results, data.get("environment", {})
 
 
-def run(keep_dir=None, max_seconds=None):
-    return run_probe("coalescing", "coalescing corpus", "gpu_check.coalesce_probe.measure",
-                     "coalesce_corpus.json", compare, skip_reason(), keep_dir, max_seconds, timeout=900)
+def run(session):
+    """The probe under ncu, in its own process (the session gives the GPU up first)."""
+    return run_probe(session, "coalescing", measure_and_compare)
+
+
+def measure_and_compare(keep_dir=None, max_seconds=None):
+    return probe_and_compare("coalescing", "coalescing corpus", "gpu_check.coalesce_probe.measure",
+                             "coalesce_corpus.json", compare, skip_reason(), keep_dir, max_seconds, timeout=900)
