@@ -14,6 +14,17 @@ Pattern families (all ops get the first ones; the ops most kernels use get all):
   mask        partial warps: one lane, halves, odd/even lanes, the last lane, none, random masks
   lines       the warp spread over exactly k lines (k = 2 .. 32): the wavefront count's argument
   sets        32 lanes in 32 lines 2^j * 128 bytes apart: L1 set conflicts, if the tag stage has any
+
+Appended after those (ids 858 on, designed from the first H200 run, 2026-12-01, to decide what
+it left open; see docs/coalescing.md):
+  tagbank     the warp on lines {0, 2^k}, {0, 1, 2^k}, {0, 2, 2^k} (k = 0 .. 15): which address
+              bits choose the tag bank; lines sharing a bank in lane orders that tell "the fullest
+              bank" from a greedy pass in lane order; 32 random lines anywhere in the 8 MiB buffer
+  rounds      atomics whose lanes repeat addresses unevenly (replay rounds)
+  cas         atom.cas on chosen sectors of a line (how many sectors of a line one pass takes)
+  bypass      cp.async.cg (LDGSTS.BYPASS): lane pairs, quads and eighths placed on chosen lines
+  ideal       patterns with repeated addresses or partial warps, measured with the SASS-patched
+              ideal-sector metrics (ideal = bytes asked for, or distinct bytes?)
 """
 import numpy as np
 
@@ -127,8 +138,137 @@ def _all(b):
         b.add("sets", f"8 lines {128 << j} B apart, 4 lanes each", (LANE // 4) * (128 << j) + (LANE % 4) * w)
 
 
+def _on_lines(lines, w, per=None):
+    """Offsets putting the 32 lanes on `lines` (line indices) in blocks of consecutive lanes,
+    each lane on its own `w`-byte element of its line (per: lanes of each line, default even)."""
+    per = per or [32 // len(lines) + (i < 32 % len(lines)) for i in range(len(lines))]
+    out = []
+    for line, n in zip(lines, per):
+        out += [line * 128 + (j * w) % 128 for j in range(n)]
+    return np.array(out, np.int64)
+
+
+# Lines that share a tag bank under the bank hash fitted to the first run (layoutsim/memory/nvidia.py
+# TAG_BANK_BITS): 0, 5, 10, 15, 19, 22, 25, 28 are in one bank, 1, 4, 11, 14 in another.
+_BANK_A = (0, 5, 10, 15, 19, 22, 25, 28)
+_BANK_B = (1, 4, 11, 14)
+
+
+def _tagbank(rng):
+    out = []
+    for op in ("ld.global.b32", "st.global.b32", "atom.global.add.u32"):
+        b = _Builder(op, rng)
+        for k in range(16):
+            if op != "atom.global.add.u32" or k >= 9:
+                b.add("tagbank", f"lines 0 and {1 << k}", _on_lines([0, 1 << k], 4))
+            if op == "ld.global.b32":
+                for ref in (1, 2):
+                    if (1 << k) != ref:
+                        b.add("tagbank", f"lines 0, {ref} and {1 << k}", _on_lines([0, ref, 1 << k], 4))
+        if op != "atom.global.add.u32":
+            a, c = _BANK_A, _BANK_B
+            b.add("tagbank", "8 lines of one bank", _on_lines(a, 4))
+            b.add("tagbank", "4 lines of one bank", _on_lines(a[:4], 4))
+            b.add("tagbank", "2+2 lines of two banks, bank by bank", _on_lines([a[0], a[1], c[0], c[1]], 4))
+            b.add("tagbank", "2+2 lines of two banks, interleaved", _on_lines([a[0], c[0], a[1], c[1]], 4))
+            b.add("tagbank", "lines of one bank alternating lane by lane", (LANE % 2) * a[1] * 128 + (LANE // 2) * 4)
+            b.add("tagbank", "4+4 lines of two banks, bank by bank", _on_lines(list(a[:4]) + list(c), 4))
+        out += b.out
+    n_random = {"ld.global.b32": 12, "st.global.b32": 4, "ld.global.v4.b32": 4, "atom.global.add.u32": 4,
+                "ld.global.nc.b32": 2, "ld.global.cg.b32": 2, "cp.async.ca.shared.global.16": 2,
+                "red.global.add.f32": 2}
+    for op, n in n_random.items():
+        b = _Builder(op, rng)
+        for i in range(n):
+            lines = rng.choice(BUFFER // 128, size=32, replace=False)
+            b.add("tagbank", f"32 random lines within 8 MiB ({i})", lines * 128 + b.rand(32, 128))
+        out += b.out
+    return out
+
+
+def _rounds(rng):
+    out = []
+    for op in ("atom.global.add.u32", "red.global.add.u32", "atom.global.add.u64"):
+        b = _Builder(op, rng)
+        w = b.w
+        b.add("rounds", "lanes 0-15 on one address, 16-31 distinct", np.where(LANE < 16, 0, LANE * w))
+        b.add("rounds", "4 lines of 4 banks, one address of line 0 used by 4 lanes",
+              np.where(LANE < 4, 0, (LANE % 4) * 128 + (LANE // 4) * w))
+        b.add("rounds", "one address, active 0x00000101", np.zeros(32), 0x101)
+        b.add("rounds", "halves identical, in 2 lines", (LANE % 16) * 16)
+        b.add("rounds", "multiplicities 1..7 (lane groups of growing size)",
+              np.repeat(np.arange(8), [1, 2, 3, 4, 5, 6, 7, 4])[:32] * 40 * w)
+        b.add("rounds", "8 addresses each used by 4 lanes, in 8 lines of one bank",
+              np.array(_BANK_A)[LANE % 8] * 128)
+        out += b.out
+    b = _Builder("atom.global.cas.b32", rng)
+    for first, second in ((0, 2), (1, 2), (0, 3), (0, 1), (1, 3), (2, 3)):
+        b.add("cas", f"8 lanes in sector {first}, 8 in sector {second} of one line",
+              np.where(LANE < 8, first * 32, second * 32) + (LANE % 8) * 4, 0x0000FFFF)
+    b.add("cas", "one lane in each sector of a line", LANE * 32 % 128, 0x0000000F)
+    b.add("cas", "8 lines, lanes in sectors 0 and 2", (LANE // 4) * 128 + (LANE % 4 // 2) * 64 + (LANE % 2) * 4)
+    b.add("cas", "8 lines, lanes in sectors 0 and 1", (LANE // 4) * 128 + (LANE % 4) * 16)
+    b.add("cas", "sectors 0-2 of line 0 and of line 1", (LANE // 16) * 128 + (LANE % 16 % 3) * 32 + (LANE % 16 // 3) * 4)
+    out += b.out
+    return out
+
+
+def _bypass(rng):
+    b = _Builder("cp.async.cg.shared.global.16", rng)
+    for s in (3, 5, 6, 7, 12, 16):
+        b.add("bypass", f"element stride {s}", LANE * s * 16)
+    pair = LANE % 2 * 16
+    b.add("bypass", "lane pairs on one sector each, random lines", rng.choice(4096, 16, replace=False)[LANE // 2] * 128 + pair)
+    b.add("bypass", "lane pairs on sector k % 4 of random lines",
+          rng.choice(4096, 16, replace=False)[LANE // 2] * 128 + (LANE // 2 % 4) * 32 + pair)
+    b.add("bypass", "lane quads on 64 B of random lines", rng.choice(4096, 8, replace=False)[LANE // 4] * 128 + (LANE % 4) * 16)
+    b.add("bypass", "lane eighths on 128 B of random lines", rng.choice(4096, 4, replace=False)[LANE // 8] * 128 + (LANE % 8) * 16)
+    b.add("bypass", "reversed lanes", (31 - LANE) * 16)
+    b.add("bypass", "lanes n and n^1 swapped", (LANE ^ 1) * 16)
+    b.add("bypass", "lanes n and n+16 on one address", (LANE % 16) * 16)
+    b.add("bypass", "pair members 64 B apart in one line", (LANE // 2) * 128 + (LANE % 2) * 64)
+    b.add("bypass", "pair members in one sector, pairs 64 B apart", (LANE // 2) * 64 + pair)
+    b.add("bypass", "pair members 32 B apart, pairs 128 B apart", (LANE // 2) * 128 + (LANE % 2) * 32)
+    b.add("bypass", "contiguous from byte 16, active 0x55555555", 16 + LANE * 16, 0x55555555)
+    b.add("bypass", "element stride 4, active 0x55555555", LANE * 64, 0x55555555)
+    b.add("bypass", "element stride 4, active 0x00000003", LANE * 64, 0x3)
+    b.add("bypass", "element stride 8, active 0x00000003", LANE * 128, 0x3)
+    b.add("bypass", "element stride 2, active 0x0f0f0f0f", LANE * 32, 0x0F0F0F0F)
+    b.add("bypass", "element stride 2, active 0x000000ff", LANE * 32, 0xFF)
+    b.add("bypass", "element stride 4, active 0x000000ff", LANE * 64, 0xFF)
+    b.add("bypass", "one line per lane, active 0x00000001", LANE * 128, 0x1)
+    b.add("bypass", "contiguous from byte 32", 32 + LANE * 16)
+    b.add("bypass", "contiguous from byte 48", 48 + LANE * 16)
+    b.add("bypass", "8 lines of one bank, 4 lanes each", np.array(_BANK_A)[LANE // 4] * 128 + (LANE % 4) * 16)
+    return b.out
+
+
+# ideal sectors: patterns where "bytes asked for" and "distinct bytes" differ, or masks
+_IDEAL = ("ld.global.b32", "st.global.b32", "ld.global.v4.b32", "ld.global.b8", "atom.global.add.u32",
+          "cp.async.cg.shared.global.16", "cp.async.ca.shared.global.4", "ld.global.nc.b32")
+
+
+def _ideal(rng):
+    out = []
+    for op in _IDEAL:
+        b = _Builder(op, rng)
+        w = b.w
+        b.add("ideal", "element stride 0", LANE * 0)
+        b.add("ideal", "pairs of lanes on one address", (LANE // 2) * w)
+        b.add("ideal", "contiguous, active 0x00000007", LANE * w, 0x7)
+        if op in ("ld.global.b32", "st.global.b32", "ld.global.b8"):
+            b.add("ideal", "halves identical", (LANE % 16) * w)
+            b.add("ideal", "contiguous from byte 64", 64 + LANE * w)
+        out += b.out
+    return out
+
+
+SECOND_RUN = ("tagbank", "rounds", "cas", "bypass", "ideal")
+
+
 def generate():
-    """The corpus, ids 0..N-1, identical on every run."""
+    """The corpus, ids 0..N-1, identical on every run: the first run's 858 patterns, then the
+    second run's (SECOND_RUN families)."""
     rng = np.random.default_rng(SEED)
     out = []
     for op, depth in OPS.items():
@@ -139,6 +279,8 @@ def generate():
         if depth >= 3:
             _all(b)
         out += b.out
+    rng2 = np.random.default_rng(SEED + 1)
+    out += _tagbank(rng2) + _rounds(rng2) + _bypass(rng2) + _ideal(rng2)
     for i, p in enumerate(out):
         p["id"] = i
     return out

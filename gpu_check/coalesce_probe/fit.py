@@ -5,7 +5,7 @@ layoutsim.memory.coalesce_batch, and a rule set fits an op family when it reprod
 measured value of that family exactly. Each measured quantity is compared separately, so the
 summary says which knob settings each quantity allows:
 
-  requests       l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red,ldgsts}.sum
+  requests       l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum (cp.async: _op_ld)
   sectors        l1tex__t_sectors_pipe_lsu_mem_global_op_*.sum
   wavefronts     l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_*.sum
   ideal_sectors  memory_l2_theoretical_sectors_global_ideal (or smsp__sass_sectors_mem_global_ideal)

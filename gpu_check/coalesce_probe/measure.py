@@ -12,10 +12,13 @@ plain run of every pattern (fails fast on a bad launch) -> the metrics ncu offer
 launch is the control kernel (no memory instruction):
     ncu --csv --print-units base --clock-control none --cache-control all
         --kernel-name regex:^coalesce_probe_ --metrics ...
-Two metric sets: CORE (requests, sectors, wavefronts of every global op: l1tex__t_*) for every
+Three metric sets: CORE (requests, sectors, wavefronts of every global op: l1tex__t_*) for every
 pattern, FULL (CORE plus every L1TEX/L2/instruction/source metric about global accesses that
 this ncu knows, and the SASS-patched ideal sectors) for as many patterns as the time budget
-allows, decided from the measured cost per launch of each set (calibration chunks first).
+allows, decided from the measured cost per launch of each set (calibration chunks first), and
+IDEAL (CORE plus the SASS-patched ideal sectors) for the patterns of the "ideal" family.
+`--ids FILE` measures only the listed pattern ids, in that order, with CORE (and IDEAL for the
+"ideal" family) and no FULL calibration: the second run, which completes the first.
 Metrics ncu refuses are dropped and the chunk is retried. Patterns are measured round-robin
 over the ops, so a cut-short run still covers every op.
 Writes DIR/coalesce_corpus.json (every pattern with its raw counters, the chunks and their
@@ -40,7 +43,7 @@ from . import corpus, fit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "probe.cu")
-OPS = ("ld", "st", "atom", "red", "ldgsts")
+OPS = ("ld", "st", "atom", "red")         # cp.async counts under _op_ld (there is no _op_ldgsts counter)
 CORE = tuple(f"l1tex__t_{q}_pipe_lsu_mem_global_op_{op}.sum"
              for op in OPS for q in ("requests", "sectors", "output_wavefronts"))
 SASS_PATCHED = ("memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal",
@@ -55,6 +58,9 @@ DISCOVER = (r"^l1tex__t_[a-z_]*pipe_lsu_mem_global_op_(ld|st|atom|red|ldgsts)[a-
             r"^smsp__inst_executed_op_(global|ldgsts)[a-z_]*$",
             r"^smsp__sass_(inst_executed_op_(global|ldgsts)|sectors_mem_global)[a-z_]*$",
             r"^sm__sass_inst_executed_op_ldgsts[a-z_]*$")
+# (launches, seconds) of ncu processes in the first H200 run (2026-12-01): the --ids run starts its
+# chunk sizing from them instead of spending time on calibration chunks.
+FIRST_RUN_COSTS = {"core": [(21, 5.13), (151, 25.08)], "full": [(5, 4.32), (21, 10.78)]}
 MAX_FULL = 96                     # metrics in the FULL set at most
 MARGIN = 6.0                      # seconds kept free at the end of the ncu budget
 _GLOBAL_SASS = re.compile(r"\b(LDGSTS|LDG|STG|ATOMG|REDG|RED|ATOM)((?:\.[A-Za-z0-9]+)*)")
@@ -121,7 +127,7 @@ def query_metrics(ncu, work):
 
 
 def metric_sets(available):
-    """(CORE, FULL) metric lists; with no query result both are the fixed lists (ncu prunes)."""
+    """{"core", "full", "ideal"} metric lists; with no query result the fixed lists (ncu prunes)."""
     core = [m for m in CORE if not available or m in available]
     extra = []
     for name in available:
@@ -129,7 +135,8 @@ def metric_sets(available):
             extra.append(name)
     extra = [m for m in extra if m not in SASS_PATCHED]
     full = core + extra[:MAX_FULL - len(core) - len(SASS_PATCHED)] + list(SASS_PATCHED)
-    return core or list(CORE), full
+    core = core or list(CORE)
+    return {"core": core, "full": full, "ideal": core + list(SASS_PATCHED)}
 
 
 def refused(text, metrics):
@@ -199,7 +206,7 @@ class Budget:
         return min(max(min(pts, default=(1, 6.0))[1] / 2, 0.5), 30.0)
 
     def per_launch(self, name):
-        runs = self.runs.get(name) or []
+        runs = self.runs.get(name) or self.runs.get("full") or []   # no run of a set yet: FULL bounds it
         s = self.startup()
         spent = sum(max(t - s, 0.0) for _, t in runs)
         count = sum(n for n, _ in runs)
@@ -250,16 +257,26 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
         return None, []
     t_ncu = time.time()                       # the metric query counts against the ncu budget
     available = query_metrics(args.ncu, work)
-    core, full = metric_sets(available)
-    sets = {"core": core, "full": full}
+    sets = metric_sets(available)
     env["metrics_offered"] = len(available)
-    log(f"ncu offers {len(available)} metrics; CORE {len(core)}, FULL {len(full)}")
+    log(f"ncu offers {len(available)} metrics; CORE {len(sets['core'])}, FULL {len(sets['full'])}, "
+        f"IDEAL {len(sets['ideal'])}")
     results, chunks, queue = {}, [], list(order)
     budget, full_left, failures, flags = Budget(), None, 0, list(NCU_FLAGS)
-    calibration = [("full", 4), ("full", 20), ("core", 20)]
+    calibration = [] if args.ids else [("full", 4), ("full", 20), ("core", 20)]
+    if args.ids:
+        full_left = 0                         # the second run: CORE (IDEAL for the ideal family) only
+        for name, runs in FIRST_RUN_COSTS.items():
+            for n, secs in runs:
+                budget.add(name, n, secs)
     while queue:
         left = args.max_seconds - (time.time() - t_ncu)
-        if calibration:
+        ideal_run = next((i for i, p in enumerate(queue) if p.get("family") != "ideal"), len(queue))
+        if ideal_run:
+            name = "ideal"
+            size = min(ideal_run, args.chunk,     # at least a calibration chunk's worth, like FULL's
+                       max(4, int((left - MARGIN - budget.startup()) / budget.per_launch("ideal"))))
+        elif calibration:
             name, size = calibration.pop(0)
         else:
             if full_left is None:
@@ -377,6 +394,8 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=150, help="most patterns per ncu process (default 150)")
     ap.add_argument("--max-seconds", type=float, default=120.0, help="time budget under ncu (default 120)")
     ap.add_argument("--limit", type=int, help="measure only the first N patterns of the round-robin order")
+    ap.add_argument("--ids", help="measure only the pattern ids listed in this file (whitespace-separated), "
+                                  "in that order: CORE metrics, IDEAL for the ideal family, no FULL")
     ap.add_argument("--probe", dest="exe", help="a prebuilt probe executable instead of compiling probe.cu")
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     args = ap.parse_args(argv)
@@ -386,7 +405,22 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="coalesce_probe_")
     patterns = corpus.generate()
-    order = measurement_order(patterns)[:args.limit] if args.limit else measurement_order(patterns)
+    if args.ids:
+        try:
+            words = open(args.ids).read().split()
+        except OSError as e:
+            log(f"coalesce_probe: --ids {args.ids}: cannot read it ({e.strerror})")
+            return 2
+        bad = [w for w in words if not (w.isdigit() and int(w) < len(patterns))]
+        if bad:
+            log(f"coalesce_probe: --ids {args.ids}: no pattern {bad[0]!r} (ids are 0..{len(patterns) - 1})")
+            return 2
+        ids = [int(w) for w in words]
+        order = [patterns[i] for i in dict.fromkeys(ids)]
+    else:                                   # the ideal family first: one IDEAL chunk
+        order = [p for p in patterns if p["family"] == "ideal"] + \
+            measurement_order([p for p in patterns if p["family"] != "ideal"])
+    order = order[:args.limit] if args.limit else order
     log(f"coalesce_probe: {len(patterns)} patterns over {len(corpus.OPS)} ops ({len(order)} to measure), work {work}")
     args.ncu = shutil.which(args.ncu) or args.ncu
     nvcc = shutil.which(args.nvcc)

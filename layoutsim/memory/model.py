@@ -34,7 +34,7 @@ def lane_ranges(lanes):
 
 def coalesce(op, offsets, active=None, arch="sm_90", rules=None, variables=None):
     """Requests, sectors and ideal sectors of one warp's global-memory access, as Nsight Compute
-    counts them (l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red/ldgsts and
+    counts them (l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red (cp.async: _op_ld) and
     memory_l2_theoretical_sectors_global_ideal) for that one instruction.
 
     op        PTX spelling: 'ld.global.u8', 'ld.global.v4.b32', 'ld.global.nc.v4.b32',

@@ -45,8 +45,11 @@ class GlobalOp:
 
     @property
     def metric_op(self):
-        """The op suffix of the Nsight Compute metrics that count it (..._global_op_ld, ...)."""
-        return {"ld": "ld", "st": "st", "atom": "atom", "red": "red", "cp.async": "ldgsts"}[self.kind]
+        """The op suffix of the Nsight Compute metrics that count it (..._global_op_ld, ...).
+        cp.async (LDGSTS) counts as a load: on the H200 (ncu 2025.3) its requests, sectors and
+        wavefronts appear in the _op_ld counters (.ca also in _op_ldgsts_cache_access, .cg in
+        neither of the ldgsts counters): tests/data/coalescing/coalesce_corpus.json."""
+        return {"ld": "ld", "st": "st", "atom": "atom", "red": "red", "cp.async": "ld"}[self.kind]
 
 
 _SEMANTICS = {"weak", "relaxed", "acquire", "release", "volatile", "cta", "cluster", "gpu", "sys",

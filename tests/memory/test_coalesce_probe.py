@@ -150,7 +150,7 @@ def test_dry_run_recovers_simulated_rules(tmp_path, capsys):
     _check_outputs(tmp_path, nvidia.parse_rules(simulate), len(corpus.generate()))
     summary = (tmp_path / "summary.txt").read_text()
     assert "to adopt: RULES['ld'] = " + nvidia.parse_rules(simulate).python() in summary
-    assert "ld (252): requests fits, sectors fits, wavefronts fits, ideal_sectors fits; a rule set fits all" in out
+    assert f"ld ({sum(parse_op(p['op']).family == 'ld' for p in corpus.generate())}): requests fits, sectors fits, wavefronts fits, ideal_sectors fits; a rule set fits all" in out
     assert out.splitlines()[-1].startswith(f"RESULT: {len(corpus.generate())}/{len(corpus.generate())} patterns measured; 7/7")
     results, _ = coalescing.compare(tmp_path)           # the model's own rules differ from the simulated
     assert {r.entry for r in results} == set(corpus.OPS) and all(r.status == "fail" for r in results)
@@ -176,11 +176,35 @@ def test_gpu_path_against_a_fake_ncu(tmp_path, capsys, monkeypatch):
     env = data["environment"]
     assert env["device"] == "FakeGPU" and env["buffer_base"] == "0x7f0000200000"
     assert "smsp__sass_sectors_mem_global.sum" not in env["metric_sets"]["full"]
-    assert [c["set"] for c in data["chunks"]][:3] == ["full", "full", "core"]
+    # the ideal family first (IDEAL set), then the calibration chunks of the round-robin order
+    assert [c["set"] for c in data["chunks"]][:4] == ["ideal", "full", "full", "core"]
     assert all(c["control"] == {k: 0 for k in c["control"]} for c in data["chunks"])
     results, _ = coalescing.compare(out)
     measured = [r for r in results if r.status != "skip"]
     assert measured and all(r.status == "pass" and r.compared > 0 for r in measured)
+
+
+def test_second_run_measures_the_listed_ids(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_SECONDS", "0")
+    pats = corpus.generate()
+    ideal = [p["id"] for p in pats if p["family"] == "ideal"][:3]
+    ids = ideal + [900, 5, 77, 5]
+    (tmp_path / "ids.txt").write_text(" ".join(map(str, ids)))
+    out = tmp_path / "out"
+    rc = measure.main(["--out", str(out), "--ncu", _fake(tmp_path, "ncu"), "--probe", _fake(tmp_path, "probe"),
+                       "--nvcc", "no-such-nvcc", "--ids", str(tmp_path / "ids.txt"), "--max-seconds", "60"])
+    assert rc == 0, capsys.readouterr().out
+    data = json.loads((out / "coalesce_corpus.json").read_text())
+    assert sorted(p["id"] for p in data["patterns"] if p.get("metrics")) == sorted(set(ids))
+    assert [c["set"] for c in data["chunks"]] == ["ideal", "core"]
+    assert "memory_l2_theoretical_sectors_global_ideal" in data["patterns"][ideal[0]]["metrics"]
+
+
+@pytest.mark.parametrize("text, message", [("1 2 x", "no pattern 'x'"), ("3 99999", "no pattern '99999'")])
+def test_second_run_refuses_bad_ids(tmp_path, capsys, text, message):
+    (tmp_path / "ids.txt").write_text(text)
+    assert measure.main(["--out", str(tmp_path / "out"), "--ids", str(tmp_path / "ids.txt"), "--dry-run"]) == 2
+    assert message in capsys.readouterr().out
 
 
 def test_gpu_path_stops_at_the_time_budget(tmp_path, capsys, monkeypatch):

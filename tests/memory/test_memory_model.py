@@ -140,7 +140,7 @@ def test_families_and_metric_ops():
     assert fam == {"ld.global.b32": ("ld", "ld"), "ld.global.nc.b32": ("ld.nc", "ld"),
                    "ld.global.cg.b32": ("ld.cg", "ld"), "st.global.b8": ("st", "st"),
                    "atom.global.cas.b32": ("atom", "atom"), "red.global.add.f32": ("red", "red"),
-                   "cp.async.cg.shared.global.16": ("cp.async", "ldgsts")}
+                   "cp.async.cg.shared.global.16": ("cp.async", "ld")}
     assert set(nvidia.RULES) == {memory.parse_op(n).family for n in NV_OPS}
 
 
