@@ -40,8 +40,17 @@ class GlobalOp:
 
     @property
     def family(self):
-        """The group of ops one counting rule set covers: ld, ld.nc, ld.cg, st, atom, red, cp.async."""
-        return f"ld.{self.path}" if self.kind == "ld" and self.path in ("nc", "cg") else self.kind
+        """The group of ops one counting rule set covers: ld, ld.nc, ld.cg, st, atom, red, cp.async,
+        cp.async.cg (LDGSTS.BYPASS, which skips L1 and counts differently)."""
+        if self.kind == "ld" and self.path in ("nc", "cg"):
+            return f"ld.{self.path}"
+        return "cp.async.cg" if self.kind == "cp.async" and self.path == "cg" else self.kind
+
+    @property
+    def operands(self):
+        """Values each lane sends with its address: 2 for atom.cas (compare and swap, PTX ISA
+        9.7.13.5), else 1."""
+        return 2 if self.kind == "atom" and self.path == "cas" else 1
 
     @property
     def metric_op(self):

@@ -10,9 +10,14 @@ Where the expected numbers come from:
         t/49571/14): one request per warp instruction; 1 active thread -> 1 sector per request;
         32 threads on 32 distinct 128-byte lines -> 32; 128-byte lines of four 32-byte sectors,
         the tag stage looks up 4 tags per cycle.
+  H200  the coalescing corpus measured on an H200 (tests/data/coalescing/coalesce_corpus.json,
+        2026-12-01; pattern ids given): the rules of layoutsim/memory/nvidia.py, replayed whole
+        by test_coalesce_corpus_replay.py; here a few of its counts as named examples.
   AMD   the RDNA documents cited in layoutsim/memory/amd.py (128-byte lines, 64- and 128-byte
         GL1 requests): not verified on hardware.
 """
+from dataclasses import fields, replace
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -47,12 +52,24 @@ def test_ncu_sectors_per_request_by_width_and_active_lanes():
     assert counts("ld.global.b32", "0") == (1, 1, 4)                         # broadcast: 1 sector
 
 
-def test_lines_and_wavefronts_follow_the_four_tags_per_cycle_reading():
-    for k in (1, 2, 4, 5, 8, 16, 32):
+def test_wavefronts_are_the_fullest_tag_bank():
+    for k in (1, 2, 4, 5, 8, 16, 32):        # consecutive lines spread evenly: NCU's 4 tags per cycle
         r = memory.coalesce("ld.global.b32", (LANE % k) * 128)
         assert r["lines"] == k and r["sectors"] == k
-        assert r["wavefronts"] == -(-k // 4)                             # NCU: 4 tags per cycle
-    assert nvidia.MEASURED == "" and "not yet confirmed" in memory.coalesce("ld.global.b32", "lane*4")["status"]
+        assert r["wavefronts"] == -(-k // 4)
+    # H200 #76: ld.global.v4.b32, 32 random addresses in 64 KiB: 32 lines, 14 wavefronts (not 8)
+    offs = [6480, 55232, 29968, 45472, 47632, 12144, 43680, 27040, 40336, 45184, 64240, 37200, 39776, 55872,
+            59504, 39088, 17168, 9312, 33872, 35136, 5200, 56272, 33440, 62240, 48528, 17600, 9120, 5952, 35776,
+            37696, 9568, 49776]
+    r = memory.coalesce("ld.global.v4.b32", offs)
+    assert (r["lines"], r["sectors"], r["wavefronts"]) == (32, 32, 14)
+    # H200: 32 lanes adding to one word replay 32 times (#484): 32 sectors, 32 wavefronts
+    r = memory.coalesce("atom.global.add.u32", "0")
+    assert (r["requests"], r["sectors"], r["wavefronts"]) == (1, 32, 32)
+    # H200 #753: atom.cas on one full line takes two passes
+    assert memory.coalesce("atom.global.cas.b32", "lane * 4")["wavefronts"] == 2
+    assert nvidia.MEASURED.startswith("NVIDIA H200") and "confirmed on NVIDIA H200" in \
+        memory.coalesce("ld.global.b32", "lane*4")["status"]
 
 
 def test_sector_lanes_picture_data():
@@ -62,13 +79,32 @@ def test_sector_lanes_picture_data():
     assert r["active_lanes"] == 16 and r["excess_sectors"] == 2 and r["bytes_fetched"] == 128
 
 
-def _reference(width, offsets, active):
-    """Distinct 32-byte sectors / 128-byte lines / addresses of the active lanes, with sets."""
+def _bank(line):
+    """Tag bank of a line, from the masks with Python integers (not the model's numpy code)."""
+    return sum((bin(line & m).count("1") & 1) << i for i, m in enumerate(nvidia.TAG_BANK_MASKS))
+
+
+def _reference(op, offsets, active):
+    """The stated rules (layoutsim/memory/nvidia.py docstring) counted with Python sets."""
+    spec = memory.parse_op(op)
     lanes = [i for i in range(32) if (active >> i) & 1]
-    sectors = {offsets[i] // 32 for i in lanes}
-    lines = {offsets[i] // 128 for i in lanes}
-    return {"requests": 1 if lanes else 0, "sectors": len(sectors), "lines": len(lines),
-            "wavefronts": -(-len(lines) // 4), "ideal_sectors": -(-len(lanes) * width // 32)}
+    rnd = {i: sum(offsets[j] == offsets[i] for j in lanes if j < i) if spec.kind in ("atom", "red") else 0
+           for i in lanes}
+    sectors = {(rnd[i], offsets[i] // 32) for i in lanes}
+    wavefronts = 0
+    for r in set(rnd.values()):
+        per_line = {}
+        for rr, sector in sectors:
+            if rr == r:
+                per_line.setdefault(sector // 4, set()).add(sector)
+        passes = {line: -(-len(s) * spec.operands // 4) for line, s in per_line.items()}
+        for p in range(max(passes.values())):
+            banks = [_bank(line) for line, n in passes.items() if n > p]
+            wavefronts += max(banks.count(b) for b in range(4))
+    if spec.family == "cp.async.cg":
+        sectors = {(i // 2, offsets[i] // 128) for i in lanes}
+    return {"requests": 1 if lanes else 0, "sectors": len(sectors), "lines": len({offsets[i] // 128 for i in lanes}),
+            "wavefronts": wavefronts, "ideal_sectors": -(-len(lanes) * spec.width // 32)}
 
 
 @given(st.sampled_from(NV_OPS), st.integers(0, 3), st.integers(0, (1 << 32) - 1), st.data())
@@ -77,7 +113,7 @@ def test_batch_engine_matches_a_set_based_count(op, span_kind, active, data):
     span = (256, 4096, 1 << 16, 1 << 24)[span_kind]
     offs = [w * data.draw(st.integers(0, span // w - 1)) for _ in range(32)]
     got = memory.coalesce_batch(op, np.array([offs]), np.array([active], np.uint64))
-    ref = _reference(w, offs, active)
+    ref = _reference(op, offs, active)
     assert {k: int(v[0]) for k, v in got.items()} == ref
     one = memory.coalesce(op, offs, active=active)
     assert {k: one[k] for k in ref} == ref
@@ -85,12 +121,17 @@ def test_batch_engine_matches_a_set_based_count(op, span_kind, active, data):
 
 def test_batch_under_every_candidate_rule_matches_the_single_access():
     rng = np.random.default_rng(5)
-    for op in ("ld.global.v4.b32", "st.global.v2.b32", "atom.global.add.u32", "ld.global.b8"):
+    one_knob = [replace(nvidia.DEFAULT, **{f.name: v}) for f in fields(nvidia.Rules)
+                for v in {getattr(r, f.name) for r in nvidia.candidates()}]
+    mixed = [nvidia.Rules(requests="per_128B", replay="address", line_pass=lp, wavefronts=wf, sectors=sec)
+             for lp in nvidia.LINE_PASS for wf in nvidia.WAVEFRONTS for sec in nvidia.SECTORS]
+    for op in ("ld.global.v4.b32", "st.global.v2.b32", "atom.global.add.u32", "ld.global.b8",
+               "atom.global.cas.b32", "atom.global.add.u64", "cp.async.cg.shared.global.16"):
         w = memory.parse_op(op).width
-        offs = rng.integers(0, 4096 // w, size=(16, 32)) * w
+        offs = rng.integers(0, 1024 // w, size=(16, 32)) * w          # small span: repeated addresses
         masks = rng.integers(0, 1 << 32, size=16).astype(np.uint64)
         masks[0] = 0
-        for rules in nvidia.candidates():
+        for rules in one_knob + mixed:
             got = memory.coalesce_batch(op, offs, masks, rules=rules)
             for i in (0, 3, 15):
                 one = memory.coalesce(op, offs[i], active=int(masks[i]), rules=rules)
@@ -105,7 +146,20 @@ def test_candidate_rules_differ_where_they_say():
     assert memory.coalesce("ld.global.b32", "lane*4", rules=nvidia.Rules(sectors="per_lane"))["sectors"] == 32
     assert memory.coalesce("ld.global.b32", "0", rules=nvidia.Rules(ideal="unique"))["ideal_sectors"] == 1
     assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="lines"))["wavefronts"] == 32
-    assert len(nvidia.candidates()) == 2 * 2 * 3 * 3 * 2
+    assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="lines4"))["wavefronts"] == 8
+    assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="sectors16"))["wavefronts"] == 2
+    bank_a = [0, 5, 10, 15, 19, 22, 25, 28]            # one tag bank under TAG_BANK_MASKS
+    assert memory.coalesce("ld.global.b32", [128 * bank_a[i % 8] for i in range(32)])["wavefronts"] == 8
+    assert memory.coalesce("atom.global.add.u32", "0", rules=nvidia.Rules(replay="none"))["sectors"] == 1
+    assert memory.coalesce("atom.global.add.u32", "0", rules=nvidia.Rules(replay="address"))["sectors"] == 32
+    assert memory.coalesce("ld.global.b32", "0", rules=nvidia.Rules(replay="address"))["sectors"] == 1   # loads
+    cas = "(lane % 8) * 4 + (lane // 8) * 64"           # sectors 0 and 2 of line 0, 8 lanes each (active 0xffff)
+    assert memory.coalesce("atom.global.cas.b32", cas, active=0xFFFF)["wavefronts"] == 1
+    assert memory.coalesce("atom.global.cas.b32", cas, active=0xFFFF,
+                           rules=nvidia.Rules(line_pass="halves"))["wavefronts"] == 2
+    assert memory.coalesce("cp.async.cg.shared.global.16", "lane * 64",
+                           rules=nvidia.Rules(sectors="pair_lines"))["sectors"] == 16     # H200 #846
+    assert len(nvidia.candidates()) == 2 * 2 * 4 * 4 * 2 * 2 * 2
     assert nvidia.parse_rules("requests=per_128B,empty_request=1") == nvidia.Rules(requests="per_128B", empty_request=1)
     for bad in ("requests=two", "nope=1", "requests"):
         with pytest.raises(LayoutsimError):
@@ -140,7 +194,7 @@ def test_families_and_metric_ops():
     assert fam == {"ld.global.b32": ("ld", "ld"), "ld.global.nc.b32": ("ld.nc", "ld"),
                    "ld.global.cg.b32": ("ld.cg", "ld"), "st.global.b8": ("st", "st"),
                    "atom.global.cas.b32": ("atom", "atom"), "red.global.add.f32": ("red", "red"),
-                   "cp.async.cg.shared.global.16": ("cp.async", "ld")}
+                   "cp.async.cg.shared.global.16": ("cp.async.cg", "ld")}
     assert set(nvidia.RULES) == {memory.parse_op(n).family for n in NV_OPS}
 
 
@@ -168,3 +222,17 @@ def test_errors_are_one_line(call, message):
     with pytest.raises(LayoutsimError) as e:
         call()
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_batch_mixing_replayed_and_plain_atomic_rows_matches_single_accesses():
+    """Rows without a repeated address take a faster path than rows with one: same counts."""
+    rng = np.random.default_rng(11)
+    offs = np.stack([rng.permutation(1 << 12)[:32] * 4 for _ in range(12)])
+    offs[3, 5] = offs[3, 9]                         # two rows repeat an address
+    offs[7] = offs[7, 0]
+    for op in ("atom.global.add.u32", "atom.global.cas.b32", "red.global.add.f32"):
+        got = memory.coalesce_batch(op, offs)
+        for i in range(12):
+            one = memory.coalesce(op, offs[i])
+            assert all(one[k] == got[k][i] for k in memory.FIELDS), (op, i)
+    assert memory.coalesce_batch("atom.global.add.u32", offs)["sectors"][7] == 32
