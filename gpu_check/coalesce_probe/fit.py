@@ -121,11 +121,7 @@ def tag_bank_hashes(patterns, chunks=None, bits=10):
     masks = np.arange(1, 1 << bits)
     line_bits = max(max(max(ls) for ls, _ in rows).bit_length(), 1)
     lines = np.arange(1 << max(bits, line_bits))
-    parity = np.zeros((lines.size, masks.size), np.int8)
-    x = lines[:, None] & masks[None, :]
-    while x.any():
-        parity ^= (x & 1).astype(np.int8)
-        x >>= 1
+    parity = nvidia.parity(lines[:, None] & masks[None, :]).astype(np.int8)
     found = set()
     for i, m0 in enumerate(masks):
         alive = np.flatnonzero(masks > m0)

@@ -110,7 +110,8 @@ def candidates():
     return [Rules(*c) for c in itertools.product(REQUESTS, (0, 1), SECTORS, WAVEFRONTS, IDEAL, REPLAY, LINE_PASS)]
 
 
-def _parity(x):
+def parity(x):
+    """1 where an int (or int64 array) has an odd number of set bits."""
     for shift in (32, 16, 8, 4, 2, 1):
         x = x ^ (x >> shift)
     return x & 1
@@ -118,7 +119,7 @@ def _parity(x):
 
 def tag_bank(line, masks=TAG_BANK_MASKS):
     """Tag bank (0..3) of 128-byte line indices (int or int64 array)."""
-    return _parity(line & masks[0]) | (_parity(line & masks[1]) << 1)
+    return parity(line & masks[0]) | (parity(line & masks[1]) << 1)
 
 
 # The rules the model uses per op family (GlobalOp.family), each setting the one the H200 corpus
