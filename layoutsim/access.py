@@ -79,7 +79,8 @@ def mask_bits(masks):
     masks = np.asarray(masks, np.uint64)
     if masks.size and (masks == 0xFFFFFFFF).all():
         return np.ones((masks.shape[0], LANES), bool)
-    return ((np.asarray(masks, np.uint64)[:, None] >> np.arange(LANES, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    bits = np.unpackbits(masks.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+    return bits.astype(bool)
 
 
 def batch_offsets(offsets):

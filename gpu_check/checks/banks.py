@@ -118,8 +118,9 @@ def probe_and_compare(group, what, module, corpus, compare, reason, keep_dir=Non
     Failures are one error result."""
     if reason:
         return [Result(group, what, "ncu", status="skip", note=reason)]
-    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_"))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from layoutsim.files import make_dir
+    out_dir = (Path(make_dir(keep_dir, "--record folder")) if keep_dir
+               else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_")))
     try:
         rc, secs, tail = measure(out_dir, max_seconds, timeout=timeout, module=module)
     except subprocess.TimeoutExpired:

@@ -98,7 +98,8 @@ def format_table(t):
 
 def run(args):
     from ..banks.address import parse_variables
-    from .banks import parse_active, parse_offsets
+    from ..inputs import lane_mask                # the `layoutsim banks --active` spelling
+    from .banks import parse_offsets
     if args.list_ops:
         from ..memory import op_names
         print(", ".join(op_names("nvidia")))
@@ -121,7 +122,7 @@ def run(args):
         rules = parse_rules(args.rules)
     if args.format and not args.picture:
         raise LayoutsimError("--format is for --picture FILE")
-    active = parse_active(args.active)
+    active = lane_mask(args.active)
     from ..memory import coalesce, format_report
     if args.stride is not None:
         if args.picture:

@@ -88,7 +88,7 @@ def test_list_ops(capsys):
     (["--op", "ld.global.b32", "--stride", "--picture", "x.svg"], "--picture draws one access"),
     (["--op", "ld.global.b32", "--addr", "lane*4", "--format", "svg"], "--format is for --picture FILE"),
     (["--op", "ld.global.b32", "--addr", "lane*4", "--var", "s=2x"], "cannot parse expression"),
-    (["--op", "ld.global.b32", "--addr", "lane*4", "--active", "40"], "--active lanes must be 0..31"),
+    (["--op", "ld.global.b32", "--addr", "lane*4", "--active", "40"], "lane 40 out of range in '40': a warp has lanes 0-31"),
 ])
 def test_bad_input_one_line_exit_2(capsys, argv, message):
     rc, out, err = run(capsys, "coalesce", *argv)
