@@ -204,6 +204,18 @@ RECIPES = [
                 print("  " + seeds.padding_summary(run.result["padding"]))
             """)),
     ]),
+    ("coalesce", "How well does a warp's global load coalesce? (strides and gathers)", [
+        ("md", "Chapter three of the seed reads global memory at growing strides and through a "
+               "gather. What one warp's `ld.global` costs in 32-byte sectors (what Nsight Compute "
+               "counts per request) and how far that is from ideal:"),
+        ("sh", "layoutsim coalesce --op ld.global.b32 --stride 1,2,4,8,16,32"),
+        ("md", "A gather through an index that keeps neighbours together costs little; one that "
+               "scatters them costs a sector per lane:"),
+        ("sh", "layoutsim coalesce --op ld.global.b32 --addr \"(lane ^ 5) * 4\""),
+        ("sh", "layoutsim coalesce --op ld.global.b32 --addr \"(lane * 37 % 32) * 4096\""),
+        ("md", "More in [Global memory](coalescing.md); the counting rules are being confirmed on "
+               "the H200 (`model:` line)."),
+    ]),
     ("rdna4", "The RDNA4 LDS stride experiment (1, 32, 33)", [
         ("md", "A published gfx1201 experiment read floats from LDS at a stride of 1, 32 and 33 "
                "words: stride 32 ran about 5x slower than stride 1, stride 33 about as fast. What "
@@ -310,8 +322,8 @@ def _anchor(title):
     return re.sub(r"-+", "-", a)
 
 
-COMMAND_HELP = ("query", "show", "list", "banks", "swizzle-search", "render", "desc", "desc decode",
-                "desc encode", "desc check", "ptx run")
+COMMAND_HELP = ("query", "show", "list", "banks", "coalesce", "swizzle-search", "render", "desc",
+                "desc decode", "desc encode", "desc check", "ptx run")
 
 
 def build_cli(out_dir):
@@ -344,6 +356,14 @@ JSON_EXAMPLES = [
      '`{"op", "arch", "wavefronts", "ideal", "conflicts", "phases": [{"lanes": [...], '
      '"wavefronts": n, "banks": [32 counts of distinct words], "words": [byte addresses], '
      '"serves": [{"lanes", "words"} per wavefront], "source"}]}`. See the [bank model](banks.md).'),
+    ("coalesce", 'layoutsim coalesce --op ld.global.b32 --addr "lane*8" --active 0xff --json',
+     '`{"op", "arch", "vendor", "active_lanes", "requests", "sectors", "ideal_sectors", "lines", '
+     '"wavefronts" (null on AMD), "excess_sectors", "sector_bytes", "bytes_requested", '
+     '"bytes_fetched", "sector_lanes": [{"sector": byte address, "lanes": [...]}], "rule", "source", '
+     '"status"}`; with `--stride`: `{"op", "arch", "base", "sector_bytes", "rows": [{"stride", '
+     '"stride_bytes", "requests", "sectors", "ideal_sectors", "lines", "wavefronts"}], "rule", '
+     '"source", "status"}`; with `--picture`, a `picture` record as `render` prints. See '
+     '[global memory](coalescing.md).'),
     ("swizzle-search", "layoutsim swizzle-search --tile 64x32 --top 2 --json",
      '`{"tile", "arch", "reads", "writes", "accesses", "weights", "candidates": [{"layout", '
      '"pad", "pitch", "swizzle", "reads", "writes", "total", "ideal", "wasted_bytes", "cute", '
@@ -420,6 +440,7 @@ PYTHON_API = [
     ("Fragment maps", "layoutsim.fragment", ["FragmentMap", "FragmentMap.lane_entries", "FragmentMap.who_holds",
                                              "FragmentMap.entries", "FragmentMap.bit_range"]),
     ("Bank model", "layoutsim.banks", ["analyze", "wavefronts"]),
+    ("Global-memory coalescing", "layoutsim.memory", ["coalesce", "coalesce_batch"]),
     ("Addresses and tile layouts", "layoutsim.banks.address", ["lane_offsets", "Tile", "Tile.offset", "Swizzle",
                                                                "XorSwizzle", "parse_swizzle", "fragment_offsets",
                                                                "block_offsets", "fill_offsets"]),

@@ -8,7 +8,7 @@
     gpu-check source [--target T] [--out FILE]            the generated CUDA source (default: the sm_90 GPU's)
 
 Exit codes: 0 everything matched; 1 a mismatch, a failed check or an error (a readable diff is
-printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks, no compiler) or
+printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks/coalescing, no compiler) or
 bad arguments, with a one-line explanation.
 """
 import argparse
@@ -258,7 +258,8 @@ def parser():
     r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
                                     "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
-    r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
+    r.add_argument("--bank-seconds", type=float, help="time budget of the bank and coalescing probes under ncu, "
+                   "each (their defaults: 140 and 120)")
     r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
     r.add_argument("--json", action="store_true", help="print the JSON report on stdout (progress on stderr)")
     r.set_defaults(run=cmd_run, argv=None)

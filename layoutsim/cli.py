@@ -12,7 +12,7 @@ import sys
 from .errors import LayoutsimError, one_line
 from .files import pipe_safe_stdout
 
-COMMANDS = ("query", "show", "list", "banks", "swizzle_search", "render", "desc", "ptx")
+COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render", "desc", "ptx")
 
 
 class Parser(argparse.ArgumentParser):

@@ -20,6 +20,7 @@ GROUPS = {
     "kernels": "gpu_check.kernel_corpus.group",  # whole kernels (PTX) against layoutsim.ptx
     "banks": "gpu_check.checks.banks",         # ncu wavefronts against the bank model
     "descriptors": "gpu_check.descriptors.group",  # wgmma descriptors and TMA against layoutsim.smem
+    "coalescing": "gpu_check.checks.coalescing",   # ncu requests/sectors against layoutsim.memory
 }
 
 

@@ -40,12 +40,13 @@ def skip_reason():
     return None
 
 
-def measure(out_dir, max_seconds=None, extra=(), timeout=600):
-    """Run the probe; returns (returncode, seconds, log tail)."""
+def measure(out_dir, max_seconds=None, extra=(), timeout=600, module="gpu_check.bank_probe.measure"):
+    """Run a probe (the bank probe unless `module` names another); returns (returncode, seconds,
+    log tail)."""
     import time
     env = dict(os.environ)
     ncu = ncu_path()
-    cmd = [sys.executable, "-m", "gpu_check.bank_probe.measure", "--out", str(out_dir)]
+    cmd = [sys.executable, "-m", module, "--out", str(out_dir)]
     if ncu:
         env["PATH"] = os.path.dirname(ncu) + os.pathsep + env.get("PATH", "")
         cmd += ["--ncu", ncu]
@@ -95,27 +96,39 @@ def compare(out_dir, arch="sm_90"):
 
 def run(session):
     """The probe under ncu, in its own process: the session gives the GPU up first."""
+    return run_probe(session, "banks", measure_and_compare)
+
+
+def run_probe(session, group, measure_and_compare):
+    """What the banks and coalescing groups share: release the session's GPU (the probe runs in
+    its own process, under ncu), then measure into the record folder (if any) and compare."""
     release = getattr(session.backend, "release", None)
     if release:
         release()
-    return measure_and_compare(session.record / "banks" if session.record else None, session.bank_seconds)
+    return measure_and_compare(session.record / group if session.record else None, session.bank_seconds)
 
 
 def measure_and_compare(keep_dir=None, max_seconds=None):
-    reason = skip_reason()
+    return probe_and_compare("banks", "bank corpus", "gpu_check.bank_probe.measure", "bank_corpus.json", compare,
+                             skip_reason(), keep_dir, max_seconds)
+
+
+def probe_and_compare(group, what, module, corpus, compare, reason, keep_dir=None, max_seconds=None, timeout=600):
+    """Run a probe under ncu into keep_dir (or a temporary folder), then compare(folder).
+    Failures are one error result."""
     if reason:
-        return [Result("banks", "bank corpus", "ncu", status="skip", note=reason)]
+        return [Result(group, what, "ncu", status="skip", note=reason)]
     from layoutsim.files import make_dir
-    out_dir = Path(make_dir(keep_dir, "--record folder")) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
+    out_dir = (Path(make_dir(keep_dir, "--record folder")) if keep_dir
+               else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_")))
     try:
-        rc, secs, tail = measure(out_dir, max_seconds)
+        rc, secs, tail = measure(out_dir, max_seconds, timeout=timeout, module=module)
     except subprocess.TimeoutExpired:
-        return [Result("banks", "bank corpus", "ncu", status="error", note="the bank probe timed out")]
-    if rc != 0 or not (out_dir / "bank_corpus.json").exists():
-        return [Result("banks", "bank corpus", "ncu", status="error",
-                       note=f"bank probe exited {rc}: " + " | ".join(tail))]
+        return [Result(group, what, "ncu", status="error", note=f"{module} timed out")]
+    if rc != 0 or not (out_dir / corpus).exists():
+        return [Result(group, what, "ncu", status="error", note=f"{module} exited {rc}: " + " | ".join(tail))]
     try:
         res, _ = compare(out_dir)
     except Exception as e:   # noqa: BLE001 - reported, not hidden
-        return [Result("banks", "bank corpus", "ncu", status="error", note=f"cannot compare the probe's output: {e!r}")]
+        return [Result(group, what, "ncu", status="error", note=f"cannot compare the probe's output: {e!r}")]
     return res

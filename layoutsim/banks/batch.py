@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..access import batch_offsets, lane_masks, mask_bits
 from ..errors import LayoutsimError
 from . import amd, nvidia
 from .model import LANES, generation, memory_limit, resolve_arch
@@ -55,24 +56,8 @@ def phase_table(spec, arch, rules):
                 spec.is_matrix, spec.width)
 
 
-def _masks(active, n):
-    """uint64[N] lane masks from None (all lanes), N integer masks or [N, 32] booleans."""
-    if active is None:
-        return np.full(n, 0xFFFFFFFF, np.uint64)
-    a = np.asarray(active)
-    if a.ndim == 1 and a.shape[0] == n and a.dtype != bool:
-        if a.dtype.kind not in "iu" or (a.dtype.kind == "i" and np.any(a < 0)) or np.any(a.astype(np.uint64) >> 32):
-            raise LayoutsimError("active masks must be 32-bit lane masks (0 .. 0xffffffff)")
-        return a.astype(np.uint64)
-    if a.shape == (n, LANES):
-        return (a.astype(np.uint64) << np.arange(LANES, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
-    raise LayoutsimError(f"active: give {n} lane masks or a [{n}, 32] boolean array, not shape {a.shape}")
-
-
 def _parts(masks, pl):
-    """bool[N, 32]: lane takes part (its bit is set and the op uses its address)."""
-    bits = np.unpackbits(masks.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
-    return bits.astype(bool) & (pl.lane_phase >= 0)[None, :]
+    return mask_bits(masks) & (pl.lane_phase >= 0)[None, :]
 
 
 def prepare_common(op, offsets, arch=None, active=None, rules=None):
@@ -80,16 +65,10 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
     spec = parse(op)
     arch = resolve_arch(spec, arch)
     rules = rules or nvidia.DEFAULT
-    off = np.asarray(offsets)
-    if off.ndim != 2 or off.shape[1] != LANES:
-        raise LayoutsimError(f"batch offsets: an [N, 32] array of byte offsets (one row per warp "
-                             f"access), not shape {off.shape}")
-    if off.dtype.kind not in "iu":
-        raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
-    off = np.ascontiguousarray(off, dtype=np.int64)
+    off = batch_offsets(offsets)
     n = off.shape[0]
     pl = phase_table(spec, arch, rules)
-    masks = _masks(active, n)
+    masks = lane_masks(active, n)
     if spec.is_matrix:
         need = np.uint64(sum(1 << int(lane) for lane in np.flatnonzero(pl.lane_phase >= 0)))
         miss = (masks & need) != need

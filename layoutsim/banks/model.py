@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import archs as A
+from ..access import lane_mask, lane_values
 from ..errors import LayoutsimError
 from . import amd, nvidia
 from .ops import parse
@@ -134,60 +135,10 @@ def lanes_used(spec):
     return list(range(LANES))
 
 
-def parse_active(active, spec):
-    """bool[32] from None (all), an int bit mask, or 32 booleans."""
-    if active is None:
-        return np.ones(LANES, bool)
-    if isinstance(active, (int, np.integer)) and not isinstance(active, bool):
-        m = int(active)
-        if not 0 <= m < (1 << LANES):
-            raise LayoutsimError(f"active mask {m:#x} does not fit 32 lanes (0 .. 0xffffffff)")
-        return np.array([(m >> i) & 1 for i in range(LANES)], bool)
-    arr = np.asarray(active)
-    if arr.ndim != 1 or arr.shape[0] != LANES:
-        raise LayoutsimError(f"active: give a 32-bit lane mask or 32 booleans (one per lane), "
-                             f"not {arr.shape[0] if arr.ndim == 1 else arr.shape} values")
-    if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
-        raise LayoutsimError("active: the 32 values must be booleans (or 0/1), one per lane")
-    return arr.astype(bool)
-
-
 def parse_offsets(offsets, spec, variables=None):
-    """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression."""
-    from .address import lane_offsets
-    if isinstance(offsets, str):
-        return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
-    if isinstance(offsets, np.ndarray):
-        vals = offsets.reshape(-1).tolist() if offsets.ndim == 1 else None
-        if vals is None:
-            raise LayoutsimError(f"offsets: one warp takes a 1-D list of 32 byte offsets, not shape {offsets.shape}")
-    else:
-        try:
-            vals = list(offsets)
-        except TypeError:
-            raise LayoutsimError(f"offsets: give 32 byte offsets (a list) or an expression in lane, "
-                                 f"not {offsets!r}") from None
-    n = len(vals)
-    used = lanes_used(spec)
-    if n != LANES and not (spec.is_matrix and n == len(used)):
-        extra = f" (or {len(used)}, one per row address)" if spec.is_matrix else ""
-        raise LayoutsimError(f"{spec.name} takes one offset per lane: 32 offsets{extra}, not {n}")
-    out = np.zeros(LANES, np.int64)
-    given = np.zeros(LANES, bool)
-    for i, v in enumerate(vals):
-        lane = used[i] if n != LANES else i
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            if isinstance(v, (float, np.floating)) and float(v).is_integer():
-                v = int(v)
-            else:
-                raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
-        if not -(1 << 63) <= int(v) < (1 << 63):           # (lanes that take part are checked later)
-            raise LayoutsimError(f"lane {lane}: offset {int(v)} is beyond any shared memory")
-        out[lane] = int(v)
-        given[lane] = True
-    return out, given
+    """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression;
+    ldmatrix/stmatrix also take just their row addresses."""
+    return lane_values(offsets, spec.name, variables, lanes_used(spec) if spec.is_matrix else None)
 
 
 def prepare(op, offsets, arch=None, active=None, variables=None):
@@ -195,7 +146,7 @@ def prepare(op, offsets, arch=None, active=None, variables=None):
     spec = parse(op)
     arch = resolve_arch(spec, arch)
     off, given = parse_offsets(offsets, spec, variables)
-    act = parse_active(active, spec) & given
+    act = lane_mask(active) & given
     if spec.is_matrix:
         used = lanes_used(spec)
         missing = [lane for lane in used if not act[lane]]

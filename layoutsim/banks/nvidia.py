@@ -97,23 +97,8 @@ class Rules:
 
 def parse_rules(text, base=None):
     """'wide_ld=none,matrix=as-v4' -> Rules (the other fields from base, default DEFAULT)."""
-    from dataclasses import fields
-    from ..errors import LayoutsimError, suggest
-    names = [f.name for f in fields(Rules)]
-    kw = {}
-    for item in str(text).split(","):
-        if not item.strip():
-            continue
-        if "=" not in item:
-            raise LayoutsimError(f"rules: write KEY=VALUE,... with keys {', '.join(names)}, not {item!r}")
-        k, v = (x.strip() for x in item.split("=", 1))
-        if k not in names:
-            raise LayoutsimError(f"unknown rule {k!r}{suggest(k, names)}; valid: {', '.join(names)}")
-        kw[k] = int(v) if k.startswith("empty_") and v.isdigit() else v
-    try:
-        return replace(base or DEFAULT, **kw)
-    except ValueError as e:
-        raise LayoutsimError(str(e)) from None
+    from ..access import parse_rule_text
+    return parse_rule_text(text, base or DEFAULT)
 
 
 def candidates():

@@ -17,6 +17,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ..access import WIDTH_NAME, access_bytes
 from ..errors import LayoutsimError, suggest
 
 
@@ -48,7 +49,6 @@ class OpSpec:
         return get(self.catalog).addressing.lanes
 
 
-_NV_WIDTH_NAME = {1: "b8", 2: "b16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}
 _NV_SASS_SUFFIX = {1: ".U8", 2: ".U16", 4: "", 8: ".64", 16: ".128"}
 _AMD_NAME = {("ld", 1): "ds_read_u8", ("ld", 2): "ds_read_u16", ("ld", 4): "ds_read_b32",
              ("ld", 8): "ds_read_b64", ("ld", 16): "ds_read_b128",
@@ -57,7 +57,7 @@ _AMD_NAME = {("ld", 1): "ds_read_u8", ("ld", 2): "ds_read_u16", ("ld", 4): "ds_r
 
 
 def _nv(direction, width):
-    name = f"{direction}.shared.{_NV_WIDTH_NAME[width]}"
+    name = f"{direction}.shared.{WIDTH_NAME[width]}"
     sass = ("LDS" if direction == "ld" else "STS") + _NV_SASS_SUFFIX[width]
     return OpSpec(name, "nvidia", direction, width, sass=sass)
 
@@ -78,7 +78,7 @@ def access_name(vendor, direction, width, space="shared"):
     if vendor == "amd":
         name = _AMD_NAME[(direction, width)]
         return name if space == "shared" else name.replace("ds_read", "global_load").replace("ds_write", "global_store")
-    t = _NV_WIDTH_NAME[width]
+    t = WIDTH_NAME[width]
     if direction == "ld" and width < 4:
         t = "u" + t[1:]                    # PTX loads zero-extend: ld.shared.u8
     return f"{direction}.{space}.{t}"
@@ -107,9 +107,6 @@ def names(vendor=None):
 
 
 # ---- parsing ----------------------------------------------------------------------------
-_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
-               "f16x2": 4, "bf16x2": 4, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
-               "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _FILLER = {"shared", "shared::cta", "volatile", "relaxed", "weak", "cta", "sync", "aligned",
            "m8n8", "b16", "cs", "ca", "cg", "lu", "cv", "wb", "wt"}
 
@@ -118,20 +115,8 @@ def _parse_ptx_lsu(tokens):
     head = tokens[0]
     if "shared" not in tokens and "shared::cta" not in tokens:
         return None
-    vec, elem = 1, None
-    for t in tokens[1:]:
-        if t in ("v2", "v4", "v8"):
-            vec = int(t[1:])
-        elif t in _TYPE_BYTES:
-            elem = _TYPE_BYTES[t]
-        elif t in _FILLER:
-            continue
-        else:
-            return None
-    if elem is None:
-        return None
-    w = vec * elem
-    return _nv(head, w) if w in _NV_WIDTH_NAME else None
+    w = access_bytes(tokens[1:], _FILLER)
+    return _nv(head, w) if w in WIDTH_NAME else None
 
 
 def _parse_ptx_matrix(tokens):

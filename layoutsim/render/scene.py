@@ -103,9 +103,10 @@ def font_for(rows, cols):
 
 
 def draw_grid(scene, x0, y0, cells, font, title_lines=(), row_label="", col_label="",
-              row_names=None, col_names=None, cell_size=None, major=8):
+              row_names=None, col_names=None, cell_size=None, major=8, major_rows=None):
     """Lay out a 2-D list of Cell (None = empty) with row/column numbers; returns (w, h) used.
 
+    A darker line every `major` columns and `major_rows` rows (default `major`).
     Column numbers sit above the grid, row numbers to its left. Every label is sized from
     `font` and every cell is as wide as its longest line, so nothing overlaps.
     """
@@ -165,7 +166,7 @@ def draw_grid(scene, x0, y0, cells, font, title_lines=(), row_label="", col_labe
     grey = "#5c5c5c"                                 # a darker line every `major` cells
     for c in range(major, cols, major):
         scene.add(Rect(gx + c * cw, gy, 0, rows * ch, stroke=grey, stroke_width=1.0))
-    for r in range(major, rows, major):
+    for r in range(major_rows or major, rows, major_rows or major):
         scene.add(Rect(gx, gy + r * ch, cols * cw, 0, stroke=grey, stroke_width=1.0))
     for e in emph:                                   # drawn last, above every neighbour
         scene.add(e)

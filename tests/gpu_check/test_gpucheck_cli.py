@@ -65,7 +65,7 @@ def test_no_cuda_driver_is_one_line(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, text", [
-    (["run", "--group", "bankz"], "unknown group 'bankz'; valid: layouts, numerics, kernels, banks, descriptors"),
+    (["run", "--group", "bankz"], "unknown group 'bankz'; valid: layouts, numerics, kernels, banks, descriptors, coalescing"),
     (["run", "--cases", "0"], "--cases must be at least 1"),
     (["run", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["report", "/nonexistent/report.json"], "cannot read report '/nonexistent/report.json'"),

@@ -28,7 +28,9 @@ def test_report_sorted_by_excess_with_cuda_lines(capsys, tmp_path):
     assert rc == 0
     lines = out.splitlines()
     assert lines[1] == "shared memory: 4096 load wavefronts (ideal 128), 128 store wavefronts (ideal 128)"
-    first = lines[3].split()
+    assert lines[2] == "global memory: 256 requests, 1024 sectors"    # 32 floats per warp access: 4 sectors
+    header = next(i for i, line in enumerate(lines) if line.startswith("line  cuda"))
+    first = lines[header + 1].split()
     assert first[1] == "transpose.cu:9" and first[5] == "992" and first[6].startswith("ld.shared")
     assert np.array_equal(np.load(tmp_path / "o" / "arg1.npy"), x.T)
     assert not (tmp_path / "o" / "arg2.npy").exists()          # scalars have no buffer

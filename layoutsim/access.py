@@ -1,0 +1,157 @@
+"""What every per-lane memory access model shares: PTX width spellings, lane masks, offsets.
+
+The shared-memory bank model (layoutsim.banks) and the global-memory coalescing model
+(layoutsim.memory) both take a warp's access as an op spelled the PTX way, 32 per-lane byte
+offsets (or an expression in `lane`) and a mask of active lanes. This module is the one place
+that knows
+  * how many bytes a PTX type suffix moves (`.u8` 1, `.f16x2` 4, `.b128` 16, ...) and how a
+    vector prefix multiplies it (`.v2`, `.v4`, `.v8`): PTX ISA 5.2 "Fundamental types" and
+    9.7.9.8/9 (`ld`/`st` `.vec`);
+  * how a lane mask is given (None = all lanes, a 32-bit integer, or 32 booleans);
+  * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression).
+"""
+import numpy as np
+
+from .errors import LayoutsimError
+
+LANES = 32
+MAX_OFFSET = 1 << 48          # the expression language's bound too (banks/address.py)
+
+TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+              "f16x2": 4, "bf16x2": 4, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
+              "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
+VECTORS = {"v2": 2, "v4": 4, "v8": 8}
+# The canonical spelling of a per-lane access of each width (reports and JSON print it):
+# 8/16-bit as .b8/.b16, 64/128-bit as vectors of .b32, the form nvcc's inline PTX uses.
+WIDTH_NAME = {1: "b8", 2: "b16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}
+
+
+def access_bytes(tokens, ignore=()):
+    """Bytes per lane for the dot-separated qualifiers of a PTX load/store after its head
+    (['shared', 'v4', 'b32'] -> 16), skipping the words in `ignore`; None when a token is
+    neither a type, a vector count nor ignorable, or when no type is given."""
+    vec, elem = 1, None
+    for t in tokens:
+        if t in VECTORS:
+            vec = VECTORS[t]
+        elif t in TYPE_BYTES:
+            elem = TYPE_BYTES[t]
+        elif t not in ignore:
+            return None
+    return None if elem is None else vec * elem
+
+
+def lane_mask(active):
+    """bool[32] from None (all lanes), an int bit mask (bit L = lane L), or 32 booleans."""
+    if active is None:
+        return np.ones(LANES, bool)
+    if isinstance(active, (int, np.integer)) and not isinstance(active, bool):
+        m = int(active)
+        if not 0 <= m < (1 << LANES):
+            raise LayoutsimError(f"active mask {m:#x} does not fit 32 lanes (0 .. 0xffffffff)")
+        return np.array([(m >> i) & 1 for i in range(LANES)], bool)
+    arr = np.asarray(active)
+    if arr.ndim != 1 or arr.shape[0] != LANES:
+        raise LayoutsimError(f"active: give a 32-bit lane mask or 32 booleans (one per lane), "
+                             f"not {arr.shape[0] if arr.ndim == 1 else arr.shape} values")
+    if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
+        raise LayoutsimError("active: the 32 values must be booleans (or 0/1), one per lane")
+    return arr.astype(bool)
+
+
+def lane_masks(active, n):
+    """uint64[N] lane masks for N warp accesses from None (all lanes), N integer masks or
+    [N, 32] booleans."""
+    if active is None:
+        return np.full(n, 0xFFFFFFFF, np.uint64)
+    a = np.asarray(active)
+    if a.ndim == 1 and a.shape[0] == n and a.dtype != bool:
+        if a.dtype.kind not in "iu" or (a.dtype.kind == "i" and np.any(a < 0)) or np.any(a.astype(np.uint64) >> 32):
+            raise LayoutsimError("active masks must be 32-bit lane masks (0 .. 0xffffffff)")
+        return a.astype(np.uint64)
+    if a.shape == (n, LANES):
+        return (a.astype(np.uint64) << np.arange(LANES, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
+    raise LayoutsimError(f"active: give {n} lane masks or a [{n}, 32] boolean array, not shape {a.shape}")
+
+
+def mask_bits(masks):
+    """bool[N, 32] lanes of N uint64 lane masks."""
+    masks = np.asarray(masks, np.uint64)
+    if masks.size and (masks == 0xFFFFFFFF).all():
+        return np.ones((masks.shape[0], LANES), bool)
+    bits = np.unpackbits(masks.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+    return bits.astype(bool)
+
+
+def batch_offsets(offsets):
+    """int64[N, 32] C-contiguous byte offsets of N warp accesses, or a one-line error."""
+    off = np.asarray(offsets)
+    if off.ndim != 2 or off.shape[1] != LANES:
+        raise LayoutsimError(f"batch offsets: an [N, 32] array of byte offsets (one row per warp "
+                             f"access), not shape {off.shape}")
+    if off.dtype.kind not in "iu":
+        raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
+    if off.dtype == np.uint64 and off.size and int(off.max()) > MAX_OFFSET:
+        raise LayoutsimError(f"batch offsets beyond 2**48: {int(off.max())}")
+    return np.ascontiguousarray(off, dtype=np.int64)
+
+
+def parse_rule_text(text, base):
+    """'key=value,key=value' -> a copy of the frozen dataclass `base` with those fields set (the
+    rule sets of the bank and coalescing models); digits become ints for integer fields."""
+    from dataclasses import fields, replace
+    from .errors import suggest
+    names = [f.name for f in fields(base)]
+    kw = {}
+    for item in str(text).split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise LayoutsimError(f"rules: write KEY=VALUE,... with keys {', '.join(names)}, not {item!r}")
+        k, v = (x.strip() for x in item.split("=", 1))
+        if k not in names:
+            raise LayoutsimError(f"unknown rule {k!r}{suggest(k, names)}; valid: {', '.join(names)}")
+        kw[k] = int(v) if isinstance(getattr(base, k), int) and v.isdigit() else v
+    try:
+        return replace(base, **kw)
+    except ValueError as e:
+        raise LayoutsimError(str(e)) from None
+
+
+def lane_values(offsets, what, variables=None, lanes=None):
+    """(int64[32] byte offsets, bool[32] lanes that gave one) from an expression in `lane`, a
+    list (None = the lane gives no address) or a 1-D array. `lanes` lists the lanes that a
+    shorter list stands for (ldmatrix's row-address lanes); `what` names the op in errors."""
+    if isinstance(offsets, str):
+        from .banks.address import lane_offsets
+        return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
+    if isinstance(offsets, np.ndarray):
+        if offsets.ndim != 1:
+            raise LayoutsimError(f"offsets: one warp takes a 1-D list of 32 byte offsets, not shape {offsets.shape}")
+        vals = offsets.tolist()
+    else:
+        try:
+            vals = list(offsets)
+        except TypeError:
+            raise LayoutsimError(f"offsets: give 32 byte offsets (a list) or an expression in lane, "
+                                 f"not {offsets!r}") from None
+    n = len(vals)
+    if n != LANES and not (lanes is not None and n == len(lanes)):
+        extra = f" (or {len(lanes)}, one per row address)" if lanes is not None else ""
+        raise LayoutsimError(f"{what} takes one offset per lane: 32 offsets{extra}, not {n}")
+    out = np.zeros(LANES, np.int64)
+    given = np.zeros(LANES, bool)
+    for i, v in enumerate(vals):
+        lane = lanes[i] if n != LANES else i
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            if isinstance(v, (float, np.floating)) and float(v).is_integer():
+                v = int(v)
+            else:
+                raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
+        if abs(int(v)) > MAX_OFFSET:
+            raise LayoutsimError(f"lane {lane}: offset {int(v)} is out of range (beyond 2**48)")
+        out[lane] = int(v)
+        given[lane] = True
+    return out, given
