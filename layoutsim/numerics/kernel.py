@@ -36,9 +36,10 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from .bitcast import f64_from_bits
-from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN,
-                  C_MB, D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF,
-                  PROD_NORM, RD, RNE, ROUND, RU, RZ, UPFRONT, ZERO_SIGNED)
+from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
+                  C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C,
+                  NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, OVF_INF, PROD_NORM,
+                  RD, RNE, RNE32_TRUNC, ROUND, RU, RZ, TINY_C_ZERO, UPFRONT, ZERO_SIGNED)
 from .lanes import F32_SCALE_MAX, ROWS, V, VZERO, _lanes_decode, _lanes_mma
 
 @njit(cache=True, inline="always")
@@ -76,6 +77,9 @@ def _decode(bits, eb, mb, fn, ftz):
 @njit(cache=True, inline="always")
 def _round_pack(S, q, neg_zero_sign, cfg):
     """Raw bits of S * 2**q (S an exact int64) in the D format, rounded as cfg says."""
+    if cfg[ROUND] == RNE32_TRUNC:      # an fp32 rounded to nearest, its low 16 bits dropped
+        return _round_bits(S, q, neg_zero_sign, 8, 23, 23, RNE, cfg[ZERO_SIGNED] != 0,
+                           cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0) >> 16
     return _round_bits(S, q, neg_zero_sign, cfg[D_EB], cfg[D_MB], cfg[KEEP], cfg[ROUND],
                        cfg[ZERO_SIGNED] != 0, cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
 
@@ -145,27 +149,46 @@ def _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, zero_signed, ovf_inf, ou
 
 
 @njit(cache=True)
-def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg):
-    """The raw D bits when products k0..k1-1 or C (class 0 finite / 1 inf / 2 nan) are not
-    all finite: NaN for a NaN in, Inf * 0 or +Inf meeting -Inf, else that Inf; -1 when every
-    product and C are finite."""
-    nan = ccls == 2
-    pinf = ccls == 1 and csig > 0
-    ninf = ccls == 1 and csig < 0
+def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg):
+    """The raw D bits when products k0..k1-1 or C (class 0 finite / 1 inf / 2 nan; raw bits
+    craw with cmb fraction bits) are not all finite, -1 when they all are. In this order: a
+    NaN factor (NAN_FACTOR), an invalid product, Inf * 0 or +Inf meeting -Inf among the
+    products (NAN_INVALID), a NaN C (quieted and kept under NAN_C_QUIET), +Inf meeting -Inf
+    with C (NAN_INVALID), else that Inf. Unset NaN kinds are NAN_BITS (NVIDIA: every NaN
+    result is the canonical one, so the order does not show)."""
+    fnan = False
+    invalid = False
+    pinf = False
+    ninf = False
     for t in range(k0, k1):
         ca = acls[t]
         cb = bcls[t]
         if ca == 2 or cb == 2:
-            nan = True
+            fnan = True
         elif ca == 1 or cb == 1:
             if (ca == 0 and asig[t] == 0) or (cb == 0 and bsig[t] == 0):
-                nan = True
+                invalid = True
             elif (asig[t] < 0) != (bsig[t] < 0):
                 ninf = True
             else:
                 pinf = True
-    if nan or (pinf and ninf):
-        return np.int64(cfg[NAN_BITS])
+    nan_bits = np.int64(cfg[NAN_BITS])
+    if fnan:
+        return np.int64(cfg[NAN_FACTOR]) if cfg[NAN_FACTOR] >= 0 else nan_bits
+    invalid_bits = np.int64(cfg[NAN_INVALID]) if cfg[NAN_INVALID] >= 0 else nan_bits
+    if invalid or (pinf and ninf):
+        return invalid_bits
+    if ccls == 2:
+        if cfg[NAN_C_QUIET] != 0:
+            return np.int64(craw) | (np.int64(1) << (cmb - 1))
+        return nan_bits
+    if ccls == 1:
+        if csig > 0:
+            pinf = True
+        else:
+            ninf = True
+    if pinf and ninf:
+        return invalid_bits
     inf_bits = np.int64((1 << cfg[D_EB]) - 1) << cfg[D_MB]
     if pinf:
         return inf_bits
@@ -174,30 +197,49 @@ def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg):
     return np.int64(-1)
 
 
+@njit(cache=True, inline="always")
+def _align_term(sig, sh, floor):
+    """sig * 2**sh as an integer: exact for sh >= 0, else truncated toward zero, or by floor
+    (toward -inf: an arithmetic shift) when `floor`."""
+    if sh >= 0:
+        return sig << sh
+    if floor:
+        return sig >> min(-sh, 63)
+    mag = abs(sig) >> min(-sh, 63)
+    return -mag if sig < 0 else mag
+
+
 @njit(cache=True)
-def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg):
+def _product_exp(p, e, pmb, cfg):
+    """The alignment exponent of a nonzero product p whose factors' exponents sum to e."""
+    if cfg[PROD_NORM] == 1 and abs(p) >= (np.int64(1) << (pmb + 1)):
+        return e + 1              # normalised: significand back in [1, 2)
+    if cfg[PROD_NORM] == 2:
+        return e + _bitlen(abs(p)) - 1 - pmb   # true exponent of the product's leading bit
+    return e
+
+
+@njit(cache=True)
+def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb, cemin, cfg):
     """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits."""
-    special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg)
+    special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg)
     if special >= 0:
         return special
     pmb = cfg[A_MB] + cfg[B_MB]
     F = cfg[ALIGN]
+    floor = cfg[ALIGN_FLOOR] != 0
     emax = cfg[FLOOR]
     have = False
     for t in range(k0, k1):
         p = asig[t] * bsig[t]
         if p != 0:
-            e = aexp[t] + bexp[t]
-            if cfg[PROD_NORM] == 1 and abs(p) >= (np.int64(1) << (pmb + 1)):
-                e += 1              # normalised: significand back in [1, 2)
-            elif cfg[PROD_NORM] == 2:
-                e += _bitlen(abs(p)) - 1 - pmb   # true exponent of the product's leading bit
+            e = _product_exp(p, aexp[t] + bexp[t], pmb, cfg)
             if e > emax:
                 emax = e
             have = True
     if csig != 0:
-        if cexp > emax:
-            emax = cexp
+        if cexp - cfg[C_EXTRA] > emax:
+            emax = cexp - cfg[C_EXTRA]
         have = True
     elif cfg[CZERO_EMIN] != 0 and cemin > emax:
         emax = cemin
@@ -205,34 +247,36 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, ce
         return np.int64(0)
     q = emax - F
     S = np.int64(0)
-    for t in range(k0, k1):
-        p = asig[t] * bsig[t]
-        if p != 0:
-            sh = aexp[t] + bexp[t] - pmb - q
-            mag = abs(p)
-            if sh >= 0:
-                mag <<= sh
-            elif sh > -63:
-                mag >>= -sh
-            else:
-                mag = 0
-            if p < 0:
-                S -= mag
-            else:
-                S += mag
+    G = cfg[GROUP]
+    if G <= 0:
+        for t in range(k0, k1):
+            p = asig[t] * bsig[t]
+            if p != 0:
+                S += _align_term(p, aexp[t] + bexp[t] - pmb - q, floor)
+    else:
+        # groups of G products: each aligned to its own largest product, summed, and the
+        # sum aligned to the step's grid
+        for g0 in range(k0, k1, G):
+            g1 = min(g0 + G, k1)
+            gmax = np.int64(-(1 << 40))
+            for t in range(g0, g1):
+                p = asig[t] * bsig[t]
+                if p != 0:
+                    gmax = max(gmax, _product_exp(p, aexp[t] + bexp[t], pmb, cfg))
+            if gmax == -(1 << 40):
+                continue
+            gq = gmax - F
+            gs = np.int64(0)
+            for t in range(g0, g1):
+                p = asig[t] * bsig[t]
+                if p != 0:
+                    gs += _align_term(p, aexp[t] + bexp[t] - pmb - gq, floor)
+            S += _align_term(gs, gq - q, floor)
     if csig != 0:
-        sh = cexp - cmb - q
-        mag = abs(csig)
-        if sh >= 0:
-            mag <<= sh
-        elif sh > -63:
-            mag >>= -sh
-        else:
-            mag = 0
-        if csig < 0:
-            S -= mag
-        else:
-            S += mag
+        ct = _align_term(csig, cexp - cmb - q, floor)
+        if ct == -1 and cfg[TINY_C_ZERO] != 0 and q > cemin and (-csig) >> min(q - cexp + cmb, 63) == 0:
+            ct = 0                # a negative C with no bit left counts 0 above C's emin
+        S += ct
     return _round_pack(S, q, False, cfg)
 
 
@@ -277,18 +321,22 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
     cemin = 2 - (1 << (cfg[C_EB] - 1))
     if cfg[UPFRONT] != 0:
         # decide NaN/Inf from all products and C before any block runs
-        special = _special_result(asig, acls, bsig, bcls, 0, K, csig, ccls, cfg)
+        special = _special_result(asig, acls, bsig, bcls, 0, K, csig, ccls, cbits, cmb, cfg)
         if special >= 0:
             return special
     late = cfg[LATE_C] != 0
+    craw = np.int64(cbits)
     if late:
         csig = np.int64(0)
         cexp = cemin
         ccls = 0
+        craw = np.int64(0)
     res = np.int64(0)
     for k0 in range(0, K, L):
         k1 = k0 + L if k0 + L < K else K
-        res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg)
+        res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
+                     cemin, cfg)
+        craw = res
         csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], False, False)
         cmb = cfg[D_MB]
         cemin = 2 - (1 << (cfg[D_EB] - 1))
@@ -305,6 +353,16 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
 # 0). Written so that LLVM vectorises both loops with AVX2 (vpmuldq, vpsrlvq, vpcmpgtq).
 ZERO_EXP = -(1 << 28)
 NO_TERM = -(1 << 27)      # any exponent below this came from a zero factor
+
+
+@njit(cache=True, inline="always")
+def plain_steps(cfg):
+    """Whether the blocks are the NVIDIA ones (the only kind the fast and vector paths run):
+    no group stage, truncation toward zero, C aligned like the products, canonical NaNs and
+    no fp32-then-truncate rounding."""
+    return (cfg[GROUP] <= 0 and cfg[ALIGN_FLOOR] == 0 and cfg[C_EXTRA] == 0
+            and cfg[TINY_C_ZERO] == 0 and cfg[NAN_FACTOR] < 0 and cfg[NAN_INVALID] < 0
+            and cfg[NAN_C_QUIET] == 0 and cfg[ROUND] != RNE32_TRUNC)
 
 
 @njit(cache=True, inline="always")
@@ -464,7 +522,7 @@ def _chunk(a, b, c, cfg, out, lo, hi):
     # the fast path needs the defaults: ea + eb as exponent, C in the first block, F >= the
     # product's fraction bits, K a multiple of L; anything else, and any row or column with
     # an Inf/NaN, takes the general path
-    fast_ok = (cfg[PROD_NORM] == 0 and sh0 >= 0 and F <= 48 and nblk > 0)
+    fast_ok = (cfg[PROD_NORM] == 0 and sh0 >= 0 and F <= 48 and nblk > 0 and plain_steps(cfg))
     late = cfg[LATE_C] != 0
     nblk = max(nblk, 1)
     a_eb, a_mb, a_fn = cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0
@@ -661,7 +719,8 @@ def vector_ok(cfg, M, N, K):
     per call, so only the path that runs gets compiled.)"""
     L = int(cfg[BLOCK])
     F = int(cfg[ALIGN])
-    return bool(cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0 and F <= 40 and L > 0
+    return bool(plain_steps(cfg) and cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0
+                and F <= 40 and L > 0
                 and L <= 64 and K % L == 0 and N % V == 0 and N > 0 and (M * K) % V == 0
                 and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53
                 and cfg[KEEP] <= cfg[D_MB])

@@ -21,15 +21,19 @@ def test_hopper_numbers_as_published():
     assert (PROFILES["sm_70"].block_16bit, PROFILES["sm_70"].extra_bits) == (4, 0)
 
 
-def test_nothing_is_confirmed_yet_and_amd_is_unverified():
+def test_what_is_confirmed_and_what_is_unverified():
     assert all(p.confirmed == NOT_CONFIRMED for a, p in PROFILES.items()
                if a.startswith("sm_") and a != "sm_90")
     assert "H200" in PROFILES["sm_90"].confirmed
-    for arch in ("gfx11", "gfx12"):
-        p = PROFILES[arch]
-        assert not p.verified and UNVERIFIED in p.label() and p.confirmed == UNVERIFIED
-        assert all(s.startswith("UNVERIFIED") for n, _, s in p.parameters()
-                   if n in ("block_16bit", "extra_bits", "fp32_rounding"))
+    p = PROFILES["gfx11"]
+    assert not p.verified and UNVERIFIED in p.label() and p.confirmed == UNVERIFIED
+    assert all(s.startswith("UNVERIFIED") for n, _, s in p.parameters()
+               if n in ("block_16bit", "extra_bits", "fp32_rounding"))
+    # gfx12: AMD's characterisation, replayed against its gfx1201 captures (test_amd_captures)
+    p = PROFILES["gfx12"]
+    assert p.verified and "captured on AMD hardware" in p.confirmed and p.unproven == ("e4m3", "e5m2")
+    assert all("rocjitsu" in s for n, _, s in p.parameters()
+               if n in ("block_16bit", "extra_bits", "fp32_rounding", "group_16bit", "alignment"))
 
 
 def test_profile_for_aliases():

@@ -1,0 +1,160 @@
+"""Replays of the raw results AMD captured on gfx1201 (Radeon AI Pro R9700) and published with
+rocjitsu (ROCm/rocm-systems, MIT), as copied into bjacob/goc (tests/data/numerics/amd/*.json
+name the files, commits and licence). Every capture is a register-level experiment: inputs
+were placed in VGPRs, the instruction ran, D's VGPRs were read. The replay maps those
+registers to matrices through the catalog's fragment maps (layoutsim.isa.amd_wmma), runs
+layoutsim.mma with the gfx12 profile, and maps D back to registers.
+"""
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+import layoutsim
+from layoutsim.isa import amd_wmma
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "numerics" / "amd"
+ARCH = "gfx1201"
+
+
+def load(name):
+    path = DATA / name
+    if not path.exists():        # a replay never skips: missing data is an error
+        raise FileNotFoundError(f"capture file {path} is missing")
+    return json.loads(path.read_text())
+
+
+def _hex(rows, dtype):
+    return np.array([[int(x, 16) for x in row] for row in rows], dtype)
+
+
+# ----------------------------------------------------------------------------- registers
+def gather(frag, regs):
+    """The raw matrix (batch, rows, cols) a FragmentMap reads from regs (batch, vgprs, lanes)."""
+    t = frag.table.astype(np.int64)
+    lane, reg, slot = np.nonzero(t[..., 0] >= 0)
+    _, r, c = t[lane, reg, slot].T
+    w = frag.elem_bits
+    out = np.zeros((regs.shape[0],) + frag.shape[1:], np.uint32)
+    out[:, r, c] = (regs[:, reg, lane] >> np.uint32(w) * slot.astype(np.uint32)) & np.uint32((1 << w) - 1)
+    return out
+
+
+def scatter(frag, mat, vgprs):
+    """The VGPRs (batch, vgprs, lanes) holding a 32-bit matrix (batch, rows, cols) of a map."""
+    t = frag.table.astype(np.int64)
+    lane, reg, slot = np.nonzero(t[..., 0] >= 0)
+    _, r, c = t[lane, reg, slot].T
+    out = np.zeros((mat.shape[0], vgprs, frag.lanes), np.uint32)
+    out[:, reg, lane] = mat[:, r, c]
+    return out
+
+
+def fnv1a(words):
+    """FNV-1a 64 of (batch, n) 32-bit words, four little-endian bytes each (goc capture_hash.h)."""
+    h = np.full(words.shape[0], 14695981039346656037, np.uint64)
+    prime = np.uint64(1099511628211)
+    w = words.astype(np.uint64)
+    for i in range(words.shape[1]):
+        for byte in range(4):
+            h = (h ^ ((w[:, i] >> np.uint64(8 * byte)) & np.uint64(255))) * prime
+    return h
+
+
+# ----------------------------------------------------------------------------- integer digests
+def capture_inputs(samples):
+    """(samples, 15, 32) VGPRs: goc's integer_wmma_capture_inputs (the JSON's "inputs")."""
+    out = np.zeros((len(samples), 15, 32), np.uint32)
+    accs = (0, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF80, 0x80000080)
+    pairs = (4, 8, 12, 9, 13, 14)
+    for n, s in enumerate(samples):
+        x = (0xA3987412 + s) & 0xFFFFFFFF
+
+        def draw():
+            nonlocal x
+            x ^= (x << 13) & 0xFFFFFFFF
+            x ^= x >> 17
+            x ^= (x << 5) & 0xFFFFFFFF
+            return x
+        for r in range(6):
+            out[n, r] = [draw() for _ in range(32)]
+        for r in range(6, 14):
+            out[n, r] = [accs[draw() % 6] for _ in range(32)]
+        out[n, 14] = [sum(pairs[draw() % 6] << (4 * g) for g in range(8)) for _ in range(32)]
+    return out
+
+
+def integer_digests(mnemonic, mode, regs):
+    """FNV-1a digests of D for every sample's registers under one mode (the JSON's "modes")."""
+    sparse = mnemonic.startswith("v_swmmac")
+    inst = amd_wmma.build(mnemonic, "gfx12", 32, index_key=(mode >> 3) & 1 if sparse else 0)
+    inst = dataclasses.replace(inst, options={**inst.options, "signed_a": bool(mode & 1),
+                                              "signed_b": bool(mode & 2), "clamp": bool(mode & 4)})
+    op = inst.operand
+    a = gather(op("A").fragment, regs[:, 0:2]).astype(np.uint8)
+    b = gather(op("B").fragment, regs[:, 2:6 if sparse else 4]).astype(np.uint8)
+    c = gather(op("C").fragment, regs[:, 6:14])
+    index = gather(op("IDX").fragment, regs[:, 14:15]).astype(np.uint8) if sparse else None
+    d = layoutsim.mma(inst, a, b, c, arch=ARCH, raw=True, index=index)
+    return fnv1a(scatter(op("D").fragment, d.astype(np.uint32), 8).reshape(len(regs), -1))
+
+
+def replay_integer():
+    """[(mnemonic, sample, mode, expected, got)] for every integer capture."""
+    doc = load("gfx1201_integer_digests.json")
+    regs = capture_inputs(range(16))
+    out = []
+    for family in ("dense", "swmmac"):
+        for mnemonic, rows in doc[family].items():
+            want = _hex(rows, np.uint64)                 # [sample, mode]
+            for mode in range(want.shape[1]):
+                got = integer_digests(mnemonic, mode, regs)
+                out += [(mnemonic, s, mode, int(want[s, mode]), int(got[s])) for s in range(16)]
+    return out
+
+
+# ----------------------------------------------------------------------------- f16/bf16
+def replay_dot2():
+    """[(fmt, case, expected, got)]: each V_DOT2 capture as one WMMA step, the two factors at
+    k = 0 and 1 of row 0 / column 0, C[0][0] = c, everything else 0 (later steps pass D on
+    unchanged: their products are 0 and C is exact on their grid)."""
+    doc = load("gfx1201_float_dot.json")
+    out = []
+    for fmt, rows in doc["dot2"].items():
+        v = _hex(rows, np.uint64)
+        n = len(v)
+        A = np.zeros((n, 16, 16), np.uint16)
+        B = np.zeros((n, 16, 16), np.uint16)
+        C = np.zeros((n, 16, 16), np.uint32)
+        A[:, 0, 0], A[:, 0, 1] = v[:, 0] & 0xFFFF, v[:, 0] >> 16
+        B[:, 0, 0], B[:, 1, 0] = v[:, 1] & 0xFFFF, v[:, 1] >> 16
+        C[:, 0, 0] = v[:, 2]
+        d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", A, B, C, arch=ARCH, raw=True)
+        out += [(fmt, i, int(v[i, 3]), int(d[i, 0, 0])) for i in range(n)]
+    return out
+
+
+def replay_wmma():
+    """[(fmt, wave, case, expected, got values)]: every D element of each WMMA capture, the
+    registers loaded as the capture did (the JSON's "notes")."""
+    doc = load("gfx1201_float_dot.json")
+    out = []
+    for fmt, cases in doc["wmma"].items():
+        for wave in (32, 64):
+            inst = layoutsim.get(f"v_wmma_f32_16x16x16_{fmt}", arch=ARCH, wave=wave)
+            per = 256 // wave
+            mats = {}
+            for name in "AB":
+                vec = _hex([c[name.lower()] for c in cases], np.uint32)   # [case, f]
+                regs = np.zeros((len(cases), 8, wave), np.uint32)
+                for lane in range(wave):
+                    for reg in range(per // 2):
+                        f = (lane // 16) * per + 2 * reg
+                        regs[:, reg, lane] = vec[:, f] | (vec[:, f + 1] << np.uint32(16))
+                mats[name] = gather(inst.operand(name).fragment, regs).astype(np.uint16)
+            C = np.array([np.full((16, 16), int(c["c"], 16), np.uint32) for c in cases])
+            d = layoutsim.mma(inst, mats["A"], mats["B"], C, arch=ARCH, raw=True)
+            for i, c in enumerate(cases):
+                out.append((fmt, wave, i, int(c[f"d_wave{wave}"], 16), sorted({int(x) for x in d[i].ravel()})))
+    return out
