@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import LayoutsimError
 from . import amd, nvidia
+from ..archs import CDNA
 from .model import LANES, generation, memory_limit, resolve_arch
 from .ops import parse
 
@@ -79,6 +80,9 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
     """(spec, arch, plan, offsets int64[N,32], masks uint64[N], limit) -- addresses not yet checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
+    if arch in CDNA:
+        raise LayoutsimError(f"the batch engines cost 32-lane accesses; {arch} LDS accesses are wave64: "
+                             f"use layoutsim.banks.analyze (or `layoutsim banks`) for them")
     rules = rules or nvidia.DEFAULT
     off = np.asarray(offsets)
     if off.ndim != 2 or off.shape[1] != LANES:

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from .address import Swizzle, Tile, block_offsets_many, fill_offsets
 from .batch import _numpy_engine, prepare_batch
+from ..archs import CDNA
 from .model import resolve_arch
 from .ops import parse
 
@@ -166,6 +167,8 @@ def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v
     arch = resolve_arch(specs[0], arch)
     for s in specs[1:]:
         resolve_arch(s, arch)
+    if arch in CDNA:
+        raise LayoutsimError(f"swizzle search covers 32-lane accesses; {arch} LDS accesses are wave64")
     align = max(s.width for s in specs)
     cands = tiles if tiles is not None else candidate_tiles(rows, cols, dtype, align, max_pad_bytes)
     ranked, skipped, counts = [], [], {}

@@ -6,6 +6,7 @@
     layoutsim banks --op ldmatrix.x4 --tile 64x32 --pad 8 --fragment mma.m16n8k16.f32.f16.f16.f32:A --at 16,16
     layoutsim banks --op st.shared.v4.b32 --tile 64x32 --pad 8 --fill
     layoutsim banks --op ds_read_b128 --arch gfx1201 --addr "lane*16"
+    layoutsim banks --op ds_read_b128 --arch gfx942 --addr "lane*16"      (CDNA: wave64)
 
 --json prints {"op","arch","wavefronts","ideal","conflicts","phases":[{"lanes","wavefronts",
 "banks","words","serves","source"}]} (a list of them for --fill without --index).
@@ -41,10 +42,10 @@ def register(sub):
                                    "(NVIDIA) or LDS (AMD) access.")
     p.add_argument("--op", required=True, help="ld.shared.b32, st.shared.v4.b32, ldmatrix.x4.trans, "
                    "stmatrix.x2, LDS.128, ds_read_b128 (AMD, with --arch), ...")
-    add_arch(p, "arch: sm_90 (default for NVIDIA ops), sm_80, gfx1100, gfx1201, ...")
+    add_arch(p, "arch: sm_90 (default for NVIDIA ops), sm_80, gfx1100, gfx1201, gfx942, gfx950, ...")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--addr", help="byte offset as an expression in lane, e.g. \"(lane%%8)*144 + (lane//8)*16\"")
-    src.add_argument("--offsets", help="32 comma-separated byte offsets ('_' = the lane gives none); "
+    src.add_argument("--offsets", help="32 (CDNA: 64) comma-separated byte offsets ('_' = the lane gives none); "
                      "ldmatrix/stmatrix also take just the 8/16/32 row addresses")
     src.add_argument("--tile", help="ROWSxCOLS tile in shared memory (with --fragment/--block/--fill)")
     p.add_argument("--var", action="append", metavar="NAME=VALUE", help="variable for --addr (repeatable)")
@@ -122,8 +123,8 @@ def parse_active(text):
                 lanes.add(int(part))
         except ValueError:
             raise LayoutsimError(f"--active wants a mask (0xffff) or lane ranges (0-15,20), not {text!r}") from None
-    if any(not 0 <= lane < 32 for lane in lanes):
-        raise LayoutsimError(f"--active lanes must be 0..31: {text!r}")
+    if any(not 0 <= lane < 64 for lane in lanes):
+        raise LayoutsimError(f"--active lanes must be 0..31 (0..63 on CDNA): {text!r}")
     return sum(1 << lane for lane in lanes)
 
 
