@@ -898,6 +898,23 @@ class AmdWmmaSpec(MmaSpec):
         ops = self.instr.operands
         return {k: hip_type(ops[k]) for k in ("A", "B", "C", "D", *self.extra_in)}
 
+    def builtin_args(self):
+        """The builtin's arguments after the operand vectors are loaded (a, b, c, idx)."""
+        fam = self.instr.family
+        opts = self.instr.options
+        if self.fmt["a"] in ("u8", "s8", "u4", "s4"):
+            sa = int(bool(opts.get("signed_a", self.fmt["a"].startswith("s"))))
+            sb = int(bool(opts.get("signed_b", self.fmt["b"].startswith("s"))))
+            args = [str(sa != 0).lower(), "a", str(sb != 0).lower(), "b", "c"]
+            if fam == "swmmac":
+                args.append("idx")
+            args.append(str(bool(opts.get("clamp", False))).lower())
+        else:
+            args = ["a", "b", "c"] + (["idx"] if fam == "swmmac" else [])
+            if "opsel" in opts and self.gen == "gfx11":
+                args.append(str(bool(opts["opsel"])).lower())
+        return args
+
     def source(self):
         ops = self.instr.operands
         ty = self.types()
@@ -916,19 +933,7 @@ class AmdWmmaSpec(MmaSpec):
             var = key.lower()
             lines.append(f"    {names[key]} {var}; __builtin_memcpy(&{var}, w + {off}, sizeof({var}));")
             off += words_per_lane(ops[key].fragment)
-        fam = self.instr.family
-        opts = self.instr.options
-        if self.fmt["a"] in ("u8", "s8", "u4", "s4"):
-            sa = int(bool(opts.get("signed_a", self.fmt["a"].startswith("s"))))
-            sb = int(bool(opts.get("signed_b", self.fmt["b"].startswith("s"))))
-            args = [str(sa != 0).lower(), "a", str(sb != 0).lower(), "b", "c"]
-            if fam == "swmmac":
-                args.append("idx")
-            args.append(str(bool(opts.get("clamp", False))).lower())
-        else:
-            args = ["a", "b", "c"] + (["idx"] if fam == "swmmac" else [])
-            if "opsel" in opts and self.gen == "gfx11":
-                args.append(str(bool(opts["opsel"])).lower())
+        args = self.builtin_args()
         lines += [f"    {names['D']} d = {self.builtin}({', '.join(args)});",
                   f"    unsigned o[{self.wd}]; __builtin_memcpy(o, &d, sizeof(o));",
                   f"    for (int i = 0; i < {self.wd}; ++i) q[i] = o[i];",
@@ -948,7 +953,7 @@ def hip_module_source(specs):
 def amd_specs(only=None):
     out = []
     for e in layoutsim.listing():
-        if e.vendor != "amd":
+        if e.vendor != "amd" or e.family == "mfma":      # MFMA: gpu_check.mfma
             continue
         if only and not select(e, only):
             continue

@@ -49,6 +49,11 @@ FORMATS = {f.name: f for f in (
     Format("tf32", 32, "float", 8, 10),
     Format("f16", 16, "float", 5, 10), Format("bf16", 16, "float", 8, 7),
     Format("e4m3", 8, "float", 4, 3, "fn"), Format("e5m2", 8, "float", 5, 2),
+    # AMD CDNA3 fp8/bf8 (MI300: bias 8 / 16, no Inf, 0x80 the only NaN) and the CDNA4 fp6/fp4
+    # MFMA operands; catalog formats only: layoutsim.mma has no model for them
+    Format("e4m3fnuz", 8, "float", 4, 3, "fnuz"), Format("e5m2fnuz", 8, "float", 5, 2, "fnuz"),
+    Format("e2m3", 6, "float", 2, 3, "fn"), Format("e3m2", 6, "float", 3, 2, "fn"),
+    Format("e2m1", 4, "float", 2, 1, "fn"),
     Format("s32", 32, "int"), Format("s8", 8, "int"), Format("u8", 8, "uint"),
     Format("s4", 4, "int"), Format("u4", 4, "uint"),
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
@@ -76,7 +81,8 @@ def raw_dtype(name):
     """numpy unsigned dtype that holds one element's bits."""
     import numpy as np
     w = _fmt(name).bits
-    return np.dtype({4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[w])
+    return np.dtype({4: np.uint8, 6: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32,
+                     64: np.uint64}[w])
 
 
 def value_dtype(name):

@@ -82,11 +82,11 @@ def disassemble(obj, arch, wave, objdump=None):
 
 
 _FUNC = re.compile(r"^[0-9a-f]+ <(\w+)>:")
-_REG = re.compile(r"v\[(\d+):(\d+)\]|\bv(\d+)\b")
+_REG = re.compile(r"[va]\[(\d+):(\d+)\]|\b[va](\d+)\b")    # VGPRs and MFMA AccVGPRs
 
 
 def matrix_instructions(disasm):
-    """{kernel: [(mnemonic, [register counts], modifiers text)]} of every v_wmma/v_swmmac."""
+    """{kernel: [(mnemonic, [register counts], modifiers text)]} of every v_wmma/v_swmmac/v_mfma."""
     out, cur = {}, None
     for line in disasm.splitlines():
         m = _FUNC.match(line.strip())
@@ -95,7 +95,7 @@ def matrix_instructions(disasm):
             out.setdefault(cur, [])
             continue
         text = line.split("//")[0].strip()
-        if cur and (text.startswith("v_wmma") or text.startswith("v_swmmac")):
+        if cur and text.startswith(("v_wmma", "v_swmmac", "v_mfma")):
             mnem, _, rest = text.partition(" ")
             counts = []
             for r in _REG.finditer(rest):
@@ -107,6 +107,8 @@ def matrix_instructions(disasm):
 
 def expected_operands(spec):
     """Register counts in disassembly order: D, A, B, then C (WMMA) or the index (SWMMAC)."""
+    if hasattr(spec, "expected_counts"):          # MFMA (gpu_check.mfma): 32-bit VGPRs
+        return spec.expected_counts()
     ops = spec.instr.operands
     regs = [ops["D"].fragment.regs, ops["A"].fragment.regs, ops["B"].fragment.regs]
     regs.append(ops["IDX"].fragment.regs if "IDX" in ops else ops["C"].fragment.regs)

@@ -24,7 +24,8 @@ def run(args):
     width = max((len(e.name) for e in entries), default=0)
     for e in entries:
         first = e.archs[0] + ("+" if e.vendor == "nvidia" and len(e.archs) > 1 else "")
-        where = first if e.vendor == "nvidia" else ("gfx11" if e.archs[0].startswith("gfx11") else "gfx12")
+        from ..archs import generation
+        where = first if e.vendor == "nvidia" else generation(e.archs[0])
         print(f"{e.name:<{width}}  {where:<7} {e.summary}")
     print(f"{len(entries)} instructions" + (f" on {arch}" if arch else ""))
     if any(e.vendor == "amd" for e in entries):

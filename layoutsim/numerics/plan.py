@@ -11,7 +11,7 @@ from .profiles import Profile
 
 INT_FORMATS = ("s8", "u8", "s4", "u4")
 FP8 = ("e4m3", "e5m2")
-MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac")   # swmmac: the dense arithmetic on its
+MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma")   # swmmac: the dense arithmetic on its
 #                                                    logical (expanded) A, see sparse.py
 
 
@@ -107,6 +107,9 @@ def make_plan(inst, profile):
     if a == "f64":
         return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule", "nan_f64_order",
                                            "nan_f64_snan_first"), **common)
+    if inst.family == "mfma":
+        raise LayoutsimError(f"{inst.name}: no numeric model for CDNA {a} MFMA in layoutsim yet "
+                             f"(integer and f64 MFMA run; {profile.source('block_16bit')})")
     if (get_format(a).kind != "float" or d not in ("f32", "f16", "bf16")
             or {get_format(a).specials, get_format(b).specials} - {"ieee", "fn"}
             or a == "f32" or get_format(a).bits < 8):

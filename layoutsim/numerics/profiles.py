@@ -23,7 +23,7 @@ Sources (cited by key):
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
-from ..archs import AMD, GFX11, GFX12, NVIDIA, normalize
+from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
 from ..errors import LayoutsimError
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
@@ -423,8 +423,29 @@ GFX12_PROFILE = Profile(
         overflow=ROCJITSU + ": RNE overflow gives Inf (FP16_OVFL clear)",
         c_zero=ROCJITSU + ": a zero C leaves the grid at its floor")}))
 
+# CDNA MFMA (gfx908 .. gfx950): layoutsim.mma runs the integer forms (exact sums, wrapped
+# modulo 2**32) and f64 (the fma chain MMASIM models with MMA_FMA). For the rest MMASIM has
+# models layoutsim does not implement (mmasim/amd/sim.py): CDNA1 f16/bf16 exact sums of 4 / 2
+# products (MMA_E_FDPA), CDNA2 flush-to-zero multiply-adds (MMA_FTZ_MUL_ADD), CDNA3 two-stage
+# truncated sums (MMA_TR_FDPA, F=24, F2=31, RNE; fp8 MMA_GTR_FDPA), f32 an fma chain;
+# `mma` says so in a one-line error. Nothing here was measured: every result is unverified.
+_CDNA_MMASIM = {
+    "gfx908": "MMASIM mmasim/amd/sim.py CDNA1: f16 MMA_E_FDPA(L_max=4), bf16 MMA_E_FDPA(2), f32 MMA_FMA",
+    "gfx90a": "MMASIM mmasim/amd/sim.py CDNA2: f16/bf16_1k MMA_FTZ_MUL_ADD(4), bf16 (2); f32/f64 MMA_FMA",
+    "gfx942": "MMASIM mmasim/amd/sim.py CDNA3: f16/bf16 MMA_TR_FDPA(F=24, F2=31, RNE, L_max=8), xf32 "
+              "L_max=4, fp8 MMA_GTR_FDPA(24, 31, RNE, 16); f32/f64 MMA_FMA",
+    "gfx950": "no published model (MMASIM covers CDNA1-3); assumed as gfx942 where the forms exist",
+}
+CDNA_PROFILES = tuple(Profile(
+    arch, f"CDNA MFMA ({arch})", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
+    sources=_src(**{**COMMON_SOURCES, "f64": "MMASIM mmasim/amd/sim.py: f64 MFMA = MMA_FMA (an fma "
+                    "chain over k, IEEE RNE)", "block_16bit": _CDNA_MMASIM[arch],
+                    "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)"}))
+    for arch in CDNA)
+
 PROFILES = MappingProxyType({p.arch: p for p in (SM70, SM75, SM80, SM86, SM87, SM89, SM90,
-                                                 SM100, SM120, GFX11_PROFILE, GFX12_PROFILE)})
+                                                 SM100, SM120, GFX11_PROFILE, GFX12_PROFILE,
+                                                 *CDNA_PROFILES)})
 
 
 def profile_for(arch):
@@ -440,10 +461,13 @@ def profile_for(arch):
         return PROFILES["gfx11"]
     if a in GFX12:
         return PROFILES["gfx12"]
+    if a in CDNA:
+        return PROFILES[a]
     if a in PROFILES:
         return PROFILES[a]
     raise LayoutsimError(f"no numeric profile for {a}; profiles exist for "
-                         f"{', '.join(x for x in NVIDIA if x in PROFILES)}, gfx11, gfx12")
+                         f"{', '.join(x for x in NVIDIA if x in PROFILES)}, gfx11, gfx12, "
+                         f"{', '.join(CDNA)}")
 
 
 assert all(a in PROFILES for a in NVIDIA) and AMD
@@ -477,9 +501,12 @@ def main(argv=None):
                  "fp8 mma", "fp8 F", "fp8 f32")
         print(f"{'arch':7s} " + " ".join(f"{h:>8s}" for h in short) + "  confirmed")
         for p in profs:
+            if p.arch in CDNA:               # no block-FMA parameters: integer and f64 only
+                print(f"{p.arch:7s} {'(MFMA: integer and f64 only; no float model)':<98s}  UNVERIFIED")
+                continue
             vals = " ".join(f"{str(getattr(p, c)):>8s}" for c in cols)
-            conf = ("H200" if p.confirmed_params else
-                    "UNVERIFIED" if not p.verified else "no")
+            conf = ("H200" if p.confirmed_params else "UNVERIFIED" if not p.verified else
+                    "AMD captures" if "captured on AMD hardware" in p.confirmed else "no")
             print(f"{p.arch:7s} {vals}  {conf}")
         return 0
     for p in profs:

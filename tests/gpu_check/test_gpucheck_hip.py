@@ -14,7 +14,7 @@ need_clang = pytest.mark.skipif(H.clang_path() is None or H.objdump_path() is No
 
 
 def test_every_amd_entry_has_a_kernel():
-    amd = [e for e in layoutsim.listing() if e.vendor == "amd"]
+    amd = [e for e in layoutsim.listing() if e.vendor == "amd" and e.family != "mfma"]   # MFMA: test_gpucheck_mfma
     specs = K.amd_specs()
     assert len(specs) == len(amd) and len(specs) > 0
     for s in specs:
