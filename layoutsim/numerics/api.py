@@ -38,7 +38,7 @@ def resolve(instr, arch, profile=None):
 def unverified(plan):
     """Why this plan's results are an assumption ("" when a GPU here or published captures
     cover its arithmetic)."""
-    why = plan.profile.unverified(plan.a)
+    why = plan.profile.unverified(plan.a, plan.d)
     if not why and plan.kind == "float" and plan.inst is not None and plan.inst.family == "swmmac":
         why = ("UNVERIFIED ASSUMPTION: SWMMAC float arithmetic is the dense rule on the logical A; no "
                "capture covers it")
@@ -193,7 +193,7 @@ def float_config(plan):
     from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, C_EXTRA,
                       D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C, NAN_BITS, NAN_C_QUIET,
                       NAN_FACTOR, NAN_INVALID, NO_FLOOR, OUT_FTZ, OVF_INF, PROD_NORM, ROUND,
-                      TINY_C_ZERO, UPFRONT, ZERO_SIGNED)
+                      SIGN_FRAME, TINY_C_ZERO, UPFRONT, ZERO_SIGNED)
     p = plan.profile
     cfg = np.zeros(CFG_LEN, np.int64)
     cfg[BLOCK] = plan.block
@@ -207,7 +207,8 @@ def float_config(plan):
     cfg[D_EB], cfg[D_MB] = d.ebits, d.mbits
     cfg[OVF_INF] = p.overflow == "inf"
     cfg[NAN_BITS] = p.nan_f32 if plan.d == "f32" else p.nan_f16
-    cfg[IN_FTZ] = p.subnormal_inputs == "flush"
+    cfg[IN_FTZ] = p.subnormal_inputs == "flush" or (
+        plan.arith_a == "bf16" and p.subnormal_inputs_bf16 == "flush")
     cfg[OUT_FTZ] = p.subnormal_outputs == "flush"
     cfg[UPFRONT] = p.specials == "upfront"
     cfg[ZERO_SIGNED] = p.zero_sign == "signed"
@@ -219,6 +220,7 @@ def float_config(plan):
     cfg[NAN_FACTOR] = -1 if plan.nan_factor is None else plan.nan_factor
     cfg[NAN_INVALID] = -1 if plan.nan_invalid is None else plan.nan_invalid
     cfg[NAN_C_QUIET] = p.nan_c == "quiet"
+    cfg[SIGN_FRAME] = p.sign_frame == "c"
     for base, fmt in ((A_EB, plan.arith_a), (B_EB, plan.arith_b), (C_EB, plan.c)):
         cfg[base:base + 3] = _layout(fmt)
     return cfg

@@ -13,7 +13,11 @@ BLOCK, ALIGN, FLOOR, CZERO_EMIN, PROD_NORM, ROUND, KEEP, D_EB, D_MB, OVF_INF, NA
 # (TINY_C_ZERO), and the NaN of a NaN factor, of an invalid product, and a NaN C returned
 # quieted (NAN_C_QUIET). Zero/-1 select the NVIDIA behaviour (NAN_* = -1: NAN_BITS).
 GROUP, ALIGN_FLOOR, C_EXTRA, TINY_C_ZERO, NAN_FACTOR, NAN_INVALID, NAN_C_QUIET = range(25, 32)
-CFG_LEN = 32
+# gfx11 (profiles.py, GFX11): every term is aligned in C's sign frame, a term of the other sign
+# (zero products too) counted as its ones' complement, -magnitude - 1 (SIGN_FRAME)
+SIGN_FRAME = 32
+CFG_LEN = 33
 NO_FLOOR = -(1 << 40)
 RZ, RNE, RD, RU = 0, 1, 2, 3
 RNE32_TRUNC = 4     # round to nearest even as an fp32, then keep its top 16 bits (a bf16)
+ZERO_NEG = -(1 << 30)   # SIGN_FRAME: the exponent slot of a -0 factor (a zero's exponent is unused)

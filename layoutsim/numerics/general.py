@@ -13,7 +13,8 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
                   C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C,
                   NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, OVF_INF, PROD_NORM,
-                  RD, RNE, RNE32_TRUNC, ROUND, RU, RZ, TINY_C_ZERO, UPFRONT, ZERO_SIGNED)
+                  RD, RNE, RNE32_TRUNC, ROUND, RU, RZ, SIGN_FRAME, TINY_C_ZERO, UPFRONT,
+                  ZERO_NEG, ZERO_SIGNED)
 
 
 @njit(cache=True, inline="always")
@@ -255,6 +256,70 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, c
 
 
 @njit(cache=True)
+def _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cneg, craw, cmb,
+                 cfg):
+    """One gfx11 step (rocjitsu gfx11_dot2.h, rdna_dot_simd.h dot2): the grid is the larger of
+    the products' ea + eb - F and C's leading bit - F - C_EXTRA; every term's magnitude is
+    truncated to it and counted in C's sign frame, a term of the other sign (a zero product
+    too, by its factors' signs) as -magnitude - 1; the sum, its sign taken back from C's, is
+    rounded to nearest even at the D format's precision and flushed to +0 below its emin."""
+    special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg)
+    if special >= 0:
+        return special
+    pmb = cfg[A_MB] + cfg[B_MB]
+    F = cfg[ALIGN]
+    q = np.int64(-(1 << 40))
+    nonzero = csig != 0
+    for t in range(k0, k1):
+        if asig[t] * bsig[t] != 0:
+            q = max(q, aexp[t] + bexp[t] - F)
+            nonzero = True
+    if not nonzero:                     # every significand zero: no complements, +0
+        return np.int64(0)
+    if csig != 0:
+        q = max(q, cexp - cmb + _bitlen(abs(csig)) - 1 - F - cfg[C_EXTRA])
+    S = np.int64(0)
+    if csig != 0:
+        S += _align_term(abs(csig), cexp - cmb - q, False)
+    for t in range(k0, k1):
+        p = asig[t] * bsig[t]
+        if p != 0:
+            neg = p < 0
+            mag = _align_term(abs(p), aexp[t] + bexp[t] - pmb - q, False)
+        else:                           # a zero product's sign: its factors' (ZERO_NEG marks -0)
+            neg = ((asig[t] < 0) or (asig[t] == 0 and aexp[t] == ZERO_NEG)) != \
+                  ((bsig[t] < 0) or (bsig[t] == 0 and bexp[t] == ZERO_NEG))
+            mag = np.int64(0)
+        S += -mag - 1 if neg != cneg else mag
+    neg = (S < 0) != cneg
+    mag = -S if S < 0 else S
+    if mag == 0:
+        return np.int64(0)
+    eb, mb = cfg[D_EB], cfg[D_MB]
+    top = _bitlen(mag) - 1
+    sh = top - mb
+    if sh > 0:
+        R = mag >> sh
+        rem = mag - (R << sh)
+        half = np.int64(1) << (sh - 1)
+        if rem > half or (rem == half and (R & 1) == 1):
+            R += 1
+    else:
+        R = mag << -sh
+    e = top + q
+    if R >> (mb + 1):
+        R >>= 1
+        e += 1
+    bias = (1 << (eb - 1)) - 1
+    s = (np.int64(1) << (eb + mb)) if neg else np.int64(0)
+    if e > bias:
+        return s | (np.int64((1 << eb) - 1) << mb)
+    if e < 1 - bias:
+        return np.int64(0)
+    return s | (np.int64(e + bias) << mb) | (R - (np.int64(1) << mb))
+
+
+@njit(cache=True)
 def _to_double(sig, ex, mb):
     return math.ldexp(float(sig), int(ex - mb))
 
@@ -308,8 +373,12 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
     res = np.int64(0)
     for k0 in range(0, K, L):
         k1 = k0 + L if k0 + L < K else K
-        res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
-                     cemin, cfg)
+        if cfg[SIGN_FRAME] != 0:
+            res = _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls,
+                               cneg, craw, cmb, cfg)
+        else:
+            res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
+                         cemin, cfg)
         craw = res
         csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], False, False)
         cmb = cfg[D_MB]
@@ -323,13 +392,14 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
 def _general(a_row, b_col, cbits, cfg, sig_a, exp_a, cls_a, sig_b, exp_b, cls_b):
     """Decode one row of A and one column of B (raw, length K) and run the general _dot."""
     ftz = cfg[IN_FTZ] != 0
+    frame = cfg[SIGN_FRAME] != 0        # keep the sign of zero factors (ZERO_NEG)
     for t in range(a_row.shape[0]):
-        s, e, cl, _ = _decode(a_row[t], cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0, ftz)
+        s, e, cl, neg = _decode(a_row[t], cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0, ftz)
         sig_a[t] = s
-        exp_a[t] = e
+        exp_a[t] = ZERO_NEG if frame and s == 0 and neg else e
         cls_a[t] = cl
-        s, e, cl, _ = _decode(b_col[t], cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0, ftz)
+        s, e, cl, neg = _decode(b_col[t], cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0, ftz)
         sig_b[t] = s
-        exp_b[t] = e
+        exp_b[t] = ZERO_NEG if frame and s == 0 and neg else e
         cls_b[t] = cl
     return _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, cbits, cfg)

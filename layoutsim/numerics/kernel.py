@@ -37,7 +37,7 @@ from .bitcast import f64_from_bits
 from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
                   C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C,
                   NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, PROD_NORM,
-                  RNE32_TRUNC, ROUND, TINY_C_ZERO)
+                  RNE32_TRUNC, ROUND, SIGN_FRAME, TINY_C_ZERO)
 from .general import _decode, _general, _late_add, _round_pack
 from .lanes import F32_SCALE_MAX, ROWS, V, VZERO, _lanes_decode, _lanes_mma
 
@@ -59,7 +59,7 @@ def plain_steps(cfg):
     no fp32-then-truncate rounding."""
     return (cfg[GROUP] <= 0 and cfg[ALIGN_FLOOR] == 0 and cfg[C_EXTRA] == 0
             and cfg[TINY_C_ZERO] == 0 and cfg[NAN_FACTOR] < 0 and cfg[NAN_INVALID] < 0
-            and cfg[NAN_C_QUIET] == 0 and cfg[ROUND] != RNE32_TRUNC)
+            and cfg[NAN_C_QUIET] == 0 and cfg[ROUND] != RNE32_TRUNC and cfg[SIGN_FRAME] == 0)
 
 
 @njit(cache=True, inline="always")

@@ -44,7 +44,7 @@ class Plan:
 
     def describe(self):
         M, N, K = self.shape
-        head = f"{self.instruction} on {self.profile.label(self.a)}"
+        head = f"{self.instruction} on {self.profile.label(self.a, self.d)}"
         if self.kind == "int":
             sat = (f"clamped to int32 ({self.profile.int_saturation})" if self.saturate
                    else "wrapped modulo 2^32")
@@ -67,6 +67,9 @@ class Plan:
         p = self.profile
         if not (self.group or p.alignment != "truncate" or p.c_extra_bits):
             return ""
+        if p.sign_frame == "c":
+            return ("\n  each step in C's sign frame: a term of the other sign counts -magnitude - 1; "
+                    f"C keeps {p.c_extra_bits} more bits")
         out = "\n  "
         if self.group:
             out += f"products aligned and summed in groups of {self.group} first; "

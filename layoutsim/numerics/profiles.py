@@ -100,6 +100,9 @@ class Profile:
     #                                  (rounded to nearest as an fp32, low 16 bits dropped)
     nan_c: str = "canonical"     # a NaN C (accumulator): the canonical NaN, or "quiet" (its
     #                              payload kept, quiet bit set)
+    sign_frame: str = "none"     # "c": gfx11's step, every term counted in C's sign frame, the
+    #                              other sign as its ones' complement (cfg.py SIGN_FRAME)
+    subnormal_inputs_bf16: object = None   # bf16 A/B subnormals: None = subnormal_inputs, "flush"
     nan_payloads: tuple = ()     # ((cause, raw bits), ...): NaN results by cause: "factor.<d>"
     #                              (a NaN factor),
     #                              "invalid.<d>" (Inf * 0, +Inf with -Inf), "invalid.fp8.<d>";
@@ -109,7 +112,7 @@ class Profile:
     confirmed: str = NOT_CONFIRMED
     confirmed_params: tuple = ()  # parameters a GPU run here separated from their alternatives
     verified: bool = True        # False: an explicit assumption with no published basis (AMD)
-    unproven: tuple = ()         # input formats whose arithmetic no capture covers (warned)
+    unproven: tuple = ()         # input formats, or "->d" result formats, no capture covers
 
     def source(self, param):
         return self.sources.get(param) or COMMON_SOURCES.get(param, "")
@@ -129,20 +132,23 @@ class Profile:
                                  f"{', '.join(n for n, _, _ in self.parameters())}")
         return replace(self, **changes)
 
-    def label(self, fmt=None):
-        """One line naming the profile and its evidence (for input format `fmt`, if given)."""
-        why = self.unverified(fmt)
+    def label(self, fmt=None, d=None):
+        """One line naming the profile and its evidence (for input format `fmt` and result
+        format `d`, if given)."""
+        why = self.unverified(fmt, d)
         if why:
             return f"{self.arch} ({self.title}) [{why}]"
         return f"{self.arch} ({self.title}; {self.confirmed})"
 
-    def unverified(self, fmt=None):
-        """Why results for inputs of format `fmt` are an assumption, or "" when evidence covers
-        them (a GPU here, published captures)."""
+    def unverified(self, fmt=None, d=None):
+        """Why results for inputs of format `fmt` (result format `d`) are an assumption, or ""
+        when evidence covers them (a GPU here, published captures)."""
         if not self.verified:
             return UNVERIFIED
-        if fmt is not None and fmt in self.unproven:
-            return (f"UNVERIFIED ASSUMPTION for {fmt} inputs: no capture covers them; the "
+        what = (f"{fmt} inputs" if fmt is not None and fmt in self.unproven else
+                f"{d} results" if d is not None and f"->{d}" in self.unproven else "")
+        if what:
+            return (f"UNVERIFIED ASSUMPTION for {what}: no capture covers them; the "
                     f"characterised rule is assumed to carry over")
         return ""
 
@@ -196,6 +202,8 @@ COMMON_SOURCES = MappingProxyType({
     "emax_floor_bf16": "no bf16-result MMA on NVIDIA (value unused)",
     "bf16_rounding": "as fp16_rounding", "nan_c": "MMASIM: every NaN result is the canonical NaN",
     "nan_payloads": "MMASIM: every NaN result is the canonical NaN",
+    "sign_frame": "KM/MMASIM: terms truncated toward zero, signs kept", "subnormal_inputs_bf16":
+    "as subnormal_inputs",
 })
 
 
@@ -321,30 +329,53 @@ SM120 = _derive(
         fp8_f16_c="native fp8 on sm_120 (value unused)",
         emax_floor_f32="MMASIM e_zero -133", emax_floor_f16="MMASIM e_zero -21"))
 
-# gfx11 WMMA: no published characterisation is implemented here (AMD's gfx1100 DOT2 captures
-# show a different arithmetic: C's sign frame and complemented opposing terms, rocjitsu
-# gfx11_dot2.h), so gfx11 stays an assumption that borrows the structure of the nearest
-# published AMD matrix unit (CDNA3, KM models/CDNA3.m: fma=8, neab=1, frmode='rne') and rounds
-# both fp32 and fp16 results to nearest. Every result computed with it is labelled unverified.
-_U = "UNVERIFIED: "
+# gfx11 WMMA: AMD's characterisation of the gfx1100 DOT2 step (rocjitsu
+# isa/arch/amdgpu/shared/gfx11_dot2.h, its SIMD twin rdna_dot_simd.h dot2) with the W7900
+# captures (tests/fixtures/float_dot/gfx1100_cases.h, in bjacob/goc tests/gfx11_dot2_fixtures.h):
+# a 16x16x16 WMMA is eight DOT2 steps over k (0,1), (2,3), ... (rocjitsu mma_common.h
+# exec_gfx11_wmma_dot2: "GFX11 F16/BF16 WMMA executes adjacent K pairs as DOT2, starting at
+# K=0"), each in C's sign frame (cfg.py SIGN_FRAME). CI replays the 103 DOT2 captures and the
+# captured f32 WMMA matrix. 16-bit results and iu8/iu4 stay assumptions.
+ROCJITSU11 = ("AMD rocjitsu (ROCm/rocm-systems) isa/arch/amdgpu/shared/gfx11_dot2.h, characterised on "
+              "gfx1100 (Radeon Pro W7900)")
+GFX11_CAPTURES = {"dot2": 103, "wmma": 256}
 GFX11_PROFILE = Profile(
-    "gfx11", "RDNA3 WMMA", block_16bit=8, block_tf32=4, block_fp8=16, extra_bits=1,
+    "gfx11", "RDNA3 WMMA", block_16bit=2, block_tf32=2, block_fp8=2, extra_bits=1,
     fp8_align_bits=24, fp8_f32_bits=23, emax_floor_f32=None, emax_floor_f16=None,
-    fp8_mma_sync="native", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
-    sources=_src(**{**{name: _U + "assumed like the NVIDIA models: " + src
-                       for name, src in COMMON_SOURCES.items()}, **dict(
-                 block_16bit=_U + "assumed 8 (KM CDNA3.m fma=8 for MI300; no RDNA data)",
-                 block_tf32=_U + "RDNA has no tf32 WMMA; value unused",
-                 block_fp8=_U + "assumed 16 (KM CDNA3.m fp8 fma=16)",
-                 extra_bits=_U + "assumed 1 (KM CDNA3.m neab=1)",
-                 fp8_align_bits=_U + "assumed 24 (= 23 + extra_bits)",
-                 fp8_f32_bits=_U + "assumed 23 (a plain fp32 result)",
-                 fp32_rounding=_U + "assumed round to nearest even (KM CDNA3.m frmode='rne')",
-                 fp16_rounding=_U + "assumed round to nearest even",
-                 emax_floor_f32=_U + "assumed no clamp", emax_floor_f16=_U + "assumed no clamp",
-                 fp8_mma_sync=_U + "no fp8 WMMA on gfx11 (value unused)",
-                 fp8_f16_split=_U + "value unused", fp8_f16_c=_U + "value unused",
-                 f64=_U + "no f64 WMMA (value unused)")}))
+    fp8_mma_sync="native", fp32_rounding="rne", fp16_rounding="rne", c_extra_bits=2,
+    sign_frame="c", subnormal_inputs_bf16="flush", subnormal_outputs="flush", nan_c="quiet",
+    nan_payloads=(("factor.f32", 0xFFC00A3D), ("invalid.f32", 0xFFC00000)),
+    unproven=("u8", "u4", "->f16", "->bf16"),
+    confirmed=(f"matches {GFX11_CAPTURES['dot2']} DOT2 results and a {GFX11_CAPTURES['wmma']}-element "
+               "f32 WMMA result (f16/bf16 inputs) captured on AMD hardware (gfx1100, Radeon Pro "
+               "W7900; published by AMD with rocjitsu, MIT, as copied into bjacob/goc tests/; "
+               "tests/data/numerics/amd/)"),
+    sources=_src(**{**COMMON_SOURCES, **dict(
+        block_16bit=ROCJITSU11 + ": a WMMA is DOT2 steps over adjacent k pairs from k = 0 "
+                    "(mma_common.h exec_gfx11_wmma_dot2)",
+        extra_bits=ROCJITSU11 + ": the grid is at least the products' ea + eb - 24",
+        c_extra_bits=ROCJITSU11 + ": ... and at least the leading bit of any term - 26 (C's "
+                     "leading bit: no floor)",
+        sign_frame=ROCJITSU11 + ": 'GFX11 uses C's sign frame and complements opposing "
+                   "magnitudes after truncation, including signed zeros' (a term of the other "
+                   "sign counts -magnitude - 1)",
+        subnormal_inputs_bf16=ROCJITSU11 + ": 'BF16 inputs ... flush subnormals'",
+        subnormal_inputs=ROCJITSU11 + ": f16 subnormal inputs kept",
+        subnormal_outputs=ROCJITSU11 + ": 'F32 C flush subnormals'; a result below the normal "
+                          "range is +0",
+        fp32_rounding=ROCJITSU11 + ": rounded once to nearest even",
+        fp16_rounding="UNVERIFIED: 16-bit results assumed rounded like f32 ones (no capture here)",
+        emax_floor_f32=ROCJITSU11 + ": no C floor (the grid follows C's leading bit)",
+        emax_floor_f16="UNVERIFIED: no floor assumed for 16-bit results",
+        nan_c=ROCJITSU11 + ": a NaN C comes back quieted (gfx1100 captures)",
+        nan_payloads=ROCJITSU11 + ": a NaN factor gives 0xFFC00A3D, an invalid product 0xFFC00000",
+        zero_sign=ROCJITSU11 + ": an all-zero or flushed result is +0",
+        int_saturation="UNVERIFIED: no gfx11 integer capture (final clamp assumed)",
+        block_tf32="RDNA3 has no tf32 WMMA (value unused)", tf32_inputs="value unused",
+        block_fp8="RDNA3 has no fp8 WMMA (value unused)", fp8_align_bits="value unused",
+        fp8_f32_bits="value unused", fp8_mma_sync="value unused", fp8_f16_split="value unused",
+        fp8_f16_c="value unused", f64="no f64 WMMA (value unused)",
+        specials=ROCJITSU11 + ": NaN/Inf decided per DOT2 step")}))
 
 # gfx12 WMMA: the arithmetic AMD characterised on a Radeon AI Pro R9700 (gfx1201) and
 # published with the raw captures (MIT): ROCm/rocm-systems, rocjitsu
@@ -438,9 +469,13 @@ _CDNA_MMASIM = {
 }
 CDNA_PROFILES = tuple(Profile(
     arch, f"CDNA MFMA ({arch})", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
-    sources=_src(**{**COMMON_SOURCES, "f64": "MMASIM mmasim/amd/sim.py: f64 MFMA = MMA_FMA (an fma "
-                    "chain over k, IEEE RNE)", "block_16bit": _CDNA_MMASIM[arch],
-                    "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)"}))
+    sources=_src(**{**{f.name: "unused: layoutsim has no CDNA float MFMA model (integer and f64 "
+                                 "only)" for f in fields(Profile)},
+                    "f64": "MMASIM mmasim/amd/sim.py: f64 MFMA = MMA_FMA (an fma chain over k, "
+                           "IEEE RNE)", "block_16bit": _CDNA_MMASIM[arch],
+                    "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)",
+                    **{n: "UNVERIFIED: assumed as measured on the H200 (" + COMMON_SOURCES[n] + ")"
+                       for n in ("nan_f64", "nan_f64_rule", "nan_f64_order", "nan_f64_snan_first")}}))
     for arch in CDNA)
 
 PROFILES = MappingProxyType({p.arch: p for p in (SM70, SM75, SM80, SM86, SM87, SM89, SM90,

@@ -158,3 +158,33 @@ def replay_wmma():
             for i, c in enumerate(cases):
                 out.append((fmt, wave, i, int(c[f"d_wave{wave}"], 16), sorted({int(x) for x in d[i].ravel()})))
     return out
+
+
+# ----------------------------------------------------------------------------- gfx1100
+def replay_gfx11():
+    """[(what, index, expected, got)]: the gfx1100 DOT2 captures (one WMMA step each, as above)
+    and the captured f32 WMMA matrix (inputs per the JSON's "notes"), for f16 and bf16 inputs."""
+    from layoutsim.formats import encode
+    doc = load("gfx1100_float_dot.json")
+    out = []
+    for fmt, rows in doc["dot2"].items():
+        v = _hex(rows, np.uint64)
+        n = len(v)
+        A = np.zeros((n, 16, 16), np.uint16)
+        B = np.zeros((n, 16, 16), np.uint16)
+        C = np.zeros((n, 16, 16), np.uint32)
+        A[:, 0, 0], A[:, 0, 1] = v[:, 0] & 0xFFFF, v[:, 0] >> 16
+        B[:, 0, 0], B[:, 1, 0] = v[:, 1] & 0xFFFF, v[:, 1] >> 16
+        C[:, 0, 0] = v[:, 2]
+        d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", A, B, C, arch="gfx1100", raw=True)
+        out += [(f"dot2 {fmt}", i, int(v[i, 3]), int(d[i, 0, 0])) for i in range(n)]
+    i, k = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    a = ((i * 16 + k) * 7) % 17 - 8                  # A[i][k]
+    b = ((i * 16 + k) * 11) % 17 - 8                 # B[k][j] with (i, k) read as (k, j)
+    c = ((i * 16 + k) * 13) % 129 - 64               # C[i][j]
+    want = [int(x, 16) for x in doc["wmma_integer_matrix"]]
+    for fmt in ("f16", "bf16"):
+        d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", encode(fmt, a), encode(fmt, b),
+                          encode("f32", c), arch="gfx1100", raw=True)
+        out += [(f"wmma {fmt}", e, want[e], int(d.reshape(-1)[e])) for e in range(256)]
+    return out

@@ -4,9 +4,9 @@ model is layoutsim.mma under profiles.GFX12_PROFILE, registers mapped through th
 import numpy as np
 
 import layoutsim
-from layoutsim.numerics.profiles import GFX12_CAPTURES, profile_for
+from layoutsim.numerics.profiles import GFX11_CAPTURES, GFX12_CAPTURES, profile_for
 
-from amd_captures import replay_dot2, replay_integer, replay_wmma
+from amd_captures import replay_dot2, replay_gfx11, replay_integer, replay_wmma
 
 
 def test_dot2_captures():
@@ -35,11 +35,23 @@ def test_integer_wmma_and_swmmac_digests():
     assert len(rows) == GFX12_CAPTURES["integer"]
 
 
+def test_gfx1100_dot2_and_wmma_captures():
+    # gfx11's sign-frame step (rocjitsu gfx11_dot2.h) against the W7900 captures: the DOT2
+    # cases, and one f32 WMMA matrix of small integers whose results are not integers (the
+    # complemented terms), computed from f16 and from bf16 inputs
+    rows = replay_gfx11()
+    bad = [f"{w} {i}: got {g:#010x}, captured {e:#010x}" for w, i, e, g in rows if e != g]
+    assert not bad, "\n".join(bad[:10])
+    assert sum(w.startswith("dot2") for w, *_ in rows) == GFX11_CAPTURES["dot2"]
+    assert sum(w == "wmma f16" for w, *_ in rows) == GFX11_CAPTURES["wmma"]
+
+
 def test_profile_says_what_the_captures_cover():
     p = profile_for("gfx1201")
     assert "captured on AMD hardware" in p.label("f16") and "UNVERIFIED" not in p.label("f16")
     assert "UNVERIFIED ASSUMPTION" in p.label("e4m3")
-    assert "UNVERIFIED ASSUMPTION" in profile_for("gfx1100").label("f16")
+    assert "captured on AMD hardware" in profile_for("gfx1100").label("bf16", "f32")
+    assert "UNVERIFIED ASSUMPTION" in profile_for("gfx1100").label("u8", "s32")
 
 
 def test_wave_sizes_agree_on_the_same_matrices():

@@ -120,7 +120,7 @@ def test_import_stays_numba_free():
 
 def test_amd_wmma_warns_where_no_capture_covers_the_arithmetic():
     # gfx12 f16/bf16/integer WMMA: AMD's gfx1201 captures cover them (test_amd_captures.py),
-    # no warning; gfx11 and gfx12 fp8 stay assumptions and warn
+    # no warning; gfx11 16-bit results and gfx12 fp8 stay assumptions and warn
     import warnings
     from dataclasses import replace
     from layoutsim.numerics.api import UnverifiedProfileWarning
@@ -141,9 +141,9 @@ def test_amd_wmma_warns_where_no_capture_covers_the_arithmetic():
         c = np.zeros((16, 16), np.int32)
         assert layoutsim.mma(iu8, a8, b8, c, arch="gfx1201")[0, 0] == 16 * 255
         assert layoutsim.mma(signed, a8, b8, c, arch="gfx1201")[0, 0] == -16
-    with pytest.warns(UnverifiedProfileWarning, match="UNVERIFIED ASSUMPTION"):
-        layoutsim.mma(layoutsim.get("v_wmma_f32_16x16x16_f16", arch="gfx1100"), a, a,
-                      np.zeros((16, 16), np.float32), arch="gfx1100")
+    with pytest.warns(UnverifiedProfileWarning, match="UNVERIFIED ASSUMPTION for f16 results"):
+        layoutsim.mma(layoutsim.get("v_wmma_f16_16x16x16_f16", arch="gfx1100"), a, a,
+                      np.zeros((16, 16), np.float16), arch="gfx1100")
     fp8 = layoutsim.get("v_wmma_f32_16x16x16_fp8_fp8", arch="gfx1201")
     with pytest.warns(UnverifiedProfileWarning, match="UNVERIFIED ASSUMPTION for e4m3"):
         layoutsim.mma(fp8, np.zeros((16, 16), np.uint8), np.zeros((16, 16), np.uint8),

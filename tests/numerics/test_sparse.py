@@ -91,10 +91,11 @@ def test_integer_swmmac_is_the_exact_sum_over_the_logical_a(name):
 @pytest.mark.parametrize("name", [n for n in SWMMAC if "iu" not in n])
 def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
     # the Fraction reference models the plain block FMA, not gfx12's grouped floor steps
-    # (those are checked against AMD's captures, test_amd_captures.py): compare under the
-    # plain-structured gfx11 assumption, and check the gfx12 profile's own sparse/dense identity
+    # (those are checked against AMD's captures, test_amd_captures.py): compare under a plain
+    # block-FMA profile (sm_90's parameters), and check the gfx12 profile's own sparse/dense
+    # identity
     inst, _ = resolve(name, "gfx1201")
-    prof = PROFILES["gfx11"]
+    prof = PROFILES["sm_90"]
     plan = make_plan(inst, prof)
     M, N, K = plan.shape
     rng = np.random.default_rng(9)
