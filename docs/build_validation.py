@@ -25,8 +25,9 @@ from a JSON report that `gpu-check run --report FILE` wrote on a GPU and that is
 
 Nothing here covers AMD hardware: no AMD GPU has been used here. Every AMD fact in layoutsim
 (WMMA and MFMA layouts, LDS phases, gfx11 and CDNA arithmetic) comes from AMD's documents and
-tools, marked unverified where the tool prints it; the gfx12 WMMA arithmetic is AMD's own
-characterisation, and CI replays the raw results AMD captured on gfx1201 hardware
+tools, marked unverified where the tool prints it; the gfx12 and gfx11 WMMA arithmetic is
+AMD's own characterisation, and CI replays the raw results AMD captured on gfx1201 and gfx1100
+hardware
 (`tests/data/numerics/amd/`, see [numerics](numerics.md)).
 """
 
