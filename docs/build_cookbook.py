@@ -171,10 +171,8 @@ RECIPES = [
                "next to the NVIDIA int8 `mma.sync` forms (where putting W in A and x in B's 8 "
                "columns wastes less):"),
         ("py", textwrap.dedent("""\
-            import warnings
             import numpy as np
             from layoutsim.sim import seeds
-            warnings.simplefilter("ignore")        # the gfx12 integer profile is an unverified assumption
             rng = np.random.default_rng(0)
             W = rng.integers(-128, 128, (32, 256)).astype(np.int8)
             x = rng.integers(-128, 128, 256).astype(np.int8)
