@@ -293,7 +293,7 @@ def _notes(mnemonic, blocks, archs, fa, fb, cbsz, abid, blgp):
     out = []
     if blocks > 1:
         out.append(f"{blocks} independent blocks (matrix index = block): D[b] = A[b] x B[b] + C[b].")
-    if cbsz:
+    if cbsz and "f8f6f4" not in mnemonic:
         out.append(f"cbsz:{cbsz} abid:{abid}: block b reads the A data of block "
                    f"(b >> {cbsz} << {cbsz}) | {abid}; other lanes' A registers are not read.")
     if blgp and "f8f6f4" not in mnemonic:

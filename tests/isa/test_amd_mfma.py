@@ -86,6 +86,7 @@ def test_queries_names_and_modifiers():
     f = layoutsim.get("v_mfma_f32_16x16x128_f8f6f4 cbsz:2 blgp:4")
     assert (f.formats["a"], f.formats["b"]) == ("e2m3", "e2m1")
     assert f.operand("A").fragment.reg_bits == 192 and f.operand("B").fragment.regs == 4
+    assert not any("broadcast" in n or "reads the A data" in n for n in f.notes)
     for bad, msg in (("v_mfma_f32_4x4x4_16b_f16 cbsz:5", "cbsz:5 out of range"),
                      ("v_mfma_f32_4x4x4_16b_f16 cbsz:1 abid:2", "abid:2 out of range"),
                      ("v_mfma_f32_16x16x8_xf32 blgp:1", "no BLGP"),
