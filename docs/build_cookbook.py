@@ -315,7 +315,7 @@ def build_cli(out_dir):
     for name in COMMAND_HELP:
         rc, out = run_shell(f"layoutsim {name} --help", out_dir)
         if rc != 0:
-            continue                     # command not built yet
+            raise SystemExit(f"layoutsim {name} --help failed ({rc}): {out[-300:]}")
         md += [f"## layoutsim {name}", "", "```text", out, "```", ""]
     return "\n".join(md).rstrip("\n") + "\n"
 

@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .kernels import module_source, source_hash
+from .codegen import source_hash
+from .codegen.cuda import module_source
 
 
 class BuildError(RuntimeError):
@@ -51,7 +52,7 @@ def nvcc_version():
 
 
 def gencode(target):
-    """nvcc -gencode for a target (sm_90a needs the -gencode form with nvcc 13.0)."""
+    """nvcc -gencode for a target (an arch-specific target needs the -gencode form with nvcc 13.0)."""
     num = target[3:]
     return f"-gencode=arch=compute_{num},code=sm_{num}"
 

@@ -5,7 +5,7 @@
     gpu-check report FILE [--markdown PATH] [--json]
     gpu-check replay FILE [--only PATTERN] [--json]      recorded layout dumps, no GPU needed
     gpu-check amd [--keep DIR] [--json]                   build + disassemble the HIP kernels, no GPU
-    gpu-check source [--target sm_90a] [--out FILE]       the generated CUDA source
+    gpu-check source [--target T] [--out FILE]            the generated CUDA source (default: the sm_90 GPU's)
 
 Exit codes: 0 everything matched; 1 a mismatch, a failed check or an error (a readable diff is
 printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks, no compiler) or
@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from layoutsim.archs import target_of_device
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,14 +59,14 @@ def cmd_run(args):
     if args.only:
         import layoutsim
         from layoutsim.errors import suggest
-        from .kernels import select
+        from .families import select
         if not any(select(e, args.only) for e in layoutsim.listing()):
             names = [n for e in layoutsim.listing() for n in (e.name, *e.aliases)]
             return _fail(f"no catalog entry matches --only {args.only!r}{suggest(args.only, names)}; "
                          f"`layoutsim list` shows them")
-    if groups == ("banks",):
-        from .checks.banks import skip_reason
-        reason = skip_reason()
+    if len(groups) == 1:
+        from .checks import skip_reason
+        reason = skip_reason(groups[0])
         if reason:
             return _fail(reason)
     log = _log(args.json)
@@ -164,58 +166,58 @@ def cmd_report(args):
     return 1 if t.get("failed") or t.get("errors") else 0
 
 
+def _print_results(args, results, head, text):
+    """--json: `head`, the totals and every result; else text(totals) and the diffs. Returns the
+    exit code: 1 when a check failed or errored."""
+    from . import report as R
+    from .run import summarize
+    totals = summarize(results)
+    if args.json:
+        json.dump({**head, "totals": totals, "results": [r.to_json() for r in results]}, sys.stdout, indent=1,
+                  default=R._jsonable)
+        print()
+    else:
+        print(text(totals))
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+    return 1 if totals["failed"] or totals["errors"] else 0
+
+
 def cmd_replay(args):
     from . import record
     from . import report as R
-    from .run import summarize
     try:
         manifest, results = record.replay(args.file, args.only)
     except (OSError, ValueError, KeyError) as e:
         return _fail(f"cannot read recorded dump {args.file!r}: {e}")
-    info = summarize(results)
-    code = 1 if info["failed"] or info["errors"] else 0
-    if args.json:
-        json.dump({"environment": manifest.get("environment"), "totals": info,
-                   "results": [r.to_json() for r in results]}, sys.stdout, indent=1, default=R._jsonable)
-        print()
-    else:
-        print(f"replay of {args.file}: recorded on {R.environment_line(manifest.get('environment', {}))}")
-        print(f"{info['entries']} entries, {info['checks']} checks, {info['cases']} cases, "
-              f"{info['mismatches']} mismatches, {info['errors']} errors")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    env = manifest.get("environment")
+    return _print_results(args, results, {"environment": env}, lambda t: (
+        f"replay of {args.file}: recorded on {R.environment_line(env or {})}\n"
+        f"{t['entries']} entries, {t['checks']} checks, {t['cases']} cases, {t['mismatches']} mismatches, "
+        f"{t['errors']} errors"))
 
 
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
-    from . import report as R
-    from .run import summarize
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
         return _fail(str(e))
-    s = summarize(results)
-    code = 1 if s["failed"] or s["errors"] else 0
-    if args.json:
-        json.dump({"tools": info, "totals": s, "results": [r.to_json() for r in results]}, sys.stdout, indent=1)
-        print()
-    else:
-        print(f"[amd]      {s['entries']} WMMA/SWMMAC kernels built for gfx1100/gfx1201 and disassembled: "
-              f"{s['failed']} wrong, {s['errors']} build errors (not run: no AMD GPU)")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    built = dict.fromkeys(k.rsplit("_w", 1)[0] for k in info["objects"])
+    return _print_results(args, results, {"tools": info}, lambda t: (
+        f"[amd]      {t['entries']} WMMA/SWMMAC/MFMA kernels built for {'/'.join(built)} and "
+        f"disassembled: {t['failed']} wrong, {t['errors']} build errors"
+        + (f", {t['skipped']} skipped (no installed clang builds for {'/'.join(info['skipped_targets'])})"
+           if t["skipped"] else "") + " (not run: no AMD GPU)"))
 
 
 def cmd_source(args):
-    from . import kernels as K
-    if args.target not in K.TARGETS:
-        return _fail(f"unknown target {args.target!r}; valid: {', '.join(K.TARGETS)}")
-    src = K.module_source(K.nvidia_specs(args.target, args.only))
+    from . import families as F
+    if args.target not in F.TARGETS:
+        return _fail(f"unknown target {args.target!r}; valid: {', '.join(F.TARGETS)}")
+    src = F.cuda_module_source(F.nvidia_specs(args.target, args.only))
     if args.out:
         Path(args.out).write_text(src)
     else:
@@ -224,6 +226,7 @@ def cmd_source(args):
 
 
 def parser():
+    from .checks import GROUPS
     p = _Parser(prog="gpu-check", description=__doc__.split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
@@ -232,7 +235,7 @@ def parser():
     r.add_argument("--cases", type=int, help="numerics cases per instruction (default: the numerics corpus budget, "
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
+    r.add_argument("--group", help=f"comma-separated groups: {', '.join(GROUPS)} (default all)")
     r.add_argument("--report", help="write the JSON report here (atomically)")
     r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
                                     "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
@@ -257,12 +260,13 @@ def parser():
     rr.add_argument("--only")
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(run=cmd_replay)
-    a = sub.add_parser("amd", help="build the HIP WMMA kernels for gfx1100/gfx1201 and check the disassembly")
+    a = sub.add_parser("amd", help="build the HIP WMMA/SWMMAC/MFMA kernels for their AMD targets and check "
+                                   "the disassembly")
     a.add_argument("--keep", help="keep the .hip sources and objects in this directory")
     a.add_argument("--json", action="store_true")
     a.set_defaults(run=cmd_amd)
     s = sub.add_parser("source", help="print the generated CUDA source")
-    s.add_argument("--target", default="sm_90a")
+    s.add_argument("--target", default=target_of_device("sm_90"))
     s.add_argument("--only")
     s.add_argument("--out")
     s.set_defaults(run=cmd_source)

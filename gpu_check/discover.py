@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import kernels as K
+from .families import wmma_load
 
 
 def decode_all(specs, outs, env):
@@ -96,7 +96,7 @@ def format_map(entry, lanes=None):
 
 def run(backend, build_fn, log=print, target=None):
     """Compile and run every wmma load kernel; returns (entries, env)."""
-    specs = K.wmma_specs()
+    specs = wmma_load.specs()
     target = target or backend.target
     cubin, kept, rejected, stats = build_fn(specs, target)
     module = backend.load(cubin)

@@ -16,11 +16,9 @@ import numpy as np
 
 import layoutsim
 
-from . import kernels as K
+from . import families
 
 FORMAT_VERSION = 1
-SPEC_CLASSES = {"mma": K.MmaSpec, "wgmma": K.WgmmaSpec, "ldmatrix": K.LdmatrixSpec,
-                "stmatrix": K.StmatrixSpec, "e2e": K.E2eSpec, "amd": K.AmdWmmaSpec}
 
 
 class StaleRecord(Exception):
@@ -28,7 +26,7 @@ class StaleRecord(Exception):
 
 
 def spec_for(kind, entry):
-    return SPEC_CLASSES[kind](layoutsim.get(entry))
+    return families.spec_class(kind)(layoutsim.get(entry))
 
 
 class LayoutRecorder:

@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+
 from .checks.common import Result
 
 REPORT_FORMAT = 1
@@ -48,16 +49,13 @@ def write_atomic(path, data):
 
 
 def _jsonable(x):
-    try:
-        import numpy as np
-        if isinstance(x, np.integer):
-            return int(x)
-        if isinstance(x, np.floating):
-            return float(x)
-        if isinstance(x, np.ndarray):
-            return x.tolist()
-    except ImportError:
-        pass
+    import numpy as np
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
     return str(x)
 
 
@@ -206,7 +204,9 @@ def markdown(report, report_path=None, full=False):
         for ops, ks in sorted(groups.items()):
             lines.append(f"| {ops} | {', '.join(f'`{k}`' for k in ks)} |")
         lines.append("")
+    from .families import amd_targets
     lines += ["## Not run here", "",
-              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for gfx1100/gfx1201 "
+              "- AMD WMMA (gfx11/gfx12) and MFMA (CDNA): no AMD GPU; the HIP kernels are only compiled for "
+              f"{'/'.join(amd_targets())} "
               "and disassembled (`gpu-check amd`).", ""]
     return "\n".join(lines)

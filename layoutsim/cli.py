@@ -25,13 +25,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"{__package__}.commands.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__package__}.commands.{name}":
-                continue                  # command not built yet
-            raise
-        mod.register(sub)
+        importlib.import_module(f"{__package__}.commands.{name}").register(sub)
     return parser
 
 

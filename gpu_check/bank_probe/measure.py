@@ -73,16 +73,10 @@ def measurement_order(patterns):
 def environment(nvcc, ncu, dry_run):
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "dry_run": bool(dry_run), "host": platform.node(), "python": platform.python_version()}
-    try:
-        import numpy
-        env["numpy"] = numpy.__version__
-    except ImportError:
-        pass
-    try:
-        import layoutsim
-        env["layoutsim"] = layoutsim.__version__
-    except ImportError:
-        pass
+    import numpy
+    import layoutsim
+    env["numpy"] = numpy.__version__
+    env["layoutsim"] = layoutsim.__version__
     rc, out, _ = _run(["git", "rev-parse", "HEAD"], timeout=10, cwd=HERE)
     if rc == 0:
         env["git_commit"] = out.strip()

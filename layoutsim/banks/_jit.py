@@ -67,10 +67,7 @@ def _merge(offs, i, part, lane_phase, n_phases, mode, W, ph, exists, sig, cnt, c
                         elif mine[b] != w:
                             ok = False
             if empty and start >= 0:
-                exists[p] = False
-                for lane in range(32):
-                    if lane_phase[lane] == p:
-                        ph[lane] = start
+                _join(p, start, lane_phase, ph, exists)
                 continue
             join = start >= 0 and cur_ok and ok
             if join:
@@ -79,10 +76,7 @@ def _merge(offs, i, part, lane_phase, n_phases, mode, W, ph, exists, sig, cnt, c
                         join = False
                         break
             if join:
-                exists[p] = False
-                for lane in range(32):
-                    if lane_phase[lane] == p:
-                        ph[lane] = start
+                _join(p, start, lane_phase, ph, exists)
                 for b in range(32):
                     if mine[b] != -1:
                         cur[b] = mine[b]
@@ -117,11 +111,17 @@ def _merge(offs, i, part, lane_phase, n_phases, mode, W, ph, exists, sig, cnt, c
                             same = False
                             break
                     if same:
-                        exists[p] = False
-                        for lane in range(32):
-                            if lane_phase[lane] == p:
-                                ph[lane] = q
+                        _join(p, q, lane_phase, ph, exists)
                         break
+
+
+@njit(cache=True, inline="always")
+def _join(p, into, lane_phase, ph, exists):
+    """Phase p merges into phase `into`: its lanes take that phase, p no longer exists."""
+    exists[p] = False
+    for lane in range(32):
+        if lane_phase[lane] == p:
+            ph[lane] = into
 
 
 @njit(cache=True)

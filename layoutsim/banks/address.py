@@ -224,6 +224,16 @@ def parse_swizzle(text):
 
 
 # ---- tiles ------------------------------------------------------------------------------
+def parse_tile_shape(text):
+    """'64x32' -> (64, 32): a tile's rows and columns in elements (the --tile option)."""
+    t = str(text).lower().replace(" ", "")
+    try:
+        rows, cols = (int(v) for v in t.split("x"))
+    except ValueError:
+        raise LayoutsimError(f"--tile wants ROWSxCOLS in elements, e.g. 64x32, not {text!r}") from None
+    return rows, cols
+
+
 @dataclass(frozen=True)
 class Tile:
     """A rows x cols tile of `dtype` in shared memory, row-major.
@@ -346,10 +356,11 @@ def _matrix_spec(op):
 
 def matrix_origins(op, fragment, stored="row"):
     """[(row, col)] of each 8x8 memory matrix of `op` when it moves operand `fragment`, relative
-    to the operand's (0, 0); derived from the two catalog tables, so nothing is restated here.
+    to the operand's (0, 0); derived from the two catalog tables (`layoutsim.isa.moves`).
 
     stored: "row" if operand element (r, c) lies at tile (r, c); "col" if it lies at (c, r).
     """
+    from ..isa import moves
     from ..isa.registry import get
     spec = _matrix_spec(op)
     ins, opnd = _fragment(fragment)
@@ -364,22 +375,14 @@ def matrix_origins(op, fragment, stored="row"):
                              f"{'.trans' if spec.trans else ''}")
     if stored not in ("row", "col"):
         raise LayoutsimError(f"stored {stored!r}; valid: row (element (r,c) at tile (r,c)), col (at (c,r))")
-    f = frag.table.astype(np.int64)          # [lane, reg, slot, (m, r, c)]
-    g = reg.table.astype(np.int64)
-    tr, tc = (f[..., 1], f[..., 2]) if stored == "row" else (f[..., 2], f[..., 1])
-    orow, ocol = tr - g[..., 1], tc - g[..., 2]            # [lane, reg, slot]
-    origins = []
-    for j in range(reg.regs):
-        mats = set(g[:, j, :, 0].reshape(-1).tolist())
-        pts = set(zip(orow[:, j].reshape(-1).tolist(), ocol[:, j].reshape(-1).tolist()))
-        if len(pts) != 1 or len(mats) != 1:
-            other = spec.name.replace(".trans", "") if spec.trans else spec.name + ".trans"
-            raise LayoutsimError(f"{spec.name} cannot move operand {opnd.name} of {ins.name} stored "
-                                 f"{stored}-major: register {j} does not hold one 8x8 block in "
-                                 f"{'transposed' if spec.trans else 'plain'} order (try {other}"
-                                 f"{' or stored=' + ('col' if stored == 'row' else 'row')})")
-        origins.append(next(iter(pts)))
-    return origins
+    found = moves.origins(frag, get(spec.catalog), stored)
+    if found is None:
+        other = spec.name.replace(".trans", "") if spec.trans else spec.name + ".trans"
+        raise LayoutsimError(f"{spec.name} cannot move operand {opnd.name} of {ins.name} stored "
+                             f"{stored}-major: its registers do not each hold one 8x8 block in "
+                             f"{'transposed' if spec.trans else 'plain'} order (try {other}"
+                             f"{' or stored=' + ('col' if stored == 'row' else 'row')})")
+    return found
 
 
 def fragment_offsets(tile, op, fragment, row=0, col=0, stored="row"):
@@ -393,23 +396,19 @@ def fragment_offsets(tile, op, fragment, row=0, col=0, stored="row"):
 
 
 def block_offsets(tile, op, row=0, col=0):
-    """Per-lane offsets of ldmatrix/stmatrix.xN moving the 8-row blocks at (row, col): matrix j
-    at (row + 8*(j % 2), col + w*(j // 2)) for x4 (the mma A-fragment order), (row + 8j, col) for
-    x2, where w = 16 bytes of elements."""
+    """Per-lane offsets of ldmatrix/stmatrix.xN moving N blocks of 8 rows x 16 bytes at
+    (row, col), in the order of the mma.sync A fragment they load (`isa.moves.block_order`):
+    x4 (row, col), (row + 8, col), (row, col + w), (row + 8, col + w); x2 (row, col),
+    (row + 8, col); w = 16 bytes of elements."""
     return block_offsets_many(tile, op, [(row, col)])[0]
-
-
-def _block_origins(spec, w):
-    if spec.matrices == 4:
-        return [(8 * (j % 2), w * (j // 2)) for j in range(4)]
-    return [(8 * j, 0) for j in range(spec.matrices)]
 
 
 def block_offsets_many(tile, op, positions):
     """block_offsets for many (row, col) positions at once: a list of 32-offset lists."""
+    from ..isa.moves import block_order
     spec = _matrix_spec(op)
     w = 16 // tile.elem_bytes
-    origins = _block_origins(spec, w)
+    origins = [(r, w * c16) for r, c16 in block_order(spec.matrices)]
     pos = np.asarray(positions, dtype=np.int64).reshape(-1, 2)
     return _row_offsets_many(tile, spec, pos[:, None, :] + np.asarray(origins)[None, :, :])
 

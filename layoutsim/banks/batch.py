@@ -20,8 +20,9 @@ MODES = {"none": 0, "pairs": 1, "pairs-half": 2, "identical": 3, "one-phase": 4,
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What the engines need to know about one op under one rule set."""
+class PhaseTable:
+    """What the engines need to know about one op under one rule set: each lane's phase and how
+    phases merge."""
     lane_phase: np.ndarray     # int32[32]: base phase of each lane, -1 = address not used
     n_phases: int
     mode: int                  # MODES
@@ -33,27 +34,22 @@ class Plan:
     width: int
 
 
-def plan(spec, arch, rules):
+def phase_table(spec, arch, rules):
     if spec.vendor == "amd":
         base = amd.base_phases(spec, generation(arch))
         mode, empty, by_addr, empty_warp = "none", 0, False, 0
     else:
         base = nvidia.base_phases(spec)
-        if spec.is_matrix:
-            mode = rules.matrix if rules.matrix != "as-v4" else rules.wide(spec.direction)
-        elif spec.width >= 8:
-            mode = rules.wide(spec.direction)
-        else:
-            mode = "none"
+        mode = rules.merge(spec)
         empty = rules.empty_phase
         empty_warp = rules.empty_warp
-        by_addr = spec.width < 4 and spec.direction == "st" and rules.subword_st == "address"
+        by_addr = rules.by_address(spec)
     lane_phase = np.full(LANES, -1, np.int32)
     for p, lanes in enumerate(base):
         lane_phase[lanes] = p
     if len(base) == 1:
         mode = "none"
-    return Plan(lane_phase, len(base), MODES[mode], spec.words, by_addr, empty, empty_warp,
+    return PhaseTable(lane_phase, len(base), MODES[mode], spec.words, by_addr, empty, empty_warp,
                 spec.is_matrix, spec.width)
 
 
@@ -77,7 +73,7 @@ def _parts(masks, pl):
 
 
 def prepare_common(op, offsets, arch=None, active=None, rules=None):
-    """(spec, arch, plan, offsets int64[N,32], masks uint64[N], limit) -- addresses not yet checked."""
+    """(spec, arch, phase table, offsets int64[N,32], masks uint64[N], limit) -- addresses not yet checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
     if arch in CDNA:
@@ -92,7 +88,7 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
         raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
     off = np.ascontiguousarray(off, dtype=np.int64)
     n = off.shape[0]
-    pl = plan(spec, arch, rules)
+    pl = phase_table(spec, arch, rules)
     masks = _masks(active, n)
     if spec.is_matrix:
         need = np.uint64(sum(1 << int(lane) for lane in np.flatnonzero(pl.lane_phase >= 0)))
@@ -125,7 +121,7 @@ def check_batch(spec, arch, off, part, first=0):
 
 
 def prepare_batch(op, offsets, arch=None, active=None, rules=None):
-    """(spec, arch, plan, offsets int64[N,32], participating bool[N,32]) with every access checked."""
+    """(spec, arch, phase table, offsets int64[N,32], participating bool[N,32]) with every access checked."""
     spec, arch, pl, off, masks, _ = prepare_common(op, offsets, arch, active, rules)
     part = _parts(masks, pl)
     check_batch(spec, arch, off, part)

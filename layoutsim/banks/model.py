@@ -321,15 +321,7 @@ def phases_of(spec, arch, off, part, rules):
         base = amd.base_phases(spec, amd_generation(arch))
         return [[lane for lane in p if part[lane]] for p in base]
     base = nvidia.base_phases(spec)
-    if spec.is_matrix:
-        mode = rules.matrix
-        if mode == "as-v4":
-            mode = rules.wide(spec.direction)
-    elif spec.width >= 8:
-        mode = rules.wide(spec.direction)
-    else:
-        mode = "none"
-    merged = merge_phases(base, mode, off, part, spec)
+    merged = merge_phases(base, rules.merge(spec), off, part, spec)
     return [[lane for lane in sorted(p) if part[lane]] for p in merged]
 
 
@@ -374,8 +366,7 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
     spec, arch, off, part = prepare(op, offsets, arch, active, variables)
     rules = rules or nvidia.DEFAULT
     phases = phases_of(spec, arch, off, part, rules)
-    by_address = spec.vendor == "nvidia" and spec.width < 4 and spec.direction == "st" \
-        and rules.subword_st == "address"
+    by_address = spec.vendor == "nvidia" and rules.by_address(spec)
     empty_cost = rules.empty_phase if spec.vendor == "nvidia" else 0
     out, total, ideal = [], 0, 0
     if not part.any():

@@ -72,6 +72,16 @@ class Rules:
     def wide(self, direction):
         return self.wide_ld if direction == "ld" else self.wide_st
 
+    def merge(self, spec):
+        """The WIDE_MERGES mode the phases of one access of `spec` (an ops.OpSpec) merge under."""
+        if spec.is_matrix:
+            return self.wide(spec.direction) if self.matrix == "as-v4" else self.matrix
+        return self.wide(spec.direction) if spec.width >= 8 else "none"
+
+    def by_address(self, spec):
+        """Whether lanes conflict on different bytes of one word (sub-word stores, subword_st)."""
+        return spec.width < 4 and spec.direction == "st" and self.subword_st == "address"
+
     def label(self):
         return (f"wide_ld={self.wide_ld} wide_st={self.wide_st} matrix={self.matrix} "
                 f"subword_st={self.subword_st} empty_phase={self.empty_phase} empty_warp={self.empty_warp}")
@@ -169,7 +179,7 @@ def phase_rule_text(spec, rules):
         return base
     if spec.width <= 4:
         text = "one phase of 32 lanes"
-        if spec.width < 4 and spec.direction == "st" and rules.subword_st == "address":
+        if rules.by_address(spec):
             text += "; different bytes of one word conflict"
         return text
     base = "two half-warp phases (0-15, 16-31)" if spec.width == 8 else \

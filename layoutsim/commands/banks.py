@@ -82,15 +82,6 @@ def _pair(text, what):
     return a, b
 
 
-def _tile_shape(text):
-    t = str(text).lower().replace(" ", "")
-    try:
-        rows, cols = (int(v) for v in t.split("x"))
-    except ValueError:
-        raise LayoutsimError(f"--tile wants ROWSxCOLS, e.g. 64x32, not {text!r}") from None
-    return rows, cols
-
-
 def parse_offsets(text):
     out = []
     for part in str(text).replace(" ", "").split(","):
@@ -134,8 +125,8 @@ def parse_rules(text):
 
 
 def tile_from_args(args):
-    from ..banks.address import Tile, parse_swizzle
-    rows, cols = _tile_shape(args.tile)
+    from ..banks.address import Tile, parse_swizzle, parse_tile_shape
+    rows, cols = parse_tile_shape(args.tile)
     return Tile(rows, cols, args.dtype, pad=args.pad, pitch=args.pitch, base=args.base,
                 swizzle=parse_swizzle(args.swizzle), unit=args.swizzle_unit)
 

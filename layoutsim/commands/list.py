@@ -12,7 +12,7 @@ def register(sub):
 
 
 def run(args):
-    from ..archs import normalize
+    from ..archs import generation, normalize
     from ..isa.registry import listing
     arch = normalize(args.arch)
     entries = listing(arch, args.family)
@@ -24,7 +24,6 @@ def run(args):
     width = max((len(e.name) for e in entries), default=0)
     for e in entries:
         first = e.archs[0] + ("+" if e.vendor == "nvidia" and len(e.archs) > 1 else "")
-        from ..archs import generation
         where = first if e.vendor == "nvidia" else generation(e.archs[0])
         print(f"{e.name:<{width}}  {where:<7} {e.summary}")
     print(f"{len(entries)} instructions" + (f" on {arch}" if arch else ""))

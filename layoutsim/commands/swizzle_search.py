@@ -30,8 +30,9 @@ def register(sub):
 def run(args):
     from ..banks.search import search
     from ..errors import LayoutsimError
-    from .banks import _tile_shape, print_json
-    rows, cols = _tile_shape(args.tile)
+    from ..banks.address import parse_tile_shape
+    from .banks import print_json
+    rows, cols = parse_tile_shape(args.tile)
     reads, writes = args.read, args.write
     if reads is None and writes is None:
         reads, writes = ["ldmatrix.x4"], ["st.shared.v4.b32"]

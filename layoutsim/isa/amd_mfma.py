@@ -37,13 +37,13 @@ Modifiers in assembly syntax follow the name: "v_mfma_f32_4x4x4_16b_f16 cbsz:2 a
 """
 import numpy as np
 
+from ..archs import CDNA
 from ..errors import LayoutsimError
 from ..formats import bits
 from ..fragment import FragmentMap
 from .instruction import Instruction, Operand
 from .registry import Entry
 
-CDNA = ("gfx908", "gfx90a", "gfx942", "gfx950")
 SOURCE = {
     "calc": "AMD matrix instruction calculator (ROCm/amd_matrix_instruction_calculator, CDNA1-3), "
             "i.e. the CDNA ISA guides' MFMA register maps",
@@ -238,7 +238,8 @@ def build(mnemonic, cbsz=0, abid=0, blgp=0, arch=None):
                        formats={"a": fa, "b": fb, "c": fd, "d": fd},
                        source=SOURCE["gfx950" if archs == ("gfx950",) else "calc"],
                        confirmed=CONFIRMED, notes=_notes(mnemonic, blocks, archs, fa, fb, cbsz,
-                                                         abid, blgp), options=options)
+                                                         abid, blgp), options=options,
+                       mnemonic=mnemonic, builtin=builtin(mnemonic))
 
 
 def supports(mnemonic, arch=None):
@@ -279,14 +280,28 @@ def _check_modifiers(mnemonic, blocks, archs, f8f6f4, cbsz, abid, blgp, arch=Non
             "blgp 0-7" if pattern or neg else f"blgp 0 (no BLGP on this MFMA{where})"))
 
 
+def builtin(mnemonic):
+    """The clang builtin (BuiltinsAMDGPU.def): the gfx908/gfx90a spelling where one exists. The
+    unscaled f8f6f4 MFMAs have none: LLVM selects them for the scaled builtin when both scale
+    operands are the constant 0 (clang-22 output; the scaled form needs other scales)."""
+    if "f8f6f4" in mnemonic:
+        return mnemonic.replace("v_mfma_scale_", "v_mfma_").replace(
+            "v_mfma_", "__builtin_amdgcn_mfma_scale_", 1)
+    return (BY_NAME[mnemonic][1] or mnemonic).replace("v_mfma_", "__builtin_amdgcn_mfma_", 1)
+
+
+def disassembly_name(mnemonic, arch):
+    """The mnemonic llvm-objdump prints for this MFMA on `arch`: the gfx908/gfx90a spelling
+    there (v_mfma_f32_32x32x1f32), the current one on gfx942/gfx950 (LLVM VOP3PInstructions.td)."""
+    old = BY_NAME[mnemonic][1]
+    return old if old and arch in ("gfx908", "gfx90a") else mnemonic
+
+
 def _aliases(mnemonic):
-    row = BY_NAME[mnemonic]
-    old = row[1]
-    out = (old,) if old else ()
-    builtin = (old or mnemonic).replace("v_mfma_", "__builtin_amdgcn_mfma_", 1)
-    if "_scale_" in mnemonic:
-        builtin = mnemonic.replace("v_mfma_scale_", "__builtin_amdgcn_mfma_scale_", 1)
-    return out + (builtin,)
+    """The gfx908/gfx90a spelling and the builtin, where the builtin names this MFMA alone."""
+    old = BY_NAME[mnemonic][1]
+    own = not ("f8f6f4" in mnemonic and "_scale_" not in mnemonic)
+    return ((old,) if old else ()) + ((builtin(mnemonic),) if own else ())
 
 
 def _notes(mnemonic, blocks, archs, fa, fb, cbsz, abid, blgp):

@@ -55,6 +55,9 @@ class Instruction:
     confirmed: str = "not yet run on a GPU"   # or "confirmed on <GPU> (<report>)"
     notes: tuple = ()                  # facts a user must see beside the map
     options: dict = field(default_factory=dict)   # e.g. {"satfinite": True, "opsel": 0}
+    arch_specific: bool = False        # exists only on arch-specific targets (archs.compile_target)
+    mnemonic: str = ""                 # AMD: the ISA mnemonic a disassembly shows
+    builtin: str = ""                  # AMD: the clang builtin that emits it
 
     @property
     def min_arch(self):

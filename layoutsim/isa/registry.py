@@ -49,6 +49,7 @@ class Entry:
     aliases: tuple = ()
     wave: int = 32            # AMD wave size of this entry (32 or 64); NVIDIA: 32
     summary: str = ""         # one line for `layoutsim list`
+    arch_specific: bool = False   # compiled only for arch-specific targets (as Instruction)
 
     def instruction(self):
         return _built(self)

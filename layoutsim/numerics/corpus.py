@@ -61,6 +61,13 @@ class Corpus:
         return len(self.a)
 
 
+def in_corpus(entry):
+    """Whether measurements of a catalog entry (or Instruction) are kept in the corpus: every
+    warp-level MMA (mma.sync, AMD WMMA/SWMMAC) and the wgmma m64n8 forms; wider wgmma N are
+    checked on the GPU, not kept (the budget, `budget`, covers the kept ones)."""
+    return entry.family in ("mma", "wmma", "swmmac") or (entry.family == "wgmma" and ".m64n8k" in entry.name)
+
+
 def path_for(instruction, arch, root=DATA_DIR):
     """Where the corpus of an instruction measured on an arch lives."""
     from .api import resolve
@@ -228,7 +235,7 @@ def budget(arch="sm_90", total_mb=40.0):
     from ..isa.registry import listing
     rows = []
     for e in listing(arch=arch):
-        if e.family == "mma" or (e.family == "wgmma" and ".m64n8k" in e.name):
+        if in_corpus(e):
             n = suggested_cases(e.name, arch)
             rows.append((e.name, n, n * case_bytes(e.name, arch) / 1e6))
     total = sum(r[2] for r in rows)

@@ -223,15 +223,6 @@ def _blend(hex_color, white=0.6):
     return "#%02x%02x%02x" % tuple(round(v + (255 - v) * white) for v in (r, g, b))
 
 
-def parse_shape(text):
-    t = str(text).lower().replace(" ", "")
-    try:
-        r, c = (int(v) for v in t.split("x"))
-    except ValueError:
-        raise LayoutsimError(f"--tile wants ROWSxCOLS in elements, e.g. 64x32, not {text!r}") from None
-    return r, c
-
-
 LAYOUT_KEYS = ("pad", "pitch", "swizzle", "base", "unit")
 
 
@@ -372,7 +363,8 @@ def _row_word(tile, r, k):
 def tile_scene(op, shape, dtype, layouts, labels=(), arch=None, fragment=None, at="0,0",
                stored="row", block=False, fill=None, active=None):
     """One tile under several layouts (padding vs swizzle), the same access on each, side by side."""
-    rows, cols = parse_shape(shape)
+    from ..banks.address import parse_tile_shape
+    rows, cols = parse_tile_shape(shape)
     try:
         r0, c0 = (int(v) for v in str(at).replace(" ", "").split(","))
     except ValueError:

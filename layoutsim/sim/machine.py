@@ -24,9 +24,10 @@ import numpy as np
 
 from .. import archs as A
 from ..errors import LayoutsimError, suggest
+from ..formats import raw_dtype_of_width
+from ..packing import pack, squeeze_matrices, unpack, words_per_lane
 from . import costing
 from .descriptor import SmemDesc
-from .fragments import gather, scatter
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
@@ -146,15 +147,15 @@ class Machine:
         [groups, matrices, rows, cols] (groups = warps, or warpgroups for wgmma)."""
         ins = self._instr(instr, "fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, _n_words(frag), f"{ins.name} {operand}")
-        return gather(frag, self._group_words(names, ins.threads, ins.name))
+        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}")
+        return unpack(frag, self._group_words(names, ins.threads, ins.name))
 
     def set_fragment(self, instr, operand, names, mats):
         """Host-side: write registers `names` so that they hold operand matrices `mats`
         ([groups, matrices, rows, cols] or [groups, rows, cols] or [rows, cols]: raw bits)."""
         ins = self._instr(instr, "set_fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, _n_words(frag), f"{ins.name} {operand}", dst=True)
+        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}", dst=True)
         groups = self._groups(ins.threads, ins)
         want = tuple(frag.shape)
         m = np.asarray(mats)
@@ -172,7 +173,7 @@ class Machine:
                                  f"raw bits; values outside 0..{(1 << frag.elem_bits) - 1} given (view signed "
                                  f"or float data as unsigned bits first)")
         m = np.broadcast_to(m, (groups, *want))
-        words = scatter(frag, m).reshape(self.threads, -1)
+        words = pack(frag, m).reshape(self.threads, -1)
         self._commit_regs({n: words[:, j] for j, n in enumerate(names)})
 
     def snapshot(self):
@@ -234,7 +235,7 @@ class Machine:
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
         rows = self.smem[addr[..., None] + np.arange(16)]        # [groups, count, 8, 16]
         rows = np.ascontiguousarray(rows).view("<u2")             # [groups, count, 8, 8]
-        words = scatter(frag, rows).reshape(self.threads, -1)
+        words = pack(frag, rows).reshape(self.threads, -1)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
         self._commit(regs={n: words[:, j] for j, n in enumerate(names)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
@@ -246,7 +247,7 @@ class Machine:
         names = self._names(src, frag.regs, ins.name)
         words = self._group_words(names, ins.threads, ins.name)
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
-        rows = gather(frag, words)                                # [groups, count, 8, 8] uint16
+        rows = unpack(frag, words)                                # [groups, count, 8, 8] uint16
         data = np.ascontiguousarray(rows.astype("<u2")).view(np.uint8)   # [groups, count, 8, 16]
         idx = addr[..., None] + np.arange(16)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
@@ -268,11 +269,11 @@ class Machine:
             raise LayoutsimError(f"{ins.name}: index= is for sparse swmmac instructions only")
         args = (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ()) \
             + ((("idx", index),) if sparse else ())
-        names = {k: self._names(v, _n_words(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
+        names = {k: self._names(v, words_per_lane(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
                                 dst=(k == "d"))
                  for k, v in args}
-        mats = {k: _blocks(gather(ops[k.upper()].fragment,
-                                  self._group_words(names[k], ins.threads, ins.name)))
+        mats = {k: squeeze_matrices(unpack(ops[k.upper()].fragment,
+                                           self._group_words(names[k], ins.threads, ins.name)))
                 for k in ("a", "b", "c", "idx") if k in names}
         groups = self._groups(ins.threads, ins)
         if "c" not in mats:
@@ -291,19 +292,19 @@ class Machine:
                                  f"warpgroup of 4 warps (use Warpgroup)")
         M, N, K = ins.shape
         dfrag = ins.operand("D").fragment
-        dnames = self._names(d, _n_words(dfrag), f"{ins.name} D", dst=True)
+        dnames = self._names(d, words_per_lane(dfrag), f"{ins.name} D", dst=True)
         mats, notes = {}, []
         if isinstance(a, (SmemDesc, int, np.integer)):
             mats["a"] = self._desc_read(ins, "A", SmemDesc.of(a), M, K, ins.formats["a"])[None]
             notes.append("A")
         else:
-            anames = self._names(a, _n_words(ins.operand("A").fragment), f"{ins.name} A")
-            mats["a"] = gather(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
+            anames = self._names(a, words_per_lane(ins.operand("A").fragment), f"{ins.name} A")
+            mats["a"] = unpack(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
         # B is K x N, K-major: B[k, n] is element (mn=n, k) of the descriptor's layout
         mats["b"] = self._desc_read(ins, "B", SmemDesc.of(b), N, K, ins.formats["b"]).T[None]
         notes.append("B")
         if scale_d:
-            mats["c"] = gather(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
+            mats["c"] = unpack(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
         else:
             mats["c"] = _zeros_like_operand(dfrag, 1)
         note = (f"{' and '.join(notes)} read from shared memory by descriptor (not costed by the "
@@ -314,10 +315,7 @@ class Machine:
     def _execute_mma(self, ins, dnames, mats, note):
         fn = self._mma
         if fn is None:
-            import layoutsim
-            fn = getattr(layoutsim, "mma", None)
-            if fn is None:
-                raise NotImplementedError("layoutsim.mma (the numerics) is not available in this checkout")
+            from ..numerics import mma as fn
         dfrag = ins.operand("D").fragment
         try:
             extra = {"index": mats["idx"]} if "idx" in mats else {}
@@ -332,7 +330,7 @@ class Machine:
             raise AssertionError(f"layoutsim.mma returned shape {out.shape}, expected {want}")
         dbits = out.view(np.dtype(f"u{out.dtype.itemsize}"))
         old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
-        words = scatter(dfrag, dbits[:, None] if one else dbits, old).reshape(self.threads, -1)
+        words = pack(dfrag, dbits[:, None] if one else dbits, old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
 
@@ -419,21 +417,14 @@ class Machine:
         if isinstance(addr, tuple):
             addr, act = addr
         per_warp = []
-        note = ""
         # one bank-model access per 32 lanes: a warp, or each half of an AMD wave64 (assumed
         # to be served as two wave32 halves, like its VALU work)
         for w in range(self.threads // 32):
             sl = slice(w * 32, (w + 1) * 32)
-            if not act[sl].any():
-                continue
-            r = costing.cost(op, addr[sl], act[sl], self.arch)
-            if r is None:
-                note = costing.unavailable_reason()
-                per_warp = []
-                break
-            per_warp.append(r)
+            if act[sl].any():
+                per_warp.append(costing.cost(op, addr[sl], act[sl], self.arch))
         if not per_warp:
-            return {"note": note} if note else {"wavefronts": 0, "ideal": 0, "conflicts": 0}
+            return {"wavefronts": 0, "ideal": 0, "conflicts": 0}
         return {"wavefronts": sum(p[0] for p in per_warp), "ideal": sum(p[1] for p in per_warp),
                 "conflicts": sum(p[2] for p in per_warp), "per_warp": tuple(per_warp)}
 
@@ -459,17 +450,8 @@ class Machine:
     def _op(self, kind, space, bits):
         if bits not in WIDTHS:
             raise LayoutsimError(f"{kind}.{space}: width {bits!r} bits; valid: {', '.join(map(str, WIDTHS))}")
-        if self.vendor == "amd":
-            if space == "shared":
-                verb = "read" if kind == "ld" else "write"
-                t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-                return f"ds_{verb}_{t}{bits}"
-            verb = "load" if kind == "ld" else "store"
-            t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-            return f"global_{verb}_{t}{bits}"
-        if bits < 32:
-            return f"{kind}.{space}.{'u' if kind == 'ld' else 'b'}{bits}"
-        return f"{kind}.{space}." + {32: "b32", 64: "v2.b32", 128: "v4.b32"}[bits]
+        from ..banks.ops import access_name
+        return access_name(self.vendor, kind, bits // 8, space)
 
     def _instr(self, instr, what, families=None):
         from ..isa.instruction import Instruction
@@ -612,21 +594,11 @@ class Warpgroup(Machine):
         super().__init__(arch=arch, warps=4, wave=32, smem_bytes=smem_bytes, mma=mma)
 
 
-def _n_words(frag):
-    return frag.regs * (frag.reg_bits // 32)
-
-
 def _short(ins):
     """The short spelling used in traces and for the bank model (ldmatrix.x4.trans, ...)."""
     return ins.aliases[0] if ins.aliases else ins.name
 
 
 def _zeros_like_operand(frag, groups):
-    from .fragments import ELEM_DTYPE
     shape = frag.shape[1:] if frag.shape[0] == 1 else frag.shape
-    return np.zeros((groups, *shape), ELEM_DTYPE[frag.elem_bits])
-
-
-def _blocks(mats):
-    """[groups, matrices, rows, cols] -> [groups, rows, cols] for one matrix; MFMA blocks kept."""
-    return mats[:, 0] if mats.shape[1] == 1 else mats
+    return np.zeros((groups, *shape), raw_dtype_of_width(frag.elem_bits))

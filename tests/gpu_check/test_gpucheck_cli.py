@@ -98,7 +98,7 @@ def test_banks_alone_without_ncu_is_one_line(monkeypatch, capsys):
 def test_banks_skipped_without_ncu_inside_a_full_run(monkeypatch):
     from gpu_check.checks import banks
     monkeypatch.setattr(banks, "ncu_path", lambda: None)
-    (r,) = banks.run()
+    (r,) = banks.measure_and_compare()
     assert r.status == "skip" and "ncu" in r.note
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 import layoutsim
 from layoutsim.isa import amd_wmma
+from layoutsim.packing import pack, squeeze_matrices, unpack, words_per_lane
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "numerics" / "amd"
 ARCH = "gfx1201"
@@ -31,23 +32,17 @@ def _hex(rows, dtype):
 
 # ----------------------------------------------------------------------------- registers
 def gather(frag, regs):
-    """The raw matrix (batch, rows, cols) a FragmentMap reads from regs (batch, vgprs, lanes)."""
-    t = frag.table.astype(np.int64)
-    lane, reg, slot = np.nonzero(t[..., 0] >= 0)
-    _, r, c = t[lane, reg, slot].T
-    w = frag.elem_bits
-    out = np.zeros((regs.shape[0],) + frag.shape[1:], np.uint32)
-    out[:, r, c] = (regs[:, reg, lane] >> np.uint32(w) * slot.astype(np.uint32)) & np.uint32((1 << w) - 1)
-    return out
+    """The raw matrix (batch, rows, cols) a FragmentMap reads from the captures' VGPRs
+    (batch, vgprs, lanes), through layoutsim.packing."""
+    words = np.ascontiguousarray(regs[:, :words_per_lane(frag)].transpose(0, 2, 1))
+    return squeeze_matrices(unpack(frag, words))
 
 
 def scatter(frag, mat, vgprs):
-    """The VGPRs (batch, vgprs, lanes) holding a 32-bit matrix (batch, rows, cols) of a map."""
-    t = frag.table.astype(np.int64)
-    lane, reg, slot = np.nonzero(t[..., 0] >= 0)
-    _, r, c = t[lane, reg, slot].T
+    """The VGPRs (batch, vgprs, lanes) holding a matrix (batch, rows, cols) of a map."""
+    words = pack(frag, mat)                              # (batch, lanes, words)
     out = np.zeros((mat.shape[0], vgprs, frag.lanes), np.uint32)
-    out[:, reg, lane] = mat[:, r, c]
+    out[:, :words.shape[2]] = words.transpose(0, 2, 1)
     return out
 
 
@@ -120,19 +115,22 @@ def replay_dot2():
     k = 0 and 1 of row 0 / column 0, C[0][0] = c, everything else 0 (later steps pass D on
     unchanged: their products are 0 and C is exact on their grid)."""
     doc = load("gfx1201_float_dot.json")
-    out = []
-    for fmt, rows in doc["dot2"].items():
-        v = _hex(rows, np.uint64)
-        n = len(v)
-        A = np.zeros((n, 16, 16), np.uint16)
-        B = np.zeros((n, 16, 16), np.uint16)
-        C = np.zeros((n, 16, 16), np.uint32)
-        A[:, 0, 0], A[:, 0, 1] = v[:, 0] & 0xFFFF, v[:, 0] >> 16
-        B[:, 0, 0], B[:, 1, 0] = v[:, 1] & 0xFFFF, v[:, 1] >> 16
-        C[:, 0, 0] = v[:, 2]
-        d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", A, B, C, arch=ARCH, raw=True)
-        out += [(fmt, i, int(v[i, 3]), int(d[i, 0, 0])) for i in range(n)]
-    return out
+    return [(fmt, *r) for fmt, rows in doc["dot2"].items() for r in dot2_steps(fmt, rows, ARCH)]
+
+
+def dot2_steps(fmt, rows, arch):
+    """[(case, expected, got)] of DOT2 captures [a pair, b pair, c, d] (hex words) run as one
+    WMMA step on `arch`."""
+    v = _hex(rows, np.uint64)
+    n = len(v)
+    A = np.zeros((n, 16, 16), np.uint16)
+    B = np.zeros((n, 16, 16), np.uint16)
+    C = np.zeros((n, 16, 16), np.uint32)
+    A[:, 0, 0], A[:, 0, 1] = v[:, 0] & 0xFFFF, v[:, 0] >> 16
+    B[:, 0, 0], B[:, 1, 0] = v[:, 1] & 0xFFFF, v[:, 1] >> 16
+    C[:, 0, 0] = v[:, 2]
+    d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", A, B, C, arch=arch, raw=True)
+    return [(i, int(v[i, 3]), int(d[i, 0, 0])) for i in range(n)]
 
 
 def replay_wmma():
@@ -168,16 +166,7 @@ def replay_gfx11():
     doc = load("gfx1100_float_dot.json")
     out = []
     for fmt, rows in doc["dot2"].items():
-        v = _hex(rows, np.uint64)
-        n = len(v)
-        A = np.zeros((n, 16, 16), np.uint16)
-        B = np.zeros((n, 16, 16), np.uint16)
-        C = np.zeros((n, 16, 16), np.uint32)
-        A[:, 0, 0], A[:, 0, 1] = v[:, 0] & 0xFFFF, v[:, 0] >> 16
-        B[:, 0, 0], B[:, 1, 0] = v[:, 1] & 0xFFFF, v[:, 1] >> 16
-        C[:, 0, 0] = v[:, 2]
-        d = layoutsim.mma(f"v_wmma_f32_16x16x16_{fmt}", A, B, C, arch="gfx1100", raw=True)
-        out += [(f"dot2 {fmt}", i, int(v[i, 3]), int(d[i, 0, 0])) for i in range(n)]
+        out += [(f"dot2 {fmt}", *r) for r in dot2_steps(fmt, rows, "gfx1100")]
     i, k = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
     a = ((i * 16 + k) * 7) % 17 - 8                  # A[i][k]
     b = ((i * 16 + k) * 11) % 17 - 8                 # B[k][j] with (i, k) read as (k, j)

@@ -41,12 +41,10 @@ def _small(rng, fmt, shape):
 
 
 def _zero_shapes(ins):
-    from layoutsim.sim.fragments import ELEM_DTYPE
     M, N, K = ins.shape
     f = ins.formats
-    w = layoutsim.formats.bits
-    return [((M, K), ELEM_DTYPE[w(f["a"])]), ((K, N), ELEM_DTYPE[w(f["b"])]),
-            ((M, N), ELEM_DTYPE[w(f.get("c", f["d"]))])]
+    raw = layoutsim.formats.raw_dtype
+    return [((M, K), raw(f["a"])), ((K, N), raw(f["b"])), ((M, N), raw(f.get("c", f["d"])))]
 
 
 def _arch(ins):
