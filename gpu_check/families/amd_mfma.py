@@ -43,12 +43,17 @@ class AmdMfmaSpec(AmdWmmaSpec):
     """A CDNA MFMA through its clang builtin, one wave64 per case."""
     kind = "mfma"
     catalog_families = ("mfma",)
-    checked_by = ("layouts",)     # no CDNA float arithmetic is confirmed: layouts only
+
 
     def __init__(self, instr):
         super().__init__(instr)
         self.offload_arch = archs.check_target(instr.archs)
         self.mnemonic = disassembly_name(instr.name, self.offload_arch)
+
+    @property
+    def checked_by(self):
+        # the numerics group draws one matrix per case: multi-block MFMAs get the layout probes
+        return ("layouts", "numerics") if self.fd.shape[0] == 1 else ("layouts",)
 
     def types(self):
         return builtin_types(self.instr)

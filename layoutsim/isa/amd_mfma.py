@@ -290,6 +290,14 @@ def builtin(mnemonic):
     return (BY_NAME[mnemonic][1] or mnemonic).replace("v_mfma_", "__builtin_amdgcn_mfma_", 1)
 
 
+def bf16_pairs(mnemonic):
+    """Whether a bf16 MFMA is one of gfx908's original forms (v_mfma_f32_32x32x4bf16, LLVM's
+    plain bf16) rather than the "_1k" forms gfx90a added (v_mfma_f32_32x32x8_bf16, LLVM
+    bf16_1k), which MMA-Sim models with four products per step instead of two."""
+    old = BY_NAME[mnemonic][1]
+    return parse(mnemonic)[1] == "bf16" and not old.endswith("_1k") and "_bf16" not in mnemonic
+
+
 def disassembly_name(mnemonic, arch):
     """The mnemonic llvm-objdump prints for this MFMA on `arch`: the gfx908/gfx90a spelling
     there (v_mfma_f32_32x32x1f32), the current one on gfx942/gfx950 (LLVM VOP3PInstructions.td)."""

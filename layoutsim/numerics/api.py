@@ -123,7 +123,24 @@ def run(plan, A, B, C):
         return _run_int(plan, A, B, C)
     if plan.kind == "f64":
         return _run_f64(plan, A, B, C)
+    if plan.kind == "cdna":
+        return _run_cdna(plan, A, B, C)
     return _run_float(plan, A, B, C)
+
+
+def _run_cdna(plan, A, B, C):
+    """A CDNA MFMA float model (cdna.py) on exact values; xf32 inputs cut to tf32 first
+    (MMA-Sim truncate_fp32_to_tf32: the low 13 bits dropped)."""
+    from . import cdna, cdna_kernel
+    if plan.inst.name.endswith("_xf32"):
+        A, B = (X.astype(np.uint32) & np.uint32(0xFFFFE000) for X in (A, B))
+    a = _kernel_array(decode(plan.a, A))
+    bt = _kernel_array(np.swapaxes(decode(plan.b, B), 1, 2))
+    c = _kernel_array(decode(plan.c, C))
+    out = np.empty(c.shape, np.int64)
+    cdna_kernel.run(cdna.MODEL_CODES[plan.model], a, bt, c, plan.block, get_format(plan.a).emin,
+                    get_format(plan.b).emin, cdna.F_BITS, cdna.F2_BITS, out)
+    return out.astype(np.uint32)
 
 
 def _run_int(plan, A, B, C):

@@ -17,7 +17,8 @@ MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma")   # swmmac: the dense 
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain)
+    kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain),
+    #                            "cdna" (a CDNA MFMA float model of MMA-Sim, cdna.py)
     instruction: str
     arch: str
     shape: tuple               # (M, N, K)
@@ -37,6 +38,7 @@ class Plan:
     group: int = 0             # products summed in groups of this many first (0: no group stage)
     nan_factor: object = None  # raw D bits of a NaN factor's result (None: the canonical NaN)
     nan_invalid: object = None  # ... of an invalid product's (Inf * 0, +Inf with -Inf)
+    model: str = ""            # cdna: the MMA-Sim model (cdna.MODELS)
     saturate: bool = False     # integers: .satfinite
     uses: tuple = ()           # profile parameters this result depends on
     profile: Profile = None
@@ -51,6 +53,10 @@ class Plan:
             return f"{head}\n  exact integer sum of {K} products and C, {sat}"
         if self.kind == "f64":
             return f"{head}\n  f64: {self.profile.f64} over k = 0..{K - 1}, IEEE round to nearest"
+        if self.kind == "cdna":
+            from .cdna import describe
+            return (f"{head}\n  inputs {self.a} x {self.b}, C {self.c}, D {self.d}\n  "
+                    f"{self.model} (MMA-Sim): {describe(self.model, self.block, K)}")
         if self.inst is not None and self.inst.family == "swmmac":
             head += ("\n  A 2:4 sparse: computed as the dense instruction on the logical (expanded) A, "
                      "blocks over logical k (an assumption, like the rest of the AMD arithmetic)")
@@ -111,8 +117,11 @@ def make_plan(inst, profile):
         return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule", "nan_f64_order",
                                            "nan_f64_snan_first"), **common)
     if inst.family == "mfma":
-        raise LayoutsimError(f"{inst.name}: no numeric model for CDNA {a} MFMA in layoutsim yet "
-                             f"(integer and f64 MFMA run; {profile.source('block_16bit')})")
+        from .cdna import F_BITS, model_of
+        model, L = model_of(inst, profile)
+        return Plan(kind="cdna", model=model, block=min(L, K), align_bits=F_BITS, rounding="rne",
+                    keep_bits=23,
+                    uses=("mfma",), **common)
     if (get_format(a).kind != "float" or d not in ("f32", "f16", "bf16")
             or {get_format(a).specials, get_format(b).specials} - {"ieee", "fn"}
             or a == "f32" or get_format(a).bits < 8):

@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
 from ..errors import LayoutsimError
+from .cdna import MODELS, SOURCES
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
 # The reports that confirm the sm_90 profile as it stands; how the runs went, and how many
@@ -102,6 +103,8 @@ class Profile:
     #                              (a NaN factor),
     #                              "invalid.<d>" (Inf * 0, +Inf with -Inf), "invalid.fp8.<d>";
     #                              a cause not listed gives nan_f32 / nan_f16
+    # --- CDNA MFMA: MMA-Sim's models (numerics/cdna.py; NVIDIA, RDNA: none) -------------
+    mfma: tuple = ()             # ((input kind, model, products per step), ...) of cdna.MODELS
     # --- provenance ----------------------------------------------------------------------
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     confirmed: str = NOT_CONFIRMED
@@ -196,6 +199,7 @@ COMMON_SOURCES = MappingProxyType({
     "emax_floor_bf16": "no bf16-result MMA on NVIDIA (value unused)",
     "bf16_rounding": "as fp16_rounding", "nan_c": "MMASIM: every NaN result is the canonical NaN",
     "nan_payloads": "MMASIM: every NaN result is the canonical NaN",
+    "mfma": "no MFMA (value unused)",
     "sign_frame": "KM/MMASIM: terms truncated toward zero, signs kept", "subnormal_inputs_bf16":
     "as subnormal_inputs",
 })
@@ -442,29 +446,32 @@ GFX12_PROFILE = Profile(
         overflow=ROCJITSU + ": RNE overflow gives Inf (FP16_OVFL clear)",
         c_zero=ROCJITSU + ": a zero C leaves the grid at its floor")}))
 
-# CDNA MFMA (gfx908 .. gfx950): layoutsim.mma runs the integer forms (exact sums, wrapped
-# modulo 2**32) and f64 (the fma chain MMASIM models with MMA_FMA). For the rest MMASIM has
-# models layoutsim does not implement (mmasim/amd/sim.py): CDNA1 f16/bf16 exact sums of 4 / 2
-# products (MMA_E_FDPA), CDNA2 flush-to-zero multiply-adds (MMA_FTZ_MUL_ADD), CDNA3 two-stage
-# truncated sums (MMA_TR_FDPA, F=24, F2=31, RNE; fp8 MMA_GTR_FDPA), f32 an fma chain;
-# `mma` says so in a one-line error. Nothing here was measured: every result is unverified.
-_CDNA_MMASIM = {
-    "gfx908": "MMASIM mmasim/amd/sim.py CDNA1: f16 MMA_E_FDPA(L_max=4), bf16 MMA_E_FDPA(2), f32 MMA_FMA",
-    "gfx90a": "MMASIM mmasim/amd/sim.py CDNA2: f16/bf16_1k MMA_FTZ_MUL_ADD(4), bf16 (2); f32/f64 MMA_FMA",
-    "gfx942": "MMASIM mmasim/amd/sim.py CDNA3: f16/bf16 MMA_TR_FDPA(F=24, F2=31, RNE, L_max=8), xf32 "
-              "L_max=4, fp8 MMA_GTR_FDPA(24, 31, RNE, 16); f32/f64 MMA_FMA",
-    "gfx950": "no published model (MMASIM covers CDNA1-3); assumed as gfx942 where the forms exist",
-}
-CDNA_PROFILES = tuple(Profile(
-    arch, f"CDNA MFMA ({arch})", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
-    sources=_src(**{**{f.name: "unused: layoutsim has no CDNA float MFMA model (integer and f64 "
-                                 "only)" for f in fields(Profile)},
-                    "f64": "MMASIM mmasim/amd/sim.py: f64 MFMA = MMA_FMA (an fma chain over k, "
-                           "IEEE RNE)", "block_16bit": _CDNA_MMASIM[arch],
-                    "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)",
-                    **{n: "UNVERIFIED: assumed as measured on the H200 (" + COMMON_SOURCES[n] + ")"
-                       for n in ("nan_f64", "nan_f64_rule", "nan_f64_order", "nan_f64_snan_first")}}))
-    for arch in CDNA)
+# CDNA MFMA (gfx908 .. gfx950): the float forms as MMA-Sim models them (numerics/cdna.py: the
+# models and their sources), integer forms exact (wrapped modulo 2**32), f64 the fma chain
+# MMA-Sim models with MMA_FMA. Published models, not measured here; gfx950 has none (integer
+# and f64 assumed as on gfx942, float forms refused with a one-line error).
+MMASIM_CDNA = ("MMA-Sim's published model (arXiv:2511.10909, validated by its authors against "
+               "AMD hardware; pip mmasim 2.1.1), not measured here")
+_CDNA_UNUSED = "unused: CDNA MFMA arithmetic is the model named by 'mfma' (numerics/cdna.py)"
+
+
+def _cdna_profile(arch):
+    known = arch in MODELS
+    return Profile(
+        arch, f"CDNA MFMA ({arch})", fp32_rounding="rne", mfma=MODELS.get(arch, ()),
+        confirmed=MMASIM_CDNA if known else UNVERIFIED, verified=known,
+        sources=_src(**{**{f.name: _CDNA_UNUSED for f in fields(Profile)},
+                        "mfma": SOURCES[arch],
+                        "nan_f32": "MMASIM fdpa.ldexp_and_normalize: NaN -> 0x7FFFFFFF",
+                        "f64": ("MMASIM amd/sim.py: f64 MFMA = MMA_FMA (an fma chain over k, "
+                                "IEEE RNE)") + ("" if known else "; UNVERIFIED: assumed for gfx950"),
+                        "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)",
+                        **{n: "UNVERIFIED: assumed as measured on the H200 (" + COMMON_SOURCES[n] + ")"
+                           for n in ("nan_f64", "nan_f64_rule", "nan_f64_order",
+                                     "nan_f64_snan_first")}}))
+
+
+CDNA_PROFILES = tuple(_cdna_profile(arch) for arch in CDNA)
 
 PROFILES = MappingProxyType({p.arch: p for p in (SM70, SM75, SM80, SM86, SM87, SM89, SM90,
                                                  SM100, SM120, GFX11_PROFILE, GFX12_PROFILE,
@@ -524,8 +531,10 @@ def main(argv=None):
                  "fp8 mma", "fp8 F", "fp8 f32")
         print(f"{'arch':7s} " + " ".join(f"{h:>8s}" for h in short) + "  confirmed")
         for p in profs:
-            if p.arch in CDNA:               # no block-FMA parameters: integer and f64 only
-                print(f"{p.arch:7s} {'(MFMA: integer and f64 only; no float model)':<98s}  UNVERIFIED")
+            if p.arch in CDNA:               # no block-FMA parameters: MMA-Sim's models
+                models = ", ".join(f"{k} {m}" + (f"/{L}" if L > 1 else "") for k, m, L in p.mfma)
+                text = f"(MFMA: {models or 'integer and f64 only; no float model'})"
+                print(f"{p.arch:7s} {text:<98s}  {'MMA-Sim' if p.mfma else 'UNVERIFIED'}")
                 continue
             vals = " ".join(f"{str(getattr(p, c)):>8s}" for c in cols)
             conf = ("H200" if p.confirmed_params else "UNVERIFIED" if not p.verified else

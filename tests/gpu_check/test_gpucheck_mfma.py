@@ -2,15 +2,17 @@
 check target (layoutsim.archs.check_target: gfx942, else gfx950, else gfx90a) and disassembled:
 one v_mfma_* with the catalog's VGPR counts of D, A, B, C. gfx950 needs clang 20 or newer (clang-19:
 "invalid target ID 'gfx950'"); where no installed clang has it, its kernels are reported as
-skipped, and this test says so. No AMD GPU: nothing here runs a kernel; the probes are checked on
-a CPU stand-in that computes through the catalog's maps."""
+skipped, and this test says so. No AMD GPU: nothing here runs a kernel; the probes and the
+numerics group run on a CPU stand-in that computes through the catalog's maps and layoutsim.mma."""
 import numpy as np
 import pytest
 
 import layoutsim
+from fakegpu import FakeBackend
 from gpu_check import families as F
 from gpu_check.backends import hip as H
 from gpu_check.families.amd_mfma import AmdMfmaSpec
+from gpu_check.run import Session
 from layoutsim.packing import pack, unpack
 
 need_clang = pytest.mark.skipif(not H.toolchains(), reason=f"no clang / llvm-objdump ({H.INSTALL_HINT})")
@@ -33,24 +35,44 @@ def test_every_mfma_has_a_kernel_for_its_check_target():
     assert old.mnemonic == "v_mfma_f32_32x32x1_2b_f32" and old.expected_counts() == [32, 1, 1, 32]
 
 
-def _emulate(spec, inp):
-    """What the MFMA computes, through the catalog maps (the stand-in 'hardware')."""
-    a, b, c = spec.unpack_inputs(inp)
-    fmt = spec.fmt
-    from gpu_check.families.operand_maps import exact_d
-    d = exact_d(fmt, a, b, c)
-    return spec.pack_d(d).reshape(len(d), -1)
+class ModelMfma(FakeBackend):
+    """A CPU stand-in for an MI300 (gfx942): an MFMA kernel computes D through the catalog maps
+    and layoutsim.mma (MMA-Sim's model); everything else as fakegpu does."""
+    vendor, arch, target = "amd", "gfx942", "gfx942"
+
+    def launch(self, module, spec, inp, ncases):
+        if not isinstance(spec, AmdMfmaSpec):
+            return super().launch(module, spec, inp, ncases)
+        a, b, c = spec.unpack_inputs(np.asarray(inp, np.uint32).reshape(ncases, -1))
+        d = layoutsim.mma(spec.instr, a, b, c, arch=self.arch, raw=True)
+        return spec.pack_d(d).reshape(-1)
 
 
-@pytest.mark.parametrize("entry", ["v_mfma_f32_4x4x4_16b_f16", "v_mfma_i32_32x32x4_2b_i8",
-                                   "v_mfma_f64_4x4x4_4b_f64", "v_mfma_f32_16x16x4_f32"])
-def test_probes_fill_every_block_and_catch_a_wrong_d_map(entry):
-    """Every probe passes on a stand-in that computes through the catalog; with D's block order
-    swapped in the kernel's output, the probes see it (multi-block forms: every block is probed)."""
+ONLY = "v_mfma_f32_4x4x4_16b_f16,v_mfma_i32_32x32x4_2b_i8,v_mfma_f64_4x4x4_4b_f64,v_mfma_f32_16x16x16_f16"
+
+
+@need_clang
+def test_session_on_a_gfx942_stand_in():
+    """gpu-check's AMD path for CDNA: the HIP build for the device's gfx942, every block of a
+    multi-block MFMA through the layout probes, the single-block ones through the numerics
+    group (its cases drawn and compared against layoutsim.mma)."""
+    s = Session(ModelMfma(), log=lambda x: None, groups=("layouts", "numerics"), only=ONLY, cases=64)
+    s.run()
+    bad = [r.diff_text() for r in s.results if r.status != "pass"]
+    assert not bad, bad[:3]
+    lay = {r.entry for r in s.results if r.group == "layouts"}
+    num = {r.entry for r in s.results if r.group == "numerics"}
+    assert lay == set(ONLY.split(",")) and num == {"v_mfma_f32_16x16x16_f16"}
+
+
+@pytest.mark.parametrize("entry", ONLY.split(","))
+def test_the_probes_see_a_wrong_d_map(entry):
+    """With D's blocks in the wrong order (a transposed D for one block) in what the kernel
+    writes, every probe that can tell fails."""
     spec = AmdMfmaSpec(layoutsim.get(entry))
-    rng = np.random.default_rng(3)
-    for p in spec.probes(rng):
-        out = _emulate(spec, p.inp)
+    backend = ModelMfma()
+    for p in spec.probes(np.random.default_rng(3)):
+        out = backend.launch(None, spec, p.inp, len(p.inp)).reshape(len(p.inp), -1)
         assert spec.compare(p.check, p.inp, out, p.meta).status == "pass", (entry, p.check)
         d = unpack(spec.fd, spec.d_words(out))
         wrong = pack(spec.fd, d[:, ::-1] if d.shape[1] > 1 else np.swapaxes(d, -1, -2)).reshape(len(d), -1)

@@ -26,14 +26,17 @@ def test_what_is_confirmed_and_what_is_unverified():
                if a.startswith("sm_") and a != "sm_90")
     assert "H200" in PROFILES["sm_90"].confirmed
     # gfx11 / gfx12: AMD's characterisations, replayed against AMD's gfx1100 / gfx1201 captures
-    # (test_amd_captures); CDNA: nothing measured
+    # (test_amd_captures); CDNA1-3: MMA-Sim's published models (test_cdna), gfx950: none
     p = PROFILES["gfx11"]
     assert p.verified and "gfx1100" in p.confirmed and p.sign_frame == "c"
     assert "UNVERIFIED ASSUMPTION for f16 results" in p.label("f16", "f16")
     assert all("rocjitsu" in s for n, _, s in p.parameters()
                if n in ("block_16bit", "extra_bits", "fp32_rounding", "sign_frame"))
-    assert all(not PROFILES[a].verified and UNVERIFIED in PROFILES[a].label()
-               for a in ("gfx908", "gfx90a", "gfx942", "gfx950"))
+    assert all(PROFILES[a].verified and "MMA-Sim's published model" in PROFILES[a].label()
+               and "not measured here" in PROFILES[a].label() and PROFILES[a].mfma
+               for a in ("gfx908", "gfx90a", "gfx942"))
+    assert not PROFILES["gfx950"].verified and UNVERIFIED in PROFILES["gfx950"].label()
+    assert PROFILES["gfx950"].mfma == () and "CDNA1-3" in PROFILES["gfx950"].source("mfma")
     p = PROFILES["gfx12"]
     assert p.verified and "captured on AMD hardware" in p.confirmed and p.unproven == ("e4m3", "e5m2")
     assert all("rocjitsu" in s for n, _, s in p.parameters()
