@@ -373,7 +373,8 @@ GFX11_PROFILE = Profile(
 # published with the raw captures (MIT): ROCm/rocm-systems, rocjitsu
 # isa/arch/amdgpu/shared/gfx12_dot.h (the model) and tests/fixtures/float_dot/ (the
 # captures), reused in bjacob/goc tests/dot_fixtures.h, tests/wmma_fixtures.h,
-# tests/integer_wmma_hardware.h, tests/rdna4_swmmac_integer_hardware.h. CI replays every one of
+# tests/integer_wmma_hardware.h, tests/rdna4_swmmac_integer_hardware.h,
+# tests/packed_wmma_fixtures.h (16-bit results). CI replays every one of
 # those captures (tests/numerics/test_amd_captures.py, data in tests/data/numerics/amd/).
 # A 16x16x16 WMMA is four DOT4 steps over k = 0-3, 4-7, 8-11, 12-15 of the ISA's K numbering
 # (rocjitsu mma_common.h exec_gfx12_wmma_dot4: "documented K bits 2 and 3 occupy the lane and
@@ -381,10 +382,11 @@ GFX11_PROFILE = Profile(
 # give the same bits for the same matrices; their captured results differ only because the
 # captures loaded the same registers, which hold different k in the two wave sizes).
 # what CI replays from the captures (tests/numerics/test_amd_captures.py checks these counts)
-GFX12_CAPTURES = {"dot2": 121, "wmma": 48, "integer": 1024}
+GFX12_CAPTURES = {"dot2": 121, "wmma": 48, "packed": 7168, "integer": 1024}
 ROCJITSU = ("AMD rocjitsu (ROCm/rocm-systems) isa/arch/amdgpu/shared/gfx12_dot.h, characterised "
             "on gfx1201 (Radeon AI Pro R9700)")
-GFX12_CAPTURED = ("matches {dot2} DOT2 and {wmma} WMMA results (f16/bf16 inputs, f32 results) and "
+GFX12_CAPTURED = ("matches {dot2} DOT2 and {wmma} WMMA results (f16/bf16 inputs, f32 results), "
+                  "{packed} f16/bf16 WMMA results (16-bit outputs, both wave sizes) and "
                   "{integer} iu8/iu4 WMMA/SWMMAC executions (every D element, as FNV-1a digests) "
                   "captured on AMD hardware (gfx1201, Radeon AI Pro R9700; published by AMD with "
                   "rocjitsu, MIT, as copied into bjacob/goc tests/; tests/data/numerics/amd/)")

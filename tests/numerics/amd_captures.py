@@ -158,6 +158,78 @@ def replay_wmma():
     return out
 
 
+def _hex16(text):
+    return np.array([int(text[i:i + 4], 16) for i in range(0, len(text), 4)], np.uint32)
+
+
+def packed_registers(arrays, wave, key):
+    """VGPRs (fixtures, 128/wave, wave) of A ("a"), B ("b") or C ("c") loaded from row-major
+    16-bit matrices as the capture did (the JSON's "notes": goc tests/packed_wmma_test.cpp)."""
+    regs = np.zeros((len(arrays), 128 // wave, wave), np.uint32)
+    for lane in range(wave):
+        i = lane % 16
+        for r in range(128 // wave):
+            k = (lane // 16) * (256 // wave) + 2 * r
+            row = ((lane // 16) * 8 if wave == 32 else ((lane >> 4) & 1) * 8 + (lane >> 5) * 4) + 2 * r
+            lo, hi = {"a": (i * 16 + k, i * 16 + k + 1), "b": (k * 16 + i, (k + 1) * 16 + i),
+                      "c": (row * 16 + i, (row + 1) * 16 + i)}[key]
+            regs[:, r, lane] = arrays[:, lo] | (arrays[:, hi] << np.uint32(16))
+    return regs
+
+
+def packed_cases():
+    """Per wave size and format: (wave, fmt, instruction, A, B, C raw matrices of the 7 fixtures
+    as the capture's registers hold them, expected row-major D arrays)."""
+    doc = load("gfx1201_packed_wmma.json")
+    for wave in (32, 64):
+        for fmt in ("f16", "bf16"):
+            inst = layoutsim.get(f"v_wmma_{fmt}_16x16x16_{fmt}", arch=ARCH, wave=wave)
+            mats = []
+            for key in "abc":
+                arrays = np.array([_hex16(x[key]) for x in doc["inputs"][fmt]])
+                regs = packed_registers(arrays, wave, key)
+                mats.append(gather(inst.operand(key.upper()).fragment, regs).astype(np.uint16))
+            want = np.array([_hex16(t) for t in doc["expected"][f"wave{wave}"][fmt]])
+            yield wave, fmt, inst, *mats, want
+
+
+def packed_read_back(inst, d, wave):
+    """D (fixtures, 16, 16) -> the row-major arrays the capture read from D's registers."""
+    regs = scatter(inst.operand("D").fragment, d.astype(np.uint32), 128 // wave)
+    out = np.zeros((len(d), 256), np.uint32)
+    for row in range(16):
+        for col in range(16):
+            lane = col + 16 * (row // 8) + (32 * ((row // 4) % 2) if wave == 64 else 0)
+            out[:, row * 16 + col] = (regs[:, (row % (256 // wave)) // 2, lane] >> (16 * (row % 2))) & 0xFFFF
+    return out
+
+
+def replay_packed():
+    """[(wave, fmt, fixture, element, expected, got)]: every D element of the packed f16/bf16
+    WMMA captures, registers loaded and D read back as the capture did (JSON "notes")."""
+    out = []
+    for wave, fmt, inst, a, b, c, want in packed_cases():
+        got = packed_read_back(inst, layoutsim.mma(inst, a, b, c, arch=ARCH, raw=True), wave)
+        out += [(wave, fmt, f, e, int(want[f, e]), int(got[f, e]))
+                for f in range(len(want)) for e in range(256)]
+    return out
+
+
+def packed_narrowed_once():
+    """The same captures under the alternative of narrowing once: the f32-result WMMA on the
+    same inputs (C widened exactly), its result then rounded to the 16-bit format (f16: to
+    nearest even; bf16: the fp32 result truncated). [(expected, got)]."""
+    from layoutsim.formats import decode, encode
+    out = []
+    for wave, fmt, inst, a, b, c, want in packed_cases():
+        f32 = layoutsim.get(f"v_wmma_f32_16x16x16_{fmt}", arch=ARCH, wave=wave)
+        d = layoutsim.mma(f32, a, b, encode("f32", decode(fmt, c)), arch=ARCH, raw=True)
+        d16 = encode("f16", decode("f32", d)) if fmt == "f16" else (d >> 16).astype(np.uint16)
+        got = packed_read_back(inst, d16, wave)
+        out += list(zip(want.ravel().tolist(), got.ravel().tolist()))
+    return out
+
+
 # ----------------------------------------------------------------------------- gfx1100
 def replay_gfx11():
     """[(what, index, expected, got)]: the gfx1100 DOT2 captures (one WMMA step each, as above)

@@ -6,7 +6,8 @@ import numpy as np
 import layoutsim
 from layoutsim.numerics.profiles import GFX11_CAPTURES, GFX12_CAPTURES, profile_for
 
-from amd_captures import replay_dot2, replay_gfx11, replay_integer, replay_wmma
+from amd_captures import (packed_narrowed_once, replay_dot2, replay_gfx11, replay_integer,
+                          replay_packed, replay_wmma)
 
 
 def test_dot2_captures():
@@ -25,6 +26,23 @@ def test_wmma_captures_both_wave_sizes():
     # some captures differ between wave32 and wave64: the same registers hold other k there
     captured = {(fmt, w, i): e for fmt, w, i, e, _ in rows}
     assert any(captured[f, 32, i] != captured[f, 64, i] for f, w, i, _, _ in rows)
+
+
+def test_packed_16bit_wmma_captures_both_wave_sizes():
+    """f16 and bf16 results, narrowed after every DOT4 step (f16: RNE; bf16: the fp32 RNE result
+    truncated), NaN payloads, overflow, underflow and cancellation cases (the header's seeds)."""
+    rows = replay_packed()
+    bad = [f"wave{w} {fmt} fixture {f} D[{e // 16}][{e % 16}]: got {g:#06x}, captured {x:#06x}"
+           for w, fmt, f, e, x, g in rows if x != g]
+    assert not bad, "\n".join(bad[:10]) + f"\n... {len(bad)} in all"
+    assert len(rows) == GFX12_CAPTURES["packed"]
+    # the captures hold what sets 16-bit results apart: both NaN payloads of each format, and
+    # per-step narrowing: narrowing once at the end disagrees with hundreds of them
+    assert {0xFE3D, 0xFE00, 0xFFFD, 0xFFC0} <= {x for *_, x, _ in rows}
+    assert sum(x != g for x, g in packed_narrowed_once()) > 1000
+    # the same arrays, loaded for each wave size, give other bits in places
+    per = {(w, fmt, f, e): x for w, fmt, f, e, x, _ in rows}
+    assert sum(per[32, fmt, f, e] != x for (w, fmt, f, e), x in per.items() if w == 64) > 100
 
 
 def test_integer_wmma_and_swmmac_digests():
