@@ -426,7 +426,7 @@ def build_python():
                 sig = re.sub(r"=<[^>]*>", "=...", sig)
             qual = f"{modname}.{name}"
             doc = inspect.getdoc(obj) or ""
-            md += [f"### `{qual}`", "", "```python", f"{name.split('.')[-1]}{sig}", "```", ""]
+            md += [f"### `{qual}`", "", "```text", f"{name.split('.')[-1]}{sig}", "```", ""]
             if doc:
                 md += ["```text", doc, "```", ""]
     return "\n".join(md).rstrip("\n") + "\n"

@@ -17,11 +17,13 @@ import sys
 from pathlib import Path
 
 from layoutsim.archs import target_of_device
+from layoutsim.errors import LayoutsimError, one_line
+from layoutsim.files import check_target, make_dir, pipe_safe_stdout, write_atomic
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        print(f"gpu-check: {message} (gpu-check --help lists the commands and options)", file=sys.stderr)
+        print(f"gpu-check: {one_line(message)} (gpu-check --help lists the commands and options)", file=sys.stderr)
         sys.exit(2)
 
 
@@ -34,7 +36,7 @@ def _log(json_mode):
 
 
 def _fail(msg):
-    print(f"gpu-check: {msg}", file=sys.stderr)
+    print(f"gpu-check: {one_line(msg)}", file=sys.stderr)
     return 2
 
 
@@ -69,6 +71,10 @@ def cmd_run(args):
         reason = skip_reason(groups[0])
         if reason:
             return _fail(reason)
+    if args.report:
+        check_target(args.report, "report")          # before the run, not after it
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend(args.backend)
@@ -86,11 +92,11 @@ def cmd_run(args):
             return _fail(str(e))
         raise
     results = session.results
-    code = 1 if any(r.status in ("fail", "error") for r in results) else 0
+    code = 1 if any(r.status in ("fail", "error") for r in results) or not _checked(results) else 0
     rep = R.make_report(["gpu-check", *sys.argv[1:]] if args.argv is None else args.argv, session.env,
                         session.build_stats, results, session.group_info, session.sass, exit_code=code)
     if args.report:
-        R.write_atomic(args.report, rep)
+        R.write_json(args.report, rep)
     if args.json:
         json.dump(rep, sys.stdout, indent=1, default=R._jsonable)
         print()
@@ -104,6 +110,9 @@ def cmd_run(args):
             print(d)
         if args.report:
             print(f"report written to {args.report}")
+    if not _checked(results):
+        print("gpu-check: nothing was compared (every check skipped): a run that checks nothing is a failure",
+              file=sys.stderr)
     return code
 
 
@@ -112,6 +121,8 @@ def cmd_discover(args):
     from . import build as B
     from . import discover as D
     from .backends import Unavailable
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend("cuda")
@@ -143,10 +154,10 @@ def cmd_discover(args):
 # ---- report / replay / amd / source ---------------------------------------------------------
 def cmd_report(args):
     from . import report as R
-    try:
-        rep = R.load(args.file)
-    except (OSError, ValueError) as e:
-        return _fail(f"cannot read report {args.file!r}: {e}")
+    for path, what in ((args.markdown, "markdown"), (args.confirmed, "confirmed entries")):
+        if path:
+            check_target(path, what)
+    rep = R.load(args.file)
     if args.json:
         json.dump({"environment": rep.get("environment"), "groups": rep.get("groups"), "totals": rep.get("totals")},
                   sys.stdout, indent=1)
@@ -154,21 +165,22 @@ def cmd_report(args):
     else:
         R.print_report(rep)
     if args.markdown:
-        p = Path(args.markdown)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(R.markdown(rep, report_path=args.file, full=args.full))
-        print(f"markdown written to {p}", file=sys.stderr if args.json else sys.stdout)
+        write_atomic(args.markdown, R.markdown(rep, report_path=args.file, full=args.full), "markdown")
+        print(f"markdown written to {args.markdown}", file=sys.stderr if args.json else sys.stdout)
     if args.confirmed:
-        p = Path(args.confirmed)
-        R.write_atomic(p, R.confirmed(rep, args.file))
-        print(f"confirmed entries written to {p}", file=sys.stderr if args.json else sys.stdout)
-    t = rep.get("totals", {})
-    return 1 if t.get("failed") or t.get("errors") else 0
+        R.write_json(args.confirmed, R.confirmed(rep, args.file), "confirmed entries")
+        print(f"confirmed entries written to {args.confirmed}", file=sys.stderr if args.json else sys.stdout)
+    t = rep["totals"]
+    if not t["checks"] or not t["compared"]:
+        print(f"gpu-check: the report {args.file} compared nothing: a run that checks nothing is a failure",
+              file=sys.stderr)
+        return 1
+    return 1 if t["failed"] or t["errors"] else 0
 
 
 def _print_results(args, results, head, text):
     """--json: `head`, the totals and every result; else text(totals) and the diffs. Returns the
-    exit code: 1 when a check failed or errored."""
+    exit code: 1 when a check failed or errored, or when nothing was compared at all."""
     from . import report as R
     from .run import summarize
     totals = summarize(results)
@@ -181,16 +193,18 @@ def _print_results(args, results, head, text):
         d = R.diffs_text(results)
         if d:
             print(d)
+    if not _checked(results):
+        print(f"gpu-check {args.command}: nothing was compared: checking nothing is a failure", file=sys.stderr)
+        return 1
     return 1 if totals["failed"] or totals["errors"] else 0
 
 
 def cmd_replay(args):
     from . import record
     from . import report as R
-    try:
-        manifest, results = record.replay(args.file, args.only)
-    except (OSError, ValueError, KeyError) as e:
-        return _fail(f"cannot read recorded dump {args.file!r}: {e}")
+    manifest, results = record.replay(args.file, args.only)       # a bad file: one LayoutsimError
+    if args.only and not results:
+        return _fail(f"no recorded entry of {args.file} matches --only {args.only!r}")
     env = manifest.get("environment")
     return _print_results(args, results, {"environment": env}, lambda t: (
         f"replay of {args.file}: recorded on {R.environment_line(env or {})}\n"
@@ -198,9 +212,16 @@ def cmd_replay(args):
         f"{t['errors']} errors"))
 
 
+def _checked(results):
+    """Whether any result compared something (pass or fail): zero checks is a failure, not a pass."""
+    return any(r.status in ("pass", "fail") and r.compared > 0 for r in results)
+
+
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
+    if args.keep and not Path(args.keep).is_dir():
+        return _fail(f"--keep {args.keep}: no such folder (create it first)")
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
@@ -219,7 +240,7 @@ def cmd_source(args):
         return _fail(f"unknown target {args.target!r}; valid: {', '.join(F.TARGETS)}")
     src = F.cuda_module_source(F.nvidia_specs(args.target, args.only))
     if args.out:
-        Path(args.out).write_text(src)
+        write_atomic(args.out, src, "CUDA source")
     else:
         sys.stdout.write(src)
     return 0
@@ -236,9 +257,9 @@ def parser():
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--group", help=f"comma-separated groups: {', '.join(GROUPS)} (default all)")
-    r.add_argument("--report", help="write the JSON report here (atomically)")
-    r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
-                                    "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
+    r.add_argument("--report", help="write the JSON report here (atomically; the folder must exist)")
+    r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
+                                    "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
     r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
     r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
@@ -274,14 +295,17 @@ def parser():
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
-    if not getattr(args, "command", None):
-        parser().print_help()
-        return 2
-    try:
-        return args.run(args)
-    except KeyboardInterrupt:
-        return _fail("interrupted")
+    with pipe_safe_stdout():
+        args = parser().parse_args(argv)
+        if not getattr(args, "command", None):
+            parser().print_help()
+            return 2
+        try:
+            return args.run(args)
+        except LayoutsimError as e:
+            return _fail(str(e))
+        except KeyboardInterrupt:
+            return _fail("interrupted")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """The run report: JSON (written atomically), the terminal summary, and docs/validation markdown."""
 import datetime
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -34,18 +33,11 @@ def make_report(command, env, build_stats, results, group_info, sass=None, exit_
     return rep
 
 
-def write_atomic(path, data):
-    """Write JSON to a temporary file beside `path`, then rename it over `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, default=_jsonable)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+def write_json(path, data, what="report"):
+    """Write JSON with layoutsim.files.write_atomic (regular files only, the folder must exist)."""
+    from layoutsim.files import write_atomic
+    write_atomic(path, json.dumps(data, indent=1, default=_jsonable) + "\n", what)
+    return Path(path)
 
 
 def _jsonable(x):
@@ -60,8 +52,9 @@ def _jsonable(x):
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A JSON report, every field the commands use checked first (gpu_check.inputs)."""
+    from .inputs import load_report
+    return load_report(path)
 
 
 def confirmed(report, report_path):

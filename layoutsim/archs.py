@@ -19,6 +19,11 @@ CDNA = ("gfx908", "gfx90a", "gfx942", "gfx950")
 AMD = GFX11 + GFX12 + CDNA
 ALL = NVIDIA + AMD
 
+# Threads one block (workgroup) may have: 1024 on every NVIDIA compute capability (CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability": maximum number of threads
+# per block) and on RDNA3/RDNA4 (HIP device property maxThreadsPerBlock).
+MAX_BLOCK_THREADS = 1024
+
 ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
            "ampere": "sm_80", "ada": "sm_89", "rdna3": "gfx1100", "rdna4": "gfx1201",

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from layoutsim.files import write_atomic
 
 from .. import families
 from ..codegen import hip as hipgen
@@ -100,7 +101,7 @@ def compile_group(specs, arch, wave, outdir, clang=None):
     clang = clang or clang_path()
     src = hipgen.module_source(specs)
     base = Path(outdir) / f"wmma_{arch}_w{wave}"
-    base.with_suffix(".hip").write_text(src)
+    write_atomic(base.with_suffix(".hip"), src, "HIP source")
     cmd = [clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
            "--no-gpu-bundle-output", "-O2", "-c", str(base.with_suffix(".hip")), "-o", str(base.with_suffix(".o"))]
     if wave == 64:

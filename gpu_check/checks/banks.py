@@ -105,8 +105,8 @@ def measure_and_compare(keep_dir=None, max_seconds=None):
     reason = skip_reason()
     if reason:
         return [Result("banks", "bank corpus", "ncu", status="skip", note=reason)]
-    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from layoutsim.files import make_dir
+    out_dir = Path(make_dir(keep_dir, "--record folder")) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
     try:
         rc, secs, tail = measure(out_dir, max_seconds)
     except subprocess.TimeoutExpired:

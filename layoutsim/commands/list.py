@@ -6,7 +6,8 @@ def register(sub):
     p = sub.add_parser("list", help="list instructions in the catalog",
                        description="List the catalog's instructions, optionally for one arch.")
     p.add_argument("--arch", help="only instructions available on this arch (sm_90, gfx1201, ...)")
-    p.add_argument("--family", help="mma, ldmatrix, stmatrix, wgmma, wmma, swmmac")
+    p.add_argument("--family", help="mma, ldmatrix, stmatrix, wgmma, wmma (AMD v_wmma_* and nvcuda::wmma "
+                   "fragments), wmma.load (nvcuda::wmma only), swmmac")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
 

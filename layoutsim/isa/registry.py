@@ -61,7 +61,7 @@ def _built(entry):
     done = _confirmed()
     if entry.name in done.get("layouts", ()):
         inst = dataclasses.replace(inst, confirmed=f"layout confirmed on {done['gpu']} ({done['arch']}, driver "
-                                   f"{done['driver']}, {done['date']}) by gpu-check: {done['report']}")
+                                   f"{done['driver']}, {done['date']}) by gpu-check run")
     return inst
 
 
@@ -91,9 +91,13 @@ def _index():
 
 
 def split_modifiers(name):
-    """("v_mfma_...", "cbsz:2 abid:1") from a name followed by AMD assembly modifiers."""
-    head, *mods = str(name).split()
-    return (head if mods else str(name)), " ".join(mods)
+    """("v_mfma_...", "cbsz:2 abid:1") from a name followed by AMD assembly modifiers (separated
+    by spaces only: a name with a newline or other control character stays whole, so the error
+    about it shows it)."""
+    parts = [p for p in str(name).split(" ") if p]
+    if len(parts) < 2:
+        return str(name), ""
+    return parts[0], " ".join(parts[1:])
 
 
 def lookup(name, arch=None, wave=None):
@@ -150,11 +154,13 @@ def get(name, arch=None, wave=None):
 
 
 def listing(arch=None, family=None):
+    """Catalog entries, optionally on one arch and of one family; a family also takes in its
+    dotted sub-families (`wmma` lists AMD v_wmma_* and nvcuda::wmma's `wmma.load`)."""
     arch = A.normalize(arch)
     out = [e for e in all_entries() if arch is None or arch in e.archs]
     if family:
         fams = sorted({e.family for e in all_entries()})
         if family not in fams:
             raise LayoutsimError(f"unknown family {family!r}{suggest(family, fams)}; valid: {', '.join(fams)}")
-        out = [e for e in out if e.family == family]
+        out = [e for e in out if e.family == family or e.family.startswith(family + ".")]
     return out

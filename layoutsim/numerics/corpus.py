@@ -17,7 +17,6 @@ JSON string: format, version, instruction (canonical), arch, vendor, gpu, driver
 import datetime
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +92,7 @@ def _check(inst, plan, a, b, c, d):
 
 def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None, n=None,
          date=None, vendor=None, notes="", **extra):
-    """Write one corpus file atomically (temporary file, then rename). Returns its Path."""
+    """Write one corpus file with layoutsim.files.write_atomic (its folder must exist). Returns its Path."""
     from .. import __version__
     from .api import resolve
     from .plan import make_plan
@@ -109,18 +108,11 @@ def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None
             "generator": {"module": "layoutsim.numerics.cases", "seed": seed,
                           "n": int(n if n is not None else len(a)), "layoutsim_version": __version__},
             "notes": notes, **extra}
+    from ..files import write_atomic
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c),
-                                d=np.asarray(d), meta=np.array(json.dumps(meta, sort_keys=True)))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda fh: np.savez_compressed(
+        fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c), d=np.asarray(d),
+        meta=np.array(json.dumps(meta, sort_keys=True))), "numerics corpus")
     return path
 
 
@@ -243,9 +235,9 @@ def budget(arch="sm_90", total_mb=40.0):
 
 
 def main(argv=None):
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.corpus")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from ..cli import Parser
+    ap = Parser(prog="python -m layoutsim.numerics.corpus")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     b = sub.add_parser("budget", help="suggested cases per instruction and corpus size")
     b.add_argument("--arch", default="sm_90")
     b.add_argument("--mb", type=float, default=40.0)
@@ -272,4 +264,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.corpus"))

@@ -28,12 +28,14 @@ from ..errors import LayoutsimError
 from .cdna import MODELS, SOURCES
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
-# The reports that confirm the sm_90 profile as it stands; how the runs went, and how many
-# cases separated each parameter from its alternatives: docs/validation/README.md.
+# The reports that confirm the sm_90 profile as it stands (docs/validation/*.json in the source
+# tree; how the runs went, and how many cases separated each parameter from its alternatives:
+# docs/validation/README.md). What is printed names them as a user finds them: by report name
+# on the Validation page of the documentation, not by a path that is not installed.
+DOCS = "layoutsim docs, Validation"
 H200_REPORT = ("confirmed on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30) by gpu-check: "
-               "docs/validation/h200-numerics-vector-kernel.json, h200-f64-nan-3000.json "
-               "(the runs: docs/validation/README.md)")
-H200 = "; H200: confirmed (docs/validation/README.md)"
+               f"reports h200-numerics-vector-kernel and h200-f64-nan-3000 ({DOCS})")
+H200 = f"; H200: confirmed ({DOCS})"
 UNVERIFIED = "UNVERIFIED ASSUMPTION: no published measurement; not run on AMD hardware"
 
 @dataclass(frozen=True)
@@ -175,14 +177,14 @@ COMMON_SOURCES = MappingProxyType({
     "f64": "MMASIM arithmetic/fma.py MMA_FMA: fma(a[k], b[k], c) for k = 0..K-1, IEEE RNE",
     "nan_f32": "MMASIM ldexp_and_normalize (NaN -> 0x7FFFFFFF); PTX canonical NaN",
     "nan_f16": "MMASIM ldexp_and_normalize (NaN -> 0x7FFF)",
-    "nan_f64": "measured on the H200 (docs/validation/h200.json): Inf * 0 gives "
+    "nan_f64": f"measured on the H200 (report h200, {DOCS}): Inf * 0 gives "
                "0xFFF8000000000000 (the NaN of any invalid step)",
-    "nan_f64_rule": "measured on the H200 (docs/validation/README.md): a NaN C comes back "
+    "nan_f64_rule": f"measured on the H200 ({DOCS}): a NaN C comes back "
                     "unchanged, an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..)",
-    "nan_f64_order": "measured on the H200 (docs/validation/h200-numerics-vector-kernel.json, "
-                     "h200-f64-nan-3000.json): with several NaN operands in one fma step the B "
+    "nan_f64_order": "measured on the H200 (reports h200-numerics-vector-kernel and "
+                     f"h200-f64-nan-3000, {DOCS}): with several NaN operands in one fma step the B "
                      "operand's NaN goes on, else the accumulator's, else A's; only operand order "
-                     "B, C, A fits every measured NaN result (docs/validation/README.md)",
+                     f"B, C, A fits every measured NaN result ({DOCS})",
     "nan_f64_snan_first": "measured on the H200 with nan_f64_order: a quiet NaN B beats a "
                           "signaling NaN A (no sNaN priority)",
     "fp8_f16_split": "fitted on the H200 (see sm_90): 'pairs'; 'halves' reproduced none of the "
@@ -290,9 +292,9 @@ SM90 = _derive(
         emax_floor_f32="KM H100TC.m min_exp_limit=-133; MMASIM e_zero Hopper -133" + H200,
         emax_floor_f16="MMASIM e_zero Hopper -21 (not KM B200TC.m's -15, not unclamped)" + H200,
         fp8_mma_sync="measured: SASS of e4m3 mma.sync on sm_90 is F2FP.F16.E4M3.UNPACK_B + "
-                     "HMMA.16816.F32 (docs/validation/h200.json); CUTLASS #1986; MMASIM lists no "
+                     f"HMMA.16816.F32 (report h200, {DOCS}); CUTLASS #1986; MMASIM lists no "
                      "fp8 mma.sync for Hopper; KM GEMM.m 'fp8 via HMMA (fp16) TC'",
-        fp8_f16_split="fitted to the fp8 mma.sync mismatches of docs/validation/h200.json: 'pairs' "
+        fp8_f16_split=f"fitted to the fp8 mma.sync mismatches of report h200 ({DOCS}): 'pairs' "
                       "with C added last reproduces them, 'halves' none; KM GEMM.m: 'inter_leaved "
                       "pattern' for fp8 via HMMA" + H200,
         fp8_f16_c="fitted to the same report; KM Generic_BFMA_TC.m: fp8 via HMMA with 'c added at "
@@ -507,18 +509,14 @@ assert all(a in PROFILES for a in NVIDIA) and AMD
 
 def main(argv=None):
     """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
-    import argparse
+    from ..cli import Parser
     import json
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.profiles")
+    ap = Parser(prog="python -m layoutsim.numerics.profiles")
     ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--table", action="store_true", help="one line per arch, the main parameters")
     args = ap.parse_args(argv)
-    try:
-        profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
-    except LayoutsimError as exc:
-        print(f"error: {exc}")
-        return 2
+    profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
     if args.json:
         print(json.dumps([{"arch": p.arch, "title": p.title, "confirmed": p.confirmed,
                            "confirmed_params": list(p.confirmed_params), "verified": p.verified,
@@ -555,4 +553,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.profiles"))

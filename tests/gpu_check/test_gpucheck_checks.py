@@ -101,8 +101,11 @@ def test_replay_reports_a_stale_layout(tmp_path):
     rec = record.LayoutRecorder()
     spec = F.ldmatrix.LdmatrixSpec(layoutsim.get("ldmatrix.x1"))
     probes = layouts.probes(spec)
-    rec.add(spec, [(p.check, 0, len(p.inp), p.meta) for p in probes], probes[0].inp, np.zeros(1, np.uint32))
-    rec.records[0]["in_words"] = 99
+    # as an older kernel would have recorded it: twice the input words per case, half the cases
+    n = len(probes[0].inp) // 2
+    rec.add(spec, [(probes[0].check, 0, n, probes[0].meta)], probes[0].inp[:2 * n],
+            np.zeros((n, spec.out_words), np.uint32))
+    rec.records[0]["in_words"] = 2 * spec.in_words
     path = rec.save(tmp_path / "x.npz", {"gpu": "test"})
     _, results = record.replay(path)
     assert results[0].status == "error" and "record again" in results[0].note

@@ -6,9 +6,8 @@ from . import coverage
 
 
 def main(argv=None):
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.cases",
-                                 description="coverage of the generated cases")
+    from ...cli import Parser
+    ap = Parser(prog="python -m layoutsim.numerics.cases", description="coverage of the generated cases")
     ap.add_argument("instruction")
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
@@ -24,4 +23,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ...cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.cases"))
