@@ -190,10 +190,8 @@ RECIPES = [
                "next to the NVIDIA int8 `mma.sync` forms (where putting W in A and x in B's 8 "
                "columns wastes less):"),
         ("py", textwrap.dedent("""\
-            import warnings
             import numpy as np
             from layoutsim.sim import seeds
-            warnings.simplefilter("ignore")        # the gfx12 integer profile is an unverified assumption
             rng = np.random.default_rng(0)
             W = rng.integers(-128, 128, (32, 256)).astype(np.int8)
             x = rng.integers(-128, 128, 256).astype(np.int8)
@@ -232,6 +230,19 @@ RECIPES = [
                "LDS wavefronts of one instruction; a whole kernel's time also holds address math, "
                "the loop and latency that other waves hide, so a 32x serialisation of the reads "
                "need not show up as 32x in the measured run time (it was about 5x)."),
+    ]),
+    ("mfma", "AMD MFMA: the blocks of a 4x4x4_16b and the CBSZ/ABID broadcast", [
+        ("md", "`v_mfma_f32_4x4x4_16b_f16` (CDNA, wave64) computes 16 independent 4x4x4 blocks; "
+               "block b's A sits in lanes 4b..4b+3. With `cbsz:2 abid:1` (assembly modifiers, "
+               "written after the name) every group of four blocks reads block 1 of its group: "
+               "lane 4 then feeds blocks 0-3. The maps come from AMD's matrix instruction "
+               "calculator, which the catalog matches entry by entry (not run on AMD hardware):"),
+        ("sh", "layoutsim query v_mfma_f32_4x4x4_16b_f16 --operand A --lane 4"),
+        ("sh", "layoutsim query \"v_mfma_f32_4x4x4_16b_f16 cbsz:2 abid:1\" --operand A --lane 4"),
+        ("md", "The integer MFMA arithmetic is exact (`layoutsim.mma` takes the blocks as a "
+               "leading dimension); a CDNA3 `ds_read_b128` of a wave64 is served in eight groups "
+               "of eight lanes:"),
+        ("sh", "layoutsim banks --op ds_read_b128 --arch gfx942 --addr \"lane*16\""),
     ]),
 ]
 

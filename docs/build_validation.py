@@ -23,9 +23,12 @@ What the model has been checked against on real hardware. Every table below is g
 from a JSON report that `gpu-check run --report FILE` wrote on a GPU and that is committed in
 `docs/validation/`; `python docs/build_validation.py` turns them into this page.
 
-Nothing here covers AMD hardware: no AMD GPU has been used, and every AMD fact in layoutsim
-(WMMA layouts, LDS phases, gfx11/gfx12 arithmetic) comes from AMD's documents and published
-measurements, marked unverified where the tool prints it.
+Nothing here covers AMD hardware: no AMD GPU has been used here. Every AMD fact in layoutsim
+(WMMA and MFMA layouts, LDS phases, gfx11 and CDNA arithmetic) comes from AMD's documents and
+tools, marked unverified where the tool prints it; the gfx12 and gfx11 WMMA arithmetic is
+AMD's own characterisation, and CI replays the raw results AMD captured on gfx1201 and gfx1100
+hardware
+(`tests/data/numerics/amd/`, see [numerics](numerics.md)).
 """
 
 

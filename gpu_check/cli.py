@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from layoutsim.archs import OFFLOAD_ARCH, target_of_device
+from layoutsim.archs import target_of_device
 from layoutsim.errors import LayoutsimError, one_line
 from layoutsim.files import check_target, make_dir, pipe_safe_stdout, write_atomic
 
@@ -226,9 +226,12 @@ def cmd_amd(args):
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
         return _fail(str(e))
+    built = dict.fromkeys(k.rsplit("_w", 1)[0] for k in info["objects"])
     return _print_results(args, results, {"tools": info}, lambda t: (
-        f"[amd]      {t['entries']} WMMA/SWMMAC kernels built for {'/'.join(OFFLOAD_ARCH.values())} and "
-        f"disassembled: {t['failed']} wrong, {t['errors']} build errors (not run: no AMD GPU)"))
+        f"[amd]      {t['entries']} WMMA/SWMMAC/MFMA kernels built for {'/'.join(built)} and "
+        f"disassembled: {t['failed']} wrong, {t['errors']} build errors"
+        + (f", {t['skipped']} skipped (no installed clang builds for {'/'.join(info['skipped_targets'])})"
+           if t["skipped"] else "") + " (not run: no AMD GPU)"))
 
 
 def cmd_source(args):
@@ -279,7 +282,7 @@ def parser():
     rr.add_argument("--only")
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(run=cmd_replay)
-    a = sub.add_parser("amd", help=f"build the HIP WMMA kernels for {'/'.join(OFFLOAD_ARCH.values())} and check "
+    a = sub.add_parser("amd", help="build the HIP WMMA/SWMMAC/MFMA kernels for their AMD targets and check "
                                    "the disassembly")
     a.add_argument("--keep", help="keep the .hip sources and objects in this directory")
     a.add_argument("--json", action="store_true")

@@ -4,7 +4,6 @@ import json
 import sys
 from pathlib import Path
 
-from layoutsim.archs import OFFLOAD_ARCH
 
 from .checks.common import Result
 
@@ -198,8 +197,9 @@ def markdown(report, report_path=None, full=False):
         for ops, ks in sorted(groups.items()):
             lines.append(f"| {ops} | {', '.join(f'`{k}`' for k in ks)} |")
         lines.append("")
+    from .families import amd_targets
     lines += ["## Not run here", "",
-              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for "
-              f"{'/'.join(OFFLOAD_ARCH.values())} "
+              "- AMD WMMA (gfx11/gfx12) and MFMA (CDNA): no AMD GPU; the HIP kernels are only compiled for "
+              f"{'/'.join(amd_targets())} "
               "and disassembled (`gpu-check amd`).", ""]
     return "\n".join(lines)

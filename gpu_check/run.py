@@ -74,13 +74,11 @@ class Session:
 
     def _build_amd(self):
         """HIP: one code object per wave size, for the GPU's own gfx target, from the catalog
-        entries of its generation (gfx11 or gfx12)."""
+        entries that exist on it (its generation's WMMA/SWMMAC, or its MFMAs)."""
         import tempfile
-        from layoutsim.archs import generation
         from .backends import hip as H
         t0 = time.perf_counter()
-        gen = generation(self.arch)
-        specs = [s for s in F.amd_specs(self.only) if s.gen == gen]
+        specs = [s for s in F.amd_specs(self.only) if self.arch in s.instr.archs]
         self.kept, self.module = [], None
         with tempfile.TemporaryDirectory(prefix="gpu_check_hip_") as tmp:
             for (_, wave), ss in sorted(H.groups(specs).items()):

@@ -41,21 +41,22 @@ def access_bytes(tokens, ignore=()):
     return None if elem is None else vec * elem
 
 
-def lane_mask(active):
-    """bool[32] from None (all lanes), an int bit mask (bit L = lane L), or 32 booleans."""
+def lane_mask(active, width=LANES):
+    """bool[width] from None (all lanes), an int bit mask (bit L = lane L), or one boolean per
+    lane; width is the warp's (32; a CDNA wave64 LDS access: 64)."""
     if active is None:
-        return np.ones(LANES, bool)
+        return np.ones(width, bool)
     if isinstance(active, (int, np.integer)) and not isinstance(active, bool):
         m = int(active)
-        if not 0 <= m < (1 << LANES):
-            raise LayoutsimError(f"active mask {m:#x} does not fit 32 lanes (0 .. 0xffffffff)")
-        return np.array([(m >> i) & 1 for i in range(LANES)], bool)
+        if not 0 <= m < (1 << width):
+            raise LayoutsimError(f"active mask {m:#x} does not fit {width} lanes (0 .. {(1 << width) - 1:#x})")
+        return np.array([(m >> i) & 1 for i in range(width)], bool)
     arr = np.asarray(active)
-    if arr.ndim != 1 or arr.shape[0] != LANES:
-        raise LayoutsimError(f"active: give a 32-bit lane mask or 32 booleans (one per lane), "
+    if arr.ndim != 1 or arr.shape[0] != width:
+        raise LayoutsimError(f"active: give a {width}-bit lane mask or {width} booleans (one per lane), "
                              f"not {arr.shape[0] if arr.ndim == 1 else arr.shape} values")
     if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
-        raise LayoutsimError("active: the 32 values must be booleans (or 0/1), one per lane")
+        raise LayoutsimError(f"active: the {width} values must be booleans (or 0/1), one per lane")
     return arr.astype(bool)
 
 
@@ -118,31 +119,32 @@ def parse_rule_text(text, base):
         raise LayoutsimError(str(e)) from None
 
 
-def lane_values(offsets, what, variables=None, lanes=None):
-    """(int64[32] byte offsets, bool[32] lanes that gave one) from an expression in `lane`, a
+def lane_values(offsets, what, variables=None, lanes=None, width=LANES):
+    """(int64[width] byte offsets, bool[width] lanes that gave one) from an expression in `lane`, a
     list (None = the lane gives no address) or a 1-D array. `lanes` lists the lanes that a
-    shorter list stands for (ldmatrix's row-address lanes); `what` names the op in errors."""
+    shorter list stands for (ldmatrix's row-address lanes); `what` names the op in errors;
+    `width` is the warp's (32; a CDNA wave64 LDS access: 64)."""
     if isinstance(offsets, str):
         from .banks.address import lane_offsets
-        return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
+        return lane_offsets(offsets, lanes=width, **(variables or {})), np.ones(width, bool)
     if isinstance(offsets, np.ndarray):
         if offsets.ndim != 1:
-            raise LayoutsimError(f"offsets: one warp takes a 1-D list of 32 byte offsets, not shape {offsets.shape}")
+            raise LayoutsimError(f"offsets: one warp takes a 1-D list of {width} byte offsets, not shape {offsets.shape}")
         vals = offsets.tolist()
     else:
         try:
             vals = list(offsets)
         except TypeError:
-            raise LayoutsimError(f"offsets: give 32 byte offsets (a list) or an expression in lane, "
+            raise LayoutsimError(f"offsets: give {width} byte offsets (a list) or an expression in lane, "
                                  f"not {offsets!r}") from None
     n = len(vals)
-    if n != LANES and not (lanes is not None and n == len(lanes)):
+    if n != width and not (lanes is not None and n == len(lanes)):
         extra = f" (or {len(lanes)}, one per row address)" if lanes is not None else ""
-        raise LayoutsimError(f"{what} takes one offset per lane: 32 offsets{extra}, not {n}")
-    out = np.zeros(LANES, np.int64)
-    given = np.zeros(LANES, bool)
+        raise LayoutsimError(f"{what} takes one offset per lane: {width} offsets{extra}, not {n}")
+    out = np.zeros(width, np.int64)
+    given = np.zeros(width, bool)
     for i, v in enumerate(vals):
-        lane = lanes[i] if n != LANES else i
+        lane = lanes[i] if n != width else i
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):

@@ -13,7 +13,10 @@ ARCH_SPECIFIC = {"sm_90": "sm_90a"}
 # AMD RDNA3 (gfx11) and RDNA4 (gfx12) targets that have WMMA.
 GFX11 = ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153")
 GFX12 = ("gfx1200", "gfx1201")
-AMD = GFX11 + GFX12
+# AMD CDNA targets that have MFMA: MI100, MI200, MI300 (gfx940/gfx941 are early MI300 steppings
+# of gfx942, LLVM AMDGPUUsage), MI350 (gfx950).
+CDNA = ("gfx908", "gfx90a", "gfx942", "gfx950")
+AMD = GFX11 + GFX12 + CDNA
 ALL = NVIDIA + AMD
 
 # Threads one block (workgroup) may have: 1024 on every NVIDIA compute capability (CUDA C++
@@ -24,7 +27,10 @@ MAX_BLOCK_THREADS = 1024
 ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
            "ampere": "sm_80", "ada": "sm_89", "rdna3": "gfx1100", "rdna4": "gfx1201",
-           "gfx11": "gfx1100", "gfx12": "gfx1201"}
+           "gfx11": "gfx1100", "gfx12": "gfx1201", "gfx940": "gfx942", "gfx941": "gfx942",
+           "cdna1": "gfx908", "cdna2": "gfx90a", "cdna3": "gfx942", "cdna4": "gfx950",
+           "mi100": "gfx908", "mi200": "gfx90a", "mi250": "gfx90a", "mi300": "gfx942",
+           "mi300x": "gfx942", "mi325x": "gfx942", "mi350": "gfx950", "mi355x": "gfx950"}
 
 
 def normalize(arch):
@@ -43,7 +49,7 @@ def vendor(arch):
 
 
 def generation(arch):
-    """'gfx11' / 'gfx12' for AMD targets, the arch itself for NVIDIA."""
+    """'gfx11' / 'gfx12' for RDNA targets, the arch itself for CDNA and NVIDIA."""
     if arch in GFX11:
         return "gfx11"
     if arch in GFX12:
@@ -57,8 +63,12 @@ def nvidia_at_least(arch, minimum):
 
 # ---- compile targets --------------------------------------------------------------------
 # AMD code objects are built for one target per generation; gfx11 and gfx12 entries run on every
-# target of their generation.
-OFFLOAD_ARCH = {"gfx11": "gfx1100", "gfx12": "gfx1201"}
+# target of their generation. Each CDNA arch is its own generation and target.
+OFFLOAD_ARCH = {"gfx11": "gfx1100", "gfx12": "gfx1201", **{a: a for a in CDNA}}
+# The target the compile check builds a CDNA MFMA for (it runs nowhere here): the first of these
+# the instruction exists on. gfx942 first, as it has the most MFMA forms; then gfx950 for the
+# forms CDNA4 added, gfx90a for the ones CDNA3 dropped.
+MFMA_CHECK_ORDER = ("gfx942", "gfx950", "gfx90a", "gfx908")
 
 
 def compile_target(arch, arch_specific=False):
@@ -71,6 +81,15 @@ def compile_target(arch, arch_specific=False):
             raise LayoutsimError(f"{arch} has no arch-specific target; {', '.join(ARCH_SPECIFIC)} do")
         return ARCH_SPECIFIC[arch]
     return arch
+
+
+def check_target(archs):
+    """The compile target the compile check builds an instruction of `archs` for: the generation's
+    offload arch (WMMA), or the first of MFMA_CHECK_ORDER the instruction exists on (MFMA)."""
+    for a in MFMA_CHECK_ORDER:
+        if a in archs:
+            return a
+    return compile_target(archs[0])
 
 
 def nvidia_targets(minimum="sm_80"):

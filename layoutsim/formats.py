@@ -22,11 +22,13 @@ class Format:
     ebits: int = 0     # floats: exponent field width
     mbits: int = 0     # floats: fraction field width (tf32: 10, stored in the top 19 of 32 bits)
     specials: str = "ieee"   # floats: "ieee" (all-ones exponent = Inf/NaN) or "fn" (e4m3: no Inf,
-    #                          NaN = S.1111.111, every other all-ones exponent is a normal number)
+    #                          NaN = S.1111.111, every other all-ones exponent is a normal number),
+    #                          or "fnuz" (AMD CDNA3 fp8/bf8: bias one more than IEEE, no Inf, no
+    #                          -0: 0x80 is the only NaN, every all-ones exponent is a number)
 
     @property
     def bias(self):
-        return (1 << (self.ebits - 1)) - 1
+        return (1 << (self.ebits - 1)) - (0 if self.specials == "fnuz" else 1)
 
     @property
     def emin(self):
@@ -36,7 +38,7 @@ class Format:
     @property
     def emax(self):
         """Exponent of the largest finite number."""
-        return self.bias if self.specials == "ieee" else self.bias + 1
+        return self.bias if self.specials == "ieee" else (1 << self.ebits) - 1 - self.bias
 
     @property
     def shift(self):
@@ -57,6 +59,12 @@ FORMATS = {f.name: f for f in (
     Format("tf32", 32, "float", 8, 10),
     Format("f16", 16, "float", 5, 10), Format("bf16", 16, "float", 8, 7),
     Format("e4m3", 8, "float", 4, 3, "fn"), Format("e5m2", 8, "float", 5, 2),
+    # AMD CDNA3 fp8/bf8 (MI300: bias 8 / 16, no Inf, 0x80 the only NaN; ml_dtypes
+    # float8_e4m3fnuz / float8_e5m2fnuz) and the CDNA4 fp6/fp4 MFMA operands (catalog formats
+    # only: layoutsim.mma has no model for them)
+    Format("e4m3fnuz", 8, "float", 4, 3, "fnuz"), Format("e5m2fnuz", 8, "float", 5, 2, "fnuz"),
+    Format("e2m3", 6, "float", 2, 3, "fn"), Format("e3m2", 6, "float", 3, 2, "fn"),
+    Format("e2m1", 4, "float", 2, 1, "fn"),
     Format("s32", 32, "int"), Format("s8", 8, "int"), Format("u8", 8, "uint"),
     Format("s4", 4, "int"), Format("u4", 4, "uint"),
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
@@ -65,6 +73,7 @@ FORMATS = {f.name: f for f in (
 # name -> (numpy attribute or ml_dtypes attribute) of the value dtype
 _VALUE = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16",
           "bf16": "ml:bfloat16", "e4m3": "ml:float8_e4m3fn", "e5m2": "ml:float8_e5m2",
+          "e4m3fnuz": "ml:float8_e4m3fnuz", "e5m2fnuz": "ml:float8_e5m2fnuz",
           "s32": "int32", "s8": "int8", "u8": "uint8", "s4": "int8", "u4": "uint8"}
 
 
@@ -170,8 +179,10 @@ def classify(name, raw):
     f = _fmt(name)
     if f.kind != "float":
         return np.zeros(np.shape(raw), np.int8)
-    _, e, m = fields(f, raw)
+    sign, e, m = fields(f, raw)
     top = (1 << f.ebits) - 1
+    if f.specials == "fnuz":
+        return np.where((sign == 1) & (e == 0) & (m == 0), 2, 0).astype(np.int8)
     if f.specials == "fn":
         return np.where((e == top) & (m == (1 << f.mbits) - 1), 2, 0).astype(np.int8)
     return np.where(e == top, np.where(m != 0, 2, 1), 0).astype(np.int8)
@@ -299,6 +310,11 @@ def encode(name, values, mode="rn"):
     frac = np.where(normal, R - (1 << f.mbits), R)
     top = (1 << f.ebits) - 1
     over = exp_field > (top - 1 if f.specials == "ieee" else top)
+    if f.specials == "fnuz":     # no Inf, no -0: overflow, Inf and NaN give the NaN 0x80
+        bad = over | inf | nan
+        zero = (R == 0) & ~bad
+        return pack(f, np.where(bad, 1, np.where(zero, 0, sign)), np.where(bad | zero, 0, exp_field),
+                    np.where(bad | zero, 0, frac))
     if f.specials == "fn":
         over = over | ((exp_field == top) & (frac == (1 << f.mbits) - 1))
     exp_field = np.where(R == 0, 0, exp_field)

@@ -8,6 +8,10 @@ A map is built once from a formula over numpy index arrays. Construction checks 
 element of the operand is held by the same number of [lane, reg, slot] positions: 1 for a
 bijection, more for documented replication (gfx11 WMMA lanes 16-31 repeat lanes 0-15).
 Positions that hold nothing (the unused half of a gfx11 16-bit output register) are -1.
+
+An operand whose registers are broadcast (AMD MFMA CBSZ/ABID, BLGP: one register feeds several
+blocks or lanes) is built from its holders instead (`from_holders`): every element has exactly
+one holder, a position may feed several elements (`shared`); `table` then names the first.
 """
 from dataclasses import dataclass, field
 
@@ -25,8 +29,11 @@ class FragmentMap:
     names: tuple = ()          # per (reg, slot), flattened reg*slots+slot: "a0", "c3", "d1.hi", ...
     replication: int = field(default=1, init=False)
     holders: np.ndarray = field(default=None, init=False, repr=False)   # [m, r, c, replication, 3]
+    shared: bool = field(default=False, init=False)   # a position feeds several elements
 
     def __post_init__(self):
+        if self.holders is not None:               # from_holders: checked there
+            return
         t = self.table
         if t.ndim != 4 or t.shape[3] != 3:
             raise AssertionError(f"fragment table has shape {t.shape}, expected [lanes, regs, slots, 3]")
@@ -75,6 +82,34 @@ class FragmentMap:
         return cls(table=table, shape=tuple(shape), elem_bits=elem_bits, reg_bits=reg_bits,
                    names=tuple(names or ()))
 
+    @classmethod
+    def from_holders(cls, holders, lanes, regs, slots, elem_bits, shape, reg_bits=32, names=()):
+        """Build from holders [m, r, c, (lane, reg, slot)]: one holder per element, a position
+        may feed several elements (broadcast) or none; `table` names the first it feeds."""
+        h = np.asarray(holders, np.int64)
+        if h.shape != tuple(shape) + (3,):
+            raise AssertionError(f"holders have shape {h.shape}, expected {tuple(shape) + (3,)}")
+        lim = np.array([lanes, regs, slots])
+        if (h < 0).any() or (h >= lim).any():
+            raise AssertionError("a holder lies outside the registers")
+        if slots * elem_bits > reg_bits:
+            raise AssertionError(f"{slots} slots of {elem_bits} bits exceed a {reg_bits}-bit register")
+        table = np.full((lanes, regs, slots, 3), -1, np.int16)
+        elems = np.stack(np.meshgrid(*(np.arange(n) for n in shape), indexing="ij"), -1).reshape(-1, 3)
+        flat = h.reshape(-1, 3)
+        table[flat[::-1, 0], flat[::-1, 1], flat[::-1, 2]] = elems[::-1]   # first element wins
+        pos = (flat[:, 0] * regs + flat[:, 1]) * slots + flat[:, 2]
+        self = cls.__new__(cls)
+        for k, v in dict(table=table, shape=tuple(shape), elem_bits=elem_bits, reg_bits=reg_bits,
+                         names=tuple(names) or tuple(f"r{i // slots}.{i % slots}"
+                                                     for i in range(regs * slots)),
+                         replication=1, holders=h.reshape(tuple(shape) + (1, 3)).astype(np.int16),
+                         shared=bool(len(np.unique(pos)) < len(pos))).items():
+            object.__setattr__(self, k, v)
+        self.table.flags.writeable = False
+        self.holders.flags.writeable = False
+        return self
+
     # ---- shape --------------------------------------------------------------------
     @property
     def lanes(self):
@@ -111,6 +146,9 @@ class FragmentMap:
     def lane_entries(self, lane):
         """[(reg, slot, matrix, row, col)] held by one lane, unused positions skipped."""
         self.check_lane(lane)
+        if self.shared:                            # every element each position feeds
+            return sorted((int(p[1]), int(p[2]), int(e[0]), int(e[1]), int(e[2]))
+                          for e, p in self._pairs() if p[0] == lane)
         out = []
         for reg in range(self.regs):
             for slot in range(self.slots):
@@ -124,8 +162,17 @@ class FragmentMap:
         self.check_element(matrix, row, col)
         return [tuple(int(v) for v in h) for h in self.holders[matrix, row, col]]
 
+    def _pairs(self):
+        """(element (m, r, c), holder (lane, reg, slot)) for every element."""
+        h = self.holders[..., 0, :].reshape(-1, 3)
+        e = np.stack(np.meshgrid(*(np.arange(n) for n in self.shape), indexing="ij"), -1)
+        return zip(e.reshape(-1, 3), h)
+
     def entries(self):
         """Every used (lane, reg, slot, matrix, row, col), lane-major."""
+        if self.shared:
+            rows = sorted(tuple(int(x) for x in (*p, *e)) for e, p in self._pairs())
+            return np.array(rows, np.int64)
         used = self.table[..., 0] >= 0
         pos = np.argwhere(used)
         return np.concatenate([pos, self.table[used]], axis=1)

@@ -153,3 +153,9 @@ def replica_disagreements(frag, words):
     v = vals[:, h[..., 0], h[..., 1], h[..., 2]]            # [batch, m, r, c, rep]
     bad = np.argwhere((v != v[..., :1]).any(-1))
     return [tuple(int(x) for x in b) for b in bad]
+
+
+def squeeze_matrices(mats):
+    """[batch, matrices, rows, cols] -> [batch, rows, cols] for a one-matrix operand; the matrix
+    axis of a multi-block MFMA (one matrix per block) is kept."""
+    return mats[:, 0] if mats.shape[1] == 1 else mats

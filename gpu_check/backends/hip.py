@@ -1,17 +1,22 @@
-"""AMD backend: HIP kernels for every gfx11/gfx12 WMMA/SWMMAC entry, built with clang, checked by
-disassembly, and run with hip-python when an AMD GPU exists (none has been used here).
+"""AMD backend: HIP kernels for every AMD entry (gfx11/gfx12 WMMA/SWMMAC, CDNA MFMA), built with
+clang, checked by disassembly, and run with hip-python when an AMD GPU exists (none has been used
+here).
 
-Build: one translation unit per (offload arch, wave size), each generation's entries for its
-offload arch (`layoutsim.archs.OFFLOAD_ARCH`), compiled with
+Build: one translation unit per (compile target, wave size): WMMA for its generation's offload
+arch, MFMA for `layoutsim.archs.check_target` of its archs, compiled with
     clang-19 -x hip --offload-arch=ARCH [-mwavefrontsize64] -nogpulib -nogpuinc
              --cuda-device-only --no-gpu-bundle-output -O2 -c
-and disassembled with llvm-objdump-19 (--mattr=+wavefrontsize64 for wave64, or the register
-ranges print at wave32 widths). The check: each kernel holds exactly one v_wmma_*/v_swmmac_*
-of the entry's mnemonic, with the catalog's register count for every operand (D, A, B, and C or
-the sparsity index), and op_sel:[0,0,1] exactly where the catalog says OPSEL[2] = 1.
+(clang-19 where it has the target; gfx950 needs clang 20 or newer, so the first newer LLVM
+installed builds it, see LLVM_VERSIONS) and disassembled with the llvm-objdump of the same
+version (--mattr=+wavefrontsize64 for wave64, or the register ranges print at wave32 widths).
+The check: each kernel holds exactly one matrix instruction (v_wmma_* / v_swmmac_* / v_mfma_*)
+of the entry's mnemonic, with the register count the family expects for every operand
+(`spec.expected_counts()`: D, A, B, and C or the sparsity index), and op_sel:[0,0,1] exactly
+where the catalog says OPSEL[2] = 1.
 """
 import concurrent.futures as cf
 import datetime
+import functools
 import os
 import re
 import shutil
@@ -27,8 +32,14 @@ from ..codegen import hip as hipgen
 from ..checks.common import Mismatch, Result
 from . import Unavailable
 
-CLANG_CANDIDATES = ("clang-19", "clang-20", "clang-18", "clang")
-OBJDUMP_CANDIDATES = ("llvm-objdump-19", "llvm-objdump-20", "llvm-objdump-18", "llvm-objdump")
+# LLVM versions tried, in order: 19 first (the one CI installs and the RDNA checks were written
+# against), then newer ones for the targets 19 lacks (gfx950 needs clang 20 or newer; Debian
+# bookworm-security has clang-22), then an unversioned install. clang and llvm-objdump of the
+# same version go together.
+LLVM_VERSIONS = ("19", "20", "21", "22", "18", "")
+CLANG_CANDIDATES = tuple(f"clang-{v}" if v else "clang" for v in LLVM_VERSIONS)
+OBJDUMP_CANDIDATES = tuple(f"llvm-objdump-{v}" if v else "llvm-objdump" for v in LLVM_VERSIONS)
+INSTALL_HINT = "apt-get install -y clang-19 lld-19 llvm-19 (gfx950: clang-22 llvm-22)"
 
 
 def find_tool(cands, env):
@@ -47,6 +58,35 @@ def clang_path():
 
 def objdump_path():
     return find_tool(OBJDUMP_CANDIDATES, "GPU_CHECK_OBJDUMP")
+
+
+def toolchains():
+    """[(clang, llvm-objdump)] installed, in LLVM_VERSIONS order (GPU_CHECK_CLANG /
+    GPU_CHECK_OBJDUMP, when set, are the only pair)."""
+    if os.environ.get("GPU_CHECK_CLANG") or os.environ.get("GPU_CHECK_OBJDUMP"):
+        pair = (clang_path(), objdump_path())
+        return [pair] if all(pair) else []
+    out = []
+    for clang, objdump in zip(CLANG_CANDIDATES, OBJDUMP_CANDIDATES):
+        pair = (shutil.which(clang), shutil.which(objdump))
+        if all(pair):
+            out.append(pair)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def accepts(clang, arch):
+    """Whether this clang knows the offload arch (it compiles an empty HIP file for it)."""
+    with tempfile.TemporaryDirectory(prefix="gpu_check_probe_") as tmp:
+        r = subprocess.run([clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc",
+                            "--cuda-device-only", "-c", "-o", os.path.join(tmp, "x.o"), "-"],
+                           input="", capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def toolchain_for(arch):
+    """(clang, llvm-objdump) of the first installed LLVM that builds for `arch`, or None."""
+    return next(((c, o) for c, o in toolchains() if accepts(c, arch)), None)
 
 
 def groups(specs):
@@ -84,11 +124,11 @@ def disassemble(obj, arch, wave, objdump=None):
 
 
 _FUNC = re.compile(r"^[0-9a-f]+ <(\w+)>:")
-_REG = re.compile(r"v\[(\d+):(\d+)\]|\bv(\d+)\b")
+_REG = re.compile(r"[va]\[(\d+):(\d+)\]|\b[va](\d+)\b")    # VGPRs and MFMA AccVGPRs
 
 
 def matrix_instructions(disasm):
-    """{kernel: [(mnemonic, [register counts], modifiers text)]} of every v_wmma/v_swmmac."""
+    """{kernel: [(mnemonic, [register counts], modifiers text)]} of every v_wmma/v_swmmac/v_mfma."""
     out, cur = {}, None
     for line in disasm.splitlines():
         m = _FUNC.match(line.strip())
@@ -97,7 +137,7 @@ def matrix_instructions(disasm):
             out.setdefault(cur, [])
             continue
         text = line.split("//")[0].strip()
-        if cur and (text.startswith("v_wmma") or text.startswith("v_swmmac")):
+        if cur and text.startswith(("v_wmma", "v_swmmac", "v_mfma")):
             mnem, _, rest = text.partition(" ")
             counts = []
             for r in _REG.finditer(rest):
@@ -107,26 +147,18 @@ def matrix_instructions(disasm):
     return out
 
 
-def expected_operands(spec):
-    """Register counts in disassembly order: D, A, B, then C (WMMA) or the index (SWMMAC)."""
-    ops = spec.instr.operands
-    regs = [ops["D"].fragment.regs, ops["A"].fragment.regs, ops["B"].fragment.regs]
-    regs.append(ops["IDX"].fragment.regs if "IDX" in ops else ops["C"].fragment.regs)
-    return regs
-
-
 def check_spec(spec, found):
     """Result for one kernel from its disassembled matrix instructions."""
     want_m = spec.mnemonic
-    want_regs = expected_operands(spec)
+    want_regs = spec.expected_counts()
     want_opsel = bool(spec.instr.options.get("opsel"))
     details = []
     if len(found) != 1:
-        details.append(Mismatch(0, "v_wmma/v_swmmac instructions in the kernel", "s32", 1, len(found)))
+        details.append(Mismatch(0, "matrix instructions in the kernel", "s32", 1, len(found)))
     for mnem, counts, mods in found[:1]:
         if mnem != want_m:
             details.append(Mismatch(0, f"mnemonic {mnem}", "s32", 0, 1, note=f"expected {want_m}"))
-        for name, w, g in zip(("D", "A", "B", "IDX" if "IDX" in spec.instr.operands else "C"), want_regs, counts):
+        for name, w, g in zip(spec.disassembly_operands(), want_regs, counts):
             if w != g:
                 details.append(Mismatch(0, f"{name} register count", "s32", w, g))
         if len(counts) < len(want_regs):
@@ -141,21 +173,30 @@ def check_spec(spec, found):
 
 
 def compile_and_check(specs=None, outdir=None, log=None):
-    """Build every AMD kernel for its generation's offload arch and check the disassembly;
-    returns ([Result], info)."""
-    clang, objdump = clang_path(), objdump_path()
-    if not clang or not objdump:
-        raise Unavailable("clang-19 / llvm-objdump-19 not found (apt-get install -y clang-19 lld-19 llvm-19)")
+    """Build every AMD kernel for its compile target (`spec.offload_arch`) with the first installed
+    LLVM that has the target, and check the disassembly; returns ([Result], info). A target no
+    installed clang has gives "skip" results that say so."""
+    if not toolchains():
+        raise Unavailable(f"clang / llvm-objdump not found ({INSTALL_HINT})")
     specs = families.amd_specs() if specs is None else specs
     tmp = None
     if outdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="gpu_check_hip_")
         outdir = tmp.name
-    results, info = [], {"clang": clang, "objdump": objdump, "objects": {}}
+    results, info = [], {"clang": clang_path(), "objdump": objdump_path(), "objects": {}, "compilers": {},
+                         "skipped_targets": []}
     try:
         g = groups(specs)
+        tools = {key: toolchain_for(key[0]) for key in g}
+        for (arch, wave), ss in sorted(g.items()):
+            if tools[(arch, wave)] is None:
+                if arch not in info["skipped_targets"]:
+                    info["skipped_targets"].append(arch)
+                results += [Result("amd-compile", s.entry, f"{arch} clang", status="skip",
+                                   note=f"no installed clang builds for {arch} ({INSTALL_HINT})") for s in ss]
         with cf.ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as ex:
-            futs = {ex.submit(compile_group, ss, arch, wave, outdir, clang): (arch, wave) for (arch, wave), ss in g.items()}
+            futs = {ex.submit(compile_group, ss, arch, wave, outdir, tools[(arch, wave)][0]): (arch, wave)
+                    for (arch, wave), ss in g.items() if tools[(arch, wave)]}
             objs = {}
             for f in cf.as_completed(futs):
                 key = futs[f]
@@ -165,8 +206,10 @@ def compile_and_check(specs=None, outdir=None, log=None):
                     for s in g[key]:
                         results.append(Result("amd-compile", s.entry, f"{key[0]} clang", status="error", note=str(e)))
         for (arch, wave), obj in sorted(objs.items()):
+            clang, objdump = tools[(arch, wave)]
             found = matrix_instructions(disassemble(obj, arch, wave, objdump))
             info["objects"][f"{arch}_w{wave}"] = obj.stat().st_size
+            info["compilers"][arch] = clang
             for s in g[(arch, wave)]:
                 results.append(check_spec(s, found.get(s.name, [])))
     finally:

@@ -36,7 +36,7 @@ def model_bits(instr, a, b, c, arch):
 def host_work(entry, n, seed, arch):
     """Cases and the model's answer for one instruction (runs in a worker process)."""
     instr = layoutsim.get(entry)
-    a, b, c = (np.asarray(x) for x in cases.generate(instr, n, seed))
+    a, b, c = (np.asarray(x) for x in cases.generate(instr, n, seed, arch=arch))
     return entry, a, b, c, model_bits(instr, a, b, c, arch)
 
 

@@ -14,11 +14,11 @@ import layoutsim
 from layoutsim import archs
 
 from ..codegen import cuda, hip
-from . import amd_wmma, e2e, ldmatrix, mma, stmatrix, wgmma, wmma_load
+from . import amd_mfma, amd_wmma, e2e, ldmatrix, mma, stmatrix, wgmma, wmma_load
 
 # Order: a catalog entry's kernels are built and run in this order.
 FAMILIES = (mma.MmaSpec, e2e.E2eSpec, ldmatrix.LdmatrixSpec, stmatrix.StmatrixSpec, wgmma.WgmmaSpec,
-            amd_wmma.AmdWmmaSpec)
+            amd_wmma.AmdWmmaSpec, amd_mfma.AmdMfmaSpec)
 BY_KIND = {cls.kind: cls for cls in FAMILIES}
 # The targets `gpu-check source --target` and the NVIDIA build accept.
 TARGETS = archs.nvidia_targets("sm_80")
@@ -88,3 +88,8 @@ def nvidia_specs(target, only=None, wgmma_all=False):
 
 def amd_specs(only=None):
     return catalog_specs("hip", only=only)
+
+
+def amd_targets():
+    """The compile targets of the AMD kernels (`gpu-check amd`), in build order."""
+    return tuple(dict.fromkeys(s.offload_arch for s in amd_specs()))

@@ -71,6 +71,15 @@ class AmdWmmaSpec(MmaSpec):
                   "}"]
         return "\n".join(lines) + "\n"
 
+    def disassembly_operands(self):
+        """The register operands of the instruction in disassembly order."""
+        return ("D", "A", "B", *(self.extra_in or ("C",)))
+
+    def expected_counts(self):
+        """The VGPR count of each of disassembly_operands(): the catalog's registers."""
+        ops = self.instr.operands
+        return [ops[k].fragment.regs for k in self.disassembly_operands()]
+
     def _arguments(self):
         """The builtin's arguments (clang BuiltinsAMDGPU.def): integer forms take the signedness
         of A and B and a clamp flag, SWMMAC the index, gfx11 16-bit results the OPSEL half."""

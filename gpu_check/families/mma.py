@@ -6,7 +6,7 @@ on the host through the catalog's maps (`layoutsim.packing`). Probes: `operand_m
 """
 import numpy as np
 
-from layoutsim.packing import pack, unpack, words_per_lane
+from layoutsim.packing import pack, squeeze_matrices, unpack, words_per_lane
 
 from ..codegen import cuda
 from .operand_maps import OperandMapSpec
@@ -70,10 +70,11 @@ class MmaSpec(OperandMapSpec):
         return np.asarray(inp, np.uint32).reshape(-1, self.lanes, self.lane_in)
 
     def unpack_inputs(self, inp):
+        """A, B, C raw bits [cases, rows, cols] ([cases, blocks, rows, cols] for a multi-block MFMA)."""
         w = self._lane_words(inp)
-        a = unpack(self.fa, w[..., :self.wa])[:, 0]
-        b = unpack(self.fb, w[..., self.wa:self.wa + self.wb])[:, 0]
-        c = unpack(self.fc, w[..., self.wa + self.wb:self.wa + self.wb + self.wc])[:, 0]
+        a = squeeze_matrices(unpack(self.fa, w[..., :self.wa]))
+        b = squeeze_matrices(unpack(self.fb, w[..., self.wa:self.wa + self.wb]))
+        c = squeeze_matrices(unpack(self.fc, w[..., self.wa + self.wb:self.wa + self.wb + self.wc]))
         return a, b, c
 
     def unpack_extra(self, inp):

@@ -169,13 +169,13 @@ def parse_variables(items):
     return out
 
 
-def lane_offsets(text, **variables):
-    """int64[32]: the expression evaluated for lane = 0..31."""
+def lane_offsets(text, lanes=LANES, **variables):
+    """int64[lanes]: the expression evaluated for lane = 0..lanes-1 (32; CDNA wave64: 64)."""
     e = Expr(text)
     if "lane" in variables:
         raise LayoutsimError("'lane' is set by the model (0..31); it cannot be a variable")
-    v = e(lane=np.arange(LANES, dtype=np.int64), **variables)
-    return np.broadcast_to(v, (LANES,)).astype(np.int64).copy()
+    v = e(lane=np.arange(lanes, dtype=np.int64), **variables)
+    return np.broadcast_to(v, (lanes,)).astype(np.int64).copy()
 
 
 # ---- swizzles ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""AMD LDS (gfx11 = RDNA3, gfx12 = RDNA4), wave32: 32 banks of 4 bytes and the lane phases.
+"""AMD LDS: RDNA3/RDNA4 (gfx11, gfx12; wave32) and CDNA3/CDNA4 (gfx942, gfx950; wave64): banks of
+4 bytes (32; 64 on gfx950) and the lane phases.
 
 NOT VERIFIED ON HARDWARE: no AMD GPU was available to this project. Every rule below says
 where it comes from; the model prints "unverified on hardware" wherever it uses one.
@@ -37,22 +38,74 @@ RULES = {
                                  f"gives plain groups of 8: gfx11 writes may differ)"),
 }
 
+# CDNA (wave64). Sources:
+_CK = ("AMD Composable Kernel docs, 'Understanding AMD GPU LDS and Bank Conflicts' (rocm.docs.amd.com: "
+       "LDS 'organized into 32 or 64 banks depending on the hardware architecture, each bank has a "
+       "4 bytes width'; ds_write_b128 'divided into 8 phases for 64 lane wavefront', lanes 0-7 .. 56-63)")
+_CK_B128R = ("ds_read_b128 lane groups {0-3,20-23}, {4-7,16-19}, {8-11,28-31}, {12-15,24-27} and the "
+             "same 32 higher: nod-ai/shark-ai docs/amdgpu_kernel_optimization_guide.md 'Avoiding LDS "
+             "Bank Conflicts' (CDNA3)")
+_HALF = ("AMD APP OpenCL Programming Guide (GCN wave64), 5.2 'Local Memory (LDS) Optimizations', as "
+         "quoted on community.amd.com ('Still confused about LDS'): 'Threads 0 through 31 are checked "
+         "for conflicts as are threads 32 through 63'")
+_GFX950 = ("gfx950: 64 banks (AMD CK docs '32 or 64 banks'; Modular MAX docs 'AMD MI355X have 64 LDS "
+           "banks x 4 bytes'); ROCm GPU specifications: MI355X/MI350X (gfx950) 160 KiB LDS")
+_PHASE_BYTES = ("assumed: every phase moves one bank row (banks x 4 bytes), lanes in order "
+                "(no document gives this width's lane grouping)")
+
+
+def _runs(lanes, size):
+    return [list(range(i, i + size)) for i in range(0, lanes, size)]
+
+
+_CDNA3_B128R = [list(g) for g in _GFX11_B128] + [[x + 32 for x in g] for g in _GFX11_B128]
+CDNA_RULES = {
+    "gfx942": {1: (_runs(64, 32), f"assumed like b32: {_HALF}"), 2: (_runs(64, 32), f"assumed like b32: {_HALF}"),
+               4: (_runs(64, 32), f"two phases of 32 lanes: {_HALF}"),
+               8: (_runs(64, 16), f"four phases of 16 lanes: {_PHASE_BYTES}, 32 banks x 4 bytes = 16 "
+                                  f"lanes x 8 bytes"),
+               "ld16": (_CDNA3_B128R, _CK_B128R), "st16": (_runs(64, 8), _CK)},
+    "gfx950": {1: (_runs(64, 64), f"assumed like b32; {_GFX950}"), 2: (_runs(64, 64), f"assumed like b32; {_GFX950}"),
+               4: (_runs(64, 64), f"one phase of 64 lanes: {_PHASE_BYTES}; {_GFX950}"),
+               8: (_runs(64, 32), f"two phases of 32 lanes: {_PHASE_BYTES}; {_GFX950}"),
+               "ld16": (_runs(64, 16), f"four phases of 16 lanes: {_PHASE_BYTES}; {_GFX950}"),
+               "st16": (_runs(64, 16), f"four phases of 16 lanes: {_PHASE_BYTES}; {_GFX950}")},
+}
+CDNA_BANKS = {"gfx942": 32, "gfx950": 64}
+CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}   # ROCm GPU specifications tables
+
+
+def banks(arch):
+    return CDNA_BANKS.get(arch, 32)
+
+
+def lds_bytes(arch):
+    return CDNA_LDS_BYTES.get(arch, LDS_BYTES)
+
+
+def _rule(spec, generation):
+    if generation in CDNA_RULES:
+        r = CDNA_RULES[generation]
+        return r.get(spec.width) or r[f"{spec.direction}{spec.width}"]
+    return RULES[(generation, spec.width)]
+
+
 UNVERIFIED = "unverified on hardware: no AMD GPU has been used"
 
 
 def base_phases(spec, generation):
-    phases, _ = RULES[(generation, spec.width)]
+    phases, _ = _rule(spec, generation)
     return [list(p) for p in phases]
 
 
 def source(spec, generation):
-    return RULES[(generation, spec.width)][1]
+    return _rule(spec, generation)[1]
 
 
 def phase_rule_text(spec, generation):
-    phases = RULES[(generation, spec.width)][0]
+    phases = _rule(spec, generation)[0]
     if len(phases) == 1:
-        return "one phase of 32 lanes"
+        return f"one phase of {len(phases[0])} lanes"
     return f"{len(phases)} phases: " + ", ".join(_span(p) for p in phases)
 
 

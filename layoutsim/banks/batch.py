@@ -16,6 +16,7 @@ import numpy as np
 from ..access import batch_offsets, lane_masks, mask_bits
 from ..errors import LayoutsimError
 from . import amd, nvidia
+from ..archs import CDNA
 from .model import LANES, generation, memory_limit, resolve_arch
 from .ops import parse
 
@@ -64,6 +65,9 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
     """(spec, arch, phase table, offsets int64[N,32], masks uint64[N]) -- addresses not yet checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
+    if arch in CDNA:
+        raise LayoutsimError(f"the batch engines cost 32-lane accesses; {arch} LDS accesses are wave64: "
+                             f"use layoutsim.banks.analyze (or `layoutsim banks`) for them")
     rules = rules or nvidia.DEFAULT
     off = batch_offsets(offsets)
     n = off.shape[0]

@@ -14,8 +14,18 @@ from ..errors import LayoutsimError
 from . import amd, nvidia
 from .ops import parse
 
-BANKS = 32
-LANES = 32
+BANKS = 32       # NVIDIA and RDNA (and the default); CDNA: amd.banks(arch)
+LANES = 32       # a warp / wave32; CDNA LDS accesses come from wave64 (lanes_of)
+
+
+def lanes_of(arch):
+    """Lanes of one access on `arch`: 64 for CDNA (wave64), else 32."""
+    return 64 if arch in A.CDNA else LANES
+
+
+def banks_of(arch):
+    """LDS/shared-memory banks of 4 bytes on `arch`."""
+    return amd.banks(arch) if arch in A.CDNA else BANKS
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class Report:
     source: str               # where the rules come from
     status: str               # confirmed on hardware, or not
     notes: tuple = field(default=())
+    banks: int = BANKS
 
     def to_json(self):
         """{"op","arch","wavefronts","ideal","conflicts","phases":[...]}, the stable schema."""
@@ -64,7 +75,7 @@ class Report:
             worst = ""
             if p.wavefronts > 1 and p.banks:
                 b = int(np.argmax(p.banks))
-                ws = [w for w in p.words if (w // 4) % BANKS == b]
+                ws = [w for w in p.words if (w // 4) % self.banks == b]
                 shown = ", ".join(hex(w) for w in ws[:6]) + (", ..." if len(ws) > 6 else "")
                 worst = f"bank {b}: {p.banks[b]} words ({shown})"
             lines.append(f"  {i:>5}  {lane_ranges(p.lanes):<22} {p.wavefronts:>10}  {len(p.words):>5}  {worst}")
@@ -95,9 +106,13 @@ def resolve_arch(spec, arch):
     if arch is None:
         if spec.vendor == "amd":
             raise LayoutsimError(f"{spec.name} is an AMD LDS op: give arch (gfx1100..gfx1153 for "
-                                 f"gfx11, gfx1200/gfx1201 for gfx12): their phases differ")
+                                 f"gfx11, gfx1200/gfx1201 for gfx12, gfx942 or gfx950 for CDNA): "
+                                 f"their phases differ")
         return "sm_90"
     a = A.normalize(arch)
+    if a in A.CDNA and a not in amd.CDNA_RULES:
+        raise LayoutsimError(f"no LDS model for {a}; CDNA LDS models exist for "
+                             f"{', '.join(amd.CDNA_RULES)}")
     if A.vendor(a) != spec.vendor:
         if spec.vendor == "amd":
             raise LayoutsimError(f"{spec.name} is an AMD LDS op, not available on {a}; "
@@ -113,7 +128,8 @@ def resolve_arch(spec, arch):
 def memory_limit(arch):
     """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
     if A.vendor(arch) == "amd":
-        return amd.LDS_BYTES, f"{arch}'s LDS: {amd.LDS_BYTES // 1024} KiB per workgroup"
+        size = amd.lds_bytes(arch)
+        return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
     return nvidia.smem_limit(arch)
 
 
@@ -128,25 +144,27 @@ def check_tile(tile, op, arch=None):
     return arch
 
 
-def lanes_used(spec):
-    """Lanes whose addresses the op uses (all 32, or the row-address lanes of a matrix op)."""
+def lanes_used(spec, lanes=LANES):
+    """Lanes whose addresses the op uses (all of them, or the row-address lanes of a matrix op)."""
     if spec.is_matrix:
         return sorted(int(x) for x in np.asarray(spec.address_lanes()).reshape(-1))
-    return list(range(LANES))
+    return list(range(lanes))
 
 
-def parse_offsets(offsets, spec, variables=None):
-    """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression;
-    ldmatrix/stmatrix also take just their row addresses."""
-    return lane_values(offsets, spec.name, variables, lanes_used(spec) if spec.is_matrix else None)
+def parse_offsets(offsets, spec, variables=None, lanes=LANES):
+    """(int64[lanes] offsets, bool[lanes] given) from a list (None = no address), array or
+    expression (lanes: 32, or 64 for a CDNA wave64 access); ldmatrix/stmatrix also take just
+    their row addresses."""
+    return lane_values(offsets, spec.name, variables, lanes_used(spec) if spec.is_matrix else None, lanes)
 
 
 def prepare(op, offsets, arch=None, active=None, variables=None):
-    """(spec, arch, offsets int64[32], participating bool[32]) with every input checked."""
+    """(spec, arch, offsets int64[lanes], participating bool[lanes]) with every input checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
-    off, given = parse_offsets(offsets, spec, variables)
-    act = lane_mask(active) & given
+    lanes = lanes_of(arch)
+    off, given = parse_offsets(offsets, spec, variables, lanes)
+    act = lane_mask(active, lanes) & given
     if spec.is_matrix:
         used = lanes_used(spec)
         missing = [lane for lane in used if not act[lane]]
@@ -190,6 +208,11 @@ def check_addresses(spec, arch, off, part):
 # ---- phases -----------------------------------------------------------------------------
 def generation(arch):
     return A.generation(arch)
+
+
+def amd_generation(arch):
+    """The key of arch's LDS rules: gfx11, gfx12, or the CDNA target itself."""
+    return arch if arch in A.CDNA else A.generation(arch)
 
 
 def _words(spec, off, lane):
@@ -259,21 +282,21 @@ def merge_phases(base, mode, off, part, spec):
 def phases_of(spec, arch, off, part, rules):
     """Phases (lists of participating lanes, possibly empty) and the merge mode used."""
     if spec.vendor == "amd":
-        base = amd.base_phases(spec, generation(arch))
+        base = amd.base_phases(spec, amd_generation(arch))
         return [[lane for lane in p if part[lane]] for p in base]
     base = nvidia.base_phases(spec)
     merged = merge_phases(base, rules.merge(spec), off, part, spec)
     return [[lane for lane in sorted(p) if part[lane]] for p in merged]
 
 
-def count_phase(spec, lanes, off, by_address=False):
+def count_phase(spec, lanes, off, by_address=False, banks=BANKS):
     """Phase served with the fewest wavefronts: one word per bank per wavefront, same words shared."""
-    per_bank = [[] for _ in range(BANKS)]      # distinct keys in order of first request
+    per_bank = [[] for _ in range(banks)]      # distinct keys in order of first request
     lanes_of = {}
     for lane in lanes:
         for w in _words(spec, off, lane):
             key = (w, int(off[lane])) if by_address else (w, None)
-            b = (w // 4) % BANKS
+            b = (w // 4) % banks
             if key not in per_bank[b]:
                 per_bank[b].append(key)
             lanes_of.setdefault(key, []).append(lane)
@@ -282,7 +305,7 @@ def count_phase(spec, lanes, off, by_address=False):
     serves = []
     for k in range(n):
         ls, ws = set(), set()
-        for b in range(BANKS):
+        for b in range(banks):
             if k < len(per_bank[b]):
                 key = per_bank[b][k]
                 ws.add(key[0])
@@ -297,10 +320,10 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
 
     op        'ld.shared.v4.b32', 'st.shared.b32', 'ldmatrix.x4.trans', 'stmatrix.x2',
               'ds_read_b128' (AMD: give arch), SASS 'LDS.128', ...
-    offsets   32 byte offsets, one per lane (None = lane gives no address), or an expression in
+    offsets   32 byte offsets (CDNA: 64), one per lane (None = no address), or an expression in
               `lane` such as "(lane % 8) * 144 + (lane // 8) * 16" (variables= names others);
               ldmatrix/stmatrix also take just the 8/16/32 row addresses
-    arch      'sm_90' (default for NVIDIA ops), 'sm_80', 'gfx1201', 'gfx1100', ...
+    arch      'sm_90' (default for NVIDIA ops), 'sm_80', 'gfx1201', 'gfx1100', 'gfx942', ...
     active    lanes taking part: a 32-bit mask or 32 booleans (predicated-off lanes take no part)
     rules     NVIDIA merge rules (nvidia.Rules); default nvidia.DEFAULT
     """
@@ -322,12 +345,12 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
                 total += empty_cost
                 ideal += empty_cost
             continue
-        n, counts, words, serves = count_phase(spec, lanes, off, by_address)
+        n, counts, words, serves = count_phase(spec, lanes, off, by_address, banks_of(arch))
         out.append(Phase(tuple(lanes), n, counts, words, serves))
         total += n
         ideal += 1
     if spec.vendor == "amd":
-        gen = generation(arch)
+        gen = amd_generation(arch)
         rule, source, status = amd.phase_rule_text(spec, gen), amd.source(spec, gen), amd.UNVERIFIED
     else:
         rule, source, status = nvidia.phase_rule_text(spec, rules), nvidia.SOURCE, nvidia.status()
@@ -336,7 +359,7 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
         notes = (f"row addresses from lanes {lane_ranges(lanes_used(spec))}; the other lanes' "
                  f"addresses are ignored",)
     return Report(spec.name, arch, spec.vendor, total, ideal, total - ideal, tuple(out), rule,
-                  source, status, notes)
+                  source, status, notes, banks_of(arch))
 
 
 def wavefronts(op, offsets, arch=None, active=None, rules=None, variables=None):

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import LayoutsimError, integer
 from .address import Swizzle, Tile, block_offsets_array, fill_offsets_array
 from .batch import _numpy_engine, prepare_batch
+from ..archs import CDNA
 from .model import BANKS, check_tile, memory_limit, resolve_arch
 from .ops import parse
 
@@ -190,6 +191,8 @@ def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v
     arch = resolve_arch(specs[0], arch)
     for s in specs[1:]:
         resolve_arch(s, arch)
+    if arch in CDNA:
+        raise LayoutsimError(f"swizzle search covers 32-lane accesses; {arch} LDS accesses are wave64")
     if not 0 <= integer(max_pad_bytes, "--max-pad-bytes") <= MAX_PAD_BYTES:
         raise LayoutsimError(f"--max-pad-bytes {str(max_pad_bytes)[:24]} is out of range; valid: 0..{MAX_PAD_BYTES} "
                              f"(padding by more than one pass over the {BANKS} banks repeats a smaller "

@@ -3,16 +3,17 @@ from ..errors import LayoutsimError
 
 
 def add_instruction_args(p):
-    p.add_argument("instruction", help="PTX spelling (full or short), AMD mnemonic (with --arch) or clang builtin")
-    p.add_argument("--arch", help="target arch: sm_80, sm_90, gfx1100, gfx1201, ... (needed for AMD mnemonics)")
+    p.add_argument("instruction", help="PTX spelling (full or short), AMD mnemonic (with --arch; MFMA modifiers "
+                        "after it: 'v_mfma_f32_4x4x4_16b_f16 cbsz:2 abid:1 blgp:3') or clang builtin")
+    p.add_argument("--arch", help="target arch: sm_80, sm_90, gfx1100, gfx1201, gfx942, ... "
+                                  "(needed for RDNA mnemonics)")
     p.add_argument("--wave", type=int, choices=(32, 64), help="AMD wave size (default 32)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def resolve(args):
-    from ..isa.registry import lookup
-    entry = lookup(args.instruction, arch=args.arch, wave=args.wave)
-    inst = entry.instruction()
+    from ..isa.registry import get
+    inst = get(args.instruction, arch=args.arch, wave=args.wave)
     arch = args.arch
     from ..archs import normalize
     arch = normalize(arch) if arch else inst.archs[0]

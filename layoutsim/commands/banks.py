@@ -6,6 +6,7 @@
     layoutsim banks --op ldmatrix.x4 --tile 64x32 --pad 8 --fragment mma.m16n8k16.f32.f16.f16.f32:A --at 16,16
     layoutsim banks --op st.shared.v4.b32 --tile 64x32 --pad 8 --fill
     layoutsim banks --op ds_read_b128 --arch gfx1201 --addr "lane*16"
+    layoutsim banks --op ds_read_b128 --arch gfx942 --addr "lane*16"      (CDNA: wave64)
 
 --json prints {"op","arch","wavefronts","ideal","conflicts","phases":[{"lanes","wavefronts",
 "banks","words","serves","source"}]} (a list of them for --fill without --index).
@@ -42,10 +43,10 @@ def register(sub):
                                    "(NVIDIA) or LDS (AMD) access.")
     p.add_argument("--op", required=True, help="ld.shared.b32, st.shared.v4.b32, ldmatrix.x4.trans, "
                    "stmatrix.x2, LDS.128, ds_read_b128 (AMD, with --arch), ...")
-    add_arch(p, "arch: sm_90 (default for NVIDIA ops), sm_80, gfx1100, gfx1201, ...")
+    add_arch(p, "arch: sm_90 (default for NVIDIA ops), sm_80, gfx1100, gfx1201, gfx942, gfx950, ...")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--addr", help="byte offset as an expression in lane, e.g. \"(lane%%8)*144 + (lane//8)*16\"")
-    src.add_argument("--offsets", help="32 comma-separated byte offsets ('_' = the lane gives none); "
+    src.add_argument("--offsets", help="32 (CDNA: 64) comma-separated byte offsets ('_' = the lane gives none); "
                      "ldmatrix/stmatrix also take just the 8/16/32 row addresses")
     src.add_argument("--tile", help="ROWSxCOLS tile in shared memory (with --fragment/--block/--fill)")
     p.add_argument("--var", action="append", metavar="NAME=VALUE", help="variable for --addr (repeatable)")
@@ -146,12 +147,13 @@ def accesses_from_args(args):
 
 
 def run(args):
+    from ..archs import CDNA, normalize
     from ..banks.address import parse_variables
     from ..banks.model import analyze
     variables = parse_variables(args.var)
     if variables and args.addr is None:
         raise LayoutsimError("--var is for --addr expressions")
-    active = lane_mask(args.active)
+    active = lane_mask(args.active, lanes=64 if normalize(args.arch) in CDNA else 32)   # CDNA: wave64
     rules = parse_rules(args.rules)
     accesses = accesses_from_args(args)
     reports = [(label, offs, analyze(args.op, offs, args.arch, active, rules, variables))

@@ -17,7 +17,7 @@ from typing import Callable
 from .. import archs as A
 from ..errors import LayoutsimError, suggest
 
-FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma")
+FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma", "amd_mfma")
 
 # Tokens that carry no layout information in a dotted PTX name, per opcode.
 _DROP = {
@@ -90,9 +90,21 @@ def _index():
     return idx
 
 
+def split_modifiers(name):
+    """("v_mfma_...", "cbsz:2 abid:1") from a name followed by AMD assembly modifiers (separated
+    by spaces only: a name with a newline or other control character stays whole, so the error
+    about it shows it)."""
+    parts = [p for p in str(name).split(" ") if p]
+    if len(parts) < 2:
+        return str(name), ""
+    return parts[0], " ".join(parts[1:])
+
+
 def lookup(name, arch=None, wave=None):
-    """The catalog entry for a user's spelling, disambiguated by arch (and AMD wave size)."""
+    """The catalog entry for a user's spelling, disambiguated by arch (and AMD wave size);
+    trailing MFMA modifiers ("cbsz:2 abid:1 blgp:3") are left to `get`."""
     arch = A.normalize(arch)
+    name = split_modifiers(name)[0]
     key = name_key(name)
     cands = _index().get(key)
     if not cands:
@@ -105,7 +117,11 @@ def lookup(name, arch=None, wave=None):
             if int(wave) != 32:
                 raise LayoutsimError(f"{name} is an NVIDIA instruction: warps have 32 lanes, not {wave}")
         else:
-            cands = [e for e in cands if e.wave == int(wave)] or cands
+            fits = [e for e in cands if e.wave == int(wave)]
+            if not fits:
+                raise LayoutsimError(f"{name} has no wave{wave} form: it runs in wave"
+                                     f"{'/'.join(str(w) for w in sorted({e.wave for e in cands}))}")
+            cands = fits
     if len(cands) > 1 and wave is None and any(e.vendor == "amd" for e in cands):
         w32 = [e for e in cands if e.wave == 32]
         if w32 and len({e.wave for e in cands}) > 1:
@@ -125,8 +141,16 @@ def lookup(name, arch=None, wave=None):
 
 
 def get(name, arch=None, wave=None):
-    """The Instruction for a user's spelling (see `lookup`)."""
-    return lookup(name, arch, wave).instruction()
+    """The Instruction for a user's spelling (see `lookup`), with its MFMA modifiers applied."""
+    entry = lookup(name, arch, wave)
+    mods = split_modifiers(name)[1]
+    if not mods:
+        return entry.instruction()
+    if entry.family != "mfma":
+        raise LayoutsimError(f"{entry.name} takes no modifiers ({mods!r}): cbsz/abid/blgp belong "
+                             f"to AMD MFMA instructions")
+    from . import amd_mfma
+    return amd_mfma.build(entry.name, arch=A.normalize(arch), **amd_mfma.modifiers(mods))
 
 
 def listing(arch=None, family=None):

@@ -4,7 +4,7 @@
     d = layoutsim.mma("mma.m16n8k16.f32.f16.f16.f32", a, b, c, arch="sm_90")
 
 Modules: profiles (arch parameters with sources), plan (instruction + profile -> kernel
-parameters), kernel (numba block-FMA; imported on first use; cfg, lanes, bitcast, f64_kernel), api
+parameters), kernel (numba block-FMA; imported on first use; general, cfg, lanes, bitcast, f64_kernel), api
 (`mma`), sparse (SWMMAC's 2:4 sparse A), cases (test-case
 generator for the GPU run), corpus (measured results: format, load, save, replay), sfu (the
 approximate-math instructions, ex2/rcp/rsqrt/sqrt/lg2/sin/cos/tanh.approx, as the H200 computes

@@ -10,7 +10,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from ..formats import as_raw, decode, encode, from_raw, get_format, raw_dtype
 from .plan import FP8, make_plan
-from .profiles import UNVERIFIED, Profile, profile_for
+from .profiles import Profile, profile_for
 
 
 class UnverifiedProfileWarning(UserWarning):
@@ -33,6 +33,16 @@ def resolve(instr, arch, profile=None):
     else:
         prof = profile_for(profile)
     return inst, prof
+
+
+def unverified(plan):
+    """Why this plan's results are an assumption ("" when a GPU here or published captures
+    cover its arithmetic)."""
+    why = plan.profile.unverified(plan.a, plan.d)
+    if not why and plan.kind == "float" and plan.inst is not None and plan.inst.family == "swmmac":
+        why = ("UNVERIFIED ASSUMPTION: SWMMAC float arithmetic is the dense rule on the logical A; no "
+               "capture covers it")
+    return why
 
 
 def _raw_operand(role, fmt, x, rows, cols, inst):
@@ -75,9 +85,9 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     """
     inst, prof = resolve(instr, arch, profile)
     plan = make_plan(inst, prof)
-    if not prof.verified:
-        warnings.warn(f"{prof.arch} {inst.name}: {UNVERIFIED}", UnverifiedProfileWarning,
-                      stacklevel=3)
+    why = unverified(plan)
+    if why:
+        warnings.warn(f"{prof.arch} {inst.name}: {why}", UnverifiedProfileWarning, stacklevel=3)
     M, N, K = plan.shape
     if inst.family == "swmmac":
         A = _sparse_operand(plan.a, a, index, M, K, inst)
@@ -113,7 +123,24 @@ def run(plan, A, B, C):
         return _run_int(plan, A, B, C)
     if plan.kind == "f64":
         return _run_f64(plan, A, B, C)
+    if plan.kind == "cdna":
+        return _run_cdna(plan, A, B, C)
     return _run_float(plan, A, B, C)
+
+
+def _run_cdna(plan, A, B, C):
+    """A CDNA MFMA float model (cdna.py) on exact values; xf32 inputs cut to tf32 first
+    (MMA-Sim truncate_fp32_to_tf32: the low 13 bits dropped)."""
+    from . import cdna, cdna_kernel
+    if plan.inst.name.endswith("_xf32"):
+        A, B = (X.astype(np.uint32) & np.uint32(0xFFFFE000) for X in (A, B))
+    a = _kernel_array(decode(plan.a, A))
+    bt = _kernel_array(np.swapaxes(decode(plan.b, B), 1, 2))
+    c = _kernel_array(decode(plan.c, C))
+    out = np.empty(c.shape, np.int64)
+    cdna_kernel.run(cdna.MODEL_CODES[plan.model], a, bt, c, plan.block, get_format(plan.a).emin,
+                    get_format(plan.b).emin, cdna.F_BITS, cdna.F2_BITS, out)
+    return out.astype(np.uint32)
 
 
 def _run_int(plan, A, B, C):
@@ -124,6 +151,10 @@ def _run_int(plan, A, B, C):
     if plan.saturate and plan.profile.int_saturation == "each_product":
         for k in range(a.shape[-1]):
             acc = np.clip(acc + a[:, :, k, None] * b[:, None, k, :], lo, hi)
+    elif plan.saturate and plan.profile.int_saturation == "halves":
+        h = a.shape[-1] // 2                 # gfx12: clamped after k < K/2, then after the rest
+        acc = np.clip(acc + np.matmul(a[..., :h], b[:, :h]), lo, hi)
+        acc = np.clip(acc + np.matmul(a[..., h:], b[:, h:]), lo, hi)
     else:
         acc = acc + np.matmul(a, b)          # int64: exact (|sum| < 2**38)
         acc = np.clip(acc, lo, hi) if plan.saturate else ((acc - lo) & 0xFFFFFFFF) + lo
@@ -176,9 +207,10 @@ def _layout(fmt):
 
 def float_config(plan):
     """The kernel's cfg array for a float Plan."""
-    from .cfg import (ALIGN, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, D_EB, D_MB, FLOOR,
-                      IN_FTZ, KEEP, LATE_C, NAN_BITS, NO_FLOOR, OUT_FTZ, OVF_INF, PROD_NORM,
-                      ROUND, UPFRONT, ZERO_SIGNED)
+    from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, BLOCK, B_EB, CFG_LEN, CZERO_EMIN, C_EB, C_EXTRA,
+                      D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C, NAN_BITS, NAN_C_QUIET,
+                      NAN_FACTOR, NAN_INVALID, NO_FLOOR, OUT_FTZ, OVF_INF, PROD_NORM, ROUND,
+                      SIGN_FRAME, TINY_C_ZERO, UPFRONT, ZERO_SIGNED)
     p = plan.profile
     cfg = np.zeros(CFG_LEN, np.int64)
     cfg[BLOCK] = plan.block
@@ -186,17 +218,26 @@ def float_config(plan):
     cfg[FLOOR] = NO_FLOOR if plan.floor is None else plan.floor
     cfg[CZERO_EMIN] = p.c_zero == "emin"
     cfg[PROD_NORM] = {"sum": 0, "normalized": 1, "true": 2}[p.product_exponent]
-    cfg[ROUND] = {"rz": 0, "rne": 1, "rd": 2, "ru": 3}[plan.rounding]
+    cfg[ROUND] = {"rz": 0, "rne": 1, "rd": 2, "ru": 3, "rne32_truncate": 4}[plan.rounding]
     cfg[KEEP] = plan.keep_bits
     d = get_format(plan.d)
     cfg[D_EB], cfg[D_MB] = d.ebits, d.mbits
     cfg[OVF_INF] = p.overflow == "inf"
     cfg[NAN_BITS] = p.nan_f32 if plan.d == "f32" else p.nan_f16
-    cfg[IN_FTZ] = p.subnormal_inputs == "flush"
+    cfg[IN_FTZ] = p.subnormal_inputs == "flush" or (
+        plan.arith_a == "bf16" and p.subnormal_inputs_bf16 == "flush")
     cfg[OUT_FTZ] = p.subnormal_outputs == "flush"
     cfg[UPFRONT] = p.specials == "upfront"
     cfg[ZERO_SIGNED] = p.zero_sign == "signed"
     cfg[LATE_C] = plan.late_c
+    cfg[GROUP] = plan.group
+    cfg[ALIGN_FLOOR] = p.alignment == "floor"
+    cfg[C_EXTRA] = p.c_extra_bits
+    cfg[TINY_C_ZERO] = p.tiny_negative_c == "zero_above_emin"
+    cfg[NAN_FACTOR] = -1 if plan.nan_factor is None else plan.nan_factor
+    cfg[NAN_INVALID] = -1 if plan.nan_invalid is None else plan.nan_invalid
+    cfg[NAN_C_QUIET] = p.nan_c == "quiet"
+    cfg[SIGN_FRAME] = p.sign_frame == "c"
     for base, fmt in ((A_EB, plan.arith_a), (B_EB, plan.arith_b), (C_EB, plan.c)):
         cfg[base:base + 3] = _layout(fmt)
     return cfg

@@ -1,7 +1,8 @@
-"""Reinterpreting float64 bits inside numba code (LLVM bitcast: no arithmetic, so a NaN's
-payload and quiet bit stay as they are)."""
+"""LLVM operations numba does not spell: reinterpreting float64 bits (a bitcast: no arithmetic,
+so a NaN's payload and quiet bit stay as they are) and the fused multiply-add."""
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 
@@ -22,4 +23,20 @@ def f64_bits(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
+    return sig, codegen
+
+
+@intrinsic
+def fma(typingctx, x, y, z):
+    """llvm.fma.f32 / llvm.fma.f64: the correctly rounded fused multiply-add x * y + z (all
+    three float32, or all float64)."""
+    if not (x == y == z and x in (types.float32, types.float64)):
+        return None
+    sig = x(x, y, z)
+
+    def codegen(context, builder, signature, args):
+        t = ir.FloatType() if x == types.float32 else ir.DoubleType()
+        name = "llvm.fma.f32" if x == types.float32 else "llvm.fma.f64"
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(t, [t, t, t]), name)
+        return builder.call(fn, args)
     return sig, codegen

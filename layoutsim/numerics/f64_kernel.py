@@ -1,26 +1,9 @@
 """f64 mma (DMMA): the chain of fused multiply-adds over k, with the NaN rule measured on the H200.
 
 Imported only when `layoutsim.mma` runs an f64 instruction (it imports numba)."""
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, prange
 
-from .bitcast import f64_bits, f64_from_bits
-
-
-@intrinsic
-def _fma(typingctx, x, y, z):
-    """llvm.fma.f64: the correctly rounded fused multiply-add."""
-    sig = types.float64(types.float64, types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        d = ir.DoubleType()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d, d, d]),
-                                            "llvm.fma.f64")
-        return builder.call(fn, args)
-    return sig, codegen
-
+from .bitcast import f64_bits, f64_from_bits, fma
 
 QUIET = 1 << 51                 # the quiet bit of an f64 NaN
 
@@ -53,7 +36,7 @@ def _f64_step(x, y, acc, mode, order, snan_first, invalid):
             v = _step_input(order[t], x, y, acc)
             if v != v:
                 return f64_from_bits(f64_bits(v) | QUIET)
-    r = acc + x * y if mode == 2 else _fma(x, y, acc)
+    r = acc + x * y if mode == 2 else fma(x, y, acc)
     if r != r:
         return f64_from_bits(invalid)
     return r

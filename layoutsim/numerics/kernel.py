@@ -25,267 +25,19 @@ Three paths compute that same arithmetic (block_fma picks per call; each is bit-
     travel as float64 (or float32 where f32_ok proves every step exact), each truncated term
     is an exact integer, the sum is exact, and the result is rounded from its bits;
   * the scalar fast path (_chunk with every product finite): integer significands and shifts;
-  * the general path (_general, _dot, _block): any profile, Inf/NaN, normalised exponents.
+  * the general path (general.py: _general, _dot, _block): any profile, Inf/NaN, normalised
+    exponents, the gfx12 grouped floor steps.
 Lanes with an Inf/NaN input, and results that are not normal numbers, drop from the vector
 path to the scalar ones, so the vector path only ever has to get the common case right.
 """
-import math
-
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
-from numba.cpython.unsafe.numbers import leading_zeros
 
-from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN,
-                  C_MB, D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF,
-                  PROD_NORM, RD, RNE, ROUND, RU, RZ, UPFRONT, ZERO_SIGNED)
-
-
-@njit(cache=True, inline="always")
-def _bitlen(x):
-    """Number of bits of a non-negative int64 (0 for 0): llvm.ctlz."""
-    return 64 - leading_zeros(np.int64(x))
-
-
-@njit(cache=True, inline="always")
-def _decode(bits, eb, mb, fn, ftz):
-    """(signed significand, exponent, class 0 finite / 1 inf / 2 nan, sign) of raw float bits."""
-    bits = np.int64(bits)
-    sign = (bits >> (eb + mb)) & 1
-    e = (bits >> mb) & ((1 << eb) - 1)
-    fr = bits & ((1 << mb) - 1)
-    top = (1 << eb) - 1
-    bias = (1 << (eb - 1)) - 1
-    cls = 0
-    if fn:
-        if e == top and fr == (1 << mb) - 1:
-            cls = 2
-    elif e == top:
-        cls = 2 if fr != 0 else 1
-    if e == 0:
-        m = 0 if ftz else fr
-        ex = 1 - bias
-    else:
-        m = fr | (1 << mb)
-        ex = e - bias
-    if cls == 1:
-        m = 1
-    return (-m if sign else m), ex, cls, sign
-
-
-@njit(cache=True, inline="always")
-def _round_pack(S, q, neg_zero_sign, cfg):
-    """Raw bits of S * 2**q (S an exact int64) in the D format, rounded as cfg says."""
-    return _round_bits(S, q, neg_zero_sign, cfg[D_EB], cfg[D_MB], cfg[KEEP], cfg[ROUND],
-                       cfg[ZERO_SIGNED] != 0, cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
-
-
-@njit(cache=True)
-def _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, zero_signed, ovf_inf, out_ftz):
-    """_round_pack with scalar arguments (a plain call: no array to reference-count)."""
-    bias = (1 << (eb - 1)) - 1
-    emin = 1 - bias
-    sbit = np.int64(1) << (eb + mb)
-    if S == 0:
-        return sbit if (neg_zero_sign and zero_signed) else np.int64(0)
-    neg = S < 0
-    mag = -S if neg else S
-    nbits = _bitlen(mag)
-    lead = nbits - 1 + q
-    if rnd == RZ and emin <= lead <= bias:      # the common case: a normal result, truncated
-        sh = nbits - 1 - keep
-        R = mag >> sh if sh >= 0 else mag << -sh
-        return ((sbit if neg else np.int64(0)) | (np.int64(lead + bias) << mb)
-                | ((R - (np.int64(1) << keep)) << (mb - keep)))
-    qo = (lead if lead > emin else emin) - keep
-    sh = qo - q
-    if sh <= 0:
-        R = mag << (-sh)
-    else:
-        if sh >= 63:
-            R = np.int64(0)
-            rem_nz = True
-            above = False
-            tie = False
-        else:
-            R = mag >> sh
-            rem = mag - (R << sh)
-            half = np.int64(1) << (sh - 1)
-            rem_nz = rem != 0
-            above = rem > half
-            tie = rem == half
-        if rnd == RNE:
-            if above or (tie and (R & 1) == 1):
-                R += 1
-        elif rnd == RU:
-            if rem_nz and not neg:
-                R += 1
-        elif rnd == RD:
-            if rem_nz and neg:
-                R += 1
-        if (R >> (keep + 1)) != 0:
-            R >>= 1
-            qo += 1
-    if R == 0:
-        return sbit if (neg and zero_signed) else np.int64(0)
-    s = sbit if neg else np.int64(0)
-    nbr = _bitlen(R)
-    lead_r = nbr - 1 + qo
-    if lead_r > bias:          # overflow
-        to_inf = ovf_inf or rnd == RNE or (rnd == RU and not neg) or (rnd == RD and neg)
-        if to_inf:
-            return s | (np.int64((1 << eb) - 1) << mb)
-        return s | (np.int64((1 << eb) - 2) << mb) | (((np.int64(1) << keep) - 1) << (mb - keep))
-    if lead_r >= emin:
-        frac = (R << (mb - (nbr - 1))) - (np.int64(1) << mb)
-        return s | (np.int64(lead_r + bias) << mb) | frac
-    if out_ftz:
-        return sbit if (neg and zero_signed) else np.int64(0)
-    return s | (R << (qo - (emin - mb)))
-
-
-@njit(cache=True)
-def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg):
-    """The raw D bits when products k0..k1-1 or C (class 0 finite / 1 inf / 2 nan) are not
-    all finite: NaN for a NaN in, Inf * 0 or +Inf meeting -Inf, else that Inf; -1 when every
-    product and C are finite."""
-    nan = ccls == 2
-    pinf = ccls == 1 and csig > 0
-    ninf = ccls == 1 and csig < 0
-    for t in range(k0, k1):
-        ca = acls[t]
-        cb = bcls[t]
-        if ca == 2 or cb == 2:
-            nan = True
-        elif ca == 1 or cb == 1:
-            if (ca == 0 and asig[t] == 0) or (cb == 0 and bsig[t] == 0):
-                nan = True
-            elif (asig[t] < 0) != (bsig[t] < 0):
-                ninf = True
-            else:
-                pinf = True
-    if nan or (pinf and ninf):
-        return np.int64(cfg[NAN_BITS])
-    inf_bits = np.int64((1 << cfg[D_EB]) - 1) << cfg[D_MB]
-    if pinf:
-        return inf_bits
-    if ninf:
-        return inf_bits | (np.int64(1) << (cfg[D_EB] + cfg[D_MB]))
-    return np.int64(-1)
-
-
-@njit(cache=True)
-def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg):
-    """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits."""
-    special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, cfg)
-    if special >= 0:
-        return special
-    pmb = cfg[A_MB] + cfg[B_MB]
-    F = cfg[ALIGN]
-    emax = cfg[FLOOR]
-    have = False
-    for t in range(k0, k1):
-        p = asig[t] * bsig[t]
-        if p != 0:
-            e = aexp[t] + bexp[t]
-            if cfg[PROD_NORM] == 1 and abs(p) >= (np.int64(1) << (pmb + 1)):
-                e += 1              # normalised: significand back in [1, 2)
-            elif cfg[PROD_NORM] == 2:
-                e += _bitlen(abs(p)) - 1 - pmb   # true exponent of the product's leading bit
-            if e > emax:
-                emax = e
-            have = True
-    if csig != 0:
-        if cexp > emax:
-            emax = cexp
-        have = True
-    elif cfg[CZERO_EMIN] != 0 and cemin > emax:
-        emax = cemin
-    if not have:
-        return np.int64(0)
-    q = emax - F
-    S = np.int64(0)
-    for t in range(k0, k1):
-        p = asig[t] * bsig[t]
-        if p != 0:
-            S += _on_grid(p, aexp[t] + bexp[t] - pmb - q)
-    if csig != 0:
-        S += _on_grid(csig, cexp - cmb - q)
-    return _round_pack(S, q, False, cfg)
-
-
-@njit(cache=True, inline="always")
-def _on_grid(v, sh):
-    """A term v * 2**sh put on the block's alignment grid: its magnitude shifted, the bits that
-    fall below the grid dropped (toward zero), its sign kept."""
-    mag = abs(v)
-    if sh >= 0:
-        mag <<= sh
-    elif sh > -63:
-        mag >>= -sh
-    else:
-        mag = 0
-    return -mag if v < 0 else mag
-
-
-@njit(cache=True)
-def _to_double(sig, ex, mb):
-    return math.ldexp(float(sig), int(ex - mb))
-
-
-@njit(cache=True)
-def _late_add(dbits, cbits, cfg):
-    """D = round_to_nearest(P + C) in the D format (the 'late C' candidate)."""
-    eb = cfg[D_EB]
-    mb = cfg[D_MB]
-    ps, pe, pc, pneg = _decode(dbits, eb, mb, False, False)
-    cs, ce, cc, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
-    if pc == 2 or cc == 2:
-        return cfg[NAN_BITS]
-    inf_bits = np.int64((1 << eb) - 1) << mb
-    sbit = np.int64(1) << (eb + mb)
-    if pc == 1 or cc == 1:
-        if pc == 1 and cc == 1 and pneg != cneg:
-            return cfg[NAN_BITS]
-        neg = pneg if pc == 1 else cneg
-        return inf_bits | (sbit if neg else 0)
-    # one IEEE addition: the double sum rounds once, and double -> D (24 bits or fewer)
-    # after it is innocuous double rounding (53 >= 2 * 24 + 2)
-    x = _to_double(ps, pe, mb) + _to_double(cs, ce, cfg[C_MB])
-    if x == 0.0:
-        return np.int64(0)
-    m, e = math.frexp(x)
-    S = np.int64(m * 9007199254740992.0)     # m * 2**53, exact
-    return _round_bits(S, e - 53, False, eb, mb, mb, RNE, cfg[ZERO_SIGNED] != 0,
-                       cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
-
-
-@njit(cache=True)
-def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
-    K = asig.shape[0]
-    L = cfg[BLOCK]
-    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
-    cmb = cfg[C_MB]
-    cemin = 2 - (1 << (cfg[C_EB] - 1))
-    if cfg[UPFRONT] != 0:
-        # decide NaN/Inf from all products and C before any block runs
-        special = _special_result(asig, acls, bsig, bcls, 0, K, csig, ccls, cfg)
-        if special >= 0:
-            return special
-    late = cfg[LATE_C] != 0
-    if late:
-        csig = np.int64(0)
-        cexp = cemin
-        ccls = 0
-    res = np.int64(0)
-    for k0 in range(0, K, L):
-        k1 = k0 + L if k0 + L < K else K
-        res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cmb, cemin, cfg)
-        csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], False, False)
-        cmb = cfg[D_MB]
-        cemin = 2 - (1 << (cfg[D_EB] - 1))
-    if late:
-        res = _late_add(res, cbits, cfg)
-    return res
+from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
+                  C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, LATE_C,
+                  NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, PROD_NORM,
+                  RNE32_TRUNC, ROUND, SIGN_FRAME, TINY_C_ZERO)
+from .general import _decode, _general, _late_add, _round_pack
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -296,6 +48,16 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
 # 0). Written so that LLVM vectorises both loops with AVX2 (vpmuldq, vpsrlvq, vpcmpgtq).
 ZERO_EXP = -(1 << 28)
 NO_TERM = -(1 << 27)      # any exponent below this came from a zero factor
+
+
+@njit(cache=True, inline="always")
+def plain_steps(cfg):
+    """Whether the blocks are the NVIDIA ones (the only kind the fast and vector paths run):
+    no group stage, truncation toward zero, C aligned like the products, canonical NaNs and
+    no fp32-then-truncate rounding."""
+    return (cfg[GROUP] <= 0 and cfg[ALIGN_FLOOR] == 0 and cfg[C_EXTRA] == 0
+            and cfg[TINY_C_ZERO] == 0 and cfg[NAN_FACTOR] < 0 and cfg[NAN_INVALID] < 0
+            and cfg[NAN_C_QUIET] == 0 and cfg[ROUND] != RNE32_TRUNC and cfg[SIGN_FRAME] == 0)
 
 
 @njit(cache=True, inline="always")
@@ -440,22 +202,6 @@ def _fast_decode(bits, eb, mb, fn, ftz):
 
 
 @njit(cache=True)
-def _general(a_row, b_col, cbits, cfg, sig_a, exp_a, cls_a, sig_b, exp_b, cls_b):
-    """Decode one row of A and one column of B (raw, length K) and run the general _dot."""
-    ftz = cfg[IN_FTZ] != 0
-    for t in range(a_row.shape[0]):
-        s, e, cl, _ = _decode(a_row[t], cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0, ftz)
-        sig_a[t] = s
-        exp_a[t] = e
-        cls_a[t] = cl
-        s, e, cl, _ = _decode(b_col[t], cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0, ftz)
-        sig_b[t] = s
-        exp_b[t] = e
-        cls_b[t] = cl
-    return _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, cbits, cfg)
-
-
-@njit(cache=True)
 def _chunk(a, b, c, cfg, out, lo, hi):
     """Instances lo..hi-1 of the batch (one thread's share), one output at a time: what the
     vector path does not take (see block_fma)."""
@@ -469,7 +215,7 @@ def _chunk(a, b, c, cfg, out, lo, hi):
     # the fast path needs the defaults: ea + eb as exponent, C in the first block, F >= the
     # product's fraction bits, K a multiple of L; anything else, and any row or column with
     # an Inf/NaN, takes the general path
-    fast_ok = (cfg[PROD_NORM] == 0 and sh0 >= 0 and F <= 48 and nblk > 0)
+    fast_ok = (cfg[PROD_NORM] == 0 and sh0 >= 0 and F <= 48 and nblk > 0 and plain_steps(cfg))
     late = cfg[LATE_C] != 0
     nblk = max(nblk, 1)
     a_eb, a_mb, a_fn = cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0

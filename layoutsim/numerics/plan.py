@@ -11,13 +11,14 @@ from .profiles import Profile
 
 INT_FORMATS = ("s8", "u8", "s4", "u4")
 FP8 = ("e4m3", "e5m2")
-MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac")   # swmmac: the dense arithmetic on its
+MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma")   # swmmac: the dense arithmetic on its
 #                                                    logical (expanded) A, see sparse.py
 
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain)
+    kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain),
+    #                            "cdna" (a CDNA MFMA float model of MMA-Sim, cdna.py)
     instruction: str
     arch: str
     shape: tuple               # (M, N, K)
@@ -34,6 +35,10 @@ class Plan:
     keep_bits: int = 0         # fraction bits of the rounded result (23/10, or 13 for E8M13)
     k_order: tuple = ()        # order of k (blocks are consecutive runs of it); () = 0..K-1
     late_c: bool = False
+    group: int = 0             # products summed in groups of this many first (0: no group stage)
+    nan_factor: object = None  # raw D bits of a NaN factor's result (None: the canonical NaN)
+    nan_invalid: object = None  # ... of an invalid product's (Inf * 0, +Inf with -Inf)
+    model: str = ""            # cdna: the MMA-Sim model (cdna.MODELS)
     saturate: bool = False     # integers: .satfinite
     uses: tuple = ()           # profile parameters this result depends on
     profile: Profile = None
@@ -41,13 +46,17 @@ class Plan:
 
     def describe(self):
         M, N, K = self.shape
-        head = f"{self.instruction} on {self.profile.label()}"
+        head = f"{self.instruction} on {self.profile.label(self.a, self.d)}"
         if self.kind == "int":
             sat = (f"clamped to int32 ({self.profile.int_saturation})" if self.saturate
                    else "wrapped modulo 2^32")
             return f"{head}\n  exact integer sum of {K} products and C, {sat}"
         if self.kind == "f64":
             return f"{head}\n  f64: {self.profile.f64} over k = 0..{K - 1}, IEEE round to nearest"
+        if self.kind == "cdna":
+            from .cdna import describe
+            return (f"{head}\n  inputs {self.a} x {self.b}, C {self.c}, D {self.d}\n  "
+                    f"{self.model} (MMA-Sim): {describe(self.model, self.block, K)}")
         if self.inst is not None and self.inst.family == "swmmac":
             head += ("\n  A 2:4 sparse: computed as the dense instruction on the logical (expanded) A, "
                      "blocks over logical k (an assumption, like the rest of the AMD arithmetic)")
@@ -57,7 +66,27 @@ class Plan:
                 f"  blocks of {self.block} products; {self.align_bits} bits kept below the "
                 f"largest exponent (floor {self.floor}); result {self.rounding} to "
                 f"{self.keep_bits} fraction bits" + ("; C added last, RNE" if self.late_c else "")
-                + order)
+                + self._amd_steps() + order)
+
+    def _amd_steps(self):
+        """The gfx12 step structure, where the profile has it (profiles.GFX12_PROFILE)."""
+        p = self.profile
+        if not (self.group or p.alignment != "truncate" or p.c_extra_bits):
+            return ""
+        if p.sign_frame == "c":
+            return ("\n  each step in C's sign frame: a term of the other sign counts -magnitude - 1; "
+                    f"C keeps {p.c_extra_bits} more bits")
+        out = "\n  "
+        if self.group:
+            out += f"products aligned and summed in groups of {self.group} first; "
+        out += (f"alignment by {p.alignment}" + (f"; C keeps {p.c_extra_bits} more bits"
+                                                   if p.c_extra_bits else ""))
+        nans = [f"{k} NaN {v:#x}" for k, v in (("factor", self.nan_factor),
+                                                ("invalid", self.nan_invalid)) if v is not None]
+        if nans or p.nan_c == "quiet":
+            out += "; " + ", ".join(nans + (["a NaN C comes back quieted"] if p.nan_c == "quiet"
+                                            else []))
+        return out
 
 
 def instruction_formats(inst):
@@ -87,7 +116,15 @@ def make_plan(inst, profile):
     if a == "f64":
         return Plan(kind="f64", uses=("f64", "nan_f64", "nan_f64_rule", "nan_f64_order",
                                            "nan_f64_snan_first"), **common)
-    if get_format(a).kind != "float" or d not in ("f32", "f16", "bf16"):
+    if inst.family == "mfma":
+        from .cdna import F_BITS, model_of
+        model, L = model_of(inst, profile)
+        return Plan(kind="cdna", model=model, block=min(L, K), align_bits=F_BITS, rounding="rne",
+                    keep_bits=23,
+                    uses=("mfma",), **common)
+    if (get_format(a).kind != "float" or d not in ("f32", "f16", "bf16")
+            or {get_format(a).specials, get_format(b).specials} - {"ieee", "fn"}
+            or a == "f32" or get_format(a).bits < 8):
         raise LayoutsimError(f"{inst.name}: no numeric model for inputs {a}/{b} with result {d}")
     f32_out = d == "f32"
     # 16-bit results (f16, and AMD's bf16) follow the fp16-result parameters; the f16 floor
@@ -97,7 +134,17 @@ def make_plan(inst, profile):
             "subnormal_inputs", "subnormal_outputs", "overflow", "specials", "zero_sign",
             "nan_f32" if f32_out else "nan_f16"]
     rounding = profile.fp32_rounding if f32_out else profile.fp16_rounding
-    floor = profile.emax_floor_f32 if f32_out else profile.emax_floor_f16 if d == "f16" else None
+    if d == "bf16" and profile.bf16_rounding:
+        rounding = profile.bf16_rounding
+        uses[0] = "bf16_rounding"
+    floor = (profile.emax_floor_f32 if f32_out else profile.emax_floor_f16 if d == "f16"
+             else profile.emax_floor_bf16)
+    if d == "bf16" and profile.emax_floor_bf16 is not None:
+        uses[1] = "emax_floor_bf16"
+    group = 0
+    payloads = dict(profile.nan_payloads)
+    nan_factor = payloads.get(f"factor.{d}")
+    nan_invalid = payloads.get(f"invalid.{d}")
     keep = get_format(d).mbits
     k_order = ()
     late = False
@@ -110,7 +157,8 @@ def make_plan(inst, profile):
                 k_order = tuple([k for k in range(K) if k % 4 < 2] + [k for k in range(K) if k % 4 >= 2])
             late = profile.fp8_f16_c == "late"
         else:
-            block, align = profile.block_fp8, profile.fp8_align_bits
+            block, align, group = profile.block_fp8, profile.fp8_align_bits, profile.group_fp8
+            nan_invalid = payloads.get(f"invalid.fp8.{d}", nan_invalid)
             if f32_out:
                 keep = min(keep, profile.fp8_f32_bits)
             uses += ["fp8_mma_sync", "block_fp8", "fp8_align_bits"] + (["fp8_f32_bits"] if f32_out else [])
@@ -118,8 +166,11 @@ def make_plan(inst, profile):
         block, align = profile.block_tf32, 23 + profile.extra_bits
         uses += ["block_tf32", "extra_bits", "tf32_inputs"]
     else:
-        block, align = profile.block_16bit, 23 + profile.extra_bits
+        block, align, group = profile.block_16bit, 23 + profile.extra_bits, profile.group_16bit
         uses += ["block_16bit", "extra_bits"]
+    if group or profile.alignment != "truncate" or profile.c_extra_bits:
+        uses += ["group_16bit" if get_format(a).bits == 16 else "group_fp8", "alignment",
+                 "c_extra_bits", "tiny_negative_c", "nan_c", "nan_payloads"]
     return Plan(kind="float", block=min(block, K), align_bits=align, floor=floor,
-                rounding=rounding, keep_bits=keep, k_order=k_order, late_c=late,
-                uses=tuple(uses), **common)
+                rounding=rounding, keep_bits=keep, k_order=k_order, late_c=late, group=group,
+                nan_factor=nan_factor, nan_invalid=nan_invalid, uses=tuple(uses), **common)

@@ -23,8 +23,9 @@ Sources (cited by key):
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
-from ..archs import AMD, GFX11, GFX12, NVIDIA, normalize
+from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
 from ..errors import LayoutsimError
+from .cdna import MODELS, SOURCES
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
 # The reports that confirm the sm_90 profile as it stands (docs/validation/*.json in the source
@@ -83,18 +84,43 @@ class Profile:
     nan_f64_order: str = "BCA"   # propagate: which NaN operand of an fma step goes on when several
     #                              are NaN: the first in this order (B, C = the accumulator, A)
     nan_f64_snan_first: bool = False  # ... looking first for a signaling NaN in that order
+    # --- the step structure AMD characterised for gfx12 (NVIDIA: these defaults) -----------
+    group_16bit: int = 0         # 16-bit inputs: products aligned to their own largest and
+    #                              summed in groups of this many before the step's alignment
+    group_fp8: int = 0           # ... fp8 inputs (0: no group stage)
+    alignment: str = "truncate"  # bits below the grid dropped toward zero, or by "floor"
+    c_extra_bits: int = 0        # C keeps this many more bits below its exponent than products
+    tiny_negative_c: str = "floor"  # floor alignment: a negative C with no bit left counts -1
+    #                                 ("floor"), or 0 once the grid is above C's emin
+    #                                 ("zero_above_emin")
+    emax_floor_bf16: object = None   # largest exponent clamped from below, bf16 result
+    bf16_rounding: object = None     # bf16 results: None = fp16_rounding, or "rne32_truncate"
+    #                                  (rounded to nearest as an fp32, low 16 bits dropped)
+    nan_c: str = "canonical"     # a NaN C (accumulator): the canonical NaN, or "quiet" (its
+    #                              payload kept, quiet bit set)
+    sign_frame: str = "none"     # "c": gfx11's step, every term counted in C's sign frame, the
+    #                              other sign as its ones' complement (cfg.py SIGN_FRAME)
+    subnormal_inputs_bf16: object = None   # bf16 A/B subnormals: None = subnormal_inputs, "flush"
+    nan_payloads: tuple = ()     # ((cause, raw bits), ...): NaN results by cause: "factor.<d>"
+    #                              (a NaN factor),
+    #                              "invalid.<d>" (Inf * 0, +Inf with -Inf), "invalid.fp8.<d>";
+    #                              a cause not listed gives nan_f32 / nan_f16
+    # --- CDNA MFMA: MMA-Sim's models (numerics/cdna.py; NVIDIA, RDNA: none) -------------
+    mfma: tuple = ()             # ((input kind, model, products per step), ...) of cdna.MODELS
     # --- provenance ----------------------------------------------------------------------
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     confirmed: str = NOT_CONFIRMED
     confirmed_params: tuple = ()  # parameters a GPU run here separated from their alternatives
     verified: bool = True        # False: an explicit assumption with no published basis (AMD)
+    unproven: tuple = ()         # input formats, or "->d" result formats, no capture covers
 
     def source(self, param):
         return self.sources.get(param) or COMMON_SOURCES.get(param, "")
 
     def parameters(self):
         """(name, value, source) for every arithmetic parameter, in declaration order."""
-        skip = {"arch", "title", "sources", "confirmed", "confirmed_params", "verified"}
+        skip = {"arch", "title", "sources", "confirmed", "confirmed_params", "verified",
+                "unproven"}
         return [(f.name, getattr(self, f.name), self.source(f.name))
                 for f in fields(self) if f.name not in skip]
 
@@ -106,10 +132,25 @@ class Profile:
                                  f"{', '.join(n for n, _, _ in self.parameters())}")
         return replace(self, **changes)
 
-    def label(self):
-        if not self.verified:
-            return f"{self.arch} ({self.title}) [{UNVERIFIED}]"
+    def label(self, fmt=None, d=None):
+        """One line naming the profile and its evidence (for input format `fmt` and result
+        format `d`, if given)."""
+        why = self.unverified(fmt, d)
+        if why:
+            return f"{self.arch} ({self.title}) [{why}]"
         return f"{self.arch} ({self.title}; {self.confirmed})"
+
+    def unverified(self, fmt=None, d=None):
+        """Why results for inputs of format `fmt` (result format `d`) are an assumption, or ""
+        when evidence covers them (a GPU here, published captures)."""
+        if not self.verified:
+            return UNVERIFIED
+        what = (f"{fmt} inputs" if fmt is not None and fmt in self.unproven else
+                f"{d} results" if d is not None and f"->{d}" in self.unproven else "")
+        if what:
+            return (f"UNVERIFIED ASSUMPTION for {what}: no capture covers them; the "
+                    f"characterised rule is assumed to carry over")
+        return ""
 
 
 # Sources of the defaults (behaviours shared by every NVIDIA profile).
@@ -153,6 +194,16 @@ COMMON_SOURCES = MappingProxyType({
     "block_fp8": "MMASIM sim.py L_max bytes (32 bytes / 1 byte = 32 fp8 products on Hopper wgmma)",
     "fp8_align_bits": "MMASIM sim.py WGMMA/Ada fp8: F = 13; KM AdaTC.m/H100TC.m fp8 neab = -10",
     "fp8_f32_bits": "MMASIM rho='RZ-E8M13' for fp8 with an fp32 result (Hopper wgmma, Ada mma)",
+    "group_16bit": "KM/MMASIM: every product of a block aligned to the block's largest exponent "
+                   "(no group stage)",
+    "group_fp8": "KM/MMASIM: no group stage", "alignment": "FASI D1; KM; MMASIM: truncation",
+    "c_extra_bits": "KM/MMASIM: C aligned like a product", "tiny_negative_c": "unused (truncation)",
+    "emax_floor_bf16": "no bf16-result MMA on NVIDIA (value unused)",
+    "bf16_rounding": "as fp16_rounding", "nan_c": "MMASIM: every NaN result is the canonical NaN",
+    "nan_payloads": "MMASIM: every NaN result is the canonical NaN",
+    "mfma": "no MFMA (value unused)",
+    "sign_frame": "KM/MMASIM: terms truncated toward zero, signs kept", "subnormal_inputs_bf16":
+    "as subnormal_inputs",
 })
 
 
@@ -272,33 +323,163 @@ SM120 = _derive(
         fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'", **_native_fp8("sm_120"),
         emax_floor_f32="MMASIM e_zero -133", emax_floor_f16="MMASIM e_zero -21"))
 
-# gfx11 / gfx12 WMMA: AMD publishes nothing about the arithmetic and no RDNA measurement exists.
-# The assumption borrows the structure of the nearest published AMD matrix unit (CDNA3,
-# KM models/CDNA3.m: fma=8, neab=1, frmode='rne') without its late-C detail, and rounds both
-# fp32 and fp16 results to nearest. Every result computed with it is labelled unverified.
-_U = "UNVERIFIED: "
+# gfx11 WMMA: AMD's characterisation of the gfx1100 DOT2 step (rocjitsu
+# isa/arch/amdgpu/shared/gfx11_dot2.h, its SIMD twin rdna_dot_simd.h dot2) with the W7900
+# captures (tests/fixtures/float_dot/gfx1100_cases.h, in bjacob/goc tests/gfx11_dot2_fixtures.h):
+# a 16x16x16 WMMA is eight DOT2 steps over k (0,1), (2,3), ... (rocjitsu mma_common.h
+# exec_gfx11_wmma_dot2: "GFX11 F16/BF16 WMMA executes adjacent K pairs as DOT2, starting at
+# K=0"), each in C's sign frame (cfg.py SIGN_FRAME). CI replays the 103 DOT2 captures and the
+# captured f32 WMMA matrix. 16-bit results and iu8/iu4 stay assumptions.
+ROCJITSU11 = ("AMD rocjitsu (ROCm/rocm-systems) isa/arch/amdgpu/shared/gfx11_dot2.h, characterised on "
+              "gfx1100 (Radeon Pro W7900)")
+GFX11_CAPTURES = {"dot2": 103, "wmma": 256}
 GFX11_PROFILE = Profile(
-    "gfx11", "RDNA3 WMMA", block_16bit=8, block_tf32=4, block_fp8=16, extra_bits=1,
+    "gfx11", "RDNA3 WMMA", block_16bit=2, block_tf32=2, block_fp8=2, extra_bits=1,
     fp8_align_bits=24, fp8_f32_bits=23, emax_floor_f32=None, emax_floor_f16=None,
-    fp8_mma_sync="native", fp32_rounding="rne", confirmed=UNVERIFIED, verified=False,
-    sources=_src(**{**{name: _U + "assumed like the NVIDIA models: " + src
-                       for name, src in COMMON_SOURCES.items()}, **dict(
-                 block_16bit=_U + "assumed 8 (KM CDNA3.m fma=8 for MI300; no RDNA data)",
-                 block_tf32=_U + "RDNA has no tf32 WMMA; value unused",
-                 block_fp8=_U + "assumed 16 (KM CDNA3.m fp8 fma=16)",
-                 extra_bits=_U + "assumed 1 (KM CDNA3.m neab=1)",
-                 fp8_align_bits=_U + "assumed 24 (= 23 + extra_bits)",
-                 fp8_f32_bits=_U + "assumed 23 (a plain fp32 result)",
-                 fp32_rounding=_U + "assumed round to nearest even (KM CDNA3.m frmode='rne')",
-                 fp16_rounding=_U + "assumed round to nearest even",
-                 emax_floor_f32=_U + "assumed no clamp", emax_floor_f16=_U + "assumed no clamp",
-                 fp8_mma_sync=_U + "gfx12 fp8 WMMA assumed native",
-                 fp8_f16_split=_U + "value unused", fp8_f16_c=_U + "value unused",
-                 f64=_U + "no f64 WMMA (value unused)")}))
-GFX12_PROFILE = _derive(GFX11_PROFILE, "gfx12", "RDNA4 WMMA")
+    fp8_mma_sync="native", fp32_rounding="rne", fp16_rounding="rne", c_extra_bits=2,
+    sign_frame="c", subnormal_inputs_bf16="flush", subnormal_outputs="flush", nan_c="quiet",
+    nan_payloads=(("factor.f32", 0xFFC00A3D), ("invalid.f32", 0xFFC00000)),
+    unproven=("u8", "u4", "->f16", "->bf16"),
+    confirmed=(f"matches {GFX11_CAPTURES['dot2']} DOT2 results and a {GFX11_CAPTURES['wmma']}-element "
+               "f32 WMMA result (f16/bf16 inputs) captured on AMD hardware (gfx1100, Radeon Pro "
+               "W7900; published by AMD with rocjitsu, MIT, as copied into bjacob/goc tests/; "
+               "tests/data/numerics/amd/)"),
+    sources=_src(**{**COMMON_SOURCES, **dict(
+        block_16bit=ROCJITSU11 + ": a WMMA is DOT2 steps over adjacent k pairs from k = 0 "
+                    "(mma_common.h exec_gfx11_wmma_dot2)",
+        extra_bits=ROCJITSU11 + ": the grid is at least the products' ea + eb - 24",
+        c_extra_bits=ROCJITSU11 + ": ... and at least the leading bit of any term - 26 (C's "
+                     "leading bit: no floor)",
+        sign_frame=ROCJITSU11 + ": 'GFX11 uses C's sign frame and complements opposing "
+                   "magnitudes after truncation, including signed zeros' (a term of the other "
+                   "sign counts -magnitude - 1)",
+        subnormal_inputs_bf16=ROCJITSU11 + ": 'BF16 inputs ... flush subnormals'",
+        subnormal_inputs=ROCJITSU11 + ": f16 subnormal inputs kept",
+        subnormal_outputs=ROCJITSU11 + ": 'F32 C flush subnormals'; a result below the normal "
+                          "range is +0",
+        fp32_rounding=ROCJITSU11 + ": rounded once to nearest even",
+        fp16_rounding="UNVERIFIED: 16-bit results assumed rounded like f32 ones (no capture here)",
+        emax_floor_f32=ROCJITSU11 + ": no C floor (the grid follows C's leading bit)",
+        emax_floor_f16="UNVERIFIED: no floor assumed for 16-bit results",
+        nan_c=ROCJITSU11 + ": a NaN C comes back quieted (gfx1100 captures)",
+        nan_payloads=ROCJITSU11 + ": a NaN factor gives 0xFFC00A3D, an invalid product 0xFFC00000",
+        zero_sign=ROCJITSU11 + ": an all-zero or flushed result is +0",
+        int_saturation="UNVERIFIED: no gfx11 integer capture (final clamp assumed)",
+        block_tf32="RDNA3 has no tf32 WMMA (value unused)", tf32_inputs="value unused",
+        block_fp8="RDNA3 has no fp8 WMMA (value unused)", fp8_align_bits="value unused",
+        fp8_f32_bits="value unused", fp8_mma_sync="value unused", fp8_f16_split="value unused",
+        fp8_f16_c="value unused", f64="no f64 WMMA (value unused)",
+        specials=ROCJITSU11 + ": NaN/Inf decided per DOT2 step")}))
+
+# gfx12 WMMA: the arithmetic AMD characterised on a Radeon AI Pro R9700 (gfx1201) and
+# published with the raw captures (MIT): ROCm/rocm-systems, rocjitsu
+# isa/arch/amdgpu/shared/gfx12_dot.h (the model) and tests/fixtures/float_dot/ (the
+# captures), reused in bjacob/goc tests/dot_fixtures.h, tests/wmma_fixtures.h,
+# tests/integer_wmma_hardware.h, tests/rdna4_swmmac_integer_hardware.h,
+# tests/packed_wmma_fixtures.h (16-bit results). CI replays every one of
+# those captures (tests/numerics/test_amd_captures.py, data in tests/data/numerics/amd/).
+# A 16x16x16 WMMA is four DOT4 steps over k = 0-3, 4-7, 8-11, 12-15 of the ISA's K numbering
+# (rocjitsu mma_common.h exec_gfx12_wmma_dot4: "documented K bits 2 and 3 occupy the lane and
+# register selectors" in wave32; wave64 holds the same k in the same order, so both wave sizes
+# give the same bits for the same matrices; their captured results differ only because the
+# captures loaded the same registers, which hold different k in the two wave sizes).
+# what CI replays from the captures (tests/numerics/test_amd_captures.py checks these counts)
+GFX12_CAPTURES = {"dot2": 121, "wmma": 48, "packed": 7168, "integer": 1024}
+ROCJITSU = ("AMD rocjitsu (ROCm/rocm-systems) isa/arch/amdgpu/shared/gfx12_dot.h, characterised "
+            "on gfx1201 (Radeon AI Pro R9700)")
+GFX12_CAPTURED = ("matches {dot2} DOT2 and {wmma} WMMA results (f16/bf16 inputs, f32 results), "
+                  "{packed} f16/bf16 WMMA results (16-bit outputs, both wave sizes) and "
+                  "{integer} iu8/iu4 WMMA/SWMMAC executions (every D element, as FNV-1a digests) "
+                  "captured on AMD hardware (gfx1201, Radeon AI Pro R9700; published by AMD with "
+                  "rocjitsu, MIT, as copied into bjacob/goc tests/; tests/data/numerics/amd/)")
+GFX12_PROFILE = Profile(
+    "gfx12", "RDNA4 WMMA", block_16bit=4, block_tf32=4, block_fp8=4, extra_bits=1,
+    fp8_align_bits=24, fp8_f32_bits=23, emax_floor_f32=-128, emax_floor_f16=-16,
+    emax_floor_bf16=-128, fp8_mma_sync="native", fp32_rounding="rne", fp16_rounding="rne",
+    bf16_rounding="rne32_truncate", group_16bit=2, group_fp8=4, alignment="floor",
+    c_extra_bits=2, tiny_negative_c="zero_above_emin", nan_c="quiet",
+    nan_payloads=(("factor.f32", 0xFFC00A3D), ("invalid.f32", 0xFFC00000),
+                  ("factor.f16", 0xFE3D), ("invalid.f16", 0xFE00), ("factor.bf16", 0xFFFD),
+                  ("invalid.bf16", 0xFFC0), ("invalid.fp8.f32", 0xFFC00A3D)),
+    int_saturation="halves", unproven=("e4m3", "e5m2"),
+    confirmed=GFX12_CAPTURED.format(**GFX12_CAPTURES),
+    sources=_src(**{**COMMON_SOURCES, **dict(
+        block_16bit=ROCJITSU + ": 'each F16/BF16 WMMA step uses four' products, a WMMA rounds "
+                    "after each group of four k (mma_common.h exec_gfx12_wmma_dot4)",
+        group_16bit=ROCJITSU + ": 'Pairs first align and add products independently, then "
+                    "align those sums with C'",
+        block_fp8="assumed: the characterised V_DOT4_F32_FP8 step (four products) for each 4 k "
+                  "of an fp8 WMMA; no fp8 WMMA capture",
+        group_fp8=ROCJITSU + ": FP8/BF8 DOT4 'four products align together on one grid'",
+        extra_bits=ROCJITSU + ": a product is aligned to the grid ea + eb - 24 (24 bits below "
+                   "the sum of the factors' exponents)",
+        fp8_align_bits=ROCJITSU + " (DOT4 fp8: the same grid ea + eb - 24)",
+        fp8_f32_bits=ROCJITSU + ": one rounding to fp32",
+        c_extra_bits=ROCJITSU + ": C is aligned to max(C floor, its leading exponent) - 26, two "
+                     "bits finer than the products' - 24",
+        alignment=ROCJITSU + ": 'Alignment discards low bits by arithmetic floor' (products, "
+                  "pair sums and C)",
+        tiny_negative_c=ROCJITSU + ": a negative C with discarded bits 'contributes a floor unit "
+                        "even when its aligned magnitude is zero, provided the grid is at or "
+                        "below the C alignment floor'; above it that tiny C counts 0",
+        emax_floor_f32=ROCJITSU + ": C aligns no lower than -126, i.e. the grid is at least "
+                       "-126 - 26 (= -128 - 24 in the products' terms)",
+        emax_floor_bf16=ROCJITSU + ": the fp32 floor (-126) for packed BF16",
+        emax_floor_f16=ROCJITSU + ": 'a C-alignment exponent floor of -14' for packed F16",
+        fp32_rounding=ROCJITSU + ": 'F32 outputs round once to FP32 using RNE'",
+        fp16_rounding=ROCJITSU + ": 'Packed F16 rounds the integer sum directly to F16 using "
+                      "RNE'; 'Packed WMMA applies this narrowing after every step'",
+        bf16_rounding=ROCJITSU + ": 'Packed BF16 instead truncates the rounded FP32 result'",
+        subnormal_inputs=ROCJITSU + ": 'Subnormal inputs and outputs are preserved'",
+        subnormal_outputs=ROCJITSU + ": 'Subnormal inputs and outputs are preserved'",
+        zero_sign=ROCJITSU + ": 'Zero, including underflow to zero, is positive'",
+        nan_c=ROCJITSU + ": an accumulator NaN is returned with the quiet bit set (payload and "
+              "sign kept), after factor NaNs and invalid products",
+        nan_payloads=ROCJITSU + ": a NaN factor gives 0xFFC00A3D, an invalid product "
+                     "0xFFC00000 (fp8 DOT4: the factor-NaN payload); packed results (rocjitsu "
+                     "dot_packed16.h): f16 0xFE3D / 0xFE00, bf16 0xFFFD / 0xFFC0",
+        int_saturation="bjacob/goc tests/integer_wmma_hardware.h, "
+                       "tests/rdna4_swmmac_integer_hardware.h (gfx1201 captures, 2026-10-09): "
+                       "CLAMP saturates after the products of lanes 0-15 (the first half of K) "
+                       "and again after those of lanes 16-31 ('two hardware saturation stages')",
+        block_tf32="RDNA4 has no tf32 WMMA (value unused)",
+        tf32_inputs="RDNA4 has no tf32 WMMA (value unused)",
+        fp8_mma_sync="fp8 WMMA is native on gfx12", fp8_f16_split="value unused",
+        fp8_f16_c="value unused", f64="no f64 WMMA (value unused)",
+        specials=ROCJITSU + ": NaN/Inf decided per DOT4 step",
+        overflow=ROCJITSU + ": RNE overflow gives Inf (FP16_OVFL clear)",
+        c_zero=ROCJITSU + ": a zero C leaves the grid at its floor")}))
+
+# CDNA MFMA (gfx908 .. gfx950): the float forms as MMA-Sim models them (numerics/cdna.py: the
+# models and their sources), integer forms exact (wrapped modulo 2**32), f64 the fma chain
+# MMA-Sim models with MMA_FMA. Published models, not measured here; gfx950 has none (integer
+# and f64 assumed as on gfx942, float forms refused with a one-line error).
+MMASIM_CDNA = ("MMA-Sim's published model (arXiv:2511.10909, validated by its authors against "
+               "AMD hardware; pip mmasim 2.1.1), not measured here")
+_CDNA_UNUSED = "unused: CDNA MFMA arithmetic is the model named by 'mfma' (numerics/cdna.py)"
+
+
+def _cdna_profile(arch):
+    known = arch in MODELS
+    return Profile(
+        arch, f"CDNA MFMA ({arch})", fp32_rounding="rne", mfma=MODELS.get(arch, ()),
+        confirmed=MMASIM_CDNA if known else UNVERIFIED, verified=known,
+        sources=_src(**{**{f.name: _CDNA_UNUSED for f in fields(Profile)},
+                        "mfma": SOURCES[arch],
+                        "nan_f32": "MMASIM fdpa.ldexp_and_normalize: NaN -> 0x7FFFFFFF",
+                        "f64": ("MMASIM amd/sim.py: f64 MFMA = MMA_FMA (an fma chain over k, "
+                                "IEEE RNE)") + ("" if known else "; UNVERIFIED: assumed for gfx950"),
+                        "int_saturation": "integer MFMA results wrap modulo 2**32 (no clamp modelled)",
+                        **{n: "UNVERIFIED: assumed as measured on the H200 (" + COMMON_SOURCES[n] + ")"
+                           for n in ("nan_f64", "nan_f64_rule", "nan_f64_order",
+                                     "nan_f64_snan_first")}}))
+
+
+CDNA_PROFILES = tuple(_cdna_profile(arch) for arch in CDNA)
 
 PROFILES = MappingProxyType({p.arch: p for p in (SM70, SM75, SM80, SM86, SM87, SM89, SM90,
-                                                 SM100, SM120, GFX11_PROFILE, GFX12_PROFILE)})
+                                                 SM100, SM120, GFX11_PROFILE, GFX12_PROFILE,
+                                                 *CDNA_PROFILES)})
 
 
 def profile_for(arch):
@@ -314,10 +495,13 @@ def profile_for(arch):
         return PROFILES["gfx11"]
     if a in GFX12:
         return PROFILES["gfx12"]
+    if a in CDNA:
+        return PROFILES[a]
     if a in PROFILES:
         return PROFILES[a]
     raise LayoutsimError(f"no numeric profile for {a}; profiles exist for "
-                         f"{', '.join(x for x in NVIDIA if x in PROFILES)}, gfx11, gfx12")
+                         f"{', '.join(x for x in NVIDIA if x in PROFILES)}, gfx11, gfx12, "
+                         f"{', '.join(CDNA)}")
 
 
 assert all(a in PROFILES for a in NVIDIA) and AMD
@@ -347,15 +531,21 @@ def main(argv=None):
                  "fp8 mma", "fp8 F", "fp8 f32")
         print(f"{'arch':7s} " + " ".join(f"{h:>8s}" for h in short) + "  confirmed")
         for p in profs:
+            if p.arch in CDNA:               # no block-FMA parameters: MMA-Sim's models
+                models = ", ".join(f"{k} {m}" + (f"/{L}" if L > 1 else "") for k, m, L in p.mfma)
+                text = f"(MFMA: {models or 'integer and f64 only; no float model'})"
+                print(f"{p.arch:7s} {text:<98s}  {'MMA-Sim' if p.mfma else 'UNVERIFIED'}")
+                continue
             vals = " ".join(f"{str(getattr(p, c)):>8s}" for c in cols)
-            conf = ("H200" if p.confirmed_params else
-                    "UNVERIFIED" if not p.verified else "no")
+            conf = ("H200" if p.confirmed_params else "UNVERIFIED" if not p.verified else
+                    "AMD captures" if "captured on AMD hardware" in p.confirmed else "no")
             print(f"{p.arch:7s} {vals}  {conf}")
         return 0
     for p in profs:
         print(p.label())
         for name, value, source in p.parameters():
-            shown = hex(value) if name.startswith("nan_") and type(value) is int else value
+            shown = (" ".join(f"{k}={v:#x}" for k, v in value) if name == "nan_payloads" else
+                     hex(value) if name.startswith("nan_") and type(value) is int else value)
             mark = "*" if name in p.confirmed_params else " "
             print(f" {mark}{name:18s} {str(shown):>20s}  {source}")
         print(" (* separated from its alternatives and confirmed on a GPU here)\n")

@@ -10,7 +10,8 @@ from numba import njit, prange
 from .bitcast import f64_from_bits
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN, C_MB,
                   D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, OUT_FTZ, PROD_NORM, ROUND)
-from .kernel import _decode, _fast_decode, _general, _late_add, _round_pack, _special_c
+from .general import _decode, _general, _late_add, _round_pack
+from .kernel import _fast_decode, _special_c, plain_steps
 from .lanes import F32_SCALE_MAX, ROWS, V, VZERO, _lanes_decode, _lanes_mma
 
 E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
@@ -158,9 +159,9 @@ def vector_ok(cfg, M, N, K):
     per call, so only the path that runs gets compiled.)"""
     L = int(cfg[BLOCK])
     F = int(cfg[ALIGN])
-    return bool(cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0 and F <= 40 and L > 0
-                and L <= 64 and K % L == 0 and N % V == 0 and N > 0 and (M * K) % V == 0
-                and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53
+    return bool(plain_steps(cfg) and cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0
+                and F <= 40 and L > 0 and L <= 64 and K % L == 0 and N % V == 0 and N > 0
+                and (M * K) % V == 0 and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53
                 and cfg[KEEP] <= cfg[D_MB])
 
 

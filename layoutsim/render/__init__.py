@@ -15,8 +15,8 @@ def fragment(instruction, operand, path, fmt=None, arch=None, wave=None, lane=No
              reg=None, all_holders=True):
     """Draw one operand of a catalog instruction to `path`; returns the --json record."""
     from ..archs import normalize
-    from ..isa.registry import lookup
-    inst = lookup(instruction, arch=arch, wave=wave).instruction()
+    from ..isa.registry import get
+    inst = get(instruction, arch=arch, wave=wave)
     arch = normalize(arch) if arch else inst.archs[0]
     op = inst.operand(operand) if operand else _only_operand(inst)
     hl = highlight_for(op, lane=lane, lanes=lanes, reg=reg)

@@ -27,7 +27,7 @@ import numpy as np
 from .. import archs as A
 from ..errors import LayoutsimError, integer, suggest
 from ..formats import raw_dtype_of_width
-from ..packing import pack, unpack, words_per_lane
+from ..packing import pack, squeeze_matrices, unpack, words_per_lane
 from . import costing
 from ..smem import Descriptor, operand_addresses
 from .trace import Run, Trace, TraceEntry
@@ -266,11 +266,12 @@ class Machine:
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
 
     def mma(self, instr, d, a, b, c, index=None):
-        """mma.sync (NVIDIA) or WMMA / SWMMAC (AMD): gather A, B, C through the catalog fragments
-        as raw bits, compute with layoutsim.mma, scatter D's bits into the registers `d`.
+        """mma.sync (NVIDIA) or WMMA / SWMMAC / MFMA (AMD): gather A, B, C through the catalog
+        fragments as raw bits (every block of a multi-block MFMA), compute with layoutsim.mma,
+        scatter D's bits into the registers `d`.
         Register lists: a list of names, or a prefix ("a" -> a0, a1, ...); c=None means C = 0.
         `index`: SWMMAC only, the register holding the sparsity index (the IDX operand)."""
-        ins = self._instr(instr, "mma", families=("mma", "wmma", "swmmac"))
+        ins = self._instr(instr, "mma", families=("mma", "wmma", "swmmac", "mfma"))
         ops = ins.operands
         sparse = ins.family == "swmmac"
         if sparse and index is None:
@@ -282,7 +283,8 @@ class Machine:
         names = {k: self._names(v, words_per_lane(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
                                 dst=(k == "d"))
                  for k, v in args}
-        mats = {k: unpack(ops[k.upper()].fragment, self._group_words(names[k], ins.threads, ins.name))[:, 0]
+        mats = {k: squeeze_matrices(unpack(ops[k.upper()].fragment,
+                                           self._group_words(names[k], ins.threads, ins.name)))
                 for k in ("a", "b", "c", "idx") if k in names}
         groups = self._groups(ins.threads, ins)
         if "c" not in mats:
@@ -338,12 +340,13 @@ class Machine:
             msg = str(e)
             raise LayoutsimError(msg if ins.name in msg else f"{ins.name}: {msg}") from None
         out = np.ascontiguousarray(np.asarray(out))
-        want = (mats["a"].shape[0], *dfrag.shape[1:])
+        one = dfrag.shape[0] == 1                  # one matrix; MFMA blocks stay a dimension
+        want = (mats["a"].shape[0], *(dfrag.shape[1:] if one else dfrag.shape))
         if out.shape != want:
             raise AssertionError(f"layoutsim.mma returned shape {out.shape}, expected {want}")
         dbits = out.view(np.dtype(f"u{out.dtype.itemsize}"))
         old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
-        words = pack(dfrag, dbits[:, None], old).reshape(self.threads, -1)
+        words = pack(dfrag, dbits[:, None] if one else dbits, old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note,
                                 **(cost or {})))
@@ -655,4 +658,5 @@ def _short(ins):
 
 
 def _zeros_like_operand(frag, groups):
-    return np.zeros((groups, *frag.shape[1:]), raw_dtype_of_width(frag.elem_bits))
+    shape = frag.shape[1:] if frag.shape[0] == 1 else frag.shape
+    return np.zeros((groups, *shape), raw_dtype_of_width(frag.elem_bits))

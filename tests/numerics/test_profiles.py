@@ -21,15 +21,26 @@ def test_hopper_numbers_as_published():
     assert (PROFILES["sm_70"].block_16bit, PROFILES["sm_70"].extra_bits) == (4, 0)
 
 
-def test_nothing_is_confirmed_yet_and_amd_is_unverified():
+def test_what_is_confirmed_and_what_is_unverified():
     assert all(p.confirmed == NOT_CONFIRMED for a, p in PROFILES.items()
                if a.startswith("sm_") and a != "sm_90")
     assert "H200" in PROFILES["sm_90"].confirmed
-    for arch in ("gfx11", "gfx12"):
-        p = PROFILES[arch]
-        assert not p.verified and UNVERIFIED in p.label() and p.confirmed == UNVERIFIED
-        assert all(s.startswith("UNVERIFIED") for n, _, s in p.parameters()
-                   if n in ("block_16bit", "extra_bits", "fp32_rounding"))
+    # gfx11 / gfx12: AMD's characterisations, replayed against AMD's gfx1100 / gfx1201 captures
+    # (test_amd_captures); CDNA1-3: MMA-Sim's published models (test_cdna), gfx950: none
+    p = PROFILES["gfx11"]
+    assert p.verified and "gfx1100" in p.confirmed and p.sign_frame == "c"
+    assert "UNVERIFIED ASSUMPTION for f16 results" in p.label("f16", "f16")
+    assert all("rocjitsu" in s for n, _, s in p.parameters()
+               if n in ("block_16bit", "extra_bits", "fp32_rounding", "sign_frame"))
+    assert all(PROFILES[a].verified and "MMA-Sim's published model" in PROFILES[a].label()
+               and "not measured here" in PROFILES[a].label() and PROFILES[a].mfma
+               for a in ("gfx908", "gfx90a", "gfx942"))
+    assert not PROFILES["gfx950"].verified and UNVERIFIED in PROFILES["gfx950"].label()
+    assert PROFILES["gfx950"].mfma == () and "CDNA1-3" in PROFILES["gfx950"].source("mfma")
+    p = PROFILES["gfx12"]
+    assert p.verified and "captured on AMD hardware" in p.confirmed and p.unproven == ("e4m3", "e5m2")
+    assert all("rocjitsu" in s for n, _, s in p.parameters()
+               if n in ("block_16bit", "extra_bits", "fp32_rounding", "group_16bit", "alignment"))
 
 
 def test_profile_for_aliases():

@@ -96,6 +96,7 @@ def _random_f64(plan, rng, dist, n):
 # plan kind -> (distribution names, the function drawing n instances of one)
 BY_KIND = {"float": (RANDOM_FLOAT, _random_float), "int": (RANDOM_INT, _random_int),
            "f64": (RANDOM_F64, _random_f64)}
+BY_KIND["cdna"] = BY_KIND["float"]       # CDNA MFMA float models: the same float inputs
 
 
 def draw(plan, rng, n):
