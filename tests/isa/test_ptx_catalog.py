@@ -84,10 +84,18 @@ def test_ldmatrix_x4(trans):
     # PTX ISA 9.7.14.5.15 ldmatrix: lane L gets row L/4, elements 2(L%4), 2(L%4)+1 of each
     # matrix; with .trans the matrix is transposed on the way into registers.
     frag = layoutsim.get("ldmatrix.x4" + (".trans" if trans else "")).operand("R").fragment
+    seen = 0
     for lane in range(32):
         for reg, slot, m, r, c in frag.lane_entries(lane):
             a, b = lane // 4, 2 * (lane % 4) + slot
-            assert (m, r, c) == (reg, b, a) if trans else (reg, a, b)
+            want = (reg, b, a) if trans else (reg, a, b)
+            assert (m, r, c) == want
+            seen += 1
+    assert seen == 4 * 8 * 8          # every element of the four 8x8 matrices was compared
+    # lane 13 written out (row 13/4 = 3, elements 2 and 3), so a wrong formula above cannot agree
+    lo, hi = ((2, 3), (3, 3)) if trans else ((3, 2), (3, 3))
+    assert holds("ldmatrix.x4" + (".trans" if trans else ""), "R", 13) == {
+        f"r{j}.{h}": (j, *rc) for j in range(4) for h, rc in (("lo", lo), ("hi", hi))}
     assert layoutsim.get("ldmatrix.x2").addressing.lanes.tolist() == [list(range(8)), list(range(8, 16))]
 
 
