@@ -14,10 +14,7 @@ import layoutsim
 from layoutsim import LayoutsimError
 from layoutsim.formats import raw_dtype
 from layoutsim.numerics import sparse
-from layoutsim.numerics.api import resolve
-from layoutsim.numerics.plan import make_plan
-
-from numerics_reference import dot
+from numerics_reference import Rules, dot
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*UNVERIFIED ASSUMPTION")
 
@@ -87,11 +84,24 @@ def test_integer_swmmac_is_the_exact_sum_over_the_logical_a(name):
         assert (got == want).all()
 
 
+# layoutsim's stated gfx12 assumption (UNVERIFIED: AMD publishes no arithmetic; profiles.py,
+# after KM CDNA3.m): blocks of 8 16-bit or 16 fp8 products, 24 bits kept below the largest
+# exponent, no exponent floor, every result rounded to nearest even; a SWMMAC is the dense
+# arithmetic on its logical A (blocks over logical k).
+def gfx12_rules(inst):
+    f = inst.formats
+    a, b, d = f["a"], f["b"], f["d"]
+    c = f.get("c", d)
+    fp8 = a in ("e4m3", "e5m2")
+    return Rules(a, b, c, d, block=16 if fp8 else 8, align=24, floor=None, rounding="rne",
+                 keep={"f32": 23, "f16": 10, "bf16": 7}[d])
+
+
 @pytest.mark.parametrize("name", [n for n in SWMMAC if "iu" not in n])
 def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
-    inst, prof = resolve(name, "gfx1201")
-    plan = make_plan(inst, prof)
-    M, N, K = plan.shape
+    inst = layoutsim.get(name, arch="gfx1201")
+    rules = gfx12_rules(inst)
+    M, N, K = inst.shape
     rng = np.random.default_rng(9)
     n = 2
     def finite(fmt, shape):
@@ -102,15 +112,15 @@ def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
         x = rng.integers(0, 1 << w, shape, dtype=np.uint64) & ~np.uint64(1 << (w - 2))
         return x.astype(dt)
 
-    dense = finite(plan.a, (n, M, K)) * _pattern(rng, (n, M, K)).astype(raw_dtype(plan.a))
-    b, c = finite(plan.b, (n, K, N)), finite(plan.c, (n, M, N))
+    dense = finite(rules.a, (n, M, K)) * _pattern(rng, (n, M, K)).astype(raw_dtype(rules.a))
+    b, c = finite(rules.b, (n, K, N)), finite(rules.c, (n, M, N))
     vals, idx = sparse.compress(dense)
     got = layoutsim.mma(inst, vals, b, c, arch="gfx1201", index=idx, raw=True)
     assert (layoutsim.mma(inst, dense, b, c, arch="gfx1201", raw=True) == got).all()
     for s in range(n):
         for i in range(M):
             for j in range(N):
-                want = dot(dense[s, i], b[s, :, j], int(c[s, i, j]), plan)
+                want = dot(dense[s, i], b[s, :, j], int(c[s, i, j]), rules)
                 assert int(got[s, i, j]) == want, (name, s, i, j)
 
 
