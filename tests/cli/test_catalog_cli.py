@@ -63,6 +63,23 @@ def test_query_json_values(capsys):
             for e in doc["entries"]] == [(10, 1, 1, "r1.hi", 1, 5, 2)]
 
 
+def test_query_text_modes(capsys):
+    # the text output of each mode, with values (PTX ISA 9.7.14.5.8 and .7, as above)
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "11,3")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32  [sm_80]"
+    assert lines[1] == "operand C: 16x8 f32, 4 x 32-bit registers per lane (1 element each), 32 lanes"
+    assert lines[-2:] == ["C[11][3] is held by:", "  lane  13  c3 = C[11][3]       (reg 3)"]
+    code, out, _ = run(capsys, "query", "mma.m16n8k8.f32.tf32.tf32.f32", "--operand", "B")
+    body = [ln for ln in out.splitlines() if ln.startswith("  lane")]
+    assert code == 0 and len(body) == 64 and "holds" not in out and "held by" not in out
+    assert body[:3] == ["  lane   0  b0 = B[0][0]        (reg 0)", "  lane   0  b1 = B[4][0]        (reg 1)",
+                        "  lane   1  b0 = B[1][0]        (reg 0)"]
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "A", "--lane", "13")
+    assert code == 0 and "lane 13 holds:\n  lane  13  a0 = A[3][2]        (reg 0 bits 0-15)\n" in out
+
+
 def test_query_element_and_all(capsys):
     _, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "11,3", "--json")
     assert [(e["lane"], e["name"]) for e in json.loads(out)["entries"]] == [(13, "c3")]
