@@ -29,13 +29,17 @@ def numeric_cases(spec, wanted=None, arch="sm_90"):
         except Exception:   # noqa: BLE001 - no budget known: the default
             wanted = DEFAULT_CASES
     m, n, _ = spec.instr.shape
-    return int(max(32, min(wanted, NUMERIC_ELEMENT_BUDGET // (m * n))))
+    return int(min(wanted, max(1, NUMERIC_ELEMENT_BUDGET // (m * n))))
 
 
 def in_corpus(spec):
-    """Instructions whose measurements go into the numerics corpus (its budget covers every
-    mma.sync and the wgmma m64n8 forms; wider wgmma N are checked, not kept)."""
-    return spec.kind in ("mma", "amd") or (spec.kind == "wgmma" and ".m64n8k" in spec.entry)
+    """Instructions whose measurements go into the numerics corpus: AMD forms, and what
+    layoutsim.numerics.corpus.kept says (every mma.sync, wgmma at N = 8, and the wider wgmma
+    forms whose numerics the committed report confirms)."""
+    if spec.kind == "amd":
+        return True
+    from layoutsim.numerics.corpus import kept
+    return spec.kind in ("mma", "wgmma") and kept(spec.entry, "sm_90")
 
 
 class Session:

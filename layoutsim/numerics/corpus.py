@@ -204,17 +204,40 @@ WGMMA_FORMS = ("wgmma.m64n8k16.f32.f16.f16", "wgmma.m64n8k32.f32.e4m3.e4m3",
                "wgmma.m64n8k32.f16.e4m3.e4m3")
 
 
+WIDE_FILE_BYTES = 400_000     # a wgmma form wider than N = 8: about this much per file
+
+
+def confirmed_numerics():
+    """Canonical names whose numerics the committed GPU report confirmed
+    (layoutsim/isa/data/confirmed.json, written by `gpu-check report --confirmed`)."""
+    path = Path(__file__).resolve().parents[1] / "isa" / "data" / "confirmed.json"
+    return frozenset(json.loads(path.read_text()).get("numerics", ())) if path.exists() else frozenset()
+
+
+def kept(instruction, arch="sm_90"):
+    """Whether measurements of an instruction go into the corpus: every mma.sync, wgmma at
+    N = 8, and every other wgmma form whose numerics the committed report confirms (a claim of
+    confirmation must be replayable from tests/data)."""
+    from .api import resolve
+    inst, _ = resolve(instruction, arch)
+    if inst.family != "wgmma":
+        return inst.family == "mma"
+    return inst.shape[1] == 8 or inst.name in confirmed_numerics()
+
+
 def suggested_cases(instruction, arch="sm_90"):
     """Cases per instruction in the corpus (README): 1500 for the four forms that decide the
     profile, 300 for the other float mma.sync, 400 for f64 (NaN contests), 64 for exact
-    integer mma.sync; wgmma at N = 8 only: 200 for f16->f32 and e4m3 (whose fp8 path differs), 100 for the
-    other float forms, 32 for integers."""
+    integer mma.sync; wgmma at N = 8: 200 for f16->f32 and e4m3 (whose fp8 path differs), 100 for the
+    other float forms, 32 for integers; a wider wgmma N: as many as fit WIDE_FILE_BYTES (2 to 100)."""
     from .api import resolve
     from .plan import make_plan
     inst, prof = resolve(instruction, arch)
     p = make_plan(inst, prof)
     names = {inst.name, *inst.aliases}
     if inst.family == "wgmma":
+        if inst.shape[1] > 8:
+            return max(2, min(100, WIDE_FILE_BYTES // case_bytes(inst.name, arch)))
         return 32 if p.kind == "int" else 200 if names & set(WGMMA_FORMS) else 100
     if p.kind == "int":
         return 64
@@ -224,11 +247,11 @@ def suggested_cases(instruction, arch="sm_90"):
 
 
 def budget(arch="sm_90", total_mb=40.0):
-    """[(instruction, cases, MB)] for every mma.sync of the arch and wgmma m64n8, and the total."""
+    """[(instruction, cases, MB)] for every instruction the corpus keeps (`kept`), and the total."""
     from ..isa.registry import listing
     rows = []
     for e in listing(arch=arch):
-        if e.family == "mma" or (e.family == "wgmma" and ".m64n8k" in e.name):
+        if e.family in ("mma", "wgmma") and kept(e.name, arch):
             n = suggested_cases(e.name, arch)
             rows.append((e.name, n, n * case_bytes(e.name, arch) / 1e6))
     total = sum(r[2] for r in rows)
