@@ -369,7 +369,8 @@ def main(argv=None):
     for p in profs:
         print(p.label())
         for name, value, source in p.parameters():
-            shown = hex(value) if name.startswith("nan_") else value
+            shown = hex(value) if name.startswith("nan_") and isinstance(value, int) \
+                and not isinstance(value, bool) else value
             mark = "*" if name in p.confirmed_params else " "
             print(f" {mark}{name:18s} {str(shown):>20s}  {source}")
         print(" (* separated from its alternatives and confirmed on a GPU here)\n")
