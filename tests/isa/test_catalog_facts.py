@@ -129,8 +129,11 @@ def test_default_register_names_and_immutability():
 
 
 def test_fragment_checks():
-    with pytest.raises(AssertionError, match="expected \\[lanes, regs, slots, 3\\]"):
-        FragmentMap(table=_table(8, 16, 2, 2)[None], shape=(1, 8, 16), elem_bits=16)
+    for bad in (_table(8, 16, 2, 2)[None], _table(8, 16, 2, 2)[0]):      # 5 and 3 dimensions
+        with pytest.raises(AssertionError, match="expected \\[lanes, regs, slots, 3\\]"):
+            FragmentMap(table=bad, shape=(1, 8, 16), elem_bits=16)
+    with pytest.raises(AssertionError, match="not a bijection"):               # nothing held
+        FragmentMap(table=np.full((32, 2, 2, 3), -1, np.int16), shape=(1, 8, 16), elem_bits=16)
     with pytest.raises(AssertionError, match="^2 slots of 32 bits exceed a 32-bit register$"):
         FragmentMap(table=_table(8, 16, 2, 2), shape=(1, 8, 16), elem_bits=32)
     t = _table(8, 16, 2, 2)
@@ -150,3 +153,17 @@ def test_who_holds_bounds_and_messages():
             four.who_holds(*bad)
     with pytest.raises(layoutsim.LayoutsimError, match="matrix 4 "):
         four.who_holds(0, 0, 4)
+
+
+def test_several_matrices_of_any_row_count_and_bit_ranges():
+    # three 3x4 matrices (not a power of two: the inverse must index m*rows + r, not m*rows | r)
+    t = np.zeros((36, 1, 1, 3), np.int16)
+    for lane in range(36):
+        t[lane, 0, 0] = (lane // 12, (lane % 12) // 4, lane % 4)
+    frag = FragmentMap(table=t, shape=(3, 3, 4), elem_bits=32)
+    assert [frag.who_holds(r, c, m) for m, r, c in ((1, 1, 0), (2, 2, 3), (1, 0, 3))] == [
+        [(16, 0, 0)], [(35, 0, 0)], [(15, 0, 0)]]
+    a = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("A").fragment
+    assert [a.bit_range(s) for s in (0, 1)] == [(0, 15), (16, 31)]
+    i4 = layoutsim.get("mma.m16n8k64.s32.s4.s4.s32").operand("A").fragment
+    assert [i4.bit_range(s) for s in (0, 1, 7)] == [(0, 3), (4, 7), (28, 31)]
