@@ -184,7 +184,9 @@ def _random_operand(rng, fmt, shape):
 @pytest.mark.parametrize("name", _mma_names())
 def test_mma_moves_fragments_through_the_catalog(name):
     """Every catalog mma: registers written from A/B/C (set_fragment), mma, D read back equals
-    exact A B + C; the registers of D are what the catalog's D map says."""
+    exact A B + C; the registers of D are what the catalog's D map says. (A round trip through
+    the catalog: it cannot see a wrong map; test_fragment_registers_hold_the_ptx_elements and the
+    H200 layout replay can.)"""
     ins = layoutsim.get(name)
     arch = "sm_90" if "sm_90" in ins.archs else ins.archs[-1]
     M, N, K = ins.shape
@@ -323,6 +325,8 @@ def test_amd_spellings_in_the_trace():
 
 @pytest.mark.parametrize("bits", [8, 16, 32, 64, 128])
 def test_shared_access_cost_is_the_bank_models(bits):
+    # a round trip (the trace against the function it calls): the measured values are checked in
+    # test_simulated_bank_cost_equals_the_h200_measurement
     from layoutsim import banks
     rng = np.random.default_rng(bits)
     nb = bits // 8
