@@ -40,15 +40,6 @@ def _small(rng, fmt, shape):
     return rng.integers(-4, 5, shape)
 
 
-def _zero_shapes(ins):
-    from layoutsim.sim.fragments import ELEM_DTYPE
-    M, N, K = ins.shape
-    f = ins.formats
-    w = layoutsim.formats.bits
-    return [((M, K), ELEM_DTYPE[w(f["a"])]), ((K, N), ELEM_DTYPE[w(f["b"])]),
-            ((M, N), ELEM_DTYPE[w(f.get("c", f["d"]))])]
-
-
 def _arch(ins):
     return "sm_90" if "sm_90" in ins.archs else ins.archs[-1]
 
@@ -74,11 +65,6 @@ def _run(entry, gen, mma=None):
 def test_simulated_mma_equals_layoutsim_mma_bit_for_bit(entry):
     ins = entry.instruction()
     arch = _arch(ins) if ins.vendor == "nvidia" else "gfx1201"
-    probe = [np.zeros(s, dtype) for s, dtype in _zero_shapes(ins)]
-    try:
-        layoutsim.mma(ins, *probe, arch=arch)
-    except layoutsim.LayoutsimError as e:
-        pytest.skip(f"the numerics have no model for it: {e}")
     ins, arch, ea, eb, ec, got = _run(entry, _values)
     want = np.ascontiguousarray(np.asarray(layoutsim.mma(ins, ea, eb, ec, arch=arch)))
     want = want.view(np.dtype(f"u{want.dtype.itemsize}"))
