@@ -33,6 +33,8 @@ from fractions import Fraction
 NAN = "nan"
 
 
+# Deliberately a second writing of what layoutsim/formats.py knows (`duplicates` pairs them):
+# a reference that shared the decoders would confirm their mistakes.
 @dataclass(frozen=True)
 class Fmt:
     name: str
