@@ -103,3 +103,12 @@ def test_batch_checks_addresses(engine):
     with pytest.raises(LayoutsimError, match="sync.aligned"):
         banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=np.array([1, 1]), engine=engine)
     assert len(banks.wavefronts_batch("ld.shared.b32", np.zeros((0, 32), np.int64), engine=engine)) == 0
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_matrix_error_names_the_inactive_row_lane(engine):
+    masks = np.array([0xFFFFFFFF, 0xFFFFFFEF], np.uint64)     # access 1: lane 4 off, lanes above on
+    with pytest.raises(LayoutsimError, match=r"^access 1: ldmatrix.x4 is "
+                                             r".sync.aligned: every lane executes it, and lane 4 \(a row "
+                                             r"address\) is inactive$"):
+        banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=masks, engine=engine)
