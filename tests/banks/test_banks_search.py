@@ -46,6 +46,8 @@ def test_search_explicit_tiles_and_errors():
     assert [c.tile.row_pitch for c in r.candidates] == [72, 64]
     j = r.to_json()
     assert j["candidates"][0]["pitch"] == 72 and j["baseline"]["pitch"] == 64
+    top = r.to_json(top=1)
+    assert [c["pitch"] for c in top["candidates"]] == [72] and top["considered"] == 2
     with pytest.raises(LayoutsimError, match="not a whole number"):
         banks.search(60, 64, "f16")
     with pytest.raises(LayoutsimError, match="give it as a write"):
