@@ -129,7 +129,8 @@ def test_default_register_names_and_immutability():
 
 
 def test_fragment_checks():
-    for bad in (_table(8, 16, 2, 2)[None], _table(8, 16, 2, 2)[0]):      # 5 and 3 dimensions
+    five = np.zeros((32, 1, 1, 3, 3), np.int16)                          # 5 dimensions, last two 3
+    for bad in (_table(8, 16, 2, 2)[None], _table(8, 16, 2, 2)[0], five):  # 5 and 3 dimensions
         with pytest.raises(AssertionError, match="expected \\[lanes, regs, slots, 3\\]"):
             FragmentMap(table=bad, shape=(1, 8, 16), elem_bits=16)
     with pytest.raises(AssertionError, match="not a bijection"):               # nothing held
