@@ -61,6 +61,11 @@ def test_baseline_total_and_matrix_access_counts():
     r = banks.search(32, 32, "f32", reads=["ld.shared.b32"], writes=["st.shared.v4.b32"], read_weight=4)
     b = r.baseline()
     assert b.total == 4 * b.reads + b.writes and b.reads == 32
+    # explicit tiles without the plain one: it is costed and appended as the baseline
+    r = banks.search(32, 32, "f32", reads=["ld.shared.b32"], writes=["st.shared.v4.b32"], read_weight=4,
+                     write_weight=3, tiles=[Tile(32, 32, "f32", pad=4)])
+    b = r.baseline()
+    assert b.tile.row_pitch == 32 and b.total == 4 * b.reads + 3 * b.writes and b.reads == 32
     # ldmatrix.x1 moves 8x8 f16 blocks (64 of them in 64x64), .x4 16x16 blocks (16)
     from layoutsim.banks.search import accesses
     assert accesses(Tile(64, 64, "f16"), "ldmatrix.x1").shape == (64, 32)
@@ -72,3 +77,5 @@ def test_sass_spellings_as_cuobjdump_prints_them():
     assert [banks.parse_op(s).name for s in ("LDSM.16.M88", "LDSM.16.M88.2", "LDSM.16.MT88.4",
                                              "STSM.16.M88")] == [
         "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans", "stmatrix.x1"]
+    assert [banks.parse_op(n).sass for n in ("ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans")] == [
+        "LDSM.16.M88", "LDSM.16.M88.2", "LDSM.16.MT88.4"]
