@@ -24,7 +24,7 @@ def main():
     from layoutsim import banks
     rng = np.random.default_rng(0)
     t0 = time.perf_counter()
-    banks.wavefronts_batch("ld.shared.b32", np.zeros((4, 32), np.int64))
+    banks.wavefronts_batch("ld.shared.b32", np.zeros((4, 32), np.int64), engine="numba")
     print(f"numba engine ready in {time.perf_counter() - t0:.2f} s (compile, or load from cache)")
     rates = []
     print(f"{'op':<20} {'numba accesses/s':>17} {'numpy accesses/s':>17} {'analyze() accesses/s':>21}")
@@ -33,7 +33,7 @@ def main():
         masks = np.where(rng.random(args.n) < 0.125, rng.integers(0, 1 << 32, size=args.n), 0xFFFFFFFF)
         if op.startswith(("ldmatrix", "stmatrix")):
             masks = None
-        best = min(_time(lambda: banks.wavefronts_batch(op, offs, active=masks)) for _ in range(args.repeat))
+        best = min(_time(lambda: banks.wavefronts_batch(op, offs, active=masks, engine="numba")) for _ in range(args.repeat))
         m = min(args.n, 100_000)
         sub_masks = None if masks is None else masks[:m]
         t_np = _time(lambda: banks.wavefronts_batch(op, offs[:m], active=sub_masks, engine="numpy"))

@@ -304,7 +304,7 @@ def build_cli(out_dir):
     for name in COMMAND_HELP:
         rc, out = run_shell(f"layoutsim {name} --help", out_dir)
         if rc != 0:
-            continue                     # command not built yet
+            raise SystemExit(f"layoutsim {name} --help failed ({rc}): {out[-300:]}")
         md += [f"## layoutsim {name}", "", "```text", out, "```", ""]
     return "\n".join(md).rstrip("\n") + "\n"
 
@@ -415,7 +415,7 @@ def build_python():
                 sig = re.sub(r"=<[^>]*>", "=...", sig)
             qual = f"{modname}.{name}"
             doc = inspect.getdoc(obj) or ""
-            md += [f"### `{qual}`", "", "```python", f"{name.split('.')[-1]}{sig}", "```", ""]
+            md += [f"### `{qual}`", "", "```text", f"{name.split('.')[-1]}{sig}", "```", ""]
             if doc:
                 md += ["```text", doc, "```", ""]
     return "\n".join(md).rstrip("\n") + "\n"

@@ -15,7 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from .kernels import module_source, source_hash
+from layoutsim.files import write_atomic
+
+from .codegen import source_hash
+from .codegen.cuda import module_source
 
 
 class BuildError(RuntimeError):
@@ -23,8 +26,9 @@ class BuildError(RuntimeError):
 
 
 def cache_dir():
+    from layoutsim.files import make_dir
     d = Path(os.environ.get("GPU_CHECK_CACHE", Path.home() / ".cache" / "gpu_check"))
-    d.mkdir(parents=True, exist_ok=True)
+    make_dir(d, "build cache (GPU_CHECK_CACHE)")
     return d
 
 
@@ -51,7 +55,7 @@ def nvcc_version():
 
 
 def gencode(target):
-    """nvcc -gencode for a target (sm_90a needs the -gencode form with nvcc 13.0)."""
+    """nvcc -gencode for a target (an arch-specific target needs the -gencode form with nvcc 13.0)."""
     num = target[3:]
     return f"-gencode=arch=compute_{num},code=sm_{num}"
 
@@ -105,7 +109,7 @@ def compile_specs(specs, target, use_cache=True, extra=()):
         tmp = Path(tmp)
         for _attempt in range(4):
             src = module_source(specs)
-            (tmp / "k.cu").write_text(src)
+            write_atomic(tmp / "k.cu", src, "CUDA source")
             ptx_p = tmp / "k.ptx"
             if ptx_p.exists():
                 ptx_p.unlink()
@@ -128,7 +132,7 @@ def compile_specs(specs, target, use_cache=True, extra=()):
                             bad.setdefault(owner, m.group(2).strip())
             if not bad:
                 keep = cache_dir() / f"failed-{key}.cu"
-                keep.write_text(src)
+                write_atomic(keep, src, "failed source")
                 lines = (r.stderr or r.stdout).strip().splitlines()
                 raise BuildError(f"build failed for {target} (source kept at {keep}): " + " | ".join(lines[:6]))
             rejected.update(bad)
@@ -136,10 +140,8 @@ def compile_specs(specs, target, use_cache=True, extra=()):
         else:
             raise BuildError(f"ptxas kept failing for {target}")
         data = (tmp / "k.cubin").read_bytes()
-    tmpf = cubin_p.with_suffix(f".{os.getpid()}.tmp")
-    tmpf.write_bytes(data)
-    os.replace(tmpf, cubin_p)
-    meta_p.write_text(json.dumps({"target": target, "rejected": rejected}))
+    write_atomic(cubin_p, data, "cached cubin")
+    write_atomic(meta_p, json.dumps({"target": target, "rejected": rejected}), "cache metadata")
     return data, specs, rejected, {"target": target, "kernels": len(specs), "cached": False,
                                    "seconds": round(time.perf_counter() - t0, 2)}
 
@@ -154,7 +156,7 @@ def sass_summary(cubin):
         return {}
     with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp:
         p = Path(tmp) / "k.cubin"
-        p.write_bytes(cubin)
+        write_atomic(p, cubin, "cubin")
         r = _run([cu, "-sass", str(p)])
     if r.returncode:
         return {}

@@ -5,7 +5,7 @@
     gpu-check report FILE [--markdown PATH] [--json]
     gpu-check replay FILE [--only PATTERN] [--json]      recorded layout dumps, no GPU needed
     gpu-check amd [--keep DIR] [--json]                   build + disassemble the HIP kernels, no GPU
-    gpu-check source [--target sm_90a] [--out FILE]       the generated CUDA source
+    gpu-check source [--target T] [--out FILE]            the generated CUDA source (default: the sm_90 GPU's)
 
 Exit codes: 0 everything matched; 1 a mismatch, a failed check or an error (a readable diff is
 printed); 2 nothing could be run (no GPU, no pycuda, no ncu for --group banks, no compiler) or
@@ -16,10 +16,14 @@ import json
 import sys
 from pathlib import Path
 
+from layoutsim.archs import OFFLOAD_ARCH, target_of_device
+from layoutsim.errors import LayoutsimError, one_line
+from layoutsim.files import check_target, make_dir, pipe_safe_stdout, write_atomic
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        print(f"gpu-check: {message} (gpu-check --help lists the commands and options)", file=sys.stderr)
+        print(f"gpu-check: {one_line(message)} (gpu-check --help lists the commands and options)", file=sys.stderr)
         sys.exit(2)
 
 
@@ -32,7 +36,7 @@ def _log(json_mode):
 
 
 def _fail(msg):
-    print(f"gpu-check: {msg}", file=sys.stderr)
+    print(f"gpu-check: {one_line(msg)}", file=sys.stderr)
     return 2
 
 
@@ -57,16 +61,20 @@ def cmd_run(args):
     if args.only:
         import layoutsim
         from layoutsim.errors import suggest
-        from .kernels import select
+        from .families import select
         if not any(select(e, args.only) for e in layoutsim.listing()):
             names = [n for e in layoutsim.listing() for n in (e.name, *e.aliases)]
             return _fail(f"no catalog entry matches --only {args.only!r}{suggest(args.only, names)}; "
                          f"`layoutsim list` shows them")
-    if groups == ("banks",):
-        from .checks.banks import skip_reason
-        reason = skip_reason()
+    if len(groups) == 1:
+        from .checks import skip_reason
+        reason = skip_reason(groups[0])
         if reason:
             return _fail(reason)
+    if args.report:
+        check_target(args.report, "report")          # before the run, not after it
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend(args.backend)
@@ -84,11 +92,11 @@ def cmd_run(args):
             return _fail(str(e))
         raise
     results = session.results
-    code = 1 if any(r.status in ("fail", "error") for r in results) else 0
+    code = 1 if any(r.status in ("fail", "error") for r in results) or not _checked(results) else 0
     rep = R.make_report(["gpu-check", *sys.argv[1:]] if args.argv is None else args.argv, session.env,
                         session.build_stats, results, session.group_info, session.sass, exit_code=code)
     if args.report:
-        R.write_atomic(args.report, rep)
+        R.write_json(args.report, rep)
     if args.json:
         json.dump(rep, sys.stdout, indent=1, default=R._jsonable)
         print()
@@ -102,6 +110,9 @@ def cmd_run(args):
             print(d)
         if args.report:
             print(f"report written to {args.report}")
+    if not _checked(results):
+        print("gpu-check: nothing was compared (every check skipped): a run that checks nothing is a failure",
+              file=sys.stderr)
     return code
 
 
@@ -110,6 +121,8 @@ def cmd_discover(args):
     from . import build as B
     from . import discover as D
     from .backends import Unavailable
+    if args.record:
+        make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
         backend = make_backend("cuda")
@@ -141,10 +154,10 @@ def cmd_discover(args):
 # ---- report / replay / amd / source ---------------------------------------------------------
 def cmd_report(args):
     from . import report as R
-    try:
-        rep = R.load(args.file)
-    except (OSError, ValueError) as e:
-        return _fail(f"cannot read report {args.file!r}: {e}")
+    for path, what in ((args.markdown, "markdown"), (args.confirmed, "confirmed entries")):
+        if path:
+            check_target(path, what)
+    rep = R.load(args.file)
     if args.json:
         json.dump({"environment": rep.get("environment"), "groups": rep.get("groups"), "totals": rep.get("totals")},
                   sys.stdout, indent=1)
@@ -152,78 +165,86 @@ def cmd_report(args):
     else:
         R.print_report(rep)
     if args.markdown:
-        p = Path(args.markdown)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(R.markdown(rep, report_path=args.file, full=args.full))
-        print(f"markdown written to {p}", file=sys.stderr if args.json else sys.stdout)
+        write_atomic(args.markdown, R.markdown(rep, report_path=args.file, full=args.full), "markdown")
+        print(f"markdown written to {args.markdown}", file=sys.stderr if args.json else sys.stdout)
     if args.confirmed:
-        p = Path(args.confirmed)
-        R.write_atomic(p, R.confirmed(rep, args.file))
-        print(f"confirmed entries written to {p}", file=sys.stderr if args.json else sys.stdout)
-    t = rep.get("totals", {})
-    return 1 if t.get("failed") or t.get("errors") else 0
+        R.write_json(args.confirmed, R.confirmed(rep, args.file), "confirmed entries")
+        print(f"confirmed entries written to {args.confirmed}", file=sys.stderr if args.json else sys.stdout)
+    t = rep["totals"]
+    if not t["checks"] or not t["compared"]:
+        print(f"gpu-check: the report {args.file} compared nothing: a run that checks nothing is a failure",
+              file=sys.stderr)
+        return 1
+    return 1 if t["failed"] or t["errors"] else 0
+
+
+def _print_results(args, results, head, text):
+    """--json: `head`, the totals and every result; else text(totals) and the diffs. Returns the
+    exit code: 1 when a check failed or errored, or when nothing was compared at all."""
+    from . import report as R
+    from .run import summarize
+    totals = summarize(results)
+    if args.json:
+        json.dump({**head, "totals": totals, "results": [r.to_json() for r in results]}, sys.stdout, indent=1,
+                  default=R._jsonable)
+        print()
+    else:
+        print(text(totals))
+        d = R.diffs_text(results)
+        if d:
+            print(d)
+    if not _checked(results):
+        print(f"gpu-check {args.command}: nothing was compared: checking nothing is a failure", file=sys.stderr)
+        return 1
+    return 1 if totals["failed"] or totals["errors"] else 0
 
 
 def cmd_replay(args):
     from . import record
     from . import report as R
-    from .run import summarize
-    try:
-        manifest, results = record.replay(args.file, args.only)
-    except (OSError, ValueError, KeyError) as e:
-        return _fail(f"cannot read recorded dump {args.file!r}: {e}")
-    info = summarize(results)
-    code = 1 if info["failed"] or info["errors"] else 0
-    if args.json:
-        json.dump({"environment": manifest.get("environment"), "totals": info,
-                   "results": [r.to_json() for r in results]}, sys.stdout, indent=1, default=R._jsonable)
-        print()
-    else:
-        print(f"replay of {args.file}: recorded on {R.environment_line(manifest.get('environment', {}))}")
-        print(f"{info['entries']} entries, {info['checks']} checks, {info['cases']} cases, "
-              f"{info['mismatches']} mismatches, {info['errors']} errors")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    manifest, results = record.replay(args.file, args.only)       # a bad file: one LayoutsimError
+    if args.only and not results:
+        return _fail(f"no recorded entry of {args.file} matches --only {args.only!r}")
+    env = manifest.get("environment")
+    return _print_results(args, results, {"environment": env}, lambda t: (
+        f"replay of {args.file}: recorded on {R.environment_line(env or {})}\n"
+        f"{t['entries']} entries, {t['checks']} checks, {t['cases']} cases, {t['mismatches']} mismatches, "
+        f"{t['errors']} errors"))
+
+
+def _checked(results):
+    """Whether any result compared something (pass or fail): zero checks is a failure, not a pass."""
+    return any(r.status in ("pass", "fail") and r.compared > 0 for r in results)
 
 
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
-    from . import report as R
-    from .run import summarize
+    if args.keep and not Path(args.keep).is_dir():
+        return _fail(f"--keep {args.keep}: no such folder (create it first)")
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
         return _fail(str(e))
-    s = summarize(results)
-    code = 1 if s["failed"] or s["errors"] else 0
-    if args.json:
-        json.dump({"tools": info, "totals": s, "results": [r.to_json() for r in results]}, sys.stdout, indent=1)
-        print()
-    else:
-        print(f"[amd]      {s['entries']} WMMA/SWMMAC kernels built for gfx1100/gfx1201 and disassembled: "
-              f"{s['failed']} wrong, {s['errors']} build errors (not run: no AMD GPU)")
-        d = R.diffs_text(results)
-        if d:
-            print(d)
-    return code
+    return _print_results(args, results, {"tools": info}, lambda t: (
+        f"[amd]      {t['entries']} WMMA/SWMMAC kernels built for {'/'.join(OFFLOAD_ARCH.values())} and "
+        f"disassembled: {t['failed']} wrong, {t['errors']} build errors (not run: no AMD GPU)"))
 
 
 def cmd_source(args):
-    from . import kernels as K
-    if args.target not in K.TARGETS:
-        return _fail(f"unknown target {args.target!r}; valid: {', '.join(K.TARGETS)}")
-    src = K.module_source(K.nvidia_specs(args.target, args.only))
+    from . import families as F
+    if args.target not in F.TARGETS:
+        return _fail(f"unknown target {args.target!r}; valid: {', '.join(F.TARGETS)}")
+    src = F.cuda_module_source(F.nvidia_specs(args.target, args.only))
     if args.out:
-        Path(args.out).write_text(src)
+        write_atomic(args.out, src, "CUDA source")
     else:
         sys.stdout.write(src)
     return 0
 
 
 def parser():
+    from .checks import GROUPS
     p = _Parser(prog="gpu-check", description=__doc__.split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
@@ -232,10 +253,10 @@ def parser():
     r.add_argument("--cases", type=int, help="numerics cases per instruction (default: the numerics corpus budget, "
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--group", help="comma-separated groups: layouts, numerics, banks (default all)")
-    r.add_argument("--report", help="write the JSON report here (atomically)")
-    r.add_argument("--record", help="write measured data under this directory, laid out like tests/data/ "
-                                    "(layouts/layouts_<arch>.npz, numerics/..., banks/...)")
+    r.add_argument("--group", help=f"comma-separated groups: {', '.join(GROUPS)} (default all)")
+    r.add_argument("--report", help="write the JSON report here (atomically; the folder must exist)")
+    r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
+                                    "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
     r.add_argument("--bank-seconds", type=float, help="time budget of the bank probe under ncu (its default: 170)")
     r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
@@ -257,12 +278,13 @@ def parser():
     rr.add_argument("--only")
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(run=cmd_replay)
-    a = sub.add_parser("amd", help="build the HIP WMMA kernels for gfx1100/gfx1201 and check the disassembly")
+    a = sub.add_parser("amd", help=f"build the HIP WMMA kernels for {'/'.join(OFFLOAD_ARCH.values())} and check "
+                                   "the disassembly")
     a.add_argument("--keep", help="keep the .hip sources and objects in this directory")
     a.add_argument("--json", action="store_true")
     a.set_defaults(run=cmd_amd)
     s = sub.add_parser("source", help="print the generated CUDA source")
-    s.add_argument("--target", default="sm_90a")
+    s.add_argument("--target", default=target_of_device("sm_90"))
     s.add_argument("--only")
     s.add_argument("--out")
     s.set_defaults(run=cmd_source)
@@ -270,14 +292,17 @@ def parser():
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
-    if not getattr(args, "command", None):
-        parser().print_help()
-        return 2
-    try:
-        return args.run(args)
-    except KeyboardInterrupt:
-        return _fail("interrupted")
+    with pipe_safe_stdout():
+        args = parser().parse_args(argv)
+        if not getattr(args, "command", None):
+            parser().print_help()
+            return 2
+        try:
+            return args.run(args)
+        except LayoutsimError as e:
+            return _fail(str(e))
+        except KeyboardInterrupt:
+            return _fail("interrupted")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,11 @@ catalog can take: one entry per fragment kind, marked "measured on <GPU>", with 
 slot i % p, p = 32 / element bits).
 """
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from . import kernels as K
+from .families import wmma_load
 
 
 def decode_all(specs, outs, env):
@@ -96,7 +95,7 @@ def format_map(entry, lanes=None):
 
 def run(backend, build_fn, log=print, target=None):
     """Compile and run every wmma load kernel; returns (entries, env)."""
-    specs = K.wmma_specs()
+    specs = wmma_load.specs()
     target = target or backend.target
     cubin, kept, rejected, stats = build_fn(specs, target)
     module = backend.load(cubin)
@@ -114,15 +113,15 @@ def run(backend, build_fn, log=print, target=None):
 
 
 def save(entries, env, path):
+    """Write the discovered maps to `path`, creating its folder (the --record tree)."""
+    from layoutsim.files import make_dir, write_atomic
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent, "--record folder")
     doc = {"format": 1, "environment": env,
            "note": "nvcuda::wmma fragments measured with gpu-check discover; catalog-ready: table[lane][i] = "
                    "[row, col], element i of a lane in register i // slots, slot i % slots",
            "entries": entries}
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(dumps(doc))
-    os.replace(tmp, path)
+    write_atomic(path, dumps(doc), "discovered maps")
     return path
 
 

@@ -7,20 +7,16 @@ kernel kind and catalog entry of each record, its word layout, and the probes (c
 case, case count, parameters) inside it. `replay(path)` rebuilds each spec from the catalog and
 runs `checks.layouts.compare` on the recorded words.
 """
-import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 import layoutsim
 
-from . import kernels as K
+from . import families
 
 FORMAT_VERSION = 1
-SPEC_CLASSES = {"mma": K.MmaSpec, "wgmma": K.WgmmaSpec, "ldmatrix": K.LdmatrixSpec,
-                "stmatrix": K.StmatrixSpec, "e2e": K.E2eSpec, "amd": K.AmdWmmaSpec}
 
 
 class StaleRecord(Exception):
@@ -28,7 +24,7 @@ class StaleRecord(Exception):
 
 
 def spec_for(kind, entry):
-    return SPEC_CLASSES[kind](layoutsim.get(entry))
+    return families.spec_class(kind)(layoutsim.get(entry))
 
 
 class LayoutRecorder:
@@ -44,8 +40,10 @@ class LayoutRecorder:
                              "aux": np.asarray(spec.aux, np.uint32)})
 
     def save(self, path, env):
+        """Write the dump to `path`, creating its folder (the recorder owns the --record tree)."""
+        from layoutsim.files import make_dir, write_atomic
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(path.parent, "--record folder")
         arrays, manifest = {}, []
         for i, r in enumerate(self.records):
             key = f"r{i:03d}"
@@ -55,22 +53,14 @@ class LayoutRecorder:
             manifest.append({k: v for k, v in r.items() if k not in ("inp", "out", "aux")} | {"key": key})
         arrays["manifest"] = np.array(json.dumps({"format": FORMAT_VERSION, "environment": env,
                                                   "records": manifest}))
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
+        write_atomic(path, lambda f: np.savez_compressed(f, **arrays), "layout dump")
         return path
 
 
 def load(path):
-    with np.load(path, allow_pickle=False) as z:
-        manifest = json.loads(str(z["manifest"]))
-        records = []
-        for r in manifest["records"]:
-            key = r["key"]
-            records.append(dict(r, inp=z[f"{key}_in"], out=z[f"{key}_out"], aux=z[f"{key}_aux"]))
-    return manifest, records
+    """(manifest, records) of a dump, every field checked first (gpu_check.inputs)."""
+    from .inputs import load_dump
+    return load_dump(path, tuple(families.BY_KIND))
 
 
 def replay(path, only=None):
@@ -95,7 +85,19 @@ def replay(path, only=None):
             continue
         inp = r["inp"].reshape(-1, spec.in_words)
         out = r["out"].reshape(-1, spec.out_words)
+        if not r["probes"]:
+            results.append(Result("layouts", r["entry"], "replay", status="error",
+                                  note="the record holds no probes: nothing to compare"))
         for p in r["probes"]:
             s, n = p["start"], p["cases"]
-            results.append(layouts.compare(spec, p["check"], inp[s:s + n], out[s:s + n], p["meta"], r["aux"]))
+            if n == 0:                      # a check of nothing must not count as a pass
+                results.append(Result("layouts", r["entry"], p["check"], status="error",
+                                      note="the recorded probe holds no cases: nothing to compare"))
+                continue
+            try:
+                results.append(layouts.compare(spec, p["check"], inp[s:s + n], out[s:s + n], p.get("meta", {}),
+                                               r["aux"]))
+            except Exception as e:   # noqa: BLE001 - a hand-made or damaged probe: reported, not raised
+                results.append(Result("layouts", r["entry"], p["check"], status="error",
+                                      note=f"cannot compare the recorded probe: {type(e).__name__}: {e}"))
     return manifest, results

@@ -1,9 +1,10 @@
 """The run report: JSON (written atomically), the terminal summary, and docs/validation markdown."""
 import datetime
 import json
-import os
 import sys
 from pathlib import Path
+
+from layoutsim.archs import OFFLOAD_ARCH
 
 from .checks.common import Result
 
@@ -33,37 +34,28 @@ def make_report(command, env, build_stats, results, group_info, sass=None, exit_
     return rep
 
 
-def write_atomic(path, data):
-    """Write JSON to a temporary file beside `path`, then rename it over `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, default=_jsonable)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+def write_json(path, data, what="report"):
+    """Write JSON with layoutsim.files.write_atomic (regular files only, the folder must exist)."""
+    from layoutsim.files import write_atomic
+    write_atomic(path, json.dumps(data, indent=1, default=_jsonable) + "\n", what)
+    return Path(path)
 
 
 def _jsonable(x):
-    try:
-        import numpy as np
-        if isinstance(x, np.integer):
-            return int(x)
-        if isinstance(x, np.floating):
-            return float(x)
-        if isinstance(x, np.ndarray):
-            return x.tolist()
-    except ImportError:
-        pass
+    import numpy as np
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
     return str(x)
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A JSON report, every field the commands use checked first (gpu_check.inputs)."""
+    from .inputs import load_report
+    return load_report(path)
 
 
 def confirmed(report, report_path):
@@ -207,6 +199,7 @@ def markdown(report, report_path=None, full=False):
             lines.append(f"| {ops} | {', '.join(f'`{k}`' for k in ks)} |")
         lines.append("")
     lines += ["## Not run here", "",
-              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for gfx1100/gfx1201 "
+              "- AMD (gfx11/gfx12) WMMA: no AMD GPU; the HIP kernels are only compiled for "
+              f"{'/'.join(OFFLOAD_ARCH.values())} "
               "and disassembled (`gpu-check amd`).", ""]
     return "\n".join(lines)

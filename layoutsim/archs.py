@@ -5,13 +5,23 @@ from .errors import LayoutsimError, suggest
 # arch-specific instructions (wgmma, setmaxnreg) are compiled with the target sm_90a.
 NVIDIA = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")
 
+# Arch-specific compile targets ("a"): the features of that hardware only (sm_90: wgmma,
+# setmaxnreg), which the plain target of the same arch does not have. PTX ISA 9.0, 1.3 and
+# the .target directive.
+ARCH_SPECIFIC = {"sm_90": "sm_90a"}
+
 # AMD RDNA3 (gfx11) and RDNA4 (gfx12) targets that have WMMA.
 GFX11 = ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153")
 GFX12 = ("gfx1200", "gfx1201")
 AMD = GFX11 + GFX12
 ALL = NVIDIA + AMD
 
-ALIASES = {"sm_90a": "sm_90", "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
+# Threads one block (workgroup) may have: 1024 on every NVIDIA compute capability (CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability": maximum number of threads
+# per block) and on RDNA3/RDNA4 (HIP device property maxThreadsPerBlock).
+MAX_BLOCK_THREADS = 1024
+
+ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
            "ampere": "sm_80", "ada": "sm_89", "rdna3": "gfx1100", "rdna4": "gfx1201",
            "gfx11": "gfx1100", "gfx12": "gfx1201"}
@@ -43,3 +53,53 @@ def generation(arch):
 
 def nvidia_at_least(arch, minimum):
     return arch in NVIDIA and NVIDIA.index(arch) >= NVIDIA.index(minimum)
+
+
+# ---- compile targets --------------------------------------------------------------------
+# AMD code objects are built for one target per generation; gfx11 and gfx12 entries run on every
+# target of their generation.
+OFFLOAD_ARCH = {"gfx11": "gfx1100", "gfx12": "gfx1201"}
+
+
+def compile_target(arch, arch_specific=False):
+    """The compiler's target for an arch: "sm_90", or "sm_90a" for instructions that exist only
+    on the arch-specific target (wgmma); for AMD, the generation's offload arch."""
+    if arch in AMD:
+        return OFFLOAD_ARCH[generation(arch)]
+    if arch_specific:
+        if arch not in ARCH_SPECIFIC:
+            raise LayoutsimError(f"{arch} has no arch-specific target; {', '.join(ARCH_SPECIFIC)} do")
+        return ARCH_SPECIFIC[arch]
+    return arch
+
+
+def nvidia_targets(minimum="sm_80"):
+    """Every NVIDIA compile target from `minimum` on: each arch, then its arch-specific target."""
+    out = []
+    for a in NVIDIA:
+        if nvidia_at_least(a, minimum):
+            out.append(a)
+            if a in ARCH_SPECIFIC:
+                out.append(ARCH_SPECIFIC[a])
+    return tuple(out)
+
+
+def target_arch(target):
+    """The arch a compile target runs on ("sm_90a" -> "sm_90")."""
+    return {t: a for a, t in ARCH_SPECIFIC.items()}.get(target, target)
+
+
+def is_arch_specific(target):
+    return target in ARCH_SPECIFIC.values()
+
+
+def target_runs(target, archs, arch_specific=False):
+    """Whether code built for `target` may contain an instruction of `archs` (arch-specific
+    instructions only on an arch-specific target)."""
+    return target_arch(target) in archs and (is_arch_specific(target) or not arch_specific)
+
+
+def target_of_device(arch):
+    """What to build for a GPU of `arch`: its arch-specific target where one exists (it runs
+    everything the plain target runs, and more)."""
+    return ARCH_SPECIFIC.get(arch, arch)

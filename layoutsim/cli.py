@@ -2,36 +2,34 @@
 
 Each command module defines `register(subparsers)` and `run(args) -> int` and imports its
 heavy dependencies (numba) inside `run`, so `layoutsim query` starts fast. Bad input raises
-LayoutsimError, printed here as one line with exit code 2.
+LayoutsimError, printed here as one line (control characters escaped) with exit code 2. Output
+piped into a reader that stops early (`| head`) ends the output quietly, not with a traceback.
 """
 import argparse
 import importlib
 import sys
 
-from .errors import LayoutsimError
+from .errors import LayoutsimError, one_line
+from .files import pipe_safe_stdout
 
 COMMANDS = ("query", "show", "list", "banks", "swizzle_search", "render")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):           # argparse's own errors: one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message}\n")
+class Parser(argparse.ArgumentParser):
+    """argparse, with its own errors on one line (exit 2) like every other bad input."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def build_parser():
-    parser = _Parser(prog="layoutsim", description="Lane/register/bit-level model of GPU matrix "
+    parser = Parser(prog="layoutsim", description="Lane/register/bit-level model of GPU matrix "
                      "instructions, shared-memory banks and tensor-core arithmetic.")
     parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"{__package__}.commands.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__package__}.commands.{name}":
-                continue                  # command not built yet
-            raise
-        mod.register(sub)
+        importlib.import_module(f"{__package__}.commands.{name}").register(sub)
     return parser
 
 
@@ -40,15 +38,22 @@ def _version():
     return f"layoutsim {__version__}"
 
 
+def run_script(main, prog, *args):
+    """Run an entry point (`layoutsim`, `python -m layoutsim.numerics.cases`, ...): a
+    LayoutsimError is one line on stderr and exit code 2; output may be piped into `head`."""
+    with pipe_safe_stdout():
+        try:
+            return main(*args) or 0
+        except LayoutsimError as e:
+            print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+            return 2
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    try:
-        return args.run(args) or 0
-    except LayoutsimError as e:
-        print(f"layoutsim: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+    def run(argv):
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    return run_script(run, "layoutsim", argv)
 
 
 if __name__ == "__main__":

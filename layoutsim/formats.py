@@ -43,6 +43,14 @@ class Format:
         """tf32 keeps its 19 bits in the top of a 32-bit word: the field layout starts here."""
         return 13 if self.name == "tf32" else 0
 
+    @property
+    def exact_int_max(self):
+        """Largest N such that every integer 1..N is exact in the format."""
+        if self.kind == "float":
+            return 1 << (self.mbits + 1)
+        w = 32 if self.name == "s32" else self.bits
+        return (1 << (w - 1)) - 1 if self.kind == "int" else (1 << w) - 1
+
 
 FORMATS = {f.name: f for f in (
     Format("f64", 64, "float", 11, 52), Format("f32", 32, "float", 8, 23),
@@ -72,11 +80,16 @@ def _fmt(f):
     return f if isinstance(f, Format) else get_format(f)
 
 
+def raw_dtype_of_width(bits):
+    """numpy unsigned dtype that holds the raw bits of one `bits`-wide element (a 4-bit element
+    sits in the low nibble of a uint8)."""
+    import numpy as np
+    return np.dtype(f"u{max(1, -(-int(bits) // 8))}")
+
+
 def raw_dtype(name):
     """numpy unsigned dtype that holds one element's bits."""
-    import numpy as np
-    w = _fmt(name).bits
-    return np.dtype({4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[w])
+    return raw_dtype_of_width(_fmt(name).bits)
 
 
 def value_dtype(name):
@@ -182,6 +195,44 @@ def decode(name, raw):
     cls = classify(f, raw)
     val = np.where(cls == 1, np.inf, np.where(cls == 2, np.nan, val))
     return np.where(s == 1, -val, val)
+
+
+def encode_exact(name, values):
+    """Raw bits of values that the format holds exactly; LayoutsimError if any would round,
+    overflow or is not a number (the exactness a layout probe relies on)."""
+    import numpy as np
+    f = _fmt(name)
+    v = np.asarray(values)
+    raw = encode(f, v)
+    if f.kind == "float" and not np.array_equal(decode(f, raw), v.astype(np.float64)):
+        raise LayoutsimError(f"value not exact in {f.name}")
+    return raw
+
+
+def positive_normals(name, count):
+    """Raw bits of the `count` smallest positive normal numbers of a float format, in order
+    (consecutive bit patterns: the exponent field carries into the next binade)."""
+    import numpy as np
+    f = _fmt(name)
+    available = ((1 << f.ebits) - 2) << f.mbits         # exponent fields 1 .. all-ones - 1
+    if count > available:
+        raise LayoutsimError(f"{f.name} has {available} positive normal numbers, not {count}")
+    return pack(f, 0, 1, 0).astype(np.uint64) + np.arange(count, dtype=np.uint64)
+
+
+def show(name, raw):
+    """'0x41200000 (10.0)': one element's raw bits in hex and the value they encode."""
+    import numpy as np
+    f = _fmt(name)
+    r = int(raw)
+    value = decode(f, np.array([r & ((1 << f.bits) - 1)], dtype=raw_dtype(f)))[0]
+    if f.kind != "float":
+        text = repr(int(value))
+    else:
+        x = float(value)
+        text = ("nan" if x != x else ("inf" if x > 0 else "-inf") if x in (float("inf"), float("-inf"))
+                else f"{x:.1f}" if x == int(x) and abs(x) < 1e15 else f"{x:.9g}")
+    return f"0x{r:0{max(1, (f.bits + 3) // 4)}x} ({text})"
 
 
 def encode(name, values):

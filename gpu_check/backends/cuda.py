@@ -4,6 +4,8 @@ import platform
 
 import numpy as np
 
+from layoutsim.archs import target_of_device
+
 from . import Unavailable
 
 
@@ -58,8 +60,8 @@ class CudaBackend:
 
     @property
     def target(self):
-        """Compile target: the arch-specific sm_90a on Hopper (wgmma), else the plain arch."""
-        return self.arch + ("a" if self.compute_capability == (9, 0) else "")
+        """Compile target: the arch-specific one where it exists (Hopper's, for wgmma), else the arch."""
+        return target_of_device(self.arch)
 
     def environment(self):
         drv = self.drv

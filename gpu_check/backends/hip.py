@@ -1,8 +1,8 @@
 """AMD backend: HIP kernels for every gfx11/gfx12 WMMA/SWMMAC entry, built with clang, checked by
 disassembly, and run with hip-python when an AMD GPU exists (none has been used here).
 
-Build: one translation unit per (offload arch, wave size), gfx12 entries for gfx1201 and gfx11
-entries for gfx1100, compiled with
+Build: one translation unit per (offload arch, wave size), each generation's entries for its
+offload arch (`layoutsim.archs.OFFLOAD_ARCH`), compiled with
     clang-19 -x hip --offload-arch=ARCH [-mwavefrontsize64] -nogpulib -nogpuinc
              --cuda-device-only --no-gpu-bundle-output -O2 -c
 and disassembled with llvm-objdump-19 (--mattr=+wavefrontsize64 for wave64, or the register
@@ -20,8 +20,10 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from layoutsim.files import write_atomic
 
-from .. import kernels as K
+from .. import families
+from ..codegen import hip as hipgen
 from ..checks.common import Mismatch, Result
 from . import Unavailable
 
@@ -57,9 +59,9 @@ def groups(specs):
 def compile_group(specs, arch, wave, outdir, clang=None):
     """Compile one translation unit; returns the object path (raises RuntimeError with clang's message)."""
     clang = clang or clang_path()
-    src = K.hip_module_source(specs)
+    src = hipgen.module_source(specs)
     base = Path(outdir) / f"wmma_{arch}_w{wave}"
-    base.with_suffix(".hip").write_text(src)
+    write_atomic(base.with_suffix(".hip"), src, "HIP source")
     cmd = [clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
            "--no-gpu-bundle-output", "-O2", "-c", str(base.with_suffix(".hip")), "-o", str(base.with_suffix(".o"))]
     if wave == 64:
@@ -139,11 +141,12 @@ def check_spec(spec, found):
 
 
 def compile_and_check(specs=None, outdir=None, log=None):
-    """Build every AMD kernel for gfx1100/gfx1201 and check the disassembly; returns ([Result], info)."""
+    """Build every AMD kernel for its generation's offload arch and check the disassembly;
+    returns ([Result], info)."""
     clang, objdump = clang_path(), objdump_path()
     if not clang or not objdump:
         raise Unavailable("clang-19 / llvm-objdump-19 not found (apt-get install -y clang-19 lld-19 llvm-19)")
-    specs = K.amd_specs() if specs is None else specs
+    specs = families.amd_specs() if specs is None else specs
     tmp = None
     if outdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="gpu_check_hip_")

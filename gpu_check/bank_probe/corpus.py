@@ -193,11 +193,9 @@ def kernel_name(op):
 
 def write_patterns(path, patterns):
     """The text file probe.cu reads: a header, then NAME ACTIVE_HEX 32 offsets per line."""
-    with open(path, "w") as f:
-        f.write("bank_probe v1\n")
-        f.write(f"{len(patterns)}\n")
-        for p in patterns:
-            f.write(f"{kernel_name(p['op'])} {p['active']:08x} {' '.join(str(o) for o in p['offsets'])}\n")
+    from layoutsim.files import write_atomic
+    write_atomic(path, f"bank_probe v1\n{len(patterns)}\n" + "".join(
+        f"{kernel_name(p['op'])} {p['active']:08x} {' '.join(str(o) for o in p['offsets'])}\n" for p in patterns))
 
 
 # ---- telling the candidate rules apart ----------------------------------------------------

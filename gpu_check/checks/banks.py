@@ -9,7 +9,6 @@ masks): one result per op. Without ncu the group is skipped with a note; nothing
 With `--record DIR` the probe writes into DIR/banks/ (bank_corpus.json is what tests/data/banks/
 keeps).
 """
-import importlib
 import json
 import os
 import shutil
@@ -31,19 +30,13 @@ def ncu_path():
     return None
 
 
-def probe_available():
-    try:
-        importlib.import_module("gpu_check.bank_probe.measure")
-        return True
-    except ImportError:
-        return False
+NEEDS_KERNELS = False
 
 
 def skip_reason():
+    """Why the group cannot run here (one line), or None."""
     if ncu_path() is None:
         return "ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin: bank checks skipped"
-    if not probe_available():
-        return "gpu_check.bank_probe is not in this checkout: bank checks skipped"
     return None
 
 
@@ -100,12 +93,20 @@ def compare(out_dir, arch="sm_90"):
     return results, data.get("environment", {})
 
 
-def run(keep_dir=None, max_seconds=None):
+def run(session):
+    """The probe under ncu, in its own process: the session gives the GPU up first."""
+    release = getattr(session.backend, "release", None)
+    if release:
+        release()
+    return measure_and_compare(session.record / "banks" if session.record else None, session.bank_seconds)
+
+
+def measure_and_compare(keep_dir=None, max_seconds=None):
     reason = skip_reason()
     if reason:
         return [Result("banks", "bank corpus", "ncu", status="skip", note=reason)]
-    out_dir = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from layoutsim.files import make_dir
+    out_dir = Path(make_dir(keep_dir, "--record folder")) if keep_dir else Path(tempfile.mkdtemp(prefix="gpu_check_banks_"))
     try:
         rc, secs, tail = measure(out_dir, max_seconds)
     except subprocess.TimeoutExpired:

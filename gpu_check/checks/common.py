@@ -3,8 +3,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..pack import reg_values
-from ..values import show
+from layoutsim.formats import show
+from layoutsim.packing import slot_values
 
 MAX_DETAILS = 12
 
@@ -70,8 +70,8 @@ def operand_label(frag, lane, reg, slot, letter):
 
 def diff_fragment(frag, fmt, expected_words, got_words, letter="D", limit=MAX_DETAILS, case_ids=None):
     """Compare register words through a fragment: (mismatch count, compared count, [Mismatch])."""
-    e = reg_values(frag, expected_words)
-    g = reg_values(frag, got_words)
+    e = slot_values(frag, expected_words)
+    g = slot_values(frag, got_words)
     used = np.broadcast_to(frag.table[..., 0] >= 0, e.shape)
     bad = (e != g) & used
     pos = np.argwhere(bad)

@@ -8,50 +8,36 @@ replay the measurement in CI.
 """
 import numpy as np
 
-from ..values import WIDTH, show
+import layoutsim
+from layoutsim.formats import raw_dtype, show
+from layoutsim.numerics import cases, corpus
+
 from .common import MAX_DETAILS, Mismatch, Result
 
-
-class NumericsUnavailable(Exception):
-    pass
-
-
-def _api():
-    try:
-        import layoutsim
-        from layoutsim.numerics import cases
-    except ImportError as e:
-        raise NumericsUnavailable(f"layoutsim.numerics is not available ({e})") from None
-    if not hasattr(layoutsim, "mma"):
-        raise NumericsUnavailable("layoutsim.mma is not available")
-    return layoutsim.mma, cases.generate
+NEEDS_KERNELS = True
+ELEMENT_BUDGET = 1 << 20      # D elements per launch
+DEFAULT_CASES = 512
 
 
-def generate(spec, n, seed):
-    _, gen = _api()
-    a, b, c = gen(spec.instr, n, seed)
-    return np.asarray(a), np.asarray(b), np.asarray(c)
+def numeric_cases(spec, wanted=None, arch="sm_90"):
+    """Cases for one instruction: --cases when given, else the numerics corpus budget
+    (layoutsim.numerics.corpus.suggested_cases); capped for the widest wgmma N."""
+    if wanted is None:
+        wanted = corpus.suggested_cases(spec.entry, arch) if corpus.in_corpus(spec.instr) else DEFAULT_CASES
+    m, n, _ = spec.instr.shape
+    return int(min(wanted, max(1, ELEMENT_BUDGET // (m * n))))
 
 
-def model(spec, a, b, c, arch):
-    return _model_bits(spec.instr, spec.fmt["d"], a, b, c, arch)
-
-
-def _model_bits(instr, d_fmt, a, b, c, arch):
-    mma, _ = _api()
-    d = np.asarray(mma(instr, a, b, c, arch=arch))
-    w = WIDTH[d_fmt]
-    return d.view({16: np.uint16, 32: np.uint32, 64: np.uint64}[w]).astype(np.uint64)
+def model_bits(instr, a, b, c, arch):
+    """D's raw bits (uint64) as layoutsim.mma computes them."""
+    return np.asarray(layoutsim.mma(instr, a, b, c, arch=arch, raw=True)).astype(np.uint64)
 
 
 def host_work(entry, n, seed, arch):
     """Cases and the model's answer for one instruction (runs in a worker process)."""
-    import layoutsim
-    _, gen = _api()
     instr = layoutsim.get(entry)
-    a, b, c = (np.asarray(x) for x in gen(instr, n, seed))
-    d_fmt = instr.operands["D"].fmt
-    return entry, a, b, c, _model_bits(instr, d_fmt, a, b, c, arch)
+    a, b, c = (np.asarray(x) for x in cases.generate(instr, n, seed))
+    return entry, a, b, c, model_bits(instr, a, b, c, arch)
 
 
 def host_work_all(jobs, workers=None, log=None):
@@ -88,10 +74,51 @@ def host_work_all(jobs, workers=None, log=None):
             yield host_work(*j)
 
 
+def run(session):
+    """Every built kernel the group checks, on its cases; the kept ones recorded with --record."""
+    results = []
+    specs = {s.entry: s for s in session.specs_checked_by("numerics")}
+    # biggest first, so the pool's tail is short
+    jobs = sorted(((e, numeric_cases(s, session.cases, session.arch), session.seed, session.arch)
+                   for e, s in specs.items()),
+                  key=lambda j: -(j[1] * specs[j[0]].instr.shape[0] * specs[j[0]].instr.shape[1]))
+    work = host_work_all(jobs, log=session.log)
+    while True:
+        try:
+            entry, a, b, c, d_model = next(work)
+        except StopIteration:
+            break
+        except Exception as e:   # noqa: BLE001 - the model or the generator failed: say so, go on
+            results.append(Result("numerics", "layoutsim.numerics", "random", status="error",
+                                  note=f"case generation / model failed: {e!r}"))
+            continue
+        spec = specs[entry]
+        n = len(a)
+        try:
+            out = session.backend.launch(session.module_of(spec), spec, spec.pack_inputs(a, b, c), n)
+        except Exception as e:   # noqa: BLE001
+            results.append(Result("numerics", spec.entry, "random", cases=n, status="error",
+                                  note=f"launch failed: {e}"))
+            continue
+        d = spec.unpack_d(out.reshape(n, spec.out_words))
+        results.append(compare(spec, a, b, c, d, session.arch, d_model=d_model))
+        if session.record and corpus.in_corpus(spec.instr):
+            try:
+                ops = session.sass.get(spec.name)
+                save_corpus(session.record / "numerics", spec, a, b, c, d, session.env, session.arch,
+                            seed=session.seed, notes=f"cuobjdump -sass: {' '.join(ops)}" if ops else "")
+            except Exception as e:   # noqa: BLE001
+                session.group_info.setdefault("numerics", {}).setdefault("record_errors", []).append(
+                    f"{spec.entry}: {e}")
+    order = {e: i for i, e in enumerate(specs)}
+    results.sort(key=lambda r: order.get(r.entry, -1))
+    return results
+
+
 def compare(spec, a, b, c, d_gpu, arch, d_model=None):
     """Result comparing GPU D bits (n, M, N) with the model's."""
     d_gpu = np.asarray(d_gpu).astype(np.uint64)
-    d_model = model(spec, a, b, c, arch) if d_model is None else np.asarray(d_model).astype(np.uint64)
+    d_model = model_bits(spec.instr, a, b, c, arch) if d_model is None else np.asarray(d_model).astype(np.uint64)
     bad = np.argwhere(d_gpu != d_model)
     fmt = spec.fmt["d"]
     fd = spec.fd
@@ -115,13 +142,10 @@ def compare(spec, a, b, c, d_gpu, arch, d_model=None):
 def save_corpus(root, spec, a, b, c, d_gpu, env, arch, seed=None, notes=""):
     """Write one instruction's measured cases with layoutsim.numerics.corpus.save, at
     root/<arch>/<canonical name>.npz (root is the tests/data/numerics of a --record DIR)."""
-    try:
-        from layoutsim.numerics import corpus
-    except ImportError as e:
-        raise NumericsUnavailable(f"layoutsim.numerics.corpus is not available ({e})") from None
-    from ..values import uint_dtype
-    raw = {k: np.asarray(x).astype(uint_dtype(spec.fmt[k])) for k, x in zip("abcd", (a, b, c, d_gpu))}
+    from layoutsim.files import make_dir
+    raw = {k: np.asarray(x).astype(raw_dtype(spec.fmt[k])) for k, x in zip("abcd", (a, b, c, d_gpu))}
     path = corpus.path_for(spec.entry, arch, root=root)
+    make_dir(path.parent, "--record folder")
     runtime = f"CUDA driver API {env.get('cuda_driver_api')}" if env.get("cuda_driver_api") else env.get("runtime", "")
     return corpus.save(path, spec.entry, arch, raw["a"], raw["b"], raw["c"], raw["d"],
                        gpu=env.get("gpu"), driver=env.get("driver"), runtime=runtime, seed=seed, n=len(raw["a"]),

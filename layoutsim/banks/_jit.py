@@ -1,8 +1,12 @@
-"""numba kernel behind batch.wavefronts_batch(engine="numba"). Importing this module imports
-numba; batch.py imports it only when the numba engine is asked for.
+"""numba kernels behind batch.wavefronts_batch's numba engine. Importing this module imports
+numba; batch.py imports it only when the numba engine runs.
 
-Same semantics as model.analyze (see model.py / nvidia.py); modes as in batch.MODES:
-0 none, 1 pairs, 2 pairs-half, 3 identical, 4 one-phase, 5 greedy.
+Same semantics as model.analyze (see model.py / nvidia.py). To keep the first compile short,
+the kernels hold only what the default rules need: the address checks, the "pairs" merges of
+wide accesses and the counting. The rarer merge modes ("identical", "greedy": candidate rule
+sets of the bank probe) are merged by batch._final_phase in numpy and counted here with
+`wavefronts_merged`, which compiles only when first used.
+Modes as in batch.MODES: 0 none, 1 pairs, 2 pairs-half, 3 identical, 4 one-phase, 5 greedy.
 """
 import numpy as np
 from numba import njit, prange
@@ -29,104 +33,58 @@ def _pairs_ok(offs, i, part, lane_phase, g):
 
 
 @njit(cache=True)
-def _merge(offs, i, part, lane_phase, n_phases, mode, W, ph, exists, sig, cnt, cur, mine):
-    """Merge phases under `mode` (1..5): rewrites ph[lane] and clears exists[p] of absorbed phases."""
-    if mode == 4:
-        for lane in range(32):
-            if ph[lane] >= 0:
-                ph[lane] = 0
-        for p in range(1, n_phases):
-            exists[p] = False
-    elif mode == 1 or mode == 2:
-        n_groups = (n_phases + 1) // 2
-        whole = _pairs_ok(offs, i, part, lane_phase, -1) if mode == 1 else False
-        for g in range(n_groups):
-            ok = whole if mode == 1 else _pairs_ok(offs, i, part, lane_phase, g)
-            if ok:
-                for lane in range(32):
-                    if lane_phase[lane] >= 0 and lane_phase[lane] // 2 == g:
-                        ph[lane] = 2 * g
-                if 2 * g + 1 < n_phases:
-                    exists[2 * g + 1] = False
-    elif mode == 5:
-        start = -1
-        cur_ok = False
-        for p in range(n_phases):
-            for b in range(32):
-                mine[b] = -1
-            ok = True
-            empty = True
+def _merge_pairs(offs, i, part, lane_phase, n_phases, half, ph, exists):
+    """Modes 1 (pairs: all of the access or nothing) and 2 (pairs-half: per pair of phases):
+    merged phase 2g+1 joins 2g; rewrites ph[lane] and clears exists[2g+1]."""
+    whole = False if half else _pairs_ok(offs, i, part, lane_phase, -1)
+    for g in range((n_phases + 1) // 2):
+        ok = _pairs_ok(offs, i, part, lane_phase, g) if half else whole
+        if ok:
             for lane in range(32):
-                if lane_phase[lane] == p and part[lane]:
-                    empty = False
-                    for k in range(W):
-                        w = offs[i, lane] // 4 + k
-                        b = w & 31
-                        if mine[b] == -1:
-                            mine[b] = w
-                        elif mine[b] != w:
-                            ok = False
-            if empty and start >= 0:
-                exists[p] = False
-                for lane in range(32):
-                    if lane_phase[lane] == p:
-                        ph[lane] = start
-                continue
-            join = start >= 0 and cur_ok and ok
-            if join:
-                for b in range(32):
-                    if mine[b] != -1 and cur[b] != -1 and cur[b] != mine[b]:
-                        join = False
-                        break
-            if join:
-                exists[p] = False
-                for lane in range(32):
-                    if lane_phase[lane] == p:
-                        ph[lane] = start
-                for b in range(32):
-                    if mine[b] != -1:
-                        cur[b] = mine[b]
-            else:
-                start = p
-                cur_ok = ok
-                for b in range(32):
-                    cur[b] = mine[b]
-    elif mode == 3:
-        for p in range(n_phases):
-            cnt[p] = 0
-            for lane in range(32):
-                if lane_phase[lane] == p and part[lane]:
-                    for k in range(W):
-                        w = offs[i, lane] // 4 + k
-                        found = False
-                        for t in range(cnt[p]):
-                            if sig[p, t] == w:
-                                found = True
-                                break
-                        if not found:
-                            sig[p, cnt[p]] = w
-                            cnt[p] += 1
-            sig[p, :cnt[p]] = np.sort(sig[p, :cnt[p]])
-            if cnt[p] == 0:
-                continue
-            for q in range(p):
-                if exists[q] and cnt[q] == cnt[p]:
-                    same = True
-                    for t in range(cnt[p]):
-                        if sig[q, t] != sig[p, t]:
-                            same = False
-                            break
-                    if same:
-                        exists[p] = False
-                        for lane in range(32):
-                            if lane_phase[lane] == p:
-                                ph[lane] = q
-                        break
+                if lane_phase[lane] >= 0 and lane_phase[lane] // 2 == g:
+                    ph[lane] = 2 * g
+            if 2 * g + 1 < n_phases:
+                exists[2 * g + 1] = False
 
 
 @njit(cache=True)
-def _range(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit,
-           out, lo, hi):
+def _count(offs, i, part, ph, exists, n_phases, W, by_addr, empty_cost, keys, counts, has):
+    """Wavefronts of access i with merged phases ph[lane] / exists[p]: a phase costs its fullest
+    bank (distinct words, or distinct addresses for sub-word stores under by_addr)."""
+    has[:] = False
+    counts[:, :] = 0
+    for lane in range(32):
+        if not part[lane]:
+            continue
+        p = ph[lane]
+        has[p] = True
+        o = offs[i, lane]
+        for k in range(W):
+            w = (o >> 2) + k
+            key = o if by_addr else w
+            b = w & 31
+            c = counts[p, b]
+            found = False
+            for t in range(c):
+                if keys[p, b, t] == key:
+                    found = True
+                    break
+            if not found:
+                keys[p, b, c] = key
+                counts[p, b] = c + 1
+    total = 0
+    for p in range(n_phases):
+        if exists[p]:
+            total += counts[p].max() if has[p] else empty_cost
+    return total
+
+
+@njit(cache=True)
+def wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit,
+               out, lo, hi):
+    """out[i] for lo <= i < hi: wavefronts of access i (modes 0, 1, 2, 4), or -1 when a
+    participating lane's address is negative, misaligned for `width` or beyond `limit` (the
+    caller then raises). Called directly: a wrapper would be one more module to optimize."""
     np1 = max(n_phases, 1)
     part = np.empty(32, np.bool_)
     ph = np.empty(32, np.int32)
@@ -134,10 +92,6 @@ def _range(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empt
     keys = np.empty((np1, 32, 32), np.int64)
     counts = np.empty((np1, 32), np.int32)
     has = np.empty(np1, np.bool_)
-    sig = np.empty((np1, 128), np.int64)
-    cnt = np.empty(np1, np.int32)
-    cur = np.empty(32, np.int64)
-    mine = np.empty(32, np.int64)
     for i in range(lo, hi):
         m = masks[i]
         bad = False
@@ -158,52 +112,14 @@ def _range(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empt
             out[i] = empty_warp
             continue
         exists[:] = True
-        if mode != 0:
-            _merge(offs, i, part, lane_phase, n_phases, mode, W, ph, exists, sig, cnt, cur, mine)
-        # one pass over the lanes: distinct keys per (phase, bank); a phase costs its fullest bank
-        has[:] = False
-        counts[:, :] = 0
-        for lane in range(32):
-            if not part[lane]:
-                continue
-            p = ph[lane]
-            has[p] = True
-            o = offs[i, lane]
-            w0 = o >> 2
-            for k in range(W):
-                w = w0 + k
-                key = o if by_addr else w
-                b = w & 31
-                c = counts[p, b]
-                found = False
-                for t in range(c):
-                    if keys[p, b, t] == key:
-                        found = True
-                        break
-                if not found:
-                    keys[p, b, c] = key
-                    counts[p, b] = c + 1
-        total = 0
-        for p in range(n_phases):
-            if not exists[p]:
-                continue
-            if has[p]:
-                mx = 0
-                for b in range(32):
-                    if counts[p, b] > mx:
-                        mx = counts[p, b]
-                total += mx
-            else:
-                total += empty_cost
-        out[i] = total
-
-
-@njit(cache=True)
-def wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit, out):
-    """out[i] = wavefronts of access i, or -1 when a participating lane's address is negative,
-    misaligned for `width` or beyond `limit` (the caller then raises the error)."""
-    _range(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit,
-           out, 0, offs.shape[0])
+        if mode == 1 or mode == 2:
+            _merge_pairs(offs, i, part, lane_phase, n_phases, mode == 2, ph, exists)
+        elif mode == 4:                                    # one phase for the whole access
+            for lane in range(32):
+                if ph[lane] >= 0:
+                    ph[lane] = 0
+            exists[1:] = False
+        out[i] = _count(offs, i, part, ph, exists, n_phases, W, by_addr, empty_cost, keys, counts, has)
 
 
 @njit(cache=True, parallel=True)
@@ -217,5 +133,20 @@ def wavefronts_parallel(offs, masks, lane_phase, n_phases, mode, W, by_addr, emp
         lo = c * step
         hi = min(n, lo + step)
         if lo < hi:
-            _range(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width,
-                   limit, out, lo, hi)
+            wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width,
+                       limit, out, lo, hi)
+
+
+@njit(cache=True)
+def wavefronts_merged(offs, part, ph, exists, W, by_addr, empty_cost, empty_warp, out):
+    """out[i] for phases merged beforehand (ph [N, 32], exists [N, P]; addresses checked)."""
+    n_phases = exists.shape[1]
+    keys = np.empty((n_phases, 32, 32), np.int64)
+    counts = np.empty((n_phases, 32), np.int32)
+    has = np.empty(n_phases, np.bool_)
+    for i in range(offs.shape[0]):
+        if part[i].any():
+            out[i] = _count(offs, i, part[i], ph[i], exists[i], n_phases, W, by_addr, empty_cost,
+                            keys, counts, has)
+        else:
+            out[i] = empty_warp

@@ -20,12 +20,15 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError, integer, suggest
 from ..formats import FORMATS
+from ..inputs import parse_int
 
 LANES = 32
 _MAX_TEXT = 2000
-_MAX_ABS = 1 << 48
+_MAX_DEPTH = 200          # operators nested deeper than this are refused before evaluation
+MAX_ABS = 1 << 48         # every value an expression (or an offset list) may take: far beyond any
+                          # shared memory, far inside int64, so no step can wrap around
 
 _BINOPS = {ast.Add: ("+", np.add), ast.Sub: ("-", np.subtract), ast.Mult: ("*", np.multiply),
            ast.FloorDiv: ("//", np.floor_divide), ast.Mod: ("%", np.mod),
@@ -53,28 +56,32 @@ class Expr:
             raise LayoutsimError(f"expression {self.text[:40]!r}... is too deeply nested") from None
         self.names = set()
         try:
-            self._check(tree.body)
+            self._check(tree.body, 0)
         except RecursionError:
             raise LayoutsimError(f"expression {self.text[:40]!r}... is too deeply nested") from None
         self.tree = tree.body
         self.known = tuple(names)
 
-    def _check(self, node):
+    def _check(self, node, depth):
+        if depth > _MAX_DEPTH:
+            raise LayoutsimError(f"expression {self.text[:40]!r}... nests operators more than "
+                                 f"{_MAX_DEPTH} deep")
+        depth += 1
         if isinstance(node, ast.BinOp):
             if type(node.op) not in _BINOPS:
                 sym = {ast.Div: "/ (use // for integer division)", ast.Pow: "**",
                        ast.MatMult: "@"}.get(type(node.op), type(node.op).__name__)
                 raise LayoutsimError(f"operator {sym} is not allowed in {self.text!r}; allowed: {_ALLOWED}")
-            self._check(node.left)
-            self._check(node.right)
+            self._check(node.left, depth)
+            self._check(node.right, depth)
         elif isinstance(node, ast.UnaryOp):
             if type(node.op) not in _UNARY:
                 raise LayoutsimError(f"operator 'not' is not allowed in {self.text!r}; allowed: {_ALLOWED}")
-            self._check(node.operand)
+            self._check(node.operand, depth)
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int):
                 raise LayoutsimError(f"{node.value!r} in {self.text!r} is not an integer; allowed: {_ALLOWED}")
-            if abs(node.value) > _MAX_ABS:
+            if abs(node.value) > MAX_ABS:
                 raise LayoutsimError(f"constant {node.value} in {self.text!r} is too large (limit 2**48)")
         elif isinstance(node, ast.Name):
             self.names.add(node.id)
@@ -90,7 +97,7 @@ class Expr:
             known = sorted(set(env))
             raise LayoutsimError(f"unknown name {name!r} in {self.text!r}{suggest(name, known)}; "
                                  f"known: {', '.join(known) or 'none'} (give others as variables: NAME=VALUE)")
-        vals = {k: np.asarray(v, dtype=np.int64) for k, v in env.items()}
+        vals = {k: _int64(v, f"value of {k!r}", MAX_ABS) for k, v in env.items()}
         with np.errstate(all="ignore"):
             return np.asarray(self._eval(self.tree, vals), dtype=np.int64)
 
@@ -107,14 +114,46 @@ class Expr:
             raise LayoutsimError(f"division by zero in {self.text!r}")
         if sym in ("<<", ">>") and (np.any(np.asarray(b) < 0) or np.any(np.asarray(b) > 48)):
             raise LayoutsimError(f"shift count outside 0..48 in {self.text!r}")
-        if sym == "*" and np.any(np.abs(np.asarray(a, dtype=np.float64)) * np.abs(np.asarray(b, dtype=np.float64)) > _MAX_ABS):
-            raise LayoutsimError(f"value out of range (beyond 2**48) in {self.text!r}")
+        # operands are within 2**48, so + - & | ^ >> // % cannot leave int64; * and << can, and
+        # would wrap silently: bound their exact result (powers of two and products of numbers
+        # below 2**53 are exact in float64) before computing it
+        if sym in ("*", "<<"):
+            fa = np.abs(np.asarray(a, dtype=np.float64))
+            fb = np.abs(np.asarray(b, dtype=np.float64)) if sym == "*" else np.exp2(np.asarray(b, dtype=np.float64))
+            if np.any(fa * fb > MAX_ABS):
+                raise LayoutsimError(f"value out of range (beyond 2**48) in {self.text!r}")
         return self._range(fn(a, b))
 
     def _range(self, v):
-        if np.any(np.abs(np.asarray(v)) > _MAX_ABS):
+        if np.any(np.abs(np.asarray(v)) > MAX_ABS):
             raise LayoutsimError(f"value out of range (beyond 2**48) in {self.text!r}")
         return v
+
+
+def largest_shared_memory():
+    """The most shared memory (LDS) any known arch gives one block, in bytes: no tile is larger."""
+    from .. import archs
+    from .model import memory_limit
+    return max(memory_limit(a)[0] for a in archs.ALL)
+
+
+def _int64(values, what, bound):
+    """int64 array of `values` (ints or nested lists of them), each within +-bound."""
+    a = None
+    try:
+        a = np.asarray(values)
+    except (ValueError, TypeError):
+        pass
+    if a is None or a.dtype.kind not in "iu":         # object: Python ints beyond 64 bits
+        raise LayoutsimError(f"{what}: give integers within +-2**48, not {_short(values)}")
+    if a.size and (a.max() > bound or a.min() < -bound):
+        raise LayoutsimError(f"{what}: {_short(values)} is beyond +-2**48")
+    return a.astype(np.int64)
+
+
+def _short(values):
+    text = repr(values)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_variables(items):
@@ -148,6 +187,8 @@ class Swizzle:
     S: int
 
     def __post_init__(self):
+        for name in ("B", "M", "S"):
+            object.__setattr__(self, name, integer(getattr(self, name), f"Swizzle {name}"))
         if self.B < 0 or self.M < 0 or abs(self.S) < self.B or self.B > 16 or self.M > 30 or abs(self.S) > 30:
             raise LayoutsimError(f"Swizzle<{self.B},{self.M},{self.S}> is not valid: CuTe needs B >= 0, "
                                  f"M >= 0 and |S| >= B")
@@ -174,15 +215,20 @@ class XorSwizzle:
     pairs: tuple
 
     def __post_init__(self):
-        ps = tuple((int(s), int(d)) for s, d in self.pairs)
+        try:
+            ps = tuple((integer(s, "XOR swizzle bit", 0, 40), integer(d, "XOR swizzle bit", 0, 40))
+                       for s, d in self.pairs)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, LayoutsimError):
+                raise
+            raise LayoutsimError(f"XOR swizzle pairs: give (source bit, destination bit) pairs, "
+                                 f"not {_short(self.pairs)}") from None
         object.__setattr__(self, "pairs", ps)
         srcs, dsts = {s for s, _ in ps}, {d for _, d in ps}
         both = srcs & dsts
         if both:
             raise LayoutsimError(f"XOR swizzle {self}: bit {min(both)} is both read and written, so the "
                                  f"map may not be one-to-one; use bits that are only read or only written")
-        if any(b < 0 or b > 40 for p in ps for b in p):
-            raise LayoutsimError(f"XOR swizzle {self}: bits must be 0..40")
 
     def __call__(self, x):
         x = np.asarray(x, dtype=np.int64)
@@ -204,22 +250,19 @@ def parse_swizzle(text):
         body = t[3:].lstrip(":(").rstrip(")")
         pairs = []
         for part in body.split(","):
-            if "->" not in part:
+            ends = part.split("->")
+            if len(ends) != 2:
                 raise LayoutsimError(f"XOR swizzle {t!r}: write xor:SRC->DST,SRC->DST (bit numbers)")
-            s, d = part.split("->")
-            try:
-                pairs.append((int(s), int(d)))
-            except ValueError:
-                raise LayoutsimError(f"XOR swizzle {t!r}: bit numbers must be integers") from None
+            pairs.append(tuple(parse_int(v, f"XOR swizzle {t!r}: bit", 0, 40) for v in ends))
         return XorSwizzle(tuple(pairs))
     body = t
     if body.lower().startswith("swizzle"):
         body = body[7:].strip("<>() ")
-    try:
-        b, m, s = (int(v) for v in body.split(","))
-    except ValueError:
+    parts = body.split(",")
+    if len(parts) != 3:
         raise LayoutsimError(f"swizzle {t!r}: write B,M,S (CuTe Swizzle<B,M,S>), e.g. 3,3,3, "
-                             f"or xor:SRC->DST,...") from None
+                             f"or xor:SRC->DST,...")
+    b, m, s = (parse_int(v, f"swizzle {t!r}: B,M,S", -30, 30) for v in parts)
     return Swizzle(b, m, s)
 
 
@@ -245,27 +288,37 @@ class Tile:
     elem_bytes: int = field(default=0, init=False)
 
     def __post_init__(self):
-        if self.dtype not in FORMATS:
+        big = largest_shared_memory()
+        for name, lo in (("rows", 1), ("cols", 1), ("pad", 0), ("base", 0)):
+            object.__setattr__(self, name, integer(getattr(self, name), f"tile {name}", lo, big))
+        if self.pitch is not None:
+            object.__setattr__(self, "pitch", integer(self.pitch, "tile pitch", 1, big))
+        if not isinstance(self.dtype, str) or self.dtype not in FORMATS:
             raise LayoutsimError(f"unknown dtype {self.dtype!r}{suggest(self.dtype, list(FORMATS))}; "
                                  f"valid: {', '.join(FORMATS)}")
         bits = FORMATS[self.dtype].bits
         if bits % 8:
             raise LayoutsimError(f"dtype {self.dtype} has {bits}-bit elements; tiles need whole bytes")
         object.__setattr__(self, "elem_bytes", bits // 8)
-        if self.rows <= 0 or self.cols <= 0:
-            raise LayoutsimError(f"tile {self.rows}x{self.cols}: rows and cols must be positive")
-        if self.pad < 0:
-            raise LayoutsimError(f"padding {self.pad} is negative")
         if self.pitch is not None and self.pitch < self.cols:
             raise LayoutsimError(f"pitch {self.pitch} is smaller than the {self.cols} columns")
-        if self.base < 0:
-            raise LayoutsimError(f"base offset {self.base} is negative")
         if self.unit not in ("elem", "byte"):
             raise LayoutsimError(f"swizzle unit {self.unit!r}; valid: elem, byte")
+        if self.swizzle is not None and not isinstance(self.swizzle, (Swizzle, XorSwizzle)):
+            raise LayoutsimError(f"swizzle {self.swizzle!r}: give a Swizzle, an XorSwizzle or None "
+                                 f"(parse_swizzle reads '3,3,3' and 'xor:7->4')")
+        if self.extent > big:
+            raise LayoutsimError(f"the tile ({self.describe()}) spans {self.extent} bytes; no GPU's "
+                                 f"shared memory holds more than {big} bytes per block")
 
     @property
     def row_pitch(self):
         return self.pitch if self.pitch is not None else self.cols + self.pad
+
+    @property
+    def extent(self):
+        """Bytes from offset 0 to the end of the last element, before swizzling (base included)."""
+        return self.base + ((self.rows - 1) * self.row_pitch + self.cols) * self.elem_bytes
 
     @property
     def bytes(self):
@@ -288,8 +341,8 @@ class Tile:
 
     def offset(self, row, col):
         """Byte offsets of elements (row, col) (arrays broadcast); checks the tile bounds."""
-        row = np.asarray(row, dtype=np.int64)
-        col = np.asarray(col, dtype=np.int64)
+        row = _int64(row, "row", MAX_ABS)
+        col = _int64(col, "column", MAX_ABS)
         if np.any((row < 0) | (row >= self.rows)) or np.any((col < 0) | (col >= self.cols)):
             r = int(np.broadcast_to(row, np.broadcast(row, col).shape).max())
             c = int(np.broadcast_to(col, np.broadcast(row, col).shape).max())
@@ -306,8 +359,8 @@ class Tile:
         n = nbytes // self.elem_bytes
         if n * self.elem_bytes != nbytes or n < 1:
             raise LayoutsimError(f"a {nbytes}-byte {what} does not hold whole {self.dtype} elements")
-        row = np.asarray(row, dtype=np.int64)
-        col = np.asarray(col, dtype=np.int64)
+        row = _int64(row, "row", MAX_ABS)
+        col = _int64(col, "column", MAX_ABS)
         if np.any(col + n > self.cols):
             raise LayoutsimError(f"a {nbytes}-byte {what} at column {int(np.max(col))} runs past the "
                                  f"{self.cols} columns of the tile")
@@ -346,10 +399,11 @@ def _matrix_spec(op):
 
 def matrix_origins(op, fragment, stored="row"):
     """[(row, col)] of each 8x8 memory matrix of `op` when it moves operand `fragment`, relative
-    to the operand's (0, 0); derived from the two catalog tables, so nothing is restated here.
+    to the operand's (0, 0); derived from the two catalog tables (`layoutsim.isa.moves`).
 
     stored: "row" if operand element (r, c) lies at tile (r, c); "col" if it lies at (c, r).
     """
+    from ..isa import moves
     from ..isa.registry import get
     spec = _matrix_spec(op)
     ins, opnd = _fragment(fragment)
@@ -364,22 +418,14 @@ def matrix_origins(op, fragment, stored="row"):
                              f"{'.trans' if spec.trans else ''}")
     if stored not in ("row", "col"):
         raise LayoutsimError(f"stored {stored!r}; valid: row (element (r,c) at tile (r,c)), col (at (c,r))")
-    f = frag.table.astype(np.int64)          # [lane, reg, slot, (m, r, c)]
-    g = reg.table.astype(np.int64)
-    tr, tc = (f[..., 1], f[..., 2]) if stored == "row" else (f[..., 2], f[..., 1])
-    orow, ocol = tr - g[..., 1], tc - g[..., 2]            # [lane, reg, slot]
-    origins = []
-    for j in range(reg.regs):
-        mats = set(g[:, j, :, 0].reshape(-1).tolist())
-        pts = set(zip(orow[:, j].reshape(-1).tolist(), ocol[:, j].reshape(-1).tolist()))
-        if len(pts) != 1 or len(mats) != 1:
-            other = spec.name.replace(".trans", "") if spec.trans else spec.name + ".trans"
-            raise LayoutsimError(f"{spec.name} cannot move operand {opnd.name} of {ins.name} stored "
-                                 f"{stored}-major: register {j} does not hold one 8x8 block in "
-                                 f"{'transposed' if spec.trans else 'plain'} order (try {other}"
-                                 f"{' or stored=' + ('col' if stored == 'row' else 'row')})")
-        origins.append(next(iter(pts)))
-    return origins
+    found = moves.origins(frag, get(spec.catalog), stored)
+    if found is None:
+        other = spec.name.replace(".trans", "") if spec.trans else spec.name + ".trans"
+        raise LayoutsimError(f"{spec.name} cannot move operand {opnd.name} of {ins.name} stored "
+                             f"{stored}-major: its registers do not each hold one 8x8 block in "
+                             f"{'transposed' if spec.trans else 'plain'} order (try {other}"
+                             f"{' or stored=' + ('col' if stored == 'row' else 'row')})")
+    return found
 
 
 def fragment_offsets(tile, op, fragment, row=0, col=0, stored="row"):
@@ -393,40 +439,41 @@ def fragment_offsets(tile, op, fragment, row=0, col=0, stored="row"):
 
 
 def block_offsets(tile, op, row=0, col=0):
-    """Per-lane offsets of ldmatrix/stmatrix.xN moving the 8-row blocks at (row, col): matrix j
-    at (row + 8*(j % 2), col + w*(j // 2)) for x4 (the mma A-fragment order), (row + 8j, col) for
-    x2, where w = 16 bytes of elements."""
-    return block_offsets_many(tile, op, [(row, col)])[0]
+    """Per-lane offsets of ldmatrix/stmatrix.xN moving N blocks of 8 rows x 16 bytes at
+    (row, col), in the order of the mma.sync A fragment they load (`isa.moves.block_order`):
+    x4 (row, col), (row + 8, col), (row, col + w), (row + 8, col + w); x2 (row, col),
+    (row + 8, col); w = 16 bytes of elements."""
+    return _lists(block_offsets_array(tile, op, [(row, col)]))[0]
 
 
-def _block_origins(spec, w):
-    if spec.matrices == 4:
-        return [(8 * (j % 2), w * (j // 2)) for j in range(4)]
-    return [(8 * j, 0) for j in range(spec.matrices)]
-
-
-def block_offsets_many(tile, op, positions):
-    """block_offsets for many (row, col) positions at once: a list of 32-offset lists."""
+def block_offsets_array(tile, op, positions):
+    """block_offsets for many (row, col) positions at once: int64[K, 32], -1 where no address."""
+    from ..isa.moves import block_order
     spec = _matrix_spec(op)
     w = 16 // tile.elem_bytes
-    origins = _block_origins(spec, w)
-    pos = np.asarray(positions, dtype=np.int64).reshape(-1, 2)
+    origins = [(r, w * c16) for r, c16 in block_order(spec.matrices)]
+    pos = _int64(positions, "block position", MAX_ABS).reshape(-1, 2)
     return _row_offsets_many(tile, spec, pos[:, None, :] + np.asarray(origins)[None, :, :])
 
 
 def _row_offsets(tile, spec, origins):
-    return _row_offsets_many(tile, spec, np.asarray(origins, dtype=np.int64)[None])[0]
+    return _lists(_row_offsets_many(tile, spec, _int64(origins, "matrix position", MAX_ABS)[None]))[0]
+
+
+def _lists(offsets):
+    """int64[K, 32] with -1 for 'no address' -> K lists of 32 offsets with None."""
+    return [[int(o) if o >= 0 else None for o in row] for row in offsets.tolist()]
 
 
 def _row_offsets_many(tile, spec, origins):
-    """origins int[K, matrices, 2] -> K lists of 32 offsets (None where no address is used)."""
+    """origins int[K, matrices, 2] -> int64[K, 32] offsets (-1 where no address is used)."""
     lanes = np.asarray(spec.address_lanes())                        # [matrices, 8]
     rows = origins[:, :, 0, None] + np.arange(8)                    # [K, matrices, 8]
     cols = np.broadcast_to(origins[:, :, 1, None], rows.shape)
     offs = tile.vector_offsets(rows, cols, 16, what="matrix row")
     full = np.full((origins.shape[0], LANES), -1, np.int64)
     full[:, lanes.reshape(-1)] = offs.reshape(origins.shape[0], -1)
-    return [[int(o) if o >= 0 else None for o in row] for row in full]
+    return full
 
 
 def fill_offsets(tile, width=16, first=0, count=None):
@@ -434,6 +481,11 @@ def fill_offsets(tile, width=16, first=0, count=None):
     elements t*n .. t*n+n-1 of the row-major logical tile, n = width / element bytes).
 
     Returns a list of accesses, each 32 offsets (None for lanes past the end)."""
+    return _lists(fill_offsets_array(tile, width, first, count))
+
+
+def fill_offsets_array(tile, width=16, first=0, count=None):
+    """fill_offsets as int64[K, 32], -1 for lanes past the end."""
     n = width // tile.elem_bytes
     if n < 1 or n * tile.elem_bytes != width:
         raise LayoutsimError(f"{width}-byte accesses do not hold whole {tile.dtype} elements")
@@ -449,7 +501,7 @@ def fill_offsets(tile, width=16, first=0, count=None):
     valid = t < vectors
     e = np.where(valid, t, 0) * n
     offs = tile.vector_offsets(e // tile.cols, e % tile.cols, width)
-    return [[int(o) if v else None for o, v in zip(orow, vrow)] for orow, vrow in zip(offs, valid)]
+    return np.where(valid, offs, -1)
 
 
 def fill_count(tile, width=16):

@@ -15,7 +15,7 @@ _ALL = [list(range(32))]
 _GFX11_B128 = [list(range(0, 4)) + list(range(20, 24)), list(range(4, 8)) + list(range(16, 20)),
                list(range(8, 12)) + list(range(28, 32)), list(range(12, 16)) + list(range(24, 28))]
 
-_ISSUE = "layoutsim issue #3 (from published gfx1201 LDS measurements)"
+_ISSUE = "as reported from published gfx1201 LDS measurements (primary source not located)"
 _CDNA3 = ("the same lane groups are documented for CDNA3 (MI300) ds_read_b128 in nod-ai/shark-ai "
           "docs/amdgpu_kernel_optimization_guide.md, 'Avoiding LDS Bank Conflicts'")
 
@@ -30,8 +30,8 @@ RULES = {
     ("gfx12", 16): (_QUARTERS, f"four phases, lanes 0-7, 8-15, 16-23, 24-31: {_ISSUE}"),
     ("gfx11", 1): (_ALL, "assumed like ds_read_b32: one phase of 32 lanes (no source)"),
     ("gfx11", 2): (_ALL, "assumed like ds_read_b32: one phase of 32 lanes (no source)"),
-    ("gfx11", 4): (_ALL, "one phase of 32 lanes: assumed as on gfx12 (issue #3 gives it for gfx12)"),
-    ("gfx11", 8): (_HALVES, "two phases, lanes 0-15 and 16-31: assumed as on gfx12 (issue #3 gives it for gfx12)"),
+    ("gfx11", 4): (_ALL, "one phase of 32 lanes: assumed as on gfx12 (reported for gfx12 only)"),
+    ("gfx11", 8): (_HALVES, "two phases, lanes 0-15 and 16-31: assumed as on gfx12 (reported for gfx12 only)"),
     ("gfx11", 16): (_GFX11_B128, f"four phases {{0-3,20-23}}, {{4-7,16-19}}, {{8-11,28-31}}, "
                                  f"{{12-15,24-27}}: {_ISSUE}; {_CDNA3} (for CDNA3 writes the doc "
                                  f"gives plain groups of 8: gfx11 writes may differ)"),

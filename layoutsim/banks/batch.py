@@ -1,10 +1,13 @@
 """Wavefronts of many warp accesses at once: a numba kernel and a numpy-vectorized engine.
 
-Both compute exactly what model.analyze computes (tests/banks/test_batch.py checks it on random
-patterns); they differ in speed and start-up:
+Both compute exactly what model.analyze computes (tests/banks/test_banks_batch.py checks it on
+random patterns) and share the address checks and the phase merging (`_final_phase`); they
+differ in how they count, in speed and in start-up:
   engine="numba"  compiled (cache=True), > 1e6 warp accesses/s; the first call in a fresh
-                  environment spends seconds compiling. numba is imported here, lazily.
+                  environment compiles for a few seconds. numba is imported here, lazily.
   engine="numpy"  no compilation, ~1e5 accesses/s: what the swizzle search uses.
+  engine="auto"   (the default) numpy for fewer than AUTO_NUMBA_FROM accesses, numba above:
+                  a small batch never waits for a compile.
 """
 from dataclasses import dataclass
 
@@ -19,8 +22,9 @@ MODES = {"none": 0, "pairs": 1, "pairs-half": 2, "identical": 3, "one-phase": 4,
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What the engines need to know about one op under one rule set."""
+class PhaseTable:
+    """What the engines need to know about one op under one rule set: each lane's phase and how
+    phases merge."""
     lane_phase: np.ndarray     # int32[32]: base phase of each lane, -1 = address not used
     n_phases: int
     mode: int                  # MODES
@@ -32,27 +36,22 @@ class Plan:
     width: int
 
 
-def plan(spec, arch, rules):
+def phase_table(spec, arch, rules):
     if spec.vendor == "amd":
         base = amd.base_phases(spec, generation(arch))
         mode, empty, by_addr, empty_warp = "none", 0, False, 0
     else:
         base = nvidia.base_phases(spec)
-        if spec.is_matrix:
-            mode = rules.matrix if rules.matrix != "as-v4" else rules.wide(spec.direction)
-        elif spec.width >= 8:
-            mode = rules.wide(spec.direction)
-        else:
-            mode = "none"
+        mode = rules.merge(spec)
         empty = rules.empty_phase
         empty_warp = rules.empty_warp
-        by_addr = spec.width < 4 and spec.direction == "st" and rules.subword_st == "address"
+        by_addr = rules.by_address(spec)
     lane_phase = np.full(LANES, -1, np.int32)
     for p, lanes in enumerate(base):
         lane_phase[lanes] = p
     if len(base) == 1:
         mode = "none"
-    return Plan(lane_phase, len(base), MODES[mode], spec.words, by_addr, empty, empty_warp,
+    return PhaseTable(lane_phase, len(base), MODES[mode], spec.words, by_addr, empty, empty_warp,
                 spec.is_matrix, spec.width)
 
 
@@ -71,12 +70,13 @@ def _masks(active, n):
 
 
 def _parts(masks, pl):
-    bits = ((masks[:, None] >> np.arange(LANES, dtype=np.uint64)) & np.uint64(1)).astype(bool)
-    return bits & (pl.lane_phase >= 0)[None, :]
+    """bool[N, 32]: lane takes part (its bit is set and the op uses its address)."""
+    bits = np.unpackbits(masks.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+    return bits.astype(bool) & (pl.lane_phase >= 0)[None, :]
 
 
 def prepare_common(op, offsets, arch=None, active=None, rules=None):
-    """(spec, arch, plan, offsets int64[N,32], masks uint64[N], limit) -- addresses not yet checked."""
+    """(spec, arch, phase table, offsets int64[N,32], masks uint64[N]) -- addresses not yet checked."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
     rules = rules or nvidia.DEFAULT
@@ -88,7 +88,7 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
         raise LayoutsimError(f"batch offsets must be integers, not {off.dtype}")
     off = np.ascontiguousarray(off, dtype=np.int64)
     n = off.shape[0]
-    pl = plan(spec, arch, rules)
+    pl = phase_table(spec, arch, rules)
     masks = _masks(active, n)
     if spec.is_matrix:
         need = np.uint64(sum(1 << int(lane) for lane in np.flatnonzero(pl.lane_phase >= 0)))
@@ -98,17 +98,17 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
             lane = next(lane for lane in range(LANES) if (int(need) >> lane) & 1 and not (int(masks[i]) >> lane) & 1)
             raise LayoutsimError(f"access {i}: {spec.name} is .sync.aligned: every lane executes it, "
                                  f"and lane {lane} (a row address) is inactive")
-    limit, _ = memory_limit(spec, arch)
-    return spec, arch, pl, off, masks, limit
+    return spec, arch, pl, off, masks
 
 
 def check_batch(spec, arch, off, part, first=0):
     """Raise a one-line error for the first access (index + first) with a bad address."""
     w = spec.width
-    limit, where = memory_limit(spec, arch)
-    bad = part & ((off < 0) | ((off & (w - 1)) != 0) | (off > limit - w))
-    if not bad.any():
+    limit, where = memory_limit(arch)
+    used = np.where(part, off, 0)          # three reductions decide the common case: all good
+    if used.size == 0 or (used.min() >= 0 and used.max() <= limit - w and not (used & (w - 1)).any()):
         return
+    bad = part & ((off < 0) | ((off & (w - 1)) != 0) | (off > limit - w))
     i, lane = (int(v) for v in np.argwhere(bad)[0])
     o = int(off[i, lane])
     head = f"access {i + first}, lane {lane}: "
@@ -121,26 +121,34 @@ def check_batch(spec, arch, off, part, first=0):
 
 
 def prepare_batch(op, offsets, arch=None, active=None, rules=None):
-    """(spec, arch, plan, offsets int64[N,32], participating bool[N,32]) with every access checked."""
-    spec, arch, pl, off, masks, _ = prepare_common(op, offsets, arch, active, rules)
+    """(spec, arch, phase table, offsets int64[N,32], participating bool[N,32]) with every access checked."""
+    spec, arch, pl, off, masks = prepare_common(op, offsets, arch, active, rules)
     part = _parts(masks, pl)
     check_batch(spec, arch, off, part)
     return spec, arch, pl, off, part
 
 
-def wavefronts_batch(op, offsets, arch=None, active=None, rules=None, engine="numba"):
+AUTO_NUMBA_FROM = 2000     # below this many accesses the numpy engine is done before numba loads
+
+
+def wavefronts_batch(op, offsets, arch=None, active=None, rules=None, engine="auto"):
     """int64[N] wavefronts of N warp accesses of one op: offsets is [N, 32] byte offsets,
-    active None (all lanes), N 32-bit lane masks, or [N, 32] booleans."""
-    if engine not in ("numba", "numpy"):
-        raise LayoutsimError(f"unknown engine {engine!r}; valid: numba, numpy")
-    spec, arch, pl, off, masks, limit = prepare_common(op, offsets, arch, active, rules)
+    active None (all lanes), N 32-bit lane masks, or [N, 32] booleans. engine: "auto" (numpy
+    for small batches, numba for large ones), "numba" or "numpy"."""
+    if engine not in ("auto", "numba", "numpy"):
+        raise LayoutsimError(f"unknown engine {engine!r}; valid: auto, numba, numpy")
+    spec, arch, pl, off, masks = prepare_common(op, offsets, arch, active, rules)
     if off.shape[0] == 0:
         return np.zeros(0, np.int64)
-    if engine == "numpy":
+    if engine == "numpy" or (engine == "auto" and off.shape[0] < AUTO_NUMBA_FROM):
         part = _parts(masks, pl)
         check_batch(spec, arch, off, part)
         return _numpy_engine(pl, off, part)
-    out = _numba_engine(pl, off, masks, limit)
+    if pl.mode in (MODES["identical"], MODES["greedy"]):     # merged in numpy, counted by numba
+        part = _parts(masks, pl)
+        check_batch(spec, arch, off, part)
+        return _numba_merged(pl, off, part)
+    out = _numba_engine(pl, off, masks, memory_limit(arch)[0])
     if out.min() < 0:                       # the kernel flags bad addresses with -1
         i = int(np.flatnonzero(out < 0)[0])
         check_batch(spec, arch, off[i:i + 1], _parts(masks[i:i + 1], pl), first=i)
@@ -155,27 +163,32 @@ def ideal_batch(op, offsets, arch=None, active=None, rules=None):
 
 # ---- numpy engine -----------------------------------------------------------------------
 def _final_phase(pl, off, part):
-    """int[N, 32] phase id of each lane after merging, and bool[N, n_phases] phases that exist."""
+    """int8[N, 32] phase id of each lane after merging (-1: address not used), and
+    bool[N, n_phases] phases that exist; the one implementation of the merge rules for batches."""
     n = off.shape[0]
-    lp = np.broadcast_to(pl.lane_phase, (n, LANES))
+    lp = np.broadcast_to(pl.lane_phase.astype(np.int8), (n, LANES))
     exists = np.ones((n, pl.n_phases), bool)
     if pl.mode == 0:
         return lp.copy(), exists
     if pl.mode == 4:
-        ph = np.where(lp >= 0, 0, -1)
+        ph = np.where(lp >= 0, 0, -1).astype(np.int8)
         exists[:, 1:] = False
         return ph, exists
     if pl.mode in (1, 2):
-        lane = np.arange(LANES)
         group = pl.lane_phase // 2                                    # pair group of each lane
         n_groups = (pl.n_phases + 1) // 2
+        used = pl.lane_phase >= 0
         oks = []
         for m in (1, 2):
-            partner = lane ^ m
-            ok = ~part | ~part[:, partner] | (off == off[:, partner]) | (pl.lane_phase[partner] < 0)[None]
+            # ok[lane]: lane or its partner lane ^ m takes no part, or both give the same address.
+            # Viewed as [N, 32 / 2m, 2, m], a lane's partner is the other index of axis 2.
+            shape = (n, LANES // (2 * m), 2, m)
+            o, p = off.reshape(shape), part.reshape(shape) & used.reshape(shape[1:])
+            pair = ~p[:, :, 0] | ~p[:, :, 1] | (o[:, :, 0] == o[:, :, 1])          # [N, 32 / 2m, m]
             if pl.mode == 1:
-                oks.append(np.repeat(ok.all(axis=1, keepdims=True), n_groups, axis=1))
+                oks.append(np.repeat(pair.all(axis=(1, 2))[:, None], n_groups, axis=1))
             else:
+                ok = np.broadcast_to(pair[:, :, None, :], shape).reshape(n, LANES)
                 g_ok = np.ones((n, n_groups), bool)
                 for g in range(n_groups):
                     g_ok[:, g] = ok[:, group == g].all(axis=1)
@@ -261,7 +274,18 @@ PARALLEL_FROM = 50_000       # batches this large use every core (that kernel co
 def _numba_engine(pl, off, masks, limit):
     from . import _jit                      # imports numba: only here, never at package import
     out = np.zeros(off.shape[0], np.int64)
-    fn = _jit.wavefronts_parallel if off.shape[0] >= PARALLEL_FROM else _jit.wavefronts
-    fn(off, masks.astype(np.int64), pl.lane_phase.astype(np.int32), pl.n_phases, pl.mode, pl.words,
-                    pl.by_address, pl.empty_cost, pl.empty_warp, pl.width, limit, out)
+    args = (off, masks.astype(np.int64), pl.lane_phase.astype(np.int32), pl.n_phases, pl.mode, pl.words,
+            pl.by_address, pl.empty_cost, pl.empty_warp, pl.width, limit, out)
+    if off.shape[0] >= PARALLEL_FROM:
+        _jit.wavefronts_parallel(*args)
+    else:
+        _jit.wavefronts(*args, 0, off.shape[0])
+    return out
+
+
+def _numba_merged(pl, off, part):
+    from . import _jit
+    ph, exists = _final_phase(pl, off, part)
+    out = np.zeros(off.shape[0], np.int64)
+    _jit.wavefronts_merged(off, part, ph, exists, pl.words, pl.by_address, pl.empty_cost, pl.empty_warp, out)
     return out

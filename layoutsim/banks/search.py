@@ -17,11 +17,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import LayoutsimError
-from .address import Swizzle, Tile, block_offsets_many, fill_offsets
+from ..errors import LayoutsimError, integer
+from .address import Swizzle, Tile, block_offsets_array, fill_offsets_array
 from .batch import _numpy_engine, prepare_batch
-from .model import resolve_arch
+from .model import BANKS, check_tile, memory_limit, resolve_arch
 from .ops import parse
+
+# Padding a row by one more pass over the banks moves every row by whole bank cycles: the same
+# banks, the same words apart, so the same wavefronts as the smaller pad, with more bytes wasted.
+MAX_PAD_BYTES = 4 * BANKS
+MAX_WORK = 1_000_000     # warp accesses costed per search (a few seconds): the search space's bound
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,9 @@ def accesses(tile, op):
         if tile.rows % bh or tile.cols % bw:
             raise LayoutsimError(f"{spec.name} moves {bh}x{bw} {tile.dtype} blocks; the {tile.rows}x{tile.cols} "
                                  f"tile is not a whole number of them")
-        out = block_offsets_many(tile, spec, [(r, c) for r in range(0, tile.rows, bh)
-                                              for c in range(0, tile.cols, bw)])
-    else:
-        out = fill_offsets(tile, spec.width)
-    return np.array([[-1 if o is None else o for o in a] for a in out], np.int64)
+        return block_offsets_array(tile, spec, [(r, c) for r in range(0, tile.rows, bh)
+                                                for c in range(0, tile.cols, bw)])
+    return fill_offsets_array(tile, spec.width)
 
 
 def _cost(tile, op, arch, rules):
@@ -126,13 +129,16 @@ def _cost(tile, op, arch, rules):
     return int(wf.sum()), int(ideal.sum()), len(offs)
 
 
-def candidate_tiles(rows, cols, dtype, align, max_pad_bytes=128):
-    """Paddings in steps of `align` bytes up to max_pad_bytes, then Swizzle<B,M,S> layouts."""
+def candidate_tiles(rows, cols, dtype, align, max_pad_bytes=128, limit=None):
+    """Paddings in steps of `align` bytes up to max_pad_bytes (and, given `limit`, while the
+    padded tile fits in `limit` bytes), then Swizzle<B,M,S> layouts."""
     probe = Tile(rows, cols, dtype)
     eb = probe.elem_bytes
     step = max(1, align // eb)
     out = []
     for pad in range(0, max_pad_bytes // eb + 1, step):
+        if limit is not None and ((rows - 1) * (cols + pad) + cols) * eb > limit:
+            break
         if ((cols + pad) * eb) % align == 0:
             out.append(Tile(rows, cols, dtype, pad=pad))
     m0 = max(0, (align // eb).bit_length() - 1)
@@ -145,10 +151,28 @@ def candidate_tiles(rows, cols, dtype, align, max_pad_bytes=128):
                     continue
                 sw = Swizzle(b, m, s)
                 mapped = sw(allidx)
-                if mapped.max() >= total or np.unique(mapped).size != total or np.array_equal(mapped, allidx):
+                if mapped.max() >= total or np.array_equal(mapped, allidx):
+                    continue
+                hit = np.zeros(total, bool)
+                hit[mapped] = True
+                if not hit.all():            # not one-to-one on the tile
                     continue
                 out.append(Tile(rows, cols, dtype, swizzle=sw))
     return out
+
+
+def _check_work(tile, ops, layouts):
+    """Refuse a search that would cost more than MAX_WORK warp accesses, before costing any."""
+    per_layout = 0
+    for op in dict.fromkeys(ops):
+        try:
+            per_layout += len(accesses(tile, op))
+        except LayoutsimError:
+            pass                         # reported per layout by the search itself
+    if per_layout * layouts > MAX_WORK:
+        raise LayoutsimError(f"this search would cost {layouts} layouts x {per_layout} warp accesses = "
+                             f"{per_layout * layouts:,}, over the limit of {MAX_WORK:,}: give a smaller tile, "
+                             f"fewer ops or a smaller --max-pad-bytes")
 
 
 def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v4.b32",), arch=None,
@@ -166,8 +190,16 @@ def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v
     arch = resolve_arch(specs[0], arch)
     for s in specs[1:]:
         resolve_arch(s, arch)
+    if not 0 <= integer(max_pad_bytes, "--max-pad-bytes") <= MAX_PAD_BYTES:
+        raise LayoutsimError(f"--max-pad-bytes {str(max_pad_bytes)[:24]} is out of range; valid: 0..{MAX_PAD_BYTES} "
+                             f"(padding by more than one pass over the {BANKS} banks repeats a smaller "
+                             f"pad's bank pattern)")
+    plain = Tile(rows, cols, dtype)
+    check_tile(plain, specs[0].name, arch)
     align = max(s.width for s in specs)
-    cands = tiles if tiles is not None else candidate_tiles(rows, cols, dtype, align, max_pad_bytes)
+    cands = tiles if tiles is not None else candidate_tiles(rows, cols, dtype, align, max_pad_bytes,
+                                                            memory_limit(arch)[0])
+    _check_work(plain, reads + writes, len(cands))
     ranked, skipped, counts = [], [], {}
     for tile in cands:
         try:
@@ -191,7 +223,6 @@ def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v
         return (c.total, c.wasted_bytes, simple, c.tile.row_pitch)
     ranked.sort(key=key)
     if not any(c.tile.swizzle is None and c.tile.row_pitch == c.tile.cols for c in ranked):
-        plain = Tile(rows, cols, dtype)
         r = [_cost(plain, op, arch, rules) for op in reads]
         w = [_cost(plain, op, arch, rules) for op in writes]
         rs, ws = sum(x[0] for x in r), sum(x[0] for x in w)

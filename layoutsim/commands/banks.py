@@ -14,6 +14,7 @@ import json
 
 from . import add_arch
 from ..errors import LayoutsimError
+from ..inputs import lane_mask, pair, parse_int, shape
 
 
 def dumps(obj, indent=0):
@@ -50,19 +51,19 @@ def register(sub):
     p.add_argument("--var", action="append", metavar="NAME=VALUE", help="variable for --addr (repeatable)")
     p.add_argument("--active", help="active lanes: a hex mask (0xffff) or lanes and ranges (0-15,20); default all")
     t = p.add_argument_group("tile layout (with --tile)")
-    t.add_argument("--dtype", default="f16", help="element format (default f16)")
-    t.add_argument("--pad", type=int, default=0, help="padding elements after each row")
+    t.add_argument("--dtype", help="element format (default f16)")
+    t.add_argument("--pad", type=int, help="padding elements after each row")
     t.add_argument("--pitch", type=int, help="elements from one row to the next (instead of --pad)")
     t.add_argument("--swizzle", help="CuTe Swizzle<B,M,S> as B,M,S, or xor:SRC->DST,... (bits of the element offset)")
-    t.add_argument("--swizzle-unit", choices=("elem", "byte"), default="elem",
+    t.add_argument("--swizzle-unit", choices=("elem", "byte"),
                    help="swizzle the element offset (default) or the byte offset")
-    t.add_argument("--base", type=int, default=0, help="byte offset of the tile in shared memory")
+    t.add_argument("--base", type=int, help="byte offset of the tile in shared memory")
     g = p.add_argument_group("which access (with --tile)")
     g.add_argument("--fragment", help="INSTRUCTION:OPERAND moved by ldmatrix/stmatrix, e.g. "
                    "mma.m16n8k16.f32.f16.f16.f32:A (with --at)")
     g.add_argument("--at", help="ROW,COL of the fragment's (0,0) in the tile (default 0,0)")
-    g.add_argument("--stored", choices=("row", "col"), default="row",
-                   help="operand element (r,c) lies at tile (r,c) (row) or (c,r) (col)")
+    g.add_argument("--stored", choices=("row", "col"),
+                   help="operand element (r,c) lies at tile (r,c) (row, the default) or (c,r) (col)")
     g.add_argument("--block", help="ROW,COL: ldmatrix/stmatrix of the 8-row blocks at this tile position")
     g.add_argument("--fill", action="store_true", help="the row-wise accesses of the op's width covering the tile")
     g.add_argument("--index", type=int, help="with --fill: only warp access K")
@@ -73,58 +74,14 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def _pair(text, what):
-    try:
-        a, b = (int(v) for v in str(text).replace(" ", "").split(","))
-    except ValueError:
-        raise LayoutsimError(f"{what} wants ROW,COL (two integers), not {text!r}") from None
-    return a, b
-
-
-def _tile_shape(text):
-    t = str(text).lower().replace(" ", "")
-    try:
-        rows, cols = (int(v) for v in t.split("x"))
-    except ValueError:
-        raise LayoutsimError(f"--tile wants ROWSxCOLS, e.g. 64x32, not {text!r}") from None
-    return rows, cols
-
-
 def parse_offsets(text):
     out = []
     for part in str(text).replace(" ", "").split(","):
         if part in ("-", "_", "none", ""):
             out.append(None)
             continue
-        try:
-            out.append(int(part, 0))
-        except ValueError:
-            raise LayoutsimError(f"--offsets: {part!r} is not an integer byte offset") from None
+        out.append(parse_int(part, "--offsets: byte offset"))
     return out
-
-
-def parse_active(text):
-    if text is None:
-        return None
-    t = str(text).strip().lower()
-    if t.startswith(("0x", "0b")):
-        try:
-            return int(t, 0)
-        except ValueError:
-            raise LayoutsimError(f"--active mask {text!r} is not a number") from None
-    lanes = set()
-    for part in t.split(","):
-        try:
-            if "-" in part:
-                a, b = (int(v) for v in part.split("-"))
-                lanes.update(range(a, b + 1))
-            elif part:
-                lanes.add(int(part))
-        except ValueError:
-            raise LayoutsimError(f"--active wants a mask (0xffff) or lane ranges (0-15,20), not {text!r}") from None
-    if any(not 0 <= lane < 32 for lane in lanes):
-        raise LayoutsimError(f"--active lanes must be 0..31: {text!r}")
-    return sum(1 << lane for lane in lanes)
 
 
 def parse_rules(text):
@@ -132,32 +89,50 @@ def parse_rules(text):
     return parse(text) if text else None
 
 
+# options that only mean something with --tile, and where each belongs
+TILE_OPTIONS = ("dtype", "pad", "pitch", "swizzle", "swizzle_unit", "base", "fragment", "at", "stored",
+                "block", "fill", "index")
+
+
+def reject_tile_options(args, names=TILE_OPTIONS):
+    """Without --tile these options would be ignored, which reads as if they had been applied:
+    refuse them instead (`banks` and `render --banks` alike)."""
+    for name in names:
+        if getattr(args, name, None) not in (None, False, []):
+            raise LayoutsimError(f"--{name.replace('_', '-')} describes a tile: give --tile ROWSxCOLS "
+                                 f"too, or drop it")
+
+
 def tile_from_args(args):
     from ..banks.address import Tile, parse_swizzle
-    rows, cols = _tile_shape(args.tile)
-    return Tile(rows, cols, args.dtype, pad=args.pad, pitch=args.pitch, base=args.base,
-                swizzle=parse_swizzle(args.swizzle), unit=args.swizzle_unit)
+    rows, cols = shape(args.tile)
+    return Tile(rows, cols, args.dtype or "f16", pad=args.pad or 0, pitch=args.pitch, base=args.base or 0,
+                swizzle=parse_swizzle(args.swizzle), unit=args.swizzle_unit or "elem")
 
 
 def accesses_from_args(args):
     """[(label, offsets)] for the arguments: one access, or several for --fill."""
     from ..banks import address
+    from ..banks.model import check_tile
     from ..banks.ops import parse
-    if args.addr is not None:
-        return [(None, args.addr)]
-    if args.offsets is not None:
-        return [(None, parse_offsets(args.offsets))]
+    if args.tile is None:
+        reject_tile_options(args)
+        return [(None, args.addr if args.addr is not None else parse_offsets(args.offsets))]
     tile = tile_from_args(args)
     spec = parse(args.op)
+    check_tile(tile, spec.name, args.arch)
     modes = [m for m in ("fragment", "block", "fill") if getattr(args, m)]
     if len(modes) != 1:
         raise LayoutsimError("with --tile give one of --fragment (with --at), --block ROW,COL or --fill")
+    for opt, owner in (("at", "fragment"), ("stored", "fragment"), ("index", "fill")):
+        if getattr(args, opt) is not None and not getattr(args, owner):
+            raise LayoutsimError(f"--{opt} goes with --{owner}")
     if args.fragment:
-        r, c = _pair(args.at, "--at") if args.at else (0, 0)
-        offs = address.fragment_offsets(tile, spec, args.fragment, r, c, args.stored)
+        r, c = pair(args.at, "--at", 0, max(tile.rows, tile.cols) - 1) if args.at else (0, 0)
+        offs = address.fragment_offsets(tile, spec, args.fragment, r, c, args.stored or "row")
         return [(f"{args.fragment} at ({r}, {c}) of {tile.describe()}", offs)]
     if args.block:
-        r, c = _pair(args.block, "--block")
+        r, c = pair(args.block, "--block", 0, max(tile.rows, tile.cols) - 1)
         return [(f"blocks at ({r}, {c}) of {tile.describe()}", address.block_offsets(tile, spec, r, c))]
     if spec.is_matrix:
         raise LayoutsimError(f"--fill covers the tile with per-lane vector accesses; for {spec.name} "
@@ -173,12 +148,10 @@ def accesses_from_args(args):
 def run(args):
     from ..banks.address import parse_variables
     from ..banks.model import analyze
-    if args.index is not None and not args.fill:
-        raise LayoutsimError("--index selects one access of --fill")
     variables = parse_variables(args.var)
     if variables and args.addr is None:
         raise LayoutsimError("--var is for --addr expressions")
-    active = parse_active(args.active)
+    active = lane_mask(args.active)
     rules = parse_rules(args.rules)
     accesses = accesses_from_args(args)
     reports = [(label, offs, analyze(args.op, offs, args.arch, active, rules, variables))

@@ -60,7 +60,7 @@ def register(sub):
     b.add_argument("--active", help="active lanes: a mask (0xffff) or ranges (0-15,20); default all")
     b.add_argument("--label", action="append", help="a caption per access or layout, in order")
     b.add_argument("--tile", metavar="ROWSxCOLS", help="a shared-memory tile, e.g. 64x32 (elements)")
-    b.add_argument("--dtype", default="f16", help="tile element format (default f16)")
+    b.add_argument("--dtype", help="tile element format (default f16)")
     b.add_argument("--pad", type=int, help="padding elements after each row")
     b.add_argument("--pitch", type=int, help="elements from one row to the next (instead of --pad)")
     b.add_argument("--swizzle", help="CuTe Swizzle<B,M,S> as B,M,S, or xor:SRC->DST,...")
@@ -70,8 +70,8 @@ def register(sub):
                    "drawn beside the first: 'pad=8', 'swizzle=3,3,3', 'pitch=72 base=0'; repeatable")
     b.add_argument("--fragment", metavar="INSTR:OPERAND", help="with --tile: the ldmatrix/stmatrix that "
                    "moves this mma operand, e.g. mma.m16n8k16.f32.f16.f16.f32:A")
-    b.add_argument("--at", default="0,0", metavar="ROW,COL", help="tile position of --fragment (default 0,0)")
-    b.add_argument("--stored", default="row", choices=("row", "col"), help="operand stored row- or col-major")
+    b.add_argument("--at", metavar="ROW,COL", help="tile position of --fragment (default 0,0)")
+    b.add_argument("--stored", choices=("row", "col"), help="operand stored row- or col-major (default row)")
     b.add_argument("--block", metavar="ROW,COL", help="with --tile: ldmatrix/stmatrix of the 8-row blocks here")
     b.add_argument("--fill", action="store_true", help="with --tile: the row-wise accesses of the op's "
                    "width that fill the tile (one picture: --index K, default 0)")
@@ -113,7 +113,8 @@ def run(args):
 # ---- fragments ----------------------------------------------------------------------------
 def _fragment_scene(args):
     from ..render import highlight_for
-    from ..render.fragment import fragment_scene, parse_lanes
+    from ..inputs import ranges
+    from ..render.fragment import fragment_scene
     from ._common import default_operand, resolve
     for opt in ("op", "addr", "offsets", "tile", "layout", "fragment", "fill", "block"):
         if getattr(args, opt):
@@ -143,8 +144,8 @@ def _fragment_scene(args):
     if args.rows or args.cols:
         from ..render.fragment import Highlight
         nm, nr, nc = op.fragment.shape
-        rows = parse_lanes(args.rows, nr, "row", "the operand has rows") if args.rows else None
-        cols = parse_lanes(args.cols, nc, "column", "the operand has columns") if args.cols else None
+        rows = set(ranges(args.rows, nr, "row", "the operand has rows")) if args.rows else None
+        cols = set(ranges(args.cols, nc, "column", "the operand has columns")) if args.cols else None
         hl = hl or Highlight()
         hl.rows, hl.cols = rows, cols
         label = " ".join(x for x in (f"rows {args.rows}" if rows else "", f"cols {args.cols}" if cols else "") if x)
@@ -194,8 +195,8 @@ def _bank_scene(args):
     if not args.op:
         raise LayoutsimError("--banks needs --op (ld.shared.v4.b32, ldmatrix.x4, ds_read_b128, ...)")
     labels = list(args.label or [])
-    from .banks import parse_active              # the `layoutsim banks --active` spelling
-    active = parse_active(args.active)
+    from ..inputs import lane_mask               # the `layoutsim banks --active` spelling
+    active = lane_mask(args.active)
     layout_flags = {k: getattr(args, k) for k in ("pad", "pitch", "swizzle", "swizzle_unit", "base")}
     if args.tile:
         if args.addr or args.offsets:
@@ -205,15 +206,15 @@ def _bank_scene(args):
         picks = sum(bool(x) for x in (args.fragment, args.block, args.fill))
         if picks > 1:
             raise LayoutsimError("with --tile give one of --fragment (with --at), --block ROW,COL or --fill")
-        at = args.block or args.at
-        return tile_scene(args.op, args.tile, args.dtype, layouts, labels, arch=args.arch,
-                          fragment=args.fragment, at=at, stored=args.stored, block=bool(args.block),
+        for opt, owner in (("at", "fragment"), ("stored", "fragment"), ("index", "fill")):
+            if getattr(args, opt) is not None and not getattr(args, owner):
+                raise LayoutsimError(f"--{opt} goes with --{owner}")
+        at = args.block or args.at or "0,0"
+        return tile_scene(args.op, args.tile, args.dtype or "f16", layouts, labels, arch=args.arch,
+                          fragment=args.fragment, at=at, stored=args.stored or "row", block=bool(args.block),
                           fill=(args.index or 0) if args.fill else None, active=active)
-    given = [k for k, v in layout_flags.items() if v is not None]
-    for opt, val in (("layout", args.layout), ("fragment", args.fragment), ("block", args.block),
-                     ("fill", args.fill), ("index", args.index), (given[0] if given else "", given)):
-        if val:
-            raise LayoutsimError(f"--{opt.replace('_', '-')} describes a tile: give --tile ROWSxCOLS too")
+    from .banks import TILE_OPTIONS, reject_tile_options
+    reject_tile_options(args, TILE_OPTIONS + ("layout",))
     sources = [("addr", a) for a in (args.addr or [])] + [("offsets", o) for o in (args.offsets or [])]
     if not sources:
         raise LayoutsimError(f"--op {args.op}: give the addresses: --addr EXPR, --offsets LIST, "

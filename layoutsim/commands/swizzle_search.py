@@ -29,14 +29,16 @@ def register(sub):
 
 def run(args):
     from ..banks.search import search
-    from ..errors import LayoutsimError
-    from .banks import _tile_shape, print_json
-    rows, cols = _tile_shape(args.tile)
+    from ..errors import integer
+    from ..inputs import shape
+    from .banks import print_json
+    rows, cols = shape(args.tile)
     reads, writes = args.read, args.write
     if reads is None and writes is None:
         reads, writes = ["ldmatrix.x4"], ["st.shared.v4.b32"]
-    if args.top < 1 or args.max_pad_bytes < 0 or args.read_weight < 0 or args.write_weight < 0:
-        raise LayoutsimError("--top must be >= 1; weights and --max-pad-bytes must be >= 0")
+    integer(args.top, "--top", 1)
+    integer(args.read_weight, "--read-weight", 0, 1 << 20)
+    integer(args.write_weight, "--write-weight", 0, 1 << 20)
     r = search(rows, cols, args.dtype, reads or (), writes or (), args.arch, args.read_weight,
                args.write_weight, args.max_pad_bytes)
     if args.json:

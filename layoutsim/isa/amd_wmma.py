@@ -154,7 +154,7 @@ def _lane_elements(gen, role, w, extent, wave):
     return h, lambda l, v: (True, *f(l & 31, v + h * (l >> 5)))
 
 
-def _operand(gen, name, fmt, shape, wave, opsel=0, role="input"):
+def _wmma_operand(gen, name, fmt, shape, wave, opsel=0, role="input"):
     """Operand A (rows x K), B (K x cols), C or D (rows x cols) of one wave size."""
     w = bits(fmt)
     slots = 32 // w
@@ -243,10 +243,10 @@ def build(mnemonic, gen, wave=32, opsel=0, index_key=0):
     sparse = family == "swmmac"
     ka = k // 2 if sparse else k
     opsel = opsel if gen == "gfx11" and bits(fd) == 16 else 0
-    ops = {"A": _operand(gen, "A", fa, (m, ka), wave),
-           "B": _operand(gen, "B", fb, (k, n), wave),
-           "C": _operand(gen, "C", fd, (m, n), wave, opsel),
-           "D": _operand(gen, "D", fd, (m, n), wave, opsel, role="output")}
+    ops = {"A": _wmma_operand(gen, "A", fa, (m, ka), wave),
+           "B": _wmma_operand(gen, "B", fb, (k, n), wave),
+           "C": _wmma_operand(gen, "C", fd, (m, n), wave, opsel),
+           "D": _wmma_operand(gen, "D", fd, (m, n), wave, opsel, role="output")}
     options = {}
     if gen == "gfx11" and bits(fd) == 16:
         options["opsel"] = opsel
@@ -259,7 +259,8 @@ def build(mnemonic, gen, wave=32, opsel=0, index_key=0):
     return Instruction(name=name, family=family, vendor="amd", threads=wave, operands=ops, shape=(m, n, k),
                        archs=ARCHS[gen], aliases=aliases, formats={"a": fa, "b": fb, "c": fd, "d": fd},
                        source=SOURCE[gen], confirmed=CONFIRMED,
-                       notes=_notes(gen, family, d, a, b, wave, k, opsel), options=options)
+                       notes=_notes(gen, family, d, a, b, wave, k, opsel), options=options,
+                       mnemonic=mnemonic, builtin=builtins(mnemonic, gen, wave)[0])
 
 
 def builtins(mnemonic, gen, wave):

@@ -47,7 +47,7 @@ class Instruction:
     threads: int                       # 32, 64 (wave64) or 128 (warpgroup)
     operands: dict                     # name -> Operand, in vendor order
     shape: tuple = ()                  # (M, N, K) for MMAs, () for data movement
-    archs: tuple = ()                  # every arch the instruction exists on
+    archs: tuple = ()                  # every arch the catalog has this map for
     aliases: tuple = ()
     formats: dict = field(default_factory=dict)   # role -> format name (a, b, c, d)
     addressing: Optional[Addressing] = None
@@ -55,6 +55,11 @@ class Instruction:
     confirmed: str = "not yet run on a GPU"   # or "confirmed on <GPU> (<report>)"
     notes: tuple = ()                  # facts a user must see beside the map
     options: dict = field(default_factory=dict)   # e.g. {"satfinite": True, "opsel": 0}
+    arch_specific: bool = False        # exists only on arch-specific targets (archs.compile_target)
+    mnemonic: str = ""                 # AMD: the ISA mnemonic a disassembly shows
+    builtin: str = ""                  # AMD: the clang builtin that emits it
+    arch_note: str = ""                # when `archs` are not "where it exists" (a map measured on
+                                       # one GPU): why other archs are refused
 
     @property
     def min_arch(self):
@@ -70,6 +75,8 @@ class Instruction:
     def check_arch(self, arch):
         if arch is None or arch in self.archs:
             return
+        if self.arch_note:
+            raise LayoutsimError(f"{self.name}: no map for {arch} in the catalog: {self.arch_note}")
         if self.vendor == "nvidia" and arch in NVIDIA and self.archs and self.archs[0] in NVIDIA \
                 and not nvidia_at_least(arch, self.archs[0]):
             raise LayoutsimError(f"{self.name} is not available on {arch}: it was introduced with {self.archs[0]}")

@@ -17,6 +17,7 @@ from .registry import Entry
 SOURCE = {"ldmatrix": "PTX ISA 9.0, 9.7.14.5.15 'ldmatrix' (Figure: ldmatrix fragment)",
           "stmatrix": "PTX ISA 9.0, 9.7.14.5.16 'stmatrix' (Figure: stmatrix fragment)"}
 FIRST = {"ldmatrix": "sm_75", "stmatrix": "sm_90"}
+COUNTS = (1, 2, 4)          # .x1, .x2, .x4: matrices (registers per lane) moved
 
 
 def _register_map(count, trans):
@@ -47,7 +48,7 @@ def _build(op, count, trans, full, short):
 def entries():
     out = []
     for op in ("ldmatrix", "stmatrix"):
-        for count in (1, 2, 4):
+        for count in COUNTS:
             for trans in (False, True):
                 t = ".trans" if trans else ""
                 full = f"{op}.sync.aligned.m8n8.x{count}{t}.shared.b16"

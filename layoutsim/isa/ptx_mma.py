@@ -77,13 +77,18 @@ def _dims(shape):
     return int(m), int(n), int(k)
 
 
-def _operand(name, shape, fmt, role):
+def lane_formula(shape, name, fmt):
+    """formula(lane, i) -> (row, col) of element i of operand `name` ("A".."D") of mma.sync
+    `shape` ("m16n8k16") with elements of `fmt` (wgmma tiles these over its warps)."""
+    if name in "CD":
+        return LAYOUTS[(shape[:shape.index("k")], "C")]
+    return LAYOUTS[(shape, name, _CLASS[fmt])]
+
+
+def _mma_operand(name, shape, fmt, role):
     m, n, k = _dims(shape)
     rows, cols = {"A": (m, k), "B": (k, n), "C": (m, n), "D": (m, n)}[name]
-    if name in "CD":
-        formula = LAYOUTS[(shape[:shape.index("k")], "C")]
-    else:
-        formula = LAYOUTS[(shape, name, _CLASS[fmt])]
+    formula = lane_formula(shape, name, fmt)
     w = bits(fmt)
     reg_bits = 64 if w == 64 else 32
     slots = reg_bits // w
@@ -96,8 +101,8 @@ def _operand(name, shape, fmt, role):
 
 def _build(full, short, shape, d, a, b, c, minimum, satfinite):
     def build():
-        ops = {"A": _operand("A", shape, a, "input"), "B": _operand("B", shape, b, "input"),
-               "C": _operand("C", shape, c, "input"), "D": _operand("D", shape, d, "output")}
+        ops = {"A": _mma_operand("A", shape, a, "input"), "B": _mma_operand("B", shape, b, "input"),
+               "C": _mma_operand("C", shape, c, "input"), "D": _mma_operand("D", shape, d, "output")}
         return Instruction(name=full, family="mma", vendor="nvidia", threads=32, operands=ops,
                            shape=_dims(shape), archs=nvidia_from(minimum), aliases=(short,),
                            formats={"a": a, "b": b, "c": c, "d": d}, source=_source(shape, a),

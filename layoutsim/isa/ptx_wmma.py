@@ -19,6 +19,10 @@ from .registry import Entry
 
 DATA = Path(__file__).with_name("data") / "nvcuda_wmma_sm_90.json"
 ARCHS = ("sm_90",)
+# where nvcuda::wmma itself starts, by element format (clang BuiltinsNVPTX.def: __hmma_* need
+# sm_70, __imma_* sm_72, __mma_bf16_* / __mma_tf32_* sm_80; PTX ISA "wmma.load" target notes)
+SINCE = {"f16": "sm_70", "f32": "sm_70", "s8": "sm_72", "u8": "sm_72", "s32": "sm_72",
+         "bf16": "sm_80", "tf32": "sm_80"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,8 +55,16 @@ def _build(e, env):
                            shape=tuple(e["shape"]), archs=ARCHS, aliases=(_short(e["name"]),),
                            formats={e["operand"].lower(): e["fmt"]}, source=e.get("source", str(DATA.name)),
                            confirmed=_confirmed(env), notes=notes,
-                           options={"layout": e["layout"], "use": e["use"]})
+                           options={"layout": e["layout"], "use": e["use"]},
+                           arch_note=_arch_note(e, env))
     return build
+
+
+def _arch_note(e, env):
+    since = SINCE.get(e["fmt"], "sm_70")
+    return (f"this nvcuda::wmma fragment exists from {since} on, but its map was measured on "
+            f"{env['gpu']} ({', '.join(ARCHS)}) only, and NVIDIA leaves the map unspecified, so "
+            f"another arch may lay it out differently")
 
 
 def _short(name):

@@ -49,6 +49,7 @@ class Entry:
     aliases: tuple = ()
     wave: int = 32            # AMD wave size of this entry (32 or 64); NVIDIA: 32
     summary: str = ""         # one line for `layoutsim list`
+    arch_specific: bool = False   # compiled only for arch-specific targets (as Instruction)
 
     def instruction(self):
         return _built(self)
@@ -60,7 +61,7 @@ def _built(entry):
     done = _confirmed()
     if entry.name in done.get("layouts", ()):
         inst = dataclasses.replace(inst, confirmed=f"layout confirmed on {done['gpu']} ({done['arch']}, driver "
-                                   f"{done['driver']}, {done['date']}) by gpu-check: {done['report']}")
+                                   f"{done['driver']}, {done['date']}) by gpu-check run")
     return inst
 
 
@@ -129,11 +130,13 @@ def get(name, arch=None, wave=None):
 
 
 def listing(arch=None, family=None):
+    """Catalog entries, optionally on one arch and of one family; a family also takes in its
+    dotted sub-families (`wmma` lists AMD v_wmma_* and nvcuda::wmma's `wmma.load`)."""
     arch = A.normalize(arch)
     out = [e for e in all_entries() if arch is None or arch in e.archs]
     if family:
         fams = sorted({e.family for e in all_entries()})
         if family not in fams:
             raise LayoutsimError(f"unknown family {family!r}{suggest(family, fams)}; valid: {', '.join(fams)}")
-        out = [e for e in out if e.family == family]
+        out = [e for e in out if e.family == family or e.family.startswith(family + ".")]
     return out

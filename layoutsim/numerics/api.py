@@ -35,7 +35,7 @@ def resolve(instr, arch, profile=None):
     return inst, prof
 
 
-def _operand(role, fmt, x, rows, cols, inst):
+def _raw_operand(role, fmt, x, rows, cols, inst):
     arr = as_raw(fmt, x, what=f"{role} of {inst.name}")
     if arr.ndim < 2 or tuple(arr.shape[-2:]) != (rows, cols):
         raise LayoutsimError(f"{role} of {inst.name} must have shape (..., {rows}, {cols}) "
@@ -85,9 +85,9 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
         raise LayoutsimError(f"index= is the sparsity index of AMD swmmac instructions; "
                              f"{inst.name} is a dense {inst.family} instruction")
     else:
-        A = _operand("A", plan.a, a, M, K, inst)
-    B = _operand("B", plan.b, b, K, N, inst)
-    C = _operand("C", plan.c, c, M, N, inst)
+        A = _raw_operand("A", plan.a, a, M, K, inst)
+    B = _raw_operand("B", plan.b, b, K, N, inst)
+    C = _raw_operand("C", plan.c, c, M, N, inst)
     try:
         lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
     except ValueError:

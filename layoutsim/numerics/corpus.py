@@ -15,9 +15,9 @@ JSON string: format, version, instruction (canonical), arch, vendor, gpu, driver
     python -m layoutsim.numerics.corpus replay [FILES...]     # check files against the model
 """
 import datetime
+import functools
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +61,16 @@ class Corpus:
         return len(self.a)
 
 
+def in_corpus(entry):
+    """Whether measurements of a catalog entry (or Instruction) are kept in the corpus: every
+    warp-level MMA (mma.sync, AMD WMMA/SWMMAC), the wgmma m64n8 forms, and every wider wgmma
+    form whose numerics the committed report confirms (a claim of confirmation must replay from
+    tests/data); other wgmma N are checked on the GPU, not kept (`budget` covers the kept ones)."""
+    if entry.family == "wgmma":
+        return ".m64n8k" in entry.name or entry.name in confirmed_numerics()
+    return entry.family in ("mma", "wmma", "swmmac")
+
+
 def path_for(instruction, arch, root=DATA_DIR):
     """Where the corpus of an instruction measured on an arch lives."""
     from .api import resolve
@@ -86,7 +96,7 @@ def _check(inst, plan, a, b, c, d):
 
 def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None, n=None,
          date=None, vendor=None, notes="", **extra):
-    """Write one corpus file atomically (temporary file, then rename). Returns its Path."""
+    """Write one corpus file with layoutsim.files.write_atomic (its folder must exist). Returns its Path."""
     from .. import __version__
     from .api import resolve
     from .plan import make_plan
@@ -102,18 +112,11 @@ def save(path, instruction, arch, a, b, c, d, *, gpu, driver, runtime, seed=None
             "generator": {"module": "layoutsim.numerics.cases", "seed": seed,
                           "n": int(n if n is not None else len(a)), "layoutsim_version": __version__},
             "notes": notes, **extra}
+    from ..files import write_atomic
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c),
-                                d=np.asarray(d), meta=np.array(json.dumps(meta, sort_keys=True)))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda fh: np.savez_compressed(
+        fh, a=np.asarray(a), b=np.asarray(b), c=np.asarray(c), d=np.asarray(d),
+        meta=np.array(json.dumps(meta, sort_keys=True))), "numerics corpus")
     return path
 
 
@@ -207,22 +210,12 @@ WGMMA_FORMS = ("wgmma.m64n8k16.f32.f16.f16", "wgmma.m64n8k32.f32.e4m3.e4m3",
 WIDE_FILE_BYTES = 400_000     # a wgmma form wider than N = 8: about this much per file
 
 
+@functools.lru_cache(maxsize=None)
 def confirmed_numerics():
     """Canonical names whose numerics the committed GPU report confirmed
     (layoutsim/isa/data/confirmed.json, written by `gpu-check report --confirmed`)."""
     path = Path(__file__).resolve().parents[1] / "isa" / "data" / "confirmed.json"
     return frozenset(json.loads(path.read_text()).get("numerics", ())) if path.exists() else frozenset()
-
-
-def kept(instruction, arch="sm_90"):
-    """Whether measurements of an instruction go into the corpus: every mma.sync, wgmma at
-    N = 8, and every other wgmma form whose numerics the committed report confirms (a claim of
-    confirmation must be replayable from tests/data)."""
-    from .api import resolve
-    inst, _ = resolve(instruction, arch)
-    if inst.family != "wgmma":
-        return inst.family == "mma"
-    return inst.shape[1] == 8 or inst.name in confirmed_numerics()
 
 
 def suggested_cases(instruction, arch="sm_90"):
@@ -251,7 +244,7 @@ def budget(arch="sm_90", total_mb=40.0):
     from ..isa.registry import listing
     rows = []
     for e in listing(arch=arch):
-        if e.family in ("mma", "wgmma") and kept(e.name, arch):
+        if in_corpus(e):
             n = suggested_cases(e.name, arch)
             rows.append((e.name, n, n * case_bytes(e.name, arch) / 1e6))
     total = sum(r[2] for r in rows)
@@ -259,9 +252,9 @@ def budget(arch="sm_90", total_mb=40.0):
 
 
 def main(argv=None):
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.corpus")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from ..cli import Parser
+    ap = Parser(prog="python -m layoutsim.numerics.corpus")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     b = sub.add_parser("budget", help="suggested cases per instruction and corpus size")
     b.add_argument("--arch", default="sm_90")
     b.add_argument("--mb", type=float, default=40.0)
@@ -288,4 +281,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.corpus"))

@@ -32,7 +32,7 @@ def _is_snan(v):
 
 
 @njit(cache=True, inline="always")
-def _operand(w, x, y, acc):
+def _step_input(w, x, y, acc):
     """Operand w of a step: 0 the accumulator (C), 1 A's element, 2 B's element."""
     return acc if w == 0 else (x if w == 1 else y)
 
@@ -40,17 +40,17 @@ def _operand(w, x, y, acc):
 @njit(cache=True, inline="always")
 def _f64_step(x, y, acc, mode, order, snan_first, invalid):
     """One step of the chain. A NaN operand goes on, quieted (payload and sign kept): the
-    first in `order` (operand numbers, see _operand), a signaling one first when snan_first;
+    first in `order` (operand numbers, see _step_input), a signaling one first when snan_first;
     an invalid operation (Inf * 0, Inf - Inf) gives the NaN whose bits are `invalid`; else
     IEEE."""
     if acc != acc or x != x or y != y:
         if snan_first:
             for t in range(3):
-                v = _operand(order[t], x, y, acc)
+                v = _step_input(order[t], x, y, acc)
                 if _is_snan(v):
                     return f64_from_bits(f64_bits(v) | QUIET)
         for t in range(3):
-            v = _operand(order[t], x, y, acc)
+            v = _step_input(order[t], x, y, acc)
             if v != v:
                 return f64_from_bits(f64_bits(v) | QUIET)
     r = acc + x * y if mode == 2 else _fma(x, y, acc)

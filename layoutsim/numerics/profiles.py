@@ -27,17 +27,14 @@ from ..archs import AMD, GFX11, GFX12, NVIDIA, normalize
 from ..errors import LayoutsimError
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
-H200_REPORT = (
-    "confirmed on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30): every mma.sync and "
-    "wgmma form matched gpu-check's cases (the discriminating set, then random) bit for bit: "
-    "docs/validation/h200.json (04:12 UTC, 76 of 88 entries before the fp8 and f64 fixes "
-    "below), then re-runs of this model: fp8 mma.sync, the f16/bf16/tf32 main forms and every "
-    "fp8 wgmma N (254.5M results; only f64 NaN payloads differed, fixed next), f64 + integer + "
-    "m16n8k8 forms (121 entries, 68.9M results, 0 differ), f16-result forms (1.34M, 0 differ); "
-    "07:49 UTC, the vector kernel: every form at 4096 new cases (58.5M results, 0 differ but 3 "
-    "f64 NaN payloads: the NaN priority, fixed and confirmed at 08:00 on 13,600 f64 cases with "
-    "NaN contests, docs/validation/h200-numerics-*.json, h200-f64-nan-*.json)")
-H200 = "; H200: confirmed"
+# The reports that confirm the sm_90 profile as it stands (docs/validation/*.json in the source
+# tree; how the runs went, and how many cases separated each parameter from its alternatives:
+# docs/validation/README.md). What is printed names them as a user finds them: by report name
+# on the Validation page of the documentation, not by a path that is not installed.
+DOCS = "layoutsim docs, Validation"
+H200_REPORT = ("confirmed on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30) by gpu-check: "
+               f"reports h200-numerics-vector-kernel and h200-f64-nan-3000 ({DOCS})")
+H200 = f"; H200: confirmed ({DOCS})"
 UNVERIFIED = "UNVERIFIED ASSUMPTION: no published measurement; not run on AMD hardware"
 
 @dataclass(frozen=True)
@@ -139,15 +136,14 @@ COMMON_SOURCES = MappingProxyType({
     "f64": "MMASIM arithmetic/fma.py MMA_FMA: fma(a[k], b[k], c) for k = 0..K-1, IEEE RNE",
     "nan_f32": "MMASIM ldexp_and_normalize (NaN -> 0x7FFFFFFF); PTX canonical NaN",
     "nan_f16": "MMASIM ldexp_and_normalize (NaN -> 0x7FFF)",
-    "nan_f64": "measured on the H200 (docs/validation/h200.json and the layoutsim re-run of "
-               "2026-11-30): Inf * 0 gives 0xFFF8000000000000 (the NaN of any invalid step)",
-    "nan_f64_rule": "measured on the H200 (re-run of 2026-11-30): a NaN C comes back unchanged, "
-                    "an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..)",
-    "nan_f64_order": "measured on the H200 (2026-11-30): with several NaN operands in one fma "
-                     "step the B operand's NaN goes on, else the accumulator's, else A's. Of the "
-                     "720 priority orders over (A, B, accumulator) x (quiet, signaling) exactly "
-                     "the 8 with operand order B, C, A reproduce all 41,271 measured NaN results "
-                     "that have a NaN input (targeted nan_contest cases included)",
+    "nan_f64": f"measured on the H200 (report h200, {DOCS}): Inf * 0 gives "
+               "0xFFF8000000000000 (the NaN of any invalid step)",
+    "nan_f64_rule": f"measured on the H200 ({DOCS}): a NaN C comes back "
+                    "unchanged, an sNaN in A comes back quieted (0xfff35c.. -> 0xfffb5c..)",
+    "nan_f64_order": "measured on the H200 (reports h200-numerics-vector-kernel and "
+                     f"h200-f64-nan-3000, {DOCS}): with several NaN operands in one fma step the B "
+                     "operand's NaN goes on, else the accumulator's, else A's; only operand order "
+                     f"B, C, A fits every measured NaN result ({DOCS})",
     "nan_f64_snan_first": "measured on the H200 with nan_f64_order: a quiet NaN B beats a "
                           "signaling NaN A (no sNaN priority)",
     "fp8_f16_split": "fitted on the H200 (see sm_90): 'pairs'; 'halves' reproduced none of the "
@@ -176,6 +172,11 @@ def _derive(base, arch, title, sources=None, **changes):
 
 _NO_TF32 = "no tf32 mma on this arch (value unused)"
 _NO_FP8 = "no fp8 mma on this arch (value unused)"
+
+
+def _native_fp8(arch):
+    """Sources of the fp16-path parameters on an arch whose fp8 mma.sync is native."""
+    return {p: f"native fp8 on {arch} (value unused)" for p in ("fp8_f16_split", "fp8_f16_c")}
 
 SM70 = Profile(
     "sm_70", "Volta V100", block_16bit=4, block_tf32=4, block_fp8=4, extra_bits=0,
@@ -216,9 +217,7 @@ SM89 = _derive(
         block_fp8="KM AdaTC.m fma=16 for fp8; MMASIM Ada L_max 16 bytes / 1",
         fp8_align_bits="KM AdaTC.m fp8 neab=-10 (23-10 = 13 bits); MMASIM Ada fp8 F=13",
         fp8_f32_bits="MMASIM Ada fp8 rho='RZ-E8M13'",
-        fp8_mma_sync="PTX ISA: e4m3/e5m2 mma.sync introduced with sm_89 (native)",
-        fp8_f16_split="native fp8 on sm_89 (value unused)",
-        fp8_f16_c="native fp8 on sm_89 (value unused)",
+        fp8_mma_sync="PTX ISA: e4m3/e5m2 mma.sync introduced with sm_89 (native)", **_native_fp8("sm_89"),
         emax_floor_f32="MMASIM e_zero Ada -132", emax_floor_f16="MMASIM e_zero Ada -20"))
 
 SM90 = _derive(
@@ -233,29 +232,22 @@ SM90 = _derive(
                       "nan_f16", "nan_f64", "nan_f64_rule", "nan_f64_order",
                       "nan_f64_snan_first"),
     sources=dict(
-        block_16bit="KM H100TC.m fma=16; MMASIM Hopper L_max 32 bytes (16 f16/bf16)" + H200
-                    + " (bf16, 1500 cases: 1383 separated 8)",
+        block_16bit="KM H100TC.m fma=16; MMASIM Hopper L_max 32 bytes (16 f16/bf16)" + H200,
         block_tf32="KM H100TC.m fma=8 for tf32; MMASIM 32 bytes / 4" + H200,
-        block_fp8="MMASIM sim.py WGMMA: 32 bytes / 1 = 32 fp8 products (wgmma)" + H200
-                  + " (every fp8 wgmma N)",
+        block_fp8="MMASIM sim.py WGMMA: 32 bytes / 1 = 32 fp8 products (wgmma)" + H200,
         extra_bits="KM H100TC.m neab=2; MMASIM Hopper F=25" + H200,
         fp8_align_bits="MMASIM sim.py WGMMA fp8 F=13" + H200,
         fp8_f32_bits="MMASIM sim.py WGMMA fp8 rho='RZ-E8M13'" + H200,
-        emax_floor_f32="KM H100TC.m min_exp_limit=-133; MMASIM e_zero Hopper -133" + H200
-                       + " (bf16, 1500 cases: 24-203 separated each alternative floor)",
-        emax_floor_f16="MMASIM e_zero Hopper -21" + H200 + " against KM B200TC.m's -15 (86 and "
-                       "259 cases) and no clamp (23 and 165 cases), f16->f16 k16 and k8",
-        fp8_mma_sync="measured: SASS of e4m3 mma.sync for sm_90a is F2FP.F16.E4M3.UNPACK_B + "
-                     "HMMA.16816.F32 (docs/validation/h200.json); CUTLASS #1986; MMASIM lists no "
+        emax_floor_f32="KM H100TC.m min_exp_limit=-133; MMASIM e_zero Hopper -133" + H200,
+        emax_floor_f16="MMASIM e_zero Hopper -21 (not KM B200TC.m's -15, not unclamped)" + H200,
+        fp8_mma_sync="measured: SASS of e4m3 mma.sync on sm_90 is F2FP.F16.E4M3.UNPACK_B + "
+                     f"HMMA.16816.F32 (report h200, {DOCS}); CUTLASS #1986; MMASIM lists no "
                      "fp8 mma.sync for Hopper; KM GEMM.m 'fp8 via HMMA (fp16) TC'",
-        fp8_f16_split="fitted to the H200 gpu-check report (docs/validation/h200.json, "
-                      "2026-11-30): of the 8 fp8 mma.sync mismatches whose inputs it lists, 'pairs' "
-                      "with C added last reproduces 8, 'halves' with C first 0; SASS there: "
-                      "F2FP.F16.E4M3.UNPACK_B + HMMA.16816.F32. KM GEMM.m: 'inter_leaved pattern' "
-                      "for fp8 via HMMA",
-        fp8_f16_c="fitted to the same report (pairs + C first reproduces 7 of the 8); KM "
-                  "Generic_BFMA_TC.m: fp8 via HMMA with 'c added at the end with RNE'" + H200 +
-                  " by the re-run (e4m3 f32: 1254 cases separated C-first, 518 halves)"))
+        fp8_f16_split=f"fitted to the fp8 mma.sync mismatches of report h200 ({DOCS}): 'pairs' "
+                      "with C added last reproduces them, 'halves' none; KM GEMM.m: 'inter_leaved "
+                      "pattern' for fp8 via HMMA" + H200,
+        fp8_f16_c="fitted to the same report; KM Generic_BFMA_TC.m: fp8 via HMMA with 'c added at "
+                  "the end with RNE'" + H200))
 
 SM100 = _derive(
     SM90, "sm_100", "Blackwell B200 (mma.sync as Hopper)", sources=dict(
@@ -277,9 +269,7 @@ SM120 = _derive(
         block_tf32="MMASIM RTX Blackwell 32 bytes / 4",
         block_fp8="MMASIM RTX Blackwell 32 bytes / 1", fp8_mma_sync="MMASIM: native T-FDPA",
         fp8_align_bits="MMASIM RTX Blackwell fp8: F=25 (no Ada special case)",
-        fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'",
-        fp8_f16_split="native fp8 on sm_120 (value unused)",
-        fp8_f16_c="native fp8 on sm_120 (value unused)",
+        fp8_f32_bits="MMASIM RTX Blackwell fp8: rho='RZ-FP32'", **_native_fp8("sm_120"),
         emax_floor_f32="MMASIM e_zero -133", emax_floor_f16="MMASIM e_zero -21"))
 
 # gfx11 / gfx12 WMMA: AMD publishes nothing about the arithmetic and no RDNA measurement exists.
@@ -335,18 +325,14 @@ assert all(a in PROFILES for a in NVIDIA) and AMD
 
 def main(argv=None):
     """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
-    import argparse
+    from ..cli import Parser
     import json
-    ap = argparse.ArgumentParser(prog="python -m layoutsim.numerics.profiles")
+    ap = Parser(prog="python -m layoutsim.numerics.profiles")
     ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--table", action="store_true", help="one line per arch, the main parameters")
     args = ap.parse_args(argv)
-    try:
-        profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
-    except LayoutsimError as exc:
-        print(f"error: {exc}")
-        return 2
+    profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
     if args.json:
         print(json.dumps([{"arch": p.arch, "title": p.title, "confirmed": p.confirmed,
                            "confirmed_params": list(p.confirmed_params), "verified": p.verified,
@@ -369,8 +355,7 @@ def main(argv=None):
     for p in profs:
         print(p.label())
         for name, value, source in p.parameters():
-            shown = hex(value) if name.startswith("nan_") and isinstance(value, int) \
-                and not isinstance(value, bool) else value
+            shown = hex(value) if name.startswith("nan_") and type(value) is int else value
             mark = "*" if name in p.confirmed_params else " "
             print(f" {mark}{name:18s} {str(shown):>20s}  {source}")
         print(" (* separated from its alternatives and confirmed on a GPU here)\n")
@@ -378,4 +363,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.numerics.profiles"))

@@ -8,7 +8,7 @@ Pictures are built as a `Scene` (rectangles and text in pixels) and then written
 HTML need nothing beyond the standard library, PNG needs matplotlib (optional).
 """
 from .output import FORMATS, save
-from .fragment import Highlight, fragment_scene, parse_lanes, parse_reg
+from .fragment import Highlight, fragment_scene, parse_reg
 
 
 def fragment(instruction, operand, path, fmt=None, arch=None, wave=None, lane=None, lanes=None,
@@ -38,7 +38,8 @@ def highlight_for(op, lane=None, lanes=None, reg=None, phase_lanes=None, phase_l
         hl.lanes = frozenset({int(lane)})
         parts.append(f"lane {lane}")
     if lanes:
-        hl.lanes = frozenset(parse_lanes(lanes, frag.lanes)) | hl.lanes
+        from ..inputs import ranges
+        hl.lanes = frozenset(ranges(lanes, frag.lanes, "lane", "this operand spans lanes")) | hl.lanes
         parts.append(f"lanes {lanes}")
     if phase_lanes is not None:
         bad = [l for l in phase_lanes if not 0 <= l < frag.lanes]
@@ -56,4 +57,4 @@ def highlight_for(op, lane=None, lanes=None, reg=None, phase_lanes=None, phase_l
 
 
 __all__ = ["FORMATS", "save", "fragment", "fragment_scene", "Highlight", "highlight_for",
-           "parse_lanes", "parse_reg"]
+           "parse_reg"]

@@ -223,15 +223,6 @@ def _blend(hex_color, white=0.6):
     return "#%02x%02x%02x" % tuple(round(v + (255 - v) * white) for v in (r, g, b))
 
 
-def parse_shape(text):
-    t = str(text).lower().replace(" ", "")
-    try:
-        r, c = (int(v) for v in t.split("x"))
-    except ValueError:
-        raise LayoutsimError(f"--tile wants ROWSxCOLS in elements, e.g. 64x32, not {text!r}") from None
-    return r, c
-
-
 LAYOUT_KEYS = ("pad", "pitch", "swizzle", "base", "unit")
 
 
@@ -239,6 +230,7 @@ def parse_layout(spec, rows, cols, dtype):
     """'pad=8', 'swizzle=3,3,3', 'pitch=72 swizzle=xor:7->4' -> banks.address.Tile."""
     from ..banks.address import Tile, parse_swizzle
     from ..errors import suggest
+    from ..inputs import parse_int
     kw = {}
     for part in str(spec).replace(";", " ").split():
         if "=" not in part:
@@ -252,10 +244,7 @@ def parse_layout(spec, rows, cols, dtype):
         elif k == "unit":
             kw[k] = v
         else:
-            try:
-                kw[k] = int(v, 0)
-            except ValueError:
-                raise LayoutsimError(f"layout {spec!r}: {k} wants an integer, not {v!r}") from None
+            kw[k] = parse_int(v, f"layout {spec!r}: {k}")
     return Tile(rows, cols, dtype, **kw)
 
 
@@ -372,14 +361,15 @@ def _row_word(tile, r, k):
 def tile_scene(op, shape, dtype, layouts, labels=(), arch=None, fragment=None, at="0,0",
                stored="row", block=False, fill=None, active=None):
     """One tile under several layouts (padding vs swizzle), the same access on each, side by side."""
+    from ..banks.model import check_tile
+    from ..inputs import pair, shape as parse_shape
     rows, cols = parse_shape(shape)
-    try:
-        r0, c0 = (int(v) for v in str(at).replace(" ", "").split(","))
-    except ValueError:
-        raise LayoutsimError(f"--at wants ROW,COL, not {at!r}") from None
+    r0, c0 = pair(at, "--block" if block else "--at", 0, max(rows, cols) - 1)
     if len(labels) > len(layouts):
         raise LayoutsimError(f"{len(labels)} --label for {len(layouts)} layouts")
     tiles = [parse_layout(s, rows, cols, dtype) for s in layouts]
+    for t in tiles:
+        check_tile(t, op, arch)
     scene = Scene(0, 0, title=f"{op} on a {rows}x{cols} {dtype} tile")
     y = MARGIN
     scene.add(Text(MARGIN, y + 10, scene.title + (": layouts side by side" if len(tiles) > 1 else ""),

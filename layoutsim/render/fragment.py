@@ -44,28 +44,6 @@ class Highlight:
         return ok
 
 
-def parse_lanes(text, lanes, what="lane", where="this operand spans lanes"):
-    """'13', '0-7', '0-3,16-19' -> set of lanes (or rows, cols), each checked against the count."""
-    out = set()
-    for part in str(text).replace(" ", "").split(","):
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                lo, hi = (int(v) for v in part.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                out.update(range(lo, hi + 1))
-            else:
-                out.add(int(part))
-        except ValueError:
-            raise LayoutsimError(f"bad {what} list {text!r}: give {what}s like 13, 0-7 or 0-3,16-19") from None
-    bad = sorted(v for v in out if not 0 <= v < lanes)
-    if bad or not out:
-        raise LayoutsimError(f"{what} {bad[0] if bad else text!r} out of range: {where} 0-{lanes - 1}")
-    return out
-
-
 def parse_reg(text, frag):
     """A register name ('c2', 'a5', 'r1.hi') or a 32-bit register index ('1') -> {(reg, slot)}."""
     t = str(text).strip()

@@ -1,8 +1,9 @@
-"""Writing pictures: format from the name or --format, atomic replace, and what --json reports."""
+"""Writing pictures: format from the name or --format, and what --json reports (the file is
+written by layoutsim.files.write_atomic)."""
 import os
-import tempfile
 
 from ..errors import LayoutsimError
+from ..files import write_atomic
 
 FORMATS = ("svg", "png", "html")
 
@@ -25,27 +26,6 @@ def resolve_format(fmt, path):
                          f"give --format ({', '.join(FORMATS)})")
 
 
-def atomic_write(path, write):
-    """Call write(fileobj) on a temporary file beside `path`, then rename it over `path`."""
-    path = os.path.abspath(path)
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):
-        raise LayoutsimError(f"cannot write {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
-
-
 def save(scene, path, fmt=None):
     """Write a Scene as svg / html / png; returns the --json record."""
     fmt = resolve_format(fmt, path)
@@ -58,10 +38,7 @@ def save(scene, path, fmt=None):
         from .svg import to_svg
         text = to_svg(scene) if fmt == "svg" else to_html(scene)
         writer = lambda f: f.write(text.encode("utf-8"))  # noqa: E731
-    try:
-        full = atomic_write(path, writer)
-    except OSError as e:
-        raise LayoutsimError(f"cannot write {path}: {e.strerror or e}") from None
+    full = write_atomic(path, writer, "picture")
     record = {"file": str(path), "format": fmt, "bytes": os.path.getsize(full),
               "width": round(scene.width), "height": round(scene.height)}
     if fmt == "png":

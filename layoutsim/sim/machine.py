@@ -20,23 +20,23 @@ Every instruction first checks and computes everything, then commits: a bad inst
 raises one LayoutsimError (naming the instruction, the lane and the address where the
 hardware would fault) and leaves registers, memory and the trace exactly as they were.
 """
+import warnings
+
 import numpy as np
 
 from .. import archs as A
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError, integer, suggest
+from ..formats import raw_dtype_of_width
+from ..packing import pack, unpack, words_per_lane
 from . import costing
 from .descriptor import SmemDesc
-from .fragments import gather, scatter
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
     """Shared memory (LDS) one block can address on `arch`, in bytes. The figures live with
-    the bank model (layoutsim.banks: NVIDIA per-block maximum, AMD 64 KiB per workgroup)."""
-    if A.vendor(arch) == "amd":
-        from ..banks.amd import LDS_BYTES
-        return LDS_BYTES
-    from ..banks.nvidia import smem_limit as nv
-    return nv(arch)[0]
+    the bank model (layoutsim.banks.model.memory_limit)."""
+    from ..banks.model import memory_limit
+    return memory_limit(arch)[0]
 
 
 WIDTHS = (8, 16, 32, 64, 128)
@@ -86,20 +86,19 @@ class Machine:
             raise LayoutsimError("the simulator needs an arch, for example arch='sm_90' or 'gfx1201'")
         self.vendor = A.vendor(self.arch)
         wave = 32 if wave is None else wave
-        if wave not in (32, 64) or (self.vendor == "nvidia" and wave != 32):
+        if isinstance(wave, bool) or not isinstance(wave, (int, np.integer)) or wave not in (32, 64) \
+                or (self.vendor == "nvidia" and wave != 32):
             raise LayoutsimError(f"wave size {wave!r}: {'NVIDIA warps have 32 lanes' if self.vendor == 'nvidia' else 'valid 32, 64'}")
-        if not isinstance(warps, (int, np.integer)) or warps < 1:
-            raise LayoutsimError(f"warps={warps!r}: give a positive number of warps")
-        self.wave, self.warps = int(wave), int(warps)
+        most = A.MAX_BLOCK_THREADS // int(wave)
+        warps = integer(warps, f"warps (a block holds at most {A.MAX_BLOCK_THREADS} threads)", 1, most)
+        self.wave, self.warps = int(wave), warps
         self.threads = self.wave * self.warps
         self.tid = np.arange(self.threads, dtype=np.int64)
         self.lane = self.tid % self.wave
         self.warp_id = self.tid // self.wave
         limit = smem_limit(self.arch)
-        size = limit if smem_bytes is None else int(smem_bytes)
-        if not 0 < size <= limit:
-            raise LayoutsimError(f"smem_bytes={smem_bytes!r}: {self.arch} gives a block 1..{limit} bytes "
-                                 f"of shared memory")
+        size = limit if smem_bytes is None else integer(smem_bytes, f"smem_bytes ({self.arch} gives a "
+                                                                    f"block at most {limit} bytes)", 1, limit)
         self.smem = np.zeros(size, np.uint8)
         self._regs = {}
         self._global = {}
@@ -116,22 +115,35 @@ class Machine:
         """Create (or replace) the named global buffer holding the bytes of `array`."""
         if not isinstance(name, str) or not name:
             raise LayoutsimError(f"global buffer name {name!r}: give a non-empty string")
-        self._global[name] = _Buffer(array)
+        self._global[name] = _Buffer(_numeric_array(array, f"global_alloc({name!r})"))
 
     def global_array(self, name, dtype=None):
         """A copy of a global buffer, in its original dtype and shape (or flat in `dtype`)."""
-        return self._buffer(name, "global_array").array(dtype).copy()
+        buf = self._buffer(name, "global_array")
+        if dtype is not None:
+            dt = _numeric_dtype(dtype, "global_array")
+            if buf.data.size % dt.itemsize:
+                raise LayoutsimError(f"global_array: buffer {name!r} holds {buf.data.size} bytes, not a whole "
+                                     f"number of {dt} ({dt.itemsize} bytes)")
+        return buf.array(dtype).copy()
 
     def smem_write(self, offset, array):
-        a = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        self._check_host_range(offset, a.size)
+        """Host-side: copy the bytes of `array` into shared memory at byte `offset`."""
+        a = _numeric_array(array, "smem_write").reshape(-1).view(np.uint8)
+        offset = self._check_host_range(offset, a.size)
         self.smem[offset:offset + a.size] = a
 
     def smem_read(self, offset, dtype, shape):
-        dt = np.dtype(dtype)
-        n = int(np.prod(shape)) * dt.itemsize
-        self._check_host_range(offset, n)
-        return self.smem[offset:offset + n].copy().view(dt).reshape(shape)
+        """Host-side: the shared-memory bytes at `offset` as an array of `dtype` and `shape`."""
+        dt = _numeric_dtype(dtype, "smem_read")
+        dims = (shape,) if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool) else shape
+        try:
+            dims = tuple(integer(d, "smem_read: shape dimension", 0, self.smem.size) for d in dims)
+        except TypeError:
+            raise LayoutsimError(f"smem_read: shape {shape!r}: give a tuple of integers") from None
+        n = int(np.prod(dims, dtype=object)) * dt.itemsize
+        offset = self._check_host_range(offset, n)
+        return self.smem[offset:offset + n].copy().view(dt).reshape(dims)
 
     def reg(self, name):
         """A copy of one register: uint32 over the threads."""
@@ -146,15 +158,15 @@ class Machine:
         [groups, matrices, rows, cols] (groups = warps, or warpgroups for wgmma)."""
         ins = self._instr(instr, "fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, _n_words(frag), f"{ins.name} {operand}")
-        return gather(frag, self._group_words(names, ins.threads, ins.name))
+        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}")
+        return unpack(frag, self._group_words(names, ins.threads, ins.name))
 
     def set_fragment(self, instr, operand, names, mats):
         """Host-side: write registers `names` so that they hold operand matrices `mats`
         ([groups, matrices, rows, cols] or [groups, rows, cols] or [rows, cols]: raw bits)."""
         ins = self._instr(instr, "set_fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, _n_words(frag), f"{ins.name} {operand}", dst=True)
+        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}", dst=True)
         groups = self._groups(ins.threads, ins)
         want = tuple(frag.shape)
         m = np.asarray(mats)
@@ -172,7 +184,7 @@ class Machine:
                                  f"raw bits; values outside 0..{(1 << frag.elem_bits) - 1} given (view signed "
                                  f"or float data as unsigned bits first)")
         m = np.broadcast_to(m, (groups, *want))
-        words = scatter(frag, m).reshape(self.threads, -1)
+        words = pack(frag, m).reshape(self.threads, -1)
         self._commit_regs({n: words[:, j] for j, n in enumerate(names)})
 
     def snapshot(self):
@@ -234,7 +246,7 @@ class Machine:
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
         rows = self.smem[addr[..., None] + np.arange(16)]        # [groups, count, 8, 16]
         rows = np.ascontiguousarray(rows).view("<u2")             # [groups, count, 8, 8]
-        words = scatter(frag, rows).reshape(self.threads, -1)
+        words = pack(frag, rows).reshape(self.threads, -1)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
         self._commit(regs={n: words[:, j] for j, n in enumerate(names)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
@@ -246,7 +258,7 @@ class Machine:
         names = self._names(src, frag.regs, ins.name)
         words = self._group_words(names, ins.threads, ins.name)
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
-        rows = gather(frag, words)                                # [groups, count, 8, 8] uint16
+        rows = unpack(frag, words)                                # [groups, count, 8, 8] uint16
         data = np.ascontiguousarray(rows.astype("<u2")).view(np.uint8)   # [groups, count, 8, 16]
         idx = addr[..., None] + np.arange(16)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
@@ -267,10 +279,10 @@ class Machine:
             raise LayoutsimError(f"{ins.name}: index= is for sparse swmmac instructions only")
         args = (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ()) \
             + ((("idx", index),) if sparse else ())
-        names = {k: self._names(v, _n_words(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
+        names = {k: self._names(v, words_per_lane(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
                                 dst=(k == "d"))
                  for k, v in args}
-        mats = {k: gather(ops[k.upper()].fragment, self._group_words(names[k], ins.threads, ins.name))[:, 0]
+        mats = {k: unpack(ops[k.upper()].fragment, self._group_words(names[k], ins.threads, ins.name))[:, 0]
                 for k in ("a", "b", "c", "idx") if k in names}
         groups = self._groups(ins.threads, ins)
         if "c" not in mats:
@@ -289,19 +301,19 @@ class Machine:
                                  f"warpgroup of 4 warps (use Warpgroup)")
         M, N, K = ins.shape
         dfrag = ins.operand("D").fragment
-        dnames = self._names(d, _n_words(dfrag), f"{ins.name} D", dst=True)
+        dnames = self._names(d, words_per_lane(dfrag), f"{ins.name} D", dst=True)
         mats, notes = {}, []
         if isinstance(a, (SmemDesc, int, np.integer)):
             mats["a"] = self._desc_read(ins, "A", SmemDesc.of(a), M, K, ins.formats["a"])[None]
             notes.append("A")
         else:
-            anames = self._names(a, _n_words(ins.operand("A").fragment), f"{ins.name} A")
-            mats["a"] = gather(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
+            anames = self._names(a, words_per_lane(ins.operand("A").fragment), f"{ins.name} A")
+            mats["a"] = unpack(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
         # B is K x N, K-major: B[k, n] is element (mn=n, k) of the descriptor's layout
         mats["b"] = self._desc_read(ins, "B", SmemDesc.of(b), N, K, ins.formats["b"]).T[None]
         notes.append("B")
         if scale_d:
-            mats["c"] = gather(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
+            mats["c"] = unpack(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
         else:
             mats["c"] = _zeros_like_operand(dfrag, 1)
         note = (f"{' and '.join(notes)} read from shared memory by descriptor (not costed by the "
@@ -312,10 +324,7 @@ class Machine:
     def _execute_mma(self, ins, dnames, mats, note):
         fn = self._mma
         if fn is None:
-            import layoutsim
-            fn = getattr(layoutsim, "mma", None)
-            if fn is None:
-                raise NotImplementedError("layoutsim.mma (the numerics) is not available in this checkout")
+            from ..numerics import mma as fn
         dfrag = ins.operand("D").fragment
         try:
             extra = {"index": mats["idx"]} if "idx" in mats else {}
@@ -329,7 +338,7 @@ class Machine:
             raise AssertionError(f"layoutsim.mma returned shape {out.shape}, expected {want}")
         dbits = out.view(np.dtype(f"u{out.dtype.itemsize}"))
         old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
-        words = scatter(dfrag, dbits[:, None], old).reshape(self.threads, -1)
+        words = pack(dfrag, dbits[:, None], old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note))
 
@@ -352,7 +361,7 @@ class Machine:
         nw = max(1, bits // 32)
         names = self._names(dst, nw, op, dst=True, vector=bits > 32)
         act = self._mask(mask, op)
-        addr = self._offsets(offsets, op)
+        addr = self._offsets(offsets, op, act)
         nb = bits // 8
         self._check_addresses(op, addr, act, nb, mem.size, where)
         cost = self._cost(op, addr, act) if shared else {}
@@ -372,7 +381,7 @@ class Machine:
         nw = max(1, bits // 32)
         names = self._names(src, nw, op, vector=bits > 32)
         act = self._mask(mask, op)
-        addr = self._offsets(offsets, op)
+        addr = self._offsets(offsets, op, act)
         vals = self._read_regs(names, op)                         # [threads, nw]
         nb = bits // 8
         self._check_addresses(op, addr, act, nb, mem.size, where)
@@ -390,12 +399,12 @@ class Machine:
     def _row_addresses(self, ins, offsets):
         """ldmatrix/stmatrix: the row addresses [groups, count, 8], checked."""
         op = _short(ins)
-        addr = self._offsets(offsets, op)
         lanes = np.asarray(ins.addressing.lanes, dtype=np.int64)  # [count, 8]
         groups = self._groups(ins.threads, ins)
         thr = np.arange(groups)[:, None, None] * ins.threads + lanes[None]
         act = np.zeros(self.threads, bool)
         act[thr.reshape(-1)] = True                               # only the address-giving lanes
+        addr = self._offsets(offsets, op, act)
         self._check_addresses(op, addr, act, ins.addressing.row_bytes, self.smem.size, "shared memory",
                               align=16)
         return addr[thr]
@@ -416,21 +425,14 @@ class Machine:
         if isinstance(addr, tuple):
             addr, act = addr
         per_warp = []
-        note = ""
         # one bank-model access per 32 lanes: a warp, or each half of an AMD wave64 (assumed
         # to be served as two wave32 halves, like its VALU work)
         for w in range(self.threads // 32):
             sl = slice(w * 32, (w + 1) * 32)
-            if not act[sl].any():
-                continue
-            r = costing.cost(op, addr[sl], act[sl], self.arch)
-            if r is None:
-                note = costing.unavailable_reason()
-                per_warp = []
-                break
-            per_warp.append(r)
+            if act[sl].any():
+                per_warp.append(costing.cost(op, addr[sl], act[sl], self.arch))
         if not per_warp:
-            return {"note": note} if note else {"wavefronts": 0, "ideal": 0, "conflicts": 0}
+            return {"wavefronts": 0, "ideal": 0, "conflicts": 0}
         return {"wavefronts": sum(p[0] for p in per_warp), "ideal": sum(p[1] for p in per_warp),
                 "conflicts": sum(p[2] for p in per_warp), "per_warp": tuple(per_warp)}
 
@@ -454,19 +456,10 @@ class Machine:
 
     # ---- checks ----------------------------------------------------------------------
     def _op(self, kind, space, bits):
-        if bits not in WIDTHS:
+        if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or bits not in WIDTHS:
             raise LayoutsimError(f"{kind}.{space}: width {bits!r} bits; valid: {', '.join(map(str, WIDTHS))}")
-        if self.vendor == "amd":
-            if space == "shared":
-                verb = "read" if kind == "ld" else "write"
-                t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-                return f"ds_{verb}_{t}{bits}"
-            verb = "load" if kind == "ld" else "store"
-            t = ("u" if kind == "ld" else "b") if bits < 32 else "b"
-            return f"global_{verb}_{t}{bits}"
-        if bits < 32:
-            return f"{kind}.{space}.{'u' if kind == 'ld' else 'b'}{bits}"
-        return f"{kind}.{space}." + {32: "b32", 64: "v2.b32", 128: "v4.b32"}[bits]
+        from ..banks.ops import access_name
+        return access_name(self.vendor, kind, bits // 8, space)
 
     def _instr(self, instr, what, families=None):
         from ..isa.instruction import Instruction
@@ -535,7 +528,7 @@ class Machine:
         return self._read_regs(names, what).reshape(self.threads // group, group, len(names))
 
     def _buffer(self, name, op):
-        if name not in self._global:
+        if not isinstance(name, str) or name not in self._global:
             known = list(self._global)
             raise LayoutsimError(f"{op}: unknown global buffer {name!r}{suggest(name, known)}; "
                                  f"defined: {', '.join(known) or 'none (use global_alloc)'}")
@@ -555,14 +548,25 @@ class Machine:
                                  f"integer bit mask; got {a.dtype} of shape {a.shape}")
         return a.astype(bool)
 
-    def _offsets(self, offsets, op):
-        a = np.asarray(offsets)
+    def _offsets(self, offsets, op, act):
+        try:
+            a = np.asarray(offsets)
+        except (ValueError, TypeError):
+            a = np.asarray(None)
         if a.dtype.kind not in "iu":
-            raise LayoutsimError(f"{op}: addresses must be integers, not {a.dtype}")
+            raise LayoutsimError(f"{op}: addresses must be integers, not {a.dtype}"
+                                 + (" (Python ints beyond 64 bits?)" if a.dtype == object else ""))
         if a.ndim == 0:
             a = np.broadcast_to(a, (self.threads,))
         if a.shape != (self.threads,):
             raise LayoutsimError(f"{op}: give one address per thread ({self.threads}), not shape {a.shape}")
+        if a.dtype.kind == "u":          # uint64 beyond 2**63 would wrap to a negative int64
+            far = a > np.uint64(np.iinfo(np.int64).max)
+            if (far & act).any():
+                t = int(np.flatnonzero(far & act)[0])
+                raise LayoutsimError(f"{op}: {self._who(t)} address {int(a[t])} ({int(a[t]):#x}) is outside "
+                                     f"every memory (beyond 2**63): the hardware faults (out-of-range address)")
+            a = np.where(far, 0, a)
         return a.astype(np.int64)
 
     def _who(self, t):
@@ -579,7 +583,7 @@ class Machine:
             t = np.flatnonzero(mis)[0]
             raise LayoutsimError(f"{op}: {self._who(t)} address {int(addr[t])} ({int(addr[t]):#x}) is not "
                                  f"{align}-byte aligned: the hardware faults (misaligned address)")
-        out = act & ((a < 0) | (a + nb > size))
+        out = act & ((a < 0) | (a > size - nb))          # not a + nb: it wraps near 2**63
         if out.any():
             t = np.flatnonzero(out)[0]
             raise LayoutsimError(f"{op}: {self._who(t)} address {int(addr[t])} ({int(addr[t]):#x}) is outside "
@@ -587,8 +591,10 @@ class Machine:
                                  f"(out-of-range address)")
 
     def _check_host_range(self, offset, n):
-        if not isinstance(offset, (int, np.integer)) or offset < 0 or offset + n > self.smem.size:
+        """offset as an int, if [offset, offset + n) lies in shared memory."""
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or not 0 <= offset <= self.smem.size - n:
             raise LayoutsimError(f"shared memory range {offset!r}..+{n} is outside 0..{self.smem.size}")
+        return int(offset)
 
 
 class Warp(Machine):
@@ -609,8 +615,29 @@ class Warpgroup(Machine):
         super().__init__(arch=arch, warps=4, wave=32, smem_bytes=smem_bytes, mma=mma)
 
 
-def _n_words(frag):
-    return frag.regs * (frag.reg_bits // 32)
+def _numeric_dtype(dtype, what):
+    """np.dtype of a plain number type (bool, int, uint, float), else a one-line error."""
+    try:
+        with warnings.catch_warnings():           # numpy warns about some spellings it still reads
+            warnings.simplefilter("ignore")
+            dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        dt = None
+    if dtype is None or dt is None or dt.kind not in "biuf" or dt.shape:
+        raise LayoutsimError(f"{what}: dtype {dtype!r}: give a number type such as np.uint32, 'u2' or 'f4'")
+    return dt
+
+
+def _numeric_array(array, what):
+    """A contiguous array of plain numbers (the bytes are what matters), else a one-line error."""
+    try:
+        a = np.ascontiguousarray(array)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.dtype.kind not in "biuf":
+        raise LayoutsimError(f"{what}: give an array of numbers (its bytes are copied), not "
+                             f"{a.dtype if a is not None else type(array).__name__}")
+    return a
 
 
 def _short(ins):
@@ -619,5 +646,4 @@ def _short(ins):
 
 
 def _zeros_like_operand(frag, groups):
-    from .fragments import ELEM_DTYPE
-    return np.zeros((groups, *frag.shape[1:]), ELEM_DTYPE[frag.elem_bits])
+    return np.zeros((groups, *frag.shape[1:]), raw_dtype_of_width(frag.elem_bits))

@@ -326,4 +326,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from ..cli import run_script
+    raise SystemExit(run_script(main, "python -m layoutsim.sim.seeds"))

@@ -112,3 +112,16 @@ def test_matrix_error_names_the_inactive_row_lane(engine):
                                              r".sync.aligned: every lane executes it, and lane 4 \(a row "
                                              r"address\) is inactive$"):
         banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=masks, engine=engine)
+
+
+def test_small_batches_need_no_compiler():
+    """engine="auto": below AUTO_NUMBA_FROM accesses the numpy engine answers and numba is not
+    even imported, so a first small batch never waits for a compile."""
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np; from layoutsim import banks; from layoutsim.banks import batch; "
+            "n = batch.AUTO_NUMBA_FROM - 1; "
+            "out = banks.wavefronts_batch('ld.shared.v4.b32', np.tile(np.arange(32) * 16, (n, 1))); "
+            "assert list(set(out)) == [4], out; assert 'numba' not in sys.modules, 'numba imported'")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-1000:]

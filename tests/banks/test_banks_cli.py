@@ -72,7 +72,7 @@ def test_banks_amd_says_unverified(capsys):
     (["banks", "--op", "ld.shared.b32", "--addr", "__import__('os')"], "not allowed"),
     (["banks", "--op", "ld.shared.b32", "--addr", "lane", "--rules", "wide_ld=sometimes"], "wide_ld"),
     (["banks", "--op", "ld.shared.b32", "--tile", "8x8"], "one of --fragment"),
-    (["banks", "--op", "ld.shared.b32", "--active", "0-40", "--addr", "lane*4"], "0..31"),
+    (["banks", "--op", "ld.shared.b32", "--active", "0-40", "--addr", "lane*4"], "lanes 0-31"),
     (["swizzle-search", "--tile", "60x64"], "not a whole number"),
     (["swizzle-search", "--tile", "64"], "ROWSxCOLS"),
 ])

@@ -1,6 +1,4 @@
 """Swizzle / padding search. Expected values: bank arithmetic on the tiles (see docs/banks.md)."""
-import time
-
 import pytest
 
 from layoutsim import banks
@@ -8,11 +6,9 @@ from layoutsim.banks import Swizzle, Tile
 from layoutsim.errors import LayoutsimError
 
 
-def test_128x64_f16_ldmatrix_and_128bit_stores_under_a_second():
-    t = time.perf_counter()
+def test_128x64_f16_ldmatrix_and_128bit_stores():
+    # Its speed (target < 1 s) is measured by benchmarks/bench_search.py, not here.
     r = banks.search(128, 64, "f16", reads=["ldmatrix.x4"], writes=["st.shared.v4.b32"])
-    elapsed = time.perf_counter() - t
-    assert elapsed < 1.0, elapsed
     assert r.accesses == {"ldmatrix.x4": 32, "st.shared.v4.b32": 32}
     best = r.best
     assert best.tile.swizzle == Swizzle(3, 3, 3)            # CuTe's 128-byte swizzle for f16

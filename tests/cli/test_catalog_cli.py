@@ -135,3 +135,18 @@ def test_console_entry_point_no_traceback_and_no_numba():
     assert res.returncode == 0, res.stderr
     res = subprocess.run([sys.executable, "-m", "layoutsim.cli", "query", "nope"], capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.startswith("layoutsim: error: unknown instruction 'nope'")
+
+
+def test_family_wmma_lists_amd_and_nvcuda_wmma(capsys):
+    code, out, _ = run(capsys, "list", "--family", "wmma", "--json")
+    fams = {e["family"] for e in json.loads(out)["instructions"]}
+    assert code == 0 and fams == {"wmma", "wmma.load"}
+    code, out, _ = run(capsys, "list", "--family", "wmma.load", "--json")
+    assert {e["vendor"] for e in json.loads(out)["instructions"]} == {"nvidia"}
+
+
+def test_measured_wmma_map_is_not_said_to_be_introduced_with_sm_90(capsys):
+    # nvcuda::wmma exists from sm_70 (clang BuiltinsNVPTX.def: __hmma_* need sm_70); only the
+    # map is measured on sm_90
+    code, _, err = run(capsys, "query", "wmma.load.a.row.m16n16k16.f16", "--arch", "sm_80", "--lane", "0")
+    assert code == 2 and "introduced with" not in err and "from sm_70" in err and "measured" in err

@@ -10,8 +10,8 @@ import datetime
 
 import numpy as np
 
-from gpu_check import kernels as K
-from gpu_check.checks.layouts import exact_d
+from gpu_check.families import e2e, ldmatrix, mma, stmatrix, wgmma, wmma_load
+from gpu_check.families.operand_maps import exact_d
 
 
 class FakeBackend:
@@ -34,15 +34,15 @@ class FakeBackend:
     def launch(self, module, spec, inp, ncases):
         inp = np.asarray(inp, np.uint32).reshape(ncases, -1)
         self.launches.append(spec.name)
-        if isinstance(spec, K.LdmatrixSpec):
+        if isinstance(spec, ldmatrix.LdmatrixSpec):
             out = _ldmatrix(spec, inp)
-        elif isinstance(spec, K.StmatrixSpec):
+        elif isinstance(spec, stmatrix.StmatrixSpec):
             out = _stmatrix(spec, inp)
-        elif isinstance(spec, K.E2eSpec):
+        elif isinstance(spec, e2e.E2eSpec):
             out = _e2e(spec, inp)
-        elif isinstance(spec, (K.MmaSpec, K.WgmmaSpec)):
+        elif isinstance(spec, (mma.MmaSpec, wgmma.WgmmaSpec)):
             out = _mma(spec, inp)
-        elif isinstance(spec, K.WmmaLoadSpec):
+        elif isinstance(spec, wmma_load.WmmaLoadSpec):
             out = _wmma(spec, inp)
         else:
             raise TypeError(spec)
@@ -92,8 +92,8 @@ def _d(spec, a, b, c, extra=None):
             return exact_d(spec.fmt, a, b, c, extra, spec.instr.shape[2])
     except ValueError:
         import layoutsim
-        from gpu_check.values import uint_dtype
-        a, b, c = (x.astype(uint_dtype(spec.fmt[k])) for k, x in zip("abc", (a, b, c)))
+        from layoutsim.formats import raw_dtype
+        a, b, c = (x.astype(raw_dtype(spec.fmt[k])) for k, x in zip("abc", (a, b, c)))
         d = np.asarray(layoutsim.mma(spec.instr, a, b, c, arch="sm_90"))
         return d.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[d.itemsize]).astype(np.uint64)
 
@@ -110,7 +110,7 @@ def _e2e(spec, inp):
     if not spec.d_mem:
         return spec.pack_d(d)
     region = np.ascontiguousarray(inp[:, :spec.region_words]).view(np.uint16).copy()
-    region[:, spec._mem_index("D", spec.M, spec.N)] = d.astype(np.uint16)
+    region[:, spec.mem_index("D", spec.M, spec.N)] = d.astype(np.uint16)
     return region.view(np.uint32)
 
 
@@ -119,8 +119,8 @@ def _wmma(spec, inp):
     ids, image = spec.ids()
     n = spec.rows * spec.cols // 32
     out = np.zeros(spec.out_words, np.uint32)
-    flat = ids.ravel() + spec.ID_BASE[spec.fmt]
+    flat = ids.ravel() + spec.id_base
     for lane in range(32):
-        out[lane * K.WMMA_MAXE:lane * K.WMMA_MAXE + n] = flat[lane * n:(lane + 1) * n]
-    out[32 * K.WMMA_MAXE] = n
+        out[lane * wmma_load.MAXE:lane * wmma_load.MAXE + n] = flat[lane * n:(lane + 1) * n]
+    out[32 * wmma_load.MAXE] = n
     return out

@@ -8,7 +8,7 @@ import pytest
 import layoutsim
 from fakegpu import FakeBackend
 from gpu_check import discover as D
-from gpu_check import kernels as K
+from gpu_check import families as F
 from gpu_check import record
 from gpu_check.checks import layouts
 from gpu_check.run import Session
@@ -99,10 +99,13 @@ def test_record_then_replay(tmp_path, kernel_cache):
 
 def test_replay_reports_a_stale_layout(tmp_path):
     rec = record.LayoutRecorder()
-    spec = K.LdmatrixSpec(layoutsim.get("ldmatrix.x1"))
-    probes = layouts.plan(spec)
-    rec.add(spec, [(p.check, 0, len(p.inp), p.meta) for p in probes], probes[0].inp, np.zeros(1, np.uint32))
-    rec.records[0]["in_words"] = 99
+    spec = F.ldmatrix.LdmatrixSpec(layoutsim.get("ldmatrix.x1"))
+    probes = layouts.probes(spec)
+    # as an older kernel would have recorded it: twice the input words per case, half the cases
+    n = len(probes[0].inp) // 2
+    rec.add(spec, [(probes[0].check, 0, n, probes[0].meta)], probes[0].inp[:2 * n],
+            np.zeros((n, spec.out_words), np.uint32))
+    rec.records[0]["in_words"] = 2 * spec.in_words
     path = rec.save(tmp_path / "x.npz", {"gpu": "test"})
     _, results = record.replay(path)
     assert results[0].status == "error" and "record again" in results[0].note
@@ -120,7 +123,7 @@ def test_numerics_group_matches_the_model(kernel_cache):
 
 def test_numerics_diff_names_the_element_and_inputs():
     from gpu_check.checks import numerics as num
-    spec = K.MmaSpec(layoutsim.get("mma.m16n8k8.f32.tf32.tf32.f32"))
+    spec = F.mma.MmaSpec(layoutsim.get("mma.m16n8k8.f32.tf32.tf32.f32"))
     a = np.zeros((2, 16, 8), np.uint32)
     b = np.zeros((2, 8, 8), np.uint32)
     c = np.zeros((2, 16, 8), np.uint32)
@@ -136,7 +139,7 @@ def test_numerics_diff_names_the_element_and_inputs():
 
 
 def test_discover_decodes_maps_and_saves_catalog_json(tmp_path):
-    specs = K.wmma_specs()
+    specs = F.wmma_specs()
     fake = FakeBackend()
     outs = [fake.launch(None, s, s.ids()[1], 1) for s in specs]
     entries = D.decode_all(specs, outs, fake.environment())
@@ -176,16 +179,17 @@ def test_bank_group_reads_the_probe_output(tmp_path):
 def test_c_ids_survive_every_accumulation_path():
     """C ids must be exact under the narrowest accumulator path (wgmma fp8: 13 fraction bits of an
     fp32 result, seen on the H200): integers up to 64 x 256 have at most 14 significant bits."""
-    from gpu_check import values as V
-    ids = layouts._ids("f32", 64 * 256)
-    vals = V.decode("f32", ids)
+    from gpu_check.families.operand_maps import ids as c_ids
+    from layoutsim.formats import decode
+    ids = c_ids("f32", 64 * 256)
+    vals = decode("f32", ids)
     assert len(np.unique(ids)) == len(ids)
     mant = ids.astype(np.uint32) & 0x7FFFFF
     assert (mant & ((1 << 10) - 1) == 0).all()            # nothing below the 13th fraction bit
     assert vals.min() == 1 and vals.max() == 64 * 256
-    f16 = layouts._ids("f16", 64 * 256)
-    assert len(np.unique(f16)) == len(f16) and (V.decode("f16", f16) > 0).all()
-    assert np.isfinite(V.decode("f16", f16)).all()
+    f16 = c_ids("f16", 64 * 256)
+    assert len(np.unique(f16)) == len(f16) and (decode("f16", f16) > 0).all()
+    assert np.isfinite(decode("f16", f16)).all()
 
 
 def test_amd_session_plumbing(tmp_path):
@@ -203,7 +207,7 @@ def test_amd_session_plumbing(tmp_path):
     s = _session(backend=FakeAmd(), record=tmp_path)
     s.run()
     lay = [r for r in s.results if r.group == "layouts"]
-    assert len({r.entry for r in lay}) == len([x for x in K.amd_specs() if x.gen == "gfx12"])
+    assert len({r.entry for r in lay}) == len([x for x in F.amd_specs() if x.gen == "gfx12"])
     assert all(r.status == "pass" for r in lay), [r.diff_text() for r in lay if r.status != "pass"][:2]
     assert any(r.entry.startswith("v_swmmac") and r.check == "onehot" for r in lay)
     _, replayed = record.replay(tmp_path / "layouts" / "layouts_gfx1201.npz")
@@ -213,5 +217,6 @@ def test_amd_session_plumbing(tmp_path):
 def test_sparse_a_decompression():
     a = np.array([[[1, 2, 3, 4]]], np.float64)            # one row, two groups of two kept values
     idx = np.array([[[0 | (2 << 2), 1 | (3 << 2)]]])       # group 0 keeps k 0, 2; group 1 keeps k 5, 7
-    out = layouts.sparse.expand(a, idx, 8)          # the one the layout check uses
+    from gpu_check.families import operand_maps
+    out = operand_maps.sparse.expand(a, idx, 8)     # the one the layout check uses
     assert out.tolist() == [[[1, 0, 2, 0, 0, 3, 0, 4]]]

@@ -98,7 +98,7 @@ def test_banks_alone_without_ncu_is_one_line(monkeypatch, capsys):
 def test_banks_skipped_without_ncu_inside_a_full_run(monkeypatch):
     from gpu_check.checks import banks
     monkeypatch.setattr(banks, "ncu_path", lambda: None)
-    (r,) = banks.run()
+    (r,) = banks.measure_and_compare()
     assert r.status == "skip" and "ncu" in r.note
 
 
@@ -108,7 +108,8 @@ def _report(tmp_path, results):
             "banks": dict(summarize(results, "banks"), seconds=0.0)}
     rep = R.make_report(["gpu-check", "run"], FakeBackend().environment(), {"target": "sm_90a", "kernels": 3},
                         results, info, {"k_x": ["HMMA.16816.F32"]}, exit_code=1)
-    return R.write_atomic(tmp_path / "r" / "report.json", rep), rep
+    (tmp_path / "r").mkdir()
+    return R.write_json(tmp_path / "r" / "report.json", rep), rep
 
 
 def _results():
@@ -144,6 +145,7 @@ def test_summary_table_and_diff_text(tmp_path):
 def test_report_command_prints_and_writes_markdown(tmp_path, capsys):
     path, _ = _report(tmp_path, _results())
     md = tmp_path / "docs" / "validation" / "h200.md"
+    md.parent.mkdir(parents=True)
     assert cli.main(["report", str(path), "--markdown", str(md)]) == 1
     out = capsys.readouterr().out
     assert "gpu-check report: gpu=FakeGPU" in out and "MISMATCH" in out

@@ -2,7 +2,7 @@
 import pytest
 
 from gpu_check import build as B
-from gpu_check import kernels as K
+from gpu_check import families as F
 
 from gpucheck_helpers import need_nvcc
 
@@ -15,7 +15,7 @@ MIXED = ("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f32", "mma.sync.aligned.m
 
 
 def _build(target):
-    specs = K.nvidia_specs(target)
+    specs = F.nvidia_specs(target)
     cubin, kept, rejected, stats = B.compile_specs(specs, target, use_cache=False)
     return specs, cubin, kept, rejected
 
@@ -54,7 +54,7 @@ def test_catalog_lists_only_assemblable_mma(kernel_cache):
 @need_nvcc
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
 def test_discover_kernels_compile(target, kernel_cache):
-    specs = K.wmma_specs()
+    specs = F.wmma_specs()
     cubin, kept, rejected, _ = B.compile_specs(specs, target, use_cache=False)
     assert not rejected and len(kept) == 36
     for s in kept:
@@ -63,7 +63,7 @@ def test_discover_kernels_compile(target, kernel_cache):
 
 @need_nvcc
 def test_build_cache_reuses_the_cubin(kernel_cache):
-    specs = K.nvidia_specs("sm_90", only="ldmatrix.x1")
+    specs = F.nvidia_specs("sm_90", only="ldmatrix.x1")
     first = B.compile_specs(specs, "sm_90")
     again = B.compile_specs(specs, "sm_90")
     assert not first[3]["cached"] and again[3]["cached"]
@@ -71,15 +71,8 @@ def test_build_cache_reuses_the_cubin(kernel_cache):
     assert list(kernel_cache.glob("*.cubin"))
 
 
-def test_kernels_hold_no_layout_knowledge():
-    """Generated CUDA moves words: no lane arithmetic beyond the case/word offsets."""
-    src = K.module_source(K.nvidia_specs("sm_90a"))
-    assert "lane >> 2" not in src and "lane & 3" not in src and "lane % 4" not in src and "lane / 4" not in src
-    assert "laneid" not in src
-
-
 def test_generated_source_uses_catalog_spellings():
     import layoutsim
-    for s in K.nvidia_specs("sm_90a", only="mma.m16n8k16.f32.bf16.bf16.f32,ldmatrix.x4.trans"):
+    for s in F.nvidia_specs("sm_90a", only="mma.m16n8k16.f32.bf16.bf16.f32,ldmatrix.x4.trans"):
         assert s.entry in s.source()
         assert layoutsim.get(s.entry).name == s.entry

@@ -5,7 +5,7 @@ must be there. No AMD GPU: nothing here runs a kernel."""
 import pytest
 
 import layoutsim
-from gpu_check import kernels as K
+from gpu_check import families as F
 from gpu_check.backends import hip as H
 
 need_clang = pytest.mark.skipif(H.clang_path() is None or H.objdump_path() is None,
@@ -15,7 +15,7 @@ need_clang = pytest.mark.skipif(H.clang_path() is None or H.objdump_path() is No
 
 def test_every_amd_entry_has_a_kernel():
     amd = [e for e in layoutsim.listing() if e.vendor == "amd"]
-    specs = K.amd_specs()
+    specs = F.amd_specs()
     assert len(specs) == len(amd) and len(specs) > 0
     for s in specs:
         assert s.builtin.startswith("__builtin_amdgcn_")
@@ -28,7 +28,7 @@ def test_hip_kernels_compile_and_disassemble(tmp_path):
     results, info = H.compile_and_check(outdir=tmp_path)
     bad = [r.diff_text() for r in results if r.status != "pass"]
     assert not bad, "\n".join(bad[:5])
-    assert len(results) == len(K.amd_specs())
+    assert len(results) == len(F.amd_specs())
     assert set(info["objects"]) == {"gfx1100_w32", "gfx1100_w64", "gfx1201_w32", "gfx1201_w64"}
     by = {r.entry: r for r in results}
     r = by["v_wmma_f16_16x16x16_f16.opsel1.w32.gfx11"]
@@ -37,7 +37,7 @@ def test_hip_kernels_compile_and_disassemble(tmp_path):
 
 
 def test_disassembly_check_catches_a_wrong_instruction():
-    spec = next(s for s in K.amd_specs() if s.entry == "v_wmma_f32_16x16x16_f16.w32.gfx12")
+    spec = next(s for s in F.amd_specs() if s.entry == "v_wmma_f32_16x16x16_f16.w32.gfx12")
     ok = H.check_spec(spec, [("v_wmma_f32_16x16x16_f16", [8, 4, 4, 8], "")])
     assert ok.status == "pass"
     wrong = H.check_spec(spec, [("v_wmma_f32_16x16x16_bf16", [8, 4, 2, 8], "")])

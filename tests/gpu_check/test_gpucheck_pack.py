@@ -3,9 +3,11 @@ import numpy as np
 import pytest
 
 import layoutsim
-from gpu_check import kernels as K
-from gpu_check import values as V
-from gpu_check.pack import pack, replica_disagreements, reg_values, unpack, words_per_lane
+from gpu_check import families as F
+from gpu_check.families import e2e, wgmma
+from layoutsim import formats as V
+from layoutsim.isa import moves
+from layoutsim.packing import pack, replica_disagreements, slot_values, unpack, words_per_lane
 
 RNG = np.random.default_rng(7)
 
@@ -18,7 +20,7 @@ def _rand_bits(frag, n):
 
 def _entries():
     out = [e for e in layoutsim.listing() if e.family != "wgmma"]
-    out += [layoutsim.lookup(n) for n in K.WGMMA_DEFAULT]
+    out += [layoutsim.lookup(n) for n in wgmma.DEFAULT]
     return out
 
 
@@ -35,7 +37,7 @@ def test_pack_unpack_round_trip(entry):
         assert np.array_equal(unpack(f, words), m), name
         assert not replica_disagreements(f, words)
         # every element lands in exactly the (lane, reg, slot) the table names
-        vals = reg_values(f, words)
+        vals = slot_values(f, words)
         for lane, reg, slot, mat, r, c in f.entries()[:: max(1, len(f.entries()) // 50)]:
             assert vals[1, lane, reg, slot] == m[1, mat, r, c]
 
@@ -63,12 +65,12 @@ def test_packed_slots_follow_the_bit_ranges():
                                   "wgmma.m64n24k32.s32.s8.u8", "wgmma.m64n256k8.f32.tf32.tf32"])
 def test_spec_input_words_round_trip(name):
     inst = layoutsim.get(name)
-    spec = K.specs_for(inst)[0]
+    spec = F.specs_for(inst)[0]
     m, n, k = inst.shape
     fa, fb, fc = (inst.formats[x] for x in "abc") if "c" in inst.formats else (inst.formats["a"], inst.formats["b"], inst.formats["d"])
-    a = RNG.integers(0, 1 << min(V.WIDTH[fa], 62), size=(4, m, k)).astype(np.uint64)
-    b = RNG.integers(0, 1 << min(V.WIDTH[fb], 62), size=(4, k, n)).astype(np.uint64)
-    c = RNG.integers(0, 1 << min(V.WIDTH[fc], 62), size=(4, m, n)).astype(np.uint64)
+    a = RNG.integers(0, 1 << min(V.bits(fa), 62), size=(4, m, k)).astype(np.uint64)
+    b = RNG.integers(0, 1 << min(V.bits(fb), 62), size=(4, k, n)).astype(np.uint64)
+    c = RNG.integers(0, 1 << min(V.bits(fc), 62), size=(4, m, n)).astype(np.uint64)
     inp = spec.pack_inputs(a, b, c)
     assert inp.shape == (4, spec.in_words) and inp.dtype == np.uint32
     a2, b2, c2 = spec.unpack_inputs(inp)
@@ -79,9 +81,9 @@ def test_spec_input_words_round_trip(name):
 
 def test_wgmma_b_image_follows_the_descriptor():
     from layoutsim.sim.descriptor import SmemDesc
-    spec = K.WgmmaSpec(layoutsim.get("wgmma.m64n32k16.f32.f16.f16"))
+    spec = wgmma.WgmmaSpec(layoutsim.get("wgmma.m64n32k16.f32.f16.f16"))
     d = SmemDesc.decode(spec.desc_template)
-    assert d.start == 0 and d.lbo == 128 and d.sbo == 256 + K.B_PAD_BYTES and d.swizzle == 0
+    assert d.start == 0 and d.lbo == 128 and d.sbo == 256 + wgmma.B_PAD_BYTES and d.swizzle == 0
     addr = spec.b_addresses                       # [K, N] byte addresses
     assert len(np.unique(addr)) == addr.size
     assert addr.max() + 2 <= spec.b_image_bytes and spec.b_image_bytes % 16 == 0
@@ -93,39 +95,39 @@ def test_wgmma_b_image_follows_the_descriptor():
 
 def test_ldmatrix_plans_are_derived_from_the_catalog():
     inst = layoutsim.get("mma.m16n8k16.f16.f16.f16.f16")
-    ld, origins = K.ldsm_plan(inst.operands["A"].fragment, "ldmatrix")
+    ld, origins = moves.find(inst.operands["A"].fragment, "ldmatrix")
     assert ld.name == "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
     assert origins == [(0, 0), (8, 0), (0, 8), (8, 8)]
-    ld, origins = K.ldsm_plan(inst.operands["B"].fragment, "ldmatrix")
+    ld, origins = moves.find(inst.operands["B"].fragment, "ldmatrix")
     assert ld.name.endswith("x2.trans.shared.b16") and origins == [(0, 0), (8, 0)]
-    st, origins = K.ldsm_plan(inst.operands["D"].fragment, "stmatrix")
+    st, origins = moves.find(inst.operands["D"].fragment, "stmatrix")
     assert st.name == "stmatrix.sync.aligned.m8n8.x2.shared.b16" and origins == [(0, 0), (8, 0)]
-    assert K.ldsm_plan(layoutsim.get("mma.m16n8k32.s32.s8.s8.s32").operands["A"].fragment, "ldmatrix") is None
+    assert moves.find(layoutsim.get("mma.m16n8k32.s32.s8.s8.s32").operands["A"].fragment, "ldmatrix") is None
 
 
 def test_e2e_words_round_trip():
     inst = layoutsim.get("mma.m16n8k16.f16.f16.f16.f16")
-    spec = K.E2eSpec(inst)
-    a = V.encode("f16", RNG.integers(-3, 4, size=(2, 16, 16)))
-    b = V.encode("f16", RNG.integers(-3, 4, size=(2, 16, 8)))
-    c = V.encode("f16", RNG.integers(-3, 4, size=(2, 16, 8)))
+    spec = e2e.E2eSpec(inst)
+    a = V.encode_exact("f16", RNG.integers(-3, 4, size=(2, 16, 16)))
+    b = V.encode_exact("f16", RNG.integers(-3, 4, size=(2, 16, 8)))
+    c = V.encode_exact("f16", RNG.integers(-3, 4, size=(2, 16, 8)))
     inp = spec.pack_inputs(a, b, c)
     a2, b2, c2 = spec.unpack_inputs(inp)
     assert np.array_equal(a2, a) and np.array_equal(b2, b) and np.array_equal(c2, c)
     # every lane address is a 16-byte aligned row inside the region
     lane = inp[:, spec.region_words:].reshape(2, 32, spec.lane_in)
-    assert (lane % 16 == 0).all() and (lane < K.E2E_REGION_BYTES).all()
+    assert (lane % 16 == 0).all() and (lane < e2e.REGION_BYTES).all()
 
 
 @pytest.mark.parametrize("fmt", ["f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "s8", "u8", "s4", "u4", "s32"])
 def test_values_round_trip(fmt):
     vals = np.arange(-4, 5) if fmt not in ("u8", "u4") else np.arange(0, 9)
-    raw = V.encode(fmt, vals)
+    raw = V.encode_exact(fmt, vals)
     assert np.array_equal(V.decode(fmt, raw), vals)
     if fmt == "f64":
         return                                   # every float64 value is exact in f64
     with pytest.raises(ValueError):
-        V.encode(fmt, np.array([0.1 if fmt not in ("s8", "u8", "s4", "u4", "s32") else 1 << 40]))
+        V.encode_exact(fmt, np.array([0.1 if fmt not in ("s8", "u8", "s4", "u4", "s32") else 1 << 40]))
 
 
 def test_show_prints_hex_and_value():

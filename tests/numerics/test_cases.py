@@ -29,7 +29,7 @@ def test_labels_split_the_two_parts():
     a, b, c, lab = cases.generate("mma.m16n8k16.f32.bf16.bf16.f32", 200, 5, return_labels=True)
     assert len(lab) == 200
     assert [x["part"] for x in lab[:40]] == ["discriminating"] * 40
-    assert {x["family"] for x in lab[40:]} == set(cases.RANDOM_FLOAT)
+    assert {x["recipe"] for x in lab[40:]} == set(cases.RANDOM_FLOAT)
 
 
 def test_bf16_candidates_are_separated():

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import layoutsim
+
 from layoutsim.numerics import corpus
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "numerics"
@@ -31,7 +33,7 @@ def test_the_confirmed_list_and_pending_agree():
 def test_every_numerics_confirmed_form_has_a_measured_corpus(name, request):
     if name in PENDING:
         request.applymarker(pytest.mark.xfail(strict=True, reason="H200 recording prepared, not yet run"))
-    assert corpus.kept(name, "sm_90"), f"{name} is confirmed but the corpus budget does not keep it"
+    assert corpus.in_corpus(layoutsim.get(name)), f"{name} is confirmed but the corpus does not keep it"
     path = corpus.path_for(name, "sm_90", root=ROOT)
     assert path in corpus.files(ROOT), f"{path.name}: confirmed on the H200 but no corpus in tests/data"
     c = corpus.load(path)

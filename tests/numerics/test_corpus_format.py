@@ -18,6 +18,7 @@ def _make(tmp_path, flip=False):
         d = d.copy()
         d[3, 2, 1] ^= 1
     path = corpus.path_for(NAME, "sm_90", root=tmp_path)
+    path.parent.mkdir(exist_ok=True)              # save() creates no folders
     return corpus.save(path, NAME, "sm_90", a, b, c, d, gpu="NVIDIA H200 (model output)",
                        driver="n/a", runtime="n/a", seed=9, n=40, notes="synthetic")
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from layoutsim.isa.registry import all_entries
-from layoutsim.numerics import cases, kernel
+from layoutsim.numerics import cases, kernel, vector
 from layoutsim.numerics.api import UnverifiedProfileWarning, kernel_inputs, resolve
 from layoutsim.numerics.plan import make_plan
 from layoutsim.numerics.profiles import profile_for
@@ -61,12 +61,12 @@ def _paths(plan, A, B, C):
     scalar = np.zeros(c.shape, np.uint32)
     kernel._chunk(a, b, c, cfg, scalar, 0, nb)
     out["scalar"] = scalar
-    if kernel.vector_ok(cfg, M, N, K):
+    if vector.vector_ok(cfg, M, N, K):
         for name, dt in (("vector f64", np.float64), ("vector f32", np.float32)):
-            if dt is np.float32 and not kernel.f32_ok(cfg):
+            if dt is np.float32 and not vector.f32_ok(cfg):
                 continue
             d = np.zeros(c.shape, np.uint32)
-            kernel._vchunk(a, b, c, cfg, d, 0, nb, dt)
+            vector._vchunk(a, b, c, cfg, d, 0, nb, dt)
             out[name] = d
     return out
 
@@ -96,5 +96,5 @@ def test_every_path_gives_the_same_bits(name, arch):
             assert not len(bad), (f"{name} {arch} [{label}]: {path} differs from the scalar path "
                                   f"in {len(bad)} results, first at {tuple(bad[0])}: "
                                   f"{d[tuple(bad[0])]:#x} vs {ref[tuple(bad[0])]:#x}")
-    if base.shape[1] % kernel.V == 0 and base.shape[0] % kernel.ROWS == 0:
+    if base.shape[1] % vector.V == 0 and base.shape[0] % vector.ROWS == 0:
         assert vector_runs, f"{name} {arch}: the vector path never ran"

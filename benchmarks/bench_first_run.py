@@ -1,0 +1,157 @@
+"""First-run times: how long a user waits the first time each compiled piece runs.
+
+    python benchmarks/bench_first_run.py [--runs 3] [--only query,banks,mma] [--json]
+
+Every measurement is a fresh Python process. "cold" points NUMBA_CACHE_DIR at a new, empty
+folder (the first call after `pip install`); "warm" repeats the call with the cache the cold
+run left (every later process). Printed per case: min / median / max wall seconds over --runs,
+and the CPU seconds of the median run (compilation is single-threaded, so on a shared machine
+CPU time is the steadier figure).
+
+Cases:
+  query              `layoutsim query mma.m16n8k16.f32.f16.f16.f32 --operand C --lane 13`, the
+                     whole process (target, issue 14: under 0.25 s); numba is never imported
+  banks serial       first wavefronts_batch(engine="numba") of 4 accesses (ld.shared.v4.b32)
+  banks parallel     first batch of 60,000 accesses (the parallel kernel)
+  banks auto         first wavefronts_batch of 1,000 accesses with the default engine (numpy)
+  mma <path>         first layoutsim.mma of one instruction per kernel path: f16, bf16, tf32,
+                     fp8 (mma.sync: the f16 path on sm_90), fp8 (wgmma: native), f64, int
+                     (target, issue 14: under 5 s each)
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MMA = {
+    "f16": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90"),
+    "bf16": ("mma.m16n8k16.f32.bf16.bf16.f32", "sm_90"),
+    "tf32": ("mma.m16n8k8.f32.tf32.tf32.f32", "sm_90"),
+    "fp8 mma.sync": ("mma.m16n8k32.f32.e4m3.e4m3.f32", "sm_90"),
+    "fp8 wgmma": ("wgmma.m64n8k32.f32.e4m3.e4m3", "sm_90"),
+    "f64": ("mma.m8n8k4.f64.f64.f64.f64", "sm_90"),
+    "int": ("mma.m16n8k32.s32.s8.s8.s32", "sm_90"),
+}
+
+# a child process: the first call of one case, timed from just before the call
+CHILD_MMA = """
+import json, sys, time
+import numpy as np
+import layoutsim
+from layoutsim.formats import raw_dtype
+name, arch = sys.argv[1], sys.argv[2]
+inst = layoutsim.get(name)
+M, N, K = inst.shape
+rng = np.random.default_rng(0)
+def bits(fmt, shape):                      # small normal numbers' raw bits, never NaN/Inf
+    from layoutsim.formats import encode
+    if fmt in ("s8", "u8", "s32"):
+        return rng.integers(0, 8, shape).astype(raw_dtype(fmt))
+    return encode(fmt, rng.integers(-4, 5, shape).astype(np.float64) / 4)
+a, b = bits(inst.formats["a"], (8, M, K)), bits(inst.formats["b"], (8, K, N))
+c = bits(inst.formats.get("c", inst.formats["d"]), (8, M, N))
+c0, t0 = time.process_time(), time.perf_counter()
+layoutsim.mma(inst, a, b, c, arch=arch, raw=True)
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
+"""
+
+CHILD_BANKS = """
+import json, sys, time
+import numpy as np
+from layoutsim import banks
+n, engine = int(sys.argv[1]), sys.argv[2]
+offs = np.tile(np.arange(32) * 16, (n, 1))
+c0, t0 = time.process_time(), time.perf_counter()
+banks.wavefronts_batch("ld.shared.v4.b32", offs, engine=engine)
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
+"""
+
+
+def _child(code, args, cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+    if p.returncode:
+        raise SystemExit(f"bench_first_run: child failed: {p.stderr.strip().splitlines()[-1]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _cold_warm(code, args, runs):
+    cold, warm = [], []
+    for _ in range(runs):
+        cache = tempfile.mkdtemp(prefix="bench-first-run-")
+        try:
+            cold.append(_child(code, args, cache))
+            warm.append(_child(code, args, cache))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    return cold, warm
+
+
+def _query(runs):
+    exe = shutil.which("layoutsim")
+    cmd = ([exe] if exe else [sys.executable, "-m", "layoutsim.cli"]) + \
+        ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        c0 = os.times()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        c1 = os.times()
+        out.append({"wall": time.perf_counter() - t0,
+                    "cpu": (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)})
+    return out
+
+
+def _stats(samples):
+    walls = sorted(s["wall"] for s in samples)
+    med = statistics.median(walls)
+    cpu = statistics.median(s["cpu"] for s in samples)
+    return {"min": walls[0], "median": med, "max": walls[-1], "cpu_median": cpu, "runs": len(walls)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", default="query,banks,mma", help="comma-separated: query, banks, mma")
+    ap.add_argument("--paths", help=f"mma paths (default all): {', '.join(MMA)}")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    only = {s.strip() for s in args.only.split(",")}
+    results = {}
+    if "query" in only:
+        results["query"] = {"cold": _stats(_query(args.runs)), "target": 0.25}
+    if "banks" in only:
+        for label, n, engine in (("banks serial", 4, "numba"), ("banks parallel", 60000, "numba"),
+                                 ("banks auto", 1000, "auto")):
+            cold, warm = _cold_warm(CHILD_BANKS, [str(n), engine], args.runs)
+            results[label] = {"cold": _stats(cold), "warm": _stats(warm)}
+    if "mma" in only:
+        paths = [p.strip() for p in args.paths.split(",")] if args.paths else list(MMA)
+        for path in paths:
+            name, arch = MMA[path]
+            cold, warm = _cold_warm(CHILD_MMA, [name, arch], args.runs)
+            results[f"mma {path}"] = {"instruction": name, "cold": _stats(cold), "warm": _stats(warm),
+                                      "target": 5.0}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if args.json:
+        print(json.dumps({"cpus": os.cpu_count(), "load_average": load, "results": results}, indent=1))
+        return
+    print(f"first-run times, {args.runs} fresh processes per case; {os.cpu_count()} CPUs, load average "
+          f"{load:.2f} at the end (wall s: min / median / max; cpu s of the median)")
+    for label, r in results.items():
+        for kind in ("cold", "warm"):
+            if kind not in r:
+                continue
+            s = r[kind]
+            target = f"  (target < {r['target']} s)" if "target" in r and kind == "cold" else ""
+            print(f"  {label:<18} {kind:<4} {s['min']:7.2f} {s['median']:7.2f} {s['max']:7.2f}   "
+                  f"cpu {s['cpu_median']:6.2f}{target}")
+
+
+if __name__ == "__main__":
+    main()

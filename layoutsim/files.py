@@ -1,0 +1,226 @@
+"""Where results go and where inputs come from: files written atomically, archives read with
+their sizes checked first, and a stdout that a closed pipe cannot crash.
+
+Every file layoutsim and gpu-check write (pictures, reports, corpora, recorded dumps, markdown,
+generated sources, the build cache) goes through `write_atomic`:
+
+  * only into a regular file: an existing symbolic link, device, FIFO, socket or folder at the
+    path is refused (as root, `-o /dev/null` must not replace the device);
+  * the folder must exist: it is never created on the way (`make_dir` is for the folders a
+    command owns, such as the tree under `gpu-check run --record DIR`);
+  * the data goes to a temporary file beside the target, is synced, then renamed over it, so a
+    reader sees the old file or the new one, never half of one; the temporary file is removed
+    on any failure, Ctrl-C included;
+  * a file that exists keeps its permission bits (and its owner where we may set it); a new one
+    gets the usual 0666 minus the umask.
+
+Files given as input (`read_regular`, `read_npz`) must be regular files, and their sizes are
+bounded before anything is allocated: an .npz member's declared size, its .npy header's shape
+and dtype (no pickled objects) and what the member really holds must agree and stay under the
+limit, so a small archive cannot inflate into gigabytes and a header cannot claim terabytes.
+
+Failures are one LayoutsimError naming the path and the reason.
+"""
+import contextlib
+import os
+import stat
+import sys
+
+from .errors import LayoutsimError
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def _existing(path, what):
+    """os.lstat of path, or None if nothing is there; refuses anything but a regular file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise LayoutsimError(f"cannot write {what} {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise LayoutsimError(f"cannot write {what} {path}: it is {kind}; give the path of a regular file")
+    return st
+
+
+def check_target(path, what="file"):
+    """(shown path, absolute path, lstat or None) if `path` can be written by write_atomic;
+    otherwise the one-line error it would raise. Call it before long work whose result goes there."""
+    try:
+        shown = os.fspath(path)
+    except TypeError:
+        raise LayoutsimError(f"cannot write {what}: {path!r} is not a file path") from None
+    if not isinstance(shown, str) or not shown or "\0" in shown:
+        raise LayoutsimError(f"cannot write {what}: {shown!r} is not a file path")
+    full = os.path.abspath(shown)
+    folder, name = os.path.split(full)
+    if shown.endswith(os.sep) or not name:
+        raise LayoutsimError(f"cannot write {what} {shown}: the path names a folder, not a file")
+    st = _existing(full, what)
+    if not os.path.isdir(folder):
+        raise LayoutsimError(f"cannot write {what} {shown}: folder {folder} does not exist (create it first)")
+    return shown, full, st
+
+
+def write_atomic(path, data, what="file"):
+    """Write `data` (bytes, str as UTF-8, or a function called with the open binary file) to
+    `path` as described in the module docstring. Returns the absolute path."""
+    shown, full, st = check_target(path, what)
+    folder, name = os.path.split(full)
+    tmp = os.path.join(folder, f".{name[:64]}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as e:
+        raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):
+                    os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, full)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
+        raise
+    return full
+
+
+def make_dir(path, what="folder"):
+    """Create the folder `path` (and its parents) for a command that owns the tree under it, as
+    `--record DIR` does; refuses a path that exists and is not a folder. Returns the path."""
+    full = os.path.abspath(os.fspath(path))
+    if os.path.lexists(full) and not os.path.isdir(full):
+        raise LayoutsimError(f"cannot use {what} {path}: it exists and is not a folder")
+    try:
+        os.makedirs(full, exist_ok=True)
+    except OSError as e:
+        raise LayoutsimError(f"cannot create {what} {path}: {e.strerror or e}") from None
+    return full
+
+
+def _input(path, what):
+    """os.stat of an input, which must be a regular file (a FIFO or device would block or never end)."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError) as e:
+        raise LayoutsimError(f"cannot read {what} {path!r}: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise LayoutsimError(f"cannot read {what} {path}: not a regular file")
+    return st
+
+
+def read_regular(path, what="file", max_bytes=1 << 28):
+    """The bytes of a regular file of at most max_bytes."""
+    st = _input(path, what)
+    if st.st_size > max_bytes:
+        raise LayoutsimError(f"{what} {path} is {st.st_size} bytes; the limit is {max_bytes}")
+    try:
+        with open(path, "rb") as f:
+            return f.read(max_bytes + 1)[:max_bytes]
+    except OSError as e:
+        raise LayoutsimError(f"cannot read {what} {path}: {e.strerror or e}") from None
+
+
+def read_npz(path, what="archive", max_bytes=1 << 30):
+    """{name: array} of an .npz archive (numpy.savez), checked before anything is inflated (see
+    the module docstring); max_bytes bounds the arrays together."""
+    import zipfile
+
+    from numpy.lib import format as npformat
+    _input(path, what)
+    out, total = {}, 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            if not infos:
+                raise LayoutsimError(f"{what} {path} holds no arrays")
+            for info in infos:
+                name = info.filename
+                if not name.endswith(".npy") or "/" in name or name[:-4] in out:
+                    raise LayoutsimError(f"{what} {path}: member {name!r} is not an array of an .npz archive")
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise LayoutsimError(f"{what} {path}: member {name!r} uses an unexpected compression")
+                total += info.file_size
+                if total > max_bytes:
+                    raise LayoutsimError(f"{what} {path}: its arrays inflate to more than {max_bytes} bytes "
+                                         f"(member {name!r} alone {info.file_size})")
+                with zf.open(info) as f:
+                    version = npformat.read_magic(f)
+                    header = {(1, 0): npformat.read_array_header_1_0,
+                              (2, 0): npformat.read_array_header_2_0}.get(version)
+                    if header is None:
+                        raise LayoutsimError(f"{what} {path}: member {name!r} has .npy version {version}")
+                    shape, fortran, dtype = header(f)
+                    if dtype.hasobject:
+                        raise LayoutsimError(f"{what} {path}: member {name!r} holds Python objects (refused)")
+                    count = 1
+                    for n in shape:
+                        count *= n
+                    if count * dtype.itemsize != info.file_size - f.tell():
+                        raise LayoutsimError(f"{what} {path}: member {name!r} claims shape {shape} of {dtype} "
+                                             f"but holds {info.file_size - f.tell()} bytes")
+                with zf.open(info) as f:
+                    out[name[:-4]] = npformat.read_array(f, allow_pickle=False)
+    except LayoutsimError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, KeyError,
+            NotImplementedError, RuntimeError, TypeError) as e:
+        raise LayoutsimError(f"cannot read {what} {path}: not a valid .npz archive "
+                             f"({type(e).__name__}: {str(e)[:120]})") from None
+    return out
+
+
+class _PipeSafe:
+    """A text stream whose reader may go away (`layoutsim list | head`): on the first
+    BrokenPipeError, stdout's descriptor is pointed at /dev/null and the command carries on
+    quietly, so it ends with its own exit code and no traceback."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def pipe_safe_stdout():
+    """Run a command with sys.stdout wrapped in _PipeSafe; flushes it before leaving."""
+    old = sys.stdout
+    sys.stdout = safe = _PipeSafe(old)
+    try:
+        yield
+    finally:
+        safe.flush()
+        sys.stdout = old
