@@ -25,7 +25,7 @@ def numeric_cases(spec, wanted=None, arch="sm_90"):
     if wanted is None:
         wanted = corpus.suggested_cases(spec.entry, arch) if corpus.in_corpus(spec.instr) else DEFAULT_CASES
     m, n, _ = spec.instr.shape
-    return int(max(32, min(wanted, ELEMENT_BUDGET // (m * n))))
+    return int(min(wanted, max(1, ELEMENT_BUDGET // (m * n))))
 
 
 def model_bits(instr, a, b, c, arch):

@@ -15,6 +15,7 @@ JSON string: format, version, instruction (canonical), arch, vendor, gpu, driver
     python -m layoutsim.numerics.corpus replay [FILES...]     # check files against the model
 """
 import datetime
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -62,9 +63,12 @@ class Corpus:
 
 def in_corpus(entry):
     """Whether measurements of a catalog entry (or Instruction) are kept in the corpus: every
-    warp-level MMA (mma.sync, AMD WMMA/SWMMAC) and the wgmma m64n8 forms; wider wgmma N are
-    checked on the GPU, not kept (the budget, `budget`, covers the kept ones)."""
-    return entry.family in ("mma", "wmma", "swmmac") or (entry.family == "wgmma" and ".m64n8k" in entry.name)
+    warp-level MMA (mma.sync, AMD WMMA/SWMMAC), the wgmma m64n8 forms, and every wider wgmma
+    form whose numerics the committed report confirms (a claim of confirmation must replay from
+    tests/data); other wgmma N are checked on the GPU, not kept (`budget` covers the kept ones)."""
+    if entry.family == "wgmma":
+        return ".m64n8k" in entry.name or entry.name in confirmed_numerics()
+    return entry.family in ("mma", "wmma", "swmmac")
 
 
 def path_for(instruction, arch, root=DATA_DIR):
@@ -203,17 +207,30 @@ WGMMA_FORMS = ("wgmma.m64n8k16.f32.f16.f16", "wgmma.m64n8k32.f32.e4m3.e4m3",
                "wgmma.m64n8k32.f16.e4m3.e4m3")
 
 
+WIDE_FILE_BYTES = 400_000     # a wgmma form wider than N = 8: about this much per file
+
+
+@functools.lru_cache(maxsize=None)
+def confirmed_numerics():
+    """Canonical names whose numerics the committed GPU report confirmed
+    (layoutsim/isa/data/confirmed.json, written by `gpu-check report --confirmed`)."""
+    path = Path(__file__).resolve().parents[1] / "isa" / "data" / "confirmed.json"
+    return frozenset(json.loads(path.read_text()).get("numerics", ())) if path.exists() else frozenset()
+
+
 def suggested_cases(instruction, arch="sm_90"):
     """Cases per instruction in the corpus (README): 1500 for the four forms that decide the
     profile, 300 for the other float mma.sync, 400 for f64 (NaN contests), 64 for exact
-    integer mma.sync; wgmma at N = 8 only: 200 for f16->f32 and e4m3 (whose fp8 path differs), 100 for the
-    other float forms, 32 for integers."""
+    integer mma.sync; wgmma at N = 8: 200 for f16->f32 and e4m3 (whose fp8 path differs), 100 for the
+    other float forms, 32 for integers; a wider wgmma N: as many as fit WIDE_FILE_BYTES (2 to 100)."""
     from .api import resolve
     from .plan import make_plan
     inst, prof = resolve(instruction, arch)
     p = make_plan(inst, prof)
     names = {inst.name, *inst.aliases}
     if inst.family == "wgmma":
+        if inst.shape[1] > 8:
+            return max(2, min(100, WIDE_FILE_BYTES // case_bytes(inst.name, arch)))
         return 32 if p.kind == "int" else 200 if names & set(WGMMA_FORMS) else 100
     if p.kind == "int":
         return 64
@@ -223,7 +240,7 @@ def suggested_cases(instruction, arch="sm_90"):
 
 
 def budget(arch="sm_90", total_mb=40.0):
-    """[(instruction, cases, MB)] for every mma.sync of the arch and wgmma m64n8, and the total."""
+    """[(instruction, cases, MB)] for every instruction the corpus keeps (`kept`), and the total."""
     from ..isa.registry import listing
     rows = []
     for e in listing(arch=arch):

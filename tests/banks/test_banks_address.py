@@ -137,3 +137,10 @@ def test_swizzles_are_bijections(b, m, s):
     sw = Swizzle(b, m, s)
     n = 1 << (b + m + s)
     assert sorted(sw(np.arange(n))) == list(range(n))
+
+
+def test_a_fragment_name_with_two_colons_is_one_clear_error():
+    # INSTRUCTION:OPERAND splits at the last colon: the rest is looked up as an instruction
+    from layoutsim.banks.address import Tile, fragment_offsets
+    with pytest.raises(LayoutsimError, match="^unknown instruction 'a:mma.m16n8k16.f32.f16.f16.f32'"):
+        fragment_offsets(Tile(64, 64, "f16"), "ldmatrix.x4", "a:mma.m16n8k16.f32.f16.f16.f32:A")

@@ -9,17 +9,6 @@ from layoutsim import banks
 from layoutsim.banks import batch, nvidia
 from layoutsim.errors import LayoutsimError
 
-OPS = ["ld.shared.b8", "st.shared.b16", "ld.shared.b32", "ld.shared.v2.b32", "st.shared.v2.b32",
-       "ld.shared.v4.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2.trans", "ldmatrix.x4",
-       "stmatrix.x4.trans"]
-RULES = [nvidia.DEFAULT,
-         nvidia.Rules("none", "pairs", "as-v4", "address", 1, 1),
-         nvidia.Rules("pairs-half", "identical", "as-v4", "word", 0, 1),
-         nvidia.Rules("greedy", "one-phase", "identical", "address", 1, 0),
-         nvidia.Rules("identical", "greedy", "as-v4", "word", 1, 1),
-         nvidia.Rules("one-phase", "pairs-half", "none", "word", 0, 0)]
-AMD = [("ds_read_b128", "gfx1100"), ("ds_write_b128", "gfx1201"), ("ds_read_b64", "gfx1151"),
-       ("ds_write_b32", "gfx1200")]
 
 
 def width(op):
@@ -54,9 +43,15 @@ def accesses(draw, w):
     return np.array(rows, np.int64), np.array(masks, np.uint64)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(OPS), st.sampled_from(RULES), st.data())
-def test_engines_match_reference(op, rules, data):
+# Every op of both vendors, every candidate rule set the measurement chose from (864), and
+# generated patterns (address pools, lane pairs, repeats, strides, phase-sized masks): the engines
+# must give what the reference gives. (A search of 864 rule sets x 22 ops x 6 accesses of this
+# kind, the AMD ops, and 60,000-access batches through the parallel kernel found no disagreement
+# when this test was written.)
+@pytest.mark.parametrize("op", banks.op_names("nvidia"))
+@settings(max_examples=15, deadline=None)
+@given(rules=st.sampled_from(nvidia.candidates()), data=st.data())
+def test_engines_match_reference_for_every_op(op, rules, data):
     offs, masks = data.draw(accesses(width(op)))
     if op.startswith(("ldmatrix", "stmatrix")):
         masks = None
@@ -66,10 +61,11 @@ def test_engines_match_reference(op, rules, data):
     assert list(banks.wavefronts_batch(op, offs, active=masks, rules=rules, engine="numba")) == ref
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.sampled_from(AMD), st.data())
-def test_amd_engines_match_reference(op_arch, data):
-    op, arch = op_arch
+@pytest.mark.parametrize("op,arch", [(op, arch) for op in banks.op_names("amd")
+                                     for arch in ("gfx1100", "gfx1201")])
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_amd_engines_match_reference(op, arch, data):
     offs, masks = data.draw(accesses(width(op)))
     ref = [banks.analyze(op, list(offs[i]), arch=arch, active=int(masks[i])).wavefronts for i in range(len(offs))]
     assert list(banks.wavefronts_batch(op, offs, arch=arch, active=masks, engine="numba")) == ref
@@ -107,6 +103,15 @@ def test_batch_checks_addresses(engine):
     with pytest.raises(LayoutsimError, match="sync.aligned"):
         banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=np.array([1, 1]), engine=engine)
     assert len(banks.wavefronts_batch("ld.shared.b32", np.zeros((0, 32), np.int64), engine=engine)) == 0
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_matrix_error_names_the_inactive_row_lane(engine):
+    masks = np.array([0xFFFFFFFF, 0xFFFFFFEF], np.uint64)     # access 1: lane 4 off, lanes above on
+    with pytest.raises(LayoutsimError, match=r"^access 1: ldmatrix.x4 is "
+                                             r".sync.aligned: every lane executes it, and lane 4 \(a row "
+                                             r"address\) is inactive$"):
+        banks.wavefronts_batch("ldmatrix.x4", np.zeros((2, 32), np.int64), active=masks, engine=engine)
 
 
 def test_small_batches_need_no_compiler():

@@ -12,14 +12,12 @@ from layoutsim.banks import nvidia
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "banks" / "bank_corpus.json"
 
-pytestmark = pytest.mark.skipif(
-    not DATA.exists(),
-    reason="tests/data/banks/bank_corpus.json does not exist yet: it is measured on the H200 with "
-           "`python -m gpu_check.bank_probe.measure --out DIR` (then copy DIR/bank_corpus.json there)")
 
 
 @pytest.fixture(scope="module")
 def data():
+    # measured data is part of the tests here: missing is an error, never a skip
+    assert DATA.exists(), f"{DATA} is missing: it is the H200 measurement this test replays"
     return json.loads(DATA.read_text())
 
 

@@ -42,9 +42,36 @@ def test_search_explicit_tiles_and_errors():
     assert [c.tile.row_pitch for c in r.candidates] == [72, 64]
     j = r.to_json()
     assert j["candidates"][0]["pitch"] == 72 and j["baseline"]["pitch"] == 64
+    top = r.to_json(top=1)
+    assert [c["pitch"] for c in top["candidates"]] == [72] and top["considered"] == 2
     with pytest.raises(LayoutsimError, match="not a whole number"):
         banks.search(60, 64, "f16")
     with pytest.raises(LayoutsimError, match="give it as a write"):
         banks.search(64, 64, "f16", reads=["st.shared.v4.b32"], writes=[])
     with pytest.raises(LayoutsimError, match="at least one"):
         banks.search(64, 64, "f16", reads=[], writes=[])
+
+
+def test_baseline_total_and_matrix_access_counts():
+    # the unpadded, unswizzled layout is costed like every other: weights times wavefronts
+    r = banks.search(32, 32, "f32", reads=["ld.shared.b32"], writes=["st.shared.v4.b32"], read_weight=4)
+    b = r.baseline()
+    assert b.total == 4 * b.reads + b.writes and b.reads == 32
+    # explicit tiles without the plain one: it is costed and appended as the baseline
+    r = banks.search(32, 32, "f32", reads=["ld.shared.b32"], writes=["st.shared.v4.b32"], read_weight=4,
+                     write_weight=3, tiles=[Tile(32, 32, "f32", pad=4)])
+    b = r.baseline()
+    assert b.tile.row_pitch == 32 and b.total == 4 * b.reads + 3 * b.writes and b.reads == 32
+    # ldmatrix.x1 moves 8x8 f16 blocks (64 of them in 64x64), .x4 16x16 blocks (16)
+    from layoutsim.banks.search import accesses
+    assert accesses(Tile(64, 64, "f16"), "ldmatrix.x1").shape == (64, 32)
+    assert accesses(Tile(64, 64, "f16"), "ldmatrix.x4").shape == (16, 32)
+
+
+def test_sass_spellings_as_cuobjdump_prints_them():
+    # tests/data/banks/sass.txt (cuobjdump -sass of the H200 probe): LDSM.16.M88 is x1, .2 x2, .4 x4
+    assert [banks.parse_op(s).name for s in ("LDSM.16.M88", "LDSM.16.M88.2", "LDSM.16.MT88.4",
+                                             "STSM.16.M88")] == [
+        "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans", "stmatrix.x1"]
+    assert [banks.parse_op(n).sass for n in ("ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans")] == [
+        "LDSM.16.M88", "LDSM.16.M88.2", "LDSM.16.MT88.4"]

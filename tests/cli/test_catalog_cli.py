@@ -31,6 +31,55 @@ def test_query_json_schema_exact(capsys):
     assert doc["entries"][1] == {"lane": 13, "reg": 0, "slot": 1, "name": "a1", "matrix": 0, "row": 3, "col": 3}
 
 
+# Values, not only keys. PTX ISA 9.0, 9.7.14.5.8 (m16n8k16, .f16): B is held as b0..b3 with
+# row = threadID_in_group*2 + (i & 1) (+8 for b2, b3), col = groupID; lane 5 is groupID 1,
+# threadID_in_group 1. The arch is the one asked for, not the instruction's first (sm_80).
+def test_query_json_values(capsys):
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "B",
+                       "--lane", "5", "--arch", "sm_90", "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "instruction": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "arch": "sm_90",
+        "operand": "B", "entries": [
+            {"lane": 5, "reg": reg, "slot": slot, "name": f"b{2 * reg + slot}", "matrix": 0,
+             "row": 2 + slot + 8 * reg, "col": 1} for reg in (0, 1) for slot in (0, 1)]}
+    # without --arch the first arch the instruction exists on is reported
+    _, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "0", "--json")
+    assert json.loads(out)["arch"] == "sm_80" and json.loads(out)["operand"] == "C"
+    # an operand named like its format must still report the operand: wgmma D is f32
+    _, out, _ = run(capsys, "query", "wgmma.m64n8k16.f32.f16.f16", "--operand", "D", "--lane", "45",
+                    "--arch", "sm_90", "--json")
+    doc = json.loads(out)
+    assert (doc["arch"], doc["operand"]) == ("sm_90", "D")
+    # PTX ISA 9.7.15.5.1: lane 45 is warp 1 (rows 16..31), groupID 3, threadID_in_group 1
+    assert [(e["name"], e["row"], e["col"]) for e in doc["entries"]] == [
+        ("d0", 19, 2), ("d1", 19, 3), ("d2", 27, 2), ("d3", 27, 3)]
+    # the inverse query names the element's holders with the same values
+    _, out, _ = run(capsys, "query", "ldmatrix.x4.trans", "--element", "5,2", "--matrix", "1", "--json")
+    doc = json.loads(out)
+    assert (doc["operand"], doc["arch"]) == ("R", "sm_75")
+    # .trans: lane L holds column L/4, rows 2(L%4), 2(L%4)+1 -> element (5, 2) is lane 10 hi half
+    assert [(e["lane"], e["reg"], e["slot"], e["name"], e["matrix"], e["row"], e["col"])
+            for e in doc["entries"]] == [(10, 1, 1, "r1.hi", 1, 5, 2)]
+
+
+def test_query_text_modes(capsys):
+    # the text output of each mode, with values (PTX ISA 9.7.14.5.8 and .7, as above)
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "11,3")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32  [sm_80]"
+    assert lines[1] == "operand C: 16x8 f32, 4 x 32-bit registers per lane (1 element each), 32 lanes"
+    assert lines[-2:] == ["C[11][3] is held by:", "  lane  13  c3 = C[11][3]       (reg 3)"]
+    code, out, _ = run(capsys, "query", "mma.m16n8k8.f32.tf32.tf32.f32", "--operand", "B")
+    body = [ln for ln in out.splitlines() if ln.startswith("  lane")]
+    assert code == 0 and len(body) == 64 and "holds" not in out and "held by" not in out
+    assert body[:3] == ["  lane   0  b0 = B[0][0]        (reg 0)", "  lane   0  b1 = B[4][0]        (reg 1)",
+                        "  lane   1  b0 = B[1][0]        (reg 0)"]
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "A", "--lane", "13")
+    assert code == 0 and "lane 13 holds:\n  lane  13  a0 = A[3][2]        (reg 0 bits 0-15)\n" in out
+
+
 def test_query_element_and_all(capsys):
     _, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--element", "11,3", "--json")
     assert [(e["lane"], e["name"]) for e in json.loads(out)["entries"]] == [(13, "c3")]

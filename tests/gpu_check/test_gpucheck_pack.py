@@ -26,6 +26,8 @@ def _entries():
 
 @pytest.mark.parametrize("entry", _entries(), ids=lambda e: e.name)
 def test_pack_unpack_round_trip(entry):
+    # a round trip (pack and unpack read the same table): no proof of a map; the values are in
+    # test_pack_puts_the_ptx_elements_in_the_ptx_registers and the H200 layout replay
     inst = entry.instruction()
     for name, op in inst.operands.items():
         f = op.fragment
@@ -133,3 +135,21 @@ def test_show_prints_hex_and_value():
     assert V.show("f16", 0x3C00) == "0x3c00 (1.0)"
     assert V.show("s32", 0xFFFFFFFF) == "0xffffffff (-1)"
     assert V.show("s4", 0xF) == "0xf (-1)"
+
+
+# The round trips above cannot see a wrong map (pack and unpack read the same table). These put
+# known elements in and compare the 32-bit words with the PTX ISA's numbers.
+def test_pack_puts_the_ptx_elements_in_the_ptx_registers():
+    # PTX ISA 9.7.14.5.8 (m16n8k16 .f16 A): lane 13 = groupID 3, threadID_in_group 1; its four
+    # .f16x2 registers hold (A[3][2], A[3][3]), (A[11][2], A[11][3]), (A[3][10], A[3][11]),
+    # (A[11][10], A[11][11]), the lower-numbered element in the low half
+    f = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operands["A"].fragment
+    m = (np.arange(16)[:, None] * 256 + np.arange(16)[None, :]).astype(np.uint64)[None, None]
+    w = pack(f, m)[0, 13]
+    assert [int(x) for x in w] == [0x03030302, 0x0B030B02, 0x030B030A, 0x0B0B0B0A]
+    # PTX ISA 9.7.14.5.10 (m16n8k32 .s8 A): lane 0 register a0..a3 = A[0][0..3], bytes low first;
+    # register 1 = A[8][0..3]
+    f = layoutsim.get("mma.m16n8k32.s32.s8.s8.s32").operands["A"].fragment
+    m = ((np.arange(16)[:, None] << 4) ^ np.arange(32)[None, :]).astype(np.uint64)[None, None] & 0xFF
+    w = pack(f, m)[0, 0]                        # element (r, c) = (r << 4) ^ c: row 8 is 0x80..
+    assert int(w[0]) == 0x03020100 and int(w[1]) == 0x83828180

@@ -1,5 +1,5 @@
 """Replays what an NVIDIA GPU returned (tests/data/layouts), through the comparison code the live
-run uses. Skipped, with the reason, until a GPU run has recorded the files."""
+run uses. The recorded files are part of the tests: a missing one is an error, not a skip."""
 import json
 from pathlib import Path
 
@@ -14,8 +14,10 @@ DUMPS = sorted(DATA.glob("layouts_*.npz"))
 WMMA = Path(__file__).resolve().parents[2] / "layoutsim" / "isa" / "data" / "nvcuda_wmma_sm_90.json"
 
 
-@pytest.mark.skipif(not DUMPS, reason=f"no recorded GPU dump in {DATA} yet: record one with "
-                                      "`gpu-check run --record tests/data` on a GPU")
+def test_the_recorded_dump_is_here():
+    assert [p.name for p in DUMPS] == ["layouts_sm_90.npz"], f"the H200 layout dump is missing from {DATA}"
+
+
 @pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
 def test_recorded_dump_matches_the_catalog(path):
     manifest, results = record.replay(path)
@@ -27,8 +29,6 @@ def test_recorded_dump_matches_the_catalog(path):
     assert not bad, "\n".join(bad[:10])
 
 
-@pytest.mark.skipif(not WMMA.exists(), reason=f"{WMMA.name} not recorded yet: `gpu-check discover --record tests/data` "
-                                              "on a GPU")
 def test_discovered_wmma_maps_are_uniform_covers():
     doc = json.loads(WMMA.read_text())
     assert doc["environment"].get("gpu")

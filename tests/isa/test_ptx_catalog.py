@@ -84,10 +84,18 @@ def test_ldmatrix_x4(trans):
     # PTX ISA 9.7.14.5.15 ldmatrix: lane L gets row L/4, elements 2(L%4), 2(L%4)+1 of each
     # matrix; with .trans the matrix is transposed on the way into registers.
     frag = layoutsim.get("ldmatrix.x4" + (".trans" if trans else "")).operand("R").fragment
+    seen = 0
     for lane in range(32):
         for reg, slot, m, r, c in frag.lane_entries(lane):
             a, b = lane // 4, 2 * (lane % 4) + slot
-            assert (m, r, c) == (reg, b, a) if trans else (reg, a, b)
+            want = (reg, b, a) if trans else (reg, a, b)
+            assert (m, r, c) == want
+            seen += 1
+    assert seen == 4 * 8 * 8          # every element of the four 8x8 matrices was compared
+    # lane 13 written out (row 13/4 = 3, elements 2 and 3), so a wrong formula above cannot agree
+    lo, hi = ((2, 3), (3, 3)) if trans else ((3, 2), (3, 3))
+    assert holds("ldmatrix.x4" + (".trans" if trans else ""), "R", 13) == {
+        f"r{j}.{h}": (j, *rc) for j in range(4) for h, rc in (("lo", lo), ("hi", hi))}
     assert layoutsim.get("ldmatrix.x2").addressing.lanes.tolist() == [list(range(8)), list(range(8, 16))]
 
 
@@ -168,6 +176,7 @@ def test_query_errors():
 def test_measured_wmma_fragments_load_as_recorded():
     # nvcuda::wmma layouts are undocumented: the catalog holds what gpu-check discover measured
     # on the H200 (layoutsim/isa/data/nvcuda_wmma_sm_90.json); the loader must keep it intact.
+    # (A round trip: it cannot see a wrong measurement; the values are checked below.)
     import json
     from layoutsim.isa import ptx_wmma
     doc = json.loads(ptx_wmma.DATA.read_text())
@@ -182,6 +191,20 @@ def test_measured_wmma_fragments_load_as_recorded():
     a = layoutsim.get("wmma.load.a.row.m16n16k16.f16").operand("A").fragment
     mma_a = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("A").fragment
     assert (a.table[:, :4] == mma_a.table).all() and (a.table[:, 4:] == mma_a.table).all()
+
+
+def test_measured_wmma_accumulator_values_match_the_ptx_mma_tiles():
+    # Values, from the PTX ISA: the measured m16n16k16 f32 accumulator of lane 13 holds, in x0..x3,
+    # the mma.m16n8k16 C elements of lane 13 (9.7.14.5.8: C[3][2], C[3][3], C[11][2], C[11][3])
+    # and in x4..x7 the same 8 columns to the right; the f16 matrix_b (col) holds the mma
+    # m16n8k16 B elements of lane 13 (B[2][3], B[3][3], B[10][3], B[11][3]), then those of the
+    # second n8 tile (column 11), twice (replication 2).
+    c = holds("wmma.load.c.row.m16n16k16.f32", "C", 13)
+    assert [c[f"x{i}"] for i in range(8)] == [(0, 3, 2), (0, 3, 3), (0, 11, 2), (0, 11, 3),
+                                              (0, 3, 10), (0, 3, 11), (0, 11, 10), (0, 11, 11)]
+    b = holds("wmma.load.b.col.m16n16k16.f16", "B", 13)
+    once = [(0, 2, 3), (0, 3, 3), (0, 10, 3), (0, 11, 3), (0, 2, 11), (0, 3, 11), (0, 10, 11), (0, 11, 11)]
+    assert [b[f"x{i}"] for i in range(16)] == once + once
 
 
 def test_confirmed_entries_come_from_the_committed_gpu_report():

@@ -64,3 +64,33 @@ def test_int4_values():
     assert list(F.from_raw("s4", raw)) == list(range(8)) + list(range(-8, 0))
     assert list(F.decode("u4", raw)) == list(range(16))
     assert list(F.encode("s4", np.array([-8, -1, 7]))) == [8, 15, 7]
+
+
+# Values from the format definitions (IEEE 754 binary16/32, bfloat16, OCP 8-bit FP spec 2023).
+@pytest.mark.parametrize("name,emin,emax", [("f16", -14, 15), ("bf16", -126, 127), ("f32", -126, 127),
+                                            ("tf32", -126, 127), ("e5m2", -14, 15),
+                                            ("e4m3", -6, 8)])     # E4M3: exponent 15 is finite (max 448)
+def test_exponent_range(name, emin, emax):
+    f = F.get_format(name)
+    assert (f.emin, f.emax) == (emin, emax)
+
+
+def test_e4m3_overflow_and_nan_encode_to_the_nan_pattern():
+    # OCP E4M3 has no infinity: S.1111.111 is NaN; 448 = 1.75 * 2^8 is the largest finite value.
+    # 464 lies half way between 448 (fraction 110, even) and 480 (111, the NaN pattern): ties to
+    # even keep 448; anything above, and NaN, gives the NaN pattern.
+    got = F.encode("e4m3", np.array([np.nan, 1000.0, 470.0, 464.0, 449.0, 448.0, -470.0, -np.inf]))
+    assert [int(x) for x in got] == [0x7F, 0x7F, 0x7F, 0x7E, 0x7E, 0x7E, 0xFF, 0xFF]
+
+
+def test_integer_ranges_and_raw_formats():
+    assert [int(x) for x in F.encode("u8", np.array([0, 255]))] == [0, 255]
+    assert [int(x) for x in F.encode("s8", np.array([-128, 127]))] == [0x80, 0x7F]
+    assert [int(x) for x in F.encode("u4", np.array([0, 15]))] == [0, 15]
+    with pytest.raises(LayoutsimError, match="^u8 values must be integers in 0..255$"):
+        F.encode("u8", np.array([256]))
+    with pytest.raises(LayoutsimError, match="^s4 values must be integers in -8..7$"):
+        F.encode("s4", np.array([8]))
+    with pytest.raises(LayoutsimError) as e:                   # raw formats have no value dtype
+        F.as_raw("b16", np.zeros(2))
+    assert str(e.value) == "operand (b16) has dtype float64; give uint16 raw bits"

@@ -6,8 +6,11 @@ seed 20261130) found 3 results the model of the time got wrong; these are their 
 the measured D (A row, B column: k -> raw bits; C raw; D raw). They showed that when several
 operands of a step are NaN, B's NaN goes on first, then the accumulator's, then A's, and that a
 signaling NaN has no priority of its own (case 1838: a quiet B beats a signaling A). Bit for
-bit. The order was then confirmed on 13,600 more f64 cases with NaN contests (h200-f64-nan-*),
-replayed from tests/data/numerics/sm_90/ by test_corpus_replay.
+bit. The order was then confirmed on the H200 on 13,600 more f64 cases with NaN contests (4 f64
+forms x (400 + 3,000) cases: docs/validation/h200-f64-nan-400.json and -3000.json). The 400-case
+run is what tests/data/numerics/sm_90/ keeps, so test_corpus_replay replays 1,600 of them
+(test_the_replayed_f64_corpora_hold_nan_contests below counts them); the 3,000-case run is a
+report only.
 """
 import numpy as np
 import pytest
@@ -61,3 +64,21 @@ def test_a_bad_order_is_one_clear_error():
     alt = PROFILES["sm_90"].with_(nan_f64_order="ABB")
     with pytest.raises(layoutsim.LayoutsimError, match="give the operands A, B, C once each"):
         _d({}, {}, 0, alt)
+
+
+def test_the_replayed_f64_corpora_hold_nan_contests():
+    # What the docstring claims is replayed: the four f64 corpora of the 08:00 run, 400 cases each,
+    # with NaN contests among them (a step where two operands are NaN with different payloads).
+    from pathlib import Path
+    from layoutsim.numerics import corpus
+    root = Path(__file__).resolve().parents[1] / "data" / "numerics" / "sm_90"
+    files = sorted(root.glob("*.f64.f64.f64.f64.npz"))
+    assert len(files) == 4
+    contests = 0
+    for p in files:
+        c = corpus.load(p)
+        assert (c.n, c.meta["generator"]["seed"], c.meta["gpu"]) == (400, 2, "NVIDIA H200")
+        an = np.isnan(c.a.view(np.float64)).any(axis=2)      # (n, M): a NaN in row i of A
+        bn = np.isnan(c.b.view(np.float64)).any(axis=1)      # (n, N): a NaN in column j of B
+        contests += int((an[:, :, None] & bn[:, None, :]).sum())
+    assert sum(corpus.load(p).n for p in files) == 1600 and contests > 0

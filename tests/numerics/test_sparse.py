@@ -14,11 +14,9 @@ import layoutsim
 from layoutsim import LayoutsimError
 from layoutsim.formats import raw_dtype
 from layoutsim.numerics import sparse
-from layoutsim.numerics.api import resolve
-from layoutsim.numerics.plan import make_plan
 from layoutsim.numerics.profiles import PROFILES
 
-from numerics_reference import dot
+from numerics_reference import Rules, dot
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*UNVERIFIED ASSUMPTION")
 
@@ -88,16 +86,31 @@ def test_integer_swmmac_is_the_exact_sum_over_the_logical_a(name):
         assert (got == want).all()
 
 
+# sm_90's block FMA (KM H100TC.m, MMA-Sim Hopper; tests/numerics/test_independent_reference.py):
+# 16 16-bit products per block (fp8: 32, 13 bits kept), 25 bits kept below the largest exponent,
+# exponent floor -133 (f32, bf16 out) / -21 (f16 out), f32 results truncated, 16-bit rounded RNE
+# (bf16 out: 7 fraction bits, as the profile rounds a bf16 D).
+def block_fma_rules(inst):
+    f = inst.formats
+    a, b, d = f["a"], f["b"], f["d"]
+    c = f.get("c", d)
+    floor = -21 if d == "f16" else -133
+    rounding, keep = ("rz", 23) if d == "f32" else ("rne", {"f16": 10, "bf16": 7}[d])
+    if a in ("e4m3", "e5m2"):
+        return Rules(a, b, c, d, block=32, align=13, floor=floor, rounding=rounding,
+                     keep=13 if d == "f32" else keep)
+    return Rules(a, b, c, d, block=16, align=25, floor=floor, rounding=rounding, keep=keep)
+
+
 @pytest.mark.parametrize("name", [n for n in SWMMAC if "iu" not in n])
 def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
-    # the Fraction reference models the plain block FMA, not gfx12's grouped floor steps
-    # (those are checked against AMD's captures, test_amd_captures.py): compare under a plain
-    # block-FMA profile (sm_90's parameters), and check the gfx12 profile's own sparse/dense
-    # identity
-    inst, _ = resolve(name, "gfx1201")
+    # the gfx12 profile's grouped floor steps are checked against AMD's captures
+    # (test_amd_captures.py); here: the sparse/dense identity under the gfx12 profile, and the
+    # Fraction reference under a plain block-FMA profile (sm_90's parameters, stated above)
+    inst = layoutsim.get(name, arch="gfx1201")
     prof = PROFILES["sm_90"]
-    plan = make_plan(inst, prof)
-    M, N, K = plan.shape
+    rules = block_fma_rules(inst)
+    M, N, K = inst.shape
     rng = np.random.default_rng(9)
     n = 2
     def finite(fmt, shape):
@@ -108,8 +121,8 @@ def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
         x = rng.integers(0, 1 << w, shape, dtype=np.uint64) & ~np.uint64(1 << (w - 2))
         return x.astype(dt)
 
-    dense = finite(plan.a, (n, M, K)) * _pattern(rng, (n, M, K)).astype(raw_dtype(plan.a))
-    b, c = finite(plan.b, (n, K, N)), finite(plan.c, (n, M, N))
+    dense = finite(rules.a, (n, M, K)) * _pattern(rng, (n, M, K)).astype(raw_dtype(rules.a))
+    b, c = finite(rules.b, (n, K, N)), finite(rules.c, (n, M, N))
     vals, idx = sparse.compress(dense)
     assert (layoutsim.mma(inst, vals, b, c, arch="gfx1201", index=idx, raw=True)
             == layoutsim.mma(inst, dense, b, c, arch="gfx1201", raw=True)).all()
@@ -118,7 +131,7 @@ def test_float_swmmac_matches_the_reference_on_the_logical_a(name):
     for s in range(n):
         for i in range(M):
             for j in range(N):
-                want = dot(dense[s, i], b[s, :, j], int(c[s, i, j]), plan)
+                want = dot(dense[s, i], b[s, :, j], int(c[s, i, j]), rules)
                 assert int(got[s, i, j]) == want, (name, s, i, j)
 
 

@@ -58,4 +58,24 @@ def test_validation_page(tmp_path):
     assert val.main(["--reports", str(reports), "--out", str(out)]) == 0
     text = out.read_text()
     assert "NVIDIA H200" in text and "layouts" in text
+    assert "could not render" not in text           # gpu_check's writer, not the fallback
     assert val.main(["--reports", str(reports), "--out", str(out), "--check"]) == 0
+
+
+def test_committed_validation_page_is_gpu_checks_rendering_of_the_committed_reports():
+    # The page in the repository, not one in a temp folder: each committed report rendered by
+    # gpu_check.report.markdown itself (an exception there fails here instead of falling back to
+    # the plainer page), and the committed page is exactly what the build gives.
+    import glob
+    from gpu_check.report import markdown
+    val = load("build_validation")
+    page = open(os.path.join(ROOT, "docs", "validation.md"), encoding="utf-8").read()
+    reports = sorted(glob.glob(os.path.join(ROOT, "docs", "validation", "*.json")))
+    assert len(reports) >= 4
+    for path in reports:
+        rel = os.path.relpath(path, ROOT)
+        with open(path, encoding="utf-8") as f:
+            rendered = val._demote(markdown(json.load(f), rel))
+        assert rendered in page, f"{rel} is not on docs/validation.md as gpu_check renders it"
+    assert "could not render" not in page
+    assert page == val.build(os.path.join(ROOT, "docs", "validation"))

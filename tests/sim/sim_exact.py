@@ -5,8 +5,15 @@ representable, which is what the small-integer tests use. It lets the simulator'
 movement be checked for every catalog entry independently of the numerics module; the
 bit-exact comparisons use the real `layoutsim.mma`.
 """
+import zlib
+
 import ml_dtypes
 import numpy as np
+
+
+def stable_seed(*parts):
+    """A seed from names that is the same in every run (hash() of a str is salted per process)."""
+    return zlib.crc32(repr(parts).encode())
 
 _FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn,
           "e5m2": ml_dtypes.float8_e5m2, "f32": np.float32, "f64": np.float64}

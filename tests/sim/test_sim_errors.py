@@ -197,3 +197,17 @@ def test_random_stores_either_apply_fully_or_not_at_all(offsets, bits, mask):
         with pytest.raises(LayoutsimError):
             w.st_shared(offs, src if nw > 1 else src[0], bits=bits, mask=mask)
         assert w.snapshot() == before
+
+
+def test_unknown_register_lists_at_most_twelve_defined():
+    from layoutsim.sim import Warp
+    w = Warp("sm_90")
+    for i in range(12):
+        w.mov(f"q{i}", i)
+    with pytest.raises(layoutsim.LayoutsimError) as e:
+        w.st_shared(0, "zz")
+    assert str(e.value).endswith("defined: " + ", ".join(f"q{i}" for i in range(12)))
+    w.mov("q12", 0)
+    with pytest.raises(layoutsim.LayoutsimError) as e:
+        w.st_shared(0, "zz")
+    assert str(e.value).endswith("defined: " + ", ".join(f"q{i}" for i in range(12)) + ", ...")

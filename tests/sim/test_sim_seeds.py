@@ -176,3 +176,19 @@ def test_seed3_tile_equals_layoutsim_mma():
     B = np.ascontiguousarray(W.T).view(np.uint8)
     D = np.asarray(layoutsim.mma(layoutsim.get(seeds.S8_MMA), A, B, np.zeros((16, 8), np.uint32), arch="sm_90"))
     assert (D[0].astype(np.int32) == y).all() and (D[1:] == 0).all()
+
+
+def test_the_demo_script_runs_and_checks_itself(capsys):
+    # `python -m layoutsim.sim.seeds`: each seed program prints its own check against exact math
+    import warnings
+    from layoutsim.sim import seeds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seeds.main()
+    heads = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("== ")]
+    assert heads == ["== 1. mma.sync.m16n8k16 packed by hand: max |D - A B| = 0.0",
+                     "== 2. wmma_v2-style 64x64 tile, BK=32, PAD=8",
+                     "== 2. wmma_v2-style 64x64 tile, BK=32, PAD=0",
+                     "== 3. W8A8 GEMV 32x256 on sm_90, y == W x: True",
+                     "== 3. W8A8 GEMV 32x256 on sm_90, y == W x: True",
+                     "== 3. W8A8 GEMV 32x256 on gfx1201, y == W x: True"]
