@@ -20,11 +20,14 @@ and dtype (no pickled objects) and what the member really holds must agree and s
 limit, so a small archive cannot inflate into gigabytes and a header cannot claim terabytes.
 
 Failures are one LayoutsimError naming the path and the reason.
+
+`measured_data` says where the GPU measurements of the source tree (tests/data) are.
 """
 import contextlib
 import os
 import stat
 import sys
+from pathlib import Path
 
 from .errors import LayoutsimError
 
@@ -63,6 +66,18 @@ def check_target(path, what="file"):
     if not os.path.isdir(folder):
         raise LayoutsimError(f"cannot write {what} {shown}: folder {folder} does not exist (create it first)")
     return shown, full, st
+
+
+def measured_data(name):
+    """tests/data/<name>: the GPU measurements kept in the source tree. $LAYOUTSIM_DATA/<name>
+    when that is set, else beside the package (a checkout or an editable install), else under the
+    current directory (a package installed from the repository and run from its root, as CI does:
+    the measurements are not installed with it)."""
+    env = os.environ.get("LAYOUTSIM_DATA")
+    if env:
+        return Path(env) / name
+    beside = Path(__file__).resolve().parents[1] / "tests" / "data" / name
+    return beside if beside.is_dir() else Path.cwd() / "tests" / "data" / name
 
 
 def write_atomic(path, data, what="file"):

@@ -105,7 +105,7 @@ def config_text(group):
 
 def env_for(tree):
     env = dict(os.environ, PYTHONPATH=str(tree), HYPOTHESIS_PROFILE="ci",
-               LAYOUTSIM_NUMERICS_DATA=str(ROOT / "tests" / "data" / "numerics"))
+               LAYOUTSIM_DATA=str(ROOT / "tests" / "data"))
     return env
 
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from layoutsim.files import measured_data
+
 from .cases import ARCHS, NVCC_FLAGS, numpy_dtype
 
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "kernels"
+DATA = measured_data("kernels")
 MANIFEST = "manifest.json"
 # nvcc writes the source file's absolute path into the PTX (.file and a debug-string hash), so the
 # corpus is compiled in this fixed directory: the same PTX on every machine with the same nvcc.

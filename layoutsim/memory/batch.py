@@ -215,7 +215,6 @@ def count(spec, off, part, rules=None):
 
 def _count_units(spec, rules, off, part, unit, g):
     """count() for NVIDIA ops, with each lane's unit (request group x 32 + replay round) known."""
-    n = off.shape[0]
     active = part.sum(axis=1)
     sector = off >> _log2(nvidia.SECTOR)
     plain = not g.any() and not (unit.any() if unit.size else False)

@@ -17,31 +17,20 @@ JSON string: format, version, instruction (canonical), arch, vendor, gpu, driver
 import datetime
 import functools
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import LayoutsimError
+from ..files import measured_data
 from ..formats import decode, raw_dtype
 
 FORMAT = "layoutsim-numerics-corpus"
 VERSION = 1
 
 
-def _data_dir():
-    """tests/data/numerics of the source tree: $LAYOUTSIM_NUMERICS_DATA, else next to the
-    package (a checkout), else under the current directory (an installed package run from the
-    repository root, as CI does)."""
-    env = os.environ.get("LAYOUTSIM_NUMERICS_DATA")
-    if env:
-        return Path(env)
-    beside = Path(__file__).resolve().parents[2] / "tests" / "data" / "numerics"
-    return beside if beside.is_dir() else Path.cwd() / "tests" / "data" / "numerics"
-
-
-DATA_DIR = _data_dir()
+DATA_DIR = measured_data("numerics")
 REQUIRED = ("instruction", "arch", "vendor", "gpu", "driver", "runtime", "date", "generator")
 
 

@@ -33,7 +33,7 @@ def read_patterns(path):
 
 def probe(path):
     rows = read_patterns(path)
-    print(f'COALESCE_PROBE device="FakeGPU" cc=9.0 driver_api=13000 runtime=13000 base=0x7f0000200000 l2=52428800')
+    print('COALESCE_PROBE device="FakeGPU" cc=9.0 driver_api=13000 runtime=13000 base=0x7f0000200000 l2=52428800')
     print(f"COALESCE_PROBE launched={len(rows)}")
     return 0
 

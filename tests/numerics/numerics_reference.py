@@ -26,7 +26,6 @@ largest finite number is infinite, a zero result is +0. Blocks chain: the rounde
 one block is the C of the next. NaN in, Inf*0, or Inf against -Inf give the canonical NaN of
 the result format (MMA-Sim: 0x7FFFFFFF / 0x7FFF); Inf is decided per block.
 """
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
