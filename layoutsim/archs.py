@@ -48,6 +48,19 @@ def vendor(arch):
     return "amd" if arch in AMD else "nvidia"
 
 
+def of_op(name, op_vendor, arch, kinds, other_ops):
+    """The canonical arch an op of `op_vendor` runs on, given `arch` (not None): a one-line error
+    when the arch is another vendor's. kinds: {"amd": ..., "nvidia": ...}, what the op is called
+    ("AMD LDS op"); other_ops: the ops of the other vendor, named when an NVIDIA op meets an AMD arch."""
+    a = normalize(arch)
+    if vendor(a) != op_vendor:
+        if op_vendor == "amd":
+            raise LayoutsimError(f"{name} is an {kinds['amd']}, not available on {a}; "
+                                 f"give an AMD arch ({', '.join(AMD)})")
+        raise LayoutsimError(f"{name} is an {kinds['nvidia']}, not available on {a}; {other_ops}")
+    return a
+
+
 def generation(arch):
     """'gfx11' / 'gfx12' for RDNA targets, the arch itself for CDNA and NVIDIA."""
     if arch in GFX11:

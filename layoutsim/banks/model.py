@@ -113,12 +113,8 @@ def resolve_arch(spec, arch):
     if a in A.CDNA and a not in amd.CDNA_RULES:
         raise LayoutsimError(f"no LDS model for {a}; CDNA LDS models exist for "
                              f"{', '.join(amd.CDNA_RULES)}")
-    if A.vendor(a) != spec.vendor:
-        if spec.vendor == "amd":
-            raise LayoutsimError(f"{spec.name} is an AMD LDS op, not available on {a}; "
-                                 f"give an AMD arch ({', '.join(A.AMD)})")
-        raise LayoutsimError(f"{spec.name} is an NVIDIA shared-memory op, not available on {a}; "
-                             f"AMD LDS ops are ds_read_b32/b64/b128, ds_write_b32/b64/b128")
+    a = A.of_op(spec.name, spec.vendor, a, {"amd": "AMD LDS op", "nvidia": "NVIDIA shared-memory op"},
+                "AMD LDS ops are ds_read_b32/b64/b128, ds_write_b32/b64/b128")
     if spec.is_matrix:
         from ..isa.registry import get
         get(spec.catalog).check_arch(a)

@@ -29,13 +29,8 @@ def resolve_arch(spec, arch):
         if spec.vendor == "amd":
             raise LayoutsimError(f"{spec.name} is an AMD op: give arch ({', '.join(A.AMD)})")
         return "sm_90"
-    a = A.normalize(arch)
-    if A.vendor(a) != spec.vendor:
-        if spec.vendor == "amd":
-            raise LayoutsimError(f"{spec.name} is an AMD op, not available on {a}; give an AMD arch "
-                                 f"({', '.join(A.AMD)})")
-        raise LayoutsimError(f"{spec.name} is an NVIDIA op, not available on {a}; AMD global ops are "
-                             f"global_load_b32, buffer_load_b128, ... (see --list-ops)")
+    a = A.of_op(spec.name, spec.vendor, arch, {"amd": "AMD op", "nvidia": "NVIDIA op"},
+                "AMD global ops are global_load_b32, buffer_load_b128, ... (see --list-ops)")
     if spec.vendor == "nvidia" and not A.nvidia_at_least(a, spec.min_arch):
         raise LayoutsimError(f"{spec.name} needs {spec.min_arch} or later, not {a}")
     return a

@@ -9,7 +9,8 @@
 - A block preceded by `<!-- not run in CI: REASON -->` is skipped; the reason is required.
 - cookbook.md, cli.md and json.md are made by running their blocks (`docs/build_cookbook.py
   --check` in CI re-runs them all and compares), so they are not run again here.
-- `$ layoutsim ...` outputs in banks.md are compared by tests/banks/test_banks_docs.py.
+- `$ layoutsim ...` outputs (and Python outputs) of banks.md, coalescing.md, ptx.md and smem.md
+  are compared by tests/docs/test_doc_outputs.py.
 """
 import contextlib
 import io

@@ -12,7 +12,9 @@ Expected values come from AMD's documents, never from the module under test:
   (and its gfx12 ENABLE_TEST variant).
 * BUILTINS: clang/include/clang/Basic/BuiltinsAMDGPU.def (builtin names and vector sizes).
 """
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -167,39 +169,9 @@ def test_entry_fields(entry):
         assert used.sum() == np.prod(frag.shape) * frag.replication
 
 
-# BUILTINS: vector types of each builtin (return, A, B, C, ...), which fix the VGPR counts.
-SIG = {
-    ("gfx11", 32): {"wmma_f32_16x16x16_f16": "V8fV16hV16hV8f", "wmma_f32_16x16x16_bf16": "V8fV16sV16sV8f",
-                    "wmma_f16_16x16x16_f16": "V16hV16hV16hV16hIb", "wmma_bf16_16x16x16_bf16": "V16sV16sV16sV16sIb",
-                    "wmma_i32_16x16x16_iu8": "V8iIbV4iIbV4iV8iIb", "wmma_i32_16x16x16_iu4": "V8iIbV2iIbV2iV8iIb"},
-    ("gfx11", 64): {"wmma_f32_16x16x16_f16": "V4fV16hV16hV4f", "wmma_f32_16x16x16_bf16": "V4fV16sV16sV4f",
-                    "wmma_f16_16x16x16_f16": "V8hV16hV16hV8hIb", "wmma_bf16_16x16x16_bf16": "V8sV16sV16sV8sIb",
-                    "wmma_i32_16x16x16_iu8": "V4iIbV4iIbV4iV4iIb", "wmma_i32_16x16x16_iu4": "V4iIbV2iIbV2iV4iIb"},
-    ("gfx12", 32): {"wmma_f32_16x16x16_f16": "V8fV8hV8hV8f", "wmma_f32_16x16x16_bf16": "V8fV8sV8sV8f",
-                    "wmma_f16_16x16x16_f16": "V8hV8hV8hV8h", "wmma_bf16_16x16x16_bf16": "V8sV8sV8sV8s",
-                    "wmma_i32_16x16x16_iu8": "V8iIbV2iIbV2iV8iIb", "wmma_i32_16x16x16_iu4": "V8iIbiIbiV8iIb",
-                    "wmma_f32_16x16x16_fp8_fp8": "V8fV2iV2iV8f", "wmma_f32_16x16x16_fp8_bf8": "V8fV2iV2iV8f",
-                    "wmma_f32_16x16x16_bf8_fp8": "V8fV2iV2iV8f", "wmma_f32_16x16x16_bf8_bf8": "V8fV2iV2iV8f",
-                    "wmma_i32_16x16x32_iu4": "V8iIbV2iIbV2iV8iIb",
-                    "swmmac_f32_16x16x32_f16": "V8fV8hV16hV8fs", "swmmac_f32_16x16x32_bf16": "V8fV8sV16sV8fs",
-                    "swmmac_f16_16x16x32_f16": "V8hV8hV16hV8hs", "swmmac_bf16_16x16x32_bf16": "V8sV8sV16sV8ss",
-                    "swmmac_i32_16x16x32_iu8": "V8iIbV2iIbV4iV8isIb", "swmmac_i32_16x16x32_iu4": "V8iIbiIbV2iV8isIb",
-                    "swmmac_i32_16x16x64_iu4": "V8iIbV2iIbV4iV8isIb",
-                    "swmmac_f32_16x16x32_fp8_fp8": "V8fV2iV4iV8fs", "swmmac_f32_16x16x32_fp8_bf8": "V8fV2iV4iV8fs",
-                    "swmmac_f32_16x16x32_bf8_fp8": "V8fV2iV4iV8fs", "swmmac_f32_16x16x32_bf8_bf8": "V8fV2iV4iV8fs"},
-    ("gfx12", 64): {"wmma_f32_16x16x16_f16": "V4fV4hV4hV4f", "wmma_f32_16x16x16_bf16": "V4fV4sV4sV4f",
-                    "wmma_f16_16x16x16_f16": "V4hV4hV4hV4h", "wmma_bf16_16x16x16_bf16": "V4sV4sV4sV4s",
-                    "wmma_i32_16x16x16_iu8": "V4iIbiIbiV4iIb", "wmma_i32_16x16x16_iu4": "V4iIbiIbiV4iIb",
-                    "wmma_f32_16x16x16_fp8_fp8": "V4fiiV4f", "wmma_f32_16x16x16_fp8_bf8": "V4fiiV4f",
-                    "wmma_f32_16x16x16_bf8_fp8": "V4fiiV4f", "wmma_f32_16x16x16_bf8_bf8": "V4fiiV4f",
-                    "wmma_i32_16x16x32_iu4": "V4iIbiIbiV4iIb",
-                    "swmmac_f32_16x16x32_f16": "V4fV4hV8hV4fs", "swmmac_f32_16x16x32_bf16": "V4fV4sV8sV4fs",
-                    "swmmac_f16_16x16x32_f16": "V4hV4hV8hV4hs", "swmmac_bf16_16x16x32_bf16": "V4sV4sV8sV4ss",
-                    "swmmac_i32_16x16x32_iu8": "V4iIbiIbV2iV4isIb", "swmmac_i32_16x16x32_iu4": "V4iIbiIbiV4isIb",
-                    "swmmac_i32_16x16x64_iu4": "V4iIbiIbV2iV4isIb",
-                    "swmmac_f32_16x16x32_fp8_fp8": "V4fiV2iV4fs", "swmmac_f32_16x16x32_fp8_bf8": "V4fiV2iV4fs",
-                    "swmmac_f32_16x16x32_bf8_fp8": "V4fiV2iV4fs", "swmmac_f32_16x16x32_bf8_bf8": "V4fiV2iV4fs"},
-}
+# clang's builtin signatures (return, A, B, C, ...), which fix the VGPR counts; their source is in the file.
+BUILTINS = json.loads((Path(__file__).resolve().parents[1] / "data" / "isa" / "amd_wmma_builtins.json").read_text())
+SIG = {(k.split(".")[0], int(k.split(".wave")[1])): v for k, v in BUILTINS["signatures"].items()}
 
 
 def vgprs(vtype):

@@ -1,7 +1,7 @@
 """Integer/logic instruction cases: the PTX instruction, its operands, and an independent
 reference written from the PTX ISA 9.0 semantics with Python integers.
 
-kernels/build.py turns this table into kernels/alu_int.cu (one inline-asm statement per case);
+kernels/build.py turns this table into alu_int.cu (one inline-asm statement per case, generated, not kept);
 test_ptx_alu_int.py runs that kernel's PTX through layoutsim.ptx and compares every result with
 the reference. Operand sources: a, b, c random 32-bit words with edge values mixed in; s a small
 count (0..69, for shifts and bit positions); t a small count (0..40); A, B, C 64-bit words.

@@ -11,27 +11,26 @@ SRC = ptx("warp")
 
 
 def shfl_ref(v, mode, b, width):
-    """PTX ISA 9.7.9.6 for one warp, with c = ((32 - width) << 8) | clamp as CUDA's __shfl_* set it."""
-    out = np.empty(32, np.int64)
-    seg = (32 - width) & 31
-    cval = 0 if mode == "up" else 31
-    for lane in range(32):
-        maxl = (lane & seg) | (cval & ~seg)
-        minl = lane & seg
-        if mode == "up":
-            j = lane - b
-            ok = j >= maxl
-        elif mode == "down":
-            j = lane + b
-            ok = j <= maxl
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= maxl
-        else:
-            j = minl | (b[lane] & ~seg)
-            ok = j <= maxl
-        out[lane] = v[j if ok else lane]
-    return out
+    """What CUDA's __shfl_sync/_up_sync/_down_sync/_xor_sync(mask, v, b, width) return, as the
+    CUDA C++ Programming Guide ("Warp Shuffle Functions") states it for segments of `width` lanes
+    (a second reading, beside the executor's PTX ISA 9.7.9.6 pseudocode):
+    idx reads lane b % width of the caller's segment; up reads lane - b unless that leaves the
+    segment at its start, down reads lane + b unless it leaves the segment at its end (then the
+    caller keeps its own value); xor reads lane ^ b unless that lies in a later segment."""
+    lane = np.arange(32)
+    start = lane // width * width
+    if mode == "idx":
+        src, keep = start + np.asarray(b) % width, np.zeros(32, bool)
+    elif mode == "up":
+        src = lane - b
+        keep = lane - start < b
+    elif mode == "down":
+        src = lane + b
+        keep = lane - start + b >= width
+    else:
+        src = lane ^ b
+        keep = src >= start + width
+    return np.asarray(v, np.int64)[np.where(keep, lane, src)]
 
 
 @pytest.mark.parametrize("width", [32, 16, 8, 4])
