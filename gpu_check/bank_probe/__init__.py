@@ -10,4 +10,9 @@ probe.cu    one kernel per op; one launch per pattern executes exactly one insta
             read from global memory; loaded values go to global memory
 ncu_csv.py  reading (and, for dry runs, writing) `ncu --csv` output
 measure.py  the driver: corpus -> nvcc -> ncu -> DIR/bank_corpus.json + model-vs-measured summary
+
+Shared with gpu_check/coalesce_probe (and written once, here):
+probe_host.cuh  the probes' host side: pattern file, kernel table, CUDA checks, device, launch
+common.py       running tools, the environment record, measuring order, build, SASS lines,
+                per-op counts and fit verdicts of the summaries
 """

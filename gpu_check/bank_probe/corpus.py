@@ -18,6 +18,8 @@ import numpy as np
 from layoutsim.banks import nvidia
 from layoutsim.banks.model import prepare
 
+from .common import per_op_lines
+
 FULL = 0xFFFFFFFF
 SEED = 20261130
 HIGH = 0x30000            # 192 KiB: a base above the 48 KiB default (needs the opt-in carve-out)
@@ -296,18 +298,10 @@ def discrimination(patterns=None):
     return same
 
 
-def summary(patterns):
-    counts = {}
-    for p in patterns:
-        counts[p["op"]] = counts.get(p["op"], 0) + 1
-    return counts
-
-
 if __name__ == "__main__":
     pats = generate()
     print(f"{len(pats)} patterns")
-    for op, n in summary(pats).items():
-        print(f"  {op:<22} {n}")
+    print("\n".join(per_op_lines(pats, 22)))
     same = discrimination(pats)
     print(f"indistinguishable groups of candidate settings: {len(same)}")
     for name, g in same[:20]:

@@ -21,95 +21,26 @@ are recorded as not measured. Patterns are measured round-robin over the ops, so
 cut-short run still covers all. Four extra launches measure nvcuda::wmma fragment loads of the
 worked example in docs/banks.md (SASS and wavefronts; recorded in the environment, not modelled).
 """
-import argparse
-import datetime
 import json
 import os
-import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 from layoutsim.files import make_dir, write_atomic
 
-from . import corpus, ncu_csv
+from . import common, corpus, ncu_csv
+from .common import environment, log, measurement_order, run_cmd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "probe.cu")
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def _run(cmd, timeout=None, **kw):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-        return p.returncode, p.stdout, p.stderr
-    except FileNotFoundError as e:
-        return 127, "", str(e)
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        return 124, out, err + f"\n(timed out after {timeout} s)"
-
-
-def measurement_order(patterns):
-    """Round-robin over ops (stable within an op), so any prefix covers every op."""
-    by_op = {}
-    for p in patterns:
-        by_op.setdefault(p["op"], []).append(p)
-    queues = list(by_op.values())
-    out = []
-    while any(queues):
-        for q in queues:
-            if q:
-                out.append(q.pop(0))
-    return out
-
-
-# ---- environment ---------------------------------------------------------------------------
-def environment(nvcc, ncu, dry_run):
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "dry_run": bool(dry_run), "host": platform.node(), "python": platform.python_version()}
-    import numpy
-    import layoutsim
-    env["numpy"] = numpy.__version__
-    env["layoutsim"] = layoutsim.__version__
-    rc, out, _ = _run(["git", "rev-parse", "HEAD"], timeout=10, cwd=HERE)
-    if rc == 0:
-        env["git_commit"] = out.strip()
-    rc, out, _ = _run([nvcc, "--version"], timeout=30)
-    if rc == 0:
-        m = re.search(r"release ([\d.]+), V([\d.]+)", out)
-        env["cuda"] = m.group(1) if m else out.strip().splitlines()[-1]
-        env["nvcc"] = m.group(2) if m else ""
-    if not dry_run:
-        rc, out, _ = _run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap",
-                           "--format=csv,noheader"], timeout=30)
-        if rc == 0 and out.strip():
-            parts = [s.strip() for s in out.strip().splitlines()[0].split(",")]
-            env["gpu"], env["driver"] = parts[0], parts[1]
-            if len(parts) > 2:
-                env["compute_capability"] = parts[2]
-        rc, out, _ = _run([ncu, "--version"], timeout=60)
-        if rc == 0:
-            m = re.search(r"Version\s+([^\n]+)", out)
-            env["ncu"] = m.group(1).strip() if m else " ".join(out.split())
-    else:
-        env.update(gpu="(dry run: no GPU; 'measured' values are the model's)", driver="", ncu="")
-    return env
-
-
 # ---- build and SASS --------------------------------------------------------------------------
 def compile_probe(nvcc, work, arch):
-    exe = os.path.join(work, "bank_probe")
-    cmd = [nvcc, "-O3", f"-arch={arch}", "-o", exe, SOURCE]
-    rc, out, err = _run(cmd, timeout=300)
-    return rc, exe, " ".join(cmd) + "\n" + out + err
+    return common.compile_probe(nvcc, SOURCE, os.path.join(work, "bank_probe"), arch)
 
 
 _SHARED_OP = re.compile(r"\b((?:LDS|STS|LDSM|STSM)(?:\.[A-Z0-9]+)*)\b")
@@ -117,19 +48,8 @@ _SHARED_OP = re.compile(r"\b((?:LDS|STS|LDSM|STSM)(?:\.[A-Z0-9]+)*)\b")
 
 def sass_ops(text):
     """{function name: [shared-memory SASS opcodes]} from `cuobjdump -sass` output."""
-    funcs, cur = {}, None
-    for line in text.splitlines():
-        m = re.search(r"Function\s*:\s*(\S+)", line)
-        if m:
-            cur = m.group(1)
-            funcs[cur] = []
-            continue
-        if cur is None:
-            continue
-        code = line.split("/*")[1] if line.count("/*") >= 2 else line
-        for op in _SHARED_OP.findall(code.split(";")[0]):
-            funcs[cur].append(op)
-    return funcs
+    return {f: [op for code in codes for op in _SHARED_OP.findall(code)]
+            for f, codes in common.sass_functions(text).items()}
 
 
 def sass_matches(spec, ops):
@@ -174,7 +94,7 @@ def run_ncu(ncu, exe, pattern_file, first, count, metrics, work, timeout):
     cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none",
            "--kernel-name", "regex:^bank_probe_", "--metrics", ",".join(metrics),
            "--log-file", logfile, exe, pattern_file, str(first), str(count)]
-    rc, out, err = _run(cmd, timeout=timeout)
+    rc, out, err = run_cmd(cmd, timeout=timeout)
     text = open(logfile).read() if os.path.exists(logfile) else ""
     launches = ncu_csv.parse(text) or ncu_csv.parse(out)
     return rc, launches, text or out, " ".join(cmd) + "\n" + out[-4000:] + err[-4000:]
@@ -287,13 +207,8 @@ def summarize(patterns, results, env, elapsed, problems, sass_bad):
     for name, table in per_family.items():
         if not table:
             continue
-        fits = [k for k, bad in table.items() if not bad]
-        if fits:
-            lines.append(f"  {name:<34} " + " | ".join(_show(k) for k in fits))
-        else:
-            k, bad = min(table.items(), key=lambda kv: len(kv[1]))
-            lines.append(f"  {name:<34} NONE fits; closest: {_show(k)} ({len(bad)} mismatches: "
-                         f"#{', #'.join(map(str, bad[:8]))})")
+        lines.append(f"  {name:<34} " + common.verdict(
+            table, "{}", "NONE fits; closest: {key} ({n} mismatches: #{ids})", 8))
     lines.append(f"candidate rule sets matching every measured pattern: {len(matching)}")
     for r in matching[:8]:
         lines.append(f"  {r.python()}")
@@ -309,26 +224,15 @@ def summarize(patterns, results, env, elapsed, problems, sass_bad):
     return "\n".join(lines), mism, matching
 
 
-def _show(key):
-    return " ".join(f"{k}={v}" for k, v in key if v is not None)
-
-
 def write_json(path, obj):
     write_atomic(path, json.dumps(obj, indent=1) + "\n", "bank corpus")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m gpu_check.bank_probe.measure", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="directory for bank_corpus.json, summary.txt, ncu.csv, sass.txt")
-    ap.add_argument("--dry-run", action="store_true", help="no GPU, no ncu: the model supplies the numbers")
-    ap.add_argument("--simulate", help="dry run: rules the fake GPU follows, e.g. wide_ld=one-phase,matrix=as-v4")
-    ap.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90)")
-    ap.add_argument("--nvcc", default="nvcc")
-    ap.add_argument("--ncu", default="ncu")
-    ap.add_argument("--chunk", type=int, default=200, help="most launches per ncu process (default 200; the "
-                    "first is 32, the rest sized to the time left)")
-    ap.add_argument("--max-seconds", type=float, default=140.0, help="time budget under ncu (default 140)")
-    ap.add_argument("--limit", type=int, help="measure only the first N patterns of the round-robin order")
+    ap = common.driver_options("gpu_check.bank_probe.measure", __doc__, "bank_corpus.json",
+                               simulate="wide_ld=one-phase,matrix=as-v4", chunk=200, max_seconds=140.0,
+                               chunk_help="most launches per ncu process (default 200; the first is 32, "
+                                          "the rest sized to the time left)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when the model mismatches a measurement")
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     ap.add_argument("--probe", help="a prebuilt probe executable to use instead of compiling probe.cu")
@@ -368,7 +272,7 @@ def main(argv=None):
 
     from layoutsim.banks.ops import parse as parse_op
     if exe and shutil.which("cuobjdump"):
-        rc, out, err = _run(["cuobjdump", "-sass", exe], timeout=120)
+        rc, out, err = run_cmd(["cuobjdump", "-sass", exe], timeout=120)
         if rc == 0:
             funcs = sass_ops(out)
             for op in sorted({p["op"] for p in patterns}):
@@ -402,7 +306,7 @@ def main(argv=None):
             raw.append(text)
             problems += assign(chunk, ncu_csv.parse(text), results, metrics)
     else:
-        rc, out, err = _run([exe, pattern_file], timeout=120)
+        rc, out, err = run_cmd([exe, pattern_file], timeout=120)
         m = re.search(r'BANK_PROBE device="([^"]*)" cc=(\S+) driver_api=(\d+) runtime=(\d+)', out)
         if m:
             env.update(device=m.group(1), cc=m.group(2), cuda_driver_api=int(m.group(3)),

@@ -4,8 +4,8 @@
 //   nvcc -O3 -arch=sm_90 -o bank_probe probe.cu
 //   bank_probe PATTERNS [FIRST COUNT]      (PATTERNS written by gpu_check/bank_probe/corpus.py)
 //
-// PATTERNS: "bank_probe v1", then the number of patterns, then one line per pattern:
-//   KERNEL_NAME ACTIVE_MASK_HEX OFFSET_0 ... OFFSET_31
+// PATTERNS: a pattern file as probe_host.cuh reads it (the host side both probes share): one
+// line per launch, the kernel's name, the active-lane mask and the 32 lanes' byte offsets.
 // Each launch is one warp (32 threads, one block). Lane L reads its byte offset and the active
 // mask from global memory and executes exactly one instance of the instruction (inline PTX,
 // asm volatile), predicated off when bit L of the mask is clear (ldmatrix/stmatrix are
@@ -14,15 +14,7 @@
 // nothing is eliminated. stmatrix exists from sm_90: its kernels are empty below sm_90 and the
 // host refuses to launch them there. The bank_probe_wmma_* extras load one nvcuda::wmma fragment.
 #include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <mma.h>
-
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 extern __shared__ __align__(128) unsigned char bank_probe_smem[];
 
@@ -160,101 +152,30 @@ PROBE_WMMA(bank_probe_wmma_load_a_row, matrix_a, row_major)
 PROBE_WMMA(bank_probe_wmma_load_b_row, matrix_b, row_major)
 
 // ---- host --------------------------------------------------------------------------------
+#define PROBE_TOOL "bank_probe"
 typedef void (*probe_fn)(const unsigned*, unsigned, unsigned*);
+// Every kernel, one line per instruction family, with the compute capability it needs.
+#define PROBE_KERNELS(K)                                                                                      \
+  K(bank_probe_ld_shared_b8, 0) K(bank_probe_ld_shared_b16, 0) K(bank_probe_ld_shared_b32, 0)                 \
+  K(bank_probe_ld_shared_v2_b32, 0) K(bank_probe_ld_shared_v4_b32, 0)                                         \
+  K(bank_probe_st_shared_b8, 0) K(bank_probe_st_shared_b16, 0) K(bank_probe_st_shared_b32, 0)                 \
+  K(bank_probe_st_shared_v2_b32, 0) K(bank_probe_st_shared_v4_b32, 0)                                         \
+  K(bank_probe_ldmatrix_x1, 75) K(bank_probe_ldmatrix_x2, 75) K(bank_probe_ldmatrix_x4, 75)                   \
+  K(bank_probe_ldmatrix_x1_trans, 75) K(bank_probe_ldmatrix_x2_trans, 75) K(bank_probe_ldmatrix_x4_trans, 75) \
+  K(bank_probe_stmatrix_x1, 90) K(bank_probe_stmatrix_x2, 90) K(bank_probe_stmatrix_x4, 90)                   \
+  K(bank_probe_stmatrix_x1_trans, 90) K(bank_probe_stmatrix_x2_trans, 90) K(bank_probe_stmatrix_x4_trans, 90) \
+  K(bank_probe_wmma_load_a_row, 70) K(bank_probe_wmma_load_b_row, 70)
 
-struct ProbeKernel {
-  const char* name;
-  probe_fn fn;
-  int min_cc;  // major*10+minor
-};
-
-static const ProbeKernel kKernels[] = {
-    {"bank_probe_ld_shared_b8", bank_probe_ld_shared_b8, 0},
-    {"bank_probe_ld_shared_b16", bank_probe_ld_shared_b16, 0},
-    {"bank_probe_ld_shared_b32", bank_probe_ld_shared_b32, 0},
-    {"bank_probe_ld_shared_v2_b32", bank_probe_ld_shared_v2_b32, 0},
-    {"bank_probe_ld_shared_v4_b32", bank_probe_ld_shared_v4_b32, 0},
-    {"bank_probe_st_shared_b8", bank_probe_st_shared_b8, 0},
-    {"bank_probe_st_shared_b16", bank_probe_st_shared_b16, 0},
-    {"bank_probe_st_shared_b32", bank_probe_st_shared_b32, 0},
-    {"bank_probe_st_shared_v2_b32", bank_probe_st_shared_v2_b32, 0},
-    {"bank_probe_st_shared_v4_b32", bank_probe_st_shared_v4_b32, 0},
-    {"bank_probe_ldmatrix_x1", bank_probe_ldmatrix_x1, 75},
-    {"bank_probe_ldmatrix_x2", bank_probe_ldmatrix_x2, 75},
-    {"bank_probe_ldmatrix_x4", bank_probe_ldmatrix_x4, 75},
-    {"bank_probe_ldmatrix_x1_trans", bank_probe_ldmatrix_x1_trans, 75},
-    {"bank_probe_ldmatrix_x2_trans", bank_probe_ldmatrix_x2_trans, 75},
-    {"bank_probe_ldmatrix_x4_trans", bank_probe_ldmatrix_x4_trans, 75},
-    {"bank_probe_stmatrix_x1", bank_probe_stmatrix_x1, 90},
-    {"bank_probe_stmatrix_x2", bank_probe_stmatrix_x2, 90},
-    {"bank_probe_stmatrix_x4", bank_probe_stmatrix_x4, 90},
-    {"bank_probe_stmatrix_x1_trans", bank_probe_stmatrix_x1_trans, 90},
-    {"bank_probe_stmatrix_x2_trans", bank_probe_stmatrix_x2_trans, 90},
-    {"bank_probe_stmatrix_x4_trans", bank_probe_stmatrix_x4_trans, 90},
-    {"bank_probe_wmma_load_a_row", bank_probe_wmma_load_a_row, 70},
-    {"bank_probe_wmma_load_b_row", bank_probe_wmma_load_b_row, 70},
-};
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "bank_probe: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_),   \
-              __FILE__, __LINE__);                                                             \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-struct Pattern {
-  const ProbeKernel* kernel;
-  unsigned active;
-  unsigned offsets[32];
-};
-
-static const ProbeKernel* find_kernel(const char* name) {
-  for (const ProbeKernel& k : kKernels)
-    if (strcmp(k.name, name) == 0) return &k;
-  return nullptr;
-}
+#include "probe_host.cuh"
 
 int main(int argc, char** argv) {
   if (argc != 2 && argc != 4) {
     fprintf(stderr, "usage: %s PATTERNS [FIRST COUNT]\n", argv[0]);
     return 2;
   }
-  FILE* f = fopen(argv[1], "r");
-  if (!f) {
-    fprintf(stderr, "bank_probe: cannot open %s\n", argv[1]);
-    return 2;
-  }
-  char magic[64], version[16];
-  long n = 0;
-  if (fscanf(f, "%63s %15s %ld", magic, version, &n) != 3 || strcmp(magic, "bank_probe") != 0 ||
-      strcmp(version, "v1") != 0 || n < 0) {
-    fprintf(stderr, "bank_probe: %s is not a 'bank_probe v1' pattern file\n", argv[1]);
-    return 2;
-  }
-  std::vector<Pattern> pats(n);
-  for (long i = 0; i < n; ++i) {
-    char name[128];
-    if (fscanf(f, "%127s %x", name, &pats[i].active) != 2) {
-      fprintf(stderr, "bank_probe: pattern %ld: bad line\n", i);
-      return 2;
-    }
-    pats[i].kernel = find_kernel(name);
-    if (!pats[i].kernel) {
-      fprintf(stderr, "bank_probe: pattern %ld: unknown kernel %s\n", i, name);
-      return 2;
-    }
-    for (int l = 0; l < 32; ++l) {
-      if (fscanf(f, "%u", &pats[i].offsets[l]) != 1) {
-        fprintf(stderr, "bank_probe: pattern %ld: expected 32 offsets\n", i);
-        return 2;
-      }
-    }
-  }
-  fclose(f);
-  long first = 0, count = n;
+  std::vector<Pattern> pats;
+  if (!read_patterns(argv[1], 1ull << 32, pats)) return 2;
+  long n = (long)pats.size(), first = 0, count = n;
   if (argc == 4) {
     first = atol(argv[2]);
     count = atol(argv[3]);
@@ -264,15 +185,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  int dev = 0, driver = 0, runtime = 0;
-  CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  CHECK(cudaDriverGetVersion(&driver));
-  CHECK(cudaRuntimeGetVersion(&runtime));
-  int cc = prop.major * 10 + prop.minor;
-  printf("BANK_PROBE device=\"%s\" cc=%d.%d driver_api=%d runtime=%d smem_optin=%zu\n", prop.name,
-         prop.major, prop.minor, driver, runtime, (size_t)prop.sharedMemPerBlockOptin);
+  ProbeDevice d = probe_device();
+  printf("BANK_PROBE device=\"%s\" cc=%d.%d driver_api=%d runtime=%d smem_optin=%zu\n", d.prop.name,
+         d.prop.major, d.prop.minor, d.driver, d.runtime, (size_t)d.prop.sharedMemPerBlockOptin);
+  if (!runs_here(pats, first, count, d)) return 2;
 
   size_t smem = 1024;
   for (long i = first; i < first + count; ++i) {
@@ -284,21 +200,15 @@ int main(int argc, char** argv) {
       size_t end = (size_t)pats[i].offsets[0] + 16 * (size_t)pats[i].offsets[1] * 2 + 32;
       if (end > smem) smem = end;
     }
-    if (cc < pats[i].kernel->min_cc) {
-      fprintf(stderr, "bank_probe: pattern %ld needs cc %d.%d (%s); this GPU is %d.%d\n", i,
-              pats[i].kernel->min_cc / 10, pats[i].kernel->min_cc % 10, pats[i].kernel->name,
-              prop.major, prop.minor);
-      return 2;
-    }
   }
   smem = (smem + 1023) / 1024 * 1024;
-  if (smem > prop.sharedMemPerBlockOptin) {
+  if (smem > d.prop.sharedMemPerBlockOptin) {
     fprintf(stderr, "bank_probe: patterns need %zu bytes of shared memory; the GPU allows %zu\n", smem,
-            (size_t)prop.sharedMemPerBlockOptin);
+            (size_t)d.prop.sharedMemPerBlockOptin);
     return 2;
   }
   for (const ProbeKernel& k : kKernels)
-    if (cc >= k.min_cc)
+    if (d.cc >= k.min_cc)
       CHECK(cudaFuncSetAttribute((const void*)k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 
   unsigned *d_off = nullptr, *d_out = nullptr;
@@ -309,13 +219,10 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(d_off, host.data(), sizeof(unsigned) * 32 * count, cudaMemcpyHostToDevice));
 
   for (long i = 0; i < count; ++i) {
-    const Pattern& p = pats[first + i];
     const unsigned* off = d_off + 32 * i;
-    unsigned active = p.active;
+    unsigned active = pats[first + i].active;
     void* args[] = {(void*)&off, (void*)&active, (void*)&d_out};
-    CHECK(cudaLaunchKernel((const void*)p.kernel->fn, dim3(1), dim3(32), args, smem, 0));
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
+    launch_one(pats[first + i], args, smem);
   }
   CHECK(cudaFree(d_off));
   CHECK(cudaFree(d_out));

@@ -68,30 +68,40 @@ def compare(out_dir, arch="sm_90"):
     pats = data["patterns"]
     done = [p for p in pats if p.get("measured") is not None]
     pred = corpus.predictions(done, nvidia.DEFAULT, arch) if done else []
-    by_op = {}
-    for p, model in zip(done, pred):
-        by_op.setdefault(p["op"], []).append((p, model))
-    missing = {}
-    for p in pats:
-        if p.get("measured") is None:
-            missing[p["op"]] = missing.get(p["op"], 0) + 1
-    results = []
-    for op in dict.fromkeys(p["op"] for p in pats):
-        rows = by_op.get(op, [])
-        bad = [(p, m) for p, m in rows if int(p["measured"]) != int(m)]
-        details = [Mismatch(int(p["id"]), f"pattern #{p['id']} {p.get('tag', '')!r}"
-                            + ("" if p.get("active", corpus.FULL) == corpus.FULL else f" active={p['active']:#010x}"),
-                            "s32", int(m), int(p["measured"]),
+
+    def check(i, p):                            # one value: the pattern's wavefronts
+        if int(p["measured"]) == int(pred[i]):
+            return 1, [], ()
+        where = f"pattern #{p['id']} {p.get('tag', '')!r}" + \
+            ("" if p.get("active", corpus.FULL) == corpus.FULL else f" active={p['active']:#010x}")
+        return 1, [Mismatch(int(p["id"]), where, "s32", int(pred[i]), int(p["measured"]),
                             note="expected = bank model wavefronts, got = ncu; offsets "
-                                 + ",".join(map(str, p["offsets"])))
-                   for p, m in bad[:MAX_DETAILS]]
-        note = f"{missing[op]} patterns not measured (ncu time budget)" if missing.get(op) else ""
-        r = Result("banks", op, "ncu", cases=len(rows), compared=len(rows), mismatches=len(bad), details=details,
-                   note=note)
-        if not rows:
+                                 + ",".join(map(str, p["offsets"])))], ()
+    return results_per_op("banks", pats, done, check), data.get("environment", {})
+
+
+def results_per_op(group, patterns, done, check):
+    """What the banks and coalescing groups share: one Result per op (in corpus order) over the
+    op's measured patterns, `done`. check(i, done[i]) -> (values compared, [Mismatch], notes).
+    An op with nothing measured is skipped; unmeasured patterns (the ncu time budget) are noted."""
+    results = []
+    for op in dict.fromkeys(p["op"] for p in patterns):
+        cases, compared, bad, notes = 0, 0, [], set()
+        for i, p in enumerate(done):
+            if p["op"] == op:
+                n, mismatches, why = check(i, p)
+                cases += 1
+                compared += n
+                bad += mismatches
+                notes.update(why)
+        missing = sum(1 for p in patterns if p["op"] == op) - cases
+        head = [f"{missing} patterns not measured (ncu time budget)"] if missing else []
+        r = Result(group, op, "ncu", cases=cases, compared=compared, mismatches=len(bad), details=bad[:MAX_DETAILS],
+                   note="; ".join(head + sorted(notes)))
+        if not cases:
             r.status = "skip"
         results.append(r.finish())
-    return results, data.get("environment", {})
+    return results
 
 
 def run(session):

@@ -10,8 +10,8 @@ is skipped with a note. With `--record DIR` the probe writes into DIR/coalescing
 import json
 from pathlib import Path
 
-from .banks import ncu_path, probe_and_compare, run_probe
-from .common import MAX_DETAILS, Mismatch, Result
+from .banks import ncu_path, probe_and_compare, results_per_op, run_probe
+from .common import Mismatch
 
 
 NEEDS_KERNELS = False
@@ -32,39 +32,29 @@ def compare(out_dir):
     done = [p for p in pats if p.get("metrics")]
     controls = fit.controls_of(done, data.get("chunks"))
     pred = corpus.predictions(done) if done else {}
-    results = []
-    for op in dict.fromkeys(p["op"] for p in pats):
-        idx = [i for i, p in enumerate(done) if p["op"] == op]
+
+    def check(i, p):
         compared, bad, gaps = 0, [], set()
-        family = parse_op(op).family
-        for i in idx:
-            p = done[i]
-            for q in fit.QUANTITIES:
-                got = fit.measured(p, q, controls[i])
-                if got is None:
-                    continue
-                if (family, q) in nvidia.NOT_MODELLED:
-                    gaps.add(q)                    # measured and kept, but no rule claims it
-                    continue
-                compared += 1
-                want = pred[q][i]
-                if p["active"] == 0 and p.get("predicated") is False and q == "requests":
-                    want = 0                       # the warp branched around the instruction
-                if int(got) != int(want):
-                    bad.append(Mismatch(int(p["id"]), f"pattern #{p['id']} {p.get('tag', '')!r} {q}"
-                                        + ("" if p["active"] == corpus.FULL else f" active={p['active']:#010x}"),
-                                        "s32", int(want), int(got),
-                                        note="expected = layoutsim.memory, got = ncu; offsets "
-                                             + ",".join(map(str, p["offsets"]))))
-        missing = sum(1 for p in pats if p["op"] == op and not p.get("metrics"))
-        notes = [f"{missing} patterns not measured (ncu time budget)"] if missing else []
-        notes += [f"{q} not modelled (layoutsim.memory.nvidia.NOT_MODELLED)" for q in sorted(gaps)]
-        r = Result("coalescing", op, "ncu", cases=len(idx), compared=compared, mismatches=len(bad),
-                   details=bad[:MAX_DETAILS], note="; ".join(notes))
-        if not idx:
-            r.status = "skip"
-        results.append(r.finish())
-    return results, data.get("environment", {})
+        family = parse_op(p["op"]).family
+        for q in fit.QUANTITIES:
+            got = fit.measured(p, q, controls[i])
+            if got is None:
+                continue
+            if (family, q) in nvidia.NOT_MODELLED:    # measured and kept, but no rule claims it
+                gaps.add(f"{q} not modelled (layoutsim.memory.nvidia.NOT_MODELLED)")
+                continue
+            compared += 1
+            want = pred[q][i]
+            if p["active"] == 0 and p.get("predicated") is False and q == "requests":
+                want = 0                       # the warp branched around the instruction
+            if int(got) != int(want):
+                bad.append(Mismatch(int(p["id"]), f"pattern #{p['id']} {p.get('tag', '')!r} {q}"
+                                    + ("" if p["active"] == corpus.FULL else f" active={p['active']:#010x}"),
+                                    "s32", int(want), int(got),
+                                    note="expected = layoutsim.memory, got = ncu; offsets "
+                                         + ",".join(map(str, p["offsets"]))))
+        return compared, bad, gaps
+    return results_per_op("coalescing", pats, done, check), data.get("environment", {})
 
 
 def run(session):

@@ -28,6 +28,7 @@ it left open; see docs/coalescing.md):
 """
 import numpy as np
 
+from gpu_check.bank_probe.common import per_op, per_op_lines
 from layoutsim.memory import coalesce_batch, parse_op
 
 FULL = 0xFFFFFFFF
@@ -315,15 +316,7 @@ def predictions(patterns, rules=None, arch="sm_90"):
     return out
 
 
-def summary(patterns):
-    counts = {}
-    for p in patterns:
-        counts[p["op"]] = counts.get(p["op"], 0) + 1
-    return counts
-
-
 if __name__ == "__main__":
     pats = generate()
-    print(f"{len(pats)} patterns over {len(summary(pats))} ops")
-    for op, n in summary(pats).items():
-        print(f"  {op:<34} {n}")
+    print(f"{len(pats)} patterns over {len(per_op(pats))} ops")
+    print("\n".join(per_op_lines(pats, 34)))

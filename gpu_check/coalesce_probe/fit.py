@@ -17,6 +17,7 @@ nothing: its requests are 0 whatever `empty_request` says.
 """
 import itertools
 
+from gpu_check.bank_probe.common import verdict
 from layoutsim.memory import nvidia, parse_op
 
 from . import corpus
@@ -149,23 +150,14 @@ def brief(result):
     return lines
 
 
-def _show(key):
-    return " ".join(f"{k}={v}" for k, v in key)
-
-
 def report(result):
     """Text lines: per family and quantity the fitting settings (or the closest), and what to adopt."""
     lines = []
     for fam, info in result.items():
         lines.append(f"{fam} ({info['patterns']} patterns measured):")
         for q, table in info["per_quantity"].items():
-            fits = [k for k, bad in table.items() if not bad]
-            if fits:
-                lines.append(f"  {q:<14} fits: " + " | ".join(_show(k) for k in fits))
-            else:
-                k, bad = min(table.items(), key=lambda kv: len(kv[1]))
-                lines.append(f"  {q:<14} NONE fits; closest {_show(k)}: {len(bad)} mismatches "
-                             f"(#{', #'.join(map(str, bad[:10]))})")
+            lines.append(f"  {q:<14} " + verdict(
+                table, "fits: {}", "NONE fits; closest {key}: {n} mismatches (#{ids})", 10))
         if info["matching"]:
             lines.append(f"  to adopt: RULES[{fam!r}] = {info['matching'][0].python()}"
                          + (f"  ({len(info['matching'])} candidates fit)" if len(info["matching"]) > 1 else ""))

@@ -26,7 +26,6 @@ control counts, the SASS, the environment, the fit), DIR/summary.txt, DIR/ncu.cs
 DIR/sass.txt, DIR/metrics.txt (what ncu offered), and prints the summary last.
 Exit status: 0 when the corpus was measured and written, 2 when the measurement failed.
 """
-import argparse
 import json
 import math
 import os
@@ -36,8 +35,8 @@ import sys
 import tempfile
 import time
 
-from gpu_check.bank_probe import ncu_csv
-from gpu_check.bank_probe.measure import _run, environment, log, measurement_order
+from gpu_check.bank_probe import common, ncu_csv
+from gpu_check.bank_probe.common import environment, log, measurement_order, run_cmd
 
 from . import corpus, fit
 
@@ -68,28 +67,18 @@ _GLOBAL_SASS = re.compile(r"\b(LDGSTS|LDG|STG|ATOMG|REDG|RED|ATOM)((?:\.[A-Za-z0
 
 # ---- build and SASS --------------------------------------------------------------------------
 def compile_probe(nvcc, work, arch):
-    exe = os.path.join(work, "coalesce_probe")
-    cmd = [nvcc, "-O3", f"-arch={arch}", "-o", exe, SOURCE]
-    rc, out, err = _run(cmd, timeout=300)
-    return rc, exe, " ".join(cmd) + "\n" + out + err
+    return common.compile_probe(nvcc, SOURCE, os.path.join(work, "coalesce_probe"), arch)
 
 
 def sass_global_ops(text):
     """{function: [(opcode, predicated)]} of global-memory instructions in `cuobjdump -sass` text."""
-    funcs, cur = {}, None
-    for line in text.splitlines():
-        m = re.search(r"Function\s*:\s*(\S+)", line)
-        if m:
-            cur = m.group(1)
-            funcs[cur] = []
-            continue
-        if cur is None or "/*" not in line:
-            continue
-        code = line.split("/*")[1].split("*/", 1)[1] if line.count("/*") >= 2 else line
-        code = code.split(";")[0].strip()
-        m = _GLOBAL_SASS.search(code)
-        if m and not code.startswith("LDGDEPBAR"):
-            funcs[cur].append((m.group(1) + m.group(2), code.startswith("@P")))
+    funcs = {}
+    for f, codes in common.sass_functions(text).items():
+        funcs[f] = []
+        for code in codes:
+            m = _GLOBAL_SASS.search(code)
+            if m and not code.startswith("LDGDEPBAR"):      # cp.async's barrier moves no data
+                funcs[f].append((m.group(1) + m.group(2), code.startswith("@P")))
     return funcs
 
 
@@ -111,7 +100,7 @@ def query_metrics(ncu, work):
     empty when the query fails (then ncu's refusals prune the sets)."""
     found = set()
     for mode, seconds in (("suffix", 30), ("base", 20)):
-        rc, out, err = _run([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=seconds)
+        rc, out, err = run_cmd([ncu, "--query-metrics", "--query-metrics-mode", mode], timeout=seconds)
         with open(os.path.join(work, f"query_metrics_{mode}.txt"), "w") as f:
             f.write(out + err)
         if rc != 0:
@@ -155,7 +144,7 @@ def run_ncu(ncu, exe, chunk_file, metrics, work, timeout, flags=None):
     if os.path.exists(logfile):
         os.remove(logfile)
     cmd = [ncu] + (flags or NCU_FLAGS) + ["--metrics", ",".join(metrics), "--log-file", logfile, exe, chunk_file]
-    rc, out, err = _run(cmd, timeout=max(5, timeout))
+    rc, out, err = run_cmd(cmd, timeout=max(5, timeout))
     text = open(logfile).read() if os.path.exists(logfile) else ""
     launches = ncu_csv.parse(text) or ncu_csv.parse(out)
     return rc, launches, text or out, out[-3000:] + err[-3000:]
@@ -246,7 +235,7 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
     t0 = time.time()
     allfile = os.path.join(work, "all.txt")
     corpus.write_patterns(allfile, order)
-    rc, out, err = _run([exe, allfile], timeout=60)
+    rc, out, err = run_cmd([exe, allfile], timeout=60)
     m = re.search(r'COALESCE_PROBE device="([^"]*)" cc=(\S+) driver_api=(\d+) runtime=(\d+) base=(\S+) l2=(\d+)', out)
     if m:
         env.update(device=m.group(1), cc=m.group(2), cuda_driver_api=int(m.group(3)),
@@ -384,16 +373,9 @@ def write_corpus(path, obj):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m gpu_check.coalesce_probe.measure", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="directory for coalesce_corpus.json, summary.txt, ncu.csv, sass.txt")
-    ap.add_argument("--dry-run", action="store_true", help="no GPU, no ncu: the model supplies the numbers")
-    ap.add_argument("--simulate", help="dry run: rules the fake GPU follows, e.g. requests=per_128B,ideal=unique")
-    ap.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90)")
-    ap.add_argument("--nvcc", default="nvcc")
-    ap.add_argument("--ncu", default="ncu")
-    ap.add_argument("--chunk", type=int, default=150, help="most patterns per ncu process (default 150)")
-    ap.add_argument("--max-seconds", type=float, default=120.0, help="time budget under ncu (default 120)")
-    ap.add_argument("--limit", type=int, help="measure only the first N patterns of the round-robin order")
+    ap = common.driver_options("gpu_check.coalesce_probe.measure", __doc__, "coalesce_corpus.json",
+                               simulate="requests=per_128B,ideal=unique", chunk=150, max_seconds=120.0,
+                               chunk_help="most patterns per ncu process (default 150)")
     ap.add_argument("--ids", help="measure only the pattern ids listed in this file (whitespace-separated), "
                                   "in that order: CORE metrics, IDEAL for the ideal family, no FULL")
     ap.add_argument("--probe", dest="exe", help="a prebuilt probe executable instead of compiling probe.cu")
@@ -439,7 +421,7 @@ def main(argv=None):
         return 2
     cuobjdump = shutil.which("cuobjdump")
     if exe and cuobjdump:
-        rc, out, err = _run([cuobjdump, "-sass", exe], timeout=120)
+        rc, out, err = run_cmd([cuobjdump, "-sass", exe], timeout=120)
         funcs = {k: v for k, v in sass_global_ops(out).items() if k.startswith("coalesce_probe_")}
         with open(os.path.join(args.out, "sass.txt"), "w") as f:
             f.write(out)
@@ -496,7 +478,7 @@ def main(argv=None):
            "chunks": chunks,
            "model_rules_at_measurement": {f: r.label() for f, r in nvidia.RULES.items()},
            "fit": {f: {"matching": [r.python() for r in info["matching"]],
-                       "per_quantity": {q: {" ".join(f"{k}={v}" for k, v in key): bad[:50]
+                       "per_quantity": {q: {common.setting(key): bad[:50]
                                             for key, bad in table.items()}
                                         for q, table in info["per_quantity"].items()}}
                    for f, info in fitted.items()},

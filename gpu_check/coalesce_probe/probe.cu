@@ -4,8 +4,9 @@
 //   nvcc -O3 -arch=sm_90 -o coalesce_probe probe.cu
 //   coalesce_probe PATTERNS              (PATTERNS written by gpu_check/coalesce_probe/corpus.py)
 //
-// PATTERNS: "coalesce_probe v1", then the number of patterns, then one line per pattern:
-//   KERNEL_NAME ACTIVE_MASK_HEX OFFSET_0 ... OFFSET_31
+// PATTERNS: a pattern file as ../bank_probe/probe_host.cuh reads it (the host side both probes
+// share): one line per launch, the kernel's name, the active-lane mask and the 32 lanes' byte
+// offsets, each below BUFFER_BYTES.
 // Each launch is one warp (32 threads, one block). The 32 byte offsets and the mask sit in
 // __constant__ memory (read with LDC, which is no L1TEX global traffic), copied there before
 // the launch. Lane L adds its offset to a 2 MiB aligned buffer and executes exactly one
@@ -13,14 +14,7 @@
 // Values loaded go to a sink store that is guarded by a kernel argument that is 0 at run
 // time: the SASS has the store (so ptxas keeps the load), the run executes none. The
 // control kernel executes no memory instruction: its counts are the fixed overhead.
-#include <cuda_runtime.h>
-
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 #define BUFFER_BYTES (8u << 20)
 #define BUFFER_ALIGN (2u << 20)
@@ -189,129 +183,39 @@ CPX(coalesce_probe_cp_async_ca_shared_global_16, "ca", 16)
 CPX(coalesce_probe_cp_async_cg_shared_global_16, "cg", 16)
 
 // ---- host ------------------------------------------------------------------------------------
+#define PROBE_TOOL "coalesce_probe"
 typedef void (*probe_fn)(unsigned char*, unsigned*, int);
+// Every kernel, one line per instruction family, with the compute capability it needs.
+#define PROBE_KERNELS(K)                                                                                           \
+  K(coalesce_probe_control, 0)                                                                                     \
+  K(coalesce_probe_ld_global_b8, 0) K(coalesce_probe_ld_global_b16, 0) K(coalesce_probe_ld_global_b32, 0)          \
+  K(coalesce_probe_ld_global_v2_b32, 0) K(coalesce_probe_ld_global_v4_b32, 0)                                      \
+  K(coalesce_probe_ld_global_nc_b8, 0) K(coalesce_probe_ld_global_nc_b16, 0) K(coalesce_probe_ld_global_nc_b32, 0) \
+  K(coalesce_probe_ld_global_nc_v2_b32, 0) K(coalesce_probe_ld_global_nc_v4_b32, 0)                                \
+  K(coalesce_probe_ld_global_cg_b32, 0) K(coalesce_probe_ld_global_cg_v4_b32, 0)                                   \
+  K(coalesce_probe_st_global_b8, 0) K(coalesce_probe_st_global_b16, 0) K(coalesce_probe_st_global_b32, 0)          \
+  K(coalesce_probe_st_global_v2_b32, 0) K(coalesce_probe_st_global_v4_b32, 0)                                      \
+  K(coalesce_probe_atom_global_add_u32, 0) K(coalesce_probe_atom_global_add_u64, 0)                                \
+  K(coalesce_probe_atom_global_add_f32, 0) K(coalesce_probe_atom_global_add_noftz_f16x2, 0)                        \
+  K(coalesce_probe_atom_global_exch_b32, 0) K(coalesce_probe_atom_global_cas_b32, 0)                               \
+  K(coalesce_probe_red_global_add_u32, 0) K(coalesce_probe_red_global_add_u64, 0)                                  \
+  K(coalesce_probe_red_global_add_f32, 0) K(coalesce_probe_red_global_add_noftz_f16x2, 0)                          \
+  K(coalesce_probe_cp_async_ca_shared_global_4, 80) K(coalesce_probe_cp_async_ca_shared_global_8, 80)              \
+  K(coalesce_probe_cp_async_ca_shared_global_16, 80) K(coalesce_probe_cp_async_cg_shared_global_16, 80)
 
-struct ProbeKernel {
-  const char* name;
-  probe_fn fn;
-  int min_cc;  // major*10+minor
-};
-
-static const ProbeKernel kKernels[] = {
-    {"coalesce_probe_control", coalesce_probe_control, 0},
-    {"coalesce_probe_ld_global_b8", coalesce_probe_ld_global_b8, 0},
-    {"coalesce_probe_ld_global_b16", coalesce_probe_ld_global_b16, 0},
-    {"coalesce_probe_ld_global_b32", coalesce_probe_ld_global_b32, 0},
-    {"coalesce_probe_ld_global_v2_b32", coalesce_probe_ld_global_v2_b32, 0},
-    {"coalesce_probe_ld_global_v4_b32", coalesce_probe_ld_global_v4_b32, 0},
-    {"coalesce_probe_ld_global_nc_b8", coalesce_probe_ld_global_nc_b8, 0},
-    {"coalesce_probe_ld_global_nc_b16", coalesce_probe_ld_global_nc_b16, 0},
-    {"coalesce_probe_ld_global_nc_b32", coalesce_probe_ld_global_nc_b32, 0},
-    {"coalesce_probe_ld_global_nc_v2_b32", coalesce_probe_ld_global_nc_v2_b32, 0},
-    {"coalesce_probe_ld_global_nc_v4_b32", coalesce_probe_ld_global_nc_v4_b32, 0},
-    {"coalesce_probe_ld_global_cg_b32", coalesce_probe_ld_global_cg_b32, 0},
-    {"coalesce_probe_ld_global_cg_v4_b32", coalesce_probe_ld_global_cg_v4_b32, 0},
-    {"coalesce_probe_st_global_b8", coalesce_probe_st_global_b8, 0},
-    {"coalesce_probe_st_global_b16", coalesce_probe_st_global_b16, 0},
-    {"coalesce_probe_st_global_b32", coalesce_probe_st_global_b32, 0},
-    {"coalesce_probe_st_global_v2_b32", coalesce_probe_st_global_v2_b32, 0},
-    {"coalesce_probe_st_global_v4_b32", coalesce_probe_st_global_v4_b32, 0},
-    {"coalesce_probe_atom_global_add_u32", coalesce_probe_atom_global_add_u32, 0},
-    {"coalesce_probe_atom_global_add_u64", coalesce_probe_atom_global_add_u64, 0},
-    {"coalesce_probe_atom_global_add_f32", coalesce_probe_atom_global_add_f32, 0},
-    {"coalesce_probe_atom_global_add_noftz_f16x2", coalesce_probe_atom_global_add_noftz_f16x2, 0},
-    {"coalesce_probe_atom_global_exch_b32", coalesce_probe_atom_global_exch_b32, 0},
-    {"coalesce_probe_atom_global_cas_b32", coalesce_probe_atom_global_cas_b32, 0},
-    {"coalesce_probe_red_global_add_u32", coalesce_probe_red_global_add_u32, 0},
-    {"coalesce_probe_red_global_add_u64", coalesce_probe_red_global_add_u64, 0},
-    {"coalesce_probe_red_global_add_f32", coalesce_probe_red_global_add_f32, 0},
-    {"coalesce_probe_red_global_add_noftz_f16x2", coalesce_probe_red_global_add_noftz_f16x2, 0},
-    {"coalesce_probe_cp_async_ca_shared_global_4", coalesce_probe_cp_async_ca_shared_global_4, 80},
-    {"coalesce_probe_cp_async_ca_shared_global_8", coalesce_probe_cp_async_ca_shared_global_8, 80},
-    {"coalesce_probe_cp_async_ca_shared_global_16", coalesce_probe_cp_async_ca_shared_global_16, 80},
-    {"coalesce_probe_cp_async_cg_shared_global_16", coalesce_probe_cp_async_cg_shared_global_16, 80},
-};
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "coalesce_probe: %s failed: %s (line %d)\n", #call, cudaGetErrorString(e_), \
-              __LINE__);                                                                       \
-      return 3;                                                                                \
-    }                                                                                          \
-  } while (0)
-
-struct Pattern {
-  const ProbeKernel* kernel;
-  unsigned active;
-  unsigned offsets[32];
-};
-
-static const ProbeKernel* find_kernel(const char* name) {
-  for (const ProbeKernel& k : kKernels)
-    if (strcmp(k.name, name) == 0) return &k;
-  return nullptr;
-}
+#include "../bank_probe/probe_host.cuh"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: coalesce_probe PATTERNS\n");
     return 2;
   }
-  FILE* f = fopen(argv[1], "r");
-  if (!f) {
-    fprintf(stderr, "coalesce_probe: cannot open %s\n", argv[1]);
-    return 2;
-  }
-  char magic[64] = {0}, version[16] = {0};
-  long n = -1;
-  if (fscanf(f, "%63s %15s %ld", magic, version, &n) != 3 || strcmp(magic, "coalesce_probe") != 0 ||
-      strcmp(version, "v1") != 0 || n < 0 || n > 100000) {
-    fprintf(stderr, "coalesce_probe: %s is not a 'coalesce_probe v1' pattern file\n", argv[1]);
-    return 2;
-  }
-  std::vector<Pattern> pats(n);
-  for (long i = 0; i < n; ++i) {
-    char name[128];
-    if (fscanf(f, "%127s %x", name, &pats[i].active) != 2) {
-      fprintf(stderr, "coalesce_probe: pattern %ld: bad header\n", i);
-      return 2;
-    }
-    pats[i].kernel = find_kernel(name);
-    if (!pats[i].kernel) {
-      fprintf(stderr, "coalesce_probe: pattern %ld: unknown kernel %s\n", i, name);
-      return 2;
-    }
-    for (int l = 0; l < 32; ++l) {
-      if (fscanf(f, "%u", &pats[i].offsets[l]) != 1) {
-        fprintf(stderr, "coalesce_probe: pattern %ld: needs 32 offsets\n", i);
-        return 2;
-      }
-      if (pats[i].offsets[l] >= BUFFER_BYTES) {
-        fprintf(stderr, "coalesce_probe: pattern %ld lane %d: offset %u beyond the %u-byte buffer\n", i, l,
-                pats[i].offsets[l], BUFFER_BYTES);
-        return 2;
-      }
-    }
-  }
-  fclose(f);
+  std::vector<Pattern> pats;
+  if (!read_patterns(argv[1], BUFFER_BYTES, pats)) return 2;
+  long n = (long)pats.size();
 
-  int dev = 0, driver = 0, runtime = 0;
-  CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  CHECK(cudaDriverGetVersion(&driver));
-  CHECK(cudaRuntimeGetVersion(&runtime));
-  int cc = prop.major * 10 + prop.minor;
-  for (long i = 0; i < n; ++i) {
-    if (cc < pats[i].kernel->min_cc) {
-      fprintf(stderr, "coalesce_probe: pattern %ld needs cc %d.%d (%s); this GPU is %d.%d\n", i,
-              pats[i].kernel->min_cc / 10, pats[i].kernel->min_cc % 10, pats[i].kernel->name, prop.major,
-              prop.minor);
-      return 2;
-    }
-  }
+  ProbeDevice d = probe_device();
+  if (!runs_here(pats, 0, n, d)) return 2;
   unsigned char* raw = nullptr;
   unsigned* sink = nullptr;
   CHECK(cudaMalloc(&raw, BUFFER_BYTES + 2 * BUFFER_ALIGN));   // room to align, and 16 B past the end
@@ -319,17 +223,14 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&sink, 32 * sizeof(unsigned)));
   unsigned char* base = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<uintptr_t>(raw) + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN);
-  printf("COALESCE_PROBE device=\"%s\" cc=%d.%d driver_api=%d runtime=%d base=%p l2=%d\n", prop.name,
-         prop.major, prop.minor, driver, runtime, (void*)base, prop.l2CacheSize);
+  printf("COALESCE_PROBE device=\"%s\" cc=%d.%d driver_api=%d runtime=%d base=%p l2=%d\n", d.prop.name,
+         d.prop.major, d.prop.minor, d.driver, d.runtime, (void*)base, d.prop.l2CacheSize);
   int sink_on = 0;
-  for (long i = 0; i < n; ++i) {
-    const Pattern& p = pats[i];
+  for (const Pattern& p : pats) {
     CHECK(cudaMemcpyToSymbol(c_off, p.offsets, sizeof(p.offsets)));
     CHECK(cudaMemcpyToSymbol(c_active, &p.active, sizeof(unsigned)));
     void* args[] = {(void*)&base, (void*)&sink, (void*)&sink_on};
-    CHECK(cudaLaunchKernel((const void*)p.kernel->fn, dim3(1), dim3(32), args, 0, 0));
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
+    launch_one(p, args, 0);
   }
   CHECK(cudaFree(raw));
   CHECK(cudaFree(sink));

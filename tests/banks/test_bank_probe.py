@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from gpu_check.bank_probe import corpus, measure, ncu_csv
+from gpu_check.bank_probe import common, corpus, measure, ncu_csv
 from layoutsim.banks import nvidia, op_names, parse_op
 
 PROBE = os.path.join(os.path.dirname(corpus.__file__), "probe.cu")
@@ -23,7 +23,7 @@ def patterns():
 def test_corpus_covers_every_op_and_is_deterministic(patterns):
     assert len(patterns) >= 400
     assert patterns == corpus.generate()
-    counts = corpus.summary(patterns)
+    counts = common.per_op(patterns)
     assert set(counts) == set(NVIDIA_OPS)
     assert min(counts.values()) >= 8
     assert [p["id"] for p in patterns] == list(range(len(patterns)))
@@ -43,7 +43,7 @@ def test_corpus_tells_every_candidate_rule_apart(patterns):
 
 def test_probe_source_has_a_kernel_for_every_op():
     src = open(PROBE).read()
-    table = re.findall(r'\{"(bank_probe_[a-z0-9_]+)", bank_probe_', src)
+    table = re.findall(r'\bK\((bank_probe_[a-z0-9_]+), \d+\)', src)
     extras = sorted({name for name, *_ in measure.EXTRAS})
     assert sorted(table) == sorted([corpus.kernel_name(op) for op in NVIDIA_OPS] + extras)
     assert "__CUDA_ARCH__ >= 900" in src                    # stmatrix guarded

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_check.bank_probe import common
 from gpu_check.checks import coalescing
 from gpu_check.coalesce_probe import corpus, fit, measure
 from layoutsim.memory import nvidia, parse_op
@@ -29,7 +30,7 @@ def patterns():
 def test_corpus(patterns):
     assert len(patterns) >= 600 and patterns == corpus.generate()
     assert [p["id"] for p in patterns] == list(range(len(patterns)))
-    counts = corpus.summary(patterns)
+    counts = common.per_op(patterns)
     assert set(counts) == set(corpus.OPS) and min(counts.values()) >= 12
     for p in patterns:
         w = parse_op(p["op"]).width
@@ -69,7 +70,7 @@ def test_corpus_tells_every_candidate_setting_apart(patterns):
 
 def test_probe_source_has_a_kernel_for_every_op():
     src = open(PROBE).read()
-    table = re.findall(r'\{"(coalesce_probe_[a-z0-9_]+)", coalesce_probe_', src)
+    table = re.findall(r'\bK\((coalesce_probe_[a-z0-9_]+), \d+\)', src)
     assert sorted(table) == sorted([corpus.kernel_name(op) for op in corpus.OPS] + [corpus.CONTROL])
     assert "BUFFER_BYTES (8u << 20)" in src and corpus.BUFFER == 8 << 20
 
