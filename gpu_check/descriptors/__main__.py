@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 
+from layoutsim.archs import compile_target
 from layoutsim.files import make_dir, write_atomic
 
 
@@ -114,7 +115,7 @@ def main(argv=None):
         sass, missing = lab.sass_check(cubin, probes)
         env.update(build=cmd, build_seconds=round(secs, 1), sass=sass, sass_missing=missing,
                    tma_kernel_params_cubin=driver.cubin_params(cubin, kernels.TMA_NAME))
-        log(f"[build] {len(probes)} wgmma probes + TMA kernel, sm_90a: {secs:.1f} s"
+        log(f"[build] {len(probes)} wgmma probes + TMA kernel, {compile_target('sm_90', arch_specific=True)}: {secs:.1f} s"
             + (f"; SASS lacks the instruction in {missing}" if missing else ""))
     except B.BuildError as e:
         cubin_path = None
@@ -133,9 +134,9 @@ def main(argv=None):
             return 2
         spec = {"kind": "cuda", "cubin": cubin_path}
     tp = time.time()
-    the_plan = tasks.Plan()
-    log(f"[plan] {sum(len(c[p]) for c in the_plan.cases for p in c)} descriptors for {len(the_plan.probes)} "
-        f"probes, {len(the_plan.tma)} TMA boxes, shared memory at {the_plan.base:#x} ({time.time() - tp:.1f} s)")
+    campaign = tasks.Campaign()
+    log(f"[plan] {sum(len(c[p]) for c in campaign.cases for p in c)} descriptors for {len(campaign.probes)} "
+        f"probes, {len(campaign.tma)} TMA boxes, shared memory at {campaign.base:#x} ({time.time() - tp:.1f} s)")
     work = tempfile.mkdtemp(prefix="desc_work_")
     parts, findings = {}, []
 
@@ -146,29 +147,29 @@ def main(argv=None):
             from .emulate import FakeLab
             the_lab = FakeLab.from_spec(spec) if args.dry_run else isolate.make_lab(spec)
             env.update(the_lab.environment())
-            p, f = tasks.run_here(the_lab, the_plan, todo, log, seconds)
+            p, f = tasks.run_here(the_lab, campaign, todo, log, seconds)
         else:
-            p, f, e = isolate.run(the_plan, spec, todo, work, log, seconds)
+            p, f, e = isolate.run(campaign, spec, todo, work, log, seconds)
             env.update(e)
         parts.update(p)
         findings.extend(f)
 
     npz = os.path.join(args.out, "descriptors_sm_90.npz")
-    measure(the_plan.tasks([p for p in phases if p in tasks.WGMMA_PHASES]), args.seconds)
-    rec, _ = tasks.assemble(the_plan, parts, findings, env, log=lambda s: None, fit=False)
+    measure(campaign.tasks([p for p in phases if p in tasks.WGMMA_PHASES]), args.seconds)
+    rec, _ = tasks.assemble(campaign, parts, findings, env, log=lambda s: None, fit=False)
     rec.save(npz)                                  # the descriptors are safe before TMA and ncu run
     log(f"[descriptors] {len(parts)} tasks measured, {len(findings)} without data ({time.time() - t0:.1f} s)")
     if "tma" in phases:
-        measure(the_plan.tasks(["tma"]), args.tma_seconds * 0.5)
+        measure(campaign.tasks(["tma"]), args.tma_seconds * 0.5)
     if "tma-global" in phases:
         through_param = any(k.startswith("tma.") for k in parts)
-        todo = the_plan.tasks(["tma-global"])
+        todo = campaign.tasks(["tma-global"])
         if "tma" in phases and not through_param:          # the parameter path gave nothing: all boxes
-            todo = [tasks.Task("tma-global", -1, (j,)) for j in the_plan.boxes("tma-global")]
+            todo = [tasks.Task("tma-global", -1, (j,)) for j in campaign.boxes("tma-global")]
             log("[descriptors] no TMA box came through the kernel parameter: every box through global memory")
         measure(todo, args.tma_seconds * (0.3 if through_param else 0.5))
     if "tma-coords" in phases:
-        measure(the_plan.tasks(["tma-coords"]), args.tma_seconds * 0.2)
+        measure(campaign.tasks(["tma-coords"]), args.tma_seconds * 0.2)
     if args.epilogue:
         try:
             epilogue.measure(args.out, args.ncu, B.nvcc_path() or "nvcc", args.epilogue_seconds, log, args.dry_run)
@@ -176,11 +177,11 @@ def main(argv=None):
             log(f"epilogue: ERROR {type(e).__name__}: {e}")
     if args.counters and not args.dry_run and cubin_path:
         try:
-            counters.measure(cubin_path, the_plan.base, args.out, args.ncu, args.counter_seconds, log,
+            counters.measure(cubin_path, campaign.base, args.out, args.ncu, args.counter_seconds, log,
                              ops=args.counter_ops)
         except Exception as e:   # noqa: BLE001
             log(f"counters: ERROR {type(e).__name__}: {e}")
-    rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
+    rec, results = tasks.assemble(campaign, parts, findings, env, log=log)
     rec.save(npz)
     log(rec.fit_log)
     write_atomic(os.path.join(args.out, "results.json"), run.results_json(results), "results")

@@ -26,21 +26,21 @@ def measure(backend, record=None, log=print, seconds=None):
     if getattr(backend, "vendor", "nvidia") != "nvidia" or arch != "sm_90":
         return [Result("descriptors", "wgmma / TMA", "descriptors", status="skip",
                        note=f"wgmma descriptors and TMA are sm_90 features; this GPU is {arch}")]
-    the_plan = tasks.Plan()
-    todo = the_plan.tasks()
+    campaign = tasks.Campaign()
+    todo = campaign.tasks()
     if getattr(backend, "drv", None) is None:
         from .emulate import FakeLab
         lab = FakeLab()
         env = lab.environment()
-        parts, findings = tasks.run_here(lab, the_plan, todo, log, seconds)
+        parts, findings = tasks.run_here(lab, campaign, todo, log, seconds)
     else:
         cubin, _, _ = build(plan.probes())
         with tempfile.TemporaryDirectory(prefix="desc_work_") as work:
             path = os.path.join(work, "probes.cubin")
             write_atomic(path, cubin, "cubin")
-            parts, findings, env = isolate.run(the_plan, {"kind": "cuda", "cubin": path}, todo, work, log=log,
+            parts, findings, env = isolate.run(campaign, {"kind": "cuda", "cubin": path}, todo, work, log=log,
                                                seconds=seconds)
-    rec, results = tasks.assemble(the_plan, parts, findings, env, log=log)
+    rec, results = tasks.assemble(campaign, parts, findings, env, log=log)
     if record:
         folder = make_dir(os.path.join(record, "descriptors"), "--record folder")
         rec.save(os.path.join(folder, f"descriptors_{arch}.npz"))

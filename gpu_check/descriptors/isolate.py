@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tasks import Plan, Task, execute, finding
+from .tasks import Campaign, Task, execute, finding
 
 TASK_SECONDS = 30          # one task (one launch group) never takes this long unless it hangs
 FAULTS_SYSTEMATIC = 3
@@ -55,13 +55,13 @@ def _tail(path, n=600):
         return ""
 
 
-def run(the_plan, lab_spec, todo, work, log=print, seconds=None, python=sys.executable):
+def run(campaign, lab_spec, todo, work, log=print, seconds=None, python=sys.executable):
     """Run `todo` (in order) in workers; ({task key: part}, findings, the lab's environment as
     the first worker reported it)."""
     Path(work).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="run", dir=work))       # each call its own journals
     plan_path = work / "plan.json"
-    plan_path.write_text(json.dumps(the_plan.to_json()))
+    plan_path.write_text(json.dumps(campaign.to_json()))
     t0 = time.monotonic()
     deadline = None if seconds is None else t0 + seconds
     queue = deque(todo)
@@ -76,11 +76,11 @@ def run(the_plan, lab_spec, todo, work, log=print, seconds=None, python=sys.exec
             why = ("systematic: every task of the phase so far faulted" if not done_in_phase.get(phase)
                    else f"{MAX_FAULTS_PER_PHASE} faults in the phase")
             while queue and queue[0].phase == phase:
-                findings.append(finding(the_plan, queue.popleft(), "not run", why))
+                findings.append(finding(campaign, queue.popleft(), "not run", why))
             log(f"[isolate] {phase}: abandoned ({why})")
             continue
         if deadline is not None and deadline - time.monotonic() < START_SECONDS:
-            findings += [finding(the_plan, t, "not run", "time budget spent") for t in queue]
+            findings += [finding(campaign, t, "not run", "time budget spent") for t in queue]
             log(f"[isolate] time budget spent: {len(queue)} tasks not run")
             break
         batch = []
@@ -116,15 +116,15 @@ def run(the_plan, lab_spec, todo, work, log=print, seconds=None, python=sys.exec
                 running = None if not x.get("fatal") else x["error"]
         for key, x in error.items():
             if not x.get("fatal"):
-                findings.append(finding(the_plan, Task.from_key(key), "error", x["msg"]))
+                findings.append(finding(campaign, Task.from_key(key), "error", x["msg"]))
         rest = [t for t in batch if t.key not in ended and t.key != running]
         if not any("start" in x for x in _journal(journal)):    # it never began: nothing to retry with
             why = killed or f"the worker did not start (exit {rc}): {_tail(err) or 'no message'}"
-            findings += [finding(the_plan, t, "not run", why) for t in batch]
+            findings += [finding(campaign, t, "not run", why) for t in batch]
             log(f"[isolate] worker {n_worker} ({phase}): {why[:400]}")
             continue
         if killed == "time budget spent":
-            findings += [finding(the_plan, t, "not run", killed)
+            findings += [finding(campaign, t, "not run", killed)
                          for t in ([Task.from_key(running)] if running else []) + rest + list(queue)]
             queue.clear()
             rest = []
@@ -139,10 +139,10 @@ def run(the_plan, lab_spec, todo, work, log=print, seconds=None, python=sys.exec
                 for t in singles:
                     root[t.key] = root.get(task.key, task.key)
                 rest = rest + singles
-                log(f"[isolate] {task.label(the_plan)}: fault ({msg[:160]}); again one descriptor per task")
+                log(f"[isolate] {task.label(campaign)}: fault ({msg[:160]}); again one descriptor per task")
             else:
-                findings.append(finding(the_plan, task, "hang" if killed else "fault", msg))
-                log(f"[isolate] FAULT {task.label(the_plan)}: {msg[:300]}")
+                findings.append(finding(campaign, task, "hang" if killed else "fault", msg))
+                log(f"[isolate] FAULT {task.label(campaign)}: {msg[:300]}")
         elif rc and rest:                       # died between tasks: retried, but it counts
             faults[phase] = faults.get(phase, 0) + 1
             log(f"[isolate] worker {n_worker} exited {rc} between tasks: {_tail(err, 300)}")
@@ -208,7 +208,7 @@ def _write(journal, **entry):
 
 def worker(job_path):
     job = json.loads(Path(job_path).read_text())
-    the_plan = Plan.from_json(json.loads(Path(job["plan"]).read_text()))
+    campaign = Campaign.from_json(json.loads(Path(job["plan"]).read_text()))
     parts = Path(job["parts"])
     parts.mkdir(parents=True, exist_ok=True)
     lab = make_lab(job["lab"])
@@ -219,7 +219,7 @@ def worker(job_path):
             task = Task.from_json(x)
             _write(journal, start=task.key)
             try:
-                part = execute(lab, the_plan, task)
+                part = execute(lab, campaign, task)
             except Exception as e:   # noqa: BLE001 - reported to the parent, which decides
                 fatal = not lab.healthy()
                 _write(journal, error=task.key, fatal=fatal, msg=f"{type(e).__name__}: {str(e).strip()[:400]}")

@@ -10,14 +10,17 @@ from pathlib import Path
 
 import numpy as np
 
+from layoutsim.archs import compile_target
 from layoutsim.files import write_atomic
 
 from .. import build as B
 from . import driver, kernels, plan
 
 
-def build(probes, target="sm_90a", use_cache=True):
-    """(cubin bytes, seconds, nvcc command) for every probe plus the TMA kernel."""
+def build(probes, target=None, use_cache=True):
+    """(cubin bytes, seconds, nvcc command) for every probe plus the TMA kernel; target: the
+    compile target (default sm_90's arch-specific one, which wgmma needs)."""
+    target = target or compile_target("sm_90", arch_specific=True)
     src = kernels.module_source(probes)
     key = "desc_" + B.source_hash(src, target)
     path = B.cache_dir() / f"{key}.cubin"

@@ -31,14 +31,14 @@ PHASES = WGMMA_PHASES + tuple(TMA_PHASES)
 GLOBAL_EVERY = 5
 
 
-class PlanMismatch(RuntimeError):
+class CampaignMismatch(RuntimeError):
     """The GPU put shared memory elsewhere than the plan was drawn for."""
 
 
 @dataclass(frozen=True)
 class Task:
     phase: str
-    probe: int              # index into Plan.probes; -1 for a TMA box
+    probe: int              # index into Campaign.probes; -1 for a TMA box
     cases: tuple            # the probe's case indices in this phase, or (TMA box index,)
 
     @property
@@ -50,15 +50,15 @@ class Task:
         phase, probe, cases = key.split(".")
         return cls(phase, int(probe), tuple(int(c) for c in cases.split("_")))
 
-    def label(self, the_plan):
+    def label(self, campaign):
         if self.phase in TMA_PHASES:
-            c = the_plan.tma[self.cases[0]]
+            c = campaign.tma[self.cases[0]]
             return (f"{self.phase} box {self.cases[0]} {c.box} x {c.elem_bytes} B {c.swizzle} dst +{c.dst}")
         n = len(self.cases)
         if n == 1:
-            return f"{self.phase} {the_plan.probes[self.probe].name}: descriptor {self.cases[0]}"
-        part = "" if n == len(the_plan.cases[self.probe][self.phase]) else f" (cases {self.cases[0]}..{self.cases[-1]})"
-        return f"{self.phase} {the_plan.probes[self.probe].name}: {n} descriptors{part}"
+            return f"{self.phase} {campaign.probes[self.probe].name}: descriptor {self.cases[0]}"
+        part = "" if n == len(campaign.cases[self.probe][self.phase]) else f" (cases {self.cases[0]}..{self.cases[-1]})"
+        return f"{self.phase} {campaign.probes[self.probe].name}: {n} descriptors{part}"
 
     def singles(self):
         return [Task(self.phase, self.probe, (c,)) for c in self.cases]
@@ -71,7 +71,7 @@ class Task:
         return cls(x[0], int(x[1]), tuple(int(c) for c in x[2]))
 
 
-class Plan:
+class Campaign:
     """Every probe's descriptors per phase and every TMA box, drawn for shared memory at `base`."""
 
     def __init__(self, base=plan.BASE, seed=plan.SEED, probes=None, tma=None, drawn=None):
@@ -116,62 +116,62 @@ class Plan:
         return cls(x["base"], x["seed"], probes, tma, drawn)
 
 
-def execute(lab, the_plan, task):
+def execute(lab, campaign, task):
     """Run one task on a lab: its raw observations as {name: array}."""
     if task.phase in TMA_PHASES:
-        landed, base = run.tma_landed(lab, the_plan.tma[task.cases[0]], TMA_PHASES[task.phase])
+        landed, base = run.tma_landed(lab, campaign.tma[task.cases[0]], TMA_PHASES[task.phase])
         return {"landed": landed, "base": np.array(base)}
-    probe = the_plan.probes[task.probe]
+    probe = campaign.probes[task.probe]
     base = lab.smem_base(probe)
-    if base != the_plan.base:
-        raise PlanMismatch(f"{probe.name}: dynamic shared memory at {base:#x}, the plan was drawn for "
-                           f"{the_plan.base:#x}")
-    cases = the_plan.cases[task.probe][task.phase]
+    if base != campaign.base:
+        raise CampaignMismatch(f"{probe.name}: dynamic shared memory at {base:#x}, the plan was drawn for "
+                           f"{campaign.base:#x}")
+    cases = campaign.cases[task.probe][task.phase]
     values = np.array([cases[i].desc for i in task.cases], np.uint64)
     obs, bad = run.observe(lab, probe, values, base)
     return {"obs": obs, "bad": bad}
 
 
-def finding(the_plan, task, kind, message):
+def finding(campaign, task, kind, message):
     """A task that did not give data: what it was, down to the descriptor or box when it is one."""
-    f = {"kind": kind, "task": task.label(the_plan), "phase": task.phase, "message": message}
+    f = {"kind": kind, "task": task.label(campaign), "phase": task.phase, "message": message}
     if task.phase in TMA_PHASES:
-        f["tma_case"] = asdict(the_plan.tma[task.cases[0]])
+        f["tma_case"] = asdict(campaign.tma[task.cases[0]])
     else:
-        cs = the_plan.cases[task.probe][task.phase]
-        f["probe"] = the_plan.probes[task.probe].name
+        cs = campaign.cases[task.probe][task.phase]
+        f["probe"] = campaign.probes[task.probe].name
         f["descriptors"] = [f"{cs[i].desc:#018x}" for i in task.cases]
         if len(task.cases) == 1:
             f["decoded"] = str(smem.Descriptor.decode(cs[task.cases[0]].desc))
     return f
 
 
-def run_here(lab, the_plan, todo, log=print, seconds=None):
+def run_here(lab, campaign, todo, log=print, seconds=None):
     """Every task in this process: ({task key: part}, findings). A fault that ends the context
     ends the run (the rest are reported as not run); isolate.run recovers from it instead."""
     t0 = time.perf_counter()
     parts, findings = {}, []
     for n, task in enumerate(todo):
         if seconds is not None and time.perf_counter() - t0 > seconds:
-            findings += [finding(the_plan, t, "not run", "time budget spent") for t in todo[n:]]
+            findings += [finding(campaign, t, "not run", "time budget spent") for t in todo[n:]]
             break
         try:
-            parts[task.key] = execute(lab, the_plan, task)
+            parts[task.key] = execute(lab, campaign, task)
         except Exception as e:   # noqa: BLE001 - a failing task is a finding; the others go on
-            findings.append(finding(the_plan, task, "fault" if not lab.healthy() else "error",
+            findings.append(finding(campaign, task, "fault" if not lab.healthy() else "error",
                                     f"{type(e).__name__}: {str(e).strip()[:400]}"))
-            log(f"[descriptors] {task.label(the_plan)}: {findings[-1]['kind'].upper()} {findings[-1]['message']}")
+            log(f"[descriptors] {task.label(campaign)}: {findings[-1]['kind'].upper()} {findings[-1]['message']}")
             if not lab.healthy():
-                findings += [finding(the_plan, t, "not run", "an earlier fault ended the context")
+                findings += [finding(campaign, t, "not run", "an earlier fault ended the context")
                              for t in todo[n + 1:]]
                 break
     return parts, findings
 
 
-def assemble(the_plan, parts, findings, environment, log=print, fit=True):
+def assemble(campaign, parts, findings, environment, log=print, fit=True):
     """(corpus.Corpus, [Result]) from the parts the tasks left (keyed by Task.key) and the findings;
     with `fit`, the corpus says which readings explain it (corpus.fit_text)."""
-    rec = corpus.Corpus(environment=environment, seed=the_plan.seed)
+    rec = corpus.Corpus(environment=environment, seed=campaign.seed)
     results = []
     by = {}
     for key, part in parts.items():
@@ -179,16 +179,16 @@ def assemble(the_plan, parts, findings, environment, log=print, fit=True):
         by.setdefault((t.phase, t.probe), []).append((t.cases, part))
     for ph in WGMMA_PHASES:
         mine = []
-        for i, probe in enumerate(the_plan.probes):
+        for i, probe in enumerate(campaign.probes):
             got = sorted((c, k, part) for cases, part in by.get((ph, i), []) for k, c in enumerate(cases))
             if not got:
                 continue
-            cs = the_plan.cases[i][ph]
+            cs = campaign.cases[i][ph]
             values = np.array([cs[c].desc for c, _, _ in got], np.uint64)
             kinds = [cs[c].kind for c, _, _ in got]
             obs = np.stack([part["obs"][k] for _, k, part in got])
             bad = np.array([part["bad"][k] for _, k, part in got], np.int64)
-            rec.add_probe(probe, the_plan.base, values, kinds, obs, bad)
+            rec.add_probe(probe, campaign.base, values, kinds, obs, bad)
             mine.append(run.compare(probe, values, kinds, obs, bad, ph))
         if mine:
             failing = [f"{r.entry} {r.check.split()[0]}" for r in mine if r.status != "pass"]
@@ -199,7 +199,7 @@ def assemble(the_plan, parts, findings, environment, log=print, fit=True):
     for ph, via in TMA_PHASES.items():
         got = sorted((cases[0], part) for cases, part in by.get((ph, -1), []))
         if got:
-            cases = [the_plan.tma[j] for j, _ in got]
+            cases = [campaign.tma[j] for j, _ in got]
             landed = [part["landed"] for _, part in got]
             bases = [int(part["base"]) for _, part in got]
             rec.add_tma(cases, landed, bases, via)

@@ -44,9 +44,9 @@ def test_digits_name_every_element():
 
 
 def _measure_here(lab, probes, tma, path=None):
-    the_plan = tasks.Plan(probes=probes, tma=tma)
-    parts, findings = tasks.run_here(lab, the_plan, the_plan.tasks(), log=lambda s: None)
-    rec, results = tasks.assemble(the_plan, parts, findings, lab.environment(), log=lambda s: None)
+    campaign = tasks.Campaign(probes=probes, tma=tma)
+    parts, findings = tasks.run_here(lab, campaign, campaign.tasks(), log=lambda s: None)
+    rec, results = tasks.assemble(campaign, parts, findings, lab.environment(), log=lambda s: None)
     if path:
         rec.save(path)
     return results, rec
@@ -82,28 +82,28 @@ def test_the_fit_finds_what_the_fake_hardware_does():
 
 def _small_plan(n_random=8):
     """One probe, 8 random descriptors, 6 TMA boxes: a plan whose workers start fast."""
-    the_plan = tasks.Plan(probes=FEW[:1], tma=plan.tma_cases()[:6])
-    the_plan.cases[0]["random"] = the_plan.cases[0]["random"][:n_random]
-    return tasks.Plan.from_json(the_plan.to_json())
+    campaign = tasks.Campaign(probes=FEW[:1], tma=plan.tma_cases()[:6])
+    campaign.cases[0]["random"] = campaign.cases[0]["random"][:n_random]
+    return tasks.Campaign.from_json(campaign.to_json())
 
 
 def test_the_plan_survives_json():
-    the_plan = _small_plan()
-    again = tasks.Plan.from_json(the_plan.to_json())
-    assert again.tasks() == the_plan.tasks() and again.cases == the_plan.cases and again.tma == the_plan.tma
-    assert [tasks.Task.from_key(t.key) for t in the_plan.tasks()] == the_plan.tasks()
+    campaign = _small_plan()
+    again = tasks.Campaign.from_json(campaign.to_json())
+    assert again.tasks() == campaign.tasks() and again.cases == campaign.cases and again.tma == campaign.tma
+    assert [tasks.Task.from_key(t.key) for t in campaign.tasks()] == campaign.tasks()
 
 
 def test_workers_pin_a_fault_on_its_descriptor_and_survive_a_crash(tmp_path):
     """A descriptor that faults costs only its own data: its task is rerun one descriptor at a
     time, and the fault is pinned on it (its decoded fields are reported); one that kills the
     worker outright is reported as such; every other descriptor is measured and matches."""
-    the_plan = _small_plan()
-    rnd = the_plan.cases[0]["random"]
+    campaign = _small_plan()
+    rnd = campaign.cases[0]["random"]
     faulty, crashing = rnd[5].desc, rnd[2].desc
     spec = {"kind": "fake", "fault": [faulty], "crash": [crashing]}
     lines = []
-    parts, findings, env = isolate.run(the_plan, spec, the_plan.tasks(["canonical", "random"]), tmp_path,
+    parts, findings, env = isolate.run(campaign, spec, campaign.tasks(["canonical", "random"]), tmp_path,
                                        log=lines.append)
     assert env["gpu"] == "FakeGPU"
     kinds = sorted((f["kind"], f["descriptors"][0]) for f in findings)
@@ -114,22 +114,22 @@ def test_workers_pin_a_fault_on_its_descriptor_and_survive_a_crash(tmp_path):
     assert "illegal memory access" in fault["message"] and fault["decoded"] == str(smem.Descriptor.decode(faulty))
     assert sum("one descriptor per task" in x for x in lines) == 1
     assert sum(x.startswith("[isolate] worker") for x in lines) == 5    # canonical, random, then 1 + 1 per fault
-    rec, results = tasks.assemble(the_plan, parts, findings, env, log=lambda s: None, fit=False)
+    rec, results = tasks.assemble(campaign, parts, findings, env, log=lambda s: None, fit=False)
     assert all(r.status == "pass" for r in results if r.status != "error")
     measured = {int(v) for p in rec.probes for v in p["values"]}
-    want = {c.desc for ph in ("canonical", "random") for c in the_plan.cases[0][ph]} - {faulty, crashing}
+    want = {c.desc for ph in ("canonical", "random") for c in campaign.cases[0][ph]} - {faulty, crashing}
     assert measured == want
 
 
 def test_a_phase_that_faults_throughout_is_abandoned(tmp_path):
     """The first H200 run: every TMA copy through the parameter faulted. After FAULTS_SYSTEMATIC
     faults with nothing measured the phase stops; the global-memory path still runs."""
-    the_plan = _small_plan()
+    campaign = _small_plan()
     spec = {"kind": "fake", "fault_tma_via": "param"}
-    todo = the_plan.tasks(["tma"]) + [tasks.Task("tma-global", -1, (j,)) for j in range(6)]
-    parts, findings, _ = isolate.run(the_plan, spec, todo, tmp_path, log=lambda s: None)
+    todo = campaign.tasks(["tma"]) + [tasks.Task("tma-global", -1, (j,)) for j in range(6)]
+    parts, findings, _ = isolate.run(campaign, spec, todo, tmp_path, log=lambda s: None)
     assert [f["kind"] for f in findings] == ["fault"] * isolate.FAULTS_SYSTEMATIC + ["not run"] * 3
-    assert findings[0]["tma_case"]["box"] == the_plan.tma[0].box
+    assert findings[0]["tma_case"]["box"] == campaign.tma[0].box
     assert "systematic" in findings[-1]["message"]
     assert sorted(parts) == sorted(f"tma-global.-1.{j}" for j in range(6))
 
@@ -152,19 +152,19 @@ def test_tma_boxes_keep_the_innermost_coordinate_on_16_bytes():
     assert [c.coords[0] * c.elem_bytes % 16 for c in rule] == [0, 3, 8, 4]
     assert all(_fits(c) or not c.inner_aligned for c in rule)
     assert all(_fits(c) for _, c in counters.tma_boxes())
-    the_plan = tasks.Plan(probes=[], tma=cases)
-    assert the_plan.tasks(["tma"])[0].cases == (0,)
-    assert [t.cases[0] for t in the_plan.tasks(["tma-coords"])] == [cases.index(c) for c in rule]
-    assert not {t.cases[0] for t in the_plan.tasks(["tma", "tma-global"])} & {cases.index(c) for c in rule}
+    campaign = tasks.Campaign(probes=[], tma=cases)
+    assert campaign.tasks(["tma"])[0].cases == (0,)
+    assert [t.cases[0] for t in campaign.tasks(["tma-coords"])] == [cases.index(c) for c in rule]
+    assert not {t.cases[0] for t in campaign.tasks(["tma", "tma-global"])} & {cases.index(c) for c in rule}
 
 
 def test_the_coordinate_rule_costs_one_worker_per_faulting_box(tmp_path):
     """If the rule holds, each box off it faults alone (after its aligned control ran) and is
     reported with its coordinates; the boxes on it are all measured."""
     cases = plan.tma_cases()
-    the_plan = tasks.Plan(probes=[], tma=cases[:4] + [c for c in cases if c.coord_probe])
+    campaign = tasks.Campaign(probes=[], tma=cases[:4] + [c for c in cases if c.coord_probe])
     spec = {"kind": "fake", "fault_tma_coords": True}
-    parts, findings, _ = isolate.run(the_plan, spec, the_plan.tasks(["tma", "tma-coords"]), tmp_path,
+    parts, findings, _ = isolate.run(campaign, spec, campaign.tasks(["tma", "tma-coords"]), tmp_path,
                                      log=lambda s: None)
     assert [f["kind"] for f in findings] == ["fault"] * 3
     assert sorted(f["tma_case"]["coords"][0] for f in findings) == [1, 3, 4]
@@ -358,8 +358,8 @@ def test_the_group_runs_from_the_registry_and_records_its_corpus(tmp_path, monke
     import types
     from fakegpu import FakeBackend
     from gpu_check import checks
-    small = tasks.Plan(probes=FEW[:1], tma=plan.tma_cases()[:3])
-    monkeypatch.setattr(tasks, "Plan", lambda: small)
+    small = tasks.Campaign(probes=FEW[:1], tma=plan.tma_cases()[:3])
+    monkeypatch.setattr(tasks, "Campaign", lambda: small)
     mod = checks.group("descriptors")
     assert mod.NEEDS_KERNELS is False
     session = types.SimpleNamespace(backend=FakeBackend(), record=tmp_path, log=lambda s: None)
