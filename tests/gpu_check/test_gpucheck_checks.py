@@ -112,9 +112,6 @@ def test_replay_reports_a_stale_layout(tmp_path):
 
 
 def test_numerics_group_matches_the_model(kernel_cache):
-    pytest.importorskip("layoutsim.numerics.cases")
-    if not hasattr(layoutsim, "mma"):
-        pytest.skip("layoutsim.mma not available yet")
     s = _session(groups=("numerics",), cases=64, only="mma.m16n8k8.f32.tf32.tf32.f32,mma.m8n8k16.s32.s8.u8.s32")
     s.run()
     res = [r for r in s.results if r.group == "numerics"]
@@ -156,7 +153,6 @@ def test_discover_decodes_maps_and_saves_catalog_json(tmp_path):
 
 def test_bank_group_reads_the_probe_output(tmp_path):
     """The probe's --dry-run (the model plays the GPU) through gpu-check's comparison."""
-    pytest.importorskip("gpu_check.bank_probe.measure")
     from gpu_check.checks import banks
     rc, secs, tail = banks.measure(tmp_path, extra=("--dry-run", "--limit", "60", "--nvcc", "/nonexistent-nvcc"))
     assert rc == 0, tail
