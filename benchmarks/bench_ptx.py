@@ -7,13 +7,15 @@ Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of
 nvcc -ptx -lineinfo -arch=sm_90, committed as gemm.sm_90.ptx). Reported:
   * warp-instructions per second (Run.warp_instructions / wall time) of the --small GEMM and of
     the --size GEMM, each after one warm-up launch (numba compiles or loads its cache once), and
-    per second of this process's CPU time (what the wall rate is when nothing else runs);
+    per second of CPU time (this process's and, with --jobs > 1, its worker processes', start-up
+    included: what the wall rate is per core when nothing else runs);
   * the wall time of the --size^3 GEMM (whole launch: every CTA, every output exact), and that
     its output equals the same GEMM computed tile by tile with layoutsim.mma (--check).
 Targets (issue 10): >= 300 k warp-instructions/s on a GEMM kernel; 1024^3 in < 60 s.
 """
 import argparse
 import json
+import resource
 import time
 from pathlib import Path
 
@@ -28,10 +30,17 @@ def launch(n, jobs, seed=0):
     A = rng.standard_normal((n, n)).astype(np.float16)
     B = rng.standard_normal((n, n)).astype(np.float16)
     C = np.zeros((n, n), np.float32)
-    t, c = time.perf_counter(), time.process_time()
+    t, c = time.perf_counter(), cpu_seconds()
     r = P.run(PTX.read_text(), "wmma_gemm64", (n // 64, n // 64), 128,
               [A, B, C, np.int32(n), np.int32(n), np.int32(n)], jobs=jobs)
-    return time.perf_counter() - t, time.process_time() - c, r, A, B
+    return time.perf_counter() - t, cpu_seconds() - c, r, A, B
+
+
+def cpu_seconds():
+    """CPU time of this process plus that of its finished children: the jobs > 1 workers, which
+    the pool has joined when run() returns (RUSAGE_CHILDREN counts waited-for children only)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
 
 
 def reference(A, B):
@@ -82,7 +91,8 @@ def main():
         extra = f", output {'matches' if o['matches_layoutsim_mma'] else 'DIFFERS FROM'} layoutsim.mma" \
             if "matches_layoutsim_mma" in o else ""
         print(f"{o['size']}^3 wmma GEMM, 64x64 tiles: {o['seconds']:.2f} s ({o['cpu_seconds']:.2f} CPU s of "
-              f"this process), {o['warp_instructions']} warp-instructions, {o['warp_instructions_per_s']:,} "
+              f"this process{' and its workers' if args.jobs > 1 else ''}), {o['warp_instructions']} "
+              f"warp-instructions, {o['warp_instructions_per_s']:,} "
               f"warp-instructions/s ({o['warp_instructions_per_cpu_s']:,} per CPU second){extra}")
 
 

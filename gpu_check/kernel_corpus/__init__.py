@@ -15,5 +15,6 @@ Modules:
     corpus.py    reading / writing the directory                device.py  one launch through pycuda
     ncu.py       the launches under Nsight Compute              launch.py  the program ncu profiles
     measure.py   the H200 measurement (the GPU job)             check.py   the gpu-check group `kernels`
-    lowering.py  what ptxas makes of every memory instruction (layoutsim/ptx/data/lowering_sm90.json)
+    lowering.py  what ptxas makes of every memory instruction of the corpus, committed as
+                 layoutsim/ptx/data/lowering_sm90.json (the method: layoutsim/ptx/lowering.py)
 """

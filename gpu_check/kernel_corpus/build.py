@@ -1,12 +1,14 @@
-"""Build the kernel corpus: PTX for sm_80 and sm_90 of every source, seeded inputs, manifest.json.
+"""Build the kernel corpus: PTX for every source and target its cases name (sm_80 and sm_90, or
+sm_90a for wgmma/TMA), seeded inputs, manifest.json.
 
     python -m gpu_check.kernel_corpus.build [--dir DIR] [--check] [--json]
 
 Every .cu named by a case is copied into BUILD_DIR and compiled there with the manifest's exact
 nvcc command; the PTX, `<case>.inputs.npz` and manifest.json are written into DIR (default
 tests/data/kernels) atomically, and only when their content changed. `--check` writes nothing
-and exits 1 when a file differs from what the build would write (e.g. a different nvcc).
-Exit 2: no nvcc, a compile error, or a bad argument (one line).
+and exits 1 when a file differs from what the build would write (e.g. a different nvcc). Both
+print the cases still waiting for their H200 run (corpus.pending). Exit 2: no nvcc, a compile
+error, or a bad argument (one line).
 """
 import argparse
 import json
@@ -19,13 +21,18 @@ from pathlib import Path
 import numpy as np
 
 from . import corpus as C
-from .cases import ARCHS, CASES, inputs
+from .cases import CASES, inputs
 
 
 def nvcc_version(nvcc="nvcc"):
     r = subprocess.run([nvcc, "--version"], capture_output=True, text=True)
     m = re.search(r"release [\d.]+, V([\d.]+)", r.stdout)
     return m.group(1) if m else None
+
+
+def targets(stem):
+    """The targets the cases of a source are built for, in the cases' order."""
+    return tuple(dict.fromkeys(a for c in CASES if c.stem == stem for a in c.archs))
 
 
 def compile_sources(directory, stems, log=print):
@@ -35,14 +42,14 @@ def compile_sources(directory, stems, log=print):
     out = {}
     for stem in stems:
         shutil.copyfile(Path(directory) / f"{stem}.cu", build / f"{stem}.cu")
-        for arch in ARCHS:
+        for arch in targets(stem):
             cmd = C.nvcc_command(stem, arch)
             r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
             if r.returncode:
                 msg = (r.stderr or r.stdout).strip().splitlines()
                 raise RuntimeError(f"{stem}.cu for {arch}: {msg[0] if msg else 'nvcc failed'} ({cmd})")
             out[stem, arch] = (build / C.ptx_file(stem, arch)).read_text()
-        log(f"compiled {stem}.cu for {', '.join(ARCHS)}")
+        log(f"compiled {stem}.cu for {', '.join(targets(stem))}")
     return out
 
 
@@ -105,6 +112,10 @@ def main(argv=None):
     else:
         verb = "differ from the build" if args.check else "written"
         print(f"{len(files)} files, {len(changed)} {verb}" + (": " + ", ".join(changed) if changed else ""))
+    waiting = C.pending(directory) if (directory / C.MANIFEST).is_file() else []
+    if waiting:
+        print(f"awaiting their H200 run ({len(waiting)}): {', '.join(waiting)}; run {C.MEASURE}",
+              file=sys.stderr)
     return 1 if (args.check and changed) else 0
 
 

@@ -14,15 +14,24 @@ Fill specs (a tuple, first item the kind):
     ("skewed", nbins)            bytes, half of them in the first 8 bins (atomic contention)
     ("const", value)             every element the same value (e.g. a zero histogram)
     ("pattern", byte)            every byte the same (outputs: 0xCD)
+
+A case is compiled for `archs` (default ARCHS: sm_80 and sm_90); the wgmma and TMA cases only
+for sm_90a, their arch-specific target (what the H200 runs of them, and the replay, read). A
+`TensorMap` argument is a CUtensorMap over one of the case's array arguments: the GPU side
+encodes it with cuTensorMapEncodeTiled (gpu_check/descriptors/driver.py), the replay passes
+layoutsim.ptx.TensorMapArg.
 """
 import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from layoutsim.formats import numpy_dtype
+
 OUT = ("pattern", 0xCD)
 NVCC_FLAGS = ("-ptx", "-lineinfo", "-std=c++17")
 ARCHS = ("sm_80", "sm_90")
+HOPPER = ("sm_90", "sm_90a")      # the targets an sm_90 GPU runs a case's PTX of (one per case)
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,22 @@ def scalar(dtype, value):
 
 
 @dataclass(frozen=True)
+class TensorMap:
+    """A tiled CUtensorMap argument (cuTensorMapEncodeTiled; interleave none, element strides 1,
+    L2 promotion none, OOB fill none): over array argument `buffer`, dims and box innermost first,
+    dense strides; `form` "value" for a __grid_constant__ parameter, "pointer" for a pointer to the
+    map in global memory."""
+    buffer: int
+    dims: tuple
+    box: tuple
+    elem_bytes: int
+    swizzle: str = "none"
+    form: str = "value"
+    role = "tensormap"
+    is_array = False
+
+
+@dataclass(frozen=True)
 class Case:
     name: str                     # the case; also the kernel's entry name in the PTX
     source: str                   # the .cu file in tests/data/kernels/
@@ -52,6 +77,7 @@ class Case:
     what: str
     shared_bytes: int = 0         # dynamic shared memory of the launch
     kernel: str = field(default="")
+    archs: tuple = ARCHS          # the targets its PTX is built for
 
     @property
     def entry(self):
@@ -60,6 +86,11 @@ class Case:
     @property
     def stem(self):
         return self.source.rsplit(".", 1)[0]
+
+    @property
+    def run_arch(self):
+        """The target of the PTX an sm_90 GPU (and the replay) runs: sm_90, or sm_90a."""
+        return next(a for a in self.archs if a in HOPPER)
 
 
 def _u(lo, hi):
@@ -141,6 +172,29 @@ CASES = (
          "byte histogram: atom.shared.add with contention, then atom.global.add per bin and CTA"),
 )
 
+def _wgmma(name, kernel, dtype, what):
+    """128 x 128 x 128 GEMMs, one warpgroup per 64 x 64 tile (wgmma_smem_gemm.cu)."""
+    return Case(name, "wgmma_smem_gemm.cu", (2, 2, 1), (128, 1, 1),
+                (Arg(dtype, (128, 128), "in", _u(-1, 1)), Arg(dtype, (128, 128), "in", _u(-1, 1)),
+                 Arg("float32", (128, 128), "out"), scalar("int32", 128), scalar("int32", 128), scalar("int32", 128)),
+                what, kernel=kernel, archs=("sm_90a",))
+
+
+TMA_M, TMA_N, TMA_K = 112, 128, 200      # not multiples of the 64 x 64 x 64 tile: TMA's zero fill and clipping
+CASES = CASES + (
+    _wgmma("wgmma_ss_f16", "wgmma_ss_f16", "float16",
+           "wgmma m64n64k16 f16 -> f32, A and B from 128B-swizzled K-major tiles filled by 16-byte st.shared"),
+    _wgmma("wgmma_rs_bf16", "wgmma_rs_bf16", "bfloat16",
+           "wgmma m64n64k16 bf16 -> f32, A from registers (ldmatrix.x4), B MN-major in a 64B-swizzled tile"),
+    Case("tma_wgmma_gemm", "tma_wgmma_gemm.cu", (2, 2, 1), (160, 1, 1),
+         (TensorMap(3, (TMA_K, TMA_M), (64, 64), 2, "128B"), TensorMap(4, (TMA_K, TMA_N), (64, 64), 2, "128B", "pointer"),
+          TensorMap(5, (TMA_N, TMA_M), (64, 64), 4),
+          Arg("float16", (TMA_M, TMA_K), "in", _u(-1, 1)), Arg("float16", (TMA_N, TMA_K), "in", _u(-1, 1)),
+          Arg("float32", (TMA_M, TMA_N), "out"), scalar("int32", TMA_M), scalar("int32", TMA_N), scalar("int32", TMA_K)),
+         "CUTLASS-style sm90 mainloop: elected producer, TMA loads with expect_tx on 2 mbarrier stages, a "
+         "wgmma consumer warpgroup, TMA store epilogue; M, N, K off the tile", archs=("sm_90a",)),
+)
+
 BY_NAME = {c.name: c for c in CASES}
 
 
@@ -162,13 +216,6 @@ def hash_bits(key, n):
 def _unit(key, n):
     """Floats in [0, 1) with 53 random bits."""
     return (hash_bits(key, n) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
-
-
-def numpy_dtype(name):
-    if name == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
 
 
 def fill(spec, dtype, shape, key):

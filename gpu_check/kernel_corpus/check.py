@@ -15,13 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from layoutsim.formats import dtype_format, numpy_dtype
+
 from ..checks.common import MAX_DETAILS, Mismatch, Result
 from . import corpus as C
 from . import measure as M
 from . import ncu as N
-
-FMT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "s8", "uint8": "u8", "int32": "s32",
-       "uint32": "b32"}
 
 
 def _where(name, i, shape, flat):
@@ -41,17 +40,32 @@ def diff_buffers(entry, expected, got, check):
         r.compared += ev.size
         r.mismatches += bad.size
         for k in bad[:MAX_DETAILS - len(r.details)]:
-            r.details.append(Mismatch(0, _where(entry["name"], i, a["shape"], k), FMT.get(a["dtype"], "b32"),
+            r.details.append(Mismatch(0, _where(entry["name"], i, a["shape"], k), dtype_format(numpy_dtype(a["dtype"])),
                                       int(ev[k]), int(gv[k])))
     return r.finish()
 
 
+# case -> {ncu total: (the model's count, the H200's)}: measured differences the model does not
+# explain, compared as these two numbers (a change of either is a mismatch). wgmma_rs_bf16 (A from
+# registers, loaded by ldmatrix.x4 between the HGMMAs of one warpgroup): ncu counts 616 op_ld
+# wavefronts, 104 more than its LDSMs' 512, in every launch measured (the sm_90 PTX, the ptxas
+# cubin, a gpu-check run; 2026-12-01), while the SourceCounters give each LDSM its ideal 128
+# (4 x 32 executions) and no other instruction an op_ld wavefront: the excess is not attributed
+# to any instruction, and the model counts the LDSMs' 512.
+UNMODELLED = {"wgmma_rs_bf16": {N.SHARED_LD: (512, 616)}}
+
+
 def diff_totals(name, expected, got, check, keys=(N.SHARED_LD, N.SHARED_ST)):
+    """expected: the model's totals (check "model-ncu") or the recorded ones; got: ncu's."""
     r = Result("kernels", name, check, cases=1)
+    known = UNMODELLED.get(name, {}) if check == "model-ncu" else {}
     for k in keys:
         if expected.get(k) is None or got.get(k) is None:
             continue
         r.compared += 1
+        if k in known and (int(expected[k]), int(got[k])) == known[k]:
+            r.explain.append(f"{k}: model {expected[k]}, ncu {got[k]}: the documented unmodelled difference")
+            continue
         if int(expected[k]) != int(got[k]):
             r.mismatches += 1
             r.details.append(Mismatch(0, f"{name}: {k}", "s32", int(expected[k]), int(got[k])))
@@ -68,7 +82,7 @@ def model_runner():
 
 
 def _model_check(run, entry, directory, got):
-    ptx = (Path(directory) / entry["ptx"]["sm_90"]).read_text()
+    ptx = (Path(directory) / C.run_ptx(entry)).read_text()
     args = C.launch_args(entry, C.load_inputs(entry, directory))
     res = run(ptx, entry["kernel"], tuple(entry["grid"]), tuple(entry["block"]), args, arch="sm_90",
               shared_bytes=entry["shared_bytes"])

@@ -4,6 +4,10 @@ manifest.json is a list with one entry per case (the contract in the module docs
 gpu_check.kernel_corpus). Arrays are stored in .npz files as `arg<i>` in their own dtype, except
 bfloat16, which numpy cannot name: it is stored as its raw uint16 bits (the manifest's arg entry
 says `"stored_as": "uint16"`) and `load_arrays` gives it back as ml_dtypes.bfloat16.
+
+A case's `ptx` names one file per target it is built for (sm_80 and sm_90, or only sm_90a for
+wgmma/TMA); `run_arch` is the one an sm_90 GPU and the replay run. A case whose H200 run is not
+yet committed (no <case>.h200.npz) is `pending`: the replay fails for it, naming MEASURE.
 """
 import io
 import json
@@ -15,7 +19,9 @@ import numpy as np
 
 from layoutsim.files import measured_data
 
-from .cases import ARCHS, NVCC_FLAGS, numpy_dtype
+from layoutsim.formats import numpy_dtype
+
+from .cases import HOPPER, NVCC_FLAGS
 
 DATA = measured_data("kernels")
 MANIFEST = "manifest.json"
@@ -24,6 +30,8 @@ MANIFEST = "manifest.json"
 BUILD_DIR = "/tmp/layoutsim-kernels"
 MAX_CASE_BYTES = 1 << 20          # arrays of one case (inputs + outputs), as the contract asks
 MAX_CORPUS_BYTES = 4 << 20        # every file of the corpus
+MEASURE = ("python -m gpu_check.kernel_corpus.measure --out OUT on the H200, then copy OUT/h200.json and "
+           "OUT/*.h200.npz into tests/data/kernels/")
 
 
 def ptx_file(stem, arch):
@@ -43,6 +51,9 @@ def h200_file(name):
 
 
 def arg_entry(arg):
+    if arg.role == "tensormap":
+        return {"kind": "tensormap", "buffer": arg.buffer, "dims": list(arg.dims), "box": list(arg.box),
+                "elem_bytes": arg.elem_bytes, "swizzle": arg.swizzle, "form": arg.form}
     if not arg.is_array:
         value = float(arg.value) if arg.dtype.startswith("float") else int(arg.value)
         return {"kind": "scalar", "dtype": arg.dtype, "value": value}
@@ -53,12 +64,30 @@ def arg_entry(arg):
 
 
 def manifest_entry(case, nvcc_version):
-    return {"name": case.name, "source": case.source,
-            "ptx": {a: ptx_file(case.stem, a) for a in ARCHS},
-            "kernel": case.entry, "grid": list(case.grid), "block": list(case.block),
-            "shared_bytes": case.shared_bytes, "args": [arg_entry(a) for a in case.args],
-            "nvcc": nvcc_command(case.stem, "sm_90"), "nvcc_sm_80": nvcc_command(case.stem, "sm_80"),
-            "nvcc_version": nvcc_version, "inputs": inputs_file(case.name), "what": case.what}
+    e = {"name": case.name, "source": case.source,
+         "ptx": {a: ptx_file(case.stem, a) for a in case.archs},
+         "kernel": case.entry, "grid": list(case.grid), "block": list(case.block),
+         "shared_bytes": case.shared_bytes, "args": [arg_entry(a) for a in case.args],
+         "nvcc": nvcc_command(case.stem, case.run_arch)}
+    if "sm_80" in case.archs:
+        e["nvcc_sm_80"] = nvcc_command(case.stem, "sm_80")
+    e.update(nvcc_version=nvcc_version, inputs=inputs_file(case.name), what=case.what)
+    return e
+
+
+def run_arch(entry):
+    """The target of the PTX an sm_90 GPU runs (JIT) and the replay executes: sm_90 or sm_90a."""
+    return next(a for a in HOPPER if a in entry["ptx"])
+
+
+def run_ptx(entry):
+    """That PTX file's name."""
+    return entry["ptx"][run_arch(entry)]
+
+
+def pending(directory=DATA):
+    """Cases of the manifest whose H200 run is not committed yet (no <case>.h200.npz)."""
+    return [e["name"] for e in load_manifest(directory) if not (Path(directory) / h200_file(e["name"])).is_file()]
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -129,10 +158,16 @@ def load_inputs(entry, directory=DATA):
 
 
 def launch_args(entry, arrays):
-    """The argument list `layoutsim.ptx.run` and the GPU take: arrays (copies), numpy scalars."""
+    """The argument list `layoutsim.ptx.run` and the GPU take: arrays (copies), numpy scalars,
+    layoutsim.ptx.TensorMapArg for tensor maps (the GPU side encodes those itself)."""
     out = []
     for a, v in zip(entry["args"], arrays):
-        out.append(np.array(v, copy=True) if a["kind"] == "array" else numpy_dtype(a["dtype"]).type(a["value"]))
+        if a["kind"] == "tensormap":
+            from layoutsim.ptx import TensorMapArg
+            out.append(TensorMapArg(buffer=a["buffer"], dims=tuple(a["dims"]), box=tuple(a["box"]),
+                                    swizzle=a["swizzle"], elem_bytes=a["elem_bytes"]))
+        else:
+            out.append(np.array(v, copy=True) if a["kind"] == "array" else numpy_dtype(a["dtype"]).type(a["value"]))
     return out
 
 
@@ -165,6 +200,12 @@ def validate(directory=DATA):
                 load_inputs(e, directory)
             except ValueError as err:
                 problems.append(str(err))
+        for i, a in enumerate(e["args"]):
+            if a["kind"] == "tensormap" and not (0 <= a["buffer"] < len(e["args"])
+                                                 and e["args"][a["buffer"]]["kind"] == "array"):
+                problems.append(f"{e['name']}: argument {i}: a tensor map over argument {a['buffer']}, not an array")
+        if not any(a in e["ptx"] for a in HOPPER):
+            problems.append(f"{e['name']}: no PTX for sm_90 or sm_90a (what the H200 runs)")
         if array_bytes(e) > MAX_CASE_BYTES:
             problems.append(f"{e['name']}: {array_bytes(e)} bytes of arrays (at most {MAX_CASE_BYTES})")
     total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())

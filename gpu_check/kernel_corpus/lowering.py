@@ -1,109 +1,37 @@
-"""What ptxas makes of every memory, matrix and special-function PTX instruction of the corpus on
-sm_90: the SASS that really runs, so the executor costs that (layoutsim/ptx/data/lowering_sm90.json).
+"""The committed lowering data of the kernel corpus: what ptxas makes of every memory, matrix and
+special-function PTX instruction of the corpus on sm_90, the SASS that really runs, so the executor
+costs that (layoutsim/ptx/data/lowering_sm90.json).
 
     python -m gpu_check.kernel_corpus.lowering [--check] [--nvdisasm PATH] [--json]
 
-Method: every sm_90 PTX file of the corpus is rewritten so that each instruction carries its own
-PTX line as debug location (its `.loc`/`.file` directives are replaced by `.file 1 "kernel.ptx"`
-and `.loc 1 <line> 0` before each instruction), assembled with `ptxas -arch=sm_90 -lineinfo`,
-and disassembled with `nvdisasm -g`, which names the PTX line of every SASS instruction. The SASS
-of the rewritten file is checked to be the same instruction sequence as that of the file as
-committed, so the rewriting changed nothing but the line table. For each kept PTX instruction
-the file lists the SASS instructions ptxas attributed to its line, in program order (a PTX line
-inside a loop ptxas unrolled appears once per copy; instructions predicated @!PT, which never
-execute, are left out), and `rules` sums them per PTX opcode. `sass_sha256` fingerprints the
-code itself (each function's .text bytes), so the file can be checked against another machine's
-ptxas without running this there: the GPU job records the same fingerprint of what ptxas makes on
-the GPU machine (h200.json `ptxas_sass_sha256`, from cuobjdump's listing).
-nvdisasm comes from PATH, /usr/local/cuda/bin, or the copy bundled with `pip install triton`. It
-only reads the line table and names the instructions, so its version is recorded but `--check`
-does not count it as a change (the H200 machine's nvdisasm is 13.0, the bundled one 13.1).
+The method (each instruction tagged with its own PTX line, ptxas -arch=sm_90 -lineinfo,
+nvdisasm -g, SASS checked equal to the untagged build) is layoutsim/ptx/lowering.py, which the
+executor also runs for PTX this file does not describe. For each kept PTX instruction the file
+lists the SASS instructions ptxas attributed to its line, in program order, and `rules` sums them
+per PTX opcode. `ptx_sha256` fingerprints each PTX file's text: the executor uses this file for a
+PTX whose text has that hash. `sass_sha256` fingerprints the code itself (each function's .text
+bytes), so the file can be checked against another machine's ptxas without running this there:
+the GPU job records the same fingerprint of what ptxas makes on the GPU machine (h200.json
+`ptxas_sass_sha256`, from cuobjdump's listing). nvdisasm only reads the line table and names the
+instructions, so its version is recorded but `--check` does not count it as a change (the H200
+machine's nvdisasm is 13.0, the bundled one 13.1, the nvidia-cuda-nvdisasm wheel's 13.5).
 """
 import argparse
 import hashlib
 import json
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
+
+from layoutsim.ptx import lowering as M
 
 from ..sfu.patch import text_sections
 from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
-# PTX instructions whose SASS the executor costs or models: memory, matrix, special functions
-KEEP = re.compile(r"^(ld|st|ldu|ldmatrix|stmatrix|wmma|mma|cp\.async|atom|red|ex2|rcp|rsqrt|lg2|sin|cos|tanh|sqrt"
-                  r"|div\.approx|div\.full)\b")
-_INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
-_SASS = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
-_LINE = re.compile(r'//## File "kernel\.ptx", line (\d+)')
-_FUNC = re.compile(r"^\.text\.(\w+):")
 _LISTING_FUNC = re.compile(r"Function : (\S+)")
 _LISTING_WORD = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
-
-
-def find_nvdisasm():
-    from gpu_check.build import tool
-    p = tool("nvdisasm")
-    if p:
-        return p
-    try:
-        import triton
-        cand = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
-        return str(cand) if cand.exists() else None
-    except ImportError:
-        return None
-
-
-def with_ptx_lines(ptx):
-    """The PTX with every instruction's debug location set to its own line in `ptx`."""
-    out, depth = [], 0
-    for i, line in enumerate(ptx.splitlines(), start=1):
-        s = line.strip()
-        if s.startswith((".loc", ".file")):
-            out.append("")
-            continue
-        if depth > 0 and _INSTR.match(s) and not s.endswith(":"):
-            out.append(f"\t.loc 1 {i} 0")
-        if not s.startswith("//"):
-            depth += s.count("{") - s.count("}")
-        out.append(line)
-        if s.startswith(".address_size"):
-            out.append('.file 1 "kernel.ptx"')
-    return "\n".join(out) + "\n"
-
-
-def ptx_instruction(line):
-    """('ld.shared.v4.u32', full text) of a PTX instruction line, without predicate and braces."""
-    s = line.strip().lstrip("{").strip()
-    s = re.sub(r"^@!?%\w+\s+", "", s)
-    return s.split()[0].rstrip(";") if s else "", s.rstrip("}").strip()
-
-
-def disassemble(cubin, nvdisasm, with_lines):
-    """{function: [(ptx line or None, 'OPCODE.MODS', operands)]} in program order."""
-    cmd = [nvdisasm, "-c"] + (["-g"] if with_lines else []) + [str(cubin)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[:200]}")
-    funcs, cur, line = {}, None, None
-    for text in r.stdout.splitlines():
-        m = _FUNC.match(text.strip())
-        if m:
-            cur, line = m.group(1), None
-            funcs[cur] = []
-            continue
-        m = _LINE.search(text)
-        if m:
-            line = int(m.group(1))
-            continue
-        m = _SASS.search(text)
-        if m and cur and (m.group(1) or "").strip() != "@!PT":      # @!PT: never executes (ptxas padding)
-            funcs[cur].append((line, m.group(2), " ".join(m.group(3).split())))
-    return funcs
 
 
 def sass_sha256(cubin):
@@ -128,41 +56,20 @@ def listing_sha256(listing):
     return {f: hashlib.sha256(bytes(b)).hexdigest() for f, b in words.items()}
 
 
-def lower_file(ptx_path, nvdisasm, work):
-    """({entry: [{line, ptx, op, sass: [...]}]}, {entry: SASS fingerprint}) for one PTX file."""
-    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+def lower_file(ptx_path, nvdisasm, work, target="sm_90"):
+    """({entry: [{line, ptx, op, sass: [...]}]}, {entry: SASS fingerprint}, PTX text SHA-256) of one
+    file; target: ptxas's -arch (sm_90a for the arch-specific wgmma/TMA PTX, which runs on sm_90)."""
     ptx = Path(ptx_path).read_text()
-    lined = Path(work) / "lined.ptx"
-    lined.write_text(with_ptx_lines(ptx))
-    cubins = {}
-    for name, src, extra in (("lined", lined, ["-lineinfo"]), ("plain", ptx_path, [])):
-        out = Path(work) / f"{name}.cubin"
-        r = subprocess.run([ptxas, "-arch=sm_90", *extra, "-o", str(out), str(src)], capture_output=True, text=True)
-        if r.returncode:
-            raise RuntimeError(f"ptxas -arch=sm_90 {src}: {r.stderr.strip()[:300]}")
-        cubins[name] = out
-    lined_sass = disassemble(cubins["lined"], nvdisasm, True)
-    plain_sass = disassemble(cubins["plain"], nvdisasm, False)
-    for f in plain_sass:
-        if [x[1:] for x in lined_sass.get(f, [])] != [x[1:] for x in plain_sass[f]]:
-            raise RuntimeError(f"{ptx_path}: {f}: the line-tagged PTX assembles to different SASS")
-    lines = ptx.splitlines()
-    out = {}
-    for f, instrs in lined_sass.items():
-        by_line = defaultdict(list)
-        for line, op, _ in instrs:
-            if line is not None:
-                by_line[line].append(op)
-        rows = []
-        for line in sorted(by_line):
-            op, text = ptx_instruction(lines[line - 1])
-            if KEEP.match(op):
-                rows.append({"line": line, "ptx": text, "op": op, "sass": by_line[line]})
-        out[f] = rows
-    return out, sass_sha256(cubins["plain"].read_bytes())
+    rows, cubin = M.lower(ptx, target, nvdisasm=nvdisasm, work=work)
+    return rows, sass_sha256(cubin), hashlib.sha256(ptx.encode()).hexdigest()
 
 
-_SASS_MEM = re.compile(r"^(LDS|STS|LDSM|STSM|LDG|STG|LD|ST|LDGSTS|ATOMS|ATOMG|ATOM|RED|REDG|MUFU|HMMA|IMMA|LDL|STL)\b")
+_SFU_MMA = re.compile(r"^(MUFU|HMMA|IMMA)\b")
+
+
+def _counted(op):
+    """What `rules` sums: memory SASS, special functions and tensor-core MMAs."""
+    return M.MEMORY_SASS.match(op) or _SFU_MMA.match(op)
 
 
 def rules(kernels):
@@ -173,36 +80,31 @@ def rules(kernels):
             for r in rows:
                 a = acc.setdefault(r["op"], {"instances": 0, "sass": Counter()})
                 a["instances"] += 1
-                a["sass"].update(op for op in r["sass"] if _SASS_MEM.match(op))
+                a["sass"].update(op for op in r["sass"] if _counted(op))
     return {k: {"instances": v["instances"], "sass": dict(sorted(v["sass"].items()))} for k, v in sorted(acc.items())}
 
 
-def tool_version(path):
-    r = subprocess.run([path, "--version"], capture_output=True, text=True)
-    lines = [x for x in r.stdout.splitlines() if "release" in x]
-    return lines[-1].strip() if lines else None
-
-
 def generate(directory=C.DATA, nvdisasm=None):
-    nvdisasm = nvdisasm or find_nvdisasm()
+    nvdisasm = nvdisasm or M.find_nvdisasm()
     if not nvdisasm:
-        raise FileNotFoundError("nvdisasm not found (PATH, /usr/local/cuda/bin, or pip install triton)")
+        raise FileNotFoundError(f"nvdisasm not found: {M.install_hint('nvdisasm')}")
+    ptxas = M.find_ptxas()
+    if not ptxas:
+        raise FileNotFoundError(f"ptxas not found: {M.install_hint('ptxas')}")
     manifest = C.load_manifest(directory)
-    files = sorted({e["ptx"]["sm_90"] for e in manifest})
-    kernels, fingerprints = {}, {}
-    with tempfile.TemporaryDirectory(prefix="lowering_") as work:
-        for f in files:
-            kernels[f], fingerprints[f] = lower_file(Path(directory) / f, nvdisasm, work)
-    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    files = {C.run_ptx(e): C.run_arch(e) for e in manifest}
+    kernels, fingerprints, hashes = {}, {}, {}
+    for f in sorted(files):
+        kernels[f], fingerprints[f], hashes[f] = lower_file(Path(directory) / f, nvdisasm, None, files[f])
     return {"schema": 1, "arch": "sm_90",
             "what": "SASS that ptxas -arch=sm_90 emits for each memory, matrix and special-function PTX instruction "
                     "of the kernel corpus (tests/data/kernels/*.sm_90.ptx), by PTX line; rules: the same summed "
                     "per PTX opcode (memory, MUFU and MMA SASS only)",
-            "source": {"ptxas": tool_version(ptxas), "nvdisasm": tool_version(nvdisasm),
+            "source": {"ptxas": M.tool_version(ptxas), "nvdisasm": M.tool_version(nvdisasm),
                        "generator": "python -m gpu_check.kernel_corpus.lowering",
                        "method": "each instruction tagged with its PTX line (.loc), ptxas -lineinfo, nvdisasm -g; "
-                                 "SASS sequence checked equal to the untagged build"},
-            "sass_sha256": fingerprints, "kernels": kernels, "rules": rules(kernels)}
+                                 "SASS sequence checked equal to the untagged build (layoutsim/ptx/lowering.py)"},
+            "ptx_sha256": hashes, "sass_sha256": fingerprints, "kernels": kernels, "rules": rules(kernels)}
 
 
 def differences(old, new, limit=20):
@@ -231,9 +133,6 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true",
                     help='print {"file": path, "changed": bool, "differences": [dotted paths, at most 20]} on stdout')
     args = ap.parse_args(argv)
-    if shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
-        print("lowering: ptxas not found on PATH", file=sys.stderr)
-        return 2
     try:
         doc = generate(nvdisasm=args.nvdisasm)
     except (FileNotFoundError, RuntimeError) as e:

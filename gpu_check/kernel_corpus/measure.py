@@ -4,7 +4,8 @@
                                               [--max-seconds 150] [--no-source-counters]
 
 Steps (a failing step is logged and the others go on):
- 1. ptxas -arch=sm_90 -lineinfo assembles every sm_90 PTX file (the `ptxas_sm_90` variant) and
+ 1. ptxas -arch=sm_90 -lineinfo assembles every sm_90 PTX file (the `ptxas_sm_90` variant; -arch=sm_90a
+    the sm_90a files of the wgmma/TMA cases, which have no sm_80 variant) and
     cuobjdump -sass keeps its SASS;
  2. every case runs twice per variant in this process (pycuda): the final buffers, and whether
     the two runs agree bit for bit;
@@ -32,7 +33,7 @@ import numpy as np
 
 from . import corpus as C
 from . import ncu as N
-from .device import VARIANTS, Launcher, module_image
+from .device import VARIANTS, Launcher, has_variant, module_image
 from .lowering import listing_sha256
 
 
@@ -56,7 +57,7 @@ def tool_version(name, pattern="release"):
 
 # ---- 1. ptxas ---------------------------------------------------------------------------------------
 def assemble(directory, manifest, work, problems):
-    """{(source, "ptxas_sm_90"): cubin path} and {stem: SASS text} for every sm_90 PTX file."""
+    """{(source, "ptxas_sm_90"): cubin path} and {stem: SASS text} for every sm_90 (or sm_90a) PTX file."""
     ptxas, cuobjdump = tool("ptxas"), tool("cuobjdump")
     cubins, sass = {}, {}
     if not ptxas:
@@ -66,7 +67,8 @@ def assemble(directory, manifest, work, problems):
         e = next(x for x in manifest if x["source"] == source)
         stem = source.rsplit(".", 1)[0]
         out = Path(work) / f"{stem}.ptxas_sm_90.cubin"
-        cmd = [ptxas, "-arch=sm_90", "-lineinfo", "-o", str(out), str(Path(directory) / e["ptx"]["sm_90"])]
+        # the sm_90 variant's PTX (sm_90a for wgmma/TMA cases: ptxas builds those only for sm_90a)
+        cmd = [ptxas, f"-arch={C.run_arch(e)}", "-lineinfo", "-o", str(out), str(Path(directory) / C.run_ptx(e))]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             problems.append(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()[:300]}")
@@ -93,6 +95,8 @@ def run_plain(drv, directory, manifest, variants, cubin_paths, problems, log=log
     for e in manifest:
         runs[e["name"]] = {}
         for v in variants:
+            if not has_variant(e, v):          # a case built for sm_90a only has no sm_80 variant
+                continue
             try:
                 image = module_image(e, v, directory, cubins)
                 inputs = C.load_inputs(e, directory)
@@ -122,7 +126,7 @@ def record(out, manifest, runs, variants, by_launch, env, metrics, problems, ext
     for e in manifest:
         name = e["name"]
         ref = runs.get(name, {}).get("sm_90", {})
-        case = {"ptx_arch_run": VARIANTS["sm_90"], "what": e["what"]}
+        case = {"ptx_arch_run": VARIANTS["sm_90"], "ptx_file": C.run_ptx(e), "what": e["what"]}
         if "buffers" in ref:
             arrays = {f"arg{i}": b for i, b in enumerate(ref["buffers"]) if b is not None}
             C.write_atomic(out / C.h200_file(name), C.npz_bytes(arrays))
@@ -132,7 +136,7 @@ def record(out, manifest, runs, variants, by_launch, env, metrics, problems, ext
         case["ncu"] = by_launch.get((name, "sm_90"))
         case["variants"] = {}
         for v in variants:
-            if v == "sm_90":
+            if v == "sm_90" or not has_variant(e, v):
                 continue
             r = runs.get(name, {}).get(v, {})
             info = {"what": VARIANTS[v], "ncu": by_launch.get((name, v))}
@@ -212,7 +216,8 @@ def main(argv=None, backend=None):
     for stem, text in sass.items():
         C.write_atomic(out / "sass" / f"{stem}.ptxas_sm_90.sass", text)
     # what this machine's ptxas makes, fingerprinted as lowering_sm90.json's sass_sha256 is
-    extra = {"ptxas_sass_sha256": {C.ptx_file(stem, "sm_90"): listing_sha256(text) for stem, text in sass.items()}}
+    run_file = {e["source"].rsplit(".", 1)[0]: C.run_ptx(e) for e in manifest}     # stem -> its sm_90(a) PTX
+    extra = {"ptxas_sass_sha256": {run_file[stem]: listing_sha256(text) for stem, text in sass.items()}}
     log(f"ptxas: {len(cubin_paths)} cubins ({time.time() - t0:.0f} s)")
     if "ptxas_sm_90" in variants and not cubin_paths:
         variants.remove("ptxas_sm_90")

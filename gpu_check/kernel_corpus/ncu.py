@@ -22,15 +22,18 @@ from gpu_check.bank_probe import ncu_csv
 
 SHARED_LD = ncu_csv.LD
 SHARED_ST = ncu_csv.ST
-BASE = (SHARED_LD, SHARED_ST,
-        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+# global requests and sectors per op, as the executor's Run.global_totals splits them
+GLOBAL_REQUESTS = {op: f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum" for op in ("ld", "st", "atom", "red")}
+GLOBAL_SECTORS = {op: f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum" for op in ("ld", "st", "atom", "red")}
+BASE = (SHARED_LD, SHARED_ST, GLOBAL_REQUESTS["ld"], GLOBAL_REQUESTS["st"], GLOBAL_SECTORS["ld"], GLOBAL_SECTORS["st"])
 EXTRA = re.compile(r"^(l1tex__data_pipe_lsu_wavefronts_mem_shared(_op_\w+)?"
                    r"|l1tex__data_bank_(conflicts|reads|writes)_pipe_lsu_mem_shared(_op_\w+)?"
                    r"|l1tex__t_(requests|sectors)_pipe_lsu_mem_global_op_\w+"
                    r"|smsp__(sass_)?inst_executed_op_(shared|global|ldsm|stsm|ldgsts|generic|local)\w*"
                    r"|smsp__inst_executed|smsp__sass_thread_inst_executed)$")
 MAX_METRICS = 32
+SHARED_GMMA = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
+FIRST = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc")
 
 
 def ncu_path():
@@ -54,7 +57,11 @@ def choose_metrics(available):
     (each metric group can cost ncu another replay pass of every launch)."""
     if not available:
         return list(BASE)
-    extra = sorted((not n.startswith("l1tex__data"), n) for n in available if EXTRA.match(n) and f"{n}.sum" not in BASE)
+    # wgmma's operand reads (op_gmma) and the SYNCS-unit traffic of mbarriers (op_misc) first: the
+    # wgmma/TMA cases compare them with the executor's Run.gmma_wavefronts
+    extra = sorted((n not in FIRST, not n.startswith("l1tex__data"), n) for n in available
+                   if EXTRA.match(n) and f"{n}.sum" not in BASE)
+    extra = [(a, n) for _, a, n in extra]
     return list(BASE) + [f"{n}.sum" for _, n in extra][:MAX_METRICS - len(BASE)]
 
 

@@ -8,7 +8,7 @@ memory (static + dynamic bytes), the thread's local frame, or a parameter.
 """
 import numpy as np
 
-from .state import (GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather,
+from .state import (GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather,
                     scatter)
 
 SPACES = ("global", "shared", "local", "const", "param")
@@ -46,11 +46,11 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
     if space == "generic":
         out = []
         win = addr & ~np.int64(WINDOW - 1)
-        for sp, base in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW)):
+        for sp, base in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW), ("param", PARAM_WINDOW)):
             sel = win == base
             if np.any(sel):
-                out += locate(bt, sp, addr[sel] - base, threads[sel], nbytes, what)
-        sel = (win != SHARED_WINDOW) & (win != LOCAL_WINDOW)
+                out += locate(bt, sp, addr[sel] - base, threads[sel], nbytes, what, kparam=sp == "param")
+        sel = (win != SHARED_WINDOW) & (win != LOCAL_WINDOW) & (win != PARAM_WINDOW)
         if np.any(sel):
             out += locate(bt, "global", addr[sel], threads[sel], nbytes, what)
         return out
@@ -93,6 +93,10 @@ def load(bt, parts, nbytes):
 
 def store(bt, parts, data, threads):
     """Write data [n, nbytes] (rows in the order of `threads`) to the located parts."""
+    for p in parts:
+        if p[0] == "kparam":          # a generic store through the address of a kernel parameter
+            raise Fault(p[3][0], int(p[4][0]) + PARAM_WINDOW, "a store to a kernel parameter: kernel "
+                                                              "parameters are read-only")
     if len(parts) == 1:
         scatter(parts[0][1], parts[0][2], data)
         return
@@ -107,6 +111,8 @@ def to_generic(space, addr):
         return addr + SHARED_WINDOW
     if space == "local":
         return addr + LOCAL_WINDOW
+    if space == "kparam":
+        return addr + PARAM_WINDOW
     return addr
 
 

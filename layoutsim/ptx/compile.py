@@ -18,9 +18,9 @@ _OPS = None
 def ops():
     global _OPS
     if _OPS is None:
-        from . import ops_cvt, ops_float, ops_half, ops_int, ops_matrix, ops_mem, ops_warp
+        from . import ops_async, ops_cvt, ops_float, ops_half, ops_int, ops_matrix, ops_mem, ops_warp, ops_wgmma
         _OPS = {}
-        for m in (ops_int, ops_float, ops_half, ops_cvt, ops_mem, ops_warp, ops_matrix):
+        for m in (ops_int, ops_float, ops_half, ops_cvt, ops_mem, ops_warp, ops_matrix, ops_wgmma, ops_async):
             _OPS.update(m.OPS)
         _OPS.update(CONTROL)
     return _OPS

@@ -1,24 +1,30 @@
 """What every executed memory instruction costs, per PTX instruction and in total.
 
-Shared memory: each warp's access goes to the bank model (`layoutsim.banks`, the numba batch
-engine; the same rules as `layoutsim banks`), costed as the SASS instruction ptxas emits for
-it (lowering.py). A launch's totals are what Nsight Compute sums into
-l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld / _op_st. Warps whose accesses differ only
-by a multiple of 128 bytes have the same banks and the same distinct words, so each distinct
-pattern is costed once and counted as often as it occurs.
+Each access is costed as the SASS ptxas emits for its PTX line (sass.py, from the lowering of
+lowering.py): a PTX memory instruction with no memory SASS costs nothing, an atom ptxas emits as
+RED is costed and counted as a reduction. Without a lowering every PTX memory instruction is
+costed as written, and the run says so.
 
-Global memory: each warp's access goes to `layoutsim.memory` (requests and sectors) when that
-model is installed; until then global accesses are executed but not costed, and the run says so.
+Shared memory: each warp's access goes to the bank model (`layoutsim.banks`, the numba batch
+engine; the same rules as `layoutsim banks`). A launch's totals are what Nsight Compute sums into
+l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld / _op_st. Warps whose accesses differ only by a
+multiple of 128 bytes have the same banks and the same distinct words, so each distinct pattern
+is costed once and counted as often as it occurs.
+
+Global memory: each warp's access goes to the coalescing model (`layoutsim.memory.coalesce_batch`:
+requests and sectors), counted under the Nsight Compute op its SASS lands in
+(`GlobalOp.metric_op`: l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red).
 """
+from functools import lru_cache
+
 import numpy as np
 
 from .. import banks
+from ..memory import coalesce_batch, parse_op
+from . import sass as S
 from .state import GLOBAL_BASE
 
-GLOBAL_MODEL_MISSING = ("global memory not costed: the coalescing model (layoutsim.memory) is "
-                        "not installed")
-
-
+METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
 _MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 1
 
 
@@ -53,6 +59,8 @@ class Costs:
     def __init__(self, prog, arch):
         n = len(prog.sites)
         self.arch = arch
+        self.lowered = prog.lowered           # sass.Lowered: the SASS of each PTX line, or none known
+        self._line = [s.line for s in prog.sites]
         self.executions = np.zeros(n, np.int64)
         self.wavefronts = np.zeros(n, np.int64)
         self.ideal = np.zeros(n, np.int64)
@@ -60,16 +68,36 @@ class Costs:
         self.sass = [None] * n            # the SASS op(s) costed
         self.requests = np.zeros(n, np.int64)
         self.sectors = np.zeros(n, np.int64)
-        self.global_kind = [None] * n
-        self.global_costed = None         # True/False once a global access was seen
+        self.global_kind = [None] * n     # the ncu op the global accesses are counted under
+        self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
-        self._memory = None
+
+    # ---- what runs ------------------------------------------------------------------------------
+    def _lowered(self, site, nbytes=None):
+        """(costed, memory SASS or None) of a site: not costed when ptxas emits no memory
+        instruction for its line. nbytes: the per-lane width of a plain ld/st, to say so when the
+        SASS moves another width (ptxas merged it with a neighbour): then it is costed as written."""
+        ms = self.lowered.memory_sass(self._line[site]) if self.lowered is not None else None
+        if ms == ():
+            self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
+            return False, ms
+        if ms and nbytes and site not in self.notes:
+            other = sorted({m for m in ms if m.split(".")[0] in _PLAIN and S.width(m) != nbytes})
+            if other:
+                self.notes[site] = (f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: "
+                                    f"costed as the PTX access")
+        if ms and self.sass[site] is None:
+            self.sass[site] = " ".join(dict.fromkeys(ms))
+        return True, ms
 
     # ---- shared memory ------------------------------------------------------------------------
     def shared(self, site, op, kind, offsets, threads, sass=None):
         """One per-lane access (ld/st/atom .shared) by the given threads: offsets are
         CTA-relative byte addresses, threads batch thread indices."""
         if len(threads) == 0:
+            return
+        bits = op.rsplit(".b", 1)[-1]
+        if not self._lowered(site, int(bits) // 8 if kind in ("ld", "st") and bits.isdigit() else None)[0]:
             return
         warp, lane = threads // 32, threads % 32
         uw, inv = np.unique(warp, return_inverse=True)
@@ -81,7 +109,7 @@ class Costs:
 
     def shared_rows(self, site, op, kind, O, M, sass=None):
         """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes)."""
-        if O.shape[0] == 0:
+        if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
         Zu, Mu, counts = distinct_patterns(O, M)
         wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
@@ -94,42 +122,43 @@ class Costs:
 
     def add_shared(self, site, kind, sass, wavefronts, ideal):
         """Costs computed elsewhere (wmma accesses costed once per distinct pattern)."""
+        if not self._lowered(site)[0]:
+            return
         self.wavefronts[site] += wavefronts
         self.ideal[site] += ideal
         self.kind[site] = kind
         self.sass[site] = sass
 
+    def add_gmma(self, site, wavefronts):
+        """wgmma's shared operand reads (ops_wgmma): the GMMA unit's, costed by their size, kind
+        "gmma", outside the ld/st totals; whatever ptxas emits at the line (HGMMA is no LSU op)."""
+        self.wavefronts[site] += wavefronts
+        self.ideal[site] += wavefronts
+        self.kind[site] = "gmma"
+
     # ---- global memory --------------------------------------------------------------------------
     def global_(self, site, op, kind, addresses, threads):
-        """One per-lane global access (generic addresses) by the given threads; costed by
-        layoutsim.memory when it is installed. op: its PTX spelling (global_op)."""
-        model = self._global_model()
-        if model is None:
-            self.global_costed = False
+        """One per-lane global access (generic addresses) by the given threads, costed by
+        layoutsim.memory. op: its spelling in memory.ops (global_op); kind: what the caller's PTX
+        instruction is (ld, st, atom, ldgsts); the counter it lands in is the metric_op of the op
+        its SASS is (sass.global_op)."""
+        if len(threads) == 0:
             return
+        spec = _parse(op)
+        costed, ms = self._lowered(site, spec.width if spec.kind in ("ld", "st") else None)
+        if not costed:
+            return
+        spec = _parse(S.global_op(op, ms))
         warp, lane = threads // 32, threads % 32
         uw, inv = np.unique(warp, return_inverse=True)
         O = np.zeros((len(uw), 32), np.int64)
         M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets in the heap
+        O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
-        res = model(op, O, active=M, arch=self.arch)
+        res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))
-        self.global_kind[site] = kind
-        self.global_costed = True
-
-    def _global_model(self):
-        """The plug-in point for the coalescing model: `layoutsim.memory.coalesce_batch(op,
-        offsets[N, 32], active=[N, 32], arch=) -> {"requests": int64[N], "sectors": int64[N], ...}`
-        (offsets from a 256-byte aligned base: the heap's start)."""
-        if self._memory is None:
-            try:
-                from .. import memory
-                self._memory = getattr(memory, "coalesce_batch", None) or False
-            except ImportError:
-                self._memory = False
-        return self._memory or None
+        self.global_kind[site] = spec.metric_op
 
     # ---- totals ---------------------------------------------------------------------------------
     def shared_totals(self):
@@ -137,6 +166,17 @@ class Costs:
         for k, w in zip(self.kind, self.wavefronts):
             if k in out:
                 out[k] += int(w)
+        return out
+
+    def global_totals(self, scale=int):
+        """{"requests", "sectors", and per ncu op (ld, st, atom, red) {"requests", "sectors"}}, or
+        None when no global access was costed."""
+        if not any(self.global_kind):
+            return None
+        out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum())}
+        for op in METRIC_OPS:
+            sel = np.array([k == op for k in self.global_kind])
+            out[op] = {"requests": scale(self.requests[sel].sum()), "sectors": scale(self.sectors[sel].sum())}
         return out
 
     def merge(self, other):
@@ -150,6 +190,13 @@ class Costs:
             self.kind[i] = self.kind[i] or k
             self.sass[i] = self.sass[i] or other.sass[i]
             self.global_kind[i] = self.global_kind[i] or other.global_kind[i]
-        if other.global_costed is not None:
-            self.global_costed = bool(self.global_costed) or other.global_costed \
-                if self.global_costed is not None else other.global_costed
+        for site, note in other.notes.items():
+            self.notes.setdefault(site, note)
+
+
+_PLAIN = ("LDS", "STS", "LDG", "STG", "LD", "ST", "LDGSTS")    # SASS of one per-lane access of a width
+
+
+@lru_cache(maxsize=None)
+def _parse(op):
+    return parse_op(op)

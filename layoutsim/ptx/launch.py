@@ -4,16 +4,35 @@ memory laid out, and the CTAs run batch by batch through the scheduler.
 Arguments (issue 10's interface): a numpy array is a global buffer (the kernel receives its
 address; a pointer parameter is 64-bit); a numpy scalar (np.int32, np.float32, np.uint64, ...)
 or a Python number is passed by value and must fit the parameter's type; `bytes` fill a
-by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size.
+by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size; a
+`TensorMapArg` (tensormap.py) is a CUtensorMap, by value for a 128-byte parameter or, for a
+64-bit parameter, in a 128-byte global buffer the launch allocates (the kernel gets its address);
+its tensor is another array argument, or an array of its own (then Run.buffers[i] is that
+tensor's final content).
 """
+import math
+
 import numpy as np
 
 from ..errors import LayoutsimError
 from . import state as S
+from . import tensormap as TM
 
 MAX_BATCH_THREADS = 1 << 16
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+# The model's global memory (every array argument and .global/.const variable) may hold at most
+# this: it holds a copy of each array the caller passes, and Run.buffers a third copy, so 512 MiB
+# keeps a launch within ~2 GB (and a 3 GB address space with the interpreter and numba).
+MAX_GLOBAL_BYTES = 1 << 29
+
+
+def check_global_bytes(total, what):
+    """Refuse `total` bytes of global buffers before they are allocated."""
+    if total > MAX_GLOBAL_BYTES:
+        raise LayoutsimError(f"{what}: {total} bytes of global buffers; array arguments and .global "
+                             f"variables together may hold at most {MAX_GLOBAL_BYTES} bytes (512 MiB: the "
+                             f"model keeps its own copy of each in global memory, and one for the results)")
 
 
 def dims(value, what):
@@ -42,7 +61,8 @@ class Launch:
         for i, (g, lim) in enumerate(zip(self.grid, GRID_LIMITS)):
             if g > lim:
                 raise LayoutsimError(f"grid {self.grid}: dimension {'xyz'[i]} = {g} exceeds {lim}")
-        self.threads_per_cta = int(np.prod(self.block))
+        # math.prod: Python ints, where np.prod wraps (block (2**32, 2**32) would give 0 threads)
+        self.threads_per_cta = math.prod(self.block)
         if self.threads_per_cta > 1024 or self.block[2] > 64:
             raise LayoutsimError(f"block {self.block}: a CTA has at most 1024 threads (z at most 64); "
                                  f"this one has {self.threads_per_cta}")
@@ -50,10 +70,10 @@ class Launch:
         if want and tuple(want) + (1,) * (3 - len(want)) != self.block:
             raise LayoutsimError(f"block {self.block}: kernel {prog.fn.name} requires .reqntid {tuple(want)}")
         mx = prog.fn.directives.get("maxntid")
-        if mx and self.threads_per_cta > int(np.prod(mx)):
+        if mx and self.threads_per_cta > math.prod(mx):
             raise LayoutsimError(f"block {self.block}: kernel {prog.fn.name} allows at most .maxntid "
-                                 f"{tuple(mx)} ({int(np.prod(mx))} threads)")
-        self.n_ctas = int(np.prod(self.grid))
+                                 f"{tuple(mx)} ({math.prod(mx)} threads)")
+        self.n_ctas = math.prod(self.grid)
         if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
@@ -70,6 +90,7 @@ class Launch:
         self.heap = prog.static_heap.copy()
         self.var_addr = dict(prog.global_vars)
         self.args = self._check_args(args)
+        check_global_bytes(sum(self.heap.sizes), f"kernel {prog.fn.name}")
         self.heap.finish()
         self._fill()
 
@@ -85,8 +106,47 @@ class Launch:
                                  f"{len(args)} argument(s) given")
         out = []
         for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
-            out.append(self._arg(i, a, p, size))
+            out.append(self._tmap_arg(i, a, p, size) if isinstance(a, TM.TensorMapArg) else
+                       self._arg(i, a, p, size))
+        # a tensor map names its tensor by argument index (resolved once every buffer is placed)
+        # or brings it (placed in global memory like an array argument)
+        self.tensor_maps = []
+        for i, a in enumerate(out):
+            if a[0] not in ("tmap", "tmap_ptr"):
+                continue
+            where = f"argument {i} (tensor map)"
+            own = a[3]
+            if own is not None:
+                buf, addr = own
+            else:
+                k = a[1].buffer
+                if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(out) \
+                        or out[k][0] != "array":
+                    arrays = [j for j, x in enumerate(out) if x[0] == "array"]
+                    raise LayoutsimError(f"{where}: buffer={k!r} must be the index of an array argument "
+                                         f"holding the global tensor (array arguments: {arrays or 'none'}) "
+                                         f"or the tensor itself (a numpy array)")
+                buf, addr = out[k][1], out[k][2]
+            self.tensor_maps.append(TM.GlobalMap(a[1], where, buf, addr, index=i))
+            out[i] = a + (len(self.tensor_maps) - 1,)
         return out
+
+    def _tmap_arg(self, i, a, p, size):
+        what = f"argument {i} ({_ptype(p)} parameter {p.name})"
+        if p.count is not None and size == TM.MAP_BYTES:
+            kind, at = "tmap", None
+        elif p.count is None and size == 8:
+            kind, at = "tmap_ptr", self.heap.alloc(TM.MAP_BYTES, f"argument {i} (tensor map)")
+        else:
+            raise LayoutsimError(f"{what}: a TensorMapArg is a CUtensorMap: a 128-byte by-value parameter "
+                                 f"(const __grid_constant__ CUtensorMap) or a 64-bit pointer to one; this "
+                                 f"parameter is {size} bytes")
+        own = None
+        if isinstance(a.buffer, np.ndarray):
+            if a.buffer.dtype.hasobject:
+                raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
+            own = (a.buffer, self.heap.alloc(a.buffer.nbytes, f"argument {i} (the tensor of its tensor map)"))
+        return (kind, a, at, own)
 
     def _arg(self, i, a, p, size):
         what = f"argument {i} ({_ptype(p)} parameter {p.name})"
@@ -135,6 +195,14 @@ class Launch:
             if a[0] == "array":
                 self.heap.write(a[2], np.ascontiguousarray(a[1]).reshape(-1).view(np.uint8))
                 kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
+            elif a[0] in ("tmap", "tmap_ptr"):
+                if a[3] is not None:
+                    self.heap.write(a[3][1], np.ascontiguousarray(a[3][0]).reshape(-1).view(np.uint8))
+                if a[0] == "tmap":
+                    kp[off:off + TM.MAP_BYTES] = TM.handle(a[4])
+                else:
+                    self.heap.write(a[2], np.frombuffer(TM.handle(a[4]), np.uint8))
+                    kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
             else:
                 kp[off:off + size] = a[1]
         pad = -(-len(kp) // 16) * 16
@@ -145,11 +213,14 @@ class Launch:
         """Final content of every array argument (None for scalars)."""
         out = []
         for a in self.args:
-            if a[0] != "array":
+            if a[0] == "array":
+                arr, at = a[1], a[2]
+            elif a[0] in ("tmap", "tmap_ptr") and a[3] is not None:
+                arr, at = a[3]                     # the tensor a tensor map brought
+            else:
                 out.append(None)
                 continue
-            arr = a[1]
-            raw = self.heap.read(a[2], arr.nbytes).copy()
+            raw = self.heap.read(at, arr.nbytes).copy()
             out.append(raw.view(arr.dtype).reshape(arr.shape) if arr.nbytes else arr.copy())
         return out
 

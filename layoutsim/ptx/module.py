@@ -153,7 +153,7 @@ def _rename(op, scope):
         return Operand(kind, key, op.neg) if key and (key != op.value or kind != op.kind) else op
     if op.kind == "addr" and op.base is not None:
         return Operand("addr", base=_rename(op.base, scope), offset=op.offset)
-    if op.kind in ("vec", "pair", "list"):
+    if op.kind in ("vec", "pair", "list", "tref"):
         return Operand(op.kind, tuple(_rename(o, scope) for o in op.value))
     return op
 
@@ -400,6 +400,11 @@ def _body(items, i, fn, mod):
     raise PtxSyntaxError(f"line {fn.line}: body of {fn.name} is not closed")
 
 
+# Virtual registers one function may declare: 39x the most in the kernels here (%r<3330>); each
+# is a Python name and, when run, an array over every thread of a batch
+MAX_REGISTERS = 1 << 17
+
+
 def _declare_regs(text, line, scope, fn):
     _, vec, ptype, rest = _attributes(text[len(".reg"):].strip(), line, ".reg declaration")
     if ptype is None:
@@ -411,6 +416,9 @@ def _declare_regs(text, line, scope, fn):
         if not m:
             raise PtxSyntaxError(f"line {line}: cannot read register name {item!r}")
         count = int(m.group(2)) if m.group(2) else None
+        if len(fn.regs) + (count or 1) > MAX_REGISTERS:     # before %r<N> is expanded into N names
+            raise UnsupportedPtx(f"line {line}: {fn.name} declares more than {MAX_REGISTERS} registers "
+                                 f"({item.strip()!r}); the model keeps an array per register")
         for _, key in scope.declare(m.group(1), count, reg=True):
             fn.regs[key] = ptype
 

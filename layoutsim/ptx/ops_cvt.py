@@ -57,14 +57,17 @@ def _mov(ins, b, prog):
 
 
 # ---- cvta ---------------------------------------------------------------------------------------
-_WINDOW = {"shared": S.SHARED_WINDOW, "local": S.LOCAL_WINDOW, "global": 0, "const": 0}
+# cvta.param: the generic address of a kernel parameter (what nvcc emits for &tmap of a
+# __grid_constant__ parameter); call-block .param variables have no generic address here
+_WINDOW = {"shared": S.SHARED_WINDOW, "local": S.LOCAL_WINDOW, "global": 0, "const": 0,
+           "param": S.PARAM_WINDOW}
 
 
 def _cvta(ins, b, prog):
     to = "to" in ins.mods
     space = next((m.split("::")[0] for m in ins.mods if m.split("::")[0] in ("shared", "local", "global",
                                                                              "const", "param")), None)
-    if space is None or space == "param":
+    if space is None:
         raise unsupported(ins, f"state space {space}")
     t = T.instr_type(ins.mods, ins.line)
     base = _WINDOW[space]

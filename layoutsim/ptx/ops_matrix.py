@@ -205,7 +205,7 @@ def _wmma_move(ins, b, prog):
     if typ not in WM.ELEM_BITS:
         raise unsupported(ins, f"wmma type .{typ}")
     space = space_of(ins.mods)
-    frag, measured = _fragment(ins, prog, use, layout, shape, typ)
+    frag = _fragment(ins, use, layout, shape, typ)
     R, C = WM.operand_shape(use, shape)
     esize = WM.ELEM_BITS[typ] // 8
     raw = np.dtype(f"<u{esize}")
@@ -291,16 +291,11 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
     raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory")
 
 
-def _fragment(ins, prog, use, layout, shape, typ):
+def _fragment(ins, use, layout, shape, typ):
     try:
-        frag, measured = WM.fragment(use, layout, shape, typ)
+        return WM.fragment(use, layout, shape, typ)
     except LayoutsimError as e:
         raise unsupported(ins, str(e)) from None
-    if not measured:
-        prog.notes.add(f"{ins.name}: the fragment layout was not measured on a GPU; a provisional "
-                       f"layout (the mma.sync fragments tiled) is used, exact for kernels that only "
-                       f"load, multiply, store and apply element-wise operations to fragments")
-    return frag, measured
 
 
 _COST_CACHE = {}
@@ -399,10 +394,10 @@ def _wmma_mma(ins, b, prog):
     shape = ins.mods[5]
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    fa, _ = _fragment(ins, prog, "a", al, shape, plan.a)
-    fb, _ = _fragment(ins, prog, "b", bl, shape, plan.b)
-    fc, _ = _fragment(ins, prog, "c", "row", shape, plan.c)
-    fd, _ = _fragment(ins, prog, "d", "row", shape, plan.d)
+    fa = _fragment(ins, "a", al, shape, plan.a)
+    fb = _fragment(ins, "b", bl, shape, plan.b)
+    fc = _fragment(ins, "c", "row", shape, plan.c)
+    fd = _fragment(ins, "d", "row", shape, plan.d)
     arch = prog.arch
     fn = _mma_fn(b, ins, (a, bb, c, d), (fa, fb, fc, fd), lambda A, B, C: WM.compute(plan, A, B, C, arch))
     return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}

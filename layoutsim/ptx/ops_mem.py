@@ -5,8 +5,8 @@ prefetches, cache policies). PTX ISA 9.0, 9.7.9.8-9.7.9.19, 9.7.9.25, 9.7.13.4-6
 The model executes memory operations in program order at the instruction that issues them:
 fences and .volatile/.relaxed/.acquire semantics change nothing here. cp.async is the
 exception: its shared-memory write lands when a cp.async.wait_group/wait_all of the issuing
-thread covers its group, so a kernel that reads the tile too early reads stale data, as the GPU
-may.
+thread covers its group (or its cp.async.mbarrier.arrive), so a kernel that reads the tile too
+early reads stale data, as the GPU may. The bulk copies (cp.async.bulk*, TMA) are ops_async.py's.
 """
 import numpy as np
 
@@ -199,6 +199,8 @@ def _atomic(ins, b, prog):
                 old_all[pthr[sel]] = cur
             if sp == "shared":
                 bt.costs.shared(ins.extra["site"], f"st.shared.b{nb * 8}", "atom", rel, pthr)
+                if bt.race is not None:
+                    bt.race.access("atom", ins.extra["site"], flat, nb, pthr)
             elif sp == "global":
                 gname = ".".join([ins.opcode, "global"] + [m for m in ins.mods if space_of((m,)) == "generic"])
                 bt.costs.global_(ins.extra["site"], gname, "atom", rel, pthr)
@@ -254,8 +256,12 @@ def _cp_async(ins, b, prog):
                 a.open[thr] += 1
             a.wait(bt, thr, n)
         return {"fn": wait}
-    if sub == "bulk" or "mbarrier" in ins.mods:
-        raise unsupported(ins, "bulk / mbarrier forms of cp.async")
+    if sub == "bulk":
+        from .ops_async import cp_bulk
+        return cp_bulk(ins, b, prog)
+    if sub == "mbarrier":
+        from .ops_async import cp_async_arrive
+        return cp_async_arrive(ins, b, prog)
     need(ins, 3)
     dst, _ = b.address(ins.operands[0], ins)
     src, _ = b.address(ins.operands[1], ins)
@@ -322,7 +328,7 @@ def _createpolicy(ins, b, prog):
 
 
 def _isspacep(ins, b, prog):
-    from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW
+    from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW
     space = space_of(ins.mods)
     w = b.write(ins.operands[0], T.get("pred"), ins)
     r = b.read(ins.operands[1], T.get("u64"), ins)
@@ -332,7 +338,7 @@ def _isspacep(ins, b, prog):
         win = a & ~np.int64(WINDOW - 1)
         res = {"shared": win == SHARED_WINDOW, "local": win == LOCAL_WINDOW,
                "global": (a >= GLOBAL_BASE), "const": (a >= GLOBAL_BASE),
-               "param": np.zeros(np.shape(a), bool)}[space]
+               "param": win == PARAM_WINDOW}[space]
         w(bt, res, g, full)
     return {"fn": fn}
 

@@ -70,6 +70,5 @@ def _worker(job):
     except PtxFault as e:
         fault = str(e)
     idx = np.flatnonzero(launch.heap.data != before)
-    costs._memory = None
     return {"changed": (idx, launch.heap.data[idx]), "costs": costs, "hazards": hazards,
             "notes": launch.notes, "fault": fault}

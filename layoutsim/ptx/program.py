@@ -64,6 +64,7 @@ class Program:
         self.local_size = 0
         self.param_size = 0
         self.notes = set()                 # what the compiled program cannot prove (approximations, ...)
+        self.lowered = None                # sass.Lowered: the SASS of each line (set by runner.program)
         self._layout_kernel_params()
         self._place_globals()
         self._place(self.fn, prefix="", stack=(self.fn.name,))
@@ -117,7 +118,7 @@ class Program:
                 used.add(op.value)
             elif op.kind == "addr" and op.base is not None:
                 walk(op.base)
-            elif op.kind in ("vec", "list", "pair"):
+            elif op.kind in ("vec", "list", "pair", "tref"):
                 for o in op.value:
                     walk(o)
         for ins in instrs:

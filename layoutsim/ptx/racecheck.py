@@ -2,11 +2,13 @@
 
 What compute-sanitizer's racecheck reports: two accesses to the same shared byte by threads of
 different warps, at least one a write, with no barrier between them (RAW: a read of a byte
-another warp wrote; WAR: a write of a byte another warp read; WAW: two warps write it).
-Every byte remembers its last writer (warp, PTX instruction, barrier epoch) and the warps that
-read it in the current epoch; a completed barrier starts a new epoch for its CTA. Atomics are
-not hazards. Hazards are reported once per (kind, earlier instruction, later instruction) with
-a count and the first example (CTA, address, warps).
+another warp wrote; WAR: a write of a byte another warp read; WAW: two warps write it). An atomic
+is a write to every access but another atomic: a plain store and an atomic to one byte from two
+warps race (which lands last is unordered), while atomics among themselves never do (they
+serialize). Every byte remembers its last plain writer (warp, PTX instruction, barrier epoch), the
+warps that read it and the warps that updated it atomically in the current epoch; a completed
+barrier starts a new epoch for its CTA. Hazards are reported once per (kind, earlier
+instruction, later instruction) with a count and the first example (CTA, address, warps).
 """
 import numpy as np
 
@@ -21,6 +23,9 @@ class RaceCheck:
         self.r_mask = np.zeros(n, np.uint64)
         self.r_epoch = np.full(n, -1, np.int64)
         self.r_site = np.full(n, -1, np.int32)
+        self.a_mask = np.zeros(n, np.uint64)        # warps that updated the byte atomically
+        self.a_epoch = np.full(n, -1, np.int64)
+        self.a_site = np.full(n, -1, np.int32)
         self.epoch = np.zeros(bt.n_cta, np.int64)
         self.hazards = {}
 
@@ -29,28 +34,28 @@ class RaceCheck:
         self.epoch[ctas] += 1
 
     def access(self, kind, site, flat, nbytes, threads):
-        """kind "ld" or "st"; flat: byte offsets into the batch's shared array."""
+        """kind "ld", "st" or "atom"; flat: byte offsets into the batch's shared array."""
         bt = self.bt
         idx = (flat[:, None] + np.arange(nbytes)).reshape(-1)
         thr = np.repeat(threads, nbytes)
         warp = (bt.local_tid[thr] // 32).astype(np.int32)
+        bit = np.uint64(1) << warp.astype(np.uint64)
         ep = self.epoch[bt.cta_index[thr]]
         same_epoch_w = self.w_epoch[idx] == ep
         other_writer = same_epoch_w & (self.w_warp[idx] >= 0) & (self.w_warp[idx] != warp)
+        atomics = np.where(self.a_epoch[idx] == ep, self.a_mask[idx], np.uint64(0)) & ~bit
+        readers = np.where(self.r_epoch[idx] == ep, self.r_mask[idx], np.uint64(0)) & ~bit
         if kind == "ld":
             self._report("RAW", self.w_site[idx], site, other_writer, idx, thr, self.w_warp[idx], warp)
-            fresh = self.r_epoch[idx] != ep
-            self.r_mask[idx[fresh]] = 0
-            np.bitwise_or.at(self.r_mask, idx, np.uint64(1) << warp.astype(np.uint64))
-            self.r_epoch[idx] = ep
-            self.r_site[idx] = site
+            self._report("RAW", self.a_site[idx], site, atomics != 0, idx, thr, _lowest(atomics), warp)
+            _mark(self.r_mask, self.r_epoch, self.r_site, idx, ep, bit, site)
             return
         self._report("WAW", self.w_site[idx], site, other_writer, idx, thr, self.w_warp[idx], warp)
-        readers = np.where(self.r_epoch[idx] == ep, self.r_mask[idx], np.uint64(0))
-        others = readers & ~(np.uint64(1) << warp.astype(np.uint64))
-        low = others & (~others + np.uint64(1))
-        reader = np.where(others != 0, np.log2(np.maximum(low, np.uint64(1)).astype(np.float64)), -1)
-        self._report("WAR", self.r_site[idx], site, others != 0, idx, thr, reader.astype(np.int32), warp)
+        self._report("WAR", self.r_site[idx], site, readers != 0, idx, thr, _lowest(readers), warp)
+        if kind == "atom":
+            _mark(self.a_mask, self.a_epoch, self.a_site, idx, ep, bit, site)
+            return
+        self._report("WAW", self.a_site[idx], site, atomics != 0, idx, thr, _lowest(atomics), warp)
         # two warps writing the same byte in this very instruction
         order = np.lexsort((warp, idx))
         si, sw = idx[order], warp[order]
@@ -86,3 +91,17 @@ class RaceCheck:
 
     def report(self):
         return list(self.hazards.values())
+
+
+def _mark(mask, epoch, sites, idx, ep, bit, site):
+    """Add the warps `bit` to the bytes' masks of this epoch (a mask of an older epoch starts over)."""
+    mask[idx[epoch[idx] != ep]] = 0
+    np.bitwise_or.at(mask, idx, bit)
+    epoch[idx] = ep
+    sites[idx] = site
+
+
+def _lowest(mask):
+    """The lowest warp set in each of the uint64 masks (-1 where none is)."""
+    low = mask & (~mask + np.uint64(1))
+    return np.where(mask != 0, np.log2(np.maximum(low, np.uint64(1)).astype(np.float64)), -1).astype(np.int32)

@@ -4,8 +4,10 @@ hazards, and what is not proven exact.
 Run.instructions lists every PTX instruction of the kernel (and of the functions it calls) in
 program order: its PTX line, CUDA source line (with -lineinfo), text, executions (warp level:
 warps with at least one thread executing it), and for shared-memory instructions wavefronts
-and ideal wavefronts (the bank model), for global ones requests and sectors once the
-coalescing model is installed. With a CTA sample (`ctas=`) the counts are extrapolated to the
+and ideal wavefronts (the bank model), for global ones requests and sectors (the coalescing
+model) and the Nsight Compute op they are counted under. Every access is costed as the SASS
+ptxas emits for its line (sass.py); `Run.sass_source` says where that lowering came from, and a
+note says when there was none. With a CTA sample (`ctas=`) the counts are extrapolated to the
 whole grid and labelled so.
 """
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ class InstructionStats:
     sass: Optional[str] = None      # the SASS instruction the cost models charge
     requests: Optional[int] = None  # global accesses (coalescing model)
     sectors: Optional[int] = None
+    global_kind: Optional[str] = None   # the ncu op its global accesses count under: ld, st, atom, red
     note: str = ""
 
     @property
@@ -38,7 +41,7 @@ class InstructionStats:
                 "text": self.text, "executions": self.executions, "wavefronts": self.wavefronts,
                 "ideal": self.ideal, "excess": self.excess if self.wavefronts is not None else None,
                 "kind": self.kind, "sass": self.sass, "requests": self.requests,
-                "sectors": self.sectors, "note": self.note}
+                "sectors": self.sectors, "global_kind": self.global_kind, "note": self.note}
 
 
 @dataclass
@@ -54,7 +57,10 @@ class Run:
     notes: list = field(default_factory=list)
     hazards: Optional[list] = None          # racecheck=True: list of dicts
     sampled: Optional[dict] = None          # ctas=: {"ctas": [...], "of": n, "factor": f}
-    global_totals: Optional[dict] = None    # {"requests", "sectors"} per ld/st once costed
+    global_totals: Optional[dict] = None    # {"requests", "sectors", "ld"|"st"|"atom"|"red": {...}}
+    sass_source: Optional[str] = None       # where the SASS costed came from; None: per PTX instruction
+    gmma_wavefronts: int = 0                # wgmma operand reads (ncu op_gmma), outside shared_wavefronts
+    tensor_maps: Optional[list] = None      # the launch's CUtensorMap arguments: {"arg", "dims", "box", ...}
     seconds: float = 0.0
     fault: Optional[str] = None
     extra: Any = None
@@ -78,7 +84,8 @@ class Run:
                 "shared_ideal": self.shared_ideal, "global": self.global_totals,
                 "warp_instructions": self.warp_instructions, "sampled": self.sampled,
                 "notes": self.notes, "hazards": self.hazards, "fault": self.fault,
-                "seconds": round(self.seconds, 3),
+                "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
+                "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
                 "instructions": [s.to_json() for s in self.instructions]}
 
     def format(self, top=20, all_lines=False):
@@ -90,6 +97,9 @@ class Run:
         sw, si = self.shared_wavefronts, self.shared_ideal
         lines.append(f"shared memory: {sw['ld']} load wavefronts (ideal {si['ld']}), {sw['st']} store "
                      f"wavefronts (ideal {si['st']})")
+        if self.gmma_wavefronts:
+            lines.append(f"wgmma: {self.gmma_wavefronts} GMMA wavefronts reading shared operands (ncu op_gmma, "
+                         f"outside the load/store totals)")
         if self.global_totals:
             g = self.global_totals
             lines.append(f"global memory: {g['requests']} requests, {g['sectors']} sectors")
@@ -132,11 +142,17 @@ def _hazard_lines(hazards):
         h = g["first"]
         what = {"RAW": "written at", "WAR": "read at", "WAW": "written at"}[kind]
         then = {"RAW": "read at", "WAR": "written at", "WAW": "written again at"}[kind]
-        out.append(f"racecheck: {kind} hazard: shared memory {what} {a} ({h['first_text'].split()[0]}) is "
-                   f"{then} {b} ({h['second_text'].split()[0]}) by another warp with no barrier between: "
+        out.append(f"racecheck: {kind} hazard: shared memory {what} {a} ({_opcode(h['first_text'])}) is "
+                   f"{then} {b} ({_opcode(h['second_text'])}) by another warp with no barrier between: "
                    f"{g['count']} bytes, {g['pairs']} PTX instruction pair(s); e.g. CTA {h['cta']}, "
                    f"address {h['address']:#x}, warps {h['warps'][0]} and {h['warps'][1]}")
     return out
+
+
+def _opcode(text):
+    """The instruction's name, without its guard (@%p1)."""
+    words = text.split()
+    return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
 
 
 def _n(v):

@@ -1,12 +1,16 @@
 """layoutsim.ptx.run: load, link, launch, run the CTAs batch by batch, report."""
 import hashlib
+import itertools
+import os
+import re
 import time
 
 import numpy as np
 
 from .. import archs
 from ..errors import LayoutsimError
-from .costs import GLOBAL_MODEL_MISSING, Costs
+from . import sass
+from .costs import Costs
 from .launch import MAX_BATCH_THREADS, Launch
 from .module import load
 from .program import Program
@@ -23,7 +27,10 @@ def program(ptx, kernel, arch):
     key = (hashlib.sha1(ptx.encode()).hexdigest() if isinstance(ptx, str) else None, kernel, arch)
     prog = _PROGRAMS.get(key) if key[0] else None
     if prog is None:
-        prog = Program(load(ptx), kernel, arch)
+        module = load(ptx)
+        check_target(module.target, arch)
+        prog = Program(module, kernel, arch)
+        prog.lowered = sass.for_program(ptx, prog, arch)
         if key[0]:
             if len(_PROGRAMS) > 32:
                 _PROGRAMS.clear()
@@ -31,21 +38,78 @@ def program(ptx, kernel, arch):
     return prog
 
 
-def select_ctas(n, ctas):
-    """Linear CTA ids to run: all (None), an evenly spread sample of `ctas` (int), or a list."""
-    if ctas is None:
+_TARGET = re.compile(r"sm_(\d+)([af]?)$")
+
+
+def check_target(target, arch):
+    """Refuse what the CUDA driver refuses to load (PTX ISA, .target directive): PTX for sm_N runs
+    on sm_N and every later arch (the driver compiles it forward); PTX for the arch-specific sm_Na
+    only on sm_N; for the family-specific sm_Nf on the archs of sm_N's family (same major version)
+    from sm_N on."""
+    t = next((x.strip() for x in (target or "").split(",") if _TARGET.match(x.strip())), None)
+    if t is None:
+        return
+    n, suffix = _TARGET.match(t).groups()
+    n, have = int(n), int(arch.split("_")[1])
+    base = f"sm_{n}"
+    if suffix == "a" and have != n:
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: arch-specific PTX runs on "
+                             f"{base} only (give arch {base})")
+    if suffix == "f" and (have < n or have // 10 != n // 10):
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: family-specific PTX runs on "
+                             f"{base} and later archs of its family only")
+    if have < n:
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: the CUDA driver refuses PTX for "
+                             f"a newer arch (give arch {base} or later)")
+
+
+# The threads one launch may run: the model executes ~5 million threads a second of a kernel that
+# does nothing (a `ret`), so 2**24 threads of a real kernel already take minutes. Larger launches
+# run a sample of their CTAs (ctas=K, `--ctas K`), each sampled CTA exactly.
+MAX_THREADS = 1 << 24
+MAX_SAMPLE = 1 << 16       # CTAs in a sample: their coordinates are listed in Run.sampled
+
+
+def select_ctas(n, ctas, threads_per_cta=1):
+    """Linear CTA ids to run: all (None), an evenly spread sample of `ctas` (int), or a list.
+    Checked before any per-CTA array exists: at most MAX_THREADS threads and MAX_SAMPLE sampled
+    CTAs, so a grid of 2**62 CTAs costs no more than its sample."""
+    most = max(1, min(MAX_SAMPLE, MAX_THREADS // threads_per_cta))
+    number = isinstance(ctas, (int, np.integer)) and not isinstance(ctas, bool)
+    if ctas is None or (number and ctas >= n):
+        if n * threads_per_cta > MAX_THREADS:
+            raise LayoutsimError(f"launch of {n} CTAs x {threads_per_cta} threads = {n * threads_per_cta} "
+                                 f"threads: the model runs at most {MAX_THREADS} threads in one launch; run a "
+                                 f"sample of the CTAs with --ctas K (ctas=K in Python), K at most {most}")
         return np.arange(n, dtype=np.int64)
-    if isinstance(ctas, (int, np.integer)) and not isinstance(ctas, bool):
+    if number:
         k = int(ctas)
         if k < 1:
             raise LayoutsimError(f"ctas={ctas}: give a number of CTAs to sample (>= 1)")
-        if k >= n:
-            return np.arange(n, dtype=np.int64)
-        return np.unique(np.round(np.linspace(0, n - 1, k)).astype(np.int64))
-    ids = np.unique(np.asarray(list(ctas), np.int64))
-    if ids.size == 0 or ids.min() < 0 or ids.max() >= n:
-        raise LayoutsimError(f"ctas={ctas!r}: CTA ids must lie in 0..{n - 1}")
-    return ids
+        _check_sample(k, threads_per_cta, most)
+        if k == 1:
+            return np.zeros(1, np.int64)
+        # k ids spread evenly over 0..n-1 in exact integer arithmetic (floats lose ids past 2**53,
+        # and i * (n - 1) would overflow int64): id_i = i*q + (i*r) // (k-1), q, r = divmod(n-1, k-1)
+        q, r = divmod(n - 1, k - 1)
+        i = np.arange(k, dtype=np.int64)
+        return i * q + (i * r) // (k - 1)
+    try:
+        ids = list(itertools.islice(ctas, MAX_SAMPLE + 1))      # a generator may be endless
+    except TypeError:
+        raise LayoutsimError(f"ctas={ctas!r}: give None, a number of CTAs or a list of CTA ids") from None
+    if not ids or not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in ids):
+        raise LayoutsimError(f"ctas={ids[:8]!r}: give CTA ids (integers in 0..{n - 1})")
+    _check_sample(len(ids), threads_per_cta, most)
+    if min(ids) < 0 or max(ids) >= n:
+        raise LayoutsimError(f"ctas={ids[:8]!r}: CTA ids must lie in 0..{n - 1}")
+    return np.unique(np.asarray(ids, np.int64))
+
+
+def _check_sample(k, threads_per_cta, most):
+    if k > most:
+        raise LayoutsimError(f"ctas={k}: a sample of at most {most} CTAs of {threads_per_cta} threads "
+                             f"(at most {MAX_SAMPLE} CTAs and {MAX_THREADS} threads)")
 
 
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
@@ -57,9 +121,12 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         raise LayoutsimError(f"arch {arch!r}: PTX runs on NVIDIA archs ({', '.join(archs.NVIDIA)})")
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
-    ids = select_ctas(launch.n_ctas, ctas)
-    if not isinstance(jobs, (int, np.integer)) or isinstance(jobs, bool) or jobs < 1:
-        raise LayoutsimError(f"jobs={jobs!r}: give a number of processes >= 1")
+    ids = select_ctas(launch.n_ctas, ctas, launch.threads_per_cta)
+    most = max(4, os.cpu_count() or 1)
+    if not isinstance(jobs, (int, np.integer)) or isinstance(jobs, bool) or not 1 <= jobs <= most:
+        # one process per job, each with its own copy of the launch: more than the CPUs only costs memory
+        raise LayoutsimError(f"jobs={jobs!r}: give a number of processes from 1 to {most} (the CPUs here, "
+                             f"at least 4)")
     if jobs > 1 and len(ids) > 1:
         from .parallel import has_global_atomics, run_parallel
         if has_global_atomics(prog):
@@ -83,7 +150,9 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     return _report(prog, launch, ids, costs, hazards, racecheck, t0)
 
 
-BATCH_BYTES = 1 << 31      # the memory one batch of CTAs may take (registers, local, shared)
+# the memory one batch of CTAs may take (registers, local, shared): with the launch's global
+# buffers (launch.MAX_GLOBAL_BYTES, held twice while it runs) a run stays within ~2.5 GB
+BATCH_BYTES = 1 << 30
 
 
 def _batch_ctas(prog, launch, batch_threads):
@@ -128,14 +197,12 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
             ideal=scale(costs.ideal[i]) if shared else None, kind=costs.kind[i], sass=costs.sass[i],
             requests=scale(costs.requests[i]) if glob else None,
             sectors=scale(costs.sectors[i]) if glob else None,
-            note=_note(prog, i)))
+            global_kind=costs.global_kind[i], note=_note(prog, costs, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
     notes = sorted(prog.notes | launch.notes)
-    if costs.global_costed is False:
-        notes.append(GLOBAL_MODEL_MISSING)
-    gt = None
-    if costs.global_costed:
-        gt = {"requests": scale(costs.requests.sum()), "sectors": scale(costs.sectors.sum())}
+    if prog.lowered.note:
+        notes.append(prog.lowered.note)
+    gt = costs.global_totals(scale)
     sampled = None
     if len(ids) != launch.n_ctas:
         sampled = {"ctas": [launch.cta_coords(int(c)) for c in ids], "of": launch.n_ctas,
@@ -152,11 +219,16 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     return Run(kernel=prog.fn.name, arch=launch.arch, grid=launch.grid, block=launch.block,
                buffers=launch.buffers(), shared_wavefronts=sw, instructions=rows,
                warp_instructions=scale(costs.warp_instructions), notes=notes, hazards=hz,
-               sampled=sampled, global_totals=gt, seconds=time.perf_counter() - t0, fault=fault)
+               sampled=sampled, global_totals=gt, sass_source=prog.lowered.source,
+               gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
+               tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
+               seconds=time.perf_counter() - t0, fault=fault)
 
 
-def _note(prog, i):
+def _note(prog, costs, i):
+    notes = [costs.notes[i]] if i in costs.notes else []
     for st in prog.steps:
         if st.site == i and st.info.get("approx"):
-            return st.info["approx"]
-    return ""
+            notes.append(st.info["approx"])
+            break
+    return "; ".join(notes)

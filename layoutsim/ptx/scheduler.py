@@ -14,6 +14,14 @@ Synchronization:
   * bar.sync/.red: a thread waits; its warp has arrived when all its live lanes wait (PTX ISA
     9.7.13.1); the barrier completes when the expected warps (the thread count / 32, or every
     warp of the CTA with a live thread) have arrived, counting bar.arrive warps;
+  * warpgroup collectives (wgmma, sync "warpgroup") run for a warpgroup (warps 4g..4g+3 of a
+    CTA) only when all its live lanes are there;
+  * mbarrier test_wait/try_wait (step kind "mbwait") are yield points: a thread whose phase has
+    not completed parks at the instruction; parked threads try again once everything else has
+    run and some mbarrier changed. When none changed, they are let through once with the
+    result false (what try_wait gives when its time limit passes; test_wait's answer), and
+    after SPIN_ROUNDS such rounds with no mbarrier change every one of them spins forever:
+    a deadlock;
   * exit: the thread stops; barriers then expect fewer warps.
 Nothing left to run while threads wait is a deadlock, reported with the waiting instructions.
 """
@@ -23,6 +31,7 @@ from ..errors import LayoutsimError
 from .state import Fault, PtxFault
 
 MAX_STEPS = 50_000_000
+SPIN_ROUNDS = 64          # rounds of false test_wait/try_wait results with no mbarrier change
 
 
 class Deadlock(LayoutsimError):
@@ -36,6 +45,8 @@ class Scheduler:
         self.max_steps = max_steps
         self.progress = progress
         self.bar_wait, self.ws_wait = {}, {}
+        self.mb_wait, self.mb_forced = {}, {}  # mbwait pc -> parked threads / threads to answer false
+        self.mb_epoch, self.mb_rounds = -1, 0
         self.arrived = {}                      # barrier id -> warps arrived by bar.arrive, per CTA
         T = bt.T
         bt.bar_id = np.full(T, -1, np.int64)
@@ -53,7 +64,9 @@ class Scheduler:
             if not groups:
                 if self._release(groups):
                     continue
-                if self.bar_wait or self.ws_wait:
+                if self.mb_wait and self._retry(groups):
+                    continue
+                if self.bar_wait or self.ws_wait or self.mb_wait:
                     raise self._deadlock()
                 return
             p = min(groups)
@@ -91,6 +104,12 @@ class Scheduler:
                 if kind == "op":
                     step.fn(bt, g, gfull)
                     _add(groups, p + 1, m)
+                elif kind == "mbwait":
+                    forced = self.mb_forced.pop(p, None)
+                    park = step.fn(bt, g, gfull, forced)
+                    _add(groups, p + 1, m & ~park)
+                    if park.any():
+                        self.mb_wait[p] = self.mb_wait[p] | park if p in self.mb_wait else park
                 elif kind == "bra":
                     _add(groups, step.target, g)
                     if step.guard is not None:
@@ -128,6 +147,8 @@ class Scheduler:
         bt = self.bt
         M = m.reshape(bt.W, 32)
         L = bt.live.reshape(bt.W, 32)
+        if step.sync == "warpgroup":
+            return self._ready_warpgroup(M, L, m)
         if step.sync == "all":
             need = L & M.any(1)[:, None]
         else:
@@ -139,6 +160,41 @@ class Scheduler:
             return m, None
         park = (M & missing[:, None]).reshape(-1)
         return m & ~park, park
+
+    def _ready_warpgroup(self, M, L, m):
+        """All live lanes of every warp of each warpgroup (4 consecutive warps of a CTA) present."""
+        bt = self.bt
+        w = np.arange(bt.W)
+        wg = (w // bt.wpc) * (-(-bt.wpc // 4)) + (w % bt.wpc) // 4
+        n = int(wg.max()) + 1
+        present = np.zeros(n, bool)
+        np.logical_or.at(present, wg, M.any(1))
+        missing = np.zeros(n, bool)
+        np.logical_or.at(missing, wg, (L & present[wg][:, None] & ~M).any(1))
+        if not missing.any():
+            return m, None
+        park = (M & missing[wg][:, None]).reshape(-1)
+        return m & ~park, park
+
+    # ---- mbarrier waits --------------------------------------------------------------------------
+    def _retry(self, groups):
+        """Put the threads parked at mbarrier waits back to run; False when they have answered
+        false SPIN_ROUNDS times in a row with no mbarrier changing (a deadlock)."""
+        mb = self.bt.mbarriers
+        epoch = mb.epoch if mb is not None else 0
+        forced = epoch == self.mb_epoch
+        if forced:
+            self.mb_rounds += 1
+            if self.mb_rounds > SPIN_ROUNDS:
+                return False
+        else:
+            self.mb_epoch, self.mb_rounds = epoch, 0
+        for pc, mask in self.mb_wait.items():
+            _add(groups, pc, mask)
+            if forced:
+                self.mb_forced[pc] = mask
+        self.mb_wait = {}
+        return True
 
     # ---- CTA barriers ------------------------------------------------------------------------------
     def _barrier(self, step, p, g, groups):
@@ -249,6 +305,13 @@ class Scheduler:
                 t = int(np.flatnonzero(mask)[0])
                 parts.append(f"{int(mask.sum())} thread(s) wait at the {kind} on line {ins.line} "
                              f"({ins.text}), e.g. {bt.where(t)}")
+        mb = bt.mbarriers
+        for pc, mask in sorted(self.mb_wait.items()):
+            step = self.steps[pc]
+            t, _, flat = mb.parked.get(step.site, (int(np.flatnonzero(mask)[0]), 0, None))
+            what = mb.describe(flat) if flat is not None else "an mbarrier"
+            parts.append(f"{int(mask.sum())} thread(s) spin on {what} at line {step.ins.line} "
+                         f"({step.ins.text}), e.g. {bt.where(t)}")
         return Deadlock("deadlock: " + "; ".join(parts) + " and no other thread can reach it")
 
 

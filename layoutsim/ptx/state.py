@@ -12,7 +12,9 @@ hardware's they are opaque to a correct kernel):
   shared   offsets 0 .. shared size - 1 of the thread's CTA; generic SHARED_WINDOW + offset
   local    per-thread offsets 0 .. local size - 1; generic LOCAL_WINDOW + offset
   const    .const variables live in the global heap (their .const address is the heap address)
-  param    kernel parameters (uniform) and the .param variables of call blocks (per thread)
+  param    kernel parameters (uniform) and the .param variables of call blocks (per thread);
+           generic PARAM_WINDOW + offset for a kernel parameter (cvta.param: the address of a
+           __grid_constant__ parameter such as a CUtensorMap), read-only
 """
 import numpy as np
 
@@ -21,6 +23,7 @@ from ..errors import LayoutsimError
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x7E00_0000_0000
 LOCAL_WINDOW = 0x7D00_0000_0000
+PARAM_WINDOW = 0x7C00_0000_0000
 WINDOW = 1 << 32
 BUFFER_ALIGN = 512
 GUARD = 512
@@ -188,6 +191,7 @@ class Batch:
         self.special = launch.special_registers(self)
         self.carry = np.zeros(self.T, np.uint64)        # the CC.CF flag of add.cc / addc
         self.async_groups = None                        # cp.async bookkeeping (ops_mem)
+        self.mbarriers = None                           # mbarrier objects (mbarrier.py)
         self.costs = None                               # set by the runner: costs.Costs
         self.race = None                                # racecheck.RaceCheck with racecheck=True
         self.heap = launch.heap

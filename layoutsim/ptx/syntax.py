@@ -39,105 +39,157 @@ def _string_end(text, i):
     return j + 1
 
 
+_COMMENT_OR_STRING = re.compile(r'"|//|/\*')
+
+
 def _strip_comments(text):
-    """Remove // and /* */ comments (keeping newlines so line numbers hold) outside strings."""
+    """Remove // and /* */ comments (keeping newlines so line numbers hold) outside strings.
+    Jumps from one '"', '//' or '/*' to the next: linear in the text, and fast on long lines."""
     out, i, n = [], 0, len(text)
     while i < n:
-        c = text[i]
-        if c == '"':
-            j = _string_end(text, i)
-            out.append(text[i:j])
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("\n" * text.count("\n", i, j))
-            i = j
+        m = _COMMENT_OR_STRING.search(text, i)
+        if m is None:
+            out.append(text[i:])
+            break
+        j = m.start()
+        out.append(text[i:j])
+        if text[j] == '"':
+            i = _string_end(text, j)
+            out.append(text[j:i])
+        elif text.startswith("//", j):
+            k = text.find("\n", j)
+            i = n if k < 0 else k
         else:
-            out.append(c)
-            i += 1
+            k = text.find("*/", j + 2)
+            i = n if k < 0 else k + 2
+            out.append("\n" * text.count("\n", j, i))
     return "".join(out)
 
 
-def _is_header(buf):
-    s = buf.strip()
-    return bool(re.match(r"^(\.(visible|extern|weak|common)\s+)*\.(entry|func)\b", s))
+_HEADER = re.compile(r"(\.(visible|extern|weak|common)\s+)*\.(entry|func)\b")
+_LABEL = re.compile(r"[A-Za-z_$%][\w$]*")
+_NONSPACE = re.compile(r"\S")
+_TOKEN = re.compile(r"\S+")
+# the characters the scanner acts on; everything between them is copied as it stands
+_EVENT = re.compile(r'[\n"{}()\[\];:]')
+_BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
+# PTX text longer than this is refused before it is read: 8 Mi characters is 28x the largest kernel
+# here (tests/ptx/kernels/wgmma.sm_90a.ptx, 0.3 MB), and loading costs ~2 us a character, so the
+# longest accepted text loads in under 20 s
+MAX_PTX_CHARS = 1 << 23
+
+
+class _Pending:
+    """The statement being read: text[at:] up to the scanner's position (a statement is always one
+    slice of the text, so it is never joined character by character), and what the scanner asks
+    of it, each worked out once: those answers depend only on the statement's start, which does
+    not change as it grows. This keeps `statements` linear in the length of the text."""
+
+    def __init__(self, text, at):
+        self.text, self.at = text, at
+        self._header = self._head = None
+        self._not_label = False
+
+    def header(self, end):
+        """(is a function header, is a .section) of a statement that reached a '{' (at end) at
+        depth 0; neither match can reach past that '{', so later ones have the same answer."""
+        if self._header is None:
+            self._header = (bool(_HEADER.match(self.text, self.at, end)),
+                            self.text.startswith(".section", self.at))
+        return self._header
+
+    def head(self, end):
+        """Its first word (complete once a whitespace follows it, as at a newline)."""
+        if self._head is None:
+            self._head = _TOKEN.match(self.text, self.at, end).group()
+        return self._head
+
+    def label(self, end):
+        """Whether text[at:end] is `name` (a label before ':'); once not, never again."""
+        if not self._not_label:
+            m = _LABEL.match(self.text, self.at, end)
+            self._not_label = m is None or self.text[m.end():end].strip() != ""
+        return not self._not_label
 
 
 def statements(text):
     """Split PTX text into Stmt items (comments removed, debug sections skipped)."""
+    if len(text) > MAX_PTX_CHARS:
+        raise PtxSyntaxError(f"PTX text of {len(text)} characters: the limit is {MAX_PTX_CHARS}")
     # `.reg.b16 x;` (no space, as some CUDA headers' inline asm writes it) is `.reg .b16 x;`
     text = re.sub(r"(?<![\w.])\.(reg|param|local|shared)\.(?=[a-z])", r".\1 .", _strip_comments(text))
     out = []
-    buf, start, depth, line = [], 1, 0, 1
+    cur, start, depth, line = None, 1, 0, 1
     i, n = 0, len(text)
 
-    def flush(kind="stmt"):
-        nonlocal buf
-        s = "".join(buf).strip()
+    def flush(end, kind="stmt"):
+        nonlocal cur
+        s = text[cur.at:end].strip()
         if s:
             out.append(Stmt(kind, s, start))
-        buf = []
+        cur = None
 
     while i < n:
+        if cur is None:                       # between statements: skip to the next one
+            m = _NONSPACE.search(text, i)
+            if m is None:
+                line += text.count("\n", i)
+                break
+            line += text.count("\n", i, m.start())
+            i, start = m.start(), line
+            cur = _Pending(text, i)
+        m = _EVENT.search(text, i)
+        if m is None:
+            i = n
+            break
+        i = m.start()
         c = text[i]
+        empty = cur.at == i                   # nothing of the statement before this character
         if c == "\n":
             line += 1
-        empty = not "".join(buf).strip()
-        if empty and not c.isspace():
-            start = line
         if c == '"':
-            j = _string_end(text, i)
-            buf.append(text[i:j])
-            i = j
+            i = _string_end(text, i)
             continue
         if depth == 0:
             if c == "{":
                 if empty:
                     out.append(Stmt("open", "{", line))
-                    i += 1
+                    cur, i = None, i + 1
                     continue
-                if _is_header("".join(buf)):
-                    flush("header")
+                is_header, is_section = cur.header(i)
+                if is_header:
+                    flush(i, "header")
                     out.append(Stmt("open", "{", line))
                     i += 1
                     continue
-                if "".join(buf).strip().startswith(".section"):
+                if is_section:
                     # a debug section: skip to its matching brace
-                    flush()
-                    out.pop()
-                    d, j = 1, i + 1
-                    while j < n and d:
-                        if text[j] == "{":
-                            d += 1
-                        elif text[j] == "}":
-                            d -= 1
-                        elif text[j] == "\n":
-                            line += 1
+                    cur, d, j = None, 1, i + 1
+                    while d and j < n:
+                        m = _BRACE_OR_NEWLINE.search(text, j)
+                        if m is None:
+                            j = n
+                            break
+                        j = m.start()
+                        d += {"{": 1, "}": -1, "\n": 0}[text[j]]
+                        line += text[j] == "\n"
                         j += 1
                     i = j
                     continue
             if c == "}" and empty:
                 out.append(Stmt("close", "}", line))
-                i += 1
+                cur, i = None, i + 1
                 continue
             if c == ";":
-                flush()
+                flush(i)
                 i += 1
                 continue
-            if c == "\n":
-                s = "".join(buf).strip()
-                head = s.split(None, 1)[0] if s else ""
-                if head in LINE_DIRECTIVES:
-                    flush()
-                    i += 1
-                    continue
-            if c == ":" and text[i + 1:i + 2] != ":" and \
-                    re.fullmatch(r"[A-Za-z_$%][\w$]*", "".join(buf).strip() or "-"):
-                flush("label")
+            if c == "\n" and not empty and cur.head(i) in LINE_DIRECTIVES:
+                flush(i)
+                i += 1
+                continue
+            if c == ":" and text[i + 1:i + 2] != ":" and not empty and cur.label(i):
+                flush(i, "label")
                 i += 1
                 continue
         if c in "([{":
@@ -146,23 +198,21 @@ def statements(text):
             depth -= 1
             if depth < 0:
                 raise PtxSyntaxError(f"line {line}: unbalanced {c!r}")
-        buf.append(c)
         i += 1
-    if "".join(buf).strip():
-        s = "".join(buf).strip()
-        head = s.split(None, 1)[0]
-        if head in LINE_DIRECTIVES:
-            flush()
+    rest = text[cur.at:].strip() if cur is not None else ""
+    if rest:
+        if cur.head(n) in LINE_DIRECTIVES:
+            flush(n)
         else:
-            raise PtxSyntaxError(f"line {start}: statement {s[:40]!r} has no terminating ';'")
+            raise PtxSyntaxError(f"line {start}: statement {rest[:40]!r} has no terminating ';'")
     return out
 
 
 # ---- operands ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Operand:
-    kind: str                 # reg, imm, fimm, sym, addr, vec, pair, list, sink, raw (unreadable)
-    value: object = None      # reg/sym: name; imm: int; fimm: (bits, width) ; vec/list/pair: tuple
+    kind: str                 # reg, imm, fimm, sym, addr, vec, pair, list, tref, sink, raw (unreadable)
+    value: object = None      # reg/sym: name; imm: int; fimm: (bits, width) ; vec/list/pair/tref: tuple
     neg: bool = False         # !%p
     offset: int = 0           # addr: byte offset
     base: object = None       # addr: Operand (reg or sym) or None for an absolute address
@@ -182,6 +232,8 @@ class Operand:
             return o + ", ".join(map(str, self.value)) + c
         if self.kind == "pair":
             return "|".join(map(str, self.value))
+        if self.kind == "tref":
+            return "[" + ", ".join(map(str, self.value)) + "]"
         if self.kind == "raw":
             return str(self.value)
         return "_"
@@ -236,6 +288,11 @@ def parse_operand(text, line):
     if t.startswith("["):
         if not t.endswith("]"):
             raise PtxSyntaxError(f"line {line}: address operand {t!r} lacks ']'")
+        inner = split_top(t[1:-1].strip())
+        if len(inner) > 1:
+            # [tensorMap, {c0, c1, ...}] of cp.async.bulk.tensor: the map's address and the box
+            # coordinates (also [tensorMap, {coords}, {im2col offsets}], refused where it is read)
+            return Operand("tref", tuple(parse_operand(p, line) for p in inner))
         return _parse_address(t[1:-1].strip(), line)
     if t.startswith("{"):
         if not t.endswith("}"):

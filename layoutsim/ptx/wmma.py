@@ -1,12 +1,9 @@
 """nvcuda::wmma in the executor: fragment maps, what a load/store costs, how an mma computes.
 
 Fragment maps: the catalog's measured maps (`wmma.load.*`, isa/data/nvcuda_wmma_sm_90.json,
-gpu-check discover on the H200). Where nothing was measured (s8/u8, tf32, f64 fragments) a
-provisional map is built by tiling the catalog's mma.sync fragments over the wmma shape, the
-way the measured f16/bf16 maps are laid out (tested); it is labelled unmeasured in the run.
-A kernel that only loads, multiplies, stores fragments and applies element-wise operations to
-them gets the same results under any consistent map; one that indexes fragment elements
-(frag.x[i] with i-dependent work) needs the measured map.
+gpu-check discover on the H200), for every fragment this executor takes (f16/bf16/s8/u8 operands,
+f16/f32/s32 accumulators of the three k16 shapes; tf32 m16n16k8 and f64 m8n8k4 with their f32/f64
+accumulators). A fragment the catalog lacks is refused: there is no guessed map.
 
 Costs and arithmetic follow what ptxas emits on sm_90 (data/wmma_sm_90.json, made by
 wmma_probe.py from cuobjdump): a load/store is the SASS accesses recorded there (LDSM.16.M88.4,
@@ -23,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..fragment import FragmentMap
+from .sass import width as sass_width
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
 SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),
@@ -53,50 +50,17 @@ def operand_shape(use, shape):
 # ---- fragment maps ---------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def fragment(use, layout, shape, typ):
-    """(FragmentMap, measured) of a wmma fragment; accumulators have one map whatever the layout."""
+    """The FragmentMap of a wmma fragment (measured on the H200); accumulators have one map whatever
+    the layout."""
     from ..isa.registry import get
     lay = "row" if use in ("c", "d") else layout
     name = f"wmma.load.{'c' if use in ('c', 'd') else use}.sync.aligned.{lay}.{shape}.{typ}"
     try:
         ins = get(name)
     except LayoutsimError:
-        return provisional(use, layout, shape, typ), False
-    return next(iter(ins.operands.values())).fragment, True
-
-
-def provisional(use, layout, shape, typ):
-    """The mma.sync fragments of the tile instruction ptxas uses, tiled over the operand."""
-    plan = mma_plan(_any_mma(shape, typ))
-    if plan.transposed:
-        raise LayoutsimError(f"wmma {shape} .{typ}: no measured fragment map, and ptxas computes this "
-                             f"shape transposed, so no provisional map is built")
-    from ..isa.registry import get
-    tile = get(plan.tile)
-    key = {"a": "A", "b": "B", "c": "C", "d": "D"}[use]
-    frag = tile.operand(key).fragment
-    R, C = operand_shape(use, shape)
-    tr, tc = frag.shape[1], frag.shape[2]
-    blocks = [(i, j) for j in range(C // tc) for i in range(R // tr)] if use == "a" else \
-        [(i, j) for i in range(R // tr) for j in range(C // tc)]
-    parts = []
-    for i, j in blocks:
-        t = frag.table.astype(np.int16).copy()
-        used = t[..., 0] >= 0
-        t[..., 1] = np.where(used, t[..., 1] + i * tr, -1)
-        t[..., 2] = np.where(used, t[..., 2] + j * tc, -1)
-        parts.append(t)
-    table = np.concatenate(parts, axis=1)
-    return FragmentMap(table=table, shape=(1, R, C), elem_bits=frag.elem_bits, reg_bits=frag.reg_bits)
-
-
-def _any_mma(shape, typ):
-    if typ in ("f16",):
-        return f"wmma.mma.sync.aligned.row.col.{shape}.f32.f32"
-    if typ in ("f32", "s32", "f64"):
-        ab = {"f32": "tf32" if shape == "m16n16k8" else "bf16", "s32": "s8", "f64": "f64"}[typ]
-        return f"wmma.mma.sync.aligned.row.col.{shape}.{typ}.{ab}.{ab}.{typ}"
-    acc = {"bf16": "f32", "tf32": "f32", "s8": "s32", "u8": "s32"}[typ]
-    return f"wmma.mma.sync.aligned.row.col.{shape}.{acc}.{typ}.{typ}.{acc}"
+        raise LayoutsimError(f"wmma {use} {layout} {shape} .{typ}: no measured fragment map in the catalog "
+                             f"(gpu-check discover measures it)") from None
+    return next(iter(ins.operands.values())).fragment
 
 
 # ---- arithmetic -----------------------------------------------------------------------------
@@ -221,11 +185,7 @@ def accesses(op_key, frag, elem_bits):
     return out
 
 
-def _width(sass):
-    for tok, w in ((".128", 16), (".64", 8), (".U16", 2), (".S16", 2), (".U8", 1), (".S8", 1)):
-        if tok in sass:
-            return w
-    return 4
+_width = sass_width      # the width of a SASS access lives in sass.py
 
 
 def element_positions(frag):

@@ -1,19 +1,21 @@
 """The SASS lowering data (layoutsim/ptx/data/lowering_sm90.json): it matches the committed PTX
 line by line, it says what issue 10 names, and it is what the generator makes now."""
+import hashlib
 import json
 
 import pytest
 
 from gpu_check.kernel_corpus import corpus as C, lowering as L
+from layoutsim.ptx import lowering as M
 
 DOC = json.loads(L.OUT.read_text())
 
 
 def test_every_sm90_ptx_file_and_entry_is_covered():
     manifest = C.load_manifest()
-    assert set(DOC["kernels"]) == {e["ptx"]["sm_90"] for e in manifest}
+    assert set(DOC["kernels"]) == {C.run_ptx(e) for e in manifest}
     for e in manifest:
-        assert DOC["kernels"][e["ptx"]["sm_90"]].get(e["kernel"]), e["name"]
+        assert DOC["kernels"][C.run_ptx(e)].get(e["kernel"]), e["name"]
 
 
 def test_rows_name_real_ptx_lines():
@@ -21,9 +23,15 @@ def test_rows_name_real_ptx_lines():
         lines = (C.DATA / f).read_text().splitlines()
         for rows in entries.values():
             for r in rows:
-                op, text = L.ptx_instruction(lines[r["line"] - 1])
+                op, text = M.ptx_instruction(lines[r["line"] - 1])
                 assert (op, text) == (r["op"], r["ptx"]), (f, r["line"])
-                assert L.KEEP.match(op)
+                assert M.KEEP.match(op)
+
+
+def test_each_file_is_fingerprinted_by_its_text():
+    """The executor uses this data for a PTX text whose SHA-256 is listed (layoutsim/ptx/sass.py)."""
+    assert DOC["ptx_sha256"] == {f: hashlib.sha256((C.DATA / f).read_text().encode()).hexdigest()
+                                 for f in DOC["kernels"]}
 
 
 @pytest.mark.parametrize("ptx_op, sass", [
@@ -51,22 +59,13 @@ def test_ex2_approx_f32_is_the_rescaled_mufu_sequence():
     assert seqs == {("FSETP.GEU.AND", "FMUL", "MUFU.EX2", "FMUL")}
 
 
-def test_line_tagging_keeps_every_instruction_line():
-    ptx = "\n".join([".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
-                     "\t.loc\t1 5 3", "\tmov.u32 \t%r1, 0;", "$L__BB0_1:", "\t@%p1 bra \t$L__BB0_1;",
-                     "\t{max.f16x2 %r2,%r3,%r4;", "}", "\tret;", "}", "\t.file\t1 \"k.cu\""])
-    out = L.with_ptx_lines(ptx).splitlines()
-    assert '.file 1 "kernel.ptx"' in out and not any("k.cu" in x or ".loc\t1 5" in x for x in out)
-    tags = [int(x.split()[2]) for x in out if x.strip().startswith(".loc 1 ")]
-    assert tags == [7, 9, 10, 12]
-
-
 def test_generator_reproduces_the_committed_file():
-    nvdisasm = L.find_nvdisasm()
-    if nvdisasm is None:
-        pytest.skip("nvdisasm not installed (pip install triton bundles one)")
+    nvdisasm = M.find_nvdisasm()
+    if nvdisasm is None or M.find_ptxas() is None:
+        pytest.skip(f"ptxas or nvdisasm not installed ({M.install_hint('ptxas', 'nvdisasm')})")
     doc = L.generate(nvdisasm=nvdisasm)
     assert doc["kernels"] == DOC["kernels"] and doc["rules"] == DOC["rules"]
+    assert doc["ptx_sha256"] == DOC["ptx_sha256"]
 
 
 def test_the_lowering_describes_the_sass_the_h200_machines_ptxas_makes():

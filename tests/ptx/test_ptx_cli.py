@@ -44,11 +44,11 @@ def test_json_schema(capsys, tmp_path):
     doc = json.loads(out)
     assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "shared_wavefronts", "shared_ideal",
                         "global", "warp_instructions", "sampled", "notes", "hazards", "fault", "seconds",
-                        "instructions", "outputs"}
+                        "sass_source", "gmma_wavefronts", "tensor_maps", "instructions", "outputs"}
     assert doc["shared_wavefronts"] == {"ld": 32, "st": 32} and doc["hazards"] == []
     ins = doc["instructions"][0]
     assert set(ins) == {"line", "cuda", "text", "executions", "wavefronts", "ideal", "excess", "kind", "sass",
-                        "requests", "sectors", "note"}
+                        "requests", "sectors", "global_kind", "note"}
 
 
 def test_out_keeps_file_modes(capsys, tmp_path):
@@ -76,7 +76,7 @@ def test_cu_is_compiled_with_nvcc(capsys):
     ([TRANSPOSE, "--arg", "zeros:f99:4"], "unknown dtype 'f99'"),
     ([TRANSPOSE, "--arg", "i8:300"], "300 is outside i8"),
     ([TRANSPOSE, "--arg", "q:1"], "give FILE.npy, zeros:DTYPE:SHAPE"),
-    ([TRANSPOSE, "--arg", "zeros:f32:100000x100000"], "more than the"),
+    ([TRANSPOSE, "--arg", "zeros:f32:100000x100000"], "may hold at most 536870912 bytes"),
     ([TRANSPOSE, "--grid", "0"], "every dimension must be at least 1"),
     ([TRANSPOSE, "--kernel", "transpose"], "kernel 'transpose' is not in the PTX"),
     ([TRANSPOSE, "--arg", "zeros:f32:4"], "takes 3 parameter(s)"),

@@ -5,8 +5,9 @@ inline-asm statement per case; their .cu is derived, so it is written into BUILD
 the table is the one place of each case) and compiled there. Every other kernels/*.cu (and
 docs/examples/*.cu, the documentation's kernels, also for sm_80) is compiled where it is. nvcc
 13.0 `-ptx -lineinfo -arch=sm_90` writes <name>.sm_90.ptx beside the kernels, which the tests read
-(so they need no nvcc). test_ptx_kernels_fresh.py checks that the committed PTX is what this
-script produces now.
+(so they need no nvcc); a source whose first line is `// arch: sm_90a` (wgmma, TMA: arch-specific
+instructions) is compiled for that arch instead, into <name>.sm_90a.ptx. test_ptx_kernels_fresh.py
+checks that the committed PTX is what this script produces now.
 """
 import subprocess
 import sys
@@ -50,7 +51,18 @@ def float_source():
     return HEADER.format(table="ptx_float_cases.py") + kernel_source()
 
 
-GENERATED = {"alu_int.cu": int_source, "alu_float.cu": float_source}
+def wgmma_source():
+    from wgmma_cases import kernel_source
+    return kernel_source() + HEADER.format(table="wgmma_cases.py")
+
+
+GENERATED = {"alu_int.cu": int_source, "alu_float.cu": float_source, "wgmma.cu": wgmma_source}
+
+
+def arch_of(cu):
+    """sm_90, or what the source's first line `// arch: ARCH` names."""
+    first = cu.read_text().split("\n", 1)[0]
+    return first.split(":", 1)[1].strip() if first.startswith("// arch:") else "sm_90"
 
 
 def sources():
@@ -59,8 +71,8 @@ def sources():
     out = []
     for name, make in GENERATED.items():
         (BUILD / name).write_text(make())
-        out.append((BUILD / name, "sm_90", HERE))
-    out += [(cu, "sm_90", HERE) for cu in sorted(HERE.glob("*.cu"))]
+        out.append((BUILD / name, arch_of(BUILD / name), HERE))
+    out += [(cu, arch_of(cu), HERE) for cu in sorted(HERE.glob("*.cu"))]
     out += [(cu, a, EXAMPLES) for cu in sorted(EXAMPLES.glob("*.cu")) for a in ("sm_80", "sm_90")]
     return out
 

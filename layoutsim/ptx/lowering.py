@@ -1,0 +1,173 @@
+"""What ptxas makes of each PTX instruction: the SASS attributed to every PTX line.
+
+Method: the PTX is rewritten so that each instruction carries its own PTX line as debug location
+(its `.loc`/`.file` directives are replaced by `.file 1 "kernel.ptx"` and `.loc 1 <line> 0` before
+each instruction), assembled with `ptxas -arch=ARCH -lineinfo`, and disassembled with
+`nvdisasm -g`, which names the PTX line of every SASS instruction. The SASS of the rewritten file
+is checked to be the same instruction sequence as that of the file as given, so the rewriting
+changed nothing but the line table. A PTX line inside a loop ptxas unrolled appears once per
+copy; instructions predicated @!PT (never executed: ptxas padding) are left out.
+
+Used by the executor at run time (sass.py, for PTX the committed data does not describe) and by
+the generator of that data (gpu_check/kernel_corpus/lowering.py).
+
+nvdisasm is not in every CUDA install: it is looked for on PATH, in /usr/local/cuda/bin, in the
+`nvidia-cuda-nvdisasm` wheel (`pip install nvidia-cuda-nvdisasm`, or `pip install
+layoutsim[sass]`) and in the copy triton bundles. It only reads the line table and names the
+instructions.
+"""
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+# PTX instructions whose SASS the executor costs or models: memory, matrix, special functions
+KEEP = re.compile(r"^(ld|st|ldu|ldmatrix|stmatrix|wmma|mma|cp\.async|atom|red|ex2|rcp|rsqrt|lg2|sin|cos|tanh|sqrt"
+                  r"|div\.approx|div\.full)\b")
+# SASS that moves data through a memory pipe (what the cost models charge), the TMA and bulk
+# copy units' included (UTMALDG/UTMASTG/UTMAREDG, UBLKCP/UBLKRED: cp.async.bulk[.tensor])
+MEMORY_SASS = re.compile(r"^(LDS|STS|LDSM|STSM|LDG|STG|LD|ST|LDGSTS|ATOMS|ATOMG|ATOM|RED|REDG|LDL|STL"
+                         r"|UTMALDG|UTMASTG|UTMAREDG|UBLKCP|UBLKRED)\b")
+INSTALL = {"ptxas": "the CUDA toolkit", "nvdisasm": "pip install nvidia-cuda-nvdisasm"}
+
+
+def install_hint(*missing):
+    """'install nvdisasm (pip install nvidia-cuda-nvdisasm)' for the tools named."""
+    return "install " + " and ".join(f"{t} ({INSTALL[t]})" for t in missing)
+
+_INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
+_SASS = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+_LINE = re.compile(r'//## File "kernel\.ptx", line (\d+)')
+_FUNC = re.compile(r"^\.text\.(\w+):")
+
+
+class LoweringError(RuntimeError):
+    """ptxas or nvdisasm failed, or the line tagging changed the code."""
+
+
+def find_ptxas():
+    return shutil.which("ptxas") or _existing("/usr/local/cuda/bin/ptxas")
+
+
+def find_nvdisasm():
+    """PATH, /usr/local/cuda/bin, the nvidia-cuda-nvdisasm wheel (nvidia/cu*/bin), triton's copy."""
+    p = shutil.which("nvdisasm") or _existing("/usr/local/cuda/bin/nvdisasm")
+    if p:
+        return p
+    for pkg, pattern in (("nvidia", "*/bin/nvdisasm"), ("triton", "backends/nvidia/bin/nvdisasm")):
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            continue
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            for cand in sorted(glob.glob(os.path.join(root, pattern)), reverse=True):   # newest cu* first
+                if os.access(cand, os.X_OK):
+                    return cand
+    return None
+
+
+def _existing(path):
+    return path if os.path.exists(path) else None
+
+
+def tool_version(path):
+    """'Cuda compilation tools, release 13.0, V13.0.88' from `path --version`, or None."""
+    r = subprocess.run([path, "--version"], capture_output=True, text=True)
+    lines = [x for x in r.stdout.splitlines() if "release" in x]
+    return lines[-1].strip() if lines else None
+
+
+def with_ptx_lines(ptx):
+    """The PTX with every instruction's debug location set to its own line in `ptx`."""
+    out, depth = [], 0
+    for i, line in enumerate(ptx.splitlines(), start=1):
+        s = line.strip()
+        if s.startswith((".loc", ".file")):
+            out.append("")
+            continue
+        if depth > 0 and _INSTR.match(s) and not s.endswith(":"):
+            out.append(f"\t.loc 1 {i} 0")
+        if not s.startswith("//"):
+            depth += s.count("{") - s.count("}")
+        out.append(line)
+        if s.startswith(".address_size"):
+            out.append('.file 1 "kernel.ptx"')
+    return "\n".join(out) + "\n"
+
+
+def ptx_instruction(line):
+    """('ld.shared.v4.u32', full text) of a PTX instruction line, without predicate and braces."""
+    s = line.strip().lstrip("{").strip()
+    s = re.sub(r"^@!?%\w+\s+", "", s)
+    return s.split()[0].rstrip(";") if s else "", s.rstrip("}").strip()
+
+
+def disassemble(cubin, nvdisasm, with_lines):
+    """{function: [(ptx line or None, 'OPCODE.MODS', operands)]} in program order."""
+    cmd = [nvdisasm, "-c"] + (["-g"] if with_lines else []) + [str(cubin)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise LoweringError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[:200]}")
+    funcs, cur, line = {}, None, None
+    for text in r.stdout.splitlines():
+        m = _FUNC.match(text.strip())
+        if m:
+            cur, line = m.group(1), None
+            funcs[cur] = []
+            continue
+        m = _LINE.search(text)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _SASS.search(text)
+        if m and cur and (m.group(1) or "").strip() != "@!PT":      # @!PT: never executes (ptxas padding)
+            funcs[cur].append((line, m.group(2), " ".join(m.group(3).split())))
+    return funcs
+
+
+def assemble(ptx_path, cubin, arch, ptxas, lineinfo):
+    r = subprocess.run([ptxas, f"-arch={arch}", *(["-lineinfo"] if lineinfo else []), "-o", str(cubin),
+                        str(ptx_path)], capture_output=True, text=True)
+    if r.returncode:
+        msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        raise LoweringError(f"ptxas -arch={arch} refused the PTX: {msg[0] if msg else r.returncode}")
+
+
+def lower(ptx, arch, ptxas=None, nvdisasm=None, work=None, keep=KEEP):
+    """({function: [{line, ptx, op, sass: [SASS opcodes]}]}, the cubin of the PTX as given) for the
+    instructions whose PTX opcode matches `keep` (None: every instruction with SASS)."""
+    ptxas, nvdisasm = ptxas or find_ptxas(), nvdisasm or find_nvdisasm()
+    missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
+    if missing:
+        raise LoweringError(f"{' and '.join(missing)} not found: {install_hint(*missing)}")
+    with tempfile.TemporaryDirectory(prefix="layoutsim_lowering_", dir=work) as tmp:
+        tmp = Path(tmp)
+        (tmp / "plain.ptx").write_text(ptx)
+        (tmp / "lined.ptx").write_text(with_ptx_lines(ptx))
+        for name, lineinfo in (("lined", True), ("plain", False)):
+            assemble(tmp / f"{name}.ptx", tmp / f"{name}.cubin", arch, ptxas, lineinfo)
+        lined = disassemble(tmp / "lined.cubin", nvdisasm, True)
+        plain = disassemble(tmp / "plain.cubin", nvdisasm, False)
+        cubin = (tmp / "plain.cubin").read_bytes()
+    for f in plain:
+        if [x[1:] for x in lined.get(f, [])] != [x[1:] for x in plain[f]]:
+            raise LoweringError(f"{f}: the line-tagged PTX assembles to different SASS")
+    lines = ptx.splitlines()
+    out = {}
+    for f, instrs in lined.items():
+        by_line = defaultdict(list)
+        for line, op, _ in instrs:
+            if line is not None:
+                by_line[line].append(op)
+        rows = []
+        for line in sorted(by_line):
+            op, text = ptx_instruction(lines[line - 1])
+            if keep is None or keep.match(op):
+                rows.append({"line": line, "ptx": text, "op": op, "sass": by_line[line]})
+        out[f] = rows
+    return out, cubin

@@ -1,0 +1,347 @@
+"""Hopper's asynchronous copies and their barriers: mbarrier (init, arrive, expect_tx, complete_tx,
+test_wait / try_wait, inval, pending_count), cp.async.bulk.tensor (TMA, tile mode, 1-5D, both
+directions), cp.async.bulk (non-tensor), their commit/wait groups, and setmaxnreg. PTX ISA 9.0,
+9.7.9.25 (cp.async.bulk*), 9.7.13.15 (mbarrier).
+
+A copy is executed when its thread issues it, and the bytes it brings are credited to its
+mbarrier at once (complete_tx): the data is there as soon as a waiter can see the phase
+complete, which is a valid schedule of the hardware's. Shared-memory placement and the rules on
+coordinates are layoutsim.smem's (measured on the H200); the tensor's global side and the map
+itself are tensormap.py's. The TMA unit, not the LSU, moves these bytes, so they add nothing to
+the shared ld/st wavefront totals (Nsight Compute's op_ld/op_st) and nothing to the global
+requests. The cluster forms (.multicast::cluster, shared::cluster destinations of another CTA)
+are refused; a .shared::cluster address of the CTA's own shared memory is its .shared address
+(clusters of one CTA).
+
+test_wait and try_wait are the scheduler's yield points (scheduler.py, step kind "mbwait"): a
+thread whose phase has not completed parks there until some mbarrier changes, so the warps that
+will arrive run; a kernel whose every warp waits on phases nobody completes is a deadlock.
+"""
+import numpy as np
+
+from .. import smem
+from . import tensormap as TM
+from . import types as T
+from .access import locate, space_of
+from .compile import need, unsupported
+from .mbarrier import MBarriers
+from .state import PARAM_WINDOW, Fault
+
+TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
+BULK_ALIGN = 16                        # cp.async.bulk: addresses and size multiples of 16 bytes
+TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared ld/st wavefronts "
+            "are counted for it")
+RACE_NOTE = ("racecheck does not see TMA copies, wgmma operand reads or mbarrier synchronization: "
+             "hazards across an mbarrier wait may be reported")
+
+
+def _mb(bt):
+    if bt.mbarriers is None:
+        bt.mbarriers = MBarriers()
+    return bt.mbarriers
+
+
+def _vals(read, bt, thr, dtype=np.int64):
+    return np.broadcast_to(np.asarray(read(bt)), (bt.T,))[thr].astype(dtype)
+
+
+def _barrier_addr(b, ins, op):
+    """function(bt, thr) -> (flat offsets, shared addresses) of the mbarrier operand `op`."""
+    addr, _ = b.address(op, ins)
+    space = space_of(ins.mods)
+    if space not in ("shared", "generic"):
+        raise unsupported(ins, f"an mbarrier in .{space} memory (mbarriers live in shared memory)")
+
+    def at(bt, thr):
+        a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr].astype(np.int64)
+        parts = locate(bt, space, a, thr, 8, ins.name)
+        for p in parts:
+            if p[0] != "shared":
+                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory")
+        if len(parts) != 1 or not np.array_equal(parts[0][3], thr):
+            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory")
+        return parts[0][2], parts[0][4]
+    return at
+
+
+def _on_barrier(at, bt, g):
+    """(threads executing, flat offsets, shared addresses, the batch's MBarriers), or None."""
+    thr = np.flatnonzero(g)
+    if len(thr) == 0:
+        return None
+    flat, rel = at(bt, thr)
+    return thr, flat, rel, _mb(bt)
+
+
+# ---- mbarrier ------------------------------------------------------------------------------------
+def _mbarrier(ins, b, prog):
+    op = ins.mods[0] if ins.mods else ""
+    o = ins.operands
+    if op == "pending_count":
+        need(ins, 2)
+        w = b.write(o[0], T.get("u32"), ins)
+        st = b.read(o[1], T.get("b64"), ins)
+        return {"fn": lambda bt, g, full: w(bt, (np.asarray(st(bt)) >> np.uint64(32)).astype(np.uint32), g, full)}
+    if op in ("init", "inval", "expect_tx", "complete_tx"):
+        need(ins, 1 if op == "inval" else 2)
+        at = _barrier_addr(b, ins, o[0])
+        n = b.read(o[1], T.get("u32"), ins) if op != "inval" else None
+
+        def fn(bt, g, full):
+            on = _on_barrier(at, bt, g)
+            if on is None:
+                return
+            thr, flat, rel, mb = on
+            if op == "init":
+                mb.init(flat, rel, _vals(n, bt, thr), thr)
+            elif op == "inval":
+                mb.inval(flat, rel, thr)
+            else:
+                s = mb.slots(flat, rel, thr, ins.name)
+                (mb.expect_tx if op == "expect_tx" else mb.complete_tx)(s, _vals(n, bt, thr), thr, rel)
+        return {"fn": fn}
+    if op in ("arrive", "arrive_drop"):
+        return _arrive(ins, b, op)
+    if op in ("test_wait", "try_wait"):
+        return _wait(ins, b)
+    raise unsupported(ins)
+
+
+def _arrive(ins, b, op):
+    o = ins.operands
+    need(ins, 2)
+    expect = "expect_tx" in ins.mods
+    no_complete = "noComplete" in ins.mods
+    w = b.write(o[0], T.get("b64"), ins)
+    at = _barrier_addr(b, ins, o[1])
+    third = b.read(o[2], T.get("u32"), ins) if len(o) > 2 else None
+    if no_complete and third is None:
+        raise unsupported(ins, ".noComplete needs a count")
+
+    def fn(bt, g, full):
+        on = _on_barrier(at, bt, g)
+        if on is None:
+            return
+        thr, flat, rel, mb = on
+        s = mb.slots(flat, rel, thr, ins.name)
+        count = np.ones(len(thr), np.int64)
+        if expect:                          # expect-tx of the bytes first, then one arrival
+            mb.expect_tx(s, _vals(third, bt, thr), thr, rel)
+        elif third is not None:
+            count = _vals(third, bt, thr)
+        tok = mb.arrive(s, count, thr, rel, drop=op == "arrive_drop", no_complete=no_complete)
+        out = np.zeros(bt.T, np.uint64)
+        out[thr] = tok
+        w(bt, out, g, full)
+    return {"fn": fn}
+
+
+def _wait(ins, b):
+    """test_wait / try_wait (.parity): a step of kind "mbwait" (see the module docstring)."""
+    o = ins.operands
+    need(ins, 3)
+    parity = "parity" in ins.mods
+    w = b.write(o[0], T.get("pred"), ins)
+    at = _barrier_addr(b, ins, o[1])
+    third = b.read(o[2], T.get("u32" if parity else "b64"), ins)
+    site = ins.extra["site"]
+
+    def fn(bt, g, full, forced):
+        waiting = np.zeros(bt.T, bool)
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return waiting
+        if bt.race is not None:
+            bt.launch.notes.add(RACE_NOTE)
+        flat, rel = at(bt, thr)
+        mb = _mb(bt)
+        s = mb.slots(flat, rel, thr, ins.name)
+        v = _vals(third, bt, thr, np.int64 if parity else np.uint64)
+        ok = mb.test(s, parity=v) if parity else mb.test(s, tokens=v)
+        done = ok | forced[thr] if forced is not None else ok
+        out = np.zeros(bt.T, bool)
+        out[thr] = ok
+        written = np.zeros(bt.T, bool)
+        written[thr[done]] = True
+        w(bt, out, written, False)
+        if not done.all():
+            waiting[thr[~done]] = True
+            j = int(np.flatnonzero(~done)[0])
+            mb.parked[site] = (int(thr[j]), int(rel[j]), int(flat[j]))
+        return waiting
+    return {"kind": "mbwait", "fn": fn}
+
+
+# ---- cp.async.bulk -------------------------------------------------------------------------------
+def cp_bulk(ins, b, prog):
+    """cp.async.bulk* (ops_mem routes every cp.async.bulk form here)."""
+    mods = ins.mods[2:]
+    if mods[:1] in (("commit_group",), ("wait_group",)):
+        return {"fn": lambda bt, g, full: None}       # every bulk copy completed at issue
+    if mods[:1] == ("prefetch",):
+        return {"fn": lambda bt, g, full: None}       # an L2 prefetch changes no state
+    if any(m.startswith("multicast") for m in mods):
+        raise unsupported(ins, "multicast to a cluster (clusters are not modelled)")
+    spaces = [m.split("::")[0] for m in mods if m.split("::")[0] in ("shared", "global")]
+    if spaces[:2] == ["shared", "shared"]:
+        raise unsupported(ins, "copies into another CTA's shared memory (clusters are not modelled)")
+    load = spaces[:1] == ["shared"]
+    if mods[:1] == ("tensor",):
+        bad = [m for m in mods if m.startswith(("im2col", "tile::"))]
+        if bad:
+            raise unsupported(ins, f"load mode .{bad[0]} (only the tile mode is modelled)")
+        dim = int(mods[1].rstrip("d")) if len(mods) > 1 and mods[1].rstrip("d").isdigit() else 0
+        if not 1 <= dim <= smem.tma.MAX_RANK:
+            raise unsupported(ins, "cp.async.bulk.tensor needs .1d ... .5d")
+        return _tensor(ins, b, prog, dim, load)
+    return _bulk(ins, b, load)
+
+
+def _tensor_ref(ins, b, prog, op, dim):
+    """(function(bt, thr) -> map addresses, coordinate readers) of `[tensorMap, {c0, ...}]`."""
+    if op.kind != "tref" or len(op.value) != 2 or op.value[1].kind != "vec":
+        raise unsupported(ins, f"tensor operand {op}: give [tensorMap, {{coordinates}}] (the tile mode)")
+    m, cv = op.value
+    coords = [b.read(c, T.get("s32"), ins) for c in cv.value]
+    if len(coords) != dim:
+        raise unsupported(ins, f"{len(coords)} coordinates for a .{dim}d copy")
+    if m.kind == "sym" and prog.symbol_space(m.value, ins) == "kparam":
+        a = PARAM_WINDOW + prog.symbol_address(m.value, ins)      # [param, {..}]: the parameter itself
+        return (lambda bt, thr: np.full(len(thr), a, np.int64)), coords
+    rd = b.read(m, T.get("u64"), ins)
+    return (lambda bt, thr: _vals(rd, bt, thr)), coords
+
+
+def _tensor(ins, b, prog, dim, load):
+    o = ins.operands
+    need(ins, 3 if load else 2)
+    tref = o[1] if load else o[0]
+    maps, coords = _tensor_ref(ins, b, prog, tref, dim)
+    smem_addr, _ = b.address(o[0] if load else o[1], ins)
+    at = _barrier_addr(b, ins, o[2]) if load else None
+
+    def body(bt, thr):
+        sa_all = _vals(smem_addr, bt, thr)
+        ma = maps(bt, thr)
+        cs = np.stack([_vals(c, bt, thr) for c in coords], axis=1)
+        nbytes = np.zeros(len(thr), np.int64)
+        for j, t in enumerate(thr):
+            gm = TM.resolve(bt, ma[j], t, ins.name)
+            c = tuple(int(x) for x in cs[j])
+            sa = _box(bt, gm, c, int(sa_all[j]), t, ins.name)
+            off, inside = gm.elements(c)
+            k = np.arange(gm.e)
+            where = bt.smem_base[t] + sa[..., None] + k
+            if load:                                   # elements outside the tensor read as zeros
+                data = np.zeros(sa.shape + (gm.e,), np.uint8)
+                data[inside] = bt.heap.data[off[inside][:, None] + k]
+                bt.smem[where] = data
+            else:                                      # ... and are not written
+                bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
+            nbytes[j] = gm.box_bytes
+        return nbytes
+    return {"fn": _copy_step(ins, at, body)}
+
+
+def _copy_step(ins, at, body):
+    """fn(bt, g, full) of a copy: body(bt, threads) copies for the issuing threads and returns the
+    bytes each moved; a load (at: its mbarrier operand) credits them to the mbarrier, which must
+    exist before the copy starts."""
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        _notes(bt)
+        if at is not None:
+            flat, rel = at(bt, thr)
+            mb = _mb(bt)
+            s = mb.slots(flat, rel, thr, ins.name)
+        nbytes = body(bt, thr)
+        if at is not None:
+            mb.complete_tx(s, nbytes, thr, rel)
+    return fn
+
+
+def _notes(bt):
+    bt.launch.notes.add(TMA_NOTE)
+    if bt.race is not None:
+        bt.launch.notes.add(RACE_NOTE)
+
+
+def _box(bt, gm, coords, at, t, what):
+    """The shared addresses of the box at `at` (a load's destination, a store's source), checked."""
+    why = smem.coords_problem(gm.tmap, coords)
+    if why:
+        raise Fault(t, at, f"{what}: {why}")
+    if at % TMA_ALIGN:
+        raise Fault(t, at, f"{what}: the box's shared address {at:#x} is not {TMA_ALIGN}-byte aligned: the "
+                           f"GPU faults (misaligned address)")
+    why = smem.box_fault(gm.tmap, at, smem_bytes=bt.smem_size) if bt.smem_size else \
+        "the CTA has no shared memory for the box"
+    if why:
+        raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)")
+    sa = smem.box_addresses(gm.tmap, at, smem_bytes=bt.smem_size)
+    return sa
+
+
+def _bulk(ins, b, load):
+    """cp.async.bulk.shared::cta|cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+    and cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size."""
+    o = ins.operands
+    need(ins, 4 if load else 3)
+    dst, _ = b.address(o[0], ins)
+    src, _ = b.address(o[1], ins)
+    size = b.read(o[2], T.get("u32"), ins)
+    at = _barrier_addr(b, ins, o[3]) if load else None
+
+    def body(bt, thr):
+        d, s_, n = _vals(dst, bt, thr), _vals(src, bt, thr), _vals(size, bt, thr)
+        for j, t in enumerate(thr):
+            sh, gl = (d[j], s_[j]) if load else (s_[j], d[j])
+            bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
+            if bad or n[j] <= 0:
+                raise Fault(t, sh, f"{ins.name}: addresses {int(sh):#x}, {int(gl):#x} and size {int(n[j])} must "
+                                   f"be positive multiples of {BULK_ALIGN} bytes")
+            if sh < 0 or sh + n[j] > bt.smem_size:
+                raise Fault(t, sh, f"{ins.name}: shared {int(sh):#x} + {int(n[j])} bytes is outside the CTA's "
+                                   f"shared memory ({bt.smem_size} bytes)")
+            off = int(bt.heap.check(np.array([gl], np.int64), int(n[j]), np.array([t]))[0])
+            so = int(bt.smem_base[t] + sh)
+            if load:
+                bt.smem[so:so + n[j]] = bt.heap.data[off:off + n[j]]
+            else:
+                bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
+        return n
+    return {"fn": _copy_step(ins, at, body)}
+
+
+def cp_async_arrive(ins, b, prog):
+    """cp.async.mbarrier.arrive{.noinc}.b64 [mbar]: the arrive-on fires when the thread's prior
+    cp.async copies complete; here they complete at this instruction (a valid schedule). Without
+    .noinc the pending count is raised by one first, so the net effect is no arrival."""
+    need(ins, 1)
+    at = _barrier_addr(b, ins, ins.operands[0])
+    noinc = "noinc" in ins.mods
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        from .ops_mem import _async
+        a = _async(bt)
+        a.open[thr] += 1                      # close the open group, then complete every group
+        a.wait(bt, thr, 0)
+        flat, rel = at(bt, thr)
+        mb = _mb(bt)
+        s = mb.slots(flat, rel, thr, ins.name)
+        if noinc:
+            mb.arrive(s, np.ones(len(thr), np.int64), thr, rel)
+    return {"fn": fn}
+
+
+def _setmaxnreg(ins, b, prog):
+    # a register-allocation hint for warp-specialized kernels: no effect on the model's state
+    return {"fn": lambda bt, g, full: None, "sync": "all"}
+
+
+OPS = {"mbarrier": _mbarrier, "setmaxnreg": _setmaxnreg}

@@ -1,0 +1,190 @@
+"""wgmma (sm_90a): wgmma.fence / commit_group / wait_group and wgmma.mma_async of every catalog
+form, A from shared memory (descriptor) or registers, B from shared memory. PTX ISA 9.0,
+9.7.15.5 ('Asynchronous Warpgroup Level Matrix Multiply-Accumulate').
+
+wgmma.mma_async is a warpgroup collective: the scheduler runs it (sync "warpgroup") only when all
+four warps of the warpgroup (warps 4g .. 4g+3 of the CTA) are there, and then for every
+warpgroup of the batch that executes it at once. The registers move through the catalog's
+FragmentMaps (D and A; layoutsim.packing), the shared operands through
+layoutsim.smem.operand_addresses (the descriptor readings the H200 confirmed), the arithmetic is
+layoutsim.mma's (the run's arch profile). Operand options (PTX ISA 9.7.15.5.2):
+  scale-d false      D = A*B (the accumulator read as +0, as layoutsim.sim's Warpgroup.wgmma does)
+  imm-scale-a/b -1   every element of A / B negated (its sign bit flipped) before the multiply
+  imm-trans-a/b 1    the operand is MN-major (16-bit types only)
+  .satfinite         integer results clamped to the s32 range (the catalog entry with its option)
+
+The operation runs at the rendezvous and its D is written at once: wgmma.fence, commit_group and
+wait_group then have nothing left to order. PTX leaves reading D (or writing A, B, D) between the
+mma_async and the wait_group that covers it undefined, so a correct kernel sees the same values;
+a kernel that breaks that rule sees the finished result here, not a fault.
+
+Cost: the GMMA unit reads the shared operands, one GMMA wavefront per 128 bytes
+(sim/costing.wgmma_cost, measured on the H200): kind "gmma" per PTX line, outside the shared
+ld/st totals (ncu's op_gmma, not op_ld); Run.gmma_wavefronts sums them.
+"""
+import dataclasses
+
+import numpy as np
+
+from .. import smem
+from ..errors import LayoutsimError
+from ..packing import pack, unpack
+from ..sim.costing import wgmma_cost
+from . import types as T
+from .compile import unsupported
+from .ops_async import RACE_NOTE
+from .ops_matrix import _catalog, read_words, write_words
+from .state import Fault
+
+WARPGROUP = "warpgroup"                 # Step.sync of warpgroup collectives (scheduler.py)
+THREADS = 128
+
+
+def _sync_only(ins, b, prog):
+    # fence / commit_group / wait_group: the mma_async ran at its rendezvous, nothing to wait for
+    return {"fn": lambda bt, g, full: None, "sync": "all"}
+
+
+def _imm(ins, op, what, valid):
+    if op.kind != "imm" or op.value not in valid:
+        raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} must be an immediate "
+                             f"{' or '.join(map(str, valid))}, not {op}")
+    return op.value
+
+
+def _wgmma(ins, b, prog):
+    sub = ins.mods[0] if ins.mods else ""
+    if sub in ("fence", "commit_group", "wait_group"):
+        return _sync_only(ins, b, prog)
+    if sub != "mma_async":
+        raise unsupported(ins)
+    if "sp" in ins.mods:
+        raise unsupported(ins, "sparse wgmma.mma_async.sp")
+    sat = "satfinite" in ins.mods
+    cat = _catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
+    if prog.arch not in cat.archs:
+        raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for sm_90a); this run's "
+                               f"arch is {prog.arch}")
+    fa = cat.formats["a"]
+    if sat:
+        if cat.formats["d"] != "s32":
+            raise unsupported(ins, ".satfinite is for the integer forms")
+        cat = dataclasses.replace(cat, options={**cat.options, "satfinite": True})
+    o = ins.operands
+    regs_a = len(o) > 1 and o[1].kind == "vec"
+    floating = fa not in ("s8", "u8")
+    trans_ok = fa in ("f16", "bf16")
+    want = 4 if not floating else 6 + (trans_ok and (1 if regs_a else 2))
+    if len(o) != want:
+        form = "d, a, b-desc, scale-d" if regs_a else "d, a-desc, b-desc, scale-d"
+        extra = ", imm-scale-a, imm-scale-b" if floating else ""
+        extra += ("" if not trans_ok else ", imm-trans-b" if regs_a else ", imm-trans-a, imm-trans-b")
+        raise LayoutsimError(f"line {ins.line}: {ins.name} takes {want} operands ({form}{extra}); "
+                             f"{len(o)} given")
+    neg_a = floating and _imm(ins, o[4], "imm-scale-a", (1, -1)) == -1
+    neg_b = floating and _imm(ins, o[5], "imm-scale-b", (1, -1)) == -1
+    trans_a = trans_ok and not regs_a and _imm(ins, o[6], "imm-trans-a", (0, 1)) == 1
+    trans_b = trans_ok and _imm(ins, o[-1], "imm-trans-b", (0, 1)) == 1
+    fd = cat.operand("D").fragment
+    dregs = b.elems(o[0], ins)
+    rd, wd = read_words(b, dregs, ins), write_words(b, dregs, ins)
+    ra = read_words(b, b.elems(o[1], ins), ins) if regs_a else None
+    da = None if regs_a else b.read(o[1], T.get("b64"), ins)
+    db = b.read(o[2], T.get("b64"), ins)
+    sd = b.read(o[3], T.get("pred"), ins)
+    arch, site = prog.arch, ins.extra["site"]
+    for frag, regs, what in ((fd, dregs, "D"),) + (((cat.operand("A").fragment, b.elems(o[1], ins), "A"),)
+                                                     if regs_a else ()):
+        n = sum(2 if b.rtype(r, ins).bits == 64 else 1 for r in regs)
+        if n != frag.regs * frag.reg_bits // 32:
+            raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} takes {frag.regs * frag.reg_bits // 32} "
+                                 f"32-bit registers per thread; {n} given")
+
+    def fn(bt, g, full):
+        thr = _warpgroups(bt, g, ins)
+        if len(thr) == 0:
+            return
+        if bt.race is not None:
+            bt.launch.notes.add(RACE_NOTE)
+        lead = thr[:, 0]
+        scale = _uniform(np.broadcast_to(np.asarray(sd(bt)), (bt.T,))[thr], thr, ins, "scale-d")
+        nbytes = 0
+        if regs_a:
+            A = unpack(cat.operand("A").fragment, ra(bt)[thr])[:, 0]
+        else:
+            A = _read_shared(bt, cat, "A", _uniform(_words64(da, bt)[thr], thr, ins, "A descriptor"), trans_a,
+                             lead, ins)
+            nbytes += A[0].nbytes
+        B = _read_shared(bt, cat, "B", _uniform(_words64(db, bt)[thr], thr, ins, "B descriptor"), trans_b,
+                         lead, ins)
+        nbytes += B[0].nbytes
+        A, B = (_negate(X) if neg else X for X, neg in ((A, neg_a), (B, neg_b)))
+        C = unpack(fd, rd(bt)[thr])[:, 0]
+        C = np.where(scale[:, None, None], C, np.zeros_like(C))
+        from ..numerics import mma
+        D = np.asarray(mma(cat, A, B, C, arch=arch, raw=True))
+        D = D.view(np.dtype(f"u{D.dtype.itemsize}"))
+        wd(bt, pack(fd, D[:, None]).reshape(thr.size, -1), thr.reshape(-1), g)
+        bt.costs.add_gmma(site, wgmma_cost(nbytes)[0] * len(thr))
+    return {"fn": fn, "sync": WARPGROUP}
+
+
+def _words64(read, bt):
+    return np.broadcast_to(np.asarray(read(bt)), (bt.T,)).astype(np.uint64)
+
+
+def _uniform(v, thr, ins, what):
+    """One value per warpgroup: PTX requires the same one in every thread of it."""
+    bad = v != v[:, :1]
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warpgroup give different {what} values "
+                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour")
+    return v[:, 0]
+
+
+def _warpgroups(bt, g, ins):
+    """Batch threads [nG, 128] of the warpgroups executing: every one of their threads must."""
+    w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
+    if len(w) == 0:
+        return np.zeros((0, THREADS), np.int64)
+    key = np.unique((w // bt.wpc) * bt.pad + (w % bt.wpc) // 4 * THREADS)    # CTA slot + warpgroup start
+    start = key % bt.pad
+    short = start + THREADS > bt.tpc
+    if short.any():
+        i = int(np.flatnonzero(short)[0])
+        raise Fault(key[i], 0, f"{ins.name}: a warpgroup is 4 whole warps (128 threads); this CTA has "
+                               f"{bt.tpc} threads, so warpgroup {int(start[i]) // THREADS} is incomplete")
+    thr = key[:, None] + np.arange(THREADS)
+    missing = ~g[thr]
+    if missing.any():
+        i, j = np.argwhere(missing)[0]
+        why = "has exited" if not bt.live[thr[i, j]] else "does not execute it (a branch or guard)"
+        raise Fault(thr[i, j], 0, f"{ins.name}: every thread of the warpgroup must execute it (.aligned); "
+                                  f"this one {why}")
+    return thr
+
+
+def _read_shared(bt, cat, which, desc, trans, lead, ins):
+    """Raw bits of operand `which` ((M, K) for A, (K, N) for B) of each warpgroup, read through its
+    descriptor value: layoutsim.smem.operand_addresses, then the CTA's shared memory."""
+    from ..formats import bits
+    addr = smem.operand_addresses(cat, which, desc, trans)               # [nG, rows, cols]
+    e = bits(cat.formats[which.lower()]) // 8
+    bad = (addr < 0) | (addr + e > bt.smem_size)
+    if bad.any():
+        i, r, c = (int(x) for x in np.argwhere(bad)[0])
+        why = smem.operand_fault(cat, which, int(desc[i]), trans, bt.smem_size, addr[i]) if bt.smem_size \
+            else f"the {which} descriptor reads shared memory and the CTA has none"
+        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)")
+    flat = bt.smem_base[lead][:, None, None] + addr
+    raw = bt.smem[flat[..., None] + np.arange(e)]
+    return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
+
+
+def _negate(x):
+    """imm-scale -1: the element negated, i.e. its sign bit (the top bit of the raw value) flipped."""
+    return x ^ x.dtype.type(1 << (x.dtype.itemsize * 8 - 1))
+
+
+OPS = {"wgmma": _wgmma}

@@ -1,0 +1,154 @@
+"""Which SASS runs for each PTX line of a kernel, so the cost models charge that (issue 10: "what
+ptxas emits for a PTX instruction is what the hardware costs").
+
+Sources, in order:
+  (a) the committed lowering data (data/lowering_sm90.json, made by
+      `python -m gpu_check.kernel_corpus.lowering`), when the PTX text is one it describes (its
+      SHA-256 is among the data's `ptx_sha256`) and the run is on the data's arch;
+  (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
+      ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering;
+  (c) otherwise none: every PTX memory instruction is costed as written, and the run says so
+      (NOT_CONSULTED).
+
+The rules that read the SASS live here: a PTX memory instruction with no memory SASS at its line
+(ptxas removed it, e.g. a load common-subexpression-eliminated with another) executes but costs
+nothing; an atom whose result ptxas found unused runs as RED and is counted as a reduction
+(`global_op`). Other per-op facts stay where they were: ldmatrix/stmatrix's LDSM/STSM in
+ops_matrix, wmma's accesses in data/wmma_sm_90.json (wmma.py), the counter an op lands in
+(memory.GlobalOp.metric_op).
+"""
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from . import lowering as L
+
+DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
+NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
+_MEMO = {}
+
+
+class Lowered:
+    """The memory SASS ptxas emits at each PTX line of one kernel (None: not known)."""
+
+    def __init__(self, by_line=None, source=None, note=None):
+        self.by_line = by_line          # {ptx line: (memory SASS opcodes, ...)}
+        self.source = source            # where it comes from (Run.sass_source), None for (c)
+        self.note = note                # (c): the one line the run reports
+
+    def memory_sass(self, line):
+        """The memory SASS of a PTX line: () when ptxas emits none there; None when unknown."""
+        if self.by_line is None:
+            return None
+        return self.by_line.get(line, ())
+
+
+def for_program(ptx, prog, arch):
+    """The Lowered of the kernel `prog` (a Program) built from PTX text `ptx` for `arch`."""
+    if not isinstance(ptx, str):
+        return Lowered(note=f"{NOT_CONSULTED} (the PTX was not given as text)")
+    sha = hashlib.sha256(ptx.encode()).hexdigest()
+    rows, source = _committed(sha, arch)
+    if rows is None:
+        rows, source, note = _computed(ptx, sha, _ptxas_arch(prog.module.target, arch))
+        if rows is None:
+            return Lowered(note=note)
+    return Lowered(_by_line(rows, prog), source)
+
+
+def global_op(op, sass):
+    """The op the coalescing model costs for a global access spelt `op` (memory.ops) that ptxas
+    lowered to `sass`: an atom it emitted as RED (the old value unused) is the reduction."""
+    if op.startswith("atom.") and sass and all(s.startswith("RED") for s in sass):
+        return "red." + op[len("atom."):]
+    return op
+
+
+def width(sass):
+    """Bytes per lane of a plain SASS load/store/LDGSTS from its modifiers (LDS.128, STS.U8, LDG.E)."""
+    for tok, w in ((".128", 16), (".64", 8), (".U16", 2), (".S16", 2), (".U8", 1), (".S8", 1)):
+        if tok in sass:
+            return w
+    return 4
+
+
+def _by_line(rows, prog):
+    """{line: memory SASS} over the SASS functions that hold the kernel's code: the entry itself
+    and the .funcs ptxas kept as functions (a .func it inlined has its lines in the entry)."""
+    mine = {prog.fn.name} | {f.name for f in prog.module.functions.values() if f.kind != "entry"}
+    out = {}
+    for name, entries in rows.items():
+        if name in mine:
+            for r in entries:
+                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if L.MEMORY_SASS.match(s))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _data():
+    return json.loads(DATA.read_text())
+
+
+def _committed(sha, arch):
+    doc = _data()
+    if arch != doc["arch"]:
+        return None, None
+    for f, h in doc.get("ptx_sha256", {}).items():
+        if h == sha:
+            return doc["kernels"][f], f"committed lowering data ({DATA.name}: {f}, {doc['source']['ptxas']})"
+    return None, None
+
+
+def _ptxas_arch(target, arch):
+    """ptxas's -arch: the PTX's own target when it is arch-specific (sm_90a: ptxas refuses to
+    build it for plain sm_90), else the run's arch."""
+    t = (target or "").split(",")[0].strip()
+    return t if t[:-1] == arch and t[-1:] in ("a", "f") else arch
+
+
+def _computed(ptx, sha, arch):
+    """(rows, source, None) from ptxas + nvdisasm now (or their cache), or (None, None, note)."""
+    ptxas, nvdisasm = L.find_ptxas(), L.find_nvdisasm()
+    missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
+    if missing:
+        return None, None, f"{NOT_CONSULTED} ({L.install_hint(*missing)})"
+    st = os.stat(ptxas)
+    key = hashlib.sha256(f"{sha} {arch} {os.path.realpath(ptxas)} {st.st_size} {st.st_mtime_ns}".encode()).hexdigest()
+    if key in _MEMO:
+        return _MEMO[key]
+    got = _read_cache(key)
+    if got is None:
+        try:
+            rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
+        except (L.LoweringError, OSError) as e:
+            return None, None, f"{NOT_CONSULTED}: {e}"
+        got = {"rows": rows, "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
+        _write_cache(key, got)
+    _MEMO[key] = (got["rows"], got["source"], None)
+    return _MEMO[key]
+
+
+def _cache_file(key):
+    root = Path(os.environ.get("LAYOUTSIM_CACHE") or Path.home() / ".cache" / "layoutsim")
+    return root / "lowering" / f"{key}.json"
+
+
+def _read_cache(key):
+    try:
+        return json.loads(_cache_file(key).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_cache(key, got):
+    """Best effort: the cache only saves the next run the ptxas call."""
+    from ..errors import LayoutsimError
+    from ..files import write_atomic
+    try:
+        f = _cache_file(key)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(f, json.dumps(got))
+    except (OSError, LayoutsimError):       # an unwritable cache must not fail the run
+        pass

@@ -1,0 +1,177 @@
+"""Tensor maps (CUtensorMap) for cp.async.bulk.tensor: the argument a launch takes, the opaque
+handle the kernel receives, and the global side of a copy.
+
+A kernel receives a tiled tensor map either by value (`const __grid_constant__ CUtensorMap m`,
+a `.param .align 64|128 .b8 m[128]` parameter) or through a pointer to one in global memory.
+Either way the launch is given a `TensorMapArg` with the fields of cuTensorMapEncodeTiled
+(cuda.h; interleave none, element strides 1):
+
+    TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")     # dense strides
+    TensorMapArg(buffer=2, dims=(64, 100), strides_bytes=(256,), box=(64, 16), elem_bytes=2)
+
+`buffer` is the index of the array argument holding the global tensor, or the tensor itself (a
+numpy array: the launch places it in global memory, and Run.buffers[i] of the map's argument is
+its final content, as for an array argument); its address plus `offset` bytes is the
+globalAddress. dims and box are innermost first; strides_bytes are the
+rank-1 strides of dimensions 1.. in bytes (default: dense). The executor writes a 128-byte
+opaque handle where the parameter (or, for a pointer parameter, a 128-byte global buffer it
+allocates) holds the map, and cp.async.bulk.tensor resolves the map's address to it by content,
+so a kernel may pass the map's address around as it likes.
+
+The shared-memory side (where each box element lands, the innermost-coordinate rule) is
+layoutsim.smem's (TensorMap, box_addresses, box_coords, coords_problem), measured on the H200.
+The global side is cuda.h's: element (x0, x1, ...) is at globalAddress + x0 * e + sum(xi *
+strides[i-1]); box elements outside the tensor read as zero (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+and are not written by a store. The NaN fill, other element strides and interleaved layouts are
+refused, not guessed.
+"""
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import smem
+from ..errors import LayoutsimError
+from .state import GLOBAL_BASE, PARAM_WINDOW, WINDOW, Fault
+
+MAP_BYTES = 128
+MAP_ALIGN = 64                     # PTX ISA: a tensor map is 64-byte aligned (CUDA 13 aligns it to 128)
+_MAGIC = b"layoutsimTMAP\x00\x01\x00"
+STRIDE_LIMIT = 1 << 40             # cuTensorMapEncodeTiled: strides < 2^40, multiples of 16
+DIM_LIMIT = 1 << 32
+L2_PROMOTION = {0: 0, "none": 0, 1: 1, "64B": 1, 2: 2, "128B": 2, 3: 3, "256B": 3}
+
+
+@dataclass(frozen=True, eq=False)
+class TensorMapArg:
+    """A tiled CUtensorMap argument, as cuTensorMapEncodeTiled takes it (see the module docstring)."""
+    buffer: object                   # index of the array argument holding the tensor, or the array
+    dims: tuple
+    box: tuple
+    swizzle: str = "none"
+    elem_bytes: object = None        # default: the buffer's element size
+    strides_bytes: object = None     # default: dense
+    offset: int = 0                  # bytes from the buffer's start to globalAddress
+    element_strides: object = None   # elementStrides: only all ones is modelled
+    interleave: str = "none"
+    l2_promotion: object = 0         # has no effect on values
+    oob_fill: object = 0             # 0 / "none": zeros; the NaN request is not modelled
+
+
+def dense_strides(dims, e):
+    """cuTensorMapEncodeTiled's globalStrides of a dense tensor (dimension 1 on), in bytes."""
+    out, acc = [], int(e)
+    for d in dims[:-1]:
+        acc *= int(d)
+        out.append(acc)
+    return out
+
+
+def _ints(value, what, where):
+    try:
+        t = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise LayoutsimError(f"{where}: {what} {value!r}: give a tuple of integers") from None
+    if any(isinstance(v, bool) for v in value):
+        raise LayoutsimError(f"{where}: {what} {value!r}: give a tuple of integers")
+    return t
+
+
+class GlobalMap:
+    """A tensor map resolved against its launch: the smem.TensorMap (box, element bytes, swizzle),
+    the tensor's generic base address, dims and strides (stride 0 is the element size)."""
+
+    def __init__(self, arg, where, buf, address, index=None):
+        self.arg, self.where, self.index = arg, where, index
+        e = arg.elem_bytes if arg.elem_bytes is not None else buf.dtype.itemsize
+        dims = _ints(arg.dims, "dims", where)
+        box = _ints(arg.box, "box", where)
+        if not 1 <= len(dims) <= smem.tma.MAX_RANK or len(box) != len(dims):
+            raise LayoutsimError(f"{where}: dims {dims} and box {box}: give 1 to {smem.tma.MAX_RANK} "
+                                 f"dimensions each, innermost first, as many box as tensor dimensions")
+        try:
+            self.tmap = smem.TensorMap(box, e, arg.swizzle)
+        except LayoutsimError as err:
+            raise LayoutsimError(f"{where}: {err}") from None
+        bad = [d for d in dims if not 1 <= d <= DIM_LIMIT]
+        if bad:
+            raise LayoutsimError(f"{where}: dims {dims}: every dimension must be 1..2^32 (cuTensorMapEncodeTiled)")
+        strides = dense_strides(dims, e) if arg.strides_bytes is None else list(_ints(arg.strides_bytes,
+                                                                                     "strides_bytes", where))
+        if len(strides) != len(dims) - 1 or any(s % 16 or not 16 <= s < STRIDE_LIMIT for s in strides):
+            raise LayoutsimError(f"{where}: strides_bytes {tuple(strides)}: give {len(dims) - 1} strides "
+                                 f"(dimensions 1..{len(dims) - 1}, bytes), multiples of 16 below 2^40")
+        if arg.element_strides is not None and any(int(s) != 1 for s in arg.element_strides):
+            raise LayoutsimError(f"{where}: element_strides {tuple(arg.element_strides)}: only 1 is "
+                                 f"modelled (the shared-memory layout of strided boxes was not measured)")
+        if str(arg.interleave).lower() not in ("none", "0"):
+            raise LayoutsimError(f"{where}: interleave {arg.interleave!r}: only none is modelled")
+        if arg.oob_fill not in (0, "none"):
+            raise LayoutsimError(f"{where}: oob_fill {arg.oob_fill!r}: only 0 (none: zeros) is modelled; "
+                                 f"the NaN fill (NAN_REQUEST_ZERO_FMA) bits were not measured")
+        if arg.l2_promotion not in L2_PROMOTION:
+            raise LayoutsimError(f"{where}: l2_promotion {arg.l2_promotion!r}: valid 0-3 or none, 64B, "
+                                 f"128B, 256B")
+        off = arg.offset
+        if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or off < 0 or off % 16:
+            raise LayoutsimError(f"{where}: offset {off!r}: globalAddress must be 16-byte aligned "
+                                 f"(a multiple of 16 bytes into the buffer)")
+        span = int(off) + (dims[0] - 1) * e + e + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+        if span > buf.nbytes:
+            raise LayoutsimError(f"{where}: the tensor (dims {dims}, strides {tuple(strides)} bytes, "
+                                 f"{e}-byte elements, offset {off}) spans {span} bytes; its buffer "
+                                 f"holds {buf.nbytes}")
+        self.e, self.dims = e, np.asarray(dims, np.int64)
+        self.strides = np.asarray([e] + strides, np.int64)
+        self.base = int(address) + int(off)
+        self.box_bytes = int(np.prod(box, dtype=np.int64)) * e      # what complete_tx credits
+
+    def elements(self, coords):
+        """Heap offsets [*box[::-1]] of the box elements starting at `coords` (innermost first),
+        and which of them lie inside the tensor."""
+        c = smem.box_coords(self.tmap, coords)[::-1]                # [rank, *box[::-1]], dim 0 first
+        inside = np.ones(c.shape[1:], bool)
+        off = np.zeros(c.shape[1:], np.int64)
+        for i in range(len(self.dims)):
+            inside &= (c[i] >= 0) & (c[i] < self.dims[i])
+            off += c[i] * self.strides[i]
+        return np.where(inside, off + (self.base - GLOBAL_BASE), 0), inside
+
+    def to_json(self):
+        """What the map stands for: cuTensorMapEncodeTiled's arguments (buffer "own": its own array)."""
+        a = self.arg
+        return {"buffer": "own" if isinstance(a.buffer, np.ndarray) else int(a.buffer),
+                "dims": [int(d) for d in self.dims], "box": list(self.tmap.box), "swizzle": self.tmap.swizzle,
+                "elem_bytes": self.e, "strides_bytes": [int(s) for s in self.strides[1:]], "offset": int(a.offset)}
+
+
+def handle(index):
+    """The 128 opaque bytes the kernel receives for tensor map `index` of its launch."""
+    return _MAGIC + struct.pack("<II", index, index ^ 0xFFFFFFFF) + bytes(MAP_BYTES - len(_MAGIC) - 8)
+
+
+def _index(raw):
+    if raw[:len(_MAGIC)] != _MAGIC:
+        return None
+    i, j = struct.unpack_from("<II", raw, len(_MAGIC))
+    return i if i ^ j == 0xFFFFFFFF else None
+
+
+def resolve(bt, address, thread, what):
+    """The GlobalMap a kernel names by the generic (or kernel-parameter) address of its map."""
+    a = int(address)
+    if a % MAP_ALIGN:
+        raise Fault(thread, a, f"{what}: the tensor map address {a:#x} is not {MAP_ALIGN}-byte aligned")
+    if a & ~(WINDOW - 1) == PARAM_WINDOW:
+        off = a - PARAM_WINDOW
+        kp = bt.launch.kparams
+        raw = bytes(kp[off:off + MAP_BYTES]) if 0 <= off <= len(kp) - MAP_BYTES else b""
+    else:
+        bt.heap.check(np.array([a], np.int64), MAP_BYTES, np.array([thread]))
+        raw = bytes(bt.heap.read(a, MAP_BYTES))
+    i = _index(raw)
+    maps = bt.launch.tensor_maps
+    if i is None or i >= len(maps):
+        raise Fault(thread, a, f"{what}: address {a:#x} does not hold a tensor map (pass a "
+                               f"layoutsim.ptx.TensorMapArg for the kernel's CUtensorMap)")
+    return maps[i]
