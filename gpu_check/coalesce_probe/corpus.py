@@ -29,7 +29,8 @@ it left open; see docs/coalescing.md):
 import numpy as np
 
 from gpu_check.bank_probe.common import per_op, per_op_lines
-from layoutsim.memory import coalesce_batch, parse_op
+from layoutsim.memory import parse_op
+from layoutsim.memory.batch import count, prepare_batch
 
 FULL = 0xFFFFFFFF
 SEED = 20261201
@@ -297,9 +298,10 @@ def write_patterns(path, patterns, control=True):
             f.write(f"{name} {active:08x} {' '.join(str(o) for o in offs)}\n")
 
 
-def predictions(patterns, rules=None, arch="sm_90"):
+def predictions(patterns, rules=None, arch="sm_90", tag_masks=None):
     """{field: [model value per pattern]} under `rules` (a Rules, or {family: Rules}; None = the
-    model's own), through layoutsim.memory.coalesce_batch grouped by op."""
+    model's own) and `tag_masks` (None: the model's tag-bank hash), through the counting of
+    layoutsim.memory.coalesce_batch (memory.batch.count) grouped by op."""
     fields = ("requests", "sectors", "ideal_sectors", "lines", "wavefronts")
     out = {k: [0] * len(patterns) for k in fields}
     groups = {}
@@ -309,7 +311,8 @@ def predictions(patterns, rules=None, arch="sm_90"):
         r = rules.get(parse_op(op).family) if isinstance(rules, dict) else rules
         offs = np.array([patterns[i]["offsets"] for i in idx], np.int64)
         masks = np.array([patterns[i]["active"] for i in idx], np.uint64)
-        got = coalesce_batch(op, offs, masks, arch, r)
+        spec, _, off, part = prepare_batch(op, offs, masks, arch)
+        got = count(spec, off, part, r, tag_masks)
         for k in fields:
             for i, v in zip(idx, got[k]):
                 out[k][i] = int(v)

@@ -2,8 +2,15 @@
 
 Nothing is fitted by hand: every candidate rule set predicts every measured pattern through
 layoutsim.memory.coalesce_batch, and a rule set fits an op family when it reproduces every
-measured value of that family exactly. Each measured quantity is compared separately, so the
-summary says which knob settings each quantity allows:
+measured value of that family exactly. Three exhaustive searches:
+
+  fit                every rule set of nvidia.candidates(), per family and quantity
+  tag_bank_hashes    every 2-bit XOR hash of the line address as the tag bank, under the rules
+  bypass_schedules   every scheduler of SCHEDULES for the LDGSTS.BYPASS (cp.async.cg) wavefronts,
+                     which no candidate rule reproduces (nvidia.NOT_MODELLED)
+
+Each measured quantity is compared separately, so the summary says which knob settings each
+quantity allows:
 
   requests       l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum (cp.async: _op_ld)
   sectors        l1tex__t_sectors_pipe_lsu_mem_global_op_*.sum
@@ -26,7 +33,7 @@ QUANTITIES = {
     "requests": (("l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum",), ("requests", "empty_request")),
     "sectors": (("l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum",), ("requests", "sectors", "replay")),
     "wavefronts": (("l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_{op}.sum",),
-                   ("requests", "wavefronts", "replay", "line_pass")),
+                   ("requests", "wavefronts", "replay", "line_pass", "passes")),
     "ideal_sectors": (("memory_l2_theoretical_sectors_global_ideal", "smsp__sass_sectors_mem_global_ideal.sum",
                        "smsp__sass_sectors_mem_global_ideal"), ("ideal",)),
 }
@@ -48,9 +55,9 @@ def _project(rules, knobs):
     return tuple((k, getattr(rules, k)) for k in knobs)
 
 
-def predict(patterns, rules):
+def predict(patterns, rules, tag_masks=None):
     """{quantity: [prediction]} with the branch-around rule for empty warps applied."""
-    pred = corpus.predictions(patterns, rules)
+    pred = corpus.predictions(patterns, rules, tag_masks=tag_masks)
     for i, p in enumerate(patterns):
         if p["active"] == 0 and p.get("predicated") is False:
             pred["requests"][i] = 0
@@ -101,40 +108,97 @@ def fit(patterns, chunks=None, candidates=None):
     return out
 
 
-def tag_bank_hashes(patterns, chunks=None, bits=10):
-    """Every 2-bit XOR hash of line-address bits 0..bits-1 under which `wavefronts = lines in the
-    fullest of 4 tag banks` reproduces the measured wavefronts of every single-round pattern
-    (loads, stores, cp.async.ca, atomics without repeated addresses; not atom.cas, not
-    LDGSTS.BYPASS): an exhaustive search, as sets of the three nonzero masks of the hash's
-    row space (a hash and its relabelings of the banks are one answer)."""
-    import numpy as np
-    patterns = [p for p in patterns if p.get("metrics")]
-    rows = []
-    for p, c in zip(patterns, controls_of(patterns, chunks)):
-        spec = parse_op(p["op"])
-        got = measured(p, "wavefronts", c)
-        offs = [o for lane, o in enumerate(p["offsets"]) if p["active"] >> lane & 1]
-        if got is None or not offs or spec.operands > 1 or spec.family == "cp.async.cg" \
-                or (spec.kind in ("atom", "red") and len(set(offs)) < len(offs)):
+def _lines(p):
+    return [o // nvidia.LINE for lane, o in enumerate(p["offsets"]) if p["active"] >> lane & 1]
+
+
+def tag_bank_hashes(patterns, chunks=None, bits=nvidia.TAG_BANK_BITS, rules=None):
+    """Every 2-bit XOR hash of line-address bits 0..bits-1 under which `rules` (default the
+    model's, nvidia.RULES) reproduce every measured wavefront count (all families but those whose
+    wavefronts are nvidia.NOT_MODELLED; replayed atomics and atom.cas included). Exhaustive: the
+    hash is chosen bit by bit (each line bit adds a column, one of the 4 values of a 2-bit bank),
+    and a partial hash of bits 0..b is kept only if it reproduces every pattern whose lines are
+    all below 2^(b+1) (their counts read no higher bit). Returns the hashes as sorted sets of the
+    three nonzero masks of their row space (a hash and its relabelings of the banks are one)."""
+    rules = rules or nvidia.RULES
+    pats = [p for p in patterns if p.get("metrics")]
+    levels = {}
+    for p, c in zip(pats, controls_of(pats, chunks)):
+        got, lines = measured(p, "wavefronts", c), _lines(p)
+        if got is None or (parse_op(p["op"]).family, "wavefronts") in nvidia.NOT_MODELLED:
             continue
-        rows.append((sorted({o // nvidia.LINE for o in offs}), got))
-    rows.sort(key=lambda r: -len(r[0]))               # the most lines prune the most
-    masks = np.arange(1, 1 << bits)
-    line_bits = max(max(max(ls) for ls, _ in rows).bit_length(), 1)
-    lines = np.arange(1 << max(bits, line_bits))
-    parity = nvidia.parity(lines[:, None] & masks[None, :]).astype(np.int8)
-    found = set()
-    for i, m0 in enumerate(masks):
-        alive = np.flatnonzero(masks > m0)
-        for ls, want in rows:
-            bank = parity[ls, i][:, None] * 2 + parity[ls][:, alive]
-            fullest = np.stack([(bank == b).sum(axis=0) for b in range(4)]).max(axis=0)
-            alive = alive[fullest == want]
-            if not alive.size:
-                break
-        for j in alive:
-            found.add(tuple(sorted((int(m0), int(masks[j]), int(m0 ^ masks[j])))))
+        level = max(max(lines, default=0).bit_length() - 1, 0)
+        if level < bits:
+            levels.setdefault(level, []).append((p, got))
+
+    def fits(columns):
+        masks = tuple(sum((c >> k & 1) << b for b, c in enumerate(columns)) for k in (0, 1))
+        rows = levels.get(len(columns) - 1, [])
+        pred = predict([p for p, _ in rows], rules, masks)["wavefronts"] if rows else []
+        return all(v == want for v, (_, want) in zip(pred, rows))
+
+    found, stack = set(), [[]]
+    while stack:
+        columns = stack.pop()
+        if len(columns) == bits:
+            m0, m1 = (sum((c >> k & 1) << b for b, c in enumerate(columns)) for k in (0, 1))
+            found.add(tuple(sorted((m0, m1, m0 ^ m1))))
+            continue
+        stack += [columns + [c] for c in range(nvidia.TAG_BANKS) if fits(columns + [c])]
     return sorted(found)
+
+
+# LDGSTS.BYPASS wavefronts: the schedulers searched (nvidia.NOT_MODELLED). The lanes are cut into
+# groups of G consecutive lanes; a lookup is a (group, line) pair, taken in lane or address order;
+# each wavefront takes lookups while they keep to its limits: at most one line per tag bank (or no
+# such limit), at most one lookup per group (or any), at most N lines; a lookup of a line the
+# wavefront holds already joins it; in order (the first lookup that does not fit closes the
+# wavefront) or greedily (it waits for a later wavefront). G = 32 without limits but the banks is
+# the cached loads' rule.
+SCHEDULES = [dict(group=g, order=o, banks=b, one_per_group=q, max_lines=n, in_order=i)
+             for g in (1, 2, 4, 8, 16, 32) for o in ("lane", "address") for b in (True, False)
+             for q in (True, False) for n in (1, 2, 4, None) for i in (True, False)]
+
+
+def schedule_wavefronts(offsets, active, group, order, banks, one_per_group, max_lines, in_order):
+    """Wavefronts of one warp access under one of SCHEDULES."""
+    looks = []
+    for lane, o in enumerate(offsets):
+        key = (lane // group, o // nvidia.LINE)
+        if active >> lane & 1 and key not in looks:
+            looks.append(key)
+    if order == "address":
+        looks.sort(key=lambda k: (k[1], k[0]))
+    waves = 0
+    while looks:
+        waves += 1
+        held, groups, rest, closed = {}, set(), [], False
+        for g, line in looks:
+            bank = int(nvidia.tag_bank(line)) if banks else 0
+            ok = not closed and (line in held.values() and not (one_per_group and g in groups) or (
+                not (banks and bank in held) and not (one_per_group and g in groups)
+                and (max_lines is None or len(set(held.values())) < max_lines)))
+            if ok:
+                held.setdefault(bank if banks else len(held), line)
+                groups.add(g)
+            else:
+                rest.append((g, line))
+                closed = closed or in_order
+        looks = rest
+    return waves
+
+
+def bypass_schedules(patterns, chunks=None, family="cp.async.cg"):
+    """[(mismatching pattern ids, schedule)] for every schedule of SCHEDULES against the measured
+    wavefronts of `family`, the closest first."""
+    pats = [p for p in patterns if p.get("metrics") and parse_op(p["op"]).family == family]
+    want = [measured(p, "wavefronts", c) for p, c in zip(pats, controls_of(pats, chunks))]
+    out = []
+    for s in SCHEDULES:
+        bad = [p["id"] for p, w in zip(pats, want)
+               if w is not None and schedule_wavefronts(p["offsets"], p["active"], **s) != w]
+        out.append((bad, s))
+    return sorted(out, key=lambda r: len(r[0]))
 
 
 def brief(result):

@@ -3,6 +3,8 @@
     export PATH=/usr/local/cuda/bin:$PATH
     python -m gpu_check.coalesce_probe.measure --out DIR            # on the GPU machine
     python -m gpu_check.coalesce_probe.measure --out DIR --dry-run  # no GPU: the model plays the GPU
+    python -m gpu_check.coalesce_probe.measure --out DIR --complete tests/data/coalescing/coalesce_corpus.json \
+        --max-seconds 240                                          # what that corpus lacks (plan.py)
 
 Steps: generate the corpus (corpus.py) -> compile probe.cu (nvcc -O3 -arch=sm_90) -> SASS of
 every probe kernel (cuobjdump: exactly one global instruction of the op's kind, plus the sink
@@ -18,12 +20,16 @@ this ncu knows, and the SASS-patched ideal sectors) for as many patterns as the 
 allows, decided from the measured cost per launch of each set (calibration chunks first), and
 IDEAL (CORE plus the SASS-patched ideal sectors) for the patterns of the "ideal" family.
 `--ids FILE` measures only the listed pattern ids, in that order, with CORE (and IDEAL for the
-"ideal" family) and no FULL calibration: the second run, which completes the first.
+"ideal" family) and no FULL calibration. `--complete CORPUS` measures what CORPUS lacks
+(plan.py): IDEAL for the patterns that settle the ideal-sector rule, BYPASS (CORE, every
+counter ncu offers about LDGSTS, shared-memory writes and the miss/fill stages, and the ideal
+sectors) for cp.async.cg, CORE for the rest; it logs the plan and its time estimate first. Both
+price their chunks from the first H200 run's costs (FIRST_RUN_COSTS), not calibration chunks.
 Metrics ncu refuses are dropped and the chunk is retried. Patterns are measured round-robin
 over the ops, so a cut-short run still covers every op.
 Writes DIR/coalesce_corpus.json (every pattern with its raw counters, the chunks and their
 control counts, the SASS, the environment, the fit), DIR/summary.txt, DIR/ncu.csv (raw),
-DIR/sass.txt, DIR/metrics.txt (what ncu offered), and prints the summary last.
+DIR/sass.txt, DIR/metrics.txt (the metric names ncu offered), and prints the summary last.
 Exit status: 0 when the corpus was measured and written, 2 when the measurement failed.
 """
 import json
@@ -34,11 +40,12 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 
 from gpu_check.bank_probe import common, ncu_csv
 from gpu_check.bank_probe.common import environment, log, measurement_order, run_cmd
 
-from . import corpus, fit
+from . import corpus, fit, plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "probe.cu")
@@ -57,8 +64,19 @@ DISCOVER = (r"^l1tex__t_[a-z_]*pipe_lsu_mem_global_op_(ld|st|atom|red|ldgsts)[a-
             r"^smsp__inst_executed_op_(global|ldgsts)[a-z_]*$",
             r"^smsp__sass_(inst_executed_op_(global|ldgsts)|sectors_mem_global)[a-z_]*$",
             r"^sm__sass_inst_executed_op_ldgsts[a-z_]*$")
-# (launches, seconds) of ncu processes in the first H200 run (2026-12-01): the --ids run starts its
-# chunk sizing from them instead of spending time on calibration chunks.
+# Counters (base names) that may explain LDGSTS.BYPASS wavefronts, most specific first: every
+# L1TEX counter of LDGSTS, its instruction counts, the shared-memory writes it makes, the data
+# banks, the miss and fill stages, LSU-in requests, L2 sectors from L1TEX (the BYPASS set).
+BYPASS_DISCOVER = (r"^l1tex__[a-z0-9_]*ldgsts[a-z0-9_]*$",
+                   r"^(smsp|sm)__(sass_)?inst_executed_op_ldgsts[a-z_]*$",
+                   r"^l1tex__data_pipe_lsu_wavefronts(_mem_(lgds|shared)[a-z_]*)?$",
+                   r"^l1tex__data_bank_(conflicts|reads|writes)[a-z_]*$",
+                   r"^l1tex__(f|m)_[a-z0-9_]*(wavefronts|sectors|requests)[a-z0-9_]*$",
+                   r"^l1tex__lsuin_requests[a-z_]*$",
+                   r"^lts__t_(requests|sectors)_srcunit_tex[a-z_]*$")
+# (launches, seconds) of ncu processes in the first H200 run (2026-12-01, the chunks of
+# tests/data/coalescing/coalesce_corpus.json): --ids and --complete runs start their chunk sizing
+# from them instead of spending time on calibration chunks (a set never run costs as FULL).
 FIRST_RUN_COSTS = {"core": [(21, 5.13), (151, 25.08)], "full": [(5, 4.32), (21, 10.78)]}
 MAX_FULL = 96                     # metrics in the FULL set at most
 MARGIN = 6.0                      # seconds kept free at the end of the ncu budget
@@ -115,17 +133,26 @@ def query_metrics(ncu, work):
     return []
 
 
+def _discover(available, patterns, skip):
+    """Names of `available` matching `patterns` (regexes on the base name), pattern by pattern."""
+    out = []
+    for rx in patterns:
+        out += [n for n in available if re.match(rx, n[:-4]) and n not in skip and n not in out]
+    return out
+
+
 def metric_sets(available):
-    """{"core", "full", "ideal"} metric lists; with no query result the fixed lists (ncu prunes)."""
+    """{"core", "full", "ideal", "bypass"} metric lists; with no query result the fixed lists (ncu
+    prunes)."""
     core = [m for m in CORE if not available or m in available]
-    extra = []
-    for name in available:
-        if any(re.match(rx, name[:-4]) for rx in DISCOVER) and name not in core and name not in extra:
-            extra.append(name)
-    extra = [m for m in extra if m not in SASS_PATCHED]
-    full = core + extra[:MAX_FULL - len(core) - len(SASS_PATCHED)] + list(SASS_PATCHED)
+    skip = set(core) | set(SASS_PATCHED)
+    room = MAX_FULL - len(core) - len(SASS_PATCHED)
+    extra = [n for n in available if any(re.match(rx, n[:-4]) for rx in DISCOVER) and n not in skip]
+    full = core + extra[:room] + list(SASS_PATCHED)
+    bypass = core + _discover(available, BYPASS_DISCOVER, skip)[:room] + list(SASS_PATCHED)
     core = core or list(CORE)
-    return {"core": core, "full": full, "ideal": core + list(SASS_PATCHED)}
+    return {"core": core, "full": full, "ideal": core + list(SASS_PATCHED),
+            "bypass": bypass if available else core + list(SASS_PATCHED)}
 
 
 def refused(text, metrics):
@@ -230,9 +257,31 @@ def fake_launches(chunk, metrics, rules):
 
 
 # ---- the run -----------------------------------------------------------------------------------
-def measure_on_gpu(args, exe, order, env, work, problems, raw):
-    """Plain run, then ncu chunk by chunk within --max-seconds; returns (results, chunks)."""
+def seeded_budget():
+    """A Budget holding the first H200 run's ncu costs (FIRST_RUN_COSTS)."""
+    budget = Budget()
+    for name, runs in FIRST_RUN_COSTS.items():
+        for n, secs in runs:
+            budget.add(name, n, secs)
+    return budget
+
+
+def _fixed_run(queue):
+    """(set, length) of the leading entries of `queue` ((pattern, set) pairs) with one fixed set;
+    (None, 0) when the first entry's set is left to the planner."""
+    name = queue[0][1]
+    if name is None:
+        return None, 0
+    return name, next((i for i, (_, s) in enumerate(queue) if s != name), len(queue))
+
+
+def measure_on_gpu(args, exe, queue, env, work, problems, raw, budget=None):
+    """Plain run, then ncu chunk by chunk within --max-seconds; returns (results, chunks).
+    `queue`: (pattern, metric set) in measuring order, the set None where the planner picks FULL
+    or CORE after calibration chunks (the first run); `budget`: costs known beforehand (then no
+    calibration)."""
     t0 = time.time()
+    order = [p for p, _ in queue]
     allfile = os.path.join(work, "all.txt")
     corpus.write_patterns(allfile, order)
     rc, out, err = run_cmd([exe, allfile], timeout=60)
@@ -248,23 +297,21 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
     available = query_metrics(args.ncu, work)
     sets = metric_sets(available)
     env["metrics_offered"] = len(available)
+    with open(os.path.join(args.out, "metrics.txt"), "w") as f:
+        f.write("\n".join(available) + "\n")
     log(f"ncu offers {len(available)} metrics; CORE {len(sets['core'])}, FULL {len(sets['full'])}, "
-        f"IDEAL {len(sets['ideal'])}")
-    results, chunks, queue = {}, [], list(order)
-    budget, full_left, failures, flags = Budget(), None, 0, list(NCU_FLAGS)
-    calibration = [] if args.ids else [("full", 4), ("full", 20), ("core", 20)]
-    if args.ids:
-        full_left = 0                         # the second run: CORE (IDEAL for the ideal family) only
-        for name, runs in FIRST_RUN_COSTS.items():
-            for n, secs in runs:
-                budget.add(name, n, secs)
+        f"IDEAL {len(sets['ideal'])}, BYPASS {len(sets['bypass'])}")
+    results, chunks, queue = {}, [], list(queue)
+    full_left, failures, flags = None, 0, list(NCU_FLAGS)
+    calibration = [] if budget else [("full", 4), ("full", 20), ("core", 20)]
+    budget = budget or Budget()
     while queue:
         left = args.max_seconds - (time.time() - t_ncu)
-        ideal_run = next((i for i, p in enumerate(queue) if p.get("family") != "ideal"), len(queue))
-        if ideal_run:
-            name = "ideal"
-            size = min(ideal_run, args.chunk,     # at least a calibration chunk's worth, like FULL's
-                       max(4, int((left - MARGIN - budget.startup()) / budget.per_launch("ideal"))))
+        name, run_len = _fixed_run(queue)
+        if name:
+            fit_in = int((left - MARGIN - budget.startup()) / budget.per_launch(name))
+            size = min(run_len, args.chunk,     # a set's first chunk: at least a calibration chunk's worth
+                       fit_in if name in budget.runs else max(4, fit_in))
         elif calibration:
             name, size = calibration.pop(0)
         else:
@@ -277,10 +324,11 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
             size = int((left - MARGIN - budget.startup()) / budget.per_launch(name))
             size = min(size, args.chunk, full_left if name == "full" else args.chunk)
         if left < MARGIN + 2 or size < 1:
+            rest = ", ".join(f"{n} {s or 'FULL/CORE'}" for s, n in plan.groups([(None, s) for _, s in queue]))
             problems.append(f"time budget ({args.max_seconds:.0f} s under ncu) spent: {len(queue)} patterns "
-                            f"of the round-robin order not measured")
+                            f"of the round-robin order not measured ({rest})")
             break
-        chunk = queue[:size]
+        chunk = [p for p, _ in queue[:size]]
         cfile = os.path.join(work, f"chunk{len(chunks)}.txt")
         corpus.write_patterns(cfile, chunk)
         for attempt in range(4):
@@ -299,10 +347,11 @@ def measure_on_gpu(args, exe, order, env, work, problems, raw):
                 log("ncu failed: retrying without --print-units")
                 problems.append("ncu failed with --print-units base: " + cmdlog[-300:])
                 flags = [f for f in flags if f not in ("--print-units", "base")]
-            elif name == "full":
-                log("the FULL set failed: CORE from now on")
-                problems.append("the FULL metric set failed: " + cmdlog[-400:])
-                sets["full"] = list(sets["core"])
+            elif name in ("full", "bypass"):
+                fallback = "core" if name == "full" else "ideal"
+                log(f"the {name.upper()} set failed: {fallback.upper()} instead from now on")
+                problems.append(f"the {name.upper()} metric set failed: " + cmdlog[-400:])
+                sets[name] = list(sets[fallback])
             else:
                 break
         dt = time.time() - tc
@@ -334,8 +383,8 @@ def summarize(patterns, entries, env, chunks, fitted, problems, elapsed):
     done = [e for e in entries if e.get("metrics")]
     lines = [f"coalesce_probe: {len(patterns)} patterns, {len(done)} measured on {env.get('gpu', '?')} "
              f"(driver {env.get('driver') or '-'}, CUDA {env.get('cuda', '-')}, ncu {env.get('ncu') or '-'}) "
-             f"in {elapsed:.0f} s; {sum(c['set'] == 'full' for c in chunks)} FULL and "
-             f"{sum(c['set'] == 'core' for c in chunks)} CORE ncu processes"]
+             f"in {elapsed:.0f} s; ncu processes: "
+             + (", ".join(f"{n} {s.upper()}" for s, n in Counter(c["set"] for c in chunks).items()) or "none")]
     if env.get("dry_run"):
         lines.append("DRY RUN: no GPU was used; the 'measured' values come from the model"
                      + (f" ({env['simulated_rules']})" if env.get("simulated_rules") else ""))
@@ -378,6 +427,8 @@ def main(argv=None):
                                chunk_help="most patterns per ncu process (default 150)")
     ap.add_argument("--ids", help="measure only the pattern ids listed in this file (whitespace-separated), "
                                   "in that order: CORE metrics, IDEAL for the ideal family, no FULL")
+    ap.add_argument("--complete", metavar="CORPUS", help="measure what this coalesce_corpus.json (one run or "
+                    "merged runs) lacks, with the metric sets of plan.py; then merge.py joins the two")
     ap.add_argument("--probe", dest="exe", help="a prebuilt probe executable instead of compiling probe.cu")
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     args = ap.parse_args(argv)
@@ -387,7 +438,23 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="coalesce_probe_")
     patterns = corpus.generate()
-    if args.ids:
+    budget = None
+    if args.ids and args.complete:
+        log("coalesce_probe: --ids and --complete both choose the patterns: give one")
+        return 2
+    if args.complete:
+        try:
+            with open(args.complete) as f:
+                earlier = json.load(f)
+            why = plan.check_earlier(patterns, earlier)
+        except (OSError, ValueError, AttributeError, TypeError) as e:
+            why = f"cannot read it ({getattr(e, 'strerror', None) or e})"
+        if why:
+            log(f"coalesce_probe: --complete {args.complete}: {why}")
+            return 2
+        queue = plan.complete(patterns, earlier)
+        budget = seeded_budget()
+    elif args.ids:
         try:
             words = open(args.ids).read().split()
         except OSError as e:
@@ -398,12 +465,16 @@ def main(argv=None):
             log(f"coalesce_probe: --ids {args.ids}: no pattern {bad[0]!r} (ids are 0..{len(patterns) - 1})")
             return 2
         ids = [int(w) for w in words]
-        order = [patterns[i] for i in dict.fromkeys(ids)]
-    else:                                   # the ideal family first: one IDEAL chunk
-        order = [p for p in patterns if p["family"] == "ideal"] + \
-            measurement_order([p for p in patterns if p["family"] != "ideal"])
-    order = order[:args.limit] if args.limit else order
+        queue = [(patterns[i], "ideal" if patterns[i]["family"] == "ideal" else "core") for i in dict.fromkeys(ids)]
+        budget = seeded_budget()
+    else:                                   # the ideal family first (IDEAL), then FULL/CORE as planned
+        queue = [(p, "ideal") for p in patterns if p["family"] == "ideal"] + \
+            [(p, None) for p in measurement_order([p for p in patterns if p["family"] != "ideal"])]
+    queue = queue[:args.limit] if args.limit else queue
+    order = [p for p, _ in queue]
     log(f"coalesce_probe: {len(patterns)} patterns over {len(corpus.OPS)} ops ({len(order)} to measure), work {work}")
+    if budget:
+        log(plan.describe(queue, budget, args.chunk, args.max_seconds))
     args.ncu = shutil.which(args.ncu) or args.ncu
     nvcc = shutil.which(args.nvcc)
     env = environment(nvcc or args.nvcc, args.ncu, args.dry_run)
@@ -439,22 +510,29 @@ def main(argv=None):
         env["simulated_rules"] = rules.label() if rules else "the model's own rules"
         results, chunks = {}, []
         metrics = list(CORE) + ["memory_l2_theoretical_sectors_global_ideal"]
-        for first in range(0, len(order), args.chunk):
-            chunk = order[first:first + args.chunk]
+        rest = list(queue)
+        while rest:                         # chunks as the GPU run makes them, each set as planned
+            name, run_len = _fixed_run(rest)
+            chunk = [p for p, _ in rest[:min(run_len or len(rest), args.chunk)]]
+            rest = rest[len(chunk):]
             launches = fake_launches(chunk, metrics, rules)
             raw.append(ncu_csv.synthesize([(r["kernel"], r["metrics"]) for r in launches], metrics))
             control, probs = assign(chunk, launches, metrics, results, len(chunks))
             problems += probs
-            chunks.append({"set": "full", "patterns": len(chunk), "launches": len(launches), "seconds": 0.0,
-                           "first_id": chunk[0]["id"], "control": control})
+            chunks.append({"set": name or "full", "patterns": len(chunk), "launches": len(launches),
+                           "seconds": 0.0, "first_id": chunk[0]["id"], "control": control})
     else:
         if not shutil.which(args.ncu):
             log(f"coalesce_probe: ncu not found ({args.ncu}); export PATH=/usr/local/cuda/bin:$PATH")
             return 2
-        results, chunks = measure_on_gpu(args, exe, order, env, work, problems, raw)
+        results, chunks = measure_on_gpu(args, exe, queue, env, work, problems, raw, budget)
         if results is None:
             return 2
     env["command"] = " ".join(sys.argv)
+    env["plan"] = [list(g) for g in plan.groups(queue)]
+    if args.complete:
+        env["completes"] = {"corpus": args.complete, "date": earlier.get("environment", {}).get("date"),
+                            "measured": sum(1 for p in earlier["patterns"] if p.get("metrics"))}
     env["chunks"] = [{k: v for k, v in c.items() if k != "control"} for c in chunks]
     with open(os.path.join(args.out, "ncu.csv"), "w") as f:
         f.write("\n".join(raw))

@@ -8,6 +8,7 @@ general path (keys grouped by request and replay round, per-round counts as diff
 running sums). No Python loop over accesses (benchmarks/bench_coalesce.py prints the rate).
 Inactive lanes and lanes without an address take no part.
 """
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -124,19 +125,20 @@ def _run_totals(marks, last):
     return c - prev
 
 
-_BANKS = None
+@functools.lru_cache(maxsize=256)
+def _bank_table(masks):
+    """int8 tag bank of every line index below 2^(the masks' highest bit) (the hash reads no other bits)."""
+    bits = max(1, max(m.bit_length() for m in masks))
+    return nvidia.tag_bank(np.arange(1 << bits, dtype=np.int64), masks).astype(np.int8)
 
 
-def _bank_of(lines):
+def _bank_of(lines, masks=None):
     """Tag bank of line indices: one table lookup (the hash uses the low bits only)."""
-    global _BANKS
-    bits = max(m.bit_length() for m in nvidia.TAG_BANK_MASKS)
-    if _BANKS is None or _BANKS.size != 1 << bits:
-        _BANKS = nvidia.tag_bank(np.arange(1 << bits, dtype=np.int64)).astype(np.int8)
-    return _BANKS[lines & ((1 << bits) - 1)]
+    table = _bank_table(tuple(masks or nvidia.TAG_BANK_MASKS))
+    return table[lines & (table.size - 1)]
 
 
-def _wavefronts(spec, rules, k, first_sector, first_line, plain):
+def _wavefronts(spec, rules, k, first_sector, first_line, plain, masks=None):
     """Wavefronts of each row from its sorted (unit, sector) keys ([N, 32] array work only)."""
     n = k.shape[0]
     if plain and spec.operands == 1:          # the common case: one unit, one pass, no running sums
@@ -144,7 +146,7 @@ def _wavefronts(spec, rules, k, first_sector, first_line, plain):
             per = (first_sector if rules.wavefronts == "sectors16" else first_line).sum(axis=1)
             return {"lines4": lambda: _ceil(per, 4), "lines": lambda: per, "sectors16": lambda: _ceil(per, 16)}[
                 rules.wavefronts]()
-        code = np.where(first_line, _bank_of(k >> 2), nvidia.TAG_BANKS).astype(np.int64)   # 4: no line
+        code = np.where(first_line, _bank_of(k >> 2, masks), nvidia.TAG_BANKS).astype(np.int64)   # 4: no line
         code += (np.arange(n, dtype=np.int64) * (nvidia.TAG_BANKS + 1))[:, None]
         per_bank = np.bincount(code.ravel(), minlength=n * (nvidia.TAG_BANKS + 1)).reshape(n, -1)
         return per_bank[:, :nvidia.TAG_BANKS].max(axis=1)
@@ -159,9 +161,11 @@ def _wavefronts(spec, rules, k, first_sector, first_line, plain):
         per = {"lines4": lambda: _ceil(per, 4), "lines": lambda: per, "sectors16": lambda: _ceil(per, 16)}[
             rules.wavefronts]()
         return np.where(unit_last, per, 0).sum(axis=1)
-    # tag banks: each pass over the lines of a unit costs the lines of its fullest bank; a line
-    # is marked at its last sector, where its sector (or 64-B half) count is known
-    bank = _bank_of((k >> 2) & ((np.int64(1) << (_UNIT - 2)) - 1))
+    # tag banks: a line is marked at its last sector, where its sector (or 64-B half) count, its
+    # passes, is known; either each pass over the lines of a unit costs the lines of its fullest
+    # bank (passes="rounds"), or a bank takes the passes of its lines in every round of a request
+    # and the fullest bank counts (passes="banks")
+    bank = _bank_of((k >> 2) & ((np.int64(1) << (_UNIT - 2)) - 1), masks)
     passes = line_last.astype(np.int64)
     if spec.operands > 1:
         if rules.line_pass == "halves":
@@ -169,6 +173,12 @@ def _wavefronts(spec, rules, k, first_sector, first_line, plain):
         else:
             sectors = _run_totals(first_sector, line_last)
             passes = np.where(line_last, _ceil(sectors * spec.operands * nvidia.SECTOR, nvidia.LINE), 0)
+    if rules.passes == "banks":
+        group_last = unit_last if plain else _last_of_runs(_runs_of(k, first_sector, _UNIT + 5), valid)
+        fullest = np.zeros(k.shape, np.int64)
+        for b in range(nvidia.TAG_BANKS):
+            fullest = np.maximum(fullest, _run_totals(np.where(bank == b, passes, 0), group_last))
+        return np.where(group_last, fullest, 0).sum(axis=1)
     total = np.zeros(n, np.int64)
     for p in range(int(passes.max(initial=0))):
         take = passes > p
@@ -179,11 +189,15 @@ def _wavefronts(spec, rules, k, first_sector, first_line, plain):
     return total
 
 
-def count(spec, off, part, rules=None):
-    """{field: int64[N]} for validated offsets [N, 32] and participating lanes bool[N, 32]."""
+def count(spec, off, part, rules=None, tag_masks=None):
+    """{field: int64[N]} for validated offsets [N, 32] and participating lanes bool[N, 32];
+    tag_masks: another tag-bank hash than nvidia.TAG_BANK_MASKS (for the exhaustive search)."""
     n = off.shape[0]
     active = part.sum(axis=1)
     if spec.vendor == "amd":
+        if rules is not None:             # they would be ignored: AMD counts follow memory/amd.py
+            raise LayoutsimError(f"NVIDIA counting rules (rules=, --rules) do not apply to {spec.name}: AMD "
+                                 f"requests and sectors follow the AMD documents; drop them")
         k, halves = _sorted_runs(off >> _log2(amd.SECTOR), part)
         lines = _runs_of(k, halves, _log2(amd.LINE // amd.SECTOR)).sum(axis=1)
         return {"requests": lines, "sectors": halves.sum(axis=1),
@@ -198,17 +212,17 @@ def count(spec, off, part, rules=None):
         if not g.any() and replayed.any() and not replayed.all():
             # the rows without a repeated address take the fast path, the others the general one
             plain_rows, out = ~replayed, {}
-            a = count(spec, off[plain_rows], part[plain_rows], replace(rules, replay="none"))
-            b = _count_units(spec, rules, off[replayed], part[replayed], occ[replayed], g)
+            a = count(spec, off[plain_rows], part[plain_rows], replace(rules, replay="none"), tag_masks)
+            b = _count_units(spec, rules, off[replayed], part[replayed], occ[replayed], g, tag_masks)
             for field in FIELDS:
                 out[field] = np.empty(n, np.int64)
                 out[field][plain_rows], out[field][replayed] = a[field], b[field]
             return out
         unit = unit + occ
-    return _count_units(spec, rules, off, part, unit, g)
+    return _count_units(spec, rules, off, part, unit, g, tag_masks)
 
 
-def _count_units(spec, rules, off, part, unit, g):
+def _count_units(spec, rules, off, part, unit, g, masks=None):
     """count() for NVIDIA ops, with each lane's unit (request group x 32 + replay round) known."""
     active = part.sum(axis=1)
     sector = off >> _log2(nvidia.SECTOR)
@@ -231,9 +245,12 @@ def _count_units(spec, rules, off, part, unit, g):
         sectors = _sorted_runs((pair[None, :] << 36) | (off >> _log2(nvidia.LINE)), part)[1].sum(axis=1)
     else:
         sectors = _sorted_runs((unit << 40) | off, part)[1].sum(axis=1)
-    wavefronts = _wavefronts(spec, rules, k, first_sector, first_line, plain)
+    wavefronts = _wavefronts(spec, rules, k, first_sector, first_line, plain, masks)
     if rules.ideal == "bytes":
         ideal = _ceil(active * spec.width, nvidia.SECTOR)
+    elif rules.ideal == "min_sectors":          # a lane's element lies in one sector (width <= 16, aligned)
+        distinct = first_sector.sum(axis=1) if plain else _sorted_runs(sector, part)[1].sum(axis=1)
+        ideal = np.minimum(_ceil(active * spec.width, nvidia.SECTOR), distinct)
     else:                                        # aligned accesses of one width coincide or are disjoint
         ideal = _ceil(_sorted_runs(off, part)[1].sum(axis=1) * spec.width, nvidia.SECTOR)
     return {"requests": requests.astype(np.int64), "sectors": sectors.astype(np.int64),

@@ -23,7 +23,7 @@ def about(spec, rules=None):
     if spec.vendor == "amd":
         return amd.SECTOR, amd.RULE, amd.SOURCE, amd.UNVERIFIED
     r = rules or nvidia.rules_for(spec)
-    return nvidia.SECTOR, r.describe(), nvidia.SOURCE, nvidia.status()
+    return nvidia.SECTOR, r.describe(spec), nvidia.SOURCE, nvidia.status()
 
 
 def lane_ranges(lanes):
@@ -77,16 +77,21 @@ def sector_map(result):
     return out
 
 
-def format_report(r, verbose=False):
-    """The text `layoutsim coalesce` prints for one access."""
+def headline(r):
+    """The first line of `layoutsim coalesce` for one access (also the picture's title):
+    'OP on ARCH: 1 request, 4 sectors of 32 B (ideal 4), 1 line of 128 B, 1 wavefront'."""
     def n(v, word):
         return f"{v} {word}{'' if v == 1 else 's'}"
-    unit = r["sector_bytes"]
     head = (f"{r['op']} on {r['arch']}: {n(r['requests'], 'request')}, {n(r['sectors'], 'sector')} "
-            f"of {unit} B (ideal {r['ideal_sectors']}), {n(r['lines'], 'line')} of 128 B")
+            f"of {r['sector_bytes']} B (ideal {r['ideal_sectors']}), {n(r['lines'], 'line')} of 128 B")
     if r["wavefronts"] is not None:
         head += f", {n(r['wavefronts'], 'wavefront')}"
-    lines = [head]
+    return head
+
+
+def format_report(r, verbose=False):
+    """The text `layoutsim coalesce` prints for one access."""
+    lines = [headline(r)]
     used = r["bytes_requested"]
     if r["bytes_fetched"]:
         lines.append(f"{r['active_lanes']} active lanes ask for {used} B; {r['bytes_fetched']} B of "

@@ -17,25 +17,33 @@ Documented:
 
 What the documents leave open is written as candidate rules below; which ones the H200 follows
 is decided by measurement (`python -m gpu_check.coalesce_probe.measure`, corpus in
-tests/data/coalescing/). Measured on the H200 (MEASURED; every count reproduced except
-NOT_MODELLED, OPEN lists what the corpus cannot decide yet):
+tests/data/coalescing/, two runs; the exhaustive searches are gpu_check/coalesce_probe/fit.py).
+Measured on the H200 (MEASURED; every count of the 1056 patterns reproduced except NOT_MODELLED;
+OPEN lists what the corpus cannot reach):
   * requests: one per warp instruction with an active lane, whatever the width (a v4 access is
     one request) and however often an atomic repeats an address; none when no lane is active.
   * sectors: the distinct 32-byte sectors the active lanes touch. Atomics and reductions replay
     a repeated address: round r holds the r-th use of each address, and each round counts its
-    own sectors (32 lanes adding to one word: 32 sectors, 32 wavefronts). cp.async.cg
-    (LDGSTS.BYPASS) counts per lane pair (2k, 2k+1) one sector per 128-byte line the pair touches.
-  * wavefronts: the tag stage looks lines up in 4 tag banks, one line per bank per wavefront;
-    the bank is an XOR hash of the line address (TAG_BANK_MASKS), so a request (or replay round)
-    takes as many wavefronts as its fullest bank holds lines: ceil(lines / 4) when they spread
-    evenly (contiguous and power-of-two strides), more for unlucky gathers. atom.cas carries two
-    values per lane, and a line passes at most 128 bytes of them per wavefront: its lines with 3
-    or 4 sectors take a second pass.
+    own sectors (32 lanes adding to one word: 32 sectors). cp.async.cg (LDGSTS.BYPASS) counts per
+    lane pair (2k, 2k+1) one sector per 128-byte line the pair touches.
+  * wavefronts: the tag stage looks lines up in 4 tag banks, one line per bank per wavefront; the
+    bank is an XOR hash of the line address (TAG_BANK_MASKS, line address bits 0-15), and a
+    request takes as many wavefronts as its fullest bank has line passes. A line passes once
+    per replay round it appears in (an atomic's r-th uses of its addresses), and atom.cas, which
+    carries two values per lane, passes once per 64-byte half of the line it touches in a round.
+    Without replays that is the lines of the fullest bank: ceil(lines / 4) when they spread
+    evenly (contiguous and power-of-two strides), more for unlucky gathers.
+  * ideal sectors: min(ceil(active lanes x width / 32), distinct 32-byte sectors touched): the
+    bytes asked for, but never more sectors than the access touches (a broadcast: 1); atomics
+    count each sector once, replays or not. cp.async.cg: ceil(active lanes x 16 / 32), however
+    the lanes overlap.
   * ld.global.nc, ld.global.cg and cp.async.ca count like ld.global; cp.async is counted by
     Nsight Compute's _op_ld counters.
 """
 import itertools
 from dataclasses import dataclass, fields
+
+from ..cite import corpus
 
 SECTOR = 32
 LINE = 128
@@ -44,20 +52,27 @@ LINE = 128
 REQUESTS = ("one", "per_128B")           # one per instruction | one per 128 B of lane data (64-bit: 2, 128-bit: 4)
 SECTORS = ("distinct", "per_address", "per_lane", "pair_lines")
 #   distinct 32-B sectors | distinct addresses | active lanes | per lane pair, the lines it touches
-WAVEFRONTS = ("lines4", "lines", "sectors16", "tag_banks")
-#   ceil(lines/4) | one per line | ceil(sectors/16) | the fullest of 4 tag banks (TAG_BANK_MASKS)
-IDEAL = ("bytes", "unique")              # ceil(active lanes x width / 32) | ceil(distinct bytes / 32)
+WAVEFRONTS = ("tag_banks", "lines4", "lines", "sectors16")
+#   the fullest of 4 tag banks (TAG_BANK_MASKS) | ceil(lines/4) | one per line | ceil(sectors/16)
+IDEAL = ("min_sectors", "bytes", "unique")
+#   the smaller of ceil(active lanes x width / 32) and the distinct 32-B sectors touched |
+#   ceil(active lanes x width / 32) | ceil(distinct bytes / 32)
 REPLAY = ("none", "address")             # none | a repeated address is replayed: round r = r-th uses
-LINE_PASS = ("sectors", "halves")        # a line's sectors per wavefront with 2 operands (atom.cas):
-#                                          2 at a time | one 64-B half at a time
+LINE_PASS = ("halves", "sectors")        # a line's passes with 2 operands (atom.cas): one per 64-B half
+#                                          it touches | its sectors 2 at a time
+PASSES = ("banks", "rounds")             # wavefronts of replay rounds and line passes: the fullest
+#   bank's line passes over all rounds | each round and pass its own fullest bank, summed
+# (each tuple starts with the setting the H200 follows, DEFAULT's: fit.report adopts the first fit)
 
 # The tag bank of a 128-byte line: bit 0 = parity(line & m0), bit 1 = parity(line & m1), line = the
-# address >> 7. The masks are the only 2-bit XOR hash of line bits 0-8 under which the fullest
-# bank reproduces every wavefront count of the first H200 run (425 single-round patterns; the
-# exhaustive search is gpu_check/coalesce_probe/fit.py `tag_bank_hashes`); bits 9 and up are
-# not in the masks because that run could not place them (it only had lines < 2^10, and bit 9
-# fits in either mask or in none); the second run's `tagbank` patterns decide them.
-TAG_BANK_MASKS = (0b010110101, 0b111011010)
+# address >> 7. Under the rules below these masks are the only 2-bit XOR hash of line bits 0-15
+# (address bits 7-22: the probe's 8 MiB buffer) that reproduces every measured wavefront count
+# of the H200 corpus (both runs: 999 values, replayed atomics and atom.cas included; relabelings
+# of the banks are one hash): the exhaustive search is gpu_check/coalesce_probe/fit.py
+# `tag_bank_hashes`. Bits 0-8 are the first run's; the second run's `tagbank` patterns placed
+# bits 9-15. Line bits 16 and up (addresses from 8 MiB) were never exercised: OPEN.
+TAG_BANK_MASKS = (0b0111101010110101, 0b1101010111011010)
+TAG_BANK_BITS = 16
 TAG_BANKS = 4
 
 
@@ -67,14 +82,15 @@ class Rules:
     empty_request: int = 0                # requests counted when no lane is active
     sectors: str = "distinct"
     wavefronts: str = "tag_banks"
-    ideal: str = "bytes"
+    ideal: str = "min_sectors"
     replay: str = "none"
-    line_pass: str = "sectors"
+    line_pass: str = "halves"
+    passes: str = "banks"
 
     def __post_init__(self):
         for name, valid in (("requests", REQUESTS), ("sectors", SECTORS), ("wavefronts", WAVEFRONTS),
                             ("ideal", IDEAL), ("empty_request", (0, 1)), ("replay", REPLAY),
-                            ("line_pass", LINE_PASS)):
+                            ("line_pass", LINE_PASS), ("passes", PASSES)):
             if getattr(self, name) not in valid:
                 raise ValueError(f"rule {name}={getattr(self, name)!r}; valid: {', '.join(map(str, valid))}")
 
@@ -84,13 +100,15 @@ class Rules:
     def python(self):
         return "Rules(" + ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)) + ")"
 
-    def describe(self):
-        """One line saying how this rule set counts."""
+    def describe(self, spec=None):
+        """One line saying how this rule set counts (for `spec`, a GlobalOp, only what applies to it)."""
+        atomic = spec is None or spec.kind in ("atom", "red")
+        two = spec is None or spec.operands > 1
         req = {"one": "one request per instruction",
                "per_128B": "one request per 128 B of lane data (groups of 128/width lanes)"}[self.requests]
         if self.empty_request:
             req += " (also when no lane is active)"
-        if self.replay == "address":
+        if self.replay == "address" and atomic:
             req += "; lanes repeating an address are replayed in rounds (round r: the r-th use of each address)"
         sec = {"distinct": "distinct 32-byte sectors", "per_address": "distinct lane addresses",
                "per_lane": "one sector access per active lane",
@@ -98,16 +116,27 @@ class Rules:
         wf = {"lines4": "ceil(lines / 4) wavefronts (4 tags per cycle)", "lines": "one wavefront per line",
               "sectors16": "ceil(sectors / 16) wavefronts",
               "tag_banks": "wavefronts = lines in the fullest of 4 tag banks (XOR hash of the line address)"}[self.wavefronts]
-        if self.line_pass == "halves":
-            wf += "; atom.cas passes one 64-B half of a line per wavefront"
+        passes = []
+        if self.replay == "address" and atomic:
+            passes.append("a line passes once per replay round it is in")
+        if two:
+            passes.append("atom.cas passes " + ("once per 64-B half of a line it touches" if self.line_pass == "halves"
+                                                else "a line's sectors 2 at a time"))
+        if passes:
+            wf += "; " + ", ".join(passes) + (": the fullest bank's passes count" if self.passes == "banks"
+                                              else ": each round and pass counts its own fullest bank")
+        if spec is not None and (spec.family, "wavefronts") in NOT_MODELLED:
+            wf = f"wavefronts not modelled for {spec.family} (the number shown: {wf})"
         ideal = {"bytes": "ideal = ceil(active lanes x width / 32)",
-                 "unique": "ideal = ceil(distinct bytes / 32)"}[self.ideal]
+                 "unique": "ideal = ceil(distinct bytes / 32)",
+                 "min_sectors": "ideal = min(ceil(active lanes x width / 32), distinct sectors)"}[self.ideal]
         return f"{req}; {sec}; {wf}; {ideal}"
 
 
 def candidates():
     """Every candidate rule set the measurement discriminates between."""
-    return [Rules(*c) for c in itertools.product(REQUESTS, (0, 1), SECTORS, WAVEFRONTS, IDEAL, REPLAY, LINE_PASS)]
+    return [Rules(*c) for c in itertools.product(REQUESTS, (0, 1), SECTORS, WAVEFRONTS, IDEAL, REPLAY, LINE_PASS,
+                                                 PASSES)]
 
 
 def parity(x):
@@ -124,28 +153,38 @@ def tag_bank(line, masks=TAG_BANK_MASKS):
 
 # The rules the model uses per op family (GlobalOp.family), each setting the one the H200 corpus
 # allows (gpu_check/coalesce_probe/fit.py; tests/memory/test_coalesce_corpus_replay.py replays
-# every measured count). Where the corpus allows two settings the default is kept: OPEN says so.
+# every measured count). Where the corpus allows several settings (line_pass for families without
+# atom.cas, replay for loads) the default is kept.
 DEFAULT = Rules()
 FAMILIES = ("ld", "ld.nc", "ld.cg", "st", "atom", "red", "cp.async", "cp.async.cg")
 ATOMIC = Rules(replay="address")
 RULES = {f: DEFAULT for f in FAMILIES}
 RULES["atom"] = RULES["red"] = ATOMIC
-RULES["cp.async.cg"] = Rules(sectors="pair_lines")
-MEASURED = ("NVIDIA H200 (driver 580.159.04, CUDA 13.0, ncu 2025.3.1), 2026-12-01: "
-            "tests/data/coalescing/coalesce_corpus.json")
+RULES["cp.async.cg"] = Rules(sectors="pair_lines", ideal="bytes")
+MEASURED = ("NVIDIA H200 (driver 580.159.04, CUDA 13.0, ncu 2025.3.1), 2026-12-01, two runs ("
+            + corpus("coalesce_corpus.json", "Global memory") + ")")
 # Measured quantities no stated rule reproduces: (family, quantity) -> what was seen. The model's
 # number for them is the cached path's and is not a claim (the replay test checks this list is
 # still true, the gpu-check group reports them as not modelled).
 NOT_MODELLED = {
-    ("cp.async.cg", "wavefronts"): "LDGSTS.BYPASS wavefronts follow none of the candidate rules "
-                                   "(element stride 1, 2, 4, 8 x 16 B: 1, 4, 16, 32 wavefronts)",
+    ("cp.async.cg", "wavefronts"):
+        "LDGSTS.BYPASS wavefronts (45 patterns measured, ids 843-857, 999-1025, 1047-1049) follow no "
+        "rule searched (gpu_check/coalesce_probe/fit.py SCHEDULES: 384 ways of cutting the warp into "
+        "lane groups and filling wavefronts under tag-bank, per-group and line limits): element strides "
+        "1, 2, 3, 4, 5, 6, 7, 8 x 16 B take 1, 4, 8, 16, 16, 20, 24, 32 wavefronts, a random permutation "
+        "of 512 contiguous bytes 4; the 17 warps whose 8-lane quarters each stay in one line take the "
+        "fullest tag bank's lines, as cached loads do, and 27 of the 28 others take more",
 }
-# What the corpus leaves open (the second run's patterns decide; docs/coalescing.md):
+# What the corpus cannot reach (docs/coalescing.md):
 OPEN = {
-    "ideal_sectors": "ideal = bytes asked for and ideal = distinct bytes both fit the patterns measured "
-                     "with the ideal-sector metric (none with a repeated address)",
-    "tag bank bits": "the tag-bank hash is known for line-address bits 0-8 (address bits 7-15); bit 9 "
-                     "fits either mask, higher bits were not exercised",
+    "tag bank bits": "the tag-bank hash is measured for line bits 0-15 of offsets from the probe's 2 MiB "
+                     "aligned 8 MiB buffer; line bits 16 and up (addresses 8 MiB apart) were not exercised "
+                     "and are taken as 0",
+    "red replay passes": "reductions repeating addresses fit both ways of adding up replay rounds (each "
+                         "round its own fullest bank, or the fullest bank over all rounds: the red patterns "
+                         "repeat addresses evenly); the model takes the atomics' measured rule, the latter",
+    "ld.cg ideal": "ld.global.cg's 10 ideal-sector values fit min(bytes, distinct sectors) and distinct bytes "
+                   "alike; the model takes ld.global's measured rule, the former",
 }
 
 
@@ -154,7 +193,8 @@ def rules_for(spec, override=None):
 
 
 def status():
-    return (f"requests, sectors, wavefronts confirmed on {MEASURED}; open: {', '.join(OPEN)}; not modelled: "
+    return (f"requests, sectors, wavefronts, ideal sectors confirmed on {MEASURED}; open: {', '.join(OPEN)}; "
+            f"not modelled: "
             + ", ".join(f"{f} {q}" for f, q in NOT_MODELLED))
 
 

@@ -17,7 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 REFUSED = ("smsp__sass_sectors_mem_global.sum",)
 EXTRA = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss",
-         "lts__t_sectors_srcunit_tex", "smsp__inst_executed_op_global_ld", "smsp__sass_sectors_mem_global")
+         "lts__t_sectors_srcunit_tex", "smsp__inst_executed_op_global_ld", "smsp__sass_sectors_mem_global",
+         # LDGSTS counters (names of the H200's ncu 2025.3.1, first run's FULL set) for the BYPASS set
+         "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ldgsts_cache_access",
+         "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_ldgsts_cache_access",
+         "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_write", "l1tex__m_xbar2l1tex_read_sectors")
 
 
 def read_patterns(path):

@@ -49,7 +49,7 @@ def test_stride_table_is_the_segment_count(capsys):
     rc, out, _ = run(capsys, "coalesce", "--op", "ld.global.v4.b32", "--stride", "0,1,2", "--base", "64")
     lines = out.splitlines()
     assert rc == 0 and lines[0] == "ld.global.v4.b32 on sm_90: lane L at 64 + L*stride*width (sectors of 32 B)"
-    assert lines[2].split() == ["0", "0", "1", "1", "16", "1", "1", "1.0"]
+    assert lines[2].split() == ["0", "0", "1", "1", "1", "1", "1", "1.0"]        # H200 #66: ideal 1
     assert lines[3].split() == ["1", "16", "1", "16", "16", "5", "2", "16.0"]   # bytes 64..575: sectors 2..17, lines 0..4
 
 
@@ -100,3 +100,21 @@ def test_cli_process_no_numba_no_traceback():
             "'--addr', 'lane*4', '--json']); assert 'numba' not in sys.modules; sys.exit(rc)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and json.loads(p.stdout)["sectors"] == 4
+
+
+def test_picture_title_is_the_report_line(capsys, tmp_path):
+    """One wavefront, one line, one request: singular words, the same line the text prints."""
+    path = tmp_path / "one.svg"
+    rc, out, _ = run(capsys, "coalesce", "--op", "ld.global.b32", "--addr", "lane*4", "--picture", str(path))
+    head = out.splitlines()[0]
+    assert rc == 0 and head == "ld.global.b32 on sm_90: 1 request, 4 sectors of 32 B (ideal 4), 1 line of 128 B, 1 wavefront"
+    assert f"<title>{head}</title>" in path.read_text() or f">{head}<" in path.read_text()
+    assert "1 wavefronts" not in path.read_text() and "1 lines" not in path.read_text()
+
+
+def test_picture_into_a_missing_folder_is_refused_and_creates_nothing(capsys, tmp_path):
+    target = tmp_path / "some" / "missing" / "dir" / "x.svg"
+    rc, out, err = run(capsys, "coalesce", "--op", "ld.global.b32", "--addr", "lane*4", "--picture", str(target))
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert f"folder {target.parent} does not exist (create it first)" in err
+    assert not (tmp_path / "some").exists()

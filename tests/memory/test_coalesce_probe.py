@@ -45,10 +45,22 @@ def test_corpus(patterns):
 def _same_rule(fam, q, r, knob):
     """Knobs that do not change this family's count: one sector per lane (or per lane pair and
     line) ignores request groups and replays; replays are for atomics and reductions only; a
-    line's pass limit only splits tag-bank wavefronts of atom.cas."""
+    line's pass limit only splits tag-bank wavefronts of atom.cas; how passes add up only matters
+    for tag-bank wavefronts with more than one pass (replay rounds, atom.cas)."""
     return ((q == "sectors" and knob in ("requests", "replay") and r.sectors in ("per_lane", "pair_lines"))
             or (knob == "replay" and fam not in ("atom", "red"))
-            or (knob == "line_pass" and (fam != "atom" or r.wavefronts != "tag_banks")))
+            or (knob == "line_pass" and (fam != "atom" or r.wavefronts != "tag_banks"))
+            or (knob == "passes" and (r.wavefronts != "tag_banks" or fam not in ("atom", "red")
+                                      # the red patterns repeat addresses too evenly to tell
+                                      # the sums apart: nvidia.OPEN["red replay passes"]
+                                      or fam == "red"
+                                      # atom.cas by sectors takes at most 2 passes a line, and no
+                                      # pattern of the corpus puts them where the sums differ
+                                      or (r.replay == "none" and r.line_pass == "sectors")))
+            # ld.cg's patterns (and cp.async.cg's, whose ideal is neither) give distinct bytes and
+            # distinct sectors the same ideal: nvidia.OPEN["ld.cg ideal"]
+            or (q == "ideal_sectors" and fam in ("ld.cg", "cp.async.cg") and knob == "ideal"
+                and r.ideal in ("unique", "min_sectors")))
 
 
 def test_corpus_tells_every_candidate_setting_apart(patterns):
@@ -269,3 +281,172 @@ def test_merge_joins_two_runs(tmp_path, capsys):
     Path(runs[1]).write_text(json.dumps(bad))
     assert merge.main(runs + ["--out", str(tmp_path / "x.json")]) == 2
     assert "pattern 2 differs between runs" in capsys.readouterr().err
+
+
+# ---- completing the committed H200 corpus (plan.py, --complete) -------------------------------
+H200 = Path(HERE).parent / "data" / "coalescing"
+
+
+FIRST_RUN_PATTERNS = 858            # the corpus generator's patterns at the first run (ids 0-857)
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return json.loads((H200 / "coalesce_corpus.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def first_run(h200):
+    """The first H200 run as it was before the second completed it, rebuilt from the merged
+    corpus: its 7 chunks, the patterns it measured (those of run 0, and those the second run
+    measured again: its bypass chunk's first-run patterns and its last chunk, the CORE-only
+    patterns measured again with the ideal metric), with the CORE counters the first run
+    recorded for them (merge.py lists no count that moved, so the values are the first run's)."""
+    last = len(h200["chunks"]) - 1
+    pats = []
+    for p in h200["patterns"]:
+        if p["id"] >= FIRST_RUN_PATTERNS:
+            continue
+        if p.get("run") == 1:
+            c = h200["chunks"][p["chunk"]]
+            if c["set"] == "bypass" or p["chunk"] == last:
+                p = dict(p, metrics={k: v for k, v in p["metrics"].items() if k in measure.CORE}, run=0,
+                         chunk=next(i for i, c in enumerate(h200["chunks"]) if c["set"] == "core"))
+            else:
+                p = {k: v for k, v in p.items() if k not in ("metrics", "chunk", "run")}
+        pats.append(p)
+    problems = [p.removeprefix("run 0: ") for p in h200["problems"] if p.startswith("run 0: ")]
+    return dict(schema=h200["schema"], what=h200["what"].split("; merged from ")[0],
+                environment=h200["environment"], chunks=[c for c in h200["chunks"] if c["run"] == 0],
+                problems=problems, patterns=pats)
+
+
+def test_first_run_costs_are_the_h200_runs(h200):
+    """FIRST_RUN_COSTS are ncu processes of the committed run (measure_log.txt: 'ncu [full]: 4/4
+    patterns in 4.3 s', ...): (launches incl. the control, seconds)."""
+    runs = {(c["set"], c["launches"], c["seconds"]) for c in h200["chunks"]}
+    assert all((name, n, s) in runs for name, pts in measure.FIRST_RUN_COSTS.items() for n, s in pts)
+    log = (H200 / "measure_log.txt").read_text()
+    assert "ncu [full]: 4/4 patterns in 4.3 s" in log and "ncu [core]: 150/150 patterns in 25.1 s" in log
+
+
+def test_plan_completes_the_h200_corpus(patterns, h200, first_run):
+    """The plan of the second run (measure_log_run2.txt: 'plan: 646 patterns (160 ideal, 55
+    bypass, 314 core, 117 ideal)'), from the first run; after it nothing is left to measure."""
+    from gpu_check.coalesce_probe import plan
+    assert plan.check_earlier(patterns, h200) is None and plan.complete(patterns, h200) == []
+    assert "plan: 646 patterns (160 ideal, 55 bypass, 314 core, 117 ideal)" in (H200 / "measure_log_run2.txt").read_text()
+    assert sum(1 for p in first_run["patterns"] if p.get("metrics")) == 552
+    assert plan.check_earlier(patterns, first_run) is None
+    todo = plan.complete(patterns, first_run)
+    ids = [p["id"] for p, _ in todo]
+    assert sorted(ids) == sorted(p["id"] for p in h200["patterns"] if p.get("run") == 1)
+    done = {p["id"]: p for p in first_run["patterns"] if p.get("metrics")}
+    assert len(ids) == len(set(ids))
+    # exactly what is missing: the 306 unmeasured first-run ids and the 198 follow-ups (858 on) ...
+    missing = {i for i in range(len(patterns)) if i not in done}
+    assert len(missing) == 306 + 198 and missing <= set(ids) and min(i for i in missing if i >= 858) == 858
+    # ... plus patterns measured with CORE only that the richer sets explain; never a FULL one
+    again = [i for i in ids if i in done]
+    assert all(len(done[i]["metrics"]) == 12 for i in again)
+    assert plan.groups(todo) == [("ideal", 160), ("bypass", 55), ("core", 314), ("ideal", 117)]
+    sets = dict(zip(ids, (s for _, s in todo)))
+    fam = {p["id"]: parse_op(p["op"]).family for p in patterns}
+    assert all(sets[p["id"]] == "ideal" for p in patterns if p["family"] == "ideal" and fam[p["id"]] != "cp.async.cg")
+    assert {i for i in ids if fam[i] == "cp.async.cg"} == {p["id"] for p in patterns if fam[p["id"]] == "cp.async.cg"
+                                                          and len((done.get(p["id"]) or {"metrics": {}})["metrics"]) <= 12}
+    # the ideal-sector metric on repeated addresses and partial warps: the audit's broadcast among them
+    ideal = [patterns[i] for i in ids if sets[i] in ("ideal", "bypass")]
+    bcast = [p for p in ideal if p["op"] == "ld.global.b32" and len(set(p["offsets"])) == 1 and p["active"] == corpus.FULL]
+    assert bcast and sum(len(set(p["offsets"])) < 32 for p in ideal) >= 100
+    assert sum(p["active"] not in (0, corpus.FULL) for p in ideal) >= 100
+    assert len({p["op"] for p in ideal}) == len(corpus.OPS)
+
+
+def test_the_plan_fits_the_time_budget(patterns, first_run):
+    """At the first H200 run's costs (IDEAL/BYPASS priced as its FULL set, 0.40 s a launch, an upper
+    bound) the plan takes under the 240 s the GPU command gives it, so with compiling, SASS and the
+    fit the run stays under 5 minutes."""
+    from gpu_check.coalesce_probe import plan
+    b = measure.seeded_budget()
+    assert abs(b.per_launch("core") - 0.149) < 0.001 and abs(b.per_launch("ideal") - 0.404) < 0.001
+    est = plan.estimate(plan.complete(patterns, first_run), b, 150)
+    assert 150 < est < 240 - measure.MARGIN - 10        # 10 s for the metric query
+
+
+def test_bypass_set_puts_ldgsts_counters_first():
+    avail = sorted(list(measure.CORE) + list(measure.SASS_PATCHED) + [
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum", "lts__t_sectors_srcunit_tex.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_write.sum", "smsp__inst_executed_op_ldgsts.sum",
+        "sm__cycles_elapsed.sum"] + [f"l1tex__m_xbar2l1tex_read_sectors_x{i}.sum" for i in range(200)])
+    s = measure.metric_sets(avail)["bypass"]
+    assert len(s) == measure.MAX_FULL and s[:12] == list(measure.CORE) and s[-4:] == list(measure.SASS_PATCHED)
+    assert s[12:15] == ["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+                        "smsp__inst_executed_op_ldgsts.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_write.sum"]
+    assert "sm__cycles_elapsed.sum" not in s
+
+
+def test_complete_run_on_a_fake_ncu_then_merge(tmp_path, capsys, monkeypatch, first_run):
+    """The GPU command of the second run, against the stand-in ncu; then the merge into the corpus."""
+    from gpu_check.coalesce_probe import merge
+    monkeypatch.setenv("FAKE_NCU_SECONDS", "0")
+    out = tmp_path / "out"
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps(first_run))
+    rc = measure.main(["--out", str(out), "--ncu", _fake(tmp_path, "ncu"), "--probe", _fake(tmp_path, "probe"),
+                       "--nvcc", "no-such-nvcc", "--complete", str(first), "--max-seconds", "600"])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert re.search(r"plan: 646 patterns \(160 ideal, 55 bypass, 314 core, 117 ideal\); about \d+ s under ncu", text)
+    data = json.loads((out / "coalesce_corpus.json").read_text())
+    assert [c["set"] for c in data["chunks"]] == ["ideal", "ideal", "bypass", "core", "core", "core", "ideal"]
+    assert data["environment"]["completes"]["measured"] == 552
+    bypass = data["environment"]["metric_sets"]["bypass"]
+    assert "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ldgsts_cache_access.sum" in bypass
+    assert "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ldgsts_cache_access.sum" in (out / "metrics.txt").read_text()
+    files = set(os.listdir(out))                 # + sass.txt where cuobjdump is installed
+    assert {"coalesce_corpus.json", "metrics.txt", "ncu.csv", "summary.txt"} <= files <= {
+        "coalesce_corpus.json", "metrics.txt", "ncu.csv", "summary.txt", "sass.txt", "build.log"}
+    merged = tmp_path / "merged.json"
+    assert merge.main([str(first), str(out / "coalesce_corpus.json"), "--out", str(merged)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"merge: {len(corpus.generate())} patterns, {len(corpus.generate())} measured, from 2 runs")
+    m = json.loads(merged.read_text())
+    first = {p["id"]: p for p in first_run["patterns"] if p.get("metrics")}
+    pats = {p["id"]: p for p in m["patterns"]}
+    full = [i for i, p in first.items() if len(p["metrics"]) > 12]
+    assert len(full) == 24 and all(pats[i]["run"] == 0 and pats[i]["metrics"] == first[i]["metrics"] for i in full)
+    assert m["runs"][0]["date"].startswith("2026-12-01") and len(m["chunks"]) == len(first_run["chunks"]) + 7
+    # the fake GPU plays the model, so the only counts that move are the unexplained LDGSTS.BYPASS ones
+    moved = [p for p in m["problems"] if " measured again in run 1 " in p]
+    assert moved and all("cp.async.cg" in p and ": wavefronts " in p for p in moved)
+    (tmp_path / "m").mkdir()
+    merged.rename(tmp_path / "m" / "coalesce_corpus.json")
+    results, _ = coalescing.compare(tmp_path / "m")
+    assert all(r.status == "pass" for r in results), [(r.entry, r.note) for r in results if r.status != "pass"]
+
+
+def test_merge_of_a_merge_keeps_every_run(tmp_path):
+    from gpu_check.coalesce_probe import merge
+    runs = []
+    for k, ids in enumerate(("0 1", "2", "1 3")):
+        (tmp_path / f"ids{k}.txt").write_text(ids)
+        assert measure.main(["--out", str(tmp_path / f"r{k}"), "--dry-run", "--nvcc", "no-such-nvcc",
+                             "--ids", str(tmp_path / f"ids{k}.txt")]) == 0
+        runs.append(json.loads((tmp_path / f"r{k}" / "coalesce_corpus.json").read_text()))
+    m = merge.merge([merge.merge(runs[:2]), runs[2]])
+    assert len(m["runs"]) == 3 and m["what"].endswith("; merged from 3 runs") and m["what"].count("merged") == 1
+    done = {p["id"]: p["run"] for p in m["patterns"] if p.get("metrics")}
+    assert done == {0: 0, 1: 2, 2: 1, 3: 2}
+    assert [c["run"] for c in m["chunks"]] == [0, 1, 2]
+    assert not [p for p in m["problems"] if "measured again" in p]          # the model twice: nothing moved
+
+
+def test_complete_refuses_a_foreign_corpus(tmp_path, capsys, h200):
+    bad = json.loads(json.dumps(h200))
+    bad["patterns"][7]["offsets"][3] += 4
+    (tmp_path / "c.json").write_text(json.dumps(bad))
+    assert measure.main(["--out", str(tmp_path / "o"), "--dry-run", "--complete", str(tmp_path / "c.json")]) == 2
+    assert "pattern 7 (ld.global.b32) differs from corpus.py's" in capsys.readouterr().out
+    assert measure.main(["--out", str(tmp_path / "o"), "--dry-run", "--complete", str(tmp_path / "none.json")]) == 2
+    assert "cannot read it" in capsys.readouterr().out

@@ -49,7 +49,8 @@ def test_ncu_sectors_per_request_by_width_and_active_lanes():
         assert counts(op, LANE * w) == (1, s, s), op
     assert counts("ld.global.b32", "lane * 4", active=0x1) == (1, 1, 1)      # NCU: one thread
     assert counts("ld.global.b32", "lane * 4", active=0x0) == (0, 0, 0)      # nothing active
-    assert counts("ld.global.b32", "0") == (1, 1, 4)                         # broadcast: 1 sector
+    assert counts("ld.global.b32", "0") == (1, 1, 1)                 # broadcast: 1 sector, ideal 1 (H200 #1)
+    assert counts("ld.global.v4.b32", (LANE // 2) * 16) == (1, 8, 8)  # pairs on one address (H200 #74)
 
 
 def test_wavefronts_are_the_fullest_tag_bank():
@@ -91,20 +92,20 @@ def _reference(op, offsets, active):
     rnd = {i: sum(offsets[j] == offsets[i] for j in lanes if j < i) if spec.kind in ("atom", "red") else 0
            for i in lanes}
     sectors = {(rnd[i], offsets[i] // 32) for i in lanes}
-    wavefronts = 0
-    for r in set(rnd.values()):
-        per_line = {}
-        for rr, sector in sectors:
-            if rr == r:
-                per_line.setdefault(sector // 4, set()).add(sector)
-        passes = {line: -(-len(s) * spec.operands // 4) for line, s in per_line.items()}
-        for p in range(max(passes.values())):
-            banks = [_bank(line) for line, n in passes.items() if n > p]
-            wavefronts += max(banks.count(b) for b in range(4))
+    # a line passes once per round it is in (atom.cas: once per 64-byte half it touches in the
+    # round); the fullest bank's passes are the wavefronts
+    per_bank = [0] * 4
+    for r, line in {(r, s // 4) for r, s in sectors}:
+        halves = {s % 4 // 2 for rr, s in sectors if rr == r and s // 4 == line}
+        per_bank[_bank(line)] += len(halves) if spec.operands > 1 else 1
+    distinct = len({offsets[i] // 32 for i in lanes})
+    ideal = -(-len(lanes) * spec.width // 32)
     if spec.family == "cp.async.cg":
         sectors = {(i // 2, offsets[i] // 128) for i in lanes}
+    else:
+        ideal = min(ideal, distinct)
     return {"requests": 1 if lanes else 0, "sectors": len(sectors), "lines": len({offsets[i] // 128 for i in lanes}),
-            "wavefronts": wavefronts, "ideal_sectors": -(-len(lanes) * spec.width // 32)}
+            "wavefronts": max(per_bank), "ideal_sectors": ideal}
 
 
 @given(st.sampled_from(NV_OPS), st.integers(0, 3), st.integers(0, (1 << 32) - 1), st.data())
@@ -123,8 +124,8 @@ def test_batch_under_every_candidate_rule_matches_the_single_access():
     rng = np.random.default_rng(5)
     one_knob = [replace(nvidia.DEFAULT, **{f.name: v}) for f in fields(nvidia.Rules)
                 for v in {getattr(r, f.name) for r in nvidia.candidates()}]
-    mixed = [nvidia.Rules(requests="per_128B", replay="address", line_pass=lp, wavefronts=wf, sectors=sec)
-             for lp in nvidia.LINE_PASS for wf in nvidia.WAVEFRONTS for sec in nvidia.SECTORS]
+    mixed = [nvidia.Rules(requests="per_128B", replay="address", line_pass=lp, wavefronts=wf, sectors=sec, passes=ps)
+             for lp in nvidia.LINE_PASS for wf in nvidia.WAVEFRONTS for sec in nvidia.SECTORS for ps in nvidia.PASSES]
     for op in ("ld.global.v4.b32", "st.global.v2.b32", "atom.global.add.u32", "ld.global.b8",
                "atom.global.cas.b32", "atom.global.add.u64", "cp.async.cg.shared.global.16"):
         w = memory.parse_op(op).width
@@ -145,6 +146,10 @@ def test_candidate_rules_differ_where_they_say():
     assert memory.coalesce("ld.global.b32", "0", active=0, rules=nvidia.Rules(empty_request=1))["requests"] == 1
     assert memory.coalesce("ld.global.b32", "lane*4", rules=nvidia.Rules(sectors="per_lane"))["sectors"] == 32
     assert memory.coalesce("ld.global.b32", "0", rules=nvidia.Rules(ideal="unique"))["ideal_sectors"] == 1
+    assert memory.coalesce("ld.global.b32", "0", rules=nvidia.Rules(ideal="bytes"))["ideal_sectors"] == 4
+    two_lines = "(lane % 2) * 128"                      # H200 #42: two addresses in two lines, ideal 2
+    assert [memory.coalesce("ld.global.b32", two_lines, rules=nvidia.Rules(ideal=v))["ideal_sectors"]
+            for v in nvidia.IDEAL] == [2, 4, 1]
     assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="lines"))["wavefronts"] == 32
     assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="lines4"))["wavefronts"] == 8
     assert memory.coalesce("ld.global.b32", "lane*128", rules=nvidia.Rules(wavefronts="sectors16"))["wavefronts"] == 2
@@ -153,13 +158,19 @@ def test_candidate_rules_differ_where_they_say():
     assert memory.coalesce("atom.global.add.u32", "0", rules=nvidia.Rules(replay="none"))["sectors"] == 1
     assert memory.coalesce("atom.global.add.u32", "0", rules=nvidia.Rules(replay="address"))["sectors"] == 32
     assert memory.coalesce("ld.global.b32", "0", rules=nvidia.Rules(replay="address"))["sectors"] == 1   # loads
-    cas = "(lane % 8) * 4 + (lane // 8) * 64"           # sectors 0 and 2 of line 0, 8 lanes each (active 0xffff)
-    assert memory.coalesce("atom.global.cas.b32", cas, active=0xFFFF)["wavefronts"] == 1
+    cas = "(lane % 8) * 4 + (lane // 8) * 64"           # sectors 0 and 2 of line 0, 8 lanes each (H200 #989)
+    assert memory.coalesce("atom.global.cas.b32", cas, active=0xFFFF)["wavefronts"] == 2
     assert memory.coalesce("atom.global.cas.b32", cas, active=0xFFFF,
-                           rules=nvidia.Rules(line_pass="halves"))["wavefronts"] == 2
+                           rules=nvidia.Rules(line_pass="sectors"))["wavefronts"] == 1
+    # H200 #509: one address of 31 repeated, its second use in a line of a bank with room: 6, not 7
+    gather = [3440, 2640, 2884, 3152, 1332, 2592, 448, 316, 1480, 508, 1680, 2084, 1752, 1852, 2548, 3760,
+              2592, 2264, 2280, 60, 1600, 1696, 3168, 4012, 1592, 472, 3640, 104, 3824, 1552, 864, 304]
+    assert memory.coalesce("atom.global.add.u32", gather)["wavefronts"] == 6
+    assert memory.coalesce("atom.global.add.u32", gather,
+                           rules=nvidia.Rules(replay="address", passes="rounds"))["wavefronts"] == 7
     assert memory.coalesce("cp.async.cg.shared.global.16", "lane * 64",
                            rules=nvidia.Rules(sectors="pair_lines"))["sectors"] == 16     # H200 #846
-    assert len(nvidia.candidates()) == 2 * 2 * 4 * 4 * 2 * 2 * 2
+    assert len(nvidia.candidates()) == 2 * 2 * 4 * 4 * 3 * 2 * 2 * 2
     assert nvidia.parse_rules("requests=per_128B,empty_request=1") == nvidia.Rules(requests="per_128B", empty_request=1)
     for bad in ("requests=two", "nope=1", "requests"):
         with pytest.raises(LayoutsimError):
