@@ -10,13 +10,18 @@ CPU time is the steadier figure).
 
 Cases:
   query              `layoutsim query mma.m16n8k16.f32.f16.f16.f32 --operand C --lane 13`, the
-                     whole process (target, issue 14: under 0.25 s); numba is never imported
+                     whole process (target, issue 14: under 0.25 s); numba is never imported.
+                     The script is the one installed beside this interpreter (a version
+                     manager's shim on PATH, e.g. pyenv's, adds its own 0.1 s); "python
+                     startup" is `python -c pass`, the part of it no layoutsim change can cut
   banks serial       first wavefronts_batch(engine="numba") of 4 accesses (ld.shared.v4.b32)
   banks parallel     first batch of 60,000 accesses (the parallel kernel)
   banks auto         first wavefronts_batch of 1,000 accesses with the default engine (numpy)
   mma <path>         first layoutsim.mma of one instruction per kernel path: f16, bf16, tf32,
-                     fp8 (mma.sync: the f16 path on sm_90), fp8 (wgmma: native), f64, int
-                     (target, issue 14: under 5 s each)
+                     fp8 (mma.sync: the f16 path on sm_90), fp8 (wgmma: native), f64, int,
+                     and AMD's f16 forms: wmma gfx11 and gfx12 (the scalar general path, each
+                     with its steps), mfma gfx942 (the CDNA model) (target, issue 14: under
+                     5 s each)
 """
 import argparse
 import json
@@ -36,6 +41,9 @@ MMA = {
     "fp8 wgmma": ("wgmma.m64n8k32.f32.e4m3.e4m3", "sm_90"),
     "f64": ("mma.m8n8k4.f64.f64.f64.f64", "sm_90"),
     "int": ("mma.m16n8k32.s32.s8.s8.s32", "sm_90"),
+    "wmma gfx11": ("v_wmma_f32_16x16x16_f16.w32.gfx11", "gfx1100"),
+    "wmma gfx12": ("v_wmma_f32_16x16x16_f16.w32.gfx12", "gfx1200"),
+    "mfma gfx942": ("v_mfma_f32_16x16x16_f16", "gfx942"),
 }
 
 # a child process: the first call of one case, timed from just before the call
@@ -92,10 +100,12 @@ def _cold_warm(code, args, runs):
     return cold, warm
 
 
-def _query(runs):
-    exe = shutil.which("layoutsim")
-    cmd = ([exe] if exe else [sys.executable, "-m", "layoutsim.cli"]) + \
-        ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
+def _query(runs, cmd=None):
+    if cmd is None:
+        exe = os.path.join(os.path.dirname(sys.executable), "layoutsim")
+        exe = exe if os.path.exists(exe) else shutil.which("layoutsim")
+        cmd = ([exe] if exe else [sys.executable, "-m", "layoutsim.cli"]) + \
+            ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -123,8 +133,10 @@ def main():
     args = ap.parse_args()
     only = {s.strip() for s in args.only.split(",")}
     results = {}
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if "query" in only:
         results["query"] = {"cold": _stats(_query(args.runs)), "target": 0.25}
+        results["python startup"] = {"cold": _stats(_query(args.runs, [sys.executable, "-c", "pass"]))}
     if "banks" in only:
         for label, n, engine in (("banks serial", 4, "numba"), ("banks parallel", 60000, "numba"),
                                  ("banks auto", 1000, "auto")):
@@ -139,10 +151,12 @@ def main():
                                       "target": 5.0}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if args.json:
-        print(json.dumps({"cpus": os.cpu_count(), "load_average": load, "results": results}, indent=1))
+        print(json.dumps({"cpus": os.cpu_count(), "load_average_start": load0, "load_average": load,
+                          "results": results}, indent=1))
         return
     print(f"first-run times, {args.runs} fresh processes per case; {os.cpu_count()} CPUs, load average "
-          f"{load:.2f} at the end (wall s: min / median / max; cpu s of the median)")
+          f"{load0:.2f} at the start, {load:.2f} at the end (wall s: min / median / max; cpu s of the "
+          f"median)")
     for label, r in results.items():
         for kind in ("cold", "warm"):
             if kind not in r:

@@ -356,7 +356,9 @@ JSON_EXAMPLES = [
     ("query", f"layoutsim query {MMA} --operand C --lane 13 --json",
      '`{"instruction": str, "arch": str, "operand": str, "entries": [{"lane", "reg", "slot", '
      '"name", "matrix", "row", "col"}, ...]}`: `slot` is the packed element inside the 32-bit '
-     'register, `matrix` is 0 except for ldmatrix/stmatrix. Without `--lane`/`--element`: every entry.'),
+     'register, `matrix` is 0 except for ldmatrix/stmatrix. Without `--lane`/`--element`: every entry. '
+     'AMD WMMA/SWMMAC add `"arithmetic"`: one line saying what backs `layoutsim.mma` on that arch (the '
+     'AMD hardware captures it matches, or why it is an assumption); `show` adds it too.'),
     ("show", f"layoutsim show {MMA} --operand C --json",
      '`{"instruction", "arch", "operand", "replication": int, "grid": [matrix][row][col] -> '
      '"T<lane>:<register>"}` (the lowest holder; `+` marks replicated elements).'),
@@ -393,7 +395,8 @@ JSON_EXAMPLES = [
      "--operand B --json",
      'The `desc decode` object plus `"problems": [{"kind", "field", "message"}]` (kinds: fault, '
      'duplicate, units, alignment, base, reserved, overlap, tma; a TMA box starting off 16 bytes '
-     'is kind fault, field tma_coords), `"sound"` and, with `--tma-box`, `"tma": {"box", '
+     'is kind fault, field tma_coords; one landing outside shared memory kind fault, field tma_dst), '
+     '`"sound"` and, with `--tma-box`, `"tma": {"box", '
      '"elem_bytes", "swizzle", "dst", "coords", "reading", "confirmed"}`; the exit code is 1 when '
      'there is a problem, 0 when there is none, 2 for bad input.'),
     ("render", f"layoutsim render {MMA} --operand C --lane 13 -o img/json-example.svg --json",
@@ -404,10 +407,12 @@ JSON_EXAMPLES = [
     ("ptx run", "layoutsim ptx run examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
                 "--block 32,8 --arg arange:f32:32x32 --arg zeros:f32:32x32 --arg i32:32 --json",
      '`{"schema", "kernel", "arch", "grid", "block", "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
-     '"global": {"requests", "sectors"} or null, "warp_instructions", "sampled": {"ctas", "of", "factor"} '
-     'or null, "notes", "hazards" (with --racecheck), "fault", "seconds", "instructions": [{"line", '
-     '"cuda": {"file", "line"} or null, "text", "executions", "wavefronts", "ideal", "excess", "kind", '
-     '"sass", "requests", "sectors", "note"}, ...], "outputs"}`. See [running kernels](ptx.md).'),
+     '"global": {"requests", "sectors", "ld", "st", "atom", "red": {"requests", "sectors"}} or null, '
+     '"warp_instructions", "sampled": {"ctas", "of", "factor"} or null, "notes", "hazards" (with '
+     '--racecheck), "fault", "seconds", "sass_source" (where the SASS costed came from; null: costed per '
+     'PTX instruction), "instructions": [{"line", "cuda": {"file", "line"} or null, "text", "executions", '
+     '"wavefronts", "ideal", "excess", "kind", "sass", "requests", "sectors", "global_kind", "note"}, ...], '
+     '"outputs"}`. See [running kernels](ptx.md).'),
     ("render --banks", "layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --pad 8 "
      f"--fragment {MMA}:A --at 16,16 -o img/json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", "kind": "banks", "accesses": [one `banks` '
@@ -460,8 +465,9 @@ PYTHON_API = [
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Running kernels", "layoutsim.ptx", ["run", "Run", "InstructionStats", "PtxFault"]),
     ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
-     ["Descriptor", "Descriptor.dense", "operand_addresses", "addresses", "TensorMap", "box_addresses",
-      "check_coords", "coords_problem", "consistency", "problems", "Reading", "TmaReading", "status"]),
+     ["Descriptor", "Descriptor.dense", "operand_addresses", "operand_fault", "addresses", "TensorMap",
+      "box_addresses", "box_fault", "check_coords", "coords_problem", "consistency", "problems", "Reading",
+      "TmaReading", "status"]),
     ("Pictures", "layoutsim.render", ["fragment", "fragment_scene", "highlight_for", "save"]),
     ("Bank pictures", "layoutsim.render.banks", ["Access", "access_scene", "tile_scene"]),
 ]

@@ -28,7 +28,7 @@ class BuildError(RuntimeError):
 def cache_dir():
     from layoutsim.files import make_dir
     d = Path(os.environ.get("GPU_CHECK_CACHE", Path.home() / ".cache" / "gpu_check"))
-    make_dir(d, "build cache (GPU_CHECK_CACHE)")
+    make_dir(d, "build cache (GPU_CHECK_CACHE)", parents=True)     # ~/.cache may not exist yet
     return d
 
 

@@ -2,6 +2,7 @@
 
     gpu-check run [--only PATTERN] [--cases N] [--group G,...] [--report FILE] [--record DIR] [--json]
     gpu-check discover [--record DIR] [--json]
+    gpu-check discover --apply FILE [--json]            a recorded discover file into the catalog
     gpu-check report FILE [--markdown PATH] [--json]
     gpu-check replay FILE [--only PATTERN] [--json]      recorded layout dumps, no GPU needed
     gpu-check amd [--keep DIR] [--json]                   build + disassemble the HIP kernels, no GPU
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from layoutsim.archs import target_of_device
 from layoutsim.errors import LayoutsimError, one_line
-from layoutsim.files import check_target, make_dir, pipe_safe_stdout, write_atomic
+from layoutsim.files import check_dir, check_target, make_dir, pipe_safe_stdout, write_atomic
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,6 +45,9 @@ def make_backend(name="cuda"):
     if name == "hip":
         from .backends.hip import HipBackend
         return HipBackend()
+    if name == "ptxsim":
+        from .backends.ptxsim import PtxsimBackend
+        return PtxsimBackend()
     from .backends.cuda import CudaBackend
     return CudaBackend()
 
@@ -56,6 +60,10 @@ def cmd_run(args):
     bad = [g for g in groups if g not in GROUPS]
     if bad:
         return _fail(f"unknown group {bad[0]!r}; valid: {', '.join(GROUPS)}")
+    if args.backend == "ptxsim":
+        groups, why = _ptxsim_groups(args, groups)
+        if why:
+            return _fail(why)
     if args.cases is not None and args.cases < 1:
         return _fail(f"--cases must be at least 1, not {args.cases}")
     if args.only:
@@ -84,6 +92,8 @@ def cmd_run(args):
     session = Session(backend, only=args.only, cases=args.cases, seed=args.seed, record=args.record, log=log,
                       groups=groups, wgmma_all=args.all_wgmma, bank_seconds=args.bank_seconds)
     log(f"gpu-check run on {R.environment_line(session.env)}")
+    if session.env.get("simulated"):
+        log(f"note: {session.env['backend']}")
     try:
         session.run()
     except Exception as e:   # noqa: BLE001 - e.g. the compiler is missing: one line, exit 2
@@ -116,14 +126,43 @@ def cmd_run(args):
     return code
 
 
+# The groups that launch the catalog kernels through the backend; the others measure the GPU
+# itself (ncu, their own modules), which a model run must not mix into its report.
+PTXSIM_GROUPS = ("layouts", "numerics")
+
+
+def _ptxsim_groups(args, groups):
+    """(groups, None) for a run on the ptxsim backend, or (groups, why it cannot run)."""
+    if args.record:
+        return groups, ("--record with --backend ptxsim: the executor's outputs are the model checking "
+                        "itself, not measurements; nothing may be recorded from them")
+    if not args.group:
+        return PTXSIM_GROUPS, None
+    other = [g for g in groups if g not in PTXSIM_GROUPS]
+    if other:
+        return groups, (f"--backend ptxsim runs the groups that launch the catalog kernels "
+                        f"({', '.join(PTXSIM_GROUPS)}); {other[0]!r} measures a GPU")
+    return groups, None
+
+
 # ---- discover ------------------------------------------------------------------------------
 def cmd_discover(args):
     from . import build as B
     from . import discover as D
     from .backends import Unavailable
+    log = _log(args.json)
+    if args.apply:
+        if args.record:
+            return _fail("--record with --apply: --apply writes the catalog from a file already recorded")
+        path, added = D.apply(args.apply)
+        if args.json:
+            json.dump({"catalog": str(path), "added": added}, sys.stdout, indent=1)
+            print()
+        log(f"[discover] {path.name}: the maps of {args.apply} applied ({len(added)} new: "
+            f"{', '.join(added[:4])}{', ...' if len(added) > 4 else ''})")
+        return 0
     if args.record:
         make_dir(args.record, "--record folder")
-    log = _log(args.json)
     try:
         backend = make_backend("cuda")
     except Unavailable as e:
@@ -158,6 +197,8 @@ def cmd_report(args):
         if path:
             check_target(path, what)
     rep = R.load(args.file)
+    if args.confirmed and (rep.get("environment") or {}).get("simulated"):
+        return _fail(f"{args.file} is a --backend ptxsim run (the model checking itself): it confirms nothing")
     if args.json:
         json.dump({"environment": rep.get("environment"), "groups": rep.get("groups"), "totals": rep.get("totals")},
                   sys.stdout, indent=1)
@@ -220,15 +261,15 @@ def _checked(results):
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
-    if args.keep and not Path(args.keep).is_dir():
-        return _fail(f"--keep {args.keep}: no such folder (create it first)")
+    if args.keep:
+        check_dir(args.keep, "--keep folder")    # a real folder: clang writes there, so no symbolic link
     try:
         results, info = H.compile_and_check(outdir=args.keep)
     except Unavailable as e:
         return _fail(str(e))
     built = dict.fromkeys(k.rsplit("_w", 1)[0] for k in info["objects"])
     return _print_results(args, results, {"tools": info}, lambda t: (
-        f"[amd]      {t['entries']} WMMA/SWMMAC/MFMA kernels built for {'/'.join(built)} and "
+        f"[amd]      {t['checks']} WMMA/SWMMAC/MFMA kernels ({t['entries']} entries) built for {'/'.join(built)} and "
         f"disassembled: {t['failed']} wrong, {t['errors']} build errors"
         + (f", {t['skipped']} skipped (no installed clang builds for {'/'.join(info['skipped_targets'])})"
            if t["skipped"] else "") + " (not run: no AMD GPU)"))
@@ -263,11 +304,16 @@ def parser():
     r.add_argument("--all-wgmma", action="store_true", help="every wgmma N, not the default selection")
     r.add_argument("--bank-seconds", type=float, help="time budget of the bank and coalescing probes under ncu, "
                    "each (their defaults: 140 and 120)")
-    r.add_argument("--backend", choices=("cuda", "hip"), default="cuda")
+    r.add_argument("--backend", choices=("cuda", "hip", "ptxsim"), default="cuda",
+                   help="ptxsim: no GPU; nvcc's PTX of the kernels executed by layoutsim.ptx (a dry run "
+                        "of the harness: the model checking itself, never a GPU measurement)")
     r.add_argument("--json", action="store_true", help="print the JSON report on stdout (progress on stderr)")
     r.set_defaults(run=cmd_run, argv=None)
     d = sub.add_parser("discover", help="measure nvcuda::wmma fragment maps")
     d.add_argument("--record", help="write layouts/wmma_discovered.json under this directory (e.g. tests/data)")
+    d.add_argument("--apply", metavar="FILE", help="no GPU: make the maps of a --record file "
+                   "(layouts/wmma_discovered.json) the catalog's (layoutsim/isa/data/nvcuda_wmma_sm_90.json); "
+                   "refused if a map the catalog has is missing or measured differently")
     d.add_argument("--json", action="store_true")
     d.set_defaults(run=cmd_discover)
     rp = sub.add_parser("report", help="print a JSON report; --markdown writes the docs/validation page")

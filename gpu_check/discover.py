@@ -4,7 +4,9 @@ One warp loads a matrix of unique ids with wmma::load_matrix_sync and writes eve
 lane; the host turns the ids back into (row, col). The result is printed as a map and as JSON the
 catalog can take: one entry per fragment kind, marked "measured on <GPU>", with the table
 [lane][i] -> (row, col) in the catalog's terms (element i of a lane sits in register i // p,
-slot i % p, p = 32 / element bits).
+slot i % p, p = 32 / element bits; a 64-bit element is a register of its own, reg_bits 64).
+Integer fragments are loaded once per base-255 digit of the ids (wmma_load.py) and the digits
+combined here.
 """
 import json
 from pathlib import Path
@@ -15,7 +17,7 @@ from .families import wmma_load
 
 
 def decode_all(specs, outs, env):
-    """Discovered entries (JSON-able dicts) from each spec's raw output."""
+    """Discovered entries (JSON-able dicts) from each spec's raw outputs (one per image)."""
     entries = []
     for spec, out in zip(specs, outs):
         n, rc, invalid = spec.decode(out)
@@ -35,14 +37,17 @@ def decode_all(specs, outs, env):
             "layout": f"{spec.layout}_major",
             "rows": spec.rows, "cols": spec.cols,
             "elem_bits": spec.elem_bits,
-            "slots": 32 // spec.elem_bits,
+            "slots": max(1, 32 // spec.elem_bits),
+            "reg_bits": max(32, spec.elem_bits),
+            "loads": spec.passes,
             "elements_per_lane": n,
             "replication": rep if uniform else None,
             "valid": uniform,
             "invalid_ids": invalid,
             "table": rc.tolist(),
             "confirmed": f"measured on {env.get('gpu')} (gpu-check discover, {env.get('date', '')[:10]})",
-            "source": "nvcuda::wmma::load_matrix_sync of unique ids, x[i] dumped per lane (gpu-check discover)",
+            "source": "nvcuda::wmma::load_matrix_sync of unique ids, x[i] dumped per lane (gpu-check discover"
+                      + (f"; {spec.passes} loads of base-255 id digits" if spec.passes > 1 else "") + ")",
         })
     return entries
 
@@ -101,8 +106,7 @@ def run(backend, build_fn, log=print, target=None):
     module = backend.load(cubin)
     outs = []
     for spec in kept:
-        _, image = spec.ids()
-        outs.append(backend.launch(module, spec, image, 1))
+        outs.append([backend.launch(module, spec, image, 1) for image in spec.images()])
     env = backend.environment()
     entries = decode_all(kept, outs, env)
     for e in entries:
@@ -116,7 +120,7 @@ def save(entries, env, path):
     """Write the discovered maps to `path`, creating its folder (the --record tree)."""
     from layoutsim.files import make_dir, write_atomic
     path = Path(path)
-    make_dir(path.parent, "--record folder")
+    make_dir(path.parent, "--record folder", parents=True)    # inside the --record tree
     doc = {"format": 1, "environment": env,
            "note": "nvcuda::wmma fragments measured with gpu-check discover; catalog-ready: table[lane][i] = "
                    "[row, col], element i of a lane in register i // slots, slot i % slots",
@@ -131,3 +135,39 @@ def dumps(doc):
     text = json.dumps(head, indent=1)[:-2]
     body = ",\n  ".join(json.dumps(e, separators=(",", ":")) for e in doc.get("entries", []))
     return text + ',\n "entries": [\n  ' + body + "\n ]\n}\n"
+
+
+def apply(path, catalog=None):
+    """Make the discovered maps in `path` (a --record file) the catalog's (isa/data/nvcuda_wmma_sm_90.json).
+
+    Refused, with one line, when an entry is not a uniform cover, or when the file lacks a map the
+    catalog has or measured one of them differently (a new GPU or driver is a new catalog file, not
+    a silent change). Returns (catalog path, names of the entries that are new).
+    """
+    from layoutsim.errors import LayoutsimError, one_line
+    from layoutsim.files import read_regular, write_atomic
+    from layoutsim.isa import ptx_wmma
+    catalog = Path(catalog or ptx_wmma.DATA)
+    try:
+        doc = json.loads(read_regular(path, "discovered maps"))
+        entries = doc.get("entries") or []
+        ok = bool(entries) and bool((doc.get("environment") or {}).get("gpu")) and \
+            all(isinstance(e.get("name"), str) and isinstance(e.get("table"), list) for e in entries)
+    except (ValueError, AttributeError) as e:
+        raise LayoutsimError(f"{path}: not JSON of gpu-check discover --record ({one_line(str(e))})") from None
+    if not ok:
+        raise LayoutsimError(f"{path}: no discovered entries or no environment (not a gpu-check discover --record file)")
+    bad = [e["name"] for e in entries if not e.get("valid")]
+    if bad:
+        raise LayoutsimError(f"{path}: {len(bad)} maps are not a uniform cover ({', '.join(bad[:3])}); not applied")
+    new = {e["name"]: e for e in entries}
+    old = json.loads(catalog.read_text())["entries"] if catalog.exists() else []
+    for e in old:
+        got = new.get(e["name"])
+        if got is None:
+            raise LayoutsimError(f"{path} lacks {e['name']}, which the catalog has; not applied")
+        if got["table"] != e["table"]:
+            raise LayoutsimError(f"{path}: {e['name']} differs from the catalog's map; not applied")
+    write_atomic(catalog, dumps(doc), "wmma catalog")
+    have = {e["name"] for e in old}
+    return catalog, [n for n in new if n not in have]

@@ -12,6 +12,12 @@ from layoutsim.errors import LayoutsimError
 from layoutsim.files import read_npz, read_regular
 
 MAX_DUMP_BYTES = 1 << 30          # the H200 dump is 73 MB of arrays
+# What a replay may be asked to compare: the H200 dump (tests/data/layouts/layouts_sm_90.npz) has
+# 106 records, 282 probes (at most 3 in one record) and 6828 cases, and replays in ~3 s of CPU.
+# About 10-20x that margin; a crafted 340 kB dump listing 400,000 probes is refused, not run.
+MAX_RECORDS = 1024
+MAX_PROBES = 4096                 # in the whole dump
+MAX_CASES = 1 << 17               # the cases all probes compare together
 MAX_REPORT_BYTES = 1 << 28        # the H200 report is 0.4 MB
 STATUSES = ("pass", "fail", "skip", "error")
 _MISSING = object()
@@ -71,8 +77,11 @@ def load_dump(path, kinds):
         c.fail("manifest", f"not JSON ({str(e)[:80]})")
     c.get(manifest, "format", int, "manifest")
     c.get(manifest, "environment", dict, "manifest", default={})
-    records = []
-    for i, r in enumerate(c.get(manifest, "records", list, "manifest")):
+    records, probes, compared = [], 0, 0
+    listed = c.get(manifest, "records", list, "manifest")
+    if len(listed) > MAX_RECORDS:
+        c.fail("manifest.records", f"{len(listed)} records; a dump holds at most {MAX_RECORDS}")
+    for i, r in enumerate(listed):
         where = f"records[{i}]"
         kind = c.get(r, "kind", str, where)
         if kind not in kinds:
@@ -93,13 +102,21 @@ def load_dump(path, kinds):
             cases[name] = data[name].size // w
         if cases["inp"] != cases["out"]:
             c.fail(where, f"{cases['inp']} input cases but {cases['out']} output cases")
-        for j, p in enumerate(c.get(r, "probes", list, where)):
+        listed_probes = c.get(r, "probes", list, where)
+        probes += len(listed_probes)
+        if probes > MAX_PROBES:
+            c.fail(f"{where}.probes", f"{len(listed_probes)} probes bring the dump past {MAX_PROBES} probes, "
+                                      f"the most a dump holds")
+        for j, p in enumerate(listed_probes):
             pw = f"{where}.probes[{j}]"
             c.get(p, "check", str, pw)
             c.get(p, "meta", dict, pw, default={})
             start, n = c.get(p, "start", int, pw, lo=0), c.get(p, "cases", int, pw, lo=0)
             if start + n > cases["inp"]:
                 c.fail(pw, f"cases {start}..{start + n - 1} beyond the {cases['inp']} recorded")
+            compared += n
+            if compared > MAX_CASES:
+                c.fail(pw, f"its {n} cases bring the probes past {MAX_CASES} cases, the most a dump compares")
         records.append(dict(r, **data))
     return manifest, records
 

@@ -43,7 +43,7 @@ class LayoutRecorder:
         """Write the dump to `path`, creating its folder (the recorder owns the --record tree)."""
         from layoutsim.files import make_dir, write_atomic
         path = Path(path)
-        make_dir(path.parent, "--record folder")
+        make_dir(path.parent, "--record folder", parents=True)     # inside the --record tree
         arrays, manifest = {}, []
         for i, r in enumerate(self.records):
             key = f"r{i:03d}"

@@ -77,13 +77,17 @@ class Session:
         entries that exist on it (its generation's WMMA/SWMMAC, or its MFMAs)."""
         import tempfile
         from .backends import hip as H
+        from .backends import Unavailable
         t0 = time.perf_counter()
-        specs = [s for s in F.amd_specs(self.only) if self.arch in s.instr.archs]
+        specs = [s for s in F.amd_specs(self.only, self.arch) if self.arch in s.instr.archs]
         self.kept, self.module = [], None
+        tools = H.toolchain_for(self.arch) if specs else None
+        if specs and tools is None:
+            raise Unavailable(H.broken_for(self.arch) or f"no installed clang builds for {self.arch} ({H.INSTALL_HINT})")
         with tempfile.TemporaryDirectory(prefix="gpu_check_hip_") as tmp:
             for (_, wave), ss in sorted(H.groups(specs).items()):
                 try:
-                    obj = H.compile_group(ss, self.arch, wave, tmp)
+                    obj = H.compile_group(ss, self.arch, wave, tmp, tools[0])
                 except RuntimeError as e:
                     self.results += [Result("build", x.entry, f"clang {self.arch}", status="fail", note=str(e))
                                      for x in ss]

@@ -30,6 +30,8 @@ def build_parser():
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"{__package__}.commands.{name}").register(sub)
+    from .commands._options import record_defaults
+    record_defaults(parser)        # so a command can refuse options that mean nothing in its mode
     return parser
 
 

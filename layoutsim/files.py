@@ -2,22 +2,25 @@
 their sizes checked first, and a stdout that a closed pipe cannot crash.
 
 Every file layoutsim and gpu-check write (pictures, reports, corpora, recorded dumps, markdown,
-generated sources, the build cache) goes through `write_atomic`:
+generated sources, the build cache) goes through `write_atomic` (or `write_all` for several
+files that are written all or nothing):
 
   * only into a regular file: an existing symbolic link, device, FIFO, socket or folder at the
     path is refused (as root, `-o /dev/null` must not replace the device);
   * the folder must exist: it is never created on the way (`make_dir` is for the folders a
-    command owns, such as the tree under `gpu-check run --record DIR`);
+    command owns, such as the tree under `gpu-check run --record DIR`: it creates that folder,
+    never its missing parents, and refuses a symbolic link);
   * the data goes to a temporary file beside the target, is synced, then renamed over it, so a
     reader sees the old file or the new one, never half of one; the temporary file is removed
     on any failure, Ctrl-C included;
   * a file that exists keeps its permission bits (and its owner where we may set it); a new one
     gets the usual 0666 minus the umask.
 
-Files given as input (`read_regular`, `read_npz`) must be regular files, and their sizes are
-bounded before anything is allocated: an .npz member's declared size, its .npy header's shape
-and dtype (no pickled objects) and what the member really holds must agree and stay under the
-limit, so a small archive cannot inflate into gigabytes and a header cannot claim terabytes.
+Files given as input (`read_regular`, `read_npy`, `read_npz`) must be regular files, and their
+sizes are bounded before anything is allocated: an .npz member's declared size (or a .npy file's
+size), its .npy header's shape and dtype (no pickled objects) and what it really holds must agree
+and stay under the limit, so a small archive cannot inflate into gigabytes and a header cannot
+claim terabytes.
 
 Failures are one LayoutsimError naming the path and the reason.
 
@@ -26,7 +29,10 @@ Failures are one LayoutsimError naming the path and the reason.
 import contextlib
 import os
 import stat
+import struct
 import sys
+import zipfile
+import zlib
 from pathlib import Path
 
 from .errors import LayoutsimError
@@ -83,7 +89,34 @@ def measured_data(name):
 def write_atomic(path, data, what="file"):
     """Write `data` (bytes, str as UTF-8, or a function called with the open binary file) to
     `path` as described in the module docstring. Returns the absolute path."""
-    shown, full, st = check_target(path, what)
+    return write_all([(path, data, what)])[0]
+
+
+def write_all(items):
+    """Write several files [(path, data, what)] all or nothing: every target is checked first,
+    each is written to its temporary file, and only then are they all renamed into place, so a
+    refused target or a failing writer leaves every target as it was. Returns the absolute paths."""
+    checked = [(check_target(path, what), data, what) for path, data, what in items]
+    temps = []
+    try:
+        for (shown, full, st), data, what in checked:
+            temps.append((_write_temp(shown, full, st, data, what), full, shown, what))
+        for tmp, full, shown, what in temps:
+            try:
+                os.replace(tmp, full)
+            except OSError as e:
+                raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
+    except BaseException:
+        for tmp, *_ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    return [full for (_, full, _), _, _ in checked]
+
+
+def _write_temp(shown, full, st, data, what):
+    """The temporary file beside `full` holding `data`, synced, with the mode (and owner) of the
+    file it will replace."""
     folder, name = os.path.split(full)
     tmp = os.path.join(folder, f".{name[:64]}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
@@ -103,26 +136,50 @@ def write_atomic(path, data, what="file"):
             if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
                 with contextlib.suppress(OSError):
                     os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, full)
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, OSError):
             raise LayoutsimError(f"cannot write {what} {shown}: {e.strerror or e}") from None
         raise
-    return full
+    return tmp
 
 
-def make_dir(path, what="folder"):
-    """Create the folder `path` (and its parents) for a command that owns the tree under it, as
-    `--record DIR` does; refuses a path that exists and is not a folder. Returns the path."""
-    full = os.path.abspath(os.fspath(path))
-    if os.path.lexists(full) and not os.path.isdir(full):
-        raise LayoutsimError(f"cannot use {what} {path}: it exists and is not a folder")
+def make_dir(path, what="folder", parents=False):
+    """The folder `path` for a command that owns the tree under it (`--record DIR`, `ptx run --out
+    DIR`): used as it is when it exists, created when it does not. Its parent must exist: a mistyped
+    path must not grow a tree of folders on the way (parents=True only for folders inside a tree
+    the command already owns, and for the build cache). A path that exists and is not a folder, or
+    is a symbolic link (writes would land wherever it points), is refused. Returns the path."""
+    full = check_dir(path, what, missing_ok=True)
+    parent = os.path.dirname(full)
+    if not parents and not os.path.isdir(parent):
+        raise LayoutsimError(f"cannot create {what} {path}: folder {parent} does not exist (create it first)")
     try:
         os.makedirs(full, exist_ok=True)
     except OSError as e:
         raise LayoutsimError(f"cannot create {what} {path}: {e.strerror or e}") from None
+    return full
+
+
+def check_dir(path, what="folder", missing_ok=False):
+    """The absolute path of `path` if it is a folder (not a symbolic link to one), or does not
+    exist and missing_ok; otherwise the one-line error. Call it before work whose results go there."""
+    try:
+        full = os.path.abspath(os.fspath(path))
+    except (TypeError, ValueError):
+        raise LayoutsimError(f"cannot use {what}: {path!r} is not a folder path") from None
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        if missing_ok:
+            return full
+        raise LayoutsimError(f"cannot use {what} {path}: no such folder (create it first)") from None
+    except (OSError, ValueError) as e:
+        raise LayoutsimError(f"cannot use {what} {path}: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a folder")
+        raise LayoutsimError(f"cannot use {what} {path}: it is {kind}, not a folder")
     return full
 
 
@@ -149,11 +206,63 @@ def read_regular(path, what="file", max_bytes=1 << 28):
         raise LayoutsimError(f"cannot read {what} {path}: {e.strerror or e}") from None
 
 
-def read_npz(path, what="archive", max_bytes=1 << 30):
-    """{name: array} of an .npz archive (numpy.savez), checked before anything is inflated (see
-    the module docstring); max_bytes bounds the arrays together."""
-    import zipfile
+# Everything a damaged or crafted archive can make zipfile, zlib or numpy's header parser raise
+# (a bit flip inside a deflate stream is a zlib.error, a mangled header a SyntaxError from
+# ast.literal_eval): all of them mean "not a valid file", never a traceback.
+_BAD_FORMAT = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, EOFError, ValueError,
+               OSError, KeyError, IndexError, NotImplementedError, RuntimeError, TypeError, OverflowError,
+               SyntaxError)
 
+
+def _npy_header(f, size, where):
+    """The dtype and shape a .npy stream of `size` bytes declares, read without reading the data,
+    and checked: a known version, no Python objects, and exactly as many data bytes as the shape
+    needs (counted with Python ints: a product in int64 wraps, and a wrapped 0 would pass)."""
+    from numpy.lib import format as npformat
+    version = npformat.read_magic(f)
+    header = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}.get(version)
+    if header is None:
+        raise LayoutsimError(f"{where} has .npy version {version}")
+    shape, _, dtype = header(f)
+    if dtype.hasobject:
+        raise LayoutsimError(f"{where} holds Python objects (refused)")
+    count = 1
+    for n in shape:
+        count *= n
+    held = size - f.tell()
+    if count * dtype.itemsize != held:
+        raise LayoutsimError(f"{where} claims shape {shape} of {dtype} ({count * dtype.itemsize} bytes) "
+                             f"but holds {held} bytes")
+    return dtype, shape
+
+
+def read_npy(path, what="array", max_bytes=1 << 30, accept=None):
+    """The array of a .npy file, its header checked as an .npz member's is (`_npy_header`) and
+    its data bounded by max_bytes before anything is allocated; accept(dtype, shape, nbytes), if
+    given, may refuse it then too (by raising), as a caller's own limits do."""
+    from numpy.lib import format as npformat
+    st = _input(path, what)
+    try:
+        with open(path, "rb") as f:
+            dtype, shape = _npy_header(f, st.st_size, f"{what} {path}")
+            nbytes = st.st_size - f.tell()
+            if nbytes > max_bytes:
+                raise LayoutsimError(f"{what} {path}: shape {shape} of {dtype} is {nbytes} bytes; "
+                                     f"the limit is {max_bytes}")
+            if accept is not None:
+                accept(dtype, shape, nbytes)
+            f.seek(0)                              # read_array reads the header again
+            return npformat.read_array(f, allow_pickle=False)
+    except LayoutsimError:
+        raise
+    except _BAD_FORMAT as e:
+        raise LayoutsimError(f"cannot read {what} {path}: not a valid .npy file "
+                             f"({type(e).__name__}: {_short(e)})") from None
+
+
+def read_npz(path, what="archive", max_bytes=1 << 30, max_members=1 << 13):
+    """{name: array} of an .npz archive (numpy.savez), checked before anything is inflated (see
+    the module docstring); max_bytes bounds the arrays together, max_members their number."""
     from numpy.lib import format as npformat
     _input(path, what)
     out, total = {}, 0
@@ -162,6 +271,8 @@ def read_npz(path, what="archive", max_bytes=1 << 30):
             infos = zf.infolist()
             if not infos:
                 raise LayoutsimError(f"{what} {path} holds no arrays")
+            if len(infos) > max_members:
+                raise LayoutsimError(f"{what} {path} has {len(infos)} members; the limit is {max_members}")
             for info in infos:
                 name = info.filename
                 if not name.endswith(".npy") or "/" in name or name[:-4] in out:
@@ -173,29 +284,20 @@ def read_npz(path, what="archive", max_bytes=1 << 30):
                     raise LayoutsimError(f"{what} {path}: its arrays inflate to more than {max_bytes} bytes "
                                          f"(member {name!r} alone {info.file_size})")
                 with zf.open(info) as f:
-                    version = npformat.read_magic(f)
-                    header = {(1, 0): npformat.read_array_header_1_0,
-                              (2, 0): npformat.read_array_header_2_0}.get(version)
-                    if header is None:
-                        raise LayoutsimError(f"{what} {path}: member {name!r} has .npy version {version}")
-                    shape, fortran, dtype = header(f)
-                    if dtype.hasobject:
-                        raise LayoutsimError(f"{what} {path}: member {name!r} holds Python objects (refused)")
-                    count = 1
-                    for n in shape:
-                        count *= n
-                    if count * dtype.itemsize != info.file_size - f.tell():
-                        raise LayoutsimError(f"{what} {path}: member {name!r} claims shape {shape} of {dtype} "
-                                             f"but holds {info.file_size - f.tell()} bytes")
+                    _npy_header(f, info.file_size, f"{what} {path}: member {name!r}")
                 with zf.open(info) as f:
                     out[name[:-4]] = npformat.read_array(f, allow_pickle=False)
     except LayoutsimError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, KeyError,
-            NotImplementedError, RuntimeError, TypeError) as e:
+    except _BAD_FORMAT as e:
         raise LayoutsimError(f"cannot read {what} {path}: not a valid .npz archive "
-                             f"({type(e).__name__}: {str(e)[:120]})") from None
+                             f"({type(e).__name__}: {_short(e)})") from None
     return out
+
+
+def _short(e):
+    """An exception's text, on one line and short: it ends up in a one-line error."""
+    return " ".join(str(e).split())[:120]
 
 
 class _PipeSafe:

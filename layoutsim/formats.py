@@ -70,6 +70,31 @@ FORMATS = {f.name: f for f in (
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
 )}
 
+# What AMD's "fp8" / "bf8" matrix operands are, per target: the same mnemonics and clang builtins
+# (v_mfma_f32_16x16x32_fp8_fp8, __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8) read the FNUZ formats
+# on CDNA3 (gfx942) and the OCP ones (E4M3FN, E5M2) on CDNA4 (gfx950) and RDNA4 (gfx12).
+AMD_FP8 = {"gfx942": {"fp8": "e4m3fnuz", "bf8": "e5m2fnuz"},
+           "gfx950": {"fp8": "e4m3", "bf8": "e5m2"},
+           "gfx12": {"fp8": "e4m3", "bf8": "e5m2"}}
+AMD_FP8_SOURCE = (
+    "AMD ROCm blog 'Matrix Core Programming on AMD CDNA3 and CDNA4 architecture' (2025): 'The AMD "
+    "CDNA3 architecture uses FNUZ variants for both E4M3 and E5M2, whereas the CDNA4 architecture "
+    "uses E4M3FN and E5M2 (OCP) variants'; LLVM mlir/lib/Conversion/AMDGPUToROCDL/AMDGPUToROCDL.cpp "
+    "typeIsExpectedFp8ForChipset / typeIsExpectedBf8ForChipset (the mfma_*_fp8/bf8 intrinsics take "
+    "Float8E4M3FNUZ / Float8E5M2FNUZ on gfx942, Float8E4M3FN / Float8E5M2 where Chipset.h "
+    "hasOcpFp8: gfx950 and gfx12+); ROCm HIP 'FP8 numbers' (gfx942: FNUZ only); RDNA4: AMD's matrix "
+    "instruction calculator ('FP8 (OCP ...)')")
+
+
+def amd_fp8(kind, target):
+    """The format of an AMD "fp8" or "bf8" matrix operand on `target` (gfx942, gfx950, gfx12);
+    AMD_FP8_SOURCE says where each comes from."""
+    if target not in AMD_FP8 or kind not in AMD_FP8[target]:
+        raise LayoutsimError(f"no AMD {kind!r} operand format for {target!r}; known: "
+                             f"{', '.join(f'{k} on {t}' for t in AMD_FP8 for k in AMD_FP8[t])}")
+    return AMD_FP8[target][kind]
+
+
 # name -> (numpy attribute or ml_dtypes attribute) of the value dtype
 _VALUE = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16",
           "bf16": "ml:bfloat16", "e4m3": "ml:float8_e4m3fn", "e5m2": "ml:float8_e5m2",
@@ -103,15 +128,31 @@ def raw_dtype(name):
 
 def value_dtype(name):
     """numpy dtype whose values are this format's values (None for raw b8/b16/b32)."""
-    import numpy as np
     f = _fmt(name)
     spec = _VALUE.get(f.name)
-    if spec is None:
-        return None
-    if spec.startswith("ml:"):
+    return None if spec is None else numpy_dtype(spec.removeprefix("ml:"))
+
+
+def numpy_dtype(name):
+    """The numpy dtype of a numpy or ml_dtypes type name ("float16", "bfloat16", "float8_e4m3fn",
+    ...): numpy cannot name the ml_dtypes types itself."""
+    import numpy as np
+    ml = {v[3:] for v in _VALUE.values() if v.startswith("ml:")}
+    if name in ml:
         import ml_dtypes
-        return np.dtype(getattr(ml_dtypes, spec[3:]))
-    return np.dtype(spec)
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def dtype_format(dtype):
+    """The format whose values a numpy dtype holds (float16 -> f16, bfloat16 -> bf16, int32 ->
+    s32, ...), or the raw format of its width (uint32 -> b32) when no format's values are it."""
+    import numpy as np
+    dt = np.dtype(dtype)
+    for fmt, spec in _VALUE.items():
+        if fmt not in ("tf32", "s4", "u4") and spec.removeprefix("ml:") == dt.name:
+            return fmt
+    return f"b{dt.itemsize * 8}"
 
 
 def as_raw(name, array, what="operand"):

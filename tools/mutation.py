@@ -51,7 +51,7 @@ GROUPS = {
                  "tests/numerics/test_profiles.py tests/numerics/test_published.py "
                  "tests/numerics/test_corpus_replay.py tests/numerics/test_independent_reference.py", 240, 60),
     # the scalar kernel last: each of its mutants recompiles the kernel (numba, ~20 s)
-    "kernel": (["layoutsim/numerics/kernel.py"], "tests/numerics/test_published.py "
+    "kernel": (["layoutsim/numerics/kernel.py", "layoutsim/numerics/general.py"], "tests/numerics/test_published.py "
                "tests/numerics/test_corpus_replay.py tests/numerics/test_independent_reference.py", 400, 20),
 }
 
@@ -96,10 +96,17 @@ def restore_sources(tree):
         shutil.copy2(ROOT / f, tree / f)
 
 
+# Each mutant's tests compile numba kernels into a cache of their own: numba's cache=True keys a
+# function's cache by its own file, so a caller cached before a helper in another file was mutated
+# would run the old helper and let the mutant survive.
+FRESH_NUMBA = "bash -c 'export NUMBA_CACHE_DIR=$(mktemp -d); {cmd}; rc=$?; rm -rf $NUMBA_CACHE_DIR; exit $rc'"
+
+
 def config_text(group):
     mods, tests, timeout, _ = GROUPS[group]
+    cmd = FRESH_NUMBA.format(cmd=f"{PYTEST} {tests}")
     return (f"[cosmic-ray]\nmodule-path = {json.dumps(mods)}\ntimeout = {float(timeout)}\n"
-            f"excluded-modules = []\ntest-command = \"{PYTEST} {tests}\"\n\n"
+            f"excluded-modules = []\ntest-command = {json.dumps(cmd)}\n\n"
             f"[cosmic-ray.distributor]\nname = \"local\"\n")
 
 

@@ -7,7 +7,8 @@ arch, MFMA for `layoutsim.archs.check_target` of its archs, compiled with
     clang-19 -x hip --offload-arch=ARCH [-mwavefrontsize64] -nogpulib -nogpuinc
              --cuda-device-only --no-gpu-bundle-output -O2 -c
 (clang-19 where it has the target; gfx950 needs clang 20 or newer, so the first newer LLVM
-installed builds it, see LLVM_VERSIONS) and disassembled with the llvm-objdump of the same
+installed builds it, see LLVM_VERSIONS; clang links the device code with ld.lld of its own
+version, so clang-22 needs lld-22) and disassembled with the llvm-objdump of the same
 version (--mattr=+wavefrontsize64 for wave64, or the register ranges print at wave32 widths).
 The check: each kernel holds exactly one matrix instruction (v_wmma_* / v_swmmac_* / v_mfma_*)
 of the entry's mnemonic, with the register count the family expects for every operand
@@ -39,7 +40,19 @@ from . import Unavailable
 LLVM_VERSIONS = ("19", "20", "21", "22", "18", "")
 CLANG_CANDIDATES = tuple(f"clang-{v}" if v else "clang" for v in LLVM_VERSIONS)
 OBJDUMP_CANDIDATES = tuple(f"llvm-objdump-{v}" if v else "llvm-objdump" for v in LLVM_VERSIONS)
-INSTALL_HINT = "apt-get install -y clang-19 lld-19 llvm-19 (gfx950: clang-22 llvm-22)"
+INSTALL_HINT = "apt-get install -y clang-19 lld-19 llvm-19 (gfx950: clang-22 lld-22 llvm-22)"
+# clang's words for an offload arch it does not have (clang-19 on gfx950: "invalid target ID
+# 'gfx950'"); any other failure of a clang that has the target is a broken install (clang-22
+# without ld.lld-22: "posix_spawn failed" running amdgcn-link), reported as an error.
+UNKNOWN_TARGET = "invalid target ID"
+# Set (CI sets it, .ci/run): a target no installed clang builds is an error, not a skip, so a
+# run cannot pass with a target unchecked.
+REQUIRE_ENV = "GPU_CHECK_REQUIRE_ALL_TARGETS"
+
+
+def required():
+    """Whether every AMD compile target must be built (REQUIRE_ENV set, as in CI)."""
+    return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
 
 
 def find_tool(cands, env):
@@ -75,18 +88,54 @@ def toolchains():
 
 
 @functools.lru_cache(maxsize=None)
-def accepts(clang, arch):
-    """Whether this clang knows the offload arch (it compiles an empty HIP file for it)."""
+def probe(clang, arch):
+    """None when this clang builds for the offload arch (it compiles and links an empty HIP file
+    for it, as the real build does), else the first line of its error."""
     with tempfile.TemporaryDirectory(prefix="gpu_check_probe_") as tmp:
-        r = subprocess.run([clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc",
-                            "--cuda-device-only", "-c", "-o", os.path.join(tmp, "x.o"), "-"],
-                           input="", capture_output=True, text=True)
-    return r.returncode == 0
+        try:
+            r = subprocess.run([clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc",
+                                "--cuda-device-only", "-c", "-o", os.path.join(tmp, "x.o"), "-"],
+                               input="", capture_output=True, text=True)
+        except OSError as e:
+            return f"{clang}: {e}"
+    if r.returncode == 0:
+        return None
+    return (r.stderr.strip().splitlines() or [f"{clang} exited with {r.returncode}"])[0]
+
+
+def accepts(clang, arch):
+    """Whether this clang builds for the offload arch."""
+    return probe(clang, arch) is None
 
 
 def toolchain_for(arch):
     """(clang, llvm-objdump) of the first installed LLVM that builds for `arch`, or None."""
     return next(((c, o) for c, o in toolchains() if accepts(c, arch)), None)
+
+
+def broken_for(arch):
+    """One line naming an installed clang that has `arch` but fails to build for it (its linker,
+    ld.lld of the same version, missing), or None when each installed clang lacks the target."""
+    for clang, _ in toolchains():
+        err = probe(clang, arch)
+        if err and UNKNOWN_TARGET not in err:
+            v = re.search(r"clang-(\d+)$", clang)
+            lld = f"ld.lld-{v.group(1)} (apt-get install lld-{v.group(1)})" if v else "ld.lld of its version"
+            return (f"{clang} has {arch} but cannot build for it ({err}); clang links AMDGPU code "
+                    f"with {lld}")
+    return None
+
+
+def _missing_target(arch):
+    """(status, note) for the kernels of a target no installed clang builds: an error when a
+    clang that has the target is broken or when every target is required, else a skip."""
+    broken = broken_for(arch)
+    if broken:
+        return "error", broken
+    if required():
+        return "error", (f"no installed clang builds for {arch} and {REQUIRE_ENV} is set "
+                         f"({INSTALL_HINT})")
+    return "skip", f"no installed clang builds for {arch} ({INSTALL_HINT})"
 
 
 def groups(specs):
@@ -175,7 +224,8 @@ def check_spec(spec, found):
 def compile_and_check(specs=None, outdir=None, log=None):
     """Build every AMD kernel for its compile target (`spec.offload_arch`) with the first installed
     LLVM that has the target, and check the disassembly; returns ([Result], info). A target no
-    installed clang has gives "skip" results that say so."""
+    installed clang has gives "skip" results that say so; "error" results where a clang that has
+    it cannot build (a broken install) or where every target is required (REQUIRE_ENV)."""
     if not toolchains():
         raise Unavailable(f"clang / llvm-objdump not found ({INSTALL_HINT})")
     specs = families.amd_specs() if specs is None else specs
@@ -184,16 +234,18 @@ def compile_and_check(specs=None, outdir=None, log=None):
         tmp = tempfile.TemporaryDirectory(prefix="gpu_check_hip_")
         outdir = tmp.name
     results, info = [], {"clang": clang_path(), "objdump": objdump_path(), "objects": {}, "compilers": {},
-                         "skipped_targets": []}
+                         "skipped_targets": [], "unbuilt_targets": []}
     try:
         g = groups(specs)
         tools = {key: toolchain_for(key[0]) for key in g}
         for (arch, wave), ss in sorted(g.items()):
             if tools[(arch, wave)] is None:
-                if arch not in info["skipped_targets"]:
-                    info["skipped_targets"].append(arch)
-                results += [Result("amd-compile", s.entry, f"{arch} clang", status="skip",
-                                   note=f"no installed clang builds for {arch} ({INSTALL_HINT})") for s in ss]
+                status, note = _missing_target(arch)
+                key = "skipped_targets" if status == "skip" else "unbuilt_targets"
+                if arch not in info[key]:
+                    info[key].append(arch)
+                results += [Result("amd-compile", s.entry, f"{arch} clang", status=status, note=note)
+                            for s in ss]
         with cf.ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as ex:
             futs = {ex.submit(compile_group, ss, arch, wave, outdir, tools[(arch, wave)][0]): (arch, wave)
                     for (arch, wave), ss in g.items() if tools[(arch, wave)]}

@@ -129,7 +129,7 @@ def probe_and_compare(group, what, module, corpus, compare, reason, keep_dir=Non
     if reason:
         return [Result(group, what, "ncu", status="skip", note=reason)]
     from layoutsim.files import make_dir
-    out_dir = (Path(make_dir(keep_dir, "--record folder")) if keep_dir
+    out_dir = (Path(make_dir(keep_dir, "--record folder", parents=True)) if keep_dir
                else Path(tempfile.mkdtemp(prefix=f"gpu_check_{group}_")))
     try:
         rc, secs, tail = measure(out_dir, max_seconds, timeout=timeout, module=module)

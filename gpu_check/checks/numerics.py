@@ -1,8 +1,9 @@
 """Numerics: the GPU's raw result bits against `layoutsim.mma` for the GPU's arch.
 
 Cases come from `layoutsim.numerics.cases.generate(instr, n, seed)` (several distributions plus
-the discriminating corpus of the numerics model); they are packed into registers through the
-catalog, run, unpacked, and compared bit for bit with the model. `--record DIR` writes what the
+the discriminating corpus of the numerics model; one per block of a multi-block MFMA; a SWMMAC's
+A made 2:4 sparse by a random IDX operand); they are packed into registers through the catalog,
+run, unpacked, and compared bit for bit with the model. `--record DIR` writes what the
 GPU returned in the numerics corpus format (`layoutsim.numerics.corpus`), so the model's tests
 replay the measurement in CI.
 """
@@ -10,7 +11,7 @@ import numpy as np
 
 import layoutsim
 from layoutsim.formats import raw_dtype, show
-from layoutsim.numerics import cases, corpus
+from layoutsim.numerics import cases, corpus, sparse
 
 from .common import MAX_DETAILS, Mismatch, Result
 
@@ -25,7 +26,7 @@ def numeric_cases(spec, wanted=None, arch="sm_90"):
     if wanted is None:
         wanted = corpus.suggested_cases(spec.entry, arch) if corpus.in_corpus(spec.instr) else DEFAULT_CASES
     m, n, _ = spec.instr.shape
-    return int(min(wanted, max(1, ELEMENT_BUDGET // (m * n))))
+    return int(min(wanted, max(1, ELEMENT_BUDGET // (m * n * spec.fd.shape[0]))))
 
 
 def model_bits(instr, a, b, c, arch):
@@ -33,11 +34,44 @@ def model_bits(instr, a, b, c, arch):
     return np.asarray(layoutsim.mma(instr, a, b, c, arch=arch, raw=True)).astype(np.uint64)
 
 
+def no_model(instr, arch):
+    """Why layoutsim.mma has no arithmetic for this instruction on `arch` (one line), or None."""
+    from layoutsim.errors import LayoutsimError
+    from layoutsim.numerics.api import resolve
+    from layoutsim.numerics.plan import make_plan
+    try:
+        make_plan(*resolve(instr, arch))
+    except LayoutsimError as e:
+        return str(e)
+    return None
+
+
+def draw_cases(instr, n, seed, arch):
+    """(a, b, c, extra) raw bits of n cases: `cases.generate` for each block (a multi-block MFMA
+    gets [n, blocks, rows, cols]); a SWMMAC's logical A is made 2:4 sparse by a random IDX,
+    keeping the values at the positions it names, and extra = {"IDX": fields}; else None."""
+    blocks = instr.operands["D"].fragment.shape[0]
+    a, b, c = (np.asarray(x) for x in cases.generate(instr, n * blocks, seed, arch=arch))
+    if blocks > 1:
+        a, b, c = (x.reshape((n, blocks) + x.shape[1:]) for x in (a, b, c))
+    if "IDX" not in instr.operands:
+        return a, b, c, None
+    idx = sparse.random_index(np.random.Generator(np.random.PCG64(int(seed))), a.shape[:-1] + (a.shape[-1] // 4,))
+    return sparse.expand(sparse.select(a, idx), idx, a.shape[-1]), b, c, {"IDX": idx}
+
+
+def kernel_inputs(spec, a, b, c, extra):
+    """The input words of one launch: A as the kernel holds it (a SWMMAC's compressed values)."""
+    if extra is not None and "IDX" in extra:
+        a = sparse.select(a, extra["IDX"])
+    return spec.pack_inputs(a, b, c, extra)
+
+
 def host_work(entry, n, seed, arch):
     """Cases and the model's answer for one instruction (runs in a worker process)."""
-    instr = layoutsim.get(entry)
-    a, b, c = (np.asarray(x) for x in cases.generate(instr, n, seed, arch=arch))
-    return entry, a, b, c, model_bits(instr, a, b, c, arch)
+    instr = layoutsim.get(entry, arch=arch)
+    a, b, c, extra = draw_cases(instr, n, seed, arch)
+    return entry, a, b, c, extra, model_bits(instr, a, b, c, arch)
 
 
 def host_work_all(jobs, workers=None, log=None):
@@ -77,7 +111,13 @@ def host_work_all(jobs, workers=None, log=None):
 def run(session):
     """Every built kernel the group checks, on its cases; the kept ones recorded with --record."""
     results = []
-    specs = {s.entry: s for s in session.specs_checked_by("numerics")}
+    specs = {}
+    for s in session.specs_checked_by("numerics"):
+        why = no_model(s.instr, session.arch)
+        if why:                       # e.g. gfx950's float MFMAs: nothing published to compare with
+            results.append(Result("numerics", s.entry, "random", status="skip", note=why))
+        else:
+            specs[s.entry] = s
     # biggest first, so the pool's tail is short
     jobs = sorted(((e, numeric_cases(s, session.cases, session.arch), session.seed, session.arch)
                    for e, s in specs.items()),
@@ -85,7 +125,7 @@ def run(session):
     work = host_work_all(jobs, log=session.log)
     while True:
         try:
-            entry, a, b, c, d_model = next(work)
+            entry, a, b, c, extra, d_model = next(work)
         except StopIteration:
             break
         except Exception as e:   # noqa: BLE001 - the model or the generator failed: say so, go on
@@ -95,7 +135,7 @@ def run(session):
         spec = specs[entry]
         n = len(a)
         try:
-            out = session.backend.launch(session.module_of(spec), spec, spec.pack_inputs(a, b, c), n)
+            out = session.backend.launch(session.module_of(spec), spec, kernel_inputs(spec, a, b, c, extra), n)
         except Exception as e:   # noqa: BLE001
             results.append(Result("numerics", spec.entry, "random", cases=n, status="error",
                                   note=f"launch failed: {e}"))
@@ -116,24 +156,29 @@ def run(session):
 
 
 def compare(spec, a, b, c, d_gpu, arch, d_model=None):
-    """Result comparing GPU D bits (n, M, N) with the model's."""
-    d_gpu = np.asarray(d_gpu).astype(np.uint64)
-    d_model = model_bits(spec.instr, a, b, c, arch) if d_model is None else np.asarray(d_model).astype(np.uint64)
+    """Result comparing GPU D bits (n, [blocks,] M, N) with the model's (a SWMMAC's `a` is its
+    logical A)."""
+    blocked = np.asarray(d_gpu).ndim == 4                    # a multi-block MFMA
+    lift = (lambda x: np.asarray(x)) if blocked else (lambda x: np.asarray(x)[:, None])   # noqa: E731
+    d_gpu = lift(d_gpu).astype(np.uint64)
+    d_model = lift(model_bits(spec.instr, a, b, c, arch) if d_model is None else d_model).astype(np.uint64)
+    a, b, c = lift(a), lift(b), lift(c)
     bad = np.argwhere(d_gpu != d_model)
     fmt = spec.fmt["d"]
     fd = spec.fd
     details, explain = [], []
-    for case, i, j in bad[:MAX_DETAILS]:
-        h = fd.holders[0, i, j, 0]
-        where = f"D[{i}][{j}] (lane {h[0]} {fd.name(h[1], h[2])})"
-        details.append(Mismatch(int(case), where, fmt, int(d_model[case, i, j]), int(d_gpu[case, i, j]),
+    name = (lambda blk, i, j: f"D{blk}[{i}][{j}]") if blocked else (lambda blk, i, j: f"D[{i}][{j}]")  # noqa: E731
+    for case, blk, i, j in bad[:MAX_DETAILS]:
+        h = fd.holders[blk, i, j, 0]
+        where = f"{name(blk, i, j)} (lane {h[0]} {fd.name(h[1], h[2])})"
+        details.append(Mismatch(int(case), where, fmt, int(d_model[case, blk, i, j]), int(d_gpu[case, blk, i, j]),
                                 note="expected = layoutsim.mma, got = GPU"))
     if len(bad):
-        case, i, j = (int(x) for x in bad[0])
+        case, blk, i, j = (int(x) for x in bad[0])
         fc = spec.fmt["c"]
-        explain.append(f"inputs of case {case}, D[{i}][{j}]: C = {show(fc, int(np.asarray(c)[case, i, j]))}")
-        explain.append("  A row: " + " ".join(f"{int(v):#x}" for v in np.asarray(a)[case, i, :]))
-        explain.append("  B col: " + " ".join(f"{int(v):#x}" for v in np.asarray(b)[case, :, j]))
+        explain.append(f"inputs of case {case}, {name(blk, i, j)}: C = {show(fc, int(c[case, blk, i, j]))}")
+        explain.append("  A row: " + " ".join(f"{int(v):#x}" for v in a[case, blk, i, :]))
+        explain.append("  B col: " + " ".join(f"{int(v):#x}" for v in b[case, blk, :, j]))
     return Result("numerics", spec.entry, "random", cases=len(d_gpu), compared=int(d_gpu.size),
                   mismatches=len(bad), details=details, explain=explain).finish()
 
@@ -145,8 +190,9 @@ def save_corpus(root, spec, a, b, c, d_gpu, env, arch, seed=None, notes=""):
     from layoutsim.files import make_dir
     raw = {k: np.asarray(x).astype(raw_dtype(spec.fmt[k])) for k, x in zip("abcd", (a, b, c, d_gpu))}
     path = corpus.path_for(spec.entry, arch, root=root)
-    make_dir(path.parent, "--record folder")
-    runtime = f"CUDA driver API {env.get('cuda_driver_api')}" if env.get("cuda_driver_api") else env.get("runtime", "")
+    make_dir(path.parent, "--record folder", parents=True)      # inside the --record tree
+    runtime = (f"CUDA driver API {env.get('cuda_driver_api')}" if env.get("cuda_driver_api") else
+               f"HIP runtime {env['hip_runtime']}" if env.get("hip_runtime") else env.get("runtime", ""))
     return corpus.save(path, spec.entry, arch, raw["a"], raw["b"], raw["c"], raw["d"],
                        gpu=env.get("gpu"), driver=env.get("driver"), runtime=runtime, seed=seed, n=len(raw["a"]),
                        date=env.get("date"), notes=notes, measured_with="gpu-check run",

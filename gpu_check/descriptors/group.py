@@ -42,6 +42,6 @@ def measure(backend, record=None, log=print, seconds=None):
                                                seconds=seconds)
     rec, results = tasks.assemble(campaign, parts, findings, env, log=log)
     if record:
-        folder = make_dir(os.path.join(record, "descriptors"), "--record folder")
+        folder = make_dir(os.path.join(record, "descriptors"), "--record folder", parents=True)
         rec.save(os.path.join(folder, f"descriptors_{arch}.npz"))
     return results

@@ -157,6 +157,27 @@ def tma_model(case, base, reading=None):
 TMA_VIA = {"param": "the tensor map as a kernel parameter", "global": "the tensor map in global memory"}
 
 
+def predicted_fault(case):
+    """The one-line fault the model predicts for a TMA box (the innermost-coordinate rule,
+    layoutsim.smem.coords_problem), or None when the copy should land."""
+    return smem.coords_problem(smem.TensorMap(case.box, case.elem_bytes, case.swizzle), case.coords)
+
+
+def fault_compare(cases, faulted):
+    """The boxes of the coordinate rule: each must fault exactly when the model says it faults
+    (faulted[i]: the H200 raised a fault on box i; a box the model lets land is compared by
+    tma_compare too, a box that faulted has no landed bytes)."""
+    res = Result("descriptors", "cp.async.bulk.tensor (TMA)", "faults (innermost coordinate rule)",
+                 cases=len(cases), compared=len(cases))
+    for i, (c, f) in enumerate(zip(cases, faulted)):
+        want = predicted_fault(c) is not None
+        if want != f:
+            res.mismatches += 1
+            res.details.append(Mismatch(i, f"box {c.box} x {c.elem_bytes} B at {c.coords}", "b32", int(want), int(f),
+                                        note="1 = the copy faults (expected = layoutsim.smem, got = GPU)"))
+    return res.finish()
+
+
 def tma_compare(cases, landed, bases, via="param"):
     rule = " (innermost coordinate rule)" if cases and all(c.coord_probe for c in cases) else ""
     res = Result("descriptors", "cp.async.bulk.tensor (TMA)", f"landed bytes, {TMA_VIA[via]}{rule}", cases=len(cases))

@@ -137,6 +137,7 @@ def finding(campaign, task, kind, message):
     f = {"kind": kind, "task": task.label(campaign), "phase": task.phase, "message": message}
     if task.phase in TMA_PHASES:
         f["tma_case"] = asdict(campaign.tma[task.cases[0]])
+        f["tma_case_index"] = task.cases[0]
     else:
         cs = campaign.cases[task.probe][task.phase]
         f["probe"] = campaign.probes[task.probe].name
@@ -207,7 +208,16 @@ def assemble(campaign, parts, findings, environment, log=print, fit=True):
             r = results[-1]
             log(f"[descriptors] TMA ({r.check}): {r.cases} boxes, {r.mismatches} of {r.compared} "
                 f"slots differ")
+    # the coordinate rule's boxes: a fault is the measurement (the model predicts which fault)
+    rule = [j for j, c in enumerate(campaign.tma) if c.coord_probe]
+    ran = {cases[0] for cases, _ in by.get(("tma-coords", -1), [])}
+    faulted = {f["tma_case_index"] for f in findings if f["phase"] == "tma-coords" and f["kind"] == "fault"}
+    if ran | faulted:
+        seen = [j for j in rule if j in ran | faulted]
+        results.append(run.fault_compare([campaign.tma[j] for j in seen], [j in faulted for j in seen]))
     for f in findings:
+        if f["phase"] == "tma-coords" and f["kind"] == "fault":
+            continue
         results.append(Result("descriptors", f.get("probe", "cp.async.bulk.tensor (TMA)"), f["task"],
                               status="error", note=f"{f['kind']}: {f['message']}"))
     rec.notes = list(findings)

@@ -77,7 +77,7 @@ def catalog_specs(backend, target=None, only=None, every=False):
             continue
         if not (every or only or _by_default(e)):
             continue
-        out += [s for s in specs_for(e.instruction())
+        out += [s for s in specs_for(e.instruction(arch))
                 if s.backend == backend and (target is None or s.available(target))]
     return out
 
@@ -86,8 +86,19 @@ def nvidia_specs(target, only=None, wgmma_all=False):
     return catalog_specs("cuda", target, only, every=wgmma_all)
 
 
-def amd_specs(only=None):
-    return catalog_specs("hip", only=only)
+def amd_specs(only=None, arch=None):
+    """Specs of every AMD entry (the compile check), or of the entries on `arch` (a device's),
+    with that arch's operand formats (an fp8 MFMA: FNUZ on gfx942, OCP on gfx950)."""
+    if arch is None:                  # each entry once, plus its forms with other operand formats
+        out = catalog_specs("hip", only=only)
+        for e in layoutsim.listing():
+            if e.variant is not None and e.vendor == "amd" and (not only or select(e, only)):
+                forms = {e.instruction(a).archs: e.instruction(a) for a in e.archs}
+                forms.pop(e.instruction().archs, None)
+                out += [s for inst in forms.values() for s in specs_for(inst) if s.backend == "hip"]
+        return out
+    return [s for e in layoutsim.listing(arch=arch) if e.vendor == "amd" and (not only or select(e, only))
+            for s in specs_for(e.instruction(arch)) if s.backend == "hip"]
 
 
 def amd_targets():

@@ -2,7 +2,8 @@
 gfx11/gfx12 WMMA kernels (`families.amd_wmma`):
   in[case][lane][A words | B words | C words], out[case][lane][D words]
 A multi-block MFMA (v_mfma_f32_4x4x4_16b_f16: 16 blocks) holds every block in those words; the
-probes (`operand_maps`) fill every block.
+probes (`operand_maps`) and the numerics cases (`checks.numerics`: one case per block) fill every
+block.
 
 Each MFMA is built for one CDNA target (`layoutsim.archs.check_target`: gfx942 where it exists,
 else gfx950, else gfx90a) and its disassembly checked (`backends.hip.check_spec`); a target the
@@ -44,16 +45,10 @@ class AmdMfmaSpec(AmdWmmaSpec):
     kind = "mfma"
     catalog_families = ("mfma",)
 
-
     def __init__(self, instr):
         super().__init__(instr)
         self.offload_arch = archs.check_target(instr.archs)
         self.mnemonic = disassembly_name(instr.name, self.offload_arch)
-
-    @property
-    def checked_by(self):
-        # the numerics group draws one matrix per case: multi-block MFMAs get the layout probes
-        return ("layouts", "numerics") if self.fd.shape[0] == 1 else ("layouts",)
 
     def types(self):
         return builtin_types(self.instr)

@@ -2,7 +2,8 @@
   in[case][lane][A words | B words | C words | (IDX word)], out[case][lane][D words]
 (the word layout of mma.sync, `families.mma`, with SWMMAC's sparsity index after C). The
 builtin's vector types come from the catalog's register counts and formats (`codegen.hip`);
-probes: `operand_maps` (SWMMAC's sparse A decompressed through its IDX operand).
+probes: `operand_maps` (SWMMAC's sparse A decompressed through its IDX operand); numerics:
+`checks.numerics` (a SWMMAC's cases made 2:4 sparse by a random IDX).
 """
 from layoutsim import archs
 from layoutsim.packing import words_per_lane
@@ -33,10 +34,6 @@ class AmdWmmaSpec(MmaSpec):
     def supports(cls, instr):
         return instr.vendor == "amd" and instr.family in cls.catalog_families
 
-    @property
-    def checked_by(self):
-        # the numerics model has no SWMMAC cases yet
-        return ("layouts",) if self.extra_in else ("layouts", "numerics")
 
     def available(self, target):
         return target == self.offload_arch

@@ -89,11 +89,9 @@ def small(rng, fmt, shape, lo=-2, hi=2):
 
 def _idx_patterns(spec, rng, n):
     """Random valid 2:4 index fields (p0 < p1) for SWMMAC's IDX operand: raw 4-bit values."""
+    from layoutsim.numerics.sparse import random_index
     f = spec.instr.operands["IDX"].fragment
-    rows, groups = f.shape[1], f.shape[2]
-    pairs = np.array([(p, q) for p in range(4) for q in range(p + 1, 4)])
-    pick = pairs[rng.integers(0, len(pairs), size=(n, rows, groups))]
-    return (pick[..., 0] | (pick[..., 1] << 2)).astype(np.uint64)
+    return random_index(rng, (n, f.shape[1], f.shape[2])).astype(np.uint64)
 
 
 def _extra(spec, rng, n):

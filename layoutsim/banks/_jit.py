@@ -9,7 +9,9 @@ sets of the bank probe) are merged by batch._final_phase in numpy and counted he
 Modes as in batch.MODES: 0 none, 1 pairs, 2 pairs-half, 3 identical, 4 one-phase, 5 greedy.
 """
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit
+
+from .. import chunks
 
 
 @njit(cache=True)
@@ -36,7 +38,7 @@ def _pairs_ok(offs, i, part, lane_phase, g):
 def _merge_pairs(offs, i, part, lane_phase, n_phases, half, ph, exists):
     """Modes 1 (pairs: all of the access or nothing) and 2 (pairs-half: per pair of phases):
     merged phase 2g+1 joins 2g; rewrites ph[lane] and clears exists[2g+1]."""
-    whole = False if half else _pairs_ok(offs, i, part, lane_phase, -1)
+    whole = False if half else _pairs_ok(offs, i, part, lane_phase, np.int64(-1))  # one compile
     for g in range((n_phases + 1) // 2):
         ok = _pairs_ok(offs, i, part, lane_phase, g) if half else whole
         if ok:
@@ -75,11 +77,17 @@ def _count(offs, i, part, ph, exists, n_phases, W, by_addr, empty_cost, keys, co
     total = 0
     for p in range(n_phases):
         if exists[p]:
-            total += counts[p].max() if has[p] else empty_cost
+            if has[p]:
+                most = 0                       # a loop, not counts[p].max(): numba's reduction
+                for b in range(32):            # compiles for about 1 s
+                    most = max(most, counts[p, b])
+                total += most
+            else:
+                total += empty_cost
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit,
                out, lo, hi):
     """out[i] for lo <= i < hi: wavefronts of access i (modes 0, 1, 2, 4), or -1 when a
@@ -122,19 +130,14 @@ def wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, 
         out[i] = _count(offs, i, part, ph, exists, n_phases, W, by_addr, empty_cost, keys, counts, has)
 
 
-@njit(cache=True, parallel=True)
 def wavefronts_parallel(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp,
                         width, limit, out):
-    """wavefronts() over all cores, in chunks (compiled on first use: only big batches take it)."""
-    n = offs.shape[0]
-    chunks = 256
-    step = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        lo = c * step
-        hi = min(n, lo + step)
-        if lo < hi:
-            wavefronts(offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width,
-                       limit, out, lo, hi)
+    """wavefronts() over numba.get_num_threads() threads (layoutsim.chunks): the compiled
+    wavefronts releases the GIL, so nothing more compiles than for a small batch."""
+    args = (offs, masks, lane_phase, n_phases, mode, W, by_addr, empty_cost, empty_warp, width, limit,
+            out)
+    chunks.in_chunks(offs.shape[0], lambda lo, hi: wavefronts(*args, lo, hi), get_num_threads(),
+                     "layoutsim-banks")
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """Where a warp's addresses come from: expressions in `lane`, tile layouts, fragments.
 
 Expressions are parsed with `ast` and checked against a whitelist (integers, + - * // % << >>
-& | ^ ~, parentheses, `lane` and named variables), then evaluated with numpy over the 32 lanes:
+& | ^ ~, parentheses, `lane` and named variables), then evaluated with numpy over the lanes (32; 64 for a CDNA wave64 LDS access):
 user text is never passed to eval.
 
 Tile layouts (element (row, col) -> byte offset):
@@ -391,6 +391,10 @@ def _fragment(name):
 def _matrix_spec(op):
     from .ops import parse
     spec = parse(op)
+    if spec.vendor == "amd":
+        raise LayoutsimError(f"{spec.name} is an AMD LDS op: fragments and 8x8 blocks are moved by "
+                             f"NVIDIA's ldmatrix/stmatrix; for {spec.name} give --fill (the row-wise "
+                             f"accesses of a tile) or --addr")
     if not spec.is_matrix:
         raise LayoutsimError(f"{spec.name} is not ldmatrix/stmatrix; fragments are loaded with "
                              f"ldmatrix.x1/x2/x4[.trans] and stored with stmatrix")
@@ -476,34 +480,35 @@ def _row_offsets_many(tile, spec, origins):
     return full
 
 
-def fill_offsets(tile, width=16, first=0, count=None):
+def fill_offsets(tile, width=16, first=0, count=None, lanes=LANES):
     """Row-wise accesses of `width` bytes per lane covering the tile in order (thread t takes
-    elements t*n .. t*n+n-1 of the row-major logical tile, n = width / element bytes).
+    elements t*n .. t*n+n-1 of the row-major logical tile, n = width / element bytes), one warp
+    of `lanes` threads per access (32; a CDNA wave64 LDS access: 64, banks.model.lanes_of).
 
-    Returns a list of accesses, each 32 offsets (None for lanes past the end)."""
-    return _lists(fill_offsets_array(tile, width, first, count))
+    Returns a list of accesses, each `lanes` offsets (None for lanes past the end)."""
+    return _lists(fill_offsets_array(tile, width, first, count, lanes))
 
 
-def fill_offsets_array(tile, width=16, first=0, count=None):
-    """fill_offsets as int64[K, 32], -1 for lanes past the end."""
+def fill_offsets_array(tile, width=16, first=0, count=None, lanes=LANES):
+    """fill_offsets as int64[K, lanes], -1 for lanes past the end."""
     n = width // tile.elem_bytes
     if n < 1 or n * tile.elem_bytes != width:
         raise LayoutsimError(f"{width}-byte accesses do not hold whole {tile.dtype} elements")
     if tile.cols % n:
         raise LayoutsimError(f"{width}-byte accesses ({n} {tile.dtype}) do not divide a row of {tile.cols}")
     vectors = tile.rows * tile.cols // n
-    total = -(-vectors // LANES)
+    total = -(-vectors // lanes)
     count = total - first if count is None else count
     if first < 0 or count < 0 or first + count > total:
         raise LayoutsimError(f"the tile takes {total} warp accesses of {width} bytes (0..{total - 1}); "
                              f"asked for {first}..{first + count - 1}")
-    t = (first * LANES + np.arange(count * LANES)).reshape(count, LANES)
+    t = (first * lanes + np.arange(count * lanes)).reshape(count, lanes)
     valid = t < vectors
     e = np.where(valid, t, 0) * n
     offs = tile.vector_offsets(e // tile.cols, e % tile.cols, width)
     return np.where(valid, offs, -1)
 
 
-def fill_count(tile, width=16):
+def fill_count(tile, width=16, lanes=LANES):
     n = width // tile.elem_bytes
-    return -(-(tile.rows * tile.cols // max(n, 1)) // LANES)
+    return -(-(tile.rows * tile.cols // max(n, 1)) // lanes)

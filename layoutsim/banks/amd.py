@@ -48,8 +48,17 @@ _CK_B128R = ("ds_read_b128 lane groups {0-3,20-23}, {4-7,16-19}, {8-11,28-31}, {
 _HALF = ("AMD APP OpenCL Programming Guide (GCN wave64), 5.2 'Local Memory (LDS) Optimizations', as "
          "quoted on community.amd.com ('Still confused about LDS'): 'Threads 0 through 31 are checked "
          "for conflicts as are threads 32 through 63'")
+# gfx950's 64 banks: AMD's CK docs and Triton, the compiler, which swizzles LDS for 64 banks on
+# gfx950 only (triton-lang/triton PR #6065 "changes number of banks to 64 for swizzling on GFX950";
+# PR #9662: TritonGPUDialect getNumBanks(), 64 on gfx950, 32 on gfx942). LLVM's AMDGPU.td gives
+# gfx950 (FeatureISAVersion9_5_Common, from 9_4_Common) FeatureLDSBankCount32: that subtarget
+# value disagrees and is not what layoutsim uses; the same file gives it 160 KiB of LDS
+# (FeatureAddressableLocalMemorySize163840).
 _GFX950 = ("gfx950: 64 banks (AMD CK docs '32 or 64 banks'; Modular MAX docs 'AMD MI355X have 64 LDS "
-           "banks x 4 bytes'); ROCm GPU specifications: MI355X/MI350X (gfx950) 160 KiB LDS")
+           "banks x 4 bytes'; Triton, triton-lang/triton PRs #6065 and #9662: LDS swizzling for 64 "
+           "banks on gfx950, 32 on gfx942; LLVM AMDGPU.td still lists FeatureLDSBankCount32 for "
+           "gfx950); 160 KiB LDS (ROCm GPU specifications, MI355X/MI350X; LLVM AMDGPU.td "
+           "FeatureAddressableLocalMemorySize163840)")
 _PHASE_BYTES = ("assumed: every phase moves one bank row (banks x 4 bytes), lanes in order "
                 "(no document gives this width's lane grouping)")
 
@@ -72,7 +81,7 @@ CDNA_RULES = {
                "st16": (_runs(64, 16), f"four phases of 16 lanes: {_PHASE_BYTES}; {_GFX950}")},
 }
 CDNA_BANKS = {"gfx942": 32, "gfx950": 64}
-CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}   # ROCm GPU specifications tables
+CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}   # ROCm GPU specifications tables; _GFX950
 
 
 def banks(arch):

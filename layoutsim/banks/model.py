@@ -61,8 +61,10 @@ class Report:
     banks: int = BANKS
 
     def to_json(self):
-        """{"op","arch","wavefronts","ideal","conflicts","phases":[...]}, the stable schema."""
-        src = f"{self.rule}; {self.status}"
+        """{"op","arch","wavefronts","ideal","conflicts","phases":[...]}, the stable schema; each
+        phase's "source" is the phase rule, where the rules come from and their status."""
+        rule = self.source if self.source.startswith(self.rule) else f"{self.rule}; {self.source}"
+        src = f"{rule}; {self.status}"
         return {"op": self.op, "arch": self.arch, "wavefronts": self.wavefronts, "ideal": self.ideal,
                 "conflicts": self.conflicts, "phases": [p.to_json(src) for p in self.phases]}
 
@@ -324,6 +326,10 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
     rules     NVIDIA merge rules (nvidia.Rules); default nvidia.DEFAULT
     """
     spec, arch, off, part = prepare(op, offsets, arch, active, variables)
+    if rules is not None and spec.vendor == "amd":
+        # AMD LDS phases come from amd.RULES; NVIDIA's merge rules would be silently ignored
+        raise LayoutsimError(f"NVIDIA merge rules (rules=, --rules) do not apply to {spec.name} on {arch}: "
+                             f"AMD LDS phases follow the AMD rules; drop them")
     rules = rules or nvidia.DEFAULT
     phases = phases_of(spec, arch, off, part, rules)
     by_address = spec.vendor == "nvidia" and rules.by_address(spec)

@@ -38,6 +38,15 @@ def parse_element(text):
     return parts
 
 
+def arithmetic(inst, arch):
+    """The `layoutsim.mma` arithmetic line of an AMD WMMA/SWMMAC on `arch` (what backs it: AMD's
+    hardware captures, or why it is an assumption), or None for other families."""
+    if inst.vendor != "amd" or inst.family not in ("wmma", "swmmac"):
+        return None
+    from ..numerics.api import evidence
+    return evidence(inst, arch)
+
+
 def header(inst, op, arch):
     frag = op.fragment
     nm, rows, cols = frag.shape
@@ -49,6 +58,9 @@ def header(inst, op, arch):
     if frag.replication > 1:
         lines.append(f"every element is held in {frag.replication} places (replicated)")
     lines.append(f"source: {inst.source}; {inst.confirmed}")
+    math = arithmetic(inst, arch)
+    if math:
+        lines.append(f"arithmetic (layoutsim.mma): {math}")
     lines.extend(f"note: {n}" for n in inst.notes)
     return lines
 

@@ -14,6 +14,7 @@
 import json
 
 from . import add_arch
+from ._options import only, refuse
 from ..errors import LayoutsimError
 from ..inputs import lane_mask, pair, parse_int, shape
 
@@ -90,7 +91,9 @@ def parse_rules(text):
     return parse(text) if text else None
 
 
-# options that only mean something with --tile, and where each belongs
+# options of every access, and (below) those that only mean something with --tile; any other
+# option given is refused (commands/_options.py)
+ACCESS_OPTIONS = ("op", "arch", "active", "rules", "json", "verbose")
 TILE_OPTIONS = ("dtype", "pad", "pitch", "swizzle", "swizzle_unit", "base", "fragment", "at", "stored",
                 "block", "fill", "index")
 
@@ -104,8 +107,34 @@ def reject_tile_options(args, names=TILE_OPTIONS):
                                  f"too, or drop it")
 
 
+def variables_from_args(args, exprs):
+    """--var NAME=VALUE as {name: value}, each one used by an --addr expression (or by a later
+    variable that is): a variable nothing reads would be ignored, so it is refused."""
+    from ..banks.address import Expr, parse_variables
+    variables = parse_variables(args.var)
+    if variables and not exprs:
+        raise LayoutsimError("--var is for --addr expressions")
+    used = set().union(*(Expr(e).names for e in exprs)) if exprs else set()
+    for item in reversed(args.var or []):         # a variable may be read by the ones after it
+        name, text = (s.strip() for s in item.split("=", 1))
+        if name in used:
+            used |= Expr(text).names
+    unused = [n for n in variables if n not in used]
+    if unused:
+        raise LayoutsimError(f"--var {', '.join(unused)}: not used by --addr {' / '.join(map(repr, exprs))}; "
+                             f"drop it or use it in the expression")
+    return variables
+
+
+def check_swizzle_unit(args):
+    if args.swizzle_unit and not args.swizzle:
+        raise LayoutsimError(f"--swizzle-unit {args.swizzle_unit} says what --swizzle XORs: give --swizzle too, "
+                             f"or drop it")
+
+
 def tile_from_args(args):
     from ..banks.address import Tile, parse_swizzle
+    check_swizzle_unit(args)
     rows, cols = shape(args.tile)
     return Tile(rows, cols, args.dtype or "f16", pad=args.pad or 0, pitch=args.pitch, base=args.base or 0,
                 swizzle=parse_swizzle(args.swizzle), unit=args.swizzle_unit or "elem")
@@ -118,10 +147,13 @@ def accesses_from_args(args):
     from ..banks.ops import parse
     if args.tile is None:
         reject_tile_options(args)
+        only(args, ACCESS_OPTIONS + ("addr", "offsets", "var"), "with --addr/--offsets")
         return [(None, args.addr if args.addr is not None else parse_offsets(args.offsets))]
+    only(args, ACCESS_OPTIONS + ("tile",) + TILE_OPTIONS, "with --tile", "--var is for --addr")
+    from ..banks.model import lanes_of
     tile = tile_from_args(args)
     spec = parse(args.op)
-    check_tile(tile, spec.name, args.arch)
+    lanes = lanes_of(check_tile(tile, spec.name, args.arch))      # 64 on CDNA (wave64)
     modes = [m for m in ("fragment", "block", "fill") if getattr(args, m)]
     if len(modes) != 1:
         raise LayoutsimError("with --tile give one of --fragment (with --at), --block ROW,COL or --fill")
@@ -138,23 +170,22 @@ def accesses_from_args(args):
     if spec.is_matrix:
         raise LayoutsimError(f"--fill covers the tile with per-lane vector accesses; for {spec.name} "
                              f"use --fragment or --block")
-    total = address.fill_count(tile, spec.width)
+    total = address.fill_count(tile, spec.width, lanes)
     if args.index is not None:
-        offs = address.fill_offsets(tile, spec.width, args.index, 1)
+        offs = address.fill_offsets(tile, spec.width, args.index, 1, lanes)
         return [(f"access {args.index} of {total} filling {tile.describe()}", offs[0])]
     return [(f"access {k} of {total} filling {tile.describe()}", o)
-            for k, o in enumerate(address.fill_offsets(tile, spec.width))]
+            for k, o in enumerate(address.fill_offsets(tile, spec.width, lanes=lanes))]
 
 
 def run(args):
-    from ..archs import CDNA, normalize
-    from ..banks.address import parse_variables
-    from ..banks.model import analyze
-    variables = parse_variables(args.var)
-    if variables and args.addr is None:
-        raise LayoutsimError("--var is for --addr expressions")
-    active = lane_mask(args.active, lanes=64 if normalize(args.arch) in CDNA else 32)   # CDNA: wave64
+    from ..archs import normalize
+    from ..banks.model import analyze, lanes_of
+    variables = variables_from_args(args, [args.addr] if args.addr is not None else [])
+    active = lane_mask(args.active, lanes=lanes_of(normalize(args.arch)))   # CDNA: wave64
     rules = parse_rules(args.rules)
+    if args.json:
+        refuse(args, ("verbose",), "with --json", "the JSON lists the words each wavefront serves")
     accesses = accesses_from_args(args)
     reports = [(label, offs, analyze(args.op, offs, args.arch, active, rules, variables))
                for label, offs in accesses]

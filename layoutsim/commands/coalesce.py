@@ -14,6 +14,7 @@
 "status"}; with --stride {"op", "arch", "base", "sector_bytes", "rows": [{"stride", "stride_bytes", "requests",
 "sectors", "ideal_sectors", "lines", "wavefronts"}], "rule", "source", "status"}.
 """
+from ._options import only, refuse
 from .banks import print_json              # compact: lists of numbers on one line
 from ..errors import LayoutsimError
 
@@ -97,10 +98,10 @@ def format_table(t):
 
 
 def run(args):
-    from ..banks.address import parse_variables
     from ..inputs import lane_mask                # the `layoutsim banks --active` spelling
-    from .banks import parse_offsets
+    from .banks import parse_offsets, variables_from_args
     if args.list_ops:
+        only(args, ("list_ops",), "with --list-ops", "it lists the op spellings the model knows")
         from ..memory import op_names
         print(", ".join(op_names("nvidia")))
         print("AMD (with --arch gfx1100..gfx1201): " + ", ".join(op_names("amd")))
@@ -109,9 +110,7 @@ def run(args):
         raise LayoutsimError("give --op (e.g. ld.global.b32), or --list-ops")
     if args.addr is None and args.offsets is None and args.stride is None:
         raise LayoutsimError("give the addresses: --addr EXPR, --offsets LIST or --stride [LIST]")
-    variables = parse_variables(args.var)
-    if variables and args.addr is None:
-        raise LayoutsimError("--var is for --addr expressions")
+    variables = variables_from_args(args, [args.addr] if args.addr is not None else [])
     if args.base and args.stride is None:
         raise LayoutsimError("--base is for --stride tables (put a base into --addr instead)")
     if args.base < 0 or args.base > (1 << 40):
@@ -122,17 +121,25 @@ def run(args):
         rules = parse_rules(args.rules)
     if args.format and not args.picture:
         raise LayoutsimError("--format is for --picture FILE")
+    if args.picture:                         # refused before any work: the folder must exist (files.py)
+        from ..files import check_target
+        check_target(args.picture, "picture")
     active = lane_mask(args.active)
     from ..memory import coalesce, format_report
+    common = ("op", "arch", "active", "rules", "json")
     if args.stride is not None:
         if args.picture:
             raise LayoutsimError("--picture draws one access: give --addr or --offsets instead of --stride")
+        only(args, common + ("stride", "base"), "with --stride", "the table has no per-sector detail")
         table = stride_table(args.op, _strides(args.stride), args.base, active, args.arch, rules)
         if args.json:
             print_json(table)
         else:
             print(format_table(table))
         return 0
+    only(args, common + ("addr", "offsets", "var", "picture", "format", "verbose"), "with --addr/--offsets")
+    if args.json:
+        refuse(args, ("verbose",), "with --json", "the JSON lists every sector and its lanes")
     offsets = args.addr if args.addr is not None else parse_offsets(args.offsets)
     result = coalesce(args.op, offsets, active, args.arch or None, rules, variables)
     record = None

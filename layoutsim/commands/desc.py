@@ -14,6 +14,7 @@ Exit codes: 0 (decode/encode; check: the tile is sound), 1 (check: a problem fou
 "PROBLEM [kind] field: rule" line each), 2 (bad input: one line naming the value).
 """
 from . import print_json
+from ._options import refuse
 from ..errors import LayoutsimError
 from ..inputs import parse_int
 
@@ -76,6 +77,10 @@ def register(sub):
 def _describe(desc, args):
     """(text lines, JSON dict) of a descriptor, with the operand table when --instr is given."""
     from .. import smem
+    if not args.instr:
+        refuse(args, ("operand", "trans", "rows"), "without --instr", "they describe the operand table --instr adds")
+    elif args.json:
+        refuse(args, ("rows",), "with --json", "the JSON lists every element's address")
     rows = parse_int(args.rows, "--rows", 1, MAX_ROWS)
     m = desc.mode
     f = desc.fields()
@@ -138,10 +143,11 @@ def _emit(desc, args):
 
 def run_encode(args):
     from .. import smem
-    start = _num(args.start, "--start")
+    from ..smem.descriptor import BYTES_MAX                # the 14-bit fields, in bytes
+    start = _num(args.start, "--start", 0, BYTES_MAX)
     swz = smem.mode(args.swizzle).name
-    lbo = None if args.lbo is None else _num(args.lbo, "--lbo")
-    sbo = None if args.sbo is None else _num(args.sbo, "--sbo")
+    lbo = None if args.lbo is None else _num(args.lbo, "--lbo", 0, BYTES_MAX)
+    sbo = None if args.sbo is None else _num(args.sbo, "--sbo", 0, BYTES_MAX)
     if lbo is None or sbo is None:
         if not args.instr:
             raise LayoutsimError("give --lbo and --sbo, or --instr (and --operand) for the dense tile's values")
@@ -176,6 +182,9 @@ def run_check(args):
     op = args.operand or "A"
     _, _, _, _, w, _ = smem.operand_geometry(args.instr, op, args.trans)
     tma, dst, at, coords = None, 0, (0, 0), None
+    refuse(args, () if args.tma_box else ("tma_swizzle", "tma_dst", "tma_at"), "without --tma-box",
+           "they describe the TMA box that fills the tile")
+    refuse(args, () if args.other else ("other_trans",), "without --other", "it describes the other operand")
     if args.tma_box:
         tma = smem.TensorMap(_box(args.tma_box), w // 8, args.tma_swizzle)
         dst = _num(args.tma_dst, "--tma-dst", -1, SMEM_MAX - 1)

@@ -7,14 +7,21 @@
 
 Arguments (--arg, in the kernel's parameter order): FILE.npy (an array: a global buffer),
 zeros:DTYPE:SHAPE / ones:DTYPE:SHAPE / arange:DTYPE:SHAPE (arrays; SHAPE like 128x64),
-TYPE:VALUE scalars passed by value (i8 i16 i32 i64 u8 u16 u32 u64 f32 f64, e.g. i32:5, f32:0.5).
+TYPE:VALUE scalars passed by value (i8 i16 i32 i64 u8 u16 u32 u64 f32 f64, e.g. i32:5, f32:0.5),
+tmap:BUF:DIMS:BOX[:SWIZZLE[:STRIDES]] a CUtensorMap (cuTensorMapEncodeTiled's fields; for a
+`__grid_constant__ CUtensorMap` parameter or a pointer to one): BUF the index of the --arg holding
+the tensor or a FILE.npy of its own, DIMS and BOX innermost first like 200x120 and 64x64, SWIZZLE
+none (default), 32B, 64B or 128B, STRIDES the byte strides of dimensions 1.. (default dense), e.g.
+tmap:a.npy:200x120:64x64:128B; the element size is the tensor's dtype's.
 The report lists the kernel's shared-memory instructions sorted by excess wavefronts (what
 bank conflicts cost beyond the ideal) with their CUDA source lines; --all lists every line.
 --json prints {"schema","kernel","arch","grid","block","shared_wavefronts","shared_ideal",
-"global","warp_instructions","sampled","notes","hazards","fault","seconds","instructions":
-[{"line","cuda","text","executions","wavefronts","ideal","excess","kind","sass","requests",
-"sectors","note"}],"outputs"}.
+"global","warp_instructions","sampled","notes","hazards","fault","seconds","sass_source",
+"instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess","kind","sass",
+"requests","sectors","global_kind","note"}],"gmma_wavefronts","tensor_maps":[{"arg","buffer",
+"dims","box","swizzle","elem_bytes","strides_bytes","offset"}],"outputs"}.
 """
+import math
 import shutil
 import subprocess
 import sys
@@ -23,14 +30,21 @@ import time
 from pathlib import Path
 
 from ..errors import LayoutsimError, suggest
+from ..formats import numpy_dtype
 from . import print_json
+from ._options import refuse
 
 DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16",
           "i8": "int8", "s8": "int8", "i16": "int16", "s16": "int16", "i32": "int32", "s32": "int32",
           "i64": "int64", "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
           "u64": "uint64"}
 SCALARS = ("i8", "i16", "i32", "i64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f32", "f64")
-MAX_ARRAY_BYTES = 1 << 31
+MAX_DIMS = 32               # numpy's own limit is 64 (and an error that is not one line)
+
+
+def _buffer_dtypes():
+    import numpy as np
+    return {np.dtype(v) for v in DTYPES.values() if v != "bfloat16"}   # .npy cannot name bfloat16
 
 
 def register(sub):
@@ -67,8 +81,20 @@ def register(sub):
 def run(args):
     from .. import ptx
     from ..ptx.state import PtxFault
+    if args.top < 1:
+        raise LayoutsimError(f"--top {args.top}: give a number of lines >= 1")
+    refuse(args, () if str(args.file).endswith(".cu") else ("nvcc_flag",), f"to {args.file}",
+           "nvcc flags go with a .cu file")
+    refuse(args, ("top", "all", "quiet") if args.json else ("top",) if args.all else (),
+           "with --json" if args.json else "with --all", "the JSON lists every line, and prints no progress"
+           if args.json else "--all lists every line")
+    if args.out:
+        check_out_dir(args.out)
     text = read_source(args.file, args.arch, args.nvcc_flag)
-    values = [parse_arg(a, i) for i, a in enumerate(args.arg)]
+    budget = [0]
+    values = [parse_arg(a, i, budget) for i, a in enumerate(args.arg)]
+    if args.out:                              # every output checked before the run, not after it
+        check_outputs(args.out, values)
     if args.jobs < 1:
         raise LayoutsimError(f"--jobs {args.jobs}: give at least 1")
     progress = None if (args.quiet or args.json) else _progress()
@@ -136,21 +162,25 @@ def compile_cu(path, arch, flags=()):
         return out.read_text()
 
 
-def parse_arg(text, i):
-    """One --arg value: an array or a scalar."""
+def parse_arg(text, i, budget=None):
+    """One --arg value: an array, a scalar or a tensor map. budget: [bytes of the arrays parsed
+    so far], so that all of them together are bounded before the next one is allocated."""
     import numpy as np
     s = str(text)
+    budget = [0] if budget is None else budget
+    if s.startswith("tmap:"):
+        return tensor_map_arg(s, i)
     if s.endswith(".npy"):
-        import io
-
-        from ..files import read_regular
+        from ..files import read_npy
         if not Path(s).exists():
             raise LayoutsimError(f"--arg {i} {s!r}: no such .npy file")
-        data = read_regular(s, f"--arg {i} array", MAX_ARRAY_BYTES + 4096)
-        try:
-            return np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError) as e:
-            raise LayoutsimError(f"--arg {i} {s!r}: not a readable .npy array ({e})") from None
+
+        def accept(dt, shape, nbytes):
+            if dt not in _buffer_dtypes():
+                raise LayoutsimError(f"--arg {i} {s!r}: an array of {dt} is not a buffer; give one of "
+                                     f"{', '.join(k for k in DTYPES if k != 'bf16')} (little-endian)")
+            _take(budget, nbytes, i, s)
+        return read_npy(s, f"--arg {i} array", accept=accept)
     parts = s.split(":")
     if parts[0] in ("zeros", "ones", "arange"):
         if len(parts) != 3:
@@ -160,17 +190,18 @@ def parse_arg(text, i):
             shape = tuple(int(x) for x in parts[2].lower().split("x"))
         except ValueError:
             shape = ()
-        if not shape or min(shape) < 1:
-            raise LayoutsimError(f"--arg {i} {s!r}: SHAPE must be positive integers like 128x64")
-        n = int(np.prod(shape, dtype=np.int64))
-        if n * dt.itemsize > MAX_ARRAY_BYTES:
-            raise LayoutsimError(f"--arg {i} {s!r}: {n * dt.itemsize} bytes is more than the "
-                                 f"{MAX_ARRAY_BYTES} allowed")
+        if not shape or min(shape) < 1 or len(shape) > MAX_DIMS:
+            raise LayoutsimError(f"--arg {i} {s!r}: SHAPE must be 1 to {MAX_DIMS} positive integers like 128x64")
+        n = math.prod(shape)                   # Python ints: np.prod wraps in int64 (2**32 x 2**32 -> 0)
+        _take(budget, n * dt.itemsize, i, s)
         if parts[0] == "zeros":
             return np.zeros(shape, dt)
         if parts[0] == "ones":
             return np.ones(shape, dt)
-        return np.arange(n).astype(dt).reshape(shape)
+        out = np.empty(n, dt)
+        for k in range(0, n, 1 << 20):       # in pieces: np.arange(n) would be an int64 copy of it all
+            out[k:k + (1 << 20)] = np.arange(k, min(n, k + (1 << 20))).astype(dt)
+        return out.reshape(shape)
     if len(parts) == 2 and parts[0] in SCALARS:
         t, v = parts
         try:
@@ -187,34 +218,92 @@ def parse_arg(text, i):
                          f"arange:DTYPE:SHAPE or TYPE:VALUE with TYPE one of {', '.join(SCALARS)}")
 
 
+def tensor_map_arg(s, i):
+    """tmap:BUF:DIMS:BOX[:SWIZZLE[:STRIDES]] -> layoutsim.ptx.TensorMapArg."""
+    from ..ptx import TensorMapArg
+    parts = s.split(":")[1:]
+    if not 3 <= len(parts) <= 5:
+        raise LayoutsimError(f"--arg {i} {s!r}: give tmap:BUF:DIMS:BOX[:SWIZZLE[:STRIDES]], e.g. "
+                             f"tmap:0:200x120:64x64:128B (BUF: an --arg index or a FILE.npy)")
+
+    def sizes(text, what):
+        try:
+            v = tuple(int(x) for x in text.lower().split("x"))
+        except ValueError:
+            v = ()
+        if not v or min(v) < 1:
+            raise LayoutsimError(f"--arg {i} {s!r}: {what} {text!r}: give positive integers like 64x64, "
+                                 f"innermost first")
+        return v
+    buf = parts[0]
+    if buf.endswith(".npy"):
+        buf = parse_arg(buf, i)
+    else:
+        try:
+            buf = int(buf)
+        except ValueError:
+            raise LayoutsimError(f"--arg {i} {s!r}: BUF {buf!r}: give the index of the --arg holding the "
+                                 f"tensor or a FILE.npy") from None
+    return TensorMapArg(buffer=buf, dims=sizes(parts[1], "DIMS"), box=sizes(parts[2], "BOX"),
+                        swizzle=parts[3] if len(parts) > 3 else "none",
+                        strides_bytes=sizes(parts[4], "STRIDES") if len(parts) > 4 else None)
+
+
+def _take(budget, nbytes, i, s):
+    """Count an array's bytes against the launch's global-memory limit before allocating it."""
+    from ..ptx.launch import check_global_bytes
+    budget[0] += nbytes
+    check_global_bytes(budget[0], f"--arg {i} {s!r} ({nbytes} bytes"
+                       + (f", {budget[0]} with the arrays before it)" if budget[0] > nbytes else ")"))
+
+
 def dtype(name, i):
-    import numpy as np
-    n = DTYPES.get(name, name)
-    if n == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    try:
-        dt = np.dtype(n)
-    except TypeError:
-        dt = None
-    if dt is None or dt.kind not in "biuf":
+    """The numpy dtype of one of the documented names (DTYPES) only: np.dtype() of any other
+    text parses numpy's own type language (structured and sub-array types, and a SyntaxError)."""
+    n = DTYPES.get(name)
+    if n is None:
         raise LayoutsimError(f"--arg {i}: unknown dtype {name!r}{suggest(name, list(DTYPES))}; valid: "
-                             f"{', '.join(DTYPES)} or numpy names")
-    return dt
+                             f"{', '.join(DTYPES)}")
+    return numpy_dtype(n)
+
+
+def check_out_dir(directory):
+    """--out DIR: an existing folder (no symbolic link), or one to create whose parent exists
+    (files.make_dir's rule), checked before the kernel is read."""
+    import os
+
+    from ..files import check_dir
+    full = check_dir(directory, "--out folder", missing_ok=True)
+    if not os.path.isdir(os.path.dirname(full)):
+        raise LayoutsimError(f"cannot create --out folder {directory}: folder {os.path.dirname(full)} does "
+                             f"not exist (create it first)")
+    return full
+
+
+def _out_paths(directory, values):
+    """DIR/argN.npy of every argument whose final content is written (arrays, and tensor maps
+    that bring their own tensor), in argument order."""
+    import numpy as np
+    return [(i, Path(directory) / f"arg{i}.npy") for i, v in enumerate(values)
+            if isinstance(v, np.ndarray) or isinstance(getattr(v, "buffer", None), np.ndarray)]
+
+
+def check_outputs(directory, values):
+    """Refuse, before the run, any DIR/argN.npy that write_outputs could not replace."""
+    from ..files import check_target
+    if Path(check_out_dir(directory)).is_dir():
+        for _, path in _out_paths(directory, values):
+            check_target(path, "output array")
 
 
 def write_outputs(directory, buffers):
-    """Write every array argument's final content to DIR/argN.npy (layoutsim.files.write_atomic:
-    regular files only, atomically, modes kept)."""
+    """Write every array argument's final content to DIR/argN.npy, all or nothing
+    (layoutsim.files.write_all: regular files only, atomically, modes kept); DIR is created if
+    missing, its parent never."""
     import numpy as np
 
-    from ..files import make_dir, write_atomic
+    from ..files import make_dir, write_all
     d = Path(make_dir(directory, "--out folder"))
-    paths = []
-    for i, b in enumerate(buffers):
-        if b is None:
-            continue
-        path = d / f"arg{i}.npy"
-        write_atomic(path, lambda f, b=b: np.save(f, b, allow_pickle=False), "output array")
-        paths.append(str(path))
-    return paths
+    items = [(d / f"arg{i}.npy", (lambda f, b=b: np.save(f, b, allow_pickle=False)), "output array")
+             for i, b in enumerate(buffers) if b is not None]
+    return [str(p) for p in write_all(items)]

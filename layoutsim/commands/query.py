@@ -1,6 +1,7 @@
 """`layoutsim query`: which elements a lane holds, or which lanes hold an element."""
 from . import print_json
-from ._common import (add_instruction_args, bits_label, default_operand, element_label, header,
+from ._options import refuse
+from ._common import (add_instruction_args, arithmetic, bits_label, default_operand, element_label, header,
                       parse_element, resolve)
 
 
@@ -17,6 +18,8 @@ def register(sub):
 
 
 def run(args):
+    if args.element is None:
+        refuse(args, ("matrix",), "without --element", "it picks the matrix of --element ROW,COL")
     inst, arch = resolve(args)
     op = default_operand(inst, args.operand)
     frag = op.fragment
@@ -30,7 +33,9 @@ def run(args):
     entries = [{"lane": lane, "reg": reg, "slot": slot, "name": frag.name(reg, slot),
                 "matrix": m, "row": r, "col": c} for lane, reg, slot, m, r, c in rows]
     if args.json:
-        print_json({"instruction": inst.name, "arch": arch, "operand": op.name, "entries": entries})
+        out = {"instruction": inst.name, "arch": arch, "operand": op.name, "entries": entries}
+        math = arithmetic(inst, arch)
+        print_json({**out, "arithmetic": math} if math else out)
         return 0
     for line in header(inst, op, arch):
         print(line)

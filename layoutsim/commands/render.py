@@ -12,7 +12,18 @@ Any `layoutsim banks` command line becomes a picture with `render --banks` in fr
 Matplotlib is needed for PNG only and is imported only then.
 """
 from . import print_json
+from ._options import only
 from ..errors import LayoutsimError
+
+# the options each kind of picture uses; any other option given is refused (commands/_options.py)
+OUTPUT = ("output", "format", "json")
+DESC_OPTIONS = OUTPUT + ("desc", "trans", "operand")
+FRAGMENT_OPTIONS = OUTPUT + ("operand", "arch", "wave", "lane", "lanes", "reg", "phase", "access", "rows", "cols",
+                             "first_holder")
+BANK_OPTIONS = OUTPUT + ("banks", "op", "arch", "active", "label")
+BANK_ADDR_OPTIONS = BANK_OPTIONS + ("addr", "offsets", "var")
+BANK_TILE_OPTIONS = BANK_OPTIONS + ("tile", "dtype", "pad", "pitch", "swizzle", "swizzle_unit", "base", "layout",
+                                    "fragment", "at", "stored", "block", "fill", "index")
 
 
 def register(sub):
@@ -124,6 +135,8 @@ def _desc_scene(args):
     if args.banks or not args.instruction:
         raise LayoutsimError("--desc draws a wgmma operand: give the wgmma instruction and --operand A|B "
                              "(and no --banks)")
+    only(args, DESC_OPTIONS, "with --desc", "it draws the tile the descriptor reads, each word by bank, "
+                                            "with no highlights")
     return descriptor_scene(args.instruction, args.operand or "A", _num(args.desc, "--desc"), args.trans)
 
 
@@ -136,8 +149,12 @@ def _fragment_scene(args):
     for opt in ("op", "addr", "offsets", "tile", "layout", "fragment", "fill", "block"):
         if getattr(args, opt):
             raise LayoutsimError(f"--{opt} belongs to bank pictures: add --banks (and drop the instruction)")
+    only(args, FRAGMENT_OPTIONS, "to a fragment picture", "--trans goes with --desc, the bank options with --banks")
     inst, arch = resolve(args)
     op = default_operand(inst, args.operand)
+    if args.first_holder and op.fragment.replication == 1:
+        raise LayoutsimError(f"--first-holder names the lowest of several holders, but operand {op.name} of "
+                             f"{inst.name} holds every element once; drop it")
     phase_lanes, phase_label, phase_matrix = None, "", None
     if args.phase is not None:
         phase_lanes, phase_label = _phase_lanes(inst, arch, args.phase, args.access)
@@ -205,6 +222,7 @@ def _phase_lanes(inst, arch, k, access):
 # ---- banks ---------------------------------------------------------------------------------
 def _bank_scene(args):
     from ..render.banks import Access, access_scene, tile_scene
+    from .banks import check_swizzle_unit
     for opt in ("lane", "lanes", "reg", "phase", "rows", "cols"):
         if getattr(args, opt) is not None:
             raise LayoutsimError(f"--{opt} highlights a fragment picture; with --banks the picture "
@@ -212,12 +230,16 @@ def _bank_scene(args):
     if not args.op:
         raise LayoutsimError("--banks needs --op (ld.shared.v4.b32, ldmatrix.x4, ds_read_b128, ...)")
     labels = list(args.label or [])
+    from ..archs import normalize
+    from ..banks.model import lanes_of
     from ..inputs import lane_mask               # the `layoutsim banks --active` spelling
-    active = lane_mask(args.active)
+    lanes = lanes_of(normalize(args.arch))       # 64 on CDNA (wave64 LDS accesses)
+    active = lane_mask(args.active, lanes)
     layout_flags = {k: getattr(args, k) for k in ("pad", "pitch", "swizzle", "swizzle_unit", "base")}
     if args.tile:
         if args.addr or args.offsets:
             raise LayoutsimError("give --tile (addresses generated from the tile) or --addr/--offsets, not both")
+        check_swizzle_unit(args)
         first = " ".join(f"{k.replace('swizzle_unit', 'unit')}={v}" for k, v in layout_flags.items() if v is not None)
         layouts = ([first or "pad=0"] if first or not args.layout else []) + list(args.layout or [])
         picks = sum(bool(x) for x in (args.fragment, args.block, args.fill))
@@ -226,24 +248,27 @@ def _bank_scene(args):
         for opt, owner in (("at", "fragment"), ("stored", "fragment"), ("index", "fill")):
             if getattr(args, opt) is not None and not getattr(args, owner):
                 raise LayoutsimError(f"--{opt} goes with --{owner}")
+        only(args, BANK_TILE_OPTIONS, "with --banks --tile", "--var is for --addr")
         at = args.block or args.at or "0,0"
         return tile_scene(args.op, args.tile, args.dtype or "f16", layouts, labels, arch=args.arch,
                           fragment=args.fragment, at=at, stored=args.stored or "row", block=bool(args.block),
                           fill=(args.index or 0) if args.fill else None, active=active)
     from .banks import TILE_OPTIONS, reject_tile_options
     reject_tile_options(args, TILE_OPTIONS + ("layout",))
+    only(args, BANK_ADDR_OPTIONS, "with --banks --addr/--offsets")
     sources = [("addr", a) for a in (args.addr or [])] + [("offsets", o) for o in (args.offsets or [])]
     if not sources:
         raise LayoutsimError(f"--op {args.op}: give the addresses: --addr EXPR, --offsets LIST, "
                              f"or --tile ROWSxCOLS (with --fragment/--block/--fill)")
     if len(labels) > len(sources):
         raise LayoutsimError(f"{len(labels)} --label for {len(sources)} accesses")
-    from ..banks.address import lane_offsets, parse_variables
-    from .banks import parse_offsets            # the `layoutsim banks --offsets` spelling
-    variables = parse_variables(args.var)
+    from ..banks.address import lane_offsets
+    from .banks import parse_offsets, variables_from_args     # the `layoutsim banks` spellings
+    variables = variables_from_args(args, list(args.addr or []))
     accesses = []
     for i, (kind, text) in enumerate(sources):
-        offs = [int(v) for v in lane_offsets(text, **variables)] if kind == "addr" else parse_offsets(text)
+        offs = ([int(v) for v in lane_offsets(text, lanes, **variables)] if kind == "addr"
+                else parse_offsets(text))
         label = labels[i] if i < len(labels) else (f"offsets = {text}" if kind == "addr" else "offsets given")
         accesses.append(Access(label, args.op, offs, args.arch, active=active))
     return access_scene(accesses, title=f"{args.op}: bank map" + (" comparison" if len(accesses) > 1 else ""))

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import print_json
-from ._common import add_instruction_args, default_operand, header, resolve
+from ._common import add_instruction_args, arithmetic, default_operand, header, resolve
 
 
 def register(sub):
@@ -30,8 +30,10 @@ def run(args):
     op = default_operand(inst, args.operand)
     labels = cell_labels(op)
     if args.json:
-        print_json({"instruction": inst.name, "arch": arch, "operand": op.name,
-                    "replication": op.fragment.replication, "grid": labels.tolist()})
+        out = {"instruction": inst.name, "arch": arch, "operand": op.name,
+               "replication": op.fragment.replication, "grid": labels.tolist()}
+        math = arithmetic(inst, arch)
+        print_json({**out, "arithmetic": math} if math else out)
         return 0
     for line in header(inst, op, arch):
         print(line)

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..archs import CDNA
 from ..errors import LayoutsimError
-from ..formats import bits
+from ..formats import amd_fp8, bits
 from ..fragment import FragmentMap
 from .instruction import Instruction, Operand
 from .registry import Entry
@@ -53,7 +53,8 @@ SOURCE = {
 }
 CONFIRMED = "not run on AMD hardware: no AMD GPU available here"
 TYPES = {"f32": "f32", "xf32": "f32", "f16": "f16", "bf16": "bf16", "i8": "s8", "f64": "f64",
-         "i32": "s32", "fp8": "e4m3fnuz", "bf8": "e5m2fnuz"}
+         "i32": "s32"}
+FP8 = ("fp8", "bf8")          # formats per arch: formats.AMD_FP8 (FNUZ on gfx942, OCP on gfx950)
 F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")       # gfx950 CBSZ/BLGP 0-4
 
 # (canonical mnemonic, gfx908/gfx90a spelling or "", blocks, archs)
@@ -120,11 +121,34 @@ def parse(mnemonic):
     return d, rest[0], rest[-1], (int(m), int(n), int(k))
 
 
-def _formats(mnemonic, cbsz, blgp):
+def _formats(mnemonic, cbsz, blgp, arch):
     d, a, b, _ = parse(mnemonic)
     if a == "f8f6f4":
         return F8F6F4[cbsz], F8F6F4[blgp], "f32"
-    return TYPES[a], TYPES[b], TYPES[d]
+    fmt = lambda t: amd_fp8(t, arch) if t in FP8 else TYPES[t]     # noqa: E731
+    return fmt(a), fmt(b), TYPES[d]
+
+
+def format_archs(mnemonic, arch=None):
+    """The archs of an MFMA on which its operands have the formats they have on `arch` (on its
+    first arch when None or not one of them): all its archs, except for the fp8/bf8 forms, which
+    gfx942 reads as FNUZ and gfx950 as OCP formats under the same mnemonic (formats.AMD_FP8)."""
+    archs = BY_NAME[mnemonic][3]
+    if not set(parse(mnemonic)[1:3]) & set(FP8):
+        return archs
+    key = lambda a: (amd_fp8("fp8", a), amd_fp8("bf8", a))          # noqa: E731
+    ref = key(arch if arch in archs else archs[0])
+    return tuple(a for a in archs if key(a) == ref)
+
+
+def _format_note(mnemonic, where):
+    """Why the other archs of an fp8/bf8 MFMA are refused by this Instruction (arch_note)."""
+    others = [a for a in BY_NAME[mnemonic][3] if a not in where]
+    if not others:
+        return ""
+    fa, fb, _ = _formats(mnemonic, 0, 0, others[0])
+    return (f"this form has the {'/'.join(where)} operand formats; on {'/'.join(others)} the same "
+            f"mnemonic reads A {fa}, B {fb} (give arch {others[0]})")
 
 
 # ---- the layouts -------------------------------------------------------------------------------
@@ -222,7 +246,8 @@ def build(mnemonic, cbsz=0, abid=0, blgp=0, arch=None):
     blocks, archs = row[2], row[3]
     f8f6f4 = a == "f8f6f4"
     _check_modifiers(mnemonic, blocks, archs, f8f6f4, cbsz, abid, blgp, arch)
-    fa, fb, fd = _formats(mnemonic, cbsz, blgp)
+    where = format_archs(mnemonic, arch)          # the archs that read these operand formats
+    fa, fb, fd = _formats(mnemonic, cbsz, blgp, where[0])
     layout_a = (0, 0) if f8f6f4 else (cbsz, abid)
     layout_b = blgp if supports(mnemonic, arch)[1] else 0   # f64: NEG bits; f8f6f4: B's format
     ops = {}
@@ -234,12 +259,13 @@ def build(mnemonic, cbsz=0, abid=0, blgp=0, arch=None):
                             "output" if name == "D" else "input")
     options = {"cbsz": cbsz, "abid": abid, "blgp": blgp} if (cbsz or abid or blgp) else {}
     return Instruction(name=mnemonic, family="mfma", vendor="amd", threads=64, operands=ops,
-                       shape=(m, n, k), archs=archs, aliases=_aliases(mnemonic),
+                       shape=(m, n, k), archs=where, aliases=_aliases(mnemonic),
                        formats={"a": fa, "b": fb, "c": fd, "d": fd},
-                       source=SOURCE["gfx950" if archs == ("gfx950",) else "calc"],
-                       confirmed=CONFIRMED, notes=_notes(mnemonic, blocks, archs, fa, fb, cbsz,
+                       source=SOURCE["gfx950" if where == ("gfx950",) else "calc"],
+                       confirmed=CONFIRMED, notes=_notes(mnemonic, blocks, where, fa, fb, cbsz,
                                                          abid, blgp), options=options,
-                       mnemonic=mnemonic, builtin=builtin(mnemonic))
+                       mnemonic=mnemonic, builtin=builtin(mnemonic),
+                       arch_note=_format_note(mnemonic, where))
 
 
 def supports(mnemonic, arch=None):
@@ -332,9 +358,11 @@ def _notes(mnemonic, blocks, archs, fa, fb, cbsz, abid, blgp):
     if "_scale_" in mnemonic:
         out.append("scale operands (one E8M0 scale per 32 k of each row of A / column of B, "
                    "VGPRs after the block) are not modelled in this map.")
-    if fa.endswith("fnuz"):
-        out.append("gfx942 fp8/bf8 are the FNUZ formats (bias 8/16, no Inf, 0x80 = NaN); gfx950 "
-                   "fp8 MFMAs use OCP E4M3/E5M2.")
+    if set(parse(mnemonic)[1:3]) & set(FP8):
+        out.append(f"fp8/bf8 on {'/'.join(archs)}: A {fa}, B {fb}. gfx942 reads the FNUZ formats "
+                   f"(bias 8/16, no Inf, 0x80 = NaN), gfx950 the OCP E4M3FN/E5M2 ones, under the same "
+                   f"mnemonic (AMD's CDNA3/CDNA4 matrix core blog; LLVM AMDGPUToROCDL.cpp; "
+                   f"layoutsim/formats.py AMD_FP8).")
     if archs == ("gfx950",):
         out.append("gfx950 (CDNA4): no calculator support; layout from AMD's rocjitsu simulator "
                    "source and LLVM register counts.")
@@ -356,10 +384,14 @@ def entries():
     out = []
     for mnemonic, _, blocks, archs in TABLE:
         d, a, b, (m, n, k) = parse(mnemonic)
-        fa, fb, fd = _formats(mnemonic, 0, 0)
+        per_arch = format_archs(mnemonic) != archs              # fp8/bf8: FNUZ or OCP by arch
+        fa, fb, fd = (a, b, TYPES[d]) if per_arch else _formats(mnemonic, 0, 0, archs[0])
         blk = f", {blocks} blocks" if blocks > 1 else ""
+        fp8 = ("; fp8/bf8: " + ", ".join(f"{x} {'/'.join(_formats(mnemonic, 0, 0, x)[:2])}" for x in archs)
+               if per_arch else "")
         out.append(Entry(name=mnemonic, family="mfma", vendor="amd", archs=archs,
                          build=lambda mn=mnemonic: build(mn), aliases=_aliases(mnemonic), wave=64,
+                         variant=(lambda arch, mn=mnemonic: build(mn, arch=arch)) if per_arch else None,
                          summary=f"{m}x{n}x{k} D.{fd} = A.{fa} x B.{fb} + C.{fd}, wave64{blk}, "
-                                 f"{'/'.join(archs)}"))
+                                 f"{'/'.join(archs)}{fp8}"))
     return out

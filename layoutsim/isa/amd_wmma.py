@@ -60,7 +60,7 @@ import numpy as np
 
 from ..archs import GFX11, GFX12
 from ..errors import LayoutsimError
-from ..formats import bits
+from ..formats import AMD_FP8, bits
 from ..fragment import FragmentMap
 from .instruction import Instruction, Operand
 from .registry import Entry
@@ -78,9 +78,9 @@ ARCHS = {"gfx11": GFX11, "gfx12": GFX12}
 
 # AMD type token -> layoutsim format. iu8/iu4: NEG[0]/NEG[1] = 0 reads A/B unsigned (zext), 1 signed
 # (LLVM VOP3PInstructions.td); the catalog shows the default encoding. fp8/bf8 on gfx12 are OCP
-# E4M3/E5M2 (calculator: "FP8 (OCP 4-bit exponent, 3-bit mantissa ...)").
+# E4M3/E5M2 (formats.AMD_FP8; calculator: "FP8 (OCP 4-bit exponent, 3-bit mantissa ...)").
 FORMAT = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i32": "s32", "iu8": "u8", "iu4": "u4",
-          "fp8": "e4m3", "bf8": "e5m2"}
+          **AMD_FP8["gfx12"]}
 
 WMMA_GFX11 = ("v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16", "v_wmma_f16_16x16x16_f16",
               "v_wmma_bf16_16x16x16_bf16", "v_wmma_i32_16x16x16_iu8", "v_wmma_i32_16x16x16_iu4")

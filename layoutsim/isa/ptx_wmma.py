@@ -4,7 +4,8 @@ The PTX ISA leaves the wmma fragment layouts unspecified ("the mapping of matrix
 to fragment elements is unspecified"). `gpu-check discover` loads unique element ids with
 wmma::load_matrix_sync on a real GPU and dumps fragment.x[i] of every lane; the maps it found
 are in data/nvcuda_wmma_sm_90.json (with the GPU, driver and date) and are loaded here as they
-are. Element i of a lane lies in register i // slots, slot i % slots. They are confirmed on
+are. Element i of a lane lies in register i // slots, slot i % slots; a 64-bit element (f64) is a
+64-bit register of its own (reg_bits 64, as the mma.sync f64 maps). They are confirmed on
 sm_90 only: another arch may lay the same fragment out differently.
 """
 import functools
@@ -22,7 +23,7 @@ ARCHS = ("sm_90",)
 # where nvcuda::wmma itself starts, by element format (clang BuiltinsNVPTX.def: __hmma_* need
 # sm_70, __imma_* sm_72, __mma_bf16_* / __mma_tf32_* sm_80; PTX ISA "wmma.load" target notes)
 SINCE = {"f16": "sm_70", "f32": "sm_70", "s8": "sm_72", "u8": "sm_72", "s32": "sm_72",
-         "bf16": "sm_80", "tf32": "sm_80"}
+         "bf16": "sm_80", "tf32": "sm_80", "f64": "sm_80"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,7 +44,7 @@ def _build(e, env):
         table = np.concatenate([np.zeros((lanes, n, 1), np.int16), t], axis=2)
         table = table.reshape(lanes, n // slots, slots, 3)
         frag = FragmentMap(table=table, shape=(1, e["rows"], e["cols"]), elem_bits=e["elem_bits"],
-                           names=tuple(f"x{i}" for i in range(n)))
+                           reg_bits=e.get("reg_bits", 32), names=tuple(f"x{i}" for i in range(n)))
         m, nn, k = e["shape"]
         notes = ("layout measured on the GPU: NVIDIA does not document nvcuda::wmma fragments",
                  f"fragment<{e['use']}, {m}, {nn}, {k}, {e['fmt']}, {e['layout']}>: element x[i] is in "

@@ -50,9 +50,16 @@ class Entry:
     wave: int = 32            # AMD wave size of this entry (32 or 64); NVIDIA: 32
     summary: str = ""         # one line for `layoutsim list`
     arch_specific: bool = False   # compiled only for arch-specific targets (as Instruction)
+    variant: Callable = None      # arch -> Instruction, where some of `archs` read other operand
+    #                               formats than the default build (AMD fp8/bf8 MFMAs: gfx942 FNUZ,
+    #                               gfx950 OCP); None: one Instruction serves every arch
 
-    def instruction(self):
-        return _built(self)
+    def instruction(self, arch=None):
+        """The Instruction (for `arch`, where the entry's archs differ in operand formats)."""
+        inst = _built(self)
+        if arch is None or self.variant is None or arch in inst.archs or arch not in self.archs:
+            return inst
+        return _variant(self, arch)
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,6 +70,11 @@ def _built(entry):
         inst = dataclasses.replace(inst, confirmed=f"layout confirmed on {done['gpu']} ({done['arch']}, driver "
                                    f"{done['driver']}, {done['date']}) by gpu-check run")
     return inst
+
+
+@functools.lru_cache(maxsize=None)
+def _variant(entry, arch):
+    return entry.variant(arch)
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,7 +157,7 @@ def get(name, arch=None, wave=None):
     entry = lookup(name, arch, wave)
     mods = split_modifiers(name)[1]
     if not mods:
-        return entry.instruction()
+        return entry.instruction(A.normalize(arch))
     if entry.family != "mfma":
         raise LayoutsimError(f"{entry.name} takes no modifiers ({mods!r}): cbsz/abid/blgp belong "
                              f"to AMD MFMA instructions")

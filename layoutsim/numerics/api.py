@@ -45,6 +45,15 @@ def unverified(plan):
     return why
 
 
+def evidence(instr, arch):
+    """One line: the arithmetic `layoutsim.mma` uses for this instruction on `arch` and what
+    backs it (the profile's label: the published captures it matches, or why it stays an
+    assumption). `layoutsim query` / `show` print it; numba is not imported."""
+    inst, prof = resolve(instr, arch)
+    plan = make_plan(inst, prof)
+    return prof.label(plan.a, plan.d, why=unverified(plan))
+
+
 def _raw_operand(role, fmt, x, rows, cols, inst):
     arr = as_raw(fmt, x, what=f"{role} of {inst.name}")
     if arr.ndim < 2 or tuple(arr.shape[-2:]) != (rows, cols):

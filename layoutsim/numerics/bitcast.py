@@ -1,5 +1,5 @@
-"""LLVM operations numba does not spell: reinterpreting float64 bits (a bitcast: no arithmetic,
-so a NaN's payload and quiet bit stay as they are) and the fused multiply-add."""
+"""LLVM operations numba does not spell: reinterpreting float64 / float32 bits (a bitcast: no
+arithmetic, so a NaN's payload and quiet bit stay as they are) and the fused multiply-add."""
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -23,6 +23,26 @@ def f64_bits(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
+    return sig, codegen
+
+
+@intrinsic
+def f32_from_bits(typingctx, x):
+    """The float32 whose bits are the low 32 bits of the int64 x."""
+    sig = types.float32(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
+    return sig, codegen
+
+
+@intrinsic
+def f32_bits(typingctx, x):
+    """The bits of the float32 x, as a non-negative int64."""
+    sig = types.int64(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.zext(builder.bitcast(args[0], ir.IntType(32)), ir.IntType(64))
     return sig, codegen
 
 

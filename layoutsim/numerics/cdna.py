@@ -32,7 +32,6 @@ Special values (every model): NaN in, Inf * 0 or +Inf with -Inf give NaN, any ot
 product and C are -0 (the IEEE sum), or when a negative result rounds to zero.
 """
 from ..errors import LayoutsimError
-from ..formats import get_format
 
 F_BITS, F2_BITS = 24, 31            # MMASIM amd/sim.py: MMA_TR_FDPA / MMA_GTR_FDPA(F=24, F2=31)
 MODEL_CODES = {"fma": 0, "exact": 1, "ftz_mul_add": 2, "two_stage": 3, "even_odd": 4}
@@ -77,8 +76,8 @@ def input_kind(inst):
     a = inst.formats["a"]
     if a == "f32":
         return "xf32" if inst.name.endswith("_xf32") else "f32"
-    if get_format(a).specials == "fnuz":
-        return "fp8"
+    if set(amd_mfma.parse(inst.name)[1:3]) & set(amd_mfma.FP8):
+        return "fp8"            # FNUZ on gfx942, OCP on gfx950 (formats.AMD_FP8)
     if a == "bf16" and amd_mfma.bf16_pairs(inst.name):
         return "bf16_pairs"
     return a

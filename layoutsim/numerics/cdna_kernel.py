@@ -11,9 +11,9 @@ bits, every NaN the one NaN MMA-Sim writes (0x7FFFFFFF).
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .bitcast import fma
+from .bitcast import f32_bits, f32_from_bits, fma
 from .cfg import RNE
 from .general import _bitlen, _round_bits
 
@@ -30,7 +30,7 @@ def _f32_bits(x):
     """Raw bits of a float32 value (every NaN as NAN)."""
     if x != x:
         return NAN
-    return np.int64(np.array([x], np.float32).view(np.uint32)[0])
+    return f32_bits(np.float32(x))
 
 
 @njit(cache=True, inline="always")
@@ -183,13 +183,14 @@ def _two_stage_step(a, b, k0, k1, c, e_sub_a, e_sub_b, F, F2, even_odd):
     added), then with C on the grid of e_max = max(its exponent, C's): the sum floored to
     F2 + 1 and C to F fraction bits below e_max (fp8: a C below e_max - F - 1 counts 0), their
     sum normalised (subnormal below 2**-126), floored to F2 fraction bits, rounded to f32."""
+    # stride as an int64, not a literal: one compiled _fused for all three calls
     if even_odd:
-        pe, ee = _fused(a, b, k0, k1, 2, e_sub_a, e_sub_b, F)
-        po, eo = _fused(a, b, k0 + 1, k1, 2, e_sub_a, e_sub_b, F)
+        pe, ee = _fused(a, b, k0, k1, np.int64(2), e_sub_a, e_sub_b, F)
+        po, eo = _fused(a, b, k0 + 1, k1, np.int64(2), e_sub_a, e_sub_b, F)
         e_dot = max(ee, eo)
         P = _floor_shift(pe, ee - e_dot) + _floor_shift(po, eo - e_dot)
     else:
-        P, e_dot = _fused(a, b, k0, k1, 1, e_sub_a, e_sub_b, F)
+        P, e_dot = _fused(a, b, k0, k1, np.int64(1), e_sub_a, e_sub_b, F)
     mc, e_c = _split(c, F32_EMIN)
     e_max = max(e_dot, e_c)
     # V in units of 2**(e_max - F2 - 1)
@@ -235,41 +236,80 @@ def _ftz_chain(a, b, c, e_sub, P):
     return _f32_bits(acc)
 
 
-# ---- the driver ------------------------------------------------------------------------------
+# ---- the drivers -----------------------------------------------------------------------------
+# One compiled chunk function per kind of model (so a first call compiles only the model it
+# runs), each over instances lo..hi-1; `run` spreads the batch over threads (kernel.in_chunks).
+@njit(cache=True, inline="always")
+def _fma_dot(a, b, c):
+    """Raw f32 bits of one output of the FMA model: row a, column b (length K), C value c."""
+    acc = np.float32(c)
+    for t in range(a.shape[0]):
+        acc = fma(np.float32(a[t]), np.float32(b[t]), acc)
+    return _f32_bits(acc)
+
+
 @njit(cache=True)
-def _dot(model, a, b, c, L, e_sub_a, e_sub_b, F, F2):
-    """Raw f32 bits of one output: row a, column b (length K), C value c."""
+def _steps_dot(model, a, b, c, L, e_sub_a, e_sub_b, F, F2, parts):
+    """Raw f32 bits of one output of a model of steps of L products: exact (parts: L + 1
+    float64 scratch) or two-stage / even-odd (parts None)."""
     K = a.shape[0]
-    if model == FMA:
-        acc = np.float32(c)
-        for t in range(K):
-            acc = fma(np.float32(a[t]), np.float32(b[t]), acc)
-        return _f32_bits(acc)
-    if model == FTZ_MUL_ADD:
-        return _ftz_chain(a, b, c, e_sub_a, L)
-    parts = np.empty(L + 1, np.float64)
     bits = np.int64(0)
     for k0 in range(0, K, L):
         k1 = min(k0 + L, K)
         bits = _specials(a, b, k0, k1, c, model == TWO_STAGE)
         if bits < 0:
-            if model == EXACT:
+            if parts is not None:
                 bits = _exact_step(a, b, k0, k1, c, parts)
             else:
                 bits = _two_stage_step(a, b, k0, k1, c, e_sub_a, e_sub_b, F, F2,
                                        model == EVEN_ODD)
-        c = np.float64(np.array([bits], np.int64).astype(np.uint32).view(np.float32)[0])
+        c = np.float64(f32_from_bits(bits))
     return bits
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _run_fma(a, bt, c, out, lo, hi):
+    _, M, _ = a.shape
+    N = bt.shape[1]
+    for i in range(lo, hi):
+        for m in range(M):
+            for n in range(N):
+                out[i, m, n] = _fma_dot(a[i, m], bt[i, n], c[i, m, n])
+
+
+@njit(cache=True, nogil=True)
+def _run_ftz(a, bt, c, L, e_sub_a, out, lo, hi):
+    _, M, _ = a.shape
+    N = bt.shape[1]
+    for i in range(lo, hi):
+        for m in range(M):
+            for n in range(N):
+                out[i, m, n] = _ftz_chain(a[i, m], bt[i, n], c[i, m, n], e_sub_a, L)
+
+
+@njit(cache=True, nogil=True)
+def _run_steps(model, a, bt, c, L, e_sub_a, e_sub_b, F, F2, out, lo, hi, parts):
+    _, M, _ = a.shape
+    N = bt.shape[1]
+    for i in range(lo, hi):
+        for m in range(M):
+            for n in range(N):
+                out[i, m, n] = _steps_dot(model, a[i, m], bt[i, n], c[i, m, n], L, e_sub_a,
+                                          e_sub_b, F, F2, parts)
+
+
 def run(model, a, bt, c, L, e_sub_a, e_sub_b, F, F2, out):
     """out[i, m, n] = raw bits of D for A values a (nb, M, K), B values bt (nb, N, K: B
     transposed), C values c (nb, M, N)."""
-    nb, M, K = a.shape
-    N = bt.shape[1]
-    for r in prange(nb * M):
-        i, m = r // M, r % M
-        for n in range(N):
-            out[i, m, n] = _dot(model, a[i, m], bt[i, n], c[i, m, n], L, e_sub_a, e_sub_b,
-                                F, F2)
+    from .kernel import in_chunks
+    if model == FMA:
+        def chunk(lo, hi):
+            _run_fma(a, bt, c, out, lo, hi)
+    elif model == FTZ_MUL_ADD:
+        def chunk(lo, hi):
+            _run_ftz(a, bt, c, L, e_sub_a, out, lo, hi)
+    else:
+        def chunk(lo, hi):
+            parts = np.empty(L + 1, np.float64) if model == EXACT else None
+            _run_steps(model, a, bt, c, L, e_sub_a, e_sub_b, F, F2, out, lo, hi, parts)
+    in_chunks(a.shape[0], chunk)

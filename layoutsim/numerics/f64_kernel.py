@@ -1,7 +1,7 @@
 """f64 mma (DMMA): the chain of fused multiply-adds over k, with the NaN rule measured on the H200.
 
 Imported only when `layoutsim.mma` runs an f64 instruction (it imports numba)."""
-from numba import njit, prange
+from numba import njit
 
 from .bitcast import f64_bits, f64_from_bits, fma
 
@@ -42,15 +42,23 @@ def _f64_step(x, y, acc, mode, order, snan_first, invalid):
     return r
 
 
-@njit(cache=True, parallel=True)
 def f64_chain(a, b, c, mode, order, snan_first, invalid, out):
     """D = C then, for each k, D = fma(a[k], b[k], D) (mode 0: k ascending, 1: descending),
     or D = D + a[k]*b[k] with two roundings (mode 2). a (B,M,K), b (B,N,K), c/out (B,M,N);
     order (3 int64): the NaN priority of the operands (0 C, 1 A, 2 B); invalid: the bits
-    (int64) of the NaN an invalid operation gives."""
-    nb, M, K = a.shape
+    (int64) of the NaN an invalid operation gives. Runs in chunks of the batch on threads
+    (kernel.in_chunks: no parfor driver to compile)."""
+    from .kernel import in_chunks
+    in_chunks(a.shape[0], lambda lo, hi: _f64_chunk(a, b, c, mode, order, snan_first, invalid,
+                                                    out, lo, hi))
+
+
+@njit(cache=True, nogil=True)
+def _f64_chunk(a, b, c, mode, order, snan_first, invalid, out, lo, hi):
+    """f64_chain on instances lo..hi-1."""
+    _, M, K = a.shape
     N = b.shape[1]
-    for bi in prange(nb):
+    for bi in range(lo, hi):
         for i in range(M):
             for j in range(N):
                 acc = c[bi, i, j]

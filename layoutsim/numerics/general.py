@@ -11,7 +11,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
-                  C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP, LATE_C,
+                  C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, KEEP,
                   NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, OVF_INF, PROD_NORM,
                   RD, RNE, RNE32_TRUNC, ROUND, RU, RZ, SIGN_FRAME, TINY_C_ZERO, UPFRONT,
                   ZERO_NEG, ZERO_SIGNED)
@@ -52,11 +52,16 @@ def _decode(bits, eb, mb, fn, ftz):
 @njit(cache=True, inline="always")
 def _round_pack(S, q, neg_zero_sign, cfg):
     """Raw bits of S * 2**q (S an exact int64) in the D format, rounded as cfg says."""
-    if cfg[ROUND] == RNE32_TRUNC:      # an fp32 rounded to nearest, its low 16 bits dropped
-        return _round_bits(S, q, neg_zero_sign, 8, 23, 23, RNE, cfg[ZERO_SIGNED] != 0,
-                           cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0) >> 16
-    return _round_bits(S, q, neg_zero_sign, cfg[D_EB], cfg[D_MB], cfg[KEEP], cfg[ROUND],
-                       cfg[ZERO_SIGNED] != 0, cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
+    # one call, every argument an int64/bool (a literal argument would make numba compile
+    # _round_bits once more for each call site: 0.3-0.6 s each)
+    trunc = cfg[ROUND] == RNE32_TRUNC  # an fp32 rounded to nearest, its low 16 bits dropped
+    eb = np.int64(8) if trunc else cfg[D_EB]
+    mb = np.int64(23) if trunc else cfg[D_MB]
+    keep = np.int64(23) if trunc else cfg[KEEP]
+    rnd = np.int64(RNE) if trunc else cfg[ROUND]
+    r = _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, cfg[ZERO_SIGNED] != 0,
+                    cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
+    return r >> 16 if trunc else r
 
 
 @njit(cache=True)
@@ -347,12 +352,17 @@ def _late_add(dbits, cbits, cfg):
         return np.int64(0)
     m, e = math.frexp(x)
     S = np.int64(m * 9007199254740992.0)     # m * 2**53, exact
-    return _round_bits(S, e - 53, False, eb, mb, mb, RNE, cfg[ZERO_SIGNED] != 0,
+    return _round_bits(S, e - 53, False, eb, mb, mb, np.int64(RNE), cfg[ZERO_SIGNED] != 0,
                        cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
 
 
 @njit(cache=True)
-def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
+def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, late):
+    """The chain of blocks of one output. Three switches that are None or not, so that a
+    profile compiles only the steps it takes (numba prunes a branch on `x is None` before
+    typing it, when x is None): frame, plain: exactly one is None, frame None unless
+    cfg[SIGN_FRAME] (gfx11's steps, _block_frame; plain: _block); late: None unless
+    cfg[LATE_C] (C added last, _late_add)."""
     K = asig.shape[0]
     L = cfg[BLOCK]
     csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
@@ -360,12 +370,12 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
     cemin = 2 - (1 << (cfg[C_EB] - 1))
     if cfg[UPFRONT] != 0:
         # decide NaN/Inf from all products and C before any block runs
-        special = _special_result(asig, acls, bsig, bcls, 0, K, csig, ccls, cbits, cmb, cfg)
+        special = _special_result(asig, acls, bsig, bcls, np.int64(0), K, csig, ccls,
+                                  np.int64(cbits), cmb, cfg)     # the types of _block's call
         if special >= 0:
             return special
-    late = cfg[LATE_C] != 0
     craw = np.int64(cbits)
-    if late:
+    if late is not None:
         csig = np.int64(0)
         cexp = cemin
         ccls = 0
@@ -373,33 +383,35 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg):
     res = np.int64(0)
     for k0 in range(0, K, L):
         k1 = k0 + L if k0 + L < K else K
-        if cfg[SIGN_FRAME] != 0:
+        if frame is not None:
             res = _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls,
                                cneg, craw, cmb, cfg)
-        else:
+        if plain is not None:
             res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
                          cemin, cfg)
         craw = res
         csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], False, False)
         cmb = cfg[D_MB]
         cemin = 2 - (1 << (cfg[D_EB] - 1))
-    if late:
+    if late is not None:
         res = _late_add(res, cbits, cfg)
     return res
 
 
 @njit(cache=True)
-def _general(a_row, b_col, cbits, cfg, sig_a, exp_a, cls_a, sig_b, exp_b, cls_b):
-    """Decode one row of A and one column of B (raw, length K) and run the general _dot."""
+def _general(a_row, b_col, cbits, cfg, sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, frame, plain,
+             late):
+    """Decode one row of A and one column of B (raw, length K) and run the general _dot
+    (frame, plain, late: see _dot)."""
     ftz = cfg[IN_FTZ] != 0
-    frame = cfg[SIGN_FRAME] != 0        # keep the sign of zero factors (ZERO_NEG)
+    signed = cfg[SIGN_FRAME] != 0       # keep the sign of zero factors (ZERO_NEG)
     for t in range(a_row.shape[0]):
         s, e, cl, neg = _decode(a_row[t], cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0, ftz)
         sig_a[t] = s
-        exp_a[t] = ZERO_NEG if frame and s == 0 and neg else e
+        exp_a[t] = ZERO_NEG if signed and s == 0 and neg else e
         cls_a[t] = cl
         s, e, cl, neg = _decode(b_col[t], cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0, ftz)
         sig_b[t] = s
-        exp_b[t] = ZERO_NEG if frame and s == 0 and neg else e
+        exp_b[t] = ZERO_NEG if signed and s == 0 and neg else e
         cls_b[t] = cl
-    return _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, cbits, cfg)
+    return _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, cbits, cfg, frame, plain, late)

@@ -24,15 +24,25 @@ Three paths compute that same arithmetic (block_fma picks per call; each is bit-
     a row, ROWS = 2 rows at a time; the profile defaults with N a multiple of 8. Values
     travel as float64 (or float32 where f32_ok proves every step exact), each truncated term
     is an exact integer, the sum is exact, and the result is rounded from its bits;
-  * the scalar fast path (_chunk with every product finite): integer significands and shifts;
+  * the scalar fast path (_fast_chunk, outputs whose products are all finite): integer
+    significands and shifts;
   * the general path (general.py: _general, _dot, _block): any profile, Inf/NaN, normalised
     exponents, the gfx12 grouped floor steps.
-Lanes with an Inf/NaN input, and results that are not normal numbers, drop from the vector
-path to the scalar ones, so the vector path only ever has to get the common case right.
+An instance with an Inf/NaN input drops from the vector path to the general one, and a result
+that is not a normal number to _round_pack, so the vector path only ever has to get the common
+case right.
+
+First-call compile time (issue 14): each piece is compiled only when a call first takes it,
+and holds only what its profiles need. The choice is made in Python (block_fma, _chunk,
+vector._vchunk) or by numba's pruning of a branch on `x is None` for an argument passed as
+None (vector._vcore's hold, general._dot's frame/plain/late, _fast_chunk's multi/late), and
+the batch runs in chunks on Python threads (in_chunks) rather than in a parallel=True driver
+that would compile once more per path.
 """
 import numpy as np
-from numba import get_num_threads, njit, prange, set_num_threads
+from numba import get_num_threads, njit
 
+from .. import chunks
 from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN,
                   C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, LATE_C,
                   NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, PROD_NORM,
@@ -201,23 +211,58 @@ def _fast_decode(bits, eb, mb, fn, ftz):
     return sig, (ex if m != 0 else np.int32(ZERO_EXP)), special
 
 
-@njit(cache=True)
+def fast_ok(cfg, K):
+    """Whether the fast path takes the profile: the defaults (ea + eb as exponent, C in the
+    first block, F >= the product's fraction bits, K a multiple of L) and plain_steps.
+    Anything else, and any row or column with an Inf/NaN, takes the general path."""
+    L = int(cfg[BLOCK])
+    F = int(cfg[ALIGN])
+    return bool(cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0 and F <= 48 and L > 0
+                and K % L == 0 and K // L > 0 and plain_steps.py_func(cfg))
+
+
 def _chunk(a, b, c, cfg, out, lo, hi):
     """Instances lo..hi-1 of the batch (one thread's share), one output at a time: what the
-    vector path does not take (see block_fma)."""
-    nb, M, K = a.shape
+    vector path does not take (see block_fma). The fast path where fast_ok, the general path
+    for the rest; which compiled variant runs is chosen here, so a profile compiles only the
+    code it takes (a first call that compiled every step took 15 s)."""
+    _, M, K = a.shape
+    need = None
+    if fast_ok(cfg, K):
+        need = np.zeros((hi - lo, M * b.shape[2]), np.uint8)
+        multi = None if K == cfg[BLOCK] else True
+        late = None if cfg[LATE_C] == 0 else True
+        if _fast_chunk(a, b, c, cfg, out, lo, hi, need, multi, late) == 0:
+            return
+    _general_chunk(a, b, c, cfg, out, lo, hi, need, *_switches(cfg))
+
+
+def general(a, b, c, cfg, out, lo, hi):
+    """Instances lo..hi-1 through the general path alone (the vector path's instances with an
+    Inf/NaN input)."""
+    _general_chunk(a, b, c, cfg, out, lo, hi, None, *_switches(cfg))
+
+
+def _switches(cfg):
+    """general._dot's frame, plain, late for this cfg."""
+    frame = cfg[SIGN_FRAME] != 0
+    return (True if frame else None), (None if frame else True), \
+        (None if cfg[LATE_C] == 0 else True)
+
+
+@njit(cache=True, nogil=True)
+def _fast_chunk(a, b, c, cfg, out, lo, hi, need, multi, late):
+    """The fast path on instances lo..hi-1 (the caller checked fast_ok). An output whose row
+    of A or column of B holds an Inf/NaN is left to the general path: need[bi - lo, i * N + j]
+    = 1; returns how many. multi: None when one block covers K (else _fast_dot's blocks);
+    late: None unless cfg[LATE_C] (the products first, C added last by _late_add)."""
+    _, M, K = a.shape
     N = b.shape[2]
     ftz = cfg[IN_FTZ] != 0
     L = cfg[BLOCK]
     F = cfg[ALIGN]
     sh0 = F - cfg[A_MB] - cfg[B_MB]
-    nblk = K // L if K % L == 0 else 0
-    # the fast path needs the defaults: ea + eb as exponent, C in the first block, F >= the
-    # product's fraction bits, K a multiple of L; anything else, and any row or column with
-    # an Inf/NaN, takes the general path
-    fast_ok = (cfg[PROD_NORM] == 0 and sh0 >= 0 and F <= 48 and nblk > 0 and plain_steps(cfg))
-    late = cfg[LATE_C] != 0
-    nblk = max(nblk, 1)
+    nblk = K // L
     a_eb, a_mb, a_fn = cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0
     b_eb, b_mb, b_fn = cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0
     asig3 = np.empty((M, nblk, K // nblk), np.int32)
@@ -230,41 +275,60 @@ def _chunk(a, b, c, cfg, out, lo, hi):
     bexe = bexe3.reshape((N, K))
     arow = np.zeros(M, np.bool_)
     bcol = np.zeros(N, np.bool_)
-    g = np.empty((6, K), np.int64)                          # general-path scratch
+    n = 0
     for bi in range(lo, hi):
-        if fast_ok:
-            _fast_decode_lines(a[bi], asig, aexe, arow, a_eb, a_mb, a_fn, ftz)        # rows of A
-            _fast_decode_lines(b[bi].T, bsig, bexe, bcol, b_eb, b_mb, b_fn, ftz)      # columns of B
+        _fast_decode_lines(a[bi], asig, aexe, arow, a_eb, a_mb, a_fn, ftz)        # rows of A
+        _fast_decode_lines(b[bi].T, bsig, bexe, bcol, b_eb, b_mb, b_fn, ftz)      # columns of B
         for i in range(M):
             for j in range(N):
+                if arow[i] or bcol[j]:
+                    need[bi - lo, i * N + j] = 1
+                    n += 1
+                    continue
                 cb = np.int64(c[bi, i, j])
-                if fast_ok and not arow[i] and not bcol[j]:
-                    c0 = np.int64(0) if late else cb       # late C: the products first, C last
-                    if nblk == 1:
-                        r = _fast_single(asig, aexe, bsig, bexe, i, j, c0, cfg, F, sh0)
-                    else:
-                        r = _fast_dot(asig3, aexe3, bsig3, bexe3, i, j, c0, cfg, F, sh0)
-                    if late:
-                        r = _late_add(r, cb, cfg)
+                c0 = cb
+                if late is not None:
+                    c0 = np.int64(0)                # late C: the products first, C last
+                if multi is None:
+                    r = _fast_single(asig, aexe, bsig, bexe, i, j, c0, cfg, F, sh0)
                 else:
-                    r = _general(a[bi, i], b[bi, :, j], cb, cfg, g[0], g[1], g[2], g[3], g[4], g[5])
+                    r = _fast_dot(asig3, aexe3, bsig3, bexe3, i, j, c0, cfg, F, sh0)
+                if late is not None:
+                    r = _late_add(r, cb, cfg)
+                out[bi, i, j] = np.uint32(r)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, late):
+    """_general for the outputs of instances lo..hi-1: every one when need is None, else
+    those with need[bi - lo, i * N + j] == 1 (frame, plain, late: see general._dot)."""
+    _, M, K = a.shape
+    N = b.shape[2]
+    g = np.empty((6, K), np.int64)                          # general-path scratch
+    for bi in range(lo, hi):
+        for i in range(M):
+            for j in range(N):
+                if need is not None:
+                    if need[bi - lo, i * N + j] != 1:
+                        continue
+                r = _general(a[bi, i], b[bi, :, j], np.int64(c[bi, i, j]), cfg, g[0], g[1], g[2],
+                             g[3], g[4], g[5], frame, plain, late)
                 out[bi, i, j] = np.uint32(r)
 
 
-# The parallel drivers: numba compiles one per path (the vector one in vector.py), on the first
-# call that takes it. Each splits the batch into up to 64 chunks of consecutive instructions
-# (threads take chunks).
-@njit(cache=True, parallel=True)
-def _run_scalar(a, b, c, cfg, out):
-    nb = a.shape[0]
-    n = min(nb, 64)
-    for ch in prange(n):
-        _chunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n)
+def in_chunks(nb, fn):
+    """fn(lo, hi) over instances 0..nb-1: one call on this thread for a small batch (below
+    SERIAL_BELOW), else in chunks over numba.get_num_threads() threads (layoutsim.chunks; the
+    compiled chunk functions release the GIL)."""
+    threads = get_num_threads()
+    chunks.in_chunks(nb, fn, 1 if nb < SERIAL_BELOW else threads, "layoutsim-mma")
 
 
 def path(cfg, M, N, K):
     """Which path block_fma takes: "vector f32", "vector f64" or "scalar"."""
     from .vector import f32_ok, vector_ok
+    cfg = cfg.tolist()          # Python ints: these checks run on every call (ptx: per instruction)
     if not vector_ok(cfg, M, N, K):
         return "scalar"
     return "vector f32" if f32_ok(cfg) else "vector f64"
@@ -282,14 +346,8 @@ def block_fma(a, b, c, cfg, out):
     formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
     _, M, K = a.shape
     which = path(cfg, M, b.shape[2], K)
-    threads = get_num_threads()
-    if a.shape[0] < SERIAL_BELOW and threads > 1:
-        set_num_threads(1)
-    try:
-        if which == "scalar":
-            _run_scalar(a, b, c, cfg, out)
-        else:
-            from . import vector
-            vector.run(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
-    finally:
-        set_num_threads(threads)
+    if which == "scalar":
+        in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
+    else:
+        from . import vector
+        vector.run(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)

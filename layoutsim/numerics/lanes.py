@@ -18,8 +18,9 @@ in float32 lanes (fptosi truncates), half the work of float64 ones.
 The sum times 2**(Emax - F) is then the exact block result; it is rounded from the bits of
 that double when it is a normal number of the D format (RZ or RNE) or 0; any other lane (a
 subnormal or overflowing result, RD/RU) is rounded by _round_pack from the same exact
-integer sum. Outputs whose row of A or column of B holds an Inf/NaN take _general, a C
-Inf/NaN gives _special_c, and a late C is added by _late_add: the scalar paths above.
+integer sum. An instance with an Inf/NaN input is computed by the general path, a block's D
+that is Inf/NaN decides the result as kernel._special_c does, and a late C is added by
+_late_add (vector._vcore).
 """
 from llvmlite import ir
 from numba import types
@@ -87,6 +88,11 @@ class _Lanes:
         p = self.b.bitcast(self.ptr(arr, inds), value.type.as_pointer())
         self.b.store(value, p, align=self._align(value.type))
 
+    def store_flat(self, value, arr, k):
+        """value at elements k, k + 1, ... of a C-contiguous array of any rank."""
+        p = self.b.bitcast(cgutils.gep(self.b, arr.data, k), value.type.as_pointer())
+        self.b.store(value, p, align=self._align(value.type))
+
     def pow2(self, e64):
         """<V x double> 2**e from <V x i64> exponents (-1022 <= e <= 1023)."""
         b = self.b
@@ -108,13 +114,15 @@ def _c_array(ty, ndim, dtype=None):
 @intrinsic
 def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
     """Decode src[row, 0:n] (raw bits, an unsigned dtype; n a multiple of V), V at a time, as
-    _vdecode does: val[k] = exact value (float64, or float32 where the caller knows it fits;
+    kernel._fast_decode does: val[k] = exact value (float64, or float32 where the caller knows it fits;
     a finite stand-in for an Inf/NaN), exp[k] = exponent (emin for a subnormal) or VZERO
     for a zero (dup != 0: that exponent as two equal int16 halves of the int32, for the int16
-    lanes of _lanes_mma); returns whether any element is an Inf/NaN (which: _is_special)."""
+    lanes of _lanes_mma); val and exp: C-contiguous, of any rank, indexed flat. Returns
+    whether any element is an Inf/NaN."""
     if not (_c_array(src, 2) and isinstance(src.dtype, types.Integer) and not src.dtype.signed
-            and src.dtype.bitwidth <= 32 and _c_array(val, 1)
-            and val.dtype in (types.float32, types.float64) and _c_array(exp, 1, types.int32)):
+            and src.dtype.bitwidth <= 32 and _c_array(val, getattr(val, "ndim", -1))
+            and val.dtype in (types.float32, types.float64)
+            and _c_array(exp, getattr(exp, "ndim", -1), types.int32)):
         return None
     i64 = types.int64
     sig = types.boolean(src, i64, i64, i64, i64, i64, i64, val, exp, i64)
@@ -171,8 +179,8 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
                     v = b.select(neg, b.fsub(ir.Constant(v.type, [0.0] * V), v), v)
                 exz = b.select(b.icmp_signed("!=", m, zero32), ex, L.splat(VZERO, L.i32))
                 pair = b.or_(b.and_(exz, L.splat(0xFFFF, L.i32)), b.shl(exz, L.splat(16, L.i32)))
-                L.store(v, VAL, [k])
-                L.store(b.select(dup, pair, exz), EXP, [k])
+                L.store_flat(v, VAL, k)
+                L.store_flat(b.select(dup, pair, exz), EXP, k)
                 b.store(b.or_(b.load(anyv), special), anyv)
 
         with b.if_else(plain) as (then, otherwise):

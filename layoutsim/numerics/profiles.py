@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
 from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
+from ..cite import docs
 from ..errors import LayoutsimError
 from .cdna import MODELS, SOURCES
 
@@ -32,7 +33,7 @@ NOT_CONFIRMED = "not confirmed on a GPU here"
 # tree; how the runs went, and how many cases separated each parameter from its alternatives:
 # docs/validation/README.md). What is printed names them as a user finds them: by report name
 # on the Validation page of the documentation, not by a path that is not installed.
-DOCS = "layoutsim docs, Validation"
+DOCS = docs("Validation")
 H200_REPORT = ("confirmed on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30) by gpu-check: "
                f"reports h200-numerics-vector-kernel and h200-f64-nan-3000 ({DOCS})")
 H200 = f"; H200: confirmed ({DOCS})"
@@ -132,10 +133,11 @@ class Profile:
                                  f"{', '.join(n for n, _, _ in self.parameters())}")
         return replace(self, **changes)
 
-    def label(self, fmt=None, d=None):
+    def label(self, fmt=None, d=None, why=None):
         """One line naming the profile and its evidence (for input format `fmt` and result
-        format `d`, if given)."""
-        why = self.unverified(fmt, d)
+        format `d`, if given; `why`, when given, says why the results are an assumption, ""
+        when evidence covers them: numerics.api.unverified of a plan)."""
+        why = self.unverified(fmt, d) if why is None else why
         if why:
             return f"{self.arch} ({self.title}) [{why}]"
         return f"{self.arch} ({self.title}; {self.confirmed})"
@@ -343,7 +345,7 @@ GFX11_PROFILE = Profile(
     confirmed=(f"matches {GFX11_CAPTURES['dot2']} DOT2 results and a {GFX11_CAPTURES['wmma']}-element "
                "f32 WMMA result (f16/bf16 inputs) captured on AMD hardware (gfx1100, Radeon Pro "
                "W7900; published by AMD with rocjitsu, MIT, as copied into bjacob/goc tests/; "
-               "tests/data/numerics/amd/)"),
+               f"{docs('Numerics', 'AMD gfx11: the sign-frame DOT2 steps')})"),
     sources=_src(**{**COMMON_SOURCES, **dict(
         block_16bit=ROCJITSU11 + ": a WMMA is DOT2 steps over adjacent k pairs from k = 0 "
                     "(mma_common.h exec_gfx11_wmma_dot2)",
@@ -391,7 +393,9 @@ GFX12_CAPTURED = ("matches {dot2} DOT2 and {wmma} WMMA results (f16/bf16 inputs,
                   "{packed} f16/bf16 WMMA results (16-bit outputs, both wave sizes) and "
                   "{integer} iu8/iu4 WMMA/SWMMAC executions (every D element, as FNV-1a digests) "
                   "captured on AMD hardware (gfx1201, Radeon AI Pro R9700; published by AMD with "
-                  "rocjitsu, MIT, as copied into bjacob/goc tests/; tests/data/numerics/amd/)")
+                  "rocjitsu, MIT, as copied into bjacob/goc tests/; "
+                  + docs("Numerics", "AMD gfx12: AMD's characterisation, replayed against its hardware captures")
+                  + ")")
 GFX12_PROFILE = Profile(
     "gfx12", "RDNA4 WMMA", block_16bit=4, block_tf32=4, block_fp8=4, extra_bits=1,
     fp8_align_bits=24, fp8_f32_bits=23, emax_floor_f32=-128, emax_floor_f16=-16,

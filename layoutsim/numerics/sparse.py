@@ -59,6 +59,27 @@ def expand(values, index, k):
     return out.reshape(lead + (m, k))
 
 
+PAIRS = tuple((p, q) for p in range(4) for q in range(p + 1, 4))   # the 6 valid fields (p < q)
+
+
+def random_index(rng, shape):
+    """Random valid 4-bit index fields of `shape` (..., M, K/4): two different positions per
+    group, ascending (uint8)."""
+    pick = np.array(PAIRS)[rng.integers(0, len(PAIRS), size=shape)]
+    return (pick[..., 0] | (pick[..., 1] << 2)).astype(np.uint8)
+
+
+def select(dense, index):
+    """Compressed values (..., M, K/2): the elements of dense (..., M, K) at the two positions
+    each 4-bit field of index (..., M, K/4) names; the other two of each group are dropped."""
+    dense, index = np.asarray(dense), np.asarray(index).astype(np.int64)
+    k = dense.shape[-1]
+    _check_k(k, "A")
+    groups = dense.reshape(dense.shape[:-1] + (k // 4, 4))
+    pos = np.stack([index & 3, index >> 2], axis=-1)
+    return np.take_along_axis(groups, pos, axis=-1).reshape(dense.shape[:-1] + (k // 2,))
+
+
 def _groups(dense):
     """dense (..., M, K) as groups of 4 k (..., M, K/4, 4) and their nonzero mask, after
     checking that it is 2:4 sparse."""

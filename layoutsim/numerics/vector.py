@@ -1,52 +1,42 @@
 """The vector path of the block-FMA kernel: ROWS x V outputs at a time (kernel.py's docstring
 says what it computes; lanes.py holds its LLVM vector arithmetic and why each step is exact).
 `vector_ok` / `f32_ok` decide, in plain Python once per call, whether an instruction takes it
-and in which lane type; outputs it cannot finish (an Inf/NaN input, a result that is not a
-normal number, a late C) are completed here by the scalar paths of kernel.py.
+and in which lane type; what it cannot finish in vector lanes (an instance with an Inf/NaN
+input, a result that is not a normal number, a late C) is completed by the scalar code of
+kernel.py / general.py, compiled only when first needed.
 """
-import numpy as np
-from numba import njit, prange
+import threading
 
-from .bitcast import f64_from_bits
+import numpy as np
+from numba import njit
+
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN, C_MB,
-                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, OUT_FTZ, PROD_NORM, ROUND)
-from .general import _decode, _general, _late_add, _round_pack
-from .kernel import _fast_decode, _special_c, plain_steps
-from .lanes import F32_SCALE_MAX, ROWS, V, VZERO, _lanes_decode, _lanes_mma
+                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, PROD_NORM, ROUND)
+from .general import _late_add, _round_pack
+from .kernel import plain_steps
+from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma
 
 E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
 
 
-@njit(cache=True, inline="always")
-def _pow2(e):
-    """2.0**e for an integer -1022 <= e <= 1023, from its bits."""
-    return f64_from_bits((np.int64(e) + np.int64(1023)) << np.int64(52))
+@njit(cache=True, nogil=True)
+def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em, redo, left,
+           hold):
+    """Instances lo..hi-1 of the batch, ROWS x V outputs at a time (see the notes above), with
+    A, B, C and out as (nb, M * K), (nb, K * N), (nb, M * N), (nb, M * N). Values as vdt
+    (float32 lanes where f32_ok, else float64) in the scratch arrays av (M, K), bv (K, N);
+    exponents in ae, be (int32, same shapes); fs (2, M * N) float64 and es (2, M * N) int32:
+    C's values and exponents, and a later block's C (the last D); S (float64) and em (int32):
+    one per lane.
 
-
-@njit(cache=True, inline="always")
-def _vdecode(bits, eb, mb):
-    """(exact float64 value, alignment exponent as int32 (VZERO for a zero), special?) of raw
-    float bits, as _lanes_decode gives them (an Inf/NaN gets a finite stand-in value)."""
-    sig, ex, special = _fast_decode(bits, eb, mb, False, False)
-    if sig == 0:
-        return 0.0, np.int32(VZERO), special
-    return np.float64(sig) * _pow2(ex - np.int32(mb)), ex, special
-
-
-@njit(cache=True, inline="always")
-def _is_special(bits, eb, mb, fn):
-    """Whether raw float bits are an Inf or a NaN."""
-    e = (np.int64(bits) >> mb) & ((1 << eb) - 1)
-    fr = np.int64(bits) & ((1 << mb) - 1)
-    return e == (1 << eb) - 1 and (not fn or fr == (1 << mb) - 1)
-
-
-@njit(cache=True)
-def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
-    """Instances lo..hi-1 of the batch, ROWS x V outputs at a time (see the notes above);
-    A and B values as vdt (float32 lanes where f32_ok, else float64)."""
-    nb, M, K = a.shape
-    N = b.shape[2]
+    An instance with an Inf/NaN input is left to the scalar paths: its index goes to
+    redo[n_redo]. hold: None for instructions of one block and no late C (every NVIDIA
+    profile's f16/bf16/tf32 and fp8 wgmma form: numba then compiles none of the code below
+    that chains blocks or adds a late C), else M * N int64 scratch. With hold None, a lane
+    _lanes_mma leaves to _round_pack is left to _vround instead (that compiles only when a
+    result first needs it): left[n_left] = (flat index into o2, S, Emax). Returns (n_redo,
+    n_left)."""
+    N = b2.shape[1] // K
     L = cfg[BLOCK]
     nblk = K // L
     F = cfg[ALIGN]
@@ -60,97 +50,126 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     keep, rnd = cfg[KEEP], cfg[ROUND]
     # Emax's start from C: its exponent, or (C = 0) its format's emin when C counts, or the floor
     czero = cfg[CZERO_EMIN] != 0
-    c0e = max(2 - (1 << (c_eb - 1)), floor) if czero else floor
-    d0e = np.int32(max(2 - (1 << (d_eb - 1)), floor) if czero else floor)
-    a2 = a.reshape((nb, M * K))
-    b2 = b.reshape((nb, K * N))
-    c2 = c.reshape((nb, M * N))
-    o2 = out.reshape((nb, M * N))
-    av = np.empty((M, K), vdt)
-    ae = np.empty((M, K), np.int32)
-    bv = np.empty((K, N), vdt)
-    be = np.empty((K, N), np.int32)
-    av1 = av.reshape(M * K)
-    ae1 = ae.reshape(M * K)
-    bv1 = bv.reshape(K * N)
-    be1 = be.reshape(K * N)
-    cv = np.zeros(M * N, np.float64)
-    ce = np.full(M * N, np.int32(c0e))
-    csp = np.zeros(M * N, np.bool_)
-    arow = np.zeros(M, np.bool_)
-    bcol = np.zeros(N, np.bool_)
+    c0e = np.int64(max(2 - (1 << (c_eb - 1)), floor) if czero else floor)
+    d0e = np.int64(max(2 - (1 << (d_eb - 1)), floor) if czero else floor)
+    cv, cl = fs[0], fs[1]                               # C; C of a later block: the last D
+    ce, cle = es[0], es[1]
+    for o in range(M * N):                              # a late C: the blocks see C = 0
+        cv[o] = 0.0
+        ce[o] = c0e
     LN = ROWS * V                                       # lanes of one _lanes_mma
-    em = np.empty(LN, np.int32)
-    S = np.empty(LN, np.float64)
-    cl = np.empty(M * N, np.float64)                    # C of a later block: the last D
-    cle = np.empty(M * N, np.int32)
-    held = np.zeros(LN, np.bool_)
-    hold = np.empty(LN, np.int64)
-    g = np.empty((6, K), np.int64)                      # general-path scratch
+    n_redo = 0
+    n_left = 0
     for bi in range(lo, hi):
-        anysp = _lanes_decode(a2, bi, M * K, a_eb, a_mb, a_fn, ftz, av1, ae1, 0)
-        anysp |= _lanes_decode(b2, bi, K * N, b_eb, b_mb, b_fn, ftz, bv1, be1, 1)
-        if not late:                    # a late C joins at the end: the blocks see C = 0
+        anysp = _lanes_decode(a2, bi, M * K, a_eb, a_mb, a_fn, ftz, av, ae, 0)
+        anysp |= _lanes_decode(b2, bi, K * N, b_eb, b_mb, b_fn, ftz, bv, be, 1)
+        if not late:
             anysp |= _lanes_decode(c2, bi, M * N, c_eb, c_mb, c_fn, c_ftz, cv, ce, 0)
-        if anysp:                       # which rows of A, columns of B, C hold an Inf/NaN
-            for i in range(M):
-                arow[i] = False
-                for t in range(K):
-                    arow[i] |= _is_special(a2[bi, i * K + t], a_eb, a_mb, a_fn)
-            for j in range(N):
-                bcol[j] = False
-                for t in range(K):
-                    bcol[j] |= _is_special(b2[bi, t * N + j], b_eb, b_mb, b_fn)
+        if anysp:                       # an Inf/NaN input: the scalar paths take the instance
+            redo[n_redo] = bi
+            n_redo += 1
+            continue
+        for blk in range(nblk if hold is not None else 1):
+            ccv, cce, clo = cv, ce, c0e             # block 0 starts from C
+            if hold is not None and blk > 0:
+                ccv, cce, clo = cl, cle, d0e        # a later block from the last D
+            for i0 in range(0, M, ROWS):
+                for j0 in range(0, N, V):
+                    fb = _lanes_mma(av, ae, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
+                                    clo, S, em, o2, bi, d_eb, d_mb, keep, rnd)
+                    if fb != 0:
+                        for l in range(LN):
+                            if fb & (1 << l):
+                                o = (i0 + l // V) * N + j0 + l % V
+                                if hold is None:
+                                    left[n_left, 0] = bi * (M * N) + o
+                                    left[n_left, 1] = np.int64(S[l])
+                                    left[n_left, 2] = em[l]
+                                    n_left += 1
+                                else:
+                                    o2[bi, o] = _round_pack(np.int64(S[l]), np.int64(em[l]) - F,
+                                                            False, cfg)
+            if hold is not None:
+                if blk == 0:
+                    for o in range(M * N):
+                        hold[o] = -1                # >= 0: the first block D that was Inf/NaN
+                if blk + 1 < nblk:
+                    # the next block's C: this D, decoded as C is (an Inf/NaN: held)
+                    if _lanes_decode(o2, bi, M * N, d_eb, d_mb, 0, 0, cl, cle, 0):
+                        for o in range(M * N):
+                            r = np.int64(o2[bi, o])
+                            if hold[o] < 0 and _is_special(r, d_eb, d_mb):
+                                hold[o] = r
+        if hold is not None:
             for o in range(M * N):
-                csp[o] = not late and _is_special(c2[bi, o], c_eb, c_mb, c_fn)
-        for i0 in range(0, M, ROWS):
-            for j0 in range(0, N, V):
-                fb = _lanes_mma(av, ae, bv, be, i0, j0, 0, L, F, cv, ce, c0e, S, em, o2, bi,
-                                d_eb, d_mb, keep, rnd)
-                for blk in range(1, nblk):
-                    for l in range(LN):
-                        o = (i0 + l // V) * N + j0 + l % V
-                        if fb & (1 << l):
-                            o2[bi, o] = _round_pack(np.int64(S[l]), np.int64(em[l]) - F, False,
-                                                    cfg)
-                        r = np.int64(o2[bi, o])
-                        v, e, x = _vdecode(r, d_eb, d_mb)    # C: the last D
-                        cl[o] = v
-                        cle[o] = max(e, d0e)
-                        if x and not held[l]:
-                            held[l] = True
-                            hold[l] = r
-                    fb = _lanes_mma(av, ae, bv, be, i0, j0, blk * L, blk * L + L, F, cl, cle,
-                                    d0e, S, em, o2, bi, d_eb, d_mb, keep, rnd)
-                if fb != 0:
-                    for l in range(LN):
-                        if fb & (1 << l):
-                            o = (i0 + l // V) * N + j0 + l % V
-                            o2[bi, o] = _round_pack(np.int64(S[l]), np.int64(em[l]) - F, False,
-                                                    cfg)
-                if not (anysp or late or nblk > 1):
-                    continue
-                for l in range(LN):
-                    i = i0 + l // V
-                    j = j0 + l % V
-                    o = i * N + j
-                    r = np.int64(o2[bi, o])
-                    if held[l]:
-                        held[l] = False
-                        _, _, ccls, cneg = _decode(hold[l], d_eb, d_mb, False, False)
-                        r = _special_c(ccls, cneg, cfg)
-                    if anysp:
-                        if arow[i] or bcol[j]:
-                            o2[bi, o] = _general(a[bi, i], b[bi, :, j], c2[bi, o], cfg,
-                                                 g[0], g[1], g[2], g[3], g[4], g[5])
-                            continue
-                        if csp[o]:
-                            _, _, ccls, cneg = _decode(c2[bi, o], c_eb, c_mb, c_fn != 0,
-                                                       c_ftz != 0)
-                            r = _special_c(ccls, cneg, cfg)
-                    if late:
-                        r = _late_add(r, np.int64(c2[bi, o]), cfg)
-                    o2[bi, o] = r
+                r = np.int64(o2[bi, o])
+                if hold[o] >= 0:                    # a block's D was Inf/NaN: so is the result
+                    # (kernel._special_c of it: an Inf stays that Inf, a NaN is NAN_BITS)
+                    r = cfg[NAN_BITS] if hold[o] & ((np.int64(1) << d_mb) - 1) else hold[o]
+                if late:
+                    r = _late_add(r, np.int64(c2[bi, o]), cfg)
+                o2[bi, o] = r
+    return n_redo, n_left
+
+
+@njit(cache=True, nogil=True)
+def _vround(o2, cfg, left, n):
+    """The results _vcore left: _round_pack of their exact sums."""
+    F = cfg[ALIGN]
+    M_N = o2.shape[1]
+    for k in range(n):
+        o2[left[k, 0] // M_N, left[k, 0] % M_N] = _round_pack(left[k, 1], left[k, 2] - F, False,
+                                                              cfg)
+
+
+@njit(cache=True, inline="always")
+def _is_special(bits, eb, mb):
+    """Whether raw float bits (IEEE specials) are an Inf or a NaN."""
+    return ((bits >> mb) & ((1 << eb) - 1)) == (1 << eb) - 1
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(M, N, K, vdt):
+    """_vcore's scratch arrays for this shape and lane type, one set per thread."""
+    sets = getattr(_SCRATCH, "sets", None)
+    if sets is None:
+        sets = _SCRATCH.sets = {}
+    key = (M, N, K, vdt)
+    s = sets.get(key)
+    if s is None:
+        LN = ROWS * V
+        s = sets[key] = (np.empty((M, K), vdt), np.empty((M, K), np.int32),
+                         np.empty((K, N), vdt), np.empty((K, N), np.int32),
+                         np.empty((2, M * N), np.float64), np.empty((2, M * N), np.int32),
+                         np.empty(LN, np.float64), np.empty(LN, np.int32),
+                         np.empty(M * N, np.int64))
+    return s
+
+
+def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
+    """Instances lo..hi-1 of the batch (a (nb, M, K), b (nb, K, N), c and out (nb, M, N), all
+    C-contiguous), complete: _vcore, then the general path (kernel.general) on the instances
+    with an Inf/NaN input (that code compiles only when such an instance first comes)."""
+    nb, M, K = a.shape
+    N = b.shape[2]
+    redo = np.empty(hi - lo, np.int64)
+    *scratch, hold = _scratch(M, N, K, vdt)
+    if cfg[LATE_C] == 0 and K == cfg[BLOCK]:
+        hold = None
+        left = np.empty(((hi - lo) * M * N, 3), np.int64)
+    else:
+        left = np.empty((0, 3), np.int64)       # unused: _vcore rounds every result itself
+    o2 = out.reshape(nb, M * N)
+    n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c.reshape(nb, M * N), o2,
+                       cfg, M, K, lo, hi, vdt, *scratch, redo, left, hold)
+    if n_left:
+        _vround(o2, cfg, left, n_left)
+    if n:
+        from .kernel import general
+        for bi in redo[:n]:
+            general(a, b, c, cfg, out, bi, bi + 1)
 
 
 def vector_ok(cfg, M, N, K):
@@ -159,7 +178,7 @@ def vector_ok(cfg, M, N, K):
     per call, so only the path that runs gets compiled.)"""
     L = int(cfg[BLOCK])
     F = int(cfg[ALIGN])
-    return bool(plain_steps(cfg) and cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0
+    return bool(plain_steps.py_func(cfg) and cfg[PROD_NORM] == 0 and F - cfg[A_MB] - cfg[B_MB] >= 0
                 and F <= 40 and L > 0 and L <= 64 and K % L == 0 and N % V == 0 and N > 0
                 and (M * K) % V == 0 and M % ROWS == 0 and cfg[A_MB] + cfg[B_MB] + 2 <= 53
                 and cfg[KEEP] <= cfg[D_MB])
@@ -189,11 +208,8 @@ def f32_ok(cfg):
                 and F - emax_top >= -126 and F + 2 <= 31 and (L << (F + 2)) <= (1 << 31))
 
 
-@njit(cache=True, parallel=True)
 def run(a, b, c, cfg, out, vdt):
-    """The parallel driver: up to 64 chunks of consecutive instructions (threads take chunks);
-    numba compiles it once per value type (vdt is a type argument)."""
-    nb = a.shape[0]
-    n = min(nb, 64)
-    for ch in prange(n):
-        _vchunk(a, b, c, cfg, out, ch * nb // n, (ch + 1) * nb // n, vdt)
+    """The batch, in chunks of consecutive instructions over numba.get_num_threads() threads
+    (kernel.in_chunks; the compiled code releases the GIL)."""
+    from .kernel import in_chunks
+    in_chunks(a.shape[0], lambda lo, hi: _vchunk(a, b, c, cfg, out, lo, hi, vdt))

@@ -1,8 +1,9 @@
 """Bank pictures: which shared-memory (LDS) words a warp access touches, phase by phase.
 
 The numbers come from the bank model (`layoutsim.banks.analyze`); this module only lays them
-out. Memory is drawn as rows of `BANKS` 4-byte words (one row = one pass over all banks, 128
-bytes), only the rows the access touches. One grid per phase, stacked: a word is coloured by
+out. Memory is drawn as rows of 4-byte words, one per bank (one row = one pass over all banks:
+`BANKS` = 32, 128 bytes; the arch's count where it differs, 64 on gfx950), only the rows the
+access touches. One grid per phase, stacked: a word is coloured by
 its bank and names the lanes that read or write it and the wavefront (w0, w1, ...) that serves
 it; words of a bank asked for more than one distinct word in a phase (a bank conflict) get a
 red border. Several accesses (a padded tile against a swizzled one) are drawn side by side.
@@ -23,12 +24,13 @@ WORD = 4
 
 @dataclass
 class Access:
-    """One warp access to draw: a label, the op, 32 byte offsets (None = no address), the arch."""
+    """One warp access to draw: a label, the op, one byte offset per lane (32; CDNA wave64: 64;
+    None = no address) or an expression in lane, the arch."""
     label: str
     op: str
     offsets: list
     arch: str = None
-    active: object = None        # lanes taking part: a 32-bit mask (None = all)
+    active: object = None        # lanes taking part: a lane mask (None = all)
 
 
 def _lane_text(lanes):
@@ -42,13 +44,13 @@ def _words_of(spec, offsets, lane):
 
 
 def analyze(access):
-    """(report, spec, offsets int[32]) for one Access, through the bank model's public API."""
+    """(report, spec, offsets int[lanes]) for one Access, through the bank model's public API."""
     from ..banks import model, ops
     spec = ops.parse(access.op)
     report = model.analyze(access.op, access.offsets, arch=access.arch, active=access.active)
     if isinstance(access.offsets, str):
         from ..banks.address import lane_offsets
-        offs = [int(v) for v in lane_offsets(access.offsets)]
+        offs = [int(v) for v in lane_offsets(access.offsets, lanes=model.lanes_of(report.arch))]
     else:
         offs = [0 if v is None else int(v) for v in access.offsets]
     if len(offs) != 32 and spec.is_matrix:           # only the row-address lanes were given
@@ -61,7 +63,7 @@ def analyze(access):
 
 
 def phase_cells(report, spec, offs, phase_index, rows):
-    """Cells of one phase over the given memory rows (word address // (BANKS*WORD))."""
+    """Cells of one phase over the given memory rows (word address // (banks*WORD))."""
     ph = report.phases[phase_index]
     touch = {}                                  # word address -> lanes
     for lane in ph.lanes:
@@ -71,7 +73,8 @@ def phase_cells(report, spec, offs, phase_index, rows):
     for k, (_, ws) in enumerate(ph.serves):
         for w in ws:
             wave.setdefault(w, k)
-    counts = ph.banks or tuple(0 for _ in range(BANKS))
+    banks = report.banks
+    counts = ph.banks or tuple(0 for _ in range(banks))
 
     def cell(w, b):
         lanes = touch.get(w)
@@ -82,32 +85,33 @@ def phase_cells(report, spec, offs, phase_index, rows):
         title = (f"word at byte {w} (bank {b}): lanes {', '.join(map(str, sorted(set(lanes))))}, "
                  f"served in wavefront {wave.get(w, 0)} of phase {phase_index}"
                  + (f"; bank {b} is asked for {counts[b]} distinct words in this phase" if conflict else ""))
-        c = Cell(lines=lines, fill=colors.bank_color(b), title=title,
+        c = Cell(lines=lines, fill=colors.bank_color(b, banks), title=title,
                  data={"bank": b, "word": w, "phase": phase_index, "lane": " ".join(map(str, sorted(set(lanes)))),
                        "wavefront": wave.get(w, 0), "conflict": int(conflict)})
         if conflict:
             c.border, c.bold, c.text_color = colors.CONFLICT, True, colors.CONFLICT_TEXT
         return c
-    return bank_grid(rows, cell)
+    return bank_grid(rows, cell, banks)
 
 
-def bank_grid(rows, cell_of):
-    """Cells of memory rows of BANKS words (row = word address // (BANKS*WORD)): cell_of(word
+def bank_grid(rows, cell_of, banks=BANKS):
+    """Cells of memory rows of `banks` words (row = word address // (banks*WORD)): cell_of(word
     byte address, bank) -> Cell, or None for a word nothing touches."""
-    return [[cell_of((row * BANKS + b) * WORD, b) for b in range(BANKS)] for row in rows]
+    return [[cell_of((row * banks + b) * WORD, b) for b in range(banks)] for row in rows]
 
 
 def _memory_rows(report):
-    return sorted({w // (BANKS * WORD) for p in report.phases for w in p.words})
+    return sorted({w // (report.banks * WORD) for p in report.phases for w in p.words})
 
 
 def access_panel(scene, x, y, access, font=10.0):
     """Draw one access (all its phases, stacked); returns (width, height, record)."""
     report, spec, offs = analyze(access)
+    row_bytes = report.banks * WORD
     rows = _memory_rows(report)
-    if max((len({w // (BANKS * WORD) for w in p.words}) for p in report.phases), default=0) > 64:
+    if max((len({w // row_bytes for w in p.words}) for p in report.phases), default=0) > 64:
         raise LayoutsimError(f"{access.label or access.op}: the access spans {len(rows)} rows of "
-                             f"{BANKS * WORD} bytes; pictures show at most 64 (draw fewer lanes or a smaller stride)")
+                             f"{row_bytes} bytes; pictures show at most 64 (draw fewer lanes or a smaller stride)")
     head = [access.label] if access.label else []
     head.append(f"{report.op} [{report.arch}]: {report.wavefronts} wavefronts "
                 f"(ideal {report.ideal}, {report.conflicts} from conflicts)")
@@ -121,7 +125,7 @@ def access_panel(scene, x, y, access, font=10.0):
     y += 0.4 * font
     # each phase over the memory rows it touches; one cell size for all so the grids line up
     from .scene import grid_metrics
-    rows_of = [sorted({w // (BANKS * WORD) for w in p.words}) for p in report.phases]
+    rows_of = [sorted({w // row_bytes for w in p.words}) for p in report.phases]
     probe = [phase_cells(report, spec, offs, i, rows_of[i]) for i in range(len(report.phases))]
     sized = [g for g in probe if any(c is not None for row in g for c in row)]
     cw = max((grid_metrics(g, font)[0] for g in sized), default=30)
@@ -137,7 +141,7 @@ def access_panel(scene, x, y, access, font=10.0):
             y += 1.45 * size + 0.5 * GAP
             continue
         w, h = draw_grid(scene, x, y, grid, font, title_lines=(t,), row_label="byte",
-                         col_label="bank \u2192", row_names=[str(r * BANKS * WORD) for r in rows_of[i]],
+                         col_label="bank \u2192", row_names=[str(r * row_bytes) for r in rows_of[i]],
                          cell_size=(cw, ch))
         width = max(width, w)
         y += h + 0.7 * GAP
@@ -248,8 +252,9 @@ def parse_layout(spec, rows, cols, dtype):
     return Tile(rows, cols, dtype, **kw)
 
 
-def tile_offsets(tile, op, fragment=None, at=(0, 0), stored="row", block=False, fill=None):
-    """(32 offsets, one-line description) of the warp access the user asked for on this tile."""
+def tile_offsets(tile, op, fragment=None, at=(0, 0), stored="row", block=False, fill=None, lanes=32):
+    """(offsets, one per lane, and a one-line description) of the warp access the user asked for
+    on this tile; `lanes`: the warp's (32; CDNA wave64: 64)."""
     from ..banks import address
     from ..banks.ops import parse
     spec = parse(op)
@@ -261,12 +266,12 @@ def tile_offsets(tile, op, fragment=None, at=(0, 0), stored="row", block=False, 
         return (address.block_offsets(tile, op, row, col),
                 f"{spec.name} of the 8x8 blocks at tile ({row}, {col})")
     k = fill or 0
-    accesses = address.fill_offsets(tile, spec.width, first=k, count=1)
-    total = address.fill_count(tile, spec.width)
+    accesses = address.fill_offsets(tile, spec.width, first=k, count=1, lanes=lanes)
+    total = address.fill_count(tile, spec.width, lanes)
     return accesses[0], f"{spec.name}, access {k} of the {total} that fill the tile row by row"
 
 
-def _word_cells(tile, touched, conflicts, row_range):
+def _word_cells(tile, touched, conflicts, row_range, banks=BANKS):
     """Tile rows as 4-byte words (data words, then padding words), coloured by bank."""
     from ..banks.address import Tile
     eb = tile.elem_bytes
@@ -281,7 +286,7 @@ def _word_cells(tile, touched, conflicts, row_range):
             e, sub = byte // eb, byte % eb
             addr = int(wide.offset(r, e)) + sub
             w = addr - addr % WORD
-            b = (w // WORD) % BANKS
+            b = (w // WORD) % banks
             pad = e >= tile.cols
             lanes = touched.get(w)
             what = f"padding after row {r}" if pad else f"tile[{r}][{e}{'..' + str(e + WORD // eb - 1) if eb < WORD else ''}]"
@@ -289,7 +294,7 @@ def _word_cells(tile, touched, conflicts, row_range):
             if lanes:
                 title += f"; lanes {', '.join(map(str, lanes))}"
             cell = Cell(lines=(f"b{b}", _lane_text(lanes) if lanes else ("pad" if pad else "")),
-                        fill=colors.bank_color(b), title=title,
+                        fill=colors.bank_color(b, banks), title=title,
                         data={"row": r, "col": e, "bank": b, "word": w, "pad": int(pad),
                               "lane": " ".join(map(str, lanes or ()))})
             if not lanes:
@@ -312,7 +317,7 @@ def tile_panel(scene, x, y, label, tile, op, offsets, what, arch=None, font=9.0,
             for w in _words_of(spec, offs, lane):
                 touched.setdefault(w, []).append(lane)
         for w in p.words:
-            if p.banks and p.banks[(w // WORD) % BANKS] > 1:
+            if p.banks and p.banks[(w // WORD) % report.banks] > 1:
                 conflicts.add(w)
     touched = {w: sorted(set(ls)) for w, ls in touched.items()}
     # rows of the tile the access touches, widened to whole groups of 8
@@ -335,7 +340,7 @@ def tile_panel(scene, x, y, label, tile, op, offsets, what, arch=None, font=9.0,
         width = max(width, text_width(line, size))
         y += 1.45 * size
     y += 0.4 * font
-    grid, names = _word_cells(tile, touched, conflicts, rr)
+    grid, names = _word_cells(tile, touched, conflicts, rr, report.banks)
     rows_note = "" if len(rr) == tile.rows else f" (rows {rr.start}-{rr.stop - 1} of {tile.rows})"
     w, h = draw_grid(scene, x, y, grid, font, title_lines=(f"tile as 4-byte words; colour = bank{rows_note}",),
                      row_label="row", col_label="element col \u2192", row_names=[str(r) for r in rr],
@@ -367,9 +372,11 @@ def tile_scene(op, shape, dtype, layouts, labels=(), arch=None, fragment=None, a
     r0, c0 = pair(at, "--block" if block else "--at", 0, max(rows, cols) - 1)
     if len(labels) > len(layouts):
         raise LayoutsimError(f"{len(labels)} --label for {len(layouts)} layouts")
+    from ..banks.model import lanes_of
     tiles = [parse_layout(s, rows, cols, dtype) for s in layouts]
+    lanes = 32
     for t in tiles:
-        check_tile(t, op, arch)
+        lanes = lanes_of(check_tile(t, op, arch))                # 64 on CDNA (wave64)
     scene = Scene(0, 0, title=f"{op} on a {rows}x{cols} {dtype} tile")
     y = MARGIN
     scene.add(Text(MARGIN, y + 10, scene.title + (": layouts side by side" if len(tiles) > 1 else ""),
@@ -380,7 +387,7 @@ def tile_scene(op, shape, dtype, layouts, labels=(), arch=None, fragment=None, a
            "below, each phase over the memory rows it touches")
 
     def panel(i, t):
-        offsets, what = tile_offsets(t, op, fragment, (r0, c0), stored, block, fill)
+        offsets, what = tile_offsets(t, op, fragment, (r0, c0), stored, block, fill, lanes)
         label = labels[i] if i < len(labels) else layouts[i]
         return lambda x, y: tile_panel(scene, x, y, label, t, op, offsets, what, arch, active=active)
 

@@ -21,7 +21,7 @@ def sector_scene(op, offsets, active=None, arch=None, variables=None):
     """Scene of the lines `layoutsim.memory.coalesce(op, offsets, ...)` touches."""
     import numpy as np
     from ..memory import coalesce
-    from ..memory.model import prepare
+    from ..memory.model import headline, prepare
     result = coalesce(op, offsets, active, arch, variables=variables)
     spec, _, off, part = prepare(op, offsets, active, arch, variables)
     words = {}                                   # byte address of a 4-byte word -> lanes
@@ -40,10 +40,7 @@ def sector_scene(op, offsets, active=None, arch=None, variables=None):
                                                    title=f"byte {ln * 128 + 4 * k:#x}: lanes {lanes}",
                                                    data={"lanes": lanes}))
         cells.append(row)
-    wf = "" if result["wavefronts"] is None else f", {result['wavefronts']} wavefronts"
-    title = [f"{result['op']} on {result['arch']}: {result['requests']} request{'' if result['requests'] == 1 else 's'}, "
-             f"{result['sectors']} sectors of {result['sector_bytes']} B (ideal {result['ideal_sectors']}), "
-             f"{result['lines']} lines{wf}",
+    title = [headline(result),                          # the first line `layoutsim coalesce` prints
              f"{result['active_lanes']} of {LANES} lanes active; one row per 128-byte line, darker "
              f"lines = {result['sector_bytes']}-byte sector boundaries"]
     if len(lines) > MAX_ROWS:

@@ -16,6 +16,9 @@ def descriptor_scene(instr, operand, desc, trans=False):
     d = smem.Descriptor.of(desc)
     ins, op, mn_n, k_n, w, major = smem.operand_geometry(instr, operand, trans)
     addr = smem.operand_addresses(ins, op, d, trans)
+    fault = smem.operand_fault(ins, op, d, trans, addresses=addr)      # the simulator's line
+    if fault:
+        raise LayoutsimError(fault)
     grid = addr if op == "A" else addr.T                       # [mn, k]
     mn_name = "m" if op == "A" else "n"
     words = {}                                                 # word address -> [(mn, k)]

@@ -29,7 +29,7 @@ from ..errors import LayoutsimError, integer, suggest
 from ..formats import raw_dtype_of_width
 from ..packing import pack, squeeze_matrices, unpack, words_per_lane
 from . import costing
-from ..smem import Descriptor, operand_addresses
+from ..smem import Descriptor, operand_addresses, operand_fault
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
@@ -360,12 +360,9 @@ class Machine:
         desc = Descriptor.of(desc)
         addr = operand_addresses(ins, which, desc, trans)
         e = fmt_bits(ins.formats[which.lower()]) // 8
-        bad = (addr < 0) | (addr + e > self.smem.size)
-        if bad.any():
-            r, c = map(int, np.argwhere(bad)[0])
-            raise LayoutsimError(f"{ins.name}: {which} descriptor {desc} puts {which}[{r}][{c}] at address "
-                                 f"{int(addr[r, c]):#x}, outside shared memory (0..{self.smem.size - 1:#x}): "
-                                 f"the hardware would fault")
+        fault = operand_fault(ins, which, desc, trans, self.smem.size, addr)
+        if fault:
+            raise LayoutsimError(fault)
         raw = self.smem[addr[..., None] + np.arange(e)]           # [rows, cols, e]
         return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 

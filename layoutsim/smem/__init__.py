@@ -19,7 +19,12 @@ The API (stable; the simulator and the PTX executor use it):
       array of values: one address table per value)
   addresses(desc, mn, k, elem_bits, major)               the same for any mn x k tile
   TensorMap(box, elem_bytes, swizzle)                    a tiled tensor map's shared-memory side
-  box_addresses(tmap, dst)                               where each box element lands, [*box[::-1]]
+  box_addresses(tmap, dst, smem_bytes=None)              where each box element lands, [*box[::-1]];
+      raises (box_fault's line) when a byte would land outside shared memory (default: sm_90's
+      per-block maximum, banks/nvidia.py SMEM_KIB)
+  box_fault(tmap, dst, smem_bytes=None)                  that line, or None
+  operand_fault(instr, operand, desc, trans, smem_bytes)  the line of a descriptor that reads outside
+      shared memory, or None (the simulator raises it; `desc check` and `render --desc` give it)
   box_coords(tmap, coords)                               the global coordinates each comes from
   check_coords(tmap, coords), coords_problem(tmap, coords)   the innermost coordinate on 16 bytes
   consistency(tmap, dst, instr, operand, desc, trans)    elements where a TMA tile and a
@@ -35,8 +40,9 @@ For the PTX executor:
   cp.async.bulk.tensor.Nd.shared::cluster.global [dst], [tmap, {c0, c1, ...}]: with
       t = TensorMap(boxDim, element bytes, swizzle) of the tensor map, check_coords(t, coords)
       (the H200 faults otherwise); the global element at box_coords(t, coords)[:, i2, i1, i0]
-      (outermost coordinate first) lands at shared byte box_addresses(t, dst)[i2, i1, i0]; dst
-      must be 128-byte aligned; the global tensor's
+      (outermost coordinate first) lands at shared byte box_addresses(t, dst, smem_bytes=the
+      CTA's shared-memory size)[i2, i1, i0] (it raises the fault's line when the box would land
+      outside); dst must be 128-byte aligned; the global tensor's
       strides and out-of-bounds fill are the executor's (they are the tensor map's global side).
   Both readings are measured on the H200 (tests/data/descriptors/), so nothing here is a guess
   about the hardware; bank costs of wgmma reads are sim/costing.wgmma_cost.
@@ -45,11 +51,13 @@ For the PTX executor:
 from . import tma
 from .check import Problem, problems, unused_fields
 from .descriptor import (CONFIRMED, DOCUMENTED, Descriptor, Reading, addresses, candidate_readings,
-                         operand_addresses, operand_geometry, status)
+                         operand_addresses, operand_fault, operand_geometry, shared_limit, status)
 from .swizzle import MODES, Mode, for_cute, mode
-from .tma import TensorMap, TmaReading, box_addresses, box_coords, check_coords, consistency, coords_problem
+from .tma import (TensorMap, TmaReading, box_addresses, box_coords, box_fault, check_coords, consistency,
+                  coords_problem)
 
 __all__ = ["tma", "Descriptor", "Reading", "DOCUMENTED", "CONFIRMED", "status", "candidate_readings", "addresses",
-           "operand_addresses", "operand_geometry", "TensorMap", "TmaReading", "box_addresses", "box_coords",
+           "operand_addresses", "operand_fault", "operand_geometry", "shared_limit", "TensorMap", "TmaReading",
+           "box_addresses", "box_coords", "box_fault",
            "check_coords", "coords_problem", "consistency", "Problem", "problems", "unused_fields", "MODES", "Mode",
            "mode", "for_cute"]

@@ -10,12 +10,13 @@ Every rule here is a consequence of descriptor.py / tma.py (the model), not a ne
   overlap    two operands sharing bytes
   tma        a TMA swizzle, or the bytes a TMA box lands on, that differ from what the descriptor reads
   fault      (field tma_coords) a TMA box whose innermost coordinate is not on 16 bytes (tma.COORD_ALIGN)
+  fault      (field tma_dst) a TMA box that would land outside shared memory (tma.box_fault)
 """
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .descriptor import Descriptor, operand_addresses, operand_geometry
+from .descriptor import Descriptor, operand_addresses, operand_fault, operand_geometry, shared_limit
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,9 @@ def problems(instr, operand, desc, trans=False, smem_bytes=None, tma=None, tma_d
                 box position tma_at = (inner, outer)), from global coordinates tma_coords
                 (innermost first; None: not checked)
     other       the other operand's descriptor (A's when checking B and so on), for overlaps"""
-    from ..banks.nvidia import smem_limit
     d = Descriptor.of(desc)
     ins, op, mn_n, k_n, w, major = operand_geometry(instr, operand, trans)
     e = w // 8
-    limit = smem_limit("sm_90")[0] if smem_bytes is None else int(smem_bytes)
     addr = operand_addresses(ins, op, d, trans)
     grid = addr if op == "A" else addr.T                        # [mn, k]
     out = []
@@ -53,12 +52,10 @@ def problems(instr, operand, desc, trans=False, smem_bytes=None, tma=None, tma_d
     if d.reserved:
         out.append(Problem("reserved", "reserved", f"bits {_bits(d.reserved)} are set; they are outside every "
                            f"descriptor field (PTX ISA 9.7.15.5.1.2.2)"))
-    bad = np.argwhere(grid + e > limit)
-    if len(bad):
-        r, c = map(int, bad[0])
-        out.append(Problem("fault", _culprit(d, major, r, c), f"{_label(op, r, c)} is read at {int(grid[r, c]):#x}, "
-                           f"past the {limit} bytes of shared memory: the hardware would fault "
-                           f"({len(bad)} elements outside)"))
+    fault = operand_fault(ins, op, d, trans, smem_bytes, addr)
+    if fault:
+        r, c = map(int, np.argwhere(grid + e > shared_limit(smem_bytes)[0])[0])
+        out.append(Problem("fault", _culprit(d, major, r, c), fault))
     flat = grid.reshape(-1)
     uniq, counts = np.unique(flat, return_counts=True)
     if len(uniq) < flat.size:
@@ -100,20 +97,25 @@ def problems(instr, operand, desc, trans=False, smem_bytes=None, tma=None, tma_d
             out.append(Problem("overlap", "start", f"operands {op} and {oop} share {len(both)} bytes "
                                f"(first at {both[0]:#x})"))
     if tma is not None:
-        out += _tma_problems(tma, tma_dst, ins, op, d, trans, tma_at, tma_coords)
+        out += _tma_problems(tma, tma_dst, ins, op, d, trans, tma_at, tma_coords, smem_bytes)
     return out
 
 
-def _tma_problems(tma, dst, ins, op, d, trans, at, coords):
-    from .tma import consistency, coords_problem
+def _tma_problems(tma, dst, ins, op, d, trans, at, coords, smem_bytes):
+    from .tma import box_fault, consistency, coords_problem
     out = []
     why = coords_problem(tma, coords) if coords is not None else None
     if why:
         out.append(Problem("fault", "tma_coords", why))
+    outside = box_fault(tma, dst, smem_bytes)
+    if outside:
+        out.append(Problem("fault", "tma_dst", outside))
     if tma.swizzle != d.swizzle:
         out.append(Problem("tma", "swizzle", f"the tensor map swizzles {tma.swizzle}, the descriptor reads "
                            f"{d.swizzle}"))
-    bad = consistency(tma, dst, ins, op, d, trans, at)
+    if outside:                    # the copy faults: where its bytes would land is moot
+        return out
+    bad = consistency(tma, dst, ins, op, d, trans, at, smem_bytes)
     if bad:
         mn, k, da, ta = bad[0]
         where = f"lands at {ta:#x}" if ta is not None else "is outside the box"

@@ -24,7 +24,8 @@ stride between 8-column groups (none) or between groups of swizzle-width/16 rows
 
 The readings that differ between projects are parameters of a `Reading`, so the GPU
 measurement (gpu_check.descriptors) can test them side by side; `DOCUMENTED` is the reading of
-the current PTX ISA and CuTe. Until the H200 corpus says otherwise it is labelled unconfirmed.
+the current PTX ISA and CuTe, and the H200 corpus confirmed it (`CONFIRMED`: of the 28
+candidate readings only DOCUMENTED explains all 1028 measured descriptors):
   strides      "atom" (above) | "core-matrix": the PTX ISA <= 8.4 words, LBO = the K distance
                and SBO = the M/N distance between 8x16-byte core matrices in every mode
   base_offset  how bits 49-51 move the pattern: "subtract" (PTX: base offset = (pattern start
@@ -40,10 +41,12 @@ from itertools import product
 
 import numpy as np
 
+from ..cite import corpus
 from ..errors import LayoutsimError, choose
 from .swizzle import BY_DESC_CODE, MODES, mode
 
 FIELD = (1 << 14) - 1
+BYTES_MAX = FIELD << 4            # start, LBO and SBO in bytes: multiples of 16 in 0..BYTES_MAX
 ADDRESS_BITS = 18                 # matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4
 _USED = FIELD | (FIELD << 16) | (FIELD << 32) | (7 << 49) | (3 << 62)
 MAJORS = ("K", "MN")
@@ -86,7 +89,7 @@ DOCUMENTED = Reading()
 # candidate_readings() only DOCUMENTED explains them all. (The TMA reading has its own corpus:
 # tma.CONFIRMED.)
 CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
-             "(tests/data/descriptors/descriptors_sm_90.npz)")
+             f"({corpus('descriptors_sm_90.npz', 'Shared-memory operands')})")
 
 
 def status():
@@ -106,8 +109,8 @@ def _field(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise LayoutsimError(f"descriptor {name}={value!r}: must be an integer number of bytes")
     v = int(value)
-    if v < 0 or v % 16 or (v >> 4) > FIELD:
-        raise LayoutsimError(f"descriptor {name}={v}: must be a multiple of 16 in 0..{FIELD << 4} bytes "
+    if v < 0 or v % 16 or v > BYTES_MAX:
+        raise LayoutsimError(f"descriptor {name}={v}: must be a multiple of 16 in 0..{BYTES_MAX} bytes "
                              f"(the descriptor keeps bits 4-17 in a 14-bit field)")
     return v
 
@@ -307,3 +310,33 @@ def operand_addresses(instr, operand, desc, trans=False, reading=DOCUMENTED):
     ins, op, mn, k, w, major = operand_geometry(instr, operand, trans)
     a = addresses(desc, mn, k, w, major, reading)
     return a if op == "A" else np.ascontiguousarray(np.swapaxes(a, -1, -2))
+
+
+def shared_limit(smem_bytes=None):
+    """(bytes, what they are) of the shared memory an operand or a TMA box must lie in:
+    `smem_bytes`, or the sm_90 per-block maximum (the one place: banks/nvidia.py SMEM_KIB)."""
+    if smem_bytes is None:
+        from ..banks.nvidia import smem_limit
+        n = smem_limit("sm_90")[0]
+        return n, f"{n} bytes per block on sm_90"
+    from ..errors import integer
+    n = integer(smem_bytes, "smem_bytes (shared memory of the block, in bytes)", 1)
+    return n, f"{n} bytes"
+
+
+def operand_fault(instr, operand, desc, trans=False, smem_bytes=None, addresses=None):
+    """One line saying why reading `operand` of wgmma `instr` through `desc` would fault (an
+    element outside the first `smem_bytes` of the shared window; default: the sm_90 per-block
+    maximum), or None. `addresses`: operand_addresses' result, when the caller has it. The
+    simulator, `desc check` and `render --desc` all give this line."""
+    ins, op, _, _, w, _ = operand_geometry(instr, operand, trans)
+    d = Descriptor.of(desc)
+    addr = operand_addresses(ins, op, d, trans) if addresses is None else np.asarray(addresses)
+    limit, what = shared_limit(smem_bytes)
+    bad = (addr < 0) | (addr + w // 8 > limit)
+    if not bad.any():
+        return None
+    r, c = map(int, np.argwhere(bad)[0])
+    return (f"{ins.name}: {op} descriptor {d} puts {op}[{r}][{c}] at address {int(addr[r, c]):#x}, outside "
+            f"shared memory ({what}: 0..{limit - 1:#x}; {int(bad.sum())} of {bad.size} elements outside): "
+            f"the hardware would fault")

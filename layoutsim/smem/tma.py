@@ -33,8 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cite import corpus
 from ..errors import LayoutsimError, choose
-from .descriptor import Choices, operand_addresses, operand_geometry, reading_status
+from .descriptor import Choices, operand_addresses, operand_geometry, reading_status, shared_limit
 from .swizzle import mode
 
 BOX_MAX = 256
@@ -70,7 +71,7 @@ class TmaReading(Choices):
 MEASURED = TmaReading()
 # The corpus and the GPU, driver and date MEASURED was confirmed on.
 CONFIRMED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-12-01 "
-             "(tests/data/descriptors/tma_sm_90.npz)")
+             f"({corpus('tma_sm_90.npz', 'Shared-memory operands')})")
 
 
 def status():
@@ -127,9 +128,37 @@ def _pitch(tmap, reading):
     return tmap.mode.span if (reading.pitch == "span" and tmap.mode.bits) else inner
 
 
-def box_addresses(tmap, dst, reading=MEASURED):
+def box_addresses(tmap, dst, reading=MEASURED, smem_bytes=None):
     """Shared-window byte address where each box element lands: int64 array of shape box[::-1]
-    (outermost first, so [i2, i1, i0] for a 3-D box)."""
+    (outermost first, so [i2, i1, i0] for a 3-D box). Raises LayoutsimError (box_fault's line)
+    when a byte would land outside the first `smem_bytes` of the shared window (default: the
+    sm_90 per-block maximum; the PTX executor passes its CTA's shared-memory size)."""
+    addr = _landing(tmap, dst, reading)
+    why = _outside(tmap, dst, addr, smem_bytes)
+    if why:
+        raise LayoutsimError(why)
+    return addr
+
+
+def box_fault(tmap, dst, smem_bytes=None, reading=MEASURED):
+    """One line saying why a copy of `tmap`'s box to shared address `dst` would fault (a byte
+    outside the first `smem_bytes` of the shared window, default the sm_90 per-block maximum),
+    or None. A misaligned or negative `dst` raises (it is bad input, not a fault)."""
+    return _outside(tmap, dst, _landing(tmap, dst, reading), smem_bytes)
+
+
+def _outside(tmap, dst, addr, smem_bytes):
+    limit, what = shared_limit(smem_bytes)
+    hi = int(addr.max()) + tmap.elem_bytes
+    if hi <= limit:
+        return None
+    dims = "x".join(map(str, tmap.box))
+    return (f"TMA destination {int(dst):#x}: the {dims} box of {tmap.elem_bytes}-byte elements ({tmap.swizzle} "
+            f"swizzle) lands on bytes up to {hi - 1:#x}, outside shared memory ({what}: 0..{limit - 1:#x}): "
+            f"the copy would fault")
+
+
+def _landing(tmap, dst, reading):
     if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)) or dst < 0:
         raise LayoutsimError(f"TMA destination {dst!r}: a shared-window byte address")
     if dst % DST_ALIGN:
@@ -199,15 +228,16 @@ def operand_box_coords(mn, k, major, box, at=(0, 0)):
     raise LayoutsimError(f"a {len(box)}-D box: the operand check handles 2-D and 3-D boxes")
 
 
-def consistency(tmap, dst, instr, operand, desc, trans=False, at=(0, 0)):
+def consistency(tmap, dst, instr, operand, desc, trans=False, at=(0, 0), smem_bytes=None):
     """Compare a TMA-filled tile with a wgmma descriptor: [(mn, k, descriptor address, TMA
-    address or None if outside the box)] for every operand element where they disagree."""
+    address or None if outside the box)] for every operand element where they disagree
+    (box_addresses' fault when the box lands outside `smem_bytes` of shared memory)."""
     _, op, mn_n, k_n, w, major = operand_geometry(instr, operand, trans)
     if w // 8 != tmap.elem_bytes:
         raise LayoutsimError(f"the operand has {w // 8}-byte elements, the tensor map {tmap.elem_bytes}-byte ones")
     da = operand_addresses(instr, operand, desc, trans)
     da = da if op == "A" else da.T                     # [mn, k]
-    ta = box_addresses(tmap, dst)
+    ta = box_addresses(tmap, dst, smem_bytes=smem_bytes)
     out = []
     mn, k = np.meshgrid(np.arange(mn_n), np.arange(k_n), indexing="ij")
     coords = operand_box_coords(mn, k, major, tmap.box, at)

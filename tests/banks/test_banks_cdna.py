@@ -47,3 +47,55 @@ def test_cdna_inputs_are_wave64():
     from layoutsim.banks import wavefronts_batch
     with pytest.raises(LayoutsimError, match="wave64"):
         wavefronts_batch("ds_read_b32", np.zeros((1, 64), np.int64), arch="gfx942")
+
+
+# ---- the CLI's tile and expression paths count 64 lanes on CDNA --------------------------------
+# Expected values from the rules as the model states them: gfx942 ds_read_b32 serves lanes 0-31
+# and 32-63 in two phases over 32 banks; gfx950 serves all 64 lanes in one phase over 64 banks of
+# 4 bytes, so one bank row is 256 bytes. --fill gives lane t of access k the (64k + t)-th 4-byte
+# element of the row-major tile.
+def _banks(argv, capsys):
+    from layoutsim.cli import main
+    rc = main(["banks", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_fill_on_a_tile_takes_64_lanes_per_access(capsys):
+    import json
+    # 64x64 f32: one row (256 bytes) per access, 64 accesses; each row is 64 distinct words
+    rc, out, _ = _banks(["--arch", "gfx950", "--op", "ds_read_b32", "--tile", "64x64", "--dtype", "f32",
+                         "--fill", "--json"], capsys)
+    reps = json.loads(out)
+    assert rc == 0 and len(reps) == 64 and {r["wavefronts"] for r in reps} == {1}
+    assert reps[1]["phases"][0]["lanes"] == list(range(64)) and reps[1]["phases"][0]["words"][0] == 256
+    rc, out, _ = _banks(["--arch", "gfx942", "--op", "ds_read_b32", "--tile", "64x64", "--dtype", "f32",
+                         "--fill"], capsys)
+    assert rc == 0 and "total: 128 wavefronts (ideal 128, 0 from bank conflicts)" in out
+    # pitch 64 f32 = 256 bytes: lanes 32-63 read the next row, one gfx950 bank row further on: the
+    # same 32 banks twice in its one phase (2 wavefronts, ideal 1); gfx942's second phase is apart
+    rc, out, _ = _banks(["--arch", "gfx950", "--op", "ds_read_b32", "--tile", "64x32", "--dtype", "f32",
+                         "--pitch", "64", "--fill"], capsys)
+    assert out.startswith("ds_read_b32 on gfx950: 32 warp accesses filling 64x32 f32, pitch 64")
+    assert "total: 64 wavefronts (ideal 32, 32 from bank conflicts)" in out
+    rc, out, _ = _banks(["--arch", "gfx942", "--op", "ds_read_b32", "--tile", "64x32", "--dtype", "f32",
+                         "--pitch", "64", "--fill", "--index", "0", "--json"], capsys)
+    j = json.loads(out)
+    assert (j["wavefronts"], j["ideal"], [p["lanes"][0] for p in j["phases"]]) == (2, 2, [0, 32])
+
+
+def test_cli_expressions_and_masks_are_wave64(capsys):
+    import json
+    rc, out, _ = _banks(["--arch", "gfx942", "--op", "ds_read_b32", "--addr", "lane*4", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["wavefronts"] == 2
+    rc, out, _ = _banks(["--arch", "gfx950", "--op", "ds_read_b32", "--addr", "lane*4", "--json"], capsys)
+    src = json.loads(out)["phases"][0]["source"]      # the 64 banks with their sources, compiler included
+    assert "64 banks" in src and "triton-lang/triton" in src and "unverified on hardware" in src
+    # lanes 32-63 only, each 128 bytes apart: one gfx942 bank (32 words), so 32 words in phase 1
+    rc, out, _ = _banks(["--arch", "gfx942", "--op", "ds_read_b32", "--addr", "lane*128", "--active", "32-63",
+                         "--json"], capsys)
+    j = json.loads(out)
+    assert (j["wavefronts"], [p["lanes"] for p in j["phases"] if p["lanes"]]) == (32, [list(range(32, 64))])
+    rc, _, err = _banks(["--arch", "gfx950", "--op", "ds_read_b32", "--tile", "64x64", "--dtype", "f32",
+                         "--block", "0,0"], capsys)
+    assert rc == 2 and "AMD LDS op" in err and len(err.strip().splitlines()) == 1

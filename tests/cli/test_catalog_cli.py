@@ -150,3 +150,24 @@ def test_measured_wmma_map_is_not_said_to_be_introduced_with_sm_90(capsys):
     # map is measured on sm_90
     code, _, err = run(capsys, "query", "wmma.load.a.row.m16n16k16.f16", "--arch", "sm_80", "--lane", "0")
     assert code == 2 and "introduced with" not in err and "from sm_70" in err and "measured" in err
+
+
+def test_amd_wmma_query_and_show_say_what_backs_the_arithmetic(capsys):
+    """An AMD WMMA whose arithmetic replays AMD's gfx1201 captures says so (the counts CI replays,
+    GFX12_CAPTURES); where no capture covers it (fp8 WMMA, gfx11 f16 results, SWMMAC floats) the
+    same line says UNVERIFIED. Other families print no such line."""
+    from layoutsim.numerics.profiles import GFX12_CAPTURES
+    code, out, _ = run(capsys, "query", "v_wmma_f32_16x16x16_f16", "--arch", "gfx1201", "--operand", "A",
+                       "--lane", "0")
+    line = next(ln for ln in out.splitlines() if ln.startswith("arithmetic (layoutsim.mma): "))
+    assert code == 0 and f"matches {GFX12_CAPTURES['dot2']} DOT2 and {GFX12_CAPTURES['wmma']} WMMA" in line
+    assert "captured on AMD hardware (gfx1201" in line and "UNVERIFIED" not in line
+    for argv in (("show", "v_wmma_f32_16x16x16_fp8_fp8", "--arch", "gfx1201", "--operand", "D", "--json"),
+                 ("query", "v_wmma_f16_16x16x16_f16", "--arch", "gfx1100", "--operand", "D", "--json"),
+                 ("query", "v_swmmac_f32_16x16x32_f16", "--arch", "gfx1201", "--operand", "A", "--json")):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0 and "UNVERIFIED ASSUMPTION" in json.loads(out)["arithmetic"], argv
+    code, out, _ = run(capsys, "query", "v_wmma_i32_16x16x16_iu8", "--arch", "gfx1201", "--operand", "A", "--json")
+    assert "captured on AMD hardware" in json.loads(out)["arithmetic"]
+    code, out, _ = run(capsys, "query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "A", "--lane", "0")
+    assert "arithmetic" not in out

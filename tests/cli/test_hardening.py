@@ -69,14 +69,15 @@ CASES = [
 
 _CHILD = textwrap.dedent("""
     import contextlib, io, json, sys, time, traceback
-    from layoutsim.cli import main
+    from layoutsim.cli import main as layoutsim
+    from gpu_check.cli import main as gpu_check
     out = []
-    for argv in json.loads(sys.stdin.read()):
+    for prog, argv in json.loads(sys.stdin.read()):
         o, e = io.StringIO(), io.StringIO()
         t = time.perf_counter()
         with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
             try:
-                rc = main(argv)
+                rc = (layoutsim if prog == "layoutsim" else gpu_check)(argv)
             except SystemExit as x:
                 rc = x.code
             except BaseException:
@@ -90,18 +91,24 @@ def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT_AS, LIMIT_AS))
 
 
-def test_listed_cases_end_quickly_in_3gb_with_one_line_and_exit_2():
-    argvs = [argv for argv, _ in CASES]
-    p = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(argvs), capture_output=True,
-                       text=True, timeout=SECONDS * 3, preexec_fn=_limit_memory)
+def run_limited(cases, timeout):
+    """Run [(prog, argv, needle)] ("layoutsim" or "gpu-check") in one child process under
+    RLIMIT_AS = 3 GB, and check each ended with exit code 2, one line holding `needle`, within
+    SECONDS, no traceback."""
+    p = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps([(prog, argv) for prog, argv, _ in cases]),
+                       capture_output=True, text=True, timeout=timeout, preexec_fn=_limit_memory)
     assert p.returncode == 0, p.stderr[-2000:]
-    for (argv, needle), r in zip(CASES, json.loads(p.stdout)):
+    for (prog, argv, needle), r in zip(cases, json.loads(p.stdout)):
         lines = (r["out"] + r["err"]).splitlines()
-        shown = " ".join(argv)[:100]
+        shown = f"{prog} {' '.join(argv)}"[:160]
         assert r["rc"] == 2, (shown, r)
         assert len(lines) == 1 and r["out"] == "" and "Traceback" not in r["err"], (shown, r)
         assert needle in lines[0], (shown, needle, lines[0])
         assert r["s"] < SECONDS, (shown, r["s"])
+
+
+def test_listed_cases_end_quickly_in_3gb_with_one_line_and_exit_2():
+    run_limited([("layoutsim", argv, needle) for argv, needle in CASES], SECONDS * 3)
 
 
 def run(argv):

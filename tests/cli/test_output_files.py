@@ -74,11 +74,19 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
-def test_make_dir_refuses_a_file(tmp_path):
+def test_make_dir_refuses_a_file_a_link_and_missing_parents(tmp_path):
     (tmp_path / "f").write_text("")
     with pytest.raises(LayoutsimError, match="not a folder"):
         make_dir(tmp_path / "f")
-    assert os.path.isdir(make_dir(tmp_path / "rec" / "layouts"))
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(LayoutsimError, match="symbolic link"):
+        make_dir(tmp_path / "link")                # writes would land where it points
+    with pytest.raises(LayoutsimError, match="does not exist"):
+        make_dir(tmp_path / "rec" / "layouts")     # the folder itself, never its missing parents
+    assert not (tmp_path / "rec").exists()
+    assert os.path.isdir(make_dir(tmp_path / "rec"))
+    assert os.path.isdir(make_dir(tmp_path / "rec" / "a" / "b", parents=True))   # inside an owned tree
 
 
 def _one_line_error(capsys):

@@ -115,12 +115,54 @@ def _e2e(spec, inp):
 
 
 def _wmma(spec, inp):
-    """A made-up fragment: lane l holds row-major elements l*n .. l*n+n-1 (n = rows*cols/32)."""
-    ids, image = spec.ids()
-    n = spec.rows * spec.cols // 32
+    """wmma::load_matrix_sync emulated: the image is read back element by element through a map
+    of the fake's own (_wmma_map) at the spec's ldm and layout, and x[i] dumped as the kernel does."""
+    table = _wmma_map(spec)
+    dt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[spec.elem_bits]
+    mem = np.ascontiguousarray(np.asarray(inp, np.uint32).reshape(-1)).view(dt)
+    r, c = table[..., 0], table[..., 1]
+    x = mem[r * spec.ldm + c if spec.layout == "row" else c * spec.ldm + r].astype(np.uint64)   # [32, n]
+    if spec.words == 2:
+        x = np.stack([x & np.uint64(0xFFFFFFFF), x >> np.uint64(32)], axis=-1).reshape(32, -1)
     out = np.zeros(spec.out_words, np.uint32)
-    flat = ids.ravel() + spec.id_base
-    for lane in range(32):
-        out[lane * wmma_load.MAXE:lane * wmma_load.MAXE + n] = flat[lane * n:(lane + 1) * n]
-    out[32 * wmma_load.MAXE] = n
+    out[:32 * wmma_load.MAXE].reshape(32, wmma_load.MAXE)[:, :x.shape[1]] = x
+    out[32 * wmma_load.MAXE] = table.shape[1]
     return out
+
+
+# the fragments measured before s8/u8, tf32 and f64 joined: a made-up map for them
+_OLD = ("f16", "bf16", "f32")
+
+
+def _wmma_map(spec):
+    """[32, n, 2] (row, col) of x[i]. f16/bf16/f32 fragments: lane l holds row-major elements
+    l*n .. l*n+n-1 (the decode test's made-up layout). The others: the catalog's mma.sync fragment
+    of the tile ptxas uses, tiled over the operand (the executor's provisional hypothesis, built
+    here independently), or, where that tile is larger than the operand (m8n32k16 A, ...), element
+    e at lane e % 32, x[e // 32]."""
+    R, C = spec.rows, spec.cols
+    n = R * C // 32
+    if spec.fmt in _OLD and spec.shape[2] == 16:
+        e = np.arange(R * C).reshape(32, n)
+    else:
+        tiled = _tiled(spec)
+        if tiled is not None:
+            return tiled
+        e = np.arange(R * C).reshape(n, 32).T
+    return np.stack(np.divmod(e, C), axis=-1)
+
+
+_TILES = {"s8": "m16n8k16.row.col.s32.s8.s8.s32", "u8": "m16n8k16.row.col.s32.u8.u8.s32",
+          "s32": "m16n8k16.row.col.s32.s8.s8.s32", "tf32": "m16n8k8.row.col.f32.tf32.tf32.f32",
+          "f32": "m16n8k8.row.col.f32.tf32.tf32.f32", "f64": "m8n8k4.row.col.f64.f64.f64.f64"}
+
+
+def _tiled(spec):
+    import layoutsim
+    frag = layoutsim.get("mma.sync.aligned." + _TILES[spec.fmt]).operand(spec.use.upper()).fragment
+    t = frag.table.reshape(32, -1, 3)[..., 1:].astype(np.int64)
+    tr, tc = frag.shape[1:]
+    if spec.rows % tr or spec.cols % tc:
+        return None
+    blocks = [(i, j) for j in range(spec.cols // tc) for i in range(spec.rows // tr)]
+    return np.concatenate([t + np.array([i * tr, j * tc]) for i, j in blocks], axis=1)

@@ -138,16 +138,16 @@ def test_numerics_diff_names_the_element_and_inputs():
 def test_discover_decodes_maps_and_saves_catalog_json(tmp_path):
     specs = F.wmma_specs()
     fake = FakeBackend()
-    outs = [fake.launch(None, s, s.ids()[1], 1) for s in specs]
+    outs = [[fake.launch(None, s, image, 1) for image in s.images()] for s in specs]
     entries = D.decode_all(specs, outs, fake.environment())
-    assert len(entries) == 36 and all(e["valid"] for e in entries)
+    assert len(entries) == 78 and all(e["valid"] for e in entries)
     e = entries[0]
     assert e["name"] == "wmma.load.a.sync.aligned.row.m16n16k16.f16" and e["elements_per_lane"] == 8
     assert e["table"][1][0] == [0, 8]               # the fake's made-up layout, decoded back
     assert "lane  1: x0=A[0][8]" in D.format_map(e, lanes=[1])
     path = D.save(entries, fake.environment(), tmp_path / "layouts" / "wmma_discovered.json")
     doc = json.loads(path.read_text())
-    assert doc["environment"]["gpu"] == "FakeGPU" and len(doc["entries"]) == 36
+    assert doc["environment"]["gpu"] == "FakeGPU" and len(doc["entries"]) == 78
     assert doc["entries"][0]["confirmed"].startswith("measured on FakeGPU")
 
 
@@ -216,3 +216,14 @@ def test_sparse_a_decompression():
     from gpu_check.families import operand_maps
     out = operand_maps.sparse.expand(a, idx, 8)     # the one the layout check uses
     assert out.tolist() == [[[1, 0, 2, 0, 0, 3, 0, 4]]]
+
+
+@need_nvcc
+def test_a_session_on_the_ptxsim_backend_executes_the_kernel_text_and_says_it_is_no_gpu(kernel_cache):
+    from gpu_check.backends.ptxsim import PtxsimBackend
+    s = _session(backend=PtxsimBackend(cache=kernel_cache / "ptx"), only="ldmatrix.x2.trans")
+    s.run()
+    lay = [r for r in s.results if r.group == "layouts"]
+    assert lay and all(r.status == "pass" for r in lay), [r.diff_text() for r in lay][:2]
+    assert list((kernel_cache / "ptx").glob("*.ptx"))          # run from nvcc's PTX, not emulated
+    assert s.env["simulated"] is True and "not a GPU measurement" in s.env["backend"]

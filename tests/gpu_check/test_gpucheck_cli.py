@@ -196,3 +196,21 @@ def test_only_matching_nothing_is_one_line(capsys):
     err = capsys.readouterr().err
     assert err.startswith("gpu-check: no catalog entry matches --only 'mma.m16n8k17.f32'")
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, says", [(["--record", "somewhere"], "nothing may be recorded"),
+                                        (["--group", "layouts,banks"], "'banks' measures a GPU")])
+def test_a_ptxsim_run_refuses_to_record_or_to_mix_in_gpu_measurements(argv, says, tmp_path, capsys):
+    assert cli.main(["run", "--backend", "ptxsim", *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says in err
+    assert not (tmp_path / "somewhere").exists()
+
+
+def test_a_ptxsim_report_confirms_nothing(tmp_path, capsys):
+    rep = tmp_path / "r.json"
+    ok = Result("layouts", "ldmatrix.x1", "ids", cases=1, compared=64).finish()
+    R.write_json(rep, R.make_report(["gpu-check", "run", "--backend", "ptxsim"], {"simulated": True}, {}, [ok],
+                                    {"layouts": {}}))
+    assert cli.main(["report", str(rep), "--confirmed", str(tmp_path / "c.json")]) == 2
+    assert "confirms nothing" in capsys.readouterr().err and not (tmp_path / "c.json").exists()

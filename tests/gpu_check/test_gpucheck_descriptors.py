@@ -173,6 +173,23 @@ def test_the_coordinate_rule_costs_one_worker_per_faulting_box(tmp_path):
                                                                  ("tma-coords", 4)])
 
 
+@pytest.mark.parametrize("gpu_faults", [True, False])
+def test_a_predicted_fault_is_a_match(tmp_path, gpu_faults):
+    """The coordinate rule's boxes compare faults: a GPU that faults on the 3 boxes off the rule
+    (as the H200 did, 2026-12-01) matches the model with no error; one that lets them land
+    contradicts it (3 mismatches)."""
+    cases = plan.tma_cases()
+    campaign = tasks.Campaign(probes=[], tma=cases[:1] + [c for c in cases if c.coord_probe])
+    spec = {"kind": "fake", "fault_tma_coords": gpu_faults}
+    parts, findings, _ = isolate.run(campaign, spec, campaign.tasks(["tma", "tma-coords"]), tmp_path,
+                                     log=lambda s: None)
+    _, results = tasks.assemble(campaign, parts, findings, {}, log=lambda s: None, fit=False)
+    rule = [r for r in results if r.check.startswith("faults")]
+    assert len(rule) == 1 and rule[0].cases == 4
+    assert rule[0].mismatches == (0 if gpu_faults else 3)
+    assert not [r for r in results if r.status == "error"]
+
+
 def test_the_plan_tells_every_reading_apart():
     """Every pair of candidate readings predicts a different address somewhere in the plan."""
     readings = smem.candidate_readings()

@@ -86,7 +86,7 @@ def test_listing_by_family_and_summaries():
 
 def test_measured_wmma_entries_say_where_they_come_from():
     a = layoutsim.get("wmma.load.a.row.m16n16k16.f16")           # replicated twice (H200)
-    assert a.confirmed == ("measured on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-11-30) with "
+    assert a.confirmed == ("measured on NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-01) with "
                            "gpu-check discover")
     assert "each element appears 2 times among the lanes' x[i]" in a.notes
     one = layoutsim.get("wmma.load.a.row.m16n16k16.bf16")

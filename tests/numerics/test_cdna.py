@@ -145,11 +145,35 @@ def test_gfx950_float_is_refused_integer_runs():
     assert (d == 64).all()
 
 
+def test_fp8_formats_follow_the_arch():
+    """The same fp8/bf8 MFMA mnemonic reads FNUZ formats on gfx942 (CDNA3) and OCP E4M3FN/E5M2 on
+    gfx950 (CDNA4): AMD's CDNA3/CDNA4 matrix core blog, LLVM AMDGPUToROCDL.cpp (formats.AMD_FP8)."""
+    name = "v_mfma_f32_16x16x32_fp8_bf8"
+    on942, on950 = (layoutsim.get(name, arch=a) for a in ("gfx942", "gfx950"))
+    assert (on942.formats["a"], on942.formats["b"], on942.archs) == ("e4m3fnuz", "e5m2fnuz", ("gfx942",))
+    assert (on950.formats["a"], on950.formats["b"], on950.archs) == ("e4m3", "e5m2", ("gfx950",))
+    assert layoutsim.get(name).formats == on942.formats                # no arch: the first one
+    assert on942.operand("A").fragment.table.tolist() == on950.operand("A").fragment.table.tolist()
+    assert layoutsim.get(f"{name} blgp:0", arch="gfx950").formats["b"] == "e5m2"
+    # 0x80 is FNUZ's NaN and OCP's -0; 0x7F is OCP E4M3FN's NaN and FNUZ's 240
+    from layoutsim.formats import decode
+    assert np.isnan(decode("e4m3fnuz", np.uint8(0x80))) and decode("e4m3", np.uint8(0x80)) == 0
+    assert decode("e4m3fnuz", np.uint8(0x7F)) == 240 and np.isnan(decode("e4m3", np.uint8(0x7F)))
+    # gfx942 keeps MMA-Sim's fp8 model; gfx950 refuses float MFMAs, fp8 included, in one line
+    z = np.zeros((16, 32), np.uint8), np.zeros((32, 16), np.uint8), np.zeros((16, 16), np.float32)
+    assert (layoutsim.mma(name, *z, arch="gfx942", raw=True) == 0).all()
+    with pytest.raises(LayoutsimError, match="no arithmetic model for fp8 MFMA on gfx950"):
+        layoutsim.mma(name, *z, arch="gfx950", raw=True)
+    with pytest.raises(LayoutsimError, match="on gfx950 the same mnemonic reads A e4m3, B e5m2"):
+        layoutsim.mma(on942, *z, arch="gfx950", raw=True)       # gfx942's form is not gfx950's
+    assert "gfx942 e4m3fnuz/e5m2fnuz, gfx950 e4m3/e5m2" in layoutsim.lookup(name).summary
+
+
 def test_every_modelled_form_has_a_plan_that_says_where_it_comes_from():
     seen = set()
     for e in layoutsim.listing(family="mfma"):
-        inst = e.instruction()
         for arch in e.archs:
+            inst = e.instruction(arch)                # fp8/bf8: FNUZ on gfx942, OCP on gfx950
             inst_, prof = resolve(inst, arch)
             if inst.formats["a"] in ("s8", "f64"):
                 continue

@@ -53,9 +53,9 @@ def test_the_first_guess_missed_them():
     """The profile before the report (halves, C first) reproduces none of the fp8 cases."""
     old = PROFILES["sm_90"].with_(fp8_f16_split="halves", fp8_f16_c="first")
     hits = 0
-    for name, arow, bcol, c, measured in H200:
+    for name, arow, bcol, c, gpu in H200:
         if "f64" in name:
             continue
         inst = layoutsim.get(name)
-        hits += int(layoutsim.mma(inst, *_operands(inst, arow, bcol, c), profile=old, raw=True)[0, 0]) == measured
+        hits += int(layoutsim.mma(inst, *_operands(inst, arow, bcol, c), profile=old, raw=True)[0, 0]) == gpu
     assert hits == 0

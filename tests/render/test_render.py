@@ -180,3 +180,25 @@ def test_import_layoutsim_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.stdout.strip() == "False"
+
+
+def test_cdna_bank_pictures_are_wave64_with_the_archs_banks(tmp_path, capsys):
+    """gfx942: two phases of 32 lanes over 32 banks; gfx950: one phase of 64 lanes over 64 banks
+    of 4 bytes (layoutsim/banks/amd.py), so a word at byte 128 sits in bank 32, not 0."""
+    rc, out = render(tmp_path, "--banks", "--op", "ds_read_b32", "--arch", "gfx942", "--addr", "lane*4")
+    rec = json.loads(capsys.readouterr().out)["accesses"][0]
+    got = cells(out)
+    assert rc == 0 and rec["wavefronts"] == 2 and len(got) == 64
+    assert {g.get("data-phase") for g in got} == {"0", "1"} and max(int(g.get("data-bank")) for g in got) == 31
+    rc, out = render(tmp_path, "--banks", "--op", "ds_read_b32", "--arch", "gfx950", "--addr", "lane*128", name="b.svg")
+    rec = json.loads(capsys.readouterr().out)["accesses"][0]
+    got = cells(out)
+    assert rc == 0 and rec["wavefronts"] == 32 and len(got) == 64        # banks 0 and 32, 32 words each
+    assert {(int(g.get("data-word")), g.get("data-bank")) for g in got if int(g.get("data-word")) < 512} == \
+        {(0, "0"), (128, "32"), (256, "0"), (384, "32")}
+    assert all(g.get("data-conflict") == "1" for g in got)
+    # a tile: pitch 256 bytes puts lanes 32-63 on the same 32 gfx950 banks as lanes 0-31
+    rc, out = render(tmp_path, "--banks", "--op", "ds_read_b32", "--arch", "gfx950", "--tile", "64x32",
+                     "--dtype", "f32", "--pitch", "64", "--fill", name="t.svg")
+    rec = json.loads(capsys.readouterr().out)["accesses"][0]
+    assert rc == 0 and (rec["wavefronts"], rec["ideal"]) == (2, 1)

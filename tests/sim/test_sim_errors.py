@@ -8,6 +8,7 @@ import pytest
 import layoutsim
 from layoutsim.errors import LayoutsimError
 from layoutsim.sim import Warp, Warpgroup, regs
+from layoutsim import smem
 from layoutsim.smem import Descriptor
 from sim_exact import encode, exact_mma
 
@@ -142,7 +143,12 @@ def test_wgmma_descriptor_out_of_range_and_bad_fields():
     _fails(g, lambda g: g.wgmma(ins, "d", "a", Descriptor(start=4000 // 16 * 16, lbo=128, sbo=256)),
            r"B descriptor", r"outside shared memory", "fault")
     # a 128B-swizzled B at 0xF80: its rows of 128 bytes run past the 4096 bytes
-    _fails(g, lambda g: g.wgmma(ins, "d", "a", (1 << 62) | (0xF80 >> 4) | (64 << 32)), r"outside shared memory")
+    bad = (1 << 62) | (0xF80 >> 4) | (64 << 32)
+    msg = _fails(g, lambda g: g.wgmma(ins, "d", "a", bad), r"outside shared memory")
+    # one line for this fault everywhere (desc check and render --desc give it too): B[k][n] of a
+    # K-major 128B B is read at start + n * 128 + ..., so n = 1..7 (112 elements) lie past 0x1000
+    assert msg == smem.operand_fault(ins, "B", bad, smem_bytes=4096)
+    assert "puts B[0][1] at address 0x1000" in msg and "112 of 128 elements outside" in msg and "(4096 bytes: 0..0xfff;" in msg
     with pytest.raises(LayoutsimError, match="0..7"):
         Descriptor(0, 128, 256, swizzle="128B", base_offset=8)
     with pytest.raises(LayoutsimError, match="multiple of 16"):

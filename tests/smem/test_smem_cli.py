@@ -80,7 +80,10 @@ def test_check_the_innermost_tma_coordinate(capsys):
 @pytest.mark.parametrize("argv, text", [
     (["desc", "decode", "0xzz"], "descriptor wants an integer, not '0xzz'"),
     (["desc", "decode", "0x10000000000000000"], "descriptor 18446744073709551616 is out of range"),
-    (["desc", "decode", D128, "--rows", "0"], "--rows 0 is out of range; valid: 1..4096"),
+    (["desc", "decode", D128, "--instr", F16, "--rows", "0"], "--rows 0 is out of range; valid: 1..4096"),
+    (["desc", "decode", D128, "--rows", "3"], "--rows does not apply without --instr"),
+    (["desc", "check", D128, "--instr", F16, "--tma-swizzle", "128B", "--tma-at", "1,1"],
+     "--tma-swizzle, --tma-at do not apply without --tma-box"),
     (["desc", "encode", "--start", "0", "--lbo", "0", "--sbo", "0", "--base-offset", "8"], "--base-offset 8 is out"),
     (["desc", "encode", "--start", "8", "--lbo", "0", "--sbo", "0"], "start=8: must be a multiple of 16"),
     (["desc", "encode", "--start", "0"], "give --lbo and --sbo, or --instr"),
@@ -97,6 +100,12 @@ def test_check_the_innermost_tma_coordinate(capsys):
     (["desc", "check", D128, "--instr", F16, "--tma-box", "64x64", "--tma-at", "1"], "--tma-at wants ROW,COL"),
     (["desc", "decode", D128, "--instr", "mma.m16n8k16.f32.f16.f16.f32"], "not a wgmma"),
     (["render", F16, "--operand", "A", "--desc", "0x40000040000100400"], "--desc 73786980692885767168 is out of range"),
+    (["desc", "encode", "--start", "-16", "--lbo", "0", "--sbo", "0"], "--start -16 is out of range; valid: 0..262128"),
+    (["desc", "encode", "--start", "0", "--lbo", "0x40000", "--sbo", "0"], "--lbo 262144 is out of range; valid: 0..262128"),
+    (["desc", "encode", "--start", "0", "--lbo", "0", "--sbo", "-1"], "--sbo -1 is out of range; valid: 0..262128"),
+    (["render", F16, "--operand", "A", "--desc", "0x4000004000013800"],
+     "A descriptor Descriptor(start=0x38000, lbo=16, sbo=1024, swizzle=128B) = 0x4000004000013800 puts A[24][0] at "
+     "address 0x38c00, outside shared memory"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, text, capsys):
     rc, out, err = run(argv, capsys)
@@ -128,3 +137,29 @@ def test_desc_does_not_import_numba():
             "assert 'numba' not in sys.modules, 'numba imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_check_a_tma_destination_outside_shared_memory(capsys):
+    box = ["--instr", F16, "--tma-box", "64x64", "--tma-swizzle", "128B"]
+    rc, out, _ = run(["desc", "check", D128, *box, "--tma-dst", "0x38c00"], capsys)
+    problems = [ln for ln in out.splitlines() if ln.startswith("PROBLEM")]
+    assert rc == 1 and problems == ["PROBLEM [fault] tma_dst: TMA destination 0x38c00: the 64x64 box of 2-byte "
+                                    "elements (128B swizzle) lands on bytes up to 0x3abff, outside shared memory "
+                                    "(232448 bytes per block on sm_90: 0..0x38bff): the copy would fault"]
+    rc, out, _ = run(["desc", "check", D128, *box, "--tma-dst", "0x400", "--smem-bytes", "4096", "--json"], capsys)
+    j = json.loads(out)
+    assert rc == 1 and [(p["kind"], p["field"]) for p in j["problems"]] == [("fault", "lbo/sbo"), ("fault", "tma_dst")]
+
+
+def test_encode_takes_the_largest_field_value(capsys):
+    """start, LBO and SBO keep bits 4-17 of the byte value (PTX ISA 9.7.15.5.1.2.2): 0x3fff0 is the most."""
+    rc, out, _ = run(["desc", "encode", "--start", "0x3fff0", "--lbo", "0x3fff0", "--sbo", "0", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["value"] == "0x000000003fff3fff"
+
+
+def test_render_refuses_a_descriptor_outside_shared_memory_with_the_check_line(capsys):
+    bad = "0x4000004000013800"
+    rc, out, _ = run(["desc", "check", bad, "--instr", F16, "--operand", "A", "--json"], capsys)
+    line = json.loads(out)["problems"][0]["message"]
+    rc, out, err = run(["render", F16, "--operand", "A", "--desc", bad, "-o", "/nonexistent/never.svg"], capsys)
+    assert rc == 2 and out == "" and err.strip() == f"layoutsim: error: {line}"

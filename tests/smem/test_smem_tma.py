@@ -10,7 +10,7 @@ import pytest
 
 from layoutsim.banks import Swizzle, Tile
 from layoutsim.errors import LayoutsimError
-from layoutsim.smem import MODES, Descriptor, TensorMap, TmaReading, box_addresses, consistency, mode
+from layoutsim.smem import MODES, Descriptor, TensorMap, TmaReading, box_addresses, box_fault, consistency, mode
 from layoutsim.smem.swizzle import cxx_index, for_cute
 from layoutsim.smem.tma import box_coords, check_coords, coords_problem, operand_box_coords, tile_mode
 
@@ -157,3 +157,39 @@ def test_tile_spellings():
         r, c = np.meshgrid(np.arange(tile.rows), np.arange(tile.cols), indexing="ij")
         assert np.array_equal(eval(expr, {"row": r, "col": c}) * tile.elem_bytes, tile.offset(r, c)), expr
     assert cxx_index(t) == "(row * 64 + col) ^ (((row * 64 + col) >> 3) & 0x38)"
+
+
+# CUDA C++ Programming Guide, "Technical Specifications per Compute Capability": compute
+# capability 9.0 gives a block at most 227 KB of shared memory.
+SM90_BLOCK = 227 * 1024
+
+
+def test_a_box_that_lands_past_shared_memory_faults():
+    t = TensorMap((64, 64), 2, "128B")                     # 64 rows of 128 B = 8192 bytes
+    last = SM90_BLOCK - 8192                               # 0x36c00: its last byte is 0x38bff
+    assert int(box_addresses(t, last).max()) + 2 == SM90_BLOCK and box_fault(t, last) is None
+    why = box_fault(t, last + 128)
+    assert why == ("TMA destination 0x36c80: the 64x64 box of 2-byte elements (128B swizzle) lands on bytes up to "
+                   "0x38c7f, outside shared memory (232448 bytes per block on sm_90: 0..0x38bff): the copy would "
+                   "fault")
+    with pytest.raises(LayoutsimError) as e:
+        box_addresses(t, 0x38c00)                          # the audit's case: the box starts at the end
+    assert str(e.value).startswith("TMA destination 0x38c00: ") and "\n" not in str(e.value)
+    # the caller's shared-memory size (the PTX executor passes its CTA's)
+    assert box_fault(t, 0, smem_bytes=8192) is None
+    with pytest.raises(LayoutsimError, match=r"outside shared memory \(4096 bytes: 0..0xfff\)"):
+        box_addresses(t, 0, smem_bytes=4096)
+    with pytest.raises(LayoutsimError, match="outside shared memory"):
+        consistency(t, 0, F16, "A", Descriptor.dense(0, 64, 16, 16, "128B"), smem_bytes=4096)
+
+
+def test_a_narrow_swizzled_box_needs_its_span_wide_rows_inside():
+    """Measured on the H200 (tma_sm_90.npz): a swizzled row takes a whole span-wide row, so a
+    16 x 2 B = 32-byte box row in 128B mode occupies 128 bytes; 8 rows need 1024 bytes, not 256."""
+    t = TensorMap((16, 8), 2, "128B")
+    assert box_fault(t, SM90_BLOCK - 1024) is None
+    # dst 0x38880: row 7 starts at 0x38c00, a 1024-byte boundary (no XOR), and takes 0x38c00-0x38c1f
+    assert "lands on bytes up to 0x38c1f, outside" in box_fault(t, SM90_BLOCK - 1024 + 128)
+    assert box_fault(TensorMap((16, 8), 2, "none"), SM90_BLOCK - 256) is None      # dense rows: 256 bytes
+    with pytest.raises(LayoutsimError, match="not 128-byte aligned"):
+        box_fault(t, 0x40)
