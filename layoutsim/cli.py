@@ -22,13 +22,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
-def build_parser():
+def build_parser(only=None):
+    """The whole command line, or with `only` (a module name of COMMANDS) just that command's:
+    importing every command module (and what they import) is a fifth of a cold `layoutsim query`."""
     parser = Parser(prog="layoutsim", description="Lane/register/bit-level model of GPU matrix "
                      "instructions, shared-memory banks and tensor-core arithmetic.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for name in COMMANDS:
+    for name in ([only] if only else COMMANDS):
         importlib.import_module(f"{__package__}.commands.{name}").register(sub)
     from .commands._options import record_defaults
     record_defaults(parser)        # so a command can refuse options that mean nothing in its mode
@@ -51,9 +53,17 @@ def run_script(main, prog, *args):
             return 2
 
 
+def _command_of(argv):
+    """The module of the command argv names first, or None (help, --version, a typo: those need
+    the whole parser)."""
+    first = (sys.argv[1:] if argv is None else list(argv))[:1]
+    name = first[0].replace("-", "_") if first else ""
+    return name if name in COMMANDS else None
+
+
 def main(argv=None):
     def run(argv):
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_of(argv)).parse_args(argv)
         return args.run(args)
     return run_script(run, "layoutsim", argv)
 

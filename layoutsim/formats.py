@@ -163,12 +163,13 @@ def as_raw(name, array, what="operand"):
     import numpy as np
     f = _fmt(name)
     arr = np.asarray(array)
-    rd, vd = raw_dtype(f), value_dtype(f)
+    rd = raw_dtype(f)
     if arr.dtype == rd:
         if f.bits == 4 and arr.size and int(arr.max()) > 15:
             raise LayoutsimError(f"{what} ({f.name}) raw bits must be 0..15 (the low 4 bits of "
                                  f"a uint8); got {int(arr.max())}")
         return arr
+    vd = value_dtype(f)         # only now: importing ml_dtypes costs about 0.9 s
     if vd is not None and arr.dtype == vd:
         if f.bits == 4:
             lo, hi = (-8, 7) if f.kind == "int" else (0, 15)
