@@ -73,11 +73,9 @@ def diff_totals(name, expected, got, check, keys=(N.SHARED_LD, N.SHARED_ST)):
 
 
 def model_runner():
-    """layoutsim.ptx.run, or None when the executor is not in this checkout."""
-    try:
-        from layoutsim.ptx import run
-    except ImportError:
-        return None
+    """The model the GPU's buffers are compared with: layoutsim.ptx.run (tests replace it, or set
+    it to None to compare with the recorded run only)."""
+    from layoutsim.ptx import run
     return run
 
 
@@ -120,7 +118,7 @@ def run(backend, directory=C.DATA, record=None, log=print, use_ncu=True):
                 results.append(Result("kernels", e["name"], "model", status="error", note=f"layoutsim.ptx: {err}"))
     if model is None:
         results.append(Result("kernels", "layoutsim.ptx", "model", status="skip",
-                              note="layoutsim.ptx is not in this checkout: buffers compared with the recorded run only"))
+                              note="the model comparison is off: buffers compared with the recorded run only"))
     rows = _ncu(backend, directory, manifest, runs, use_ncu, results, committed, model_waves)
     if record:
         out = Path(record) / "kernels"

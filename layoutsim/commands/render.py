@@ -195,11 +195,8 @@ def _same_op(access, inst):
 
 def _phase_lanes(inst, arch, k, access):
     """Lanes of phase k of the access op, from the bank model (natural, conflict-free addresses)."""
-    try:
-        from ..banks.model import analyze
-        from ..banks.ops import parse
-    except ImportError:
-        raise LayoutsimError("--phase needs the bank model (layoutsim.banks), which is not installed") from None
+    from ..banks.model import analyze
+    from ..banks.ops import parse
     if access is None:
         access = inst.aliases[0] if inst.family in ("ldmatrix", "stmatrix") and inst.aliases else (
             "ds_read_b32" if inst.vendor == "amd" else "ld.shared.b32")

@@ -268,15 +268,10 @@ def _out(r, t, ftz):
 
 
 def sfu_model(name):
-    """A function raw bits -> raw bits from layoutsim.numerics.sfu for this PTX instruction,
-    or None. The module is another engineer's (measured MUFU behaviour); its entry point is
-    `sfu.model(ptx_name)` returning such a function or None."""
-    try:
-        from ..numerics import sfu
-    except ImportError:
-        return None
-    get = getattr(sfu, "model", None)
-    return get(name) if get is not None else None
+    """A function raw bits -> raw bits for this PTX instruction from layoutsim.numerics.sfu (the
+    MUFU behaviour measured on the H200), or None where nothing was measured."""
+    from ..numerics import sfu
+    return sfu.model(name)
 
 
 OPS = {"rcp": _rcp, "sqrt": _sqrt, "rsqrt": approx, "sin": approx, "cos": approx, "lg2": approx,
