@@ -24,7 +24,9 @@ class Format:
     specials: str = "ieee"   # floats: "ieee" (all-ones exponent = Inf/NaN) or "fn" (e4m3: no Inf,
     #                          NaN = S.1111.111, every other all-ones exponent is a normal number),
     #                          or "fnuz" (AMD CDNA3 fp8/bf8: bias one more than IEEE, no Inf, no
-    #                          -0: 0x80 is the only NaN, every all-ones exponent is a number)
+    #                          -0: 0x80 is the only NaN, every all-ones exponent is a number), or
+    #                          "finite" (OCP MX FP6/FP4, OCP Microscaling Formats v1.0 5.3: no Inf,
+    #                          no NaN, every bit pattern is a number)
 
     @property
     def bias(self):
@@ -39,6 +41,12 @@ class Format:
     def emax(self):
         """Exponent of the largest finite number."""
         return self.bias if self.specials == "ieee" else (1 << self.ebits) - 1 - self.bias
+
+    @property
+    def max_finite(self):
+        """The largest finite value (e4m3: 448, its all-ones fraction being NaN)."""
+        top_frac = self.mbits - (1 if self.specials == "fn" else 0)
+        return 2.0 ** self.emax * (2 - 2.0 ** -top_frac)
 
     @property
     def shift(self):
@@ -63,8 +71,8 @@ FORMATS = {f.name: f for f in (
     # float8_e4m3fnuz / float8_e5m2fnuz) and the CDNA4 fp6/fp4 MFMA operands (catalog formats
     # only: layoutsim.mma has no model for them)
     Format("e4m3fnuz", 8, "float", 4, 3, "fnuz"), Format("e5m2fnuz", 8, "float", 5, 2, "fnuz"),
-    Format("e2m3", 6, "float", 2, 3, "fn"), Format("e3m2", 6, "float", 3, 2, "fn"),
-    Format("e2m1", 4, "float", 2, 1, "fn"),
+    Format("e2m3", 6, "float", 2, 3, "finite"), Format("e3m2", 6, "float", 3, 2, "finite"),
+    Format("e2m1", 4, "float", 2, 1, "finite"),
     Format("s32", 32, "int"), Format("s8", 8, "int"), Format("u8", 8, "uint"),
     Format("s4", 4, "int"), Format("u4", 4, "uint"),
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
@@ -227,6 +235,8 @@ def classify(name, raw):
         return np.where((sign == 1) & (e == 0) & (m == 0), 2, 0).astype(np.int8)
     if f.specials == "fn":
         return np.where((e == top) & (m == (1 << f.mbits) - 1), 2, 0).astype(np.int8)
+    if f.specials == "finite":
+        return np.zeros(np.shape(e), np.int8)
     return np.where(e == top, np.where(m != 0, 2, 1), 0).astype(np.int8)
 
 
@@ -357,10 +367,13 @@ def encode(name, values, mode="rn"):
         zero = (R == 0) & ~bad
         return pack(f, np.where(bad, 1, np.where(zero, 0, sign)), np.where(bad | zero, 0, exp_field),
                     np.where(bad | zero, 0, frac))
-    if f.specials == "fn":
-        over = over | ((exp_field == top) & (frac == (1 << f.mbits) - 1))
-    exp_field = np.where(R == 0, 0, exp_field)
-    if f.specials == "fn":       # e4m3: no Inf; overflow and NaN give NaN
+    if f.specials == "finite":   # FP6/FP4: out of range saturates (as ml_dtypes and NVIDIA's
+        if nan.any():            # cvt .satfinite to e2m1/e2m3/e3m2 do); there is no NaN to give
+            raise LayoutsimError(f"{f.name} has no NaN (OCP MX FP6/FP4): NaN cannot be encoded")
+        bad = over | inf
+        return pack(f, sign, np.where(bad, top, exp_field), np.where(bad, (1 << f.mbits) - 1, frac))
+    if f.specials == "fn":       # e4m3: no Inf; overflow and NaN give NaN (a value that rounds
+        #                          to S.1111.111 already has the NaN pattern)
         bad = over | inf | nan
         exp_field = np.where(bad, top, exp_field)
         frac = np.where(bad, (1 << f.mbits) - 1, frac)

@@ -210,9 +210,7 @@ def _to_float(v, fmt, mode, ftz, sat, relu, satfinite):
         v = np.where(np.isnan(v), v, np.maximum(v, 0.0))
     if satfinite and fmt != "f64":
         from ..formats import get_format
-        fm = get_format(fmt)
-        mx = float(2.0 ** fm.emax * (2 - 2.0 ** -fm.mbits)) if fm.specials == "ieee" else \
-            float(2.0 ** fm.emax * (2 - 2.0 ** -(fm.mbits - 1)))
+        mx = get_format(fmt).max_finite
         v = np.where(np.isnan(v), v, np.clip(v, -mx, mx))
     if fmt == "f64":
         v = np.where(np.isnan(v), v, np.clip(v, 0.0, 1.0)) if sat else v

@@ -1,14 +1,11 @@
 """Catalog facts beside the maps, with values: every entry builds, shapes as the names say, the
 f64 mma fragments from the PTX ISA, arch and wave errors, summaries, notes, and the FragmentMap's
-own checks. (Written against the survivors of tools/mutation.py; docs/dev/mutation.md.)"""
-import dataclasses
+own checks are in test_fragment_map.py. (Written against the survivors of tools/mutation.py; docs/dev/mutation.md.)"""
 import re
 
-import numpy as np
 import pytest
 
 import layoutsim
-from layoutsim.fragment import FragmentMap
 from layoutsim.isa.registry import listing, lookup
 
 
@@ -105,66 +102,35 @@ def test_amd_notes():
     assert not any("NEG" in n for n in layoutsim.get("v_wmma_f32_16x16x16_f16", arch="gfx1201").notes)
 
 
-# ---- FragmentMap's own checks and conveniences ---------------------------------------------
-def _table(rows, cols, regs, slots):
-    """A simple bijective table: lane l, element i -> row l % rows, col (l // rows)*n + i."""
-    n = regs * slots
-    t = np.zeros((32, regs, slots, 3), np.int16)
-    for lane in range(32):
-        for i in range(n):
-            t[lane, i // slots, i % slots] = (0, lane % rows, (lane // rows) * n + i)
-    return t
+def test_nvcuda_wmma_registers_are_32_bits_except_f64():
+    # PTX ISA 9.7.13 (wmma): fragments are .b32 registers (.f16x2/.bf16x2 packed, .f32, .s32),
+    # and .f64 registers for the f64 shapes
+    seen = set()
+    for e in listing(family="wmma.load"):
+        frag = next(iter(e.instruction().operands.values())).fragment
+        want = 64 if ".f64" in e.name else 32
+        assert frag.reg_bits == want, e.name
+        seen.add(want)
+    assert seen == {32, 64}
 
 
-def test_default_register_names_and_immutability():
-    frag = FragmentMap(table=_table(8, 16, 2, 2), shape=(1, 8, 16), elem_bits=16)
-    assert frag.names == ("r0.0", "r0.1", "r1.0", "r1.1")
-    assert frag.replication == 1
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        frag.elem_bits = 8
-    with pytest.raises(ValueError):
-        frag.table[0, 0, 0, 0] = 1                   # read-only
-    with pytest.raises(ValueError):
-        frag.holders[0, 0, 0, 0, 0] = 1
+def test_moves_refuse_an_operand_of_another_register_count():
+    from layoutsim.isa import moves
+    b = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("B").fragment      # 2 registers
+    assert moves.origins(b, layoutsim.get("ldmatrix.x4")) is None
+    assert moves.origins(b, layoutsim.get("ldmatrix.x2.trans")) == [(0, 0), (8, 0)]
+    f64 = layoutsim.get("mma.m8n8k4.f64.f64.f64.f64").operand("A").fragment       # 64-bit elements
+    assert moves.origins(f64, layoutsim.get("ldmatrix.x1")) is None
 
 
-def test_fragment_checks():
-    five = np.zeros((32, 1, 1, 3, 3), np.int16)                          # 5 dimensions, last two 3
-    for bad in (_table(8, 16, 2, 2)[None], _table(8, 16, 2, 2)[0], five):  # 5 and 3 dimensions
-        with pytest.raises(AssertionError, match="expected \\[lanes, regs, slots, 3\\]"):
-            FragmentMap(table=bad, shape=(1, 8, 16), elem_bits=16)
-    with pytest.raises(AssertionError, match="not a bijection"):               # nothing held
-        FragmentMap(table=np.full((32, 2, 2, 3), -1, np.int16), shape=(1, 8, 16), elem_bits=16)
-    with pytest.raises(AssertionError, match="^2 slots of 32 bits exceed a 32-bit register$"):
-        FragmentMap(table=_table(8, 16, 2, 2), shape=(1, 8, 16), elem_bits=32)
-    t = _table(8, 16, 2, 2)
-    t[:, 0, 0] = -1                                   # element (0, 0) and others unheld
-    with pytest.raises(AssertionError, match="not a bijection"):
-        FragmentMap(table=t, shape=(1, 8, 16), elem_bits=16)
-
-
-def test_who_holds_bounds_and_messages():
-    one = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("C").fragment
-    with pytest.raises(layoutsim.LayoutsimError) as e:
-        one.who_holds(0, 0, -1)
-    assert "matrix" not in str(e.value).split("outside")[0]
-    four = layoutsim.get("ldmatrix.x4").operand("R").fragment
-    for bad in ((0, 0, -1), (0, 0, 4), (8, 0, 0), (0, -1, 0)):
-        with pytest.raises(layoutsim.LayoutsimError, match="outside"):
-            four.who_holds(*bad)
-    with pytest.raises(layoutsim.LayoutsimError, match="matrix 4 "):
-        four.who_holds(0, 0, 4)
-
-
-def test_several_matrices_of_any_row_count_and_bit_ranges():
-    # three 3x4 matrices (not a power of two: the inverse must index m*rows + r, not m*rows | r)
-    t = np.zeros((36, 1, 1, 3), np.int16)
-    for lane in range(36):
-        t[lane, 0, 0] = (lane // 12, (lane % 12) // 4, lane % 4)
-    frag = FragmentMap(table=t, shape=(3, 3, 4), elem_bits=32)
-    assert [frag.who_holds(r, c, m) for m, r, c in ((1, 1, 0), (2, 2, 3), (1, 0, 3))] == [
-        [(16, 0, 0)], [(35, 0, 0)], [(15, 0, 0)]]
-    a = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("A").fragment
-    assert [a.bit_range(s) for s in (0, 1)] == [(0, 15), (16, 31)]
-    i4 = layoutsim.get("mma.m16n8k64.s32.s4.s4.s32").operand("A").fragment
-    assert [i4.bit_range(s) for s in (0, 1, 7)] == [(0, 3), (4, 7), (28, 31)]
+def test_notes_name_only_operands_the_instruction_has():
+    # the wave64 SWMMAC note speaks of IDX; no plain WMMA (v_wmma_i32_16x16x32_iu4 on gfx12
+    # included) has an IDX operand
+    for e in listing():
+        if e.vendor != "amd":
+            continue
+        inst = e.instruction()
+        if any("IDX" in n for n in inst.notes):
+            assert "IDX" in inst.operands, e.name
+    iu4 = layoutsim.get("v_wmma_i32_16x16x32_iu4", arch="gfx1201", wave=64)
+    assert not any("IDX" in n for n in iu4.notes)

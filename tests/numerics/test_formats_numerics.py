@@ -94,3 +94,69 @@ def test_integer_ranges_and_raw_formats():
     with pytest.raises(LayoutsimError) as e:                   # raw formats have no value dtype
         F.as_raw("b16", np.zeros(2))
     assert str(e.value) == "operand (b16) has dtype float64; give uint16 raw bits"
+
+
+# OCP Microscaling Formats v1.0, 5.3.2/5.3.3: FP6 (E2M3, E3M2) and FP4 (E2M1) have no Inf and no
+# NaN: every bit pattern is a number (max 7.5, 28, 6). Checked exhaustively against ml_dtypes'
+# float6_e2m3fn / float6_e3m2fn / float4_e2m1fn.
+@pytest.mark.parametrize("name,vd,top", [("e2m3", ml_dtypes.float6_e2m3fn, 7.5),
+                                         ("e3m2", ml_dtypes.float6_e3m2fn, 28.0),
+                                         ("e2m1", ml_dtypes.float4_e2m1fn, 6.0)])
+def test_mx_fp6_fp4_have_no_specials(name, vd, top):
+    raw = np.arange(1 << F.bits(name), dtype=np.uint8)
+    val = F.decode(name, raw)
+    assert np.array_equal(val, raw.view(vd).astype(np.float64))
+    assert not np.isnan(val).any() and val.max() == top == F.get_format(name).max_finite
+    assert np.array_equal(F.encode(name, val), raw)
+    # out of range saturates to the largest magnitude, as ml_dtypes does
+    big = np.array([top * 4, np.inf, -np.inf, -top * 1.01])
+    assert np.array_equal(F.encode(name, big), big.astype(vd).view(np.uint8))
+    with pytest.raises(LayoutsimError, match=f"^{name} has no NaN"):
+        F.encode(name, np.array([np.nan]))
+
+
+def test_largest_finite_values():
+    # IEEE 754 binary16 65504, bfloat16 and binary32 (2 - 2^-7) 2^127 and (2 - 2^-23) 2^127, OCP
+    # E4M3 448 and E5M2 57344, AMD CDNA3 FNUZ fp8 240 and bf8 57344 (ml_dtypes' finfo agrees)
+    want = {"f16": 65504.0, "bf16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max),
+            "f32": float(np.finfo(np.float32).max), "e4m3": 448.0, "e5m2": 57344.0,
+            "e4m3fnuz": 240.0, "e5m2fnuz": 57344.0}
+    assert {n: F.get_format(n).max_finite for n in want} == want
+
+
+def test_fnuz_has_no_negative_zero():
+    # AMD CDNA3 FNUZ: 0x80 is the NaN, so -0 and negative values that round to zero encode as +0
+    got = F.encode("e4m3fnuz", np.array([-0.0, -1e-30, 0.0, np.nan, -1e9]))
+    assert [int(x) for x in got] == [0x00, 0x00, 0x00, 0x80, 0x80]
+
+
+def test_decode_reads_integers_as_signed_values():
+    assert list(F.decode("s8", np.array([0xFF, 0x80, 0x7F], np.uint8))) == [-1, -128, 127]
+    assert list(F.decode("s32", np.array([0xFFFFFFFF], np.uint32))) == [-1]
+    assert list(F.decode("u8", np.array([0xFF], np.uint8))) == [255]
+    assert list(F.decode("b16", np.array([0xFFFF], np.uint16))) == [0xFFFF]
+
+
+def test_encode_exact_refuses_what_would_round():
+    assert list(F.encode_exact("f16", np.array([1.5, -0.25]))) == [0x3E00, 0xB400]
+    with pytest.raises(LayoutsimError, match="^value not exact in f16$"):
+        F.encode_exact("f16", np.array([0.1]))
+    with pytest.raises(LayoutsimError, match="^value not exact in bf16$"):
+        F.encode_exact("bf16", np.array([1 + 2.0 ** -8]))
+
+
+def test_positive_normals_are_consecutive_and_bounded():
+    assert [int(x) for x in F.positive_normals("e4m3", 3)] == [0x08, 0x09, 0x0A]
+    assert len(F.positive_normals("e5m2", 30 * 4)) == 120          # exponent fields 1..30
+    with pytest.raises(LayoutsimError, match="^e5m2 has 120 positive normal numbers, not 121$"):
+        F.positive_normals("e5m2", 121)
+
+
+def test_show_and_dtype_format():
+    assert F.show("f16", 0x3C00) == "0x3c00 (1.0)"
+    assert F.show("e4m3", 0x7F) == "0x7f (nan)"
+    assert F.show("f32", 0x62800000) == "0x62800000 (1.18059162e+21)"   # 2^70: too long as x.0
+    assert F.show("f32", 0x7F800000) == "0x7f800000 (inf)"
+    assert F.show("s8", 0xFF) == "0xff (-1)"
+    assert [F.dtype_format(d) for d in (np.float16, np.int32, np.uint32, np.uint16, np.int8)] == [
+        "f16", "s32", "b32", "b16", "s8"]

@@ -32,8 +32,8 @@ class Fmt:
             v = max(math.floor(s * 2.0 ** e / step) * step, step)
         else:
             v = s * 2.0 ** e
-            if e == self.emax and self.f.specials == "fn":
-                v = min(v, 448.0)
+            if e == self.emax:
+                v = min(v, self.f.max_finite)
         if sign is None:
             sign = rng.integers(0, 2)
         return -v if sign else v
@@ -45,8 +45,7 @@ class Fmt:
         v = self.sig(rng, shape) * np.exp2(e)
         step = 2.0 ** self.sub_min
         v = np.where(e < self.emin, np.maximum(np.floor(v / step), 1) * step, v)
-        if self.f.specials == "fn":
-            v = np.minimum(v, 448.0)
+        v = np.minimum(v, self.f.max_finite)
         return np.where(rng.integers(0, 2, shape) == 1, -v, v)
 
 
