@@ -380,10 +380,11 @@ class Tile:
 
 def _fragment(name):
     from ..isa.registry import get
-    if ":" not in str(name):
-        raise LayoutsimError(f"fragment {name!r}: write INSTRUCTION:OPERAND, e.g. "
+    if not isinstance(name, str) or ":" not in name:
+        given = repr(name) if isinstance(name, str) else f"a {type(name).__name__}"
+        raise LayoutsimError(f"fragment {given}: write INSTRUCTION:OPERAND, e.g. "
                              f"mma.m16n8k16.f32.f16.f16.f32:A")
-    inst, operand = str(name).rsplit(":", 1)
+    inst, operand = name.rsplit(":", 1)
     ins = get(inst.strip())
     return ins, ins.operand(operand.strip())
 

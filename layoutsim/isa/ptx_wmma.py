@@ -44,7 +44,7 @@ def _build(e, env):
         table = np.concatenate([np.zeros((lanes, n, 1), np.int16), t], axis=2)
         table = table.reshape(lanes, n // slots, slots, 3)
         frag = FragmentMap(table=table, shape=(1, e["rows"], e["cols"]), elem_bits=e["elem_bits"],
-                           reg_bits=e.get("reg_bits", 32), names=tuple(f"x{i}" for i in range(n)))
+                           reg_bits=e["reg_bits"], names=tuple(f"x{i}" for i in range(n)))
         m, nn, k = e["shape"]
         notes = ("layout measured on the GPU: NVIDIA does not document nvcuda::wmma fragments",
                  f"fragment<{e['use']}, {m}, {nn}, {k}, {e['fmt']}, {e['layout']}>: element x[i] is in "

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import layoutsim
 from layoutsim import banks
 from layoutsim.banks import Expr, Swizzle, Tile, XorSwizzle
 from layoutsim.banks.address import fill_count, parse_swizzle, parse_variables
@@ -102,6 +103,11 @@ def test_matrix_origins_from_the_catalog():
         banks.matrix_origins("ldmatrix.x2", B)
     with pytest.raises(LayoutsimError, match="use ldmatrix.x4"):
         banks.matrix_origins("ldmatrix.x2", A)
+    # a FragmentMap object instead of its name: one line naming what to write, not its repr
+    frag = layoutsim.get("mma.m16n8k16.f32.f16.f16.f32").operand("B").fragment
+    with pytest.raises(LayoutsimError, match="^fragment a FragmentMap: write INSTRUCTION:OPERAND, e.g. "
+                       "mma.m16n8k16.f32.f16.f16.f32:A$"):
+        banks.matrix_origins("ldmatrix.x4", frag)
     with pytest.raises(LayoutsimError, match="32-bit"):
         banks.matrix_origins("ldmatrix.x4", "mma.m16n8k8.f32.tf32.tf32.f32:A")
 

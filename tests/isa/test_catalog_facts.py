@@ -134,3 +134,31 @@ def test_notes_name_only_operands_the_instruction_has():
             assert "IDX" in inst.operands, e.name
     iu4 = layoutsim.get("v_wmma_i32_16x16x32_iu4", arch="gfx1201", wave=64)
     assert not any("IDX" in n for n in iu4.notes)
+
+
+def test_amd_register_names():
+    # 64-bit operands sit in VGPR pairs; the gfx950 fp6 operand is one 192-bit (6-VGPR) register
+    # of 6-bit slots (AMD Instinct CDNA4 ISA reference guide, MFMA operand sizes)
+    d = layoutsim.get("v_mfma_f64_16x16x4_f64", arch="gfx942").operand("D").fragment
+    assert d.names[:2] == ("v[0:1]", "v[2:3]")
+    a = layoutsim.get("v_mfma_f32_16x16x128_f8f6f4 cbsz:2", arch="gfx950").operand("A").fragment
+    assert a.names[:2] == ("v[0:5][5:0]", "v[0:5][11:6]")
+    with pytest.raises(layoutsim.LayoutsimError) as e:
+        layoutsim.get("v_mfma_f32_4x4x4_16b_f16 cbsz:1 abid:2")
+    assert str(e.value) == ("v_mfma_f32_4x4x4_16b_f16: abid:2 out of range; with cbsz:1 abid is 0-1")
+
+
+def test_wgmma_needs_the_arch_specific_target():
+    # PTX ISA 9.7.15: wgmma.mma_async requires sm_90a
+    entries = listing(family="wgmma")
+    assert entries and all(e.arch_specific and e.instruction().arch_specific for e in entries)
+    assert not any(e.arch_specific for e in listing(family="mma"))
+
+
+def test_gfx12_wave64_lane_notes_name_the_right_operands():
+    def notes(name):
+        return layoutsim.get(name, arch="gfx1201", wave=64).notes
+    assert "wave64: A and IDX use lanes 0-31 only; B uses all 64 lanes." in notes("v_swmmac_i32_16x16x32_iu4")
+    assert not any("lanes 0-31 only" in n for n in notes("v_swmmac_f32_16x16x32_f16"))
+    assert "wave64: A and B fit one VGPR of lanes 0-31; lanes 32-63 are ignored (-1 here)." in notes(
+        "v_wmma_i32_16x16x16_iu4")

@@ -141,3 +141,49 @@ def test_profiles_command(capsys):
     from layoutsim import LayoutsimError
     with pytest.raises(LayoutsimError, match="^unknown arch 'sm_99'"):   # the __main__ wrapper prints it, exit 2
         main(["sm_99"])
+
+
+def test_amd_plans_describe_the_characterised_arithmetic():
+    # gfx12: rocjitsu gfx12_dot.h (steps of four products, pairs first, alignment by the floor,
+    # C with two more bits; the NaN payloads of AMD's captures); gfx11: the sign-frame DOT2 steps
+    assert _describe("v_wmma_f32_16x16x16_f16", "gfx1201")[-2:] == [
+        "  blocks of 4 products; 24 bits kept below the largest exponent (floor -128); result rne to 23 "
+        "fraction bits",
+        "  products aligned and summed in groups of 2 first; alignment by floor; C keeps 2 more bits; "
+        "factor NaN 0xffc00a3d, invalid NaN 0xffc00000, a NaN C comes back quieted"]
+    assert _describe("v_wmma_f16_16x16x16_f16", "gfx1201")[-2].endswith("(floor -16); result rne to 10 fraction bits")
+    assert _describe("v_wmma_bf16_16x16x16_bf16", "gfx1201")[-2].endswith(
+        "(floor -128); result rne32_truncate to 7 fraction bits")
+    assert _describe("v_swmmac_f32_16x16x32_f16", "gfx1201")[0] == (
+        "  A 2:4 sparse: computed as the dense instruction on the logical (expanded) A, blocks over "
+        "logical k (an assumption, like the rest of the AMD arithmetic)")
+    assert not any("sparse" in line for line in _describe("v_wmma_f32_16x16x16_f16", "gfx1201"))
+    assert _describe("v_wmma_f32_16x16x16_f16", "gfx1100")[-1] == (
+        "  each step in C's sign frame: a term of the other sign counts -magnitude - 1; C keeps 2 more bits")
+
+
+def test_plans_name_the_parameters_they_use():
+    from layoutsim.numerics.api import resolve
+    from layoutsim.numerics.plan import make_plan
+
+    def uses(name, arch):
+        return make_plan(*resolve(name, arch)).uses
+    f32 = uses("v_wmma_f32_16x16x16_f16", "gfx1201")
+    assert {"fp32_rounding", "emax_floor_f32", "nan_f32", "group_16bit", "alignment"} <= set(f32)
+    assert not {"emax_floor_f16", "fp16_rounding", "group_fp8"} & set(f32)
+    bf16 = uses("v_wmma_bf16_16x16x16_bf16", "gfx1201")
+    assert bf16[:2] == ("bf16_rounding", "emax_floor_bf16")
+    assert "group_fp8" in uses("v_wmma_f32_16x16x16_fp8_fp8", "gfx1201")
+    hopper = uses("mma.m16n8k16.f32.f16.f16.f32", "sm_90")       # no groups, truncation, no C bits
+    assert "emax_floor_f32" in hopper and not {"alignment", "group_16bit", "c_extra_bits"} & set(hopper)
+
+
+def test_profiles_are_immutable_and_the_table_lists_every_arch(capsys):
+    import dataclasses
+    from layoutsim.numerics.profiles import main, profile_for
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        profile_for("sm_90").block_16bit = 8
+    assert main(["gfx942", "sm_90", "--table"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("gfx942  (MFMA: f32 fma, xf32 two_stage/4, f16 two_stage/8") and lines[1].endswith("MMA-Sim")
+    assert lines[2].split()[0] == "sm_90" and len(lines) == 3

@@ -217,3 +217,17 @@ def test_unknown_register_lists_at_most_twelve_defined():
     with pytest.raises(layoutsim.LayoutsimError) as e:
         w.st_shared(0, "zz")
     assert str(e.value).endswith("defined: " + ", ".join(f"q{i}" for i in range(12)) + ", ...")
+
+
+def test_set_fragment_reads_a_3d_array_as_groups_or_as_matrices():
+    # [groups, rows, cols] for a one-matrix operand (two warps, each its own C), [matrices, rows,
+    # cols] for a several-matrix operand (ldmatrix.x4's four 8x8 blocks, every warp the same)
+    from layoutsim.sim import Machine
+    m = Machine("sm_90", warps=2)
+    c = np.arange(2 * 16 * 8, dtype=np.uint32).reshape(2, 16, 8)
+    m.set_fragment(MMA, "C", "c", c)
+    assert np.array_equal(m.fragment(MMA, "C", "c"), c[:, None])
+    r = np.arange(4 * 8 * 8, dtype=np.uint16).reshape(4, 8, 8)
+    m.set_fragment("ldmatrix.x4", "R", "r", r)
+    got = m.fragment("ldmatrix.x4", "R", "r")
+    assert got.shape == (2, 4, 8, 8) and (got == r).all()
