@@ -42,6 +42,8 @@ def test_tf32_lives_in_the_top_19_bits():
 
 def test_dtypes():
     assert F.raw_dtype("s4") == np.uint8 and F.value_dtype("s4") == np.int8
+    assert [F.bits(n) for n in ("b8", "b16", "b32")] == [8, 16, 32]
+    assert [F.raw_dtype(n) for n in ("b8", "b16", "b32")] == [np.uint8, np.uint16, np.uint32]
     assert F.raw_dtype("f64") == np.uint64 and F.value_dtype("tf32") == np.float32
     assert F.value_dtype("bf16") == np.dtype(ml_dtypes.bfloat16)
 
@@ -147,7 +149,8 @@ def test_encode_exact_refuses_what_would_round():
 
 def test_positive_normals_are_consecutive_and_bounded():
     assert [int(x) for x in F.positive_normals("e4m3", 3)] == [0x08, 0x09, 0x0A]
-    assert len(F.positive_normals("e5m2", 30 * 4)) == 120          # exponent fields 1..30
+    normals = F.positive_normals("e5m2", 30 * 4)                    # exponent fields 1..30
+    assert len(normals) == 120 and int(normals[8]) == 0x0C and int(normals[-1]) == 0x7B   # 57344
     with pytest.raises(LayoutsimError, match="^e5m2 has 120 positive normal numbers, not 121$"):
         F.positive_normals("e5m2", 121)
 
