@@ -53,7 +53,7 @@ GROUPS = {
     # the scalar kernel last: each of its mutants recompiles the kernel (numba, ~20 s); the test
     # that every compiled path gives the same bits first (it kills most of them in 20 s)
     "kernel": (["layoutsim/numerics/kernel.py", "layoutsim/numerics/general.py"],
-               "tests/numerics/test_kernel_paths.py tests/numerics/test_published.py "
+               "tests/numerics/test_kernel_paths.py tests/numerics/test_amd_captures.py tests/numerics/test_published.py "
                "tests/numerics/test_corpus_replay.py tests/numerics/test_independent_reference.py", 400, 20),
 }
 

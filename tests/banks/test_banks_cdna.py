@@ -99,3 +99,12 @@ def test_cli_expressions_and_masks_are_wave64(capsys):
     rc, _, err = _banks(["--arch", "gfx950", "--op", "ds_read_b32", "--tile", "64x64", "--dtype", "f32",
                          "--block", "0,0"], capsys)
     assert rc == 2 and "AMD LDS op" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cdna_sub_word_accesses_follow_the_b32_rule():
+    # 1- and 2-byte LDS reads: no AMD document gives their phases; the table assumes b32's and
+    # the report says so (source "assumed like b32")
+    for arch, phases in (("gfx942", 2), ("gfx950", 1)):
+        for op, stride in (("ds_read_u8", 1), ("ds_read_u16", 2)):
+            r = analyze(op, f"lane*{stride}", arch=arch)
+            assert len(r.phases) == phases and r.source.startswith("assumed like b32"), (arch, op)

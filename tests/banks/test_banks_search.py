@@ -75,3 +75,12 @@ def test_sass_spellings_as_cuobjdump_prints_them():
         "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans", "stmatrix.x1"]
     assert [banks.parse_op(n).sass for n in ("ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4.trans")] == [
         "LDSM.16.M88", "LDSM.16.M88.2", "LDSM.16.MT88.4"]
+
+
+def test_candidate_paddings_stop_at_the_shared_memory_limit():
+    # 8 rows of 64 halfs padded by p: the last element ends at (7 * (64 + p) + 64) * 2 bytes;
+    # p = 8 ends at 1136, p = 16 at 1248: a limit of 1136 keeps 0 and 8
+    from layoutsim.banks.search import candidate_tiles
+    pads = [t.pad for t in candidate_tiles(8, 64, "f16", 16, max_pad_bytes=64, limit=1136)
+            if getattr(t, "swizzle", None) is None and t.pad is not None]
+    assert sorted(set(pads)) == [0, 8]

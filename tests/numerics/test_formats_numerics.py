@@ -7,7 +7,8 @@ from layoutsim import LayoutsimError
 from layoutsim import formats as F
 
 SMALL = [("f16", np.float16), ("bf16", ml_dtypes.bfloat16), ("e4m3", ml_dtypes.float8_e4m3fn),
-         ("e5m2", ml_dtypes.float8_e5m2)]
+         ("e5m2", ml_dtypes.float8_e5m2), ("e4m3fnuz", ml_dtypes.float8_e4m3fnuz),
+         ("e5m2fnuz", ml_dtypes.float8_e5m2fnuz)]
 
 
 @pytest.mark.parametrize("name,vd", SMALL)
@@ -163,3 +164,10 @@ def test_show_and_dtype_format():
     assert F.show("s8", 0xFF) == "0xff (-1)"
     assert [F.dtype_format(d) for d in (np.float16, np.int32, np.uint32, np.uint16, np.int8)] == [
         "f16", "s32", "b32", "b16", "s8"]
+
+
+def test_exact_integer_ranges():
+    # every integer 1..N exact: 2^(fraction bits + 1) for floats, the largest value for integers
+    got = {n: F.get_format(n).exact_int_max for n in ("f16", "bf16", "f32", "e4m3", "s8", "s32", "u8", "s4", "u4")}
+    assert got == {"f16": 2048, "bf16": 256, "f32": 1 << 24, "e4m3": 16, "s8": 127, "s32": (1 << 31) - 1,
+                   "u8": 255, "s4": 7, "u4": 15}

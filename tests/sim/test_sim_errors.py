@@ -231,3 +231,11 @@ def test_set_fragment_reads_a_3d_array_as_groups_or_as_matrices():
     m.set_fragment("ldmatrix.x4", "R", "r", r)
     got = m.fragment("ldmatrix.x4", "R", "r")
     assert got.shape == (2, 4, 8, 8) and (got == r).all()
+
+
+def test_smem_read_of_nothing_and_of_negative_shapes():
+    w = Warp("sm_90")
+    assert w.smem_read(0, "uint32", 0).shape == (0,)
+    assert w.smem_read(0, "uint16", (2, 0)).shape == (2, 0)
+    with pytest.raises(LayoutsimError, match="smem_read: shape dimension"):
+        w.smem_read(0, "uint32", -1)

@@ -156,7 +156,7 @@ def test_seed3_padding_report():
     x = rng.integers(-128, 128, 64).astype(np.int8)
     p = seeds.gemv_w8a8(W, x, layout="x_in_A", mma=exact_mma).result["padding"]
     assert p["A_rows_used"] == 1 and p["A_rows"] == 16 and p["A_padding"] == 15 / 16
-    assert p["useful_mac_fraction"] == 1 / 16 and p["mma_count"] == 2 * 2
+    assert p["useful_mac_fraction"] == 1 / 16 and p["mma_count"] == 2 * 2 and p["D_useful"] == "8 of 128"
     assert p["issued_macs"] == 16 * p["useful_macs"]
     q = seeds.gemv_w8a8(W, x, layout="w_in_A", mma=exact_mma).result["padding"]
     assert q["B_padding"] == 7 / 8 and q["useful_mac_fraction"] == 1 / 8 and q["mma_count"] == 2
