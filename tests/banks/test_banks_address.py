@@ -150,3 +150,12 @@ def test_a_fragment_name_with_two_colons_is_one_clear_error():
     from layoutsim.banks.address import Tile, fragment_offsets
     with pytest.raises(LayoutsimError, match="^unknown instruction 'a:mma.m16n8k16.f32.f16.f16.f32'"):
         fragment_offsets(Tile(64, 64, "f16"), "ldmatrix.x4", "a:mma.m16n8k16.f32.f16.f16.f32:A")
+
+
+def test_xor_swizzle_bits_reach_bit_40():
+    # bits 0..40 (a shared-memory offset never needs more; bounding keeps 1 << bit in int64)
+    assert XorSwizzle(((40, 0), (39, 1))).pairs == ((40, 0), (39, 1))
+    assert XorSwizzle(((3, 40),)).pairs == ((3, 40),)
+    for bad in (((41, 0),), ((0, 41),), ((-1, 0),)):
+        with pytest.raises(LayoutsimError, match="XOR swizzle bit"):
+            XorSwizzle(bad)
