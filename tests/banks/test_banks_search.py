@@ -84,3 +84,19 @@ def test_candidate_paddings_stop_at_the_shared_memory_limit():
     pads = [t.pad for t in candidate_tiles(8, 64, "f16", 16, max_pad_bytes=64, limit=1136)
             if getattr(t, "swizzle", None) is None and t.pad is not None]
     assert sorted(set(pads)) == [0, 8]
+
+
+def test_search_reports_its_weights_and_time():
+    from layoutsim.banks.search import search
+    r = search(16, 64, "f16", read_weight=3, write_weight=2)
+    doc = r.to_json(top=1)
+    assert doc["weights"] == {"read": 3, "write": 2}
+    assert 0 <= r.seconds < 600 and f"ranked in {r.seconds:.2f} s" in r.format()
+
+
+def test_sass_spellings_give_the_access_width():
+    from layoutsim.banks.ops import parse
+    got = {s: parse(s).width for s in ("LDS.U8", "LDS.S8", "LDS.U16", "LDS.S16", "LDS", "LDS.64", "LDS.128",
+                                        "STS.16")}
+    assert got == {"LDS.U8": 1, "LDS.S8": 1, "LDS.U16": 2, "LDS.S16": 2, "LDS": 4, "LDS.64": 8,
+                   "LDS.128": 16, "STS.16": 2}
