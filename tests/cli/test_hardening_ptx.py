@@ -181,12 +181,18 @@ def test_any_damaged_archive_is_one_error(tmp_path_factory, flips, cut):
         raw = raw[:cut % len(raw)]
     path = tmp_path_factory.mktemp("z") / "d.npz"
     path.write_bytes(bytes(raw))
+    arrays = _read_or_refuse(lambda: read_npz(path, "dump", max_bytes=1 << 20))
+    if arrays is not None:
+        assert set(arrays) <= {"manifest", "a", "b"}
+
+
+def _read_or_refuse(read):
+    """What read() returns, or None when it refuses the file with a one-line LayoutsimError."""
     try:
-        arrays = read_npz(path, "dump", max_bytes=1 << 20)
+        return read()
     except LayoutsimError as e:
         assert "\n" not in str(e)
-    else:
-        assert set(arrays) <= {"manifest", "a", "b"}
+        return None
 
 
 HEADER_SHAPES = st.lists(st.integers(0, 1 << 62), max_size=4).map(tuple)
@@ -202,11 +208,8 @@ def test_any_npy_header_is_checked_before_its_data(tmp_path_factory, shape, desc
     with open(path, "wb") as f:
         npformat.write_array_header_1_0(f, {"descr": descr, "fortran_order": False, "shape": shape})
         f.write(bytes(held))
-    try:
-        a = read_npy(path, "array", max_bytes=1 << 16)
-    except LayoutsimError as e:
-        assert "\n" not in str(e)
-    else:
+    a = _read_or_refuse(lambda: read_npy(path, "array", max_bytes=1 << 16))
+    if a is not None:
         assert a.nbytes == held and a.shape == shape and not a.dtype.hasobject
 
 
