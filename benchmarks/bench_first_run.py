@@ -17,7 +17,9 @@ Cases:
   banks serial       first wavefronts_batch(engine="numba") of 4 accesses (ld.shared.v4.b32)
   banks parallel     first batch of 60,000 accesses (the parallel kernel)
   banks auto         first wavefronts_batch of 1,000 accesses with the default engine (numpy)
-  mma <path>         first layoutsim.mma of one instruction per kernel path: f16, bf16, tf32,
+  mma <path>         first layoutsim.mma of one instruction per kernel path: f16, f16 with an
+                     Inf (the batch also takes the general path: what a first batch holding an
+                     Inf or NaN compiles), bf16, tf32,
                      fp8 (mma.sync: the f16 path on sm_90), fp8 (wgmma: native), f64, int,
                      and AMD's f16 forms: wmma gfx11 and gfx12 (the scalar general path, each
                      with its steps), mfma gfx942 (the CDNA model) (target, issue 14: under
@@ -35,6 +37,7 @@ import time
 
 MMA = {
     "f16": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90"),
+    "f16 with an Inf": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90", "inf"),
     "bf16": ("mma.m16n8k16.f32.bf16.bf16.f32", "sm_90"),
     "tf32": ("mma.m16n8k8.f32.tf32.tf32.f32", "sm_90"),
     "fp8 mma.sync": ("mma.m16n8k32.f32.e4m3.e4m3.f32", "sm_90"),
@@ -51,18 +54,19 @@ CHILD_MMA = """
 import json, sys, time
 import numpy as np
 import layoutsim
-from layoutsim.formats import raw_dtype
-name, arch = sys.argv[1], sys.argv[2]
+from layoutsim.formats import encode, raw_dtype
+name, arch, special = sys.argv[1], sys.argv[2], sys.argv[3:] == ["inf"]
 inst = layoutsim.get(name)
 M, N, K = inst.shape
 rng = np.random.default_rng(0)
 def bits(fmt, shape):                      # small normal numbers' raw bits, never NaN/Inf
-    from layoutsim.formats import encode
     if fmt in ("s8", "u8", "s32"):
         return rng.integers(0, 8, shape).astype(raw_dtype(fmt))
     return encode(fmt, rng.integers(-4, 5, shape).astype(np.float64) / 4)
 a, b = bits(inst.formats["a"], (8, M, K)), bits(inst.formats["b"], (8, K, N))
 c = bits(inst.formats.get("c", inst.formats["d"]), (8, M, N))
+if special:                                # one Inf: that instance takes the general path
+    a[0, 0, 0] = encode(inst.formats["a"], np.array([np.inf]))[0]
 c0, t0 = time.process_time(), time.perf_counter()
 layoutsim.mma(inst, a, b, c, arch=arch, raw=True)
 print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
@@ -131,7 +135,16 @@ def main():
     ap.add_argument("--paths", help=f"mma paths (default all): {', '.join(MMA)}")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.runs < 1:
+        ap.error("--runs: give at least 1")
     only = {s.strip() for s in args.only.split(",")}
+    if only - {"query", "banks", "mma"}:
+        ap.error(f"--only: unknown {', '.join(sorted(only - {'query', 'banks', 'mma'}))}; "
+                 "choose from query, banks, mma")
+    paths = [p.strip() for p in args.paths.split(",")] if args.paths else list(MMA)
+    if set(paths) - set(MMA):
+        ap.error(f"--paths: unknown {', '.join(sorted(set(paths) - set(MMA)))}; choose from "
+                 f"{', '.join(MMA)}")
     results = {}
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if "query" in only:
@@ -143,10 +156,9 @@ def main():
             cold, warm = _cold_warm(CHILD_BANKS, [str(n), engine], args.runs)
             results[label] = {"cold": _stats(cold), "warm": _stats(warm)}
     if "mma" in only:
-        paths = [p.strip() for p in args.paths.split(",")] if args.paths else list(MMA)
         for path in paths:
-            name, arch = MMA[path]
-            cold, warm = _cold_warm(CHILD_MMA, [name, arch], args.runs)
+            name, arch, *special = MMA[path]
+            cold, warm = _cold_warm(CHILD_MMA, [name, arch, *special], args.runs)
             results[f"mma {path}"] = {"instruction": name, "cold": _stats(cold), "warm": _stats(warm),
                                       "target": 5.0}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None

@@ -1,8 +1,9 @@
 """The general path of the block-FMA kernel (numba; exact integer arithmetic): decoding, one
 block step under any profile (Inf/NaN, normalised exponents, the gfx12 grouped floor steps of
-cfg.py), rounding to the D format, the chain of blocks (_dot) and the late C of sm_90's fp8
-path. kernel.py's fast and vector paths call the same rounding and fall back to _general for
-any output they do not take; the arithmetic is described in kernel.py's docstring.
+cfg.py), rounding to the D format, the chain of blocks (_dot), the late C of sm_90's fp8
+path, and the driver over a batch (_general_chunk). kernel.py's fast and vector paths call the
+same rounding and fall back to _general_chunk for any output they do not take; the arithmetic
+is described in kernel.py's docstring.
 """
 import math
 
@@ -17,16 +18,27 @@ from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB,
                   ZERO_NEG, ZERO_SIGNED)
 
 
+# The steps of the general path. Each is a function of its own, called, not inlined: numba's
+# inline="always" types the callee's body again at every call site, and fewer, larger
+# functions cost a first call more (issue 14: the first gfx12 call compiled in 3.8 s with
+# them inlined, 3.2 s without). They allocate nothing, so they run without numba's reference
+# counting (numba's _nrt=False option): no incref/decref of every array argument on every
+# call, which made the general path 1.7x faster (gfx12 WMMA, 5.5k -> 9.4k instructions/s).
+step = njit(cache=True, _nrt=False)
+
+
 @njit(cache=True, inline="always")
 def _bitlen(x):
     """Number of bits of a non-negative int64 (0 for 0): llvm.ctlz."""
     return 64 - leading_zeros(np.int64(x))
 
 
-@njit(cache=True, inline="always")
+@step
 def _decode(bits, eb, mb, fn, ftz):
-    """(signed significand, exponent, class 0 finite / 1 inf / 2 nan, sign) of raw float bits."""
-    bits = np.int64(bits)
+    """(signed significand, exponent, class 0 finite / 1 inf / 2 nan, sign) of raw float bits
+    (an int64; fn, ftz: int64 flags, nonzero for yes). Callers pass exactly these types, so
+    that one compiled variant serves every call site (a literal False or a uint16 bits
+    argument compiled it once more each: 0.1 s of a first call)."""
     sign = (bits >> (eb + mb)) & 1
     e = (bits >> mb) & ((1 << eb) - 1)
     fr = bits & ((1 << mb) - 1)
@@ -49,7 +61,7 @@ def _decode(bits, eb, mb, fn, ftz):
     return (-m if sign else m), ex, cls, sign
 
 
-@njit(cache=True, inline="always")
+@step
 def _round_pack(S, q, neg_zero_sign, cfg):
     """Raw bits of S * 2**q (S an exact int64) in the D format, rounded as cfg says."""
     # one call, every argument an int64/bool (a literal argument would make numba compile
@@ -64,7 +76,7 @@ def _round_pack(S, q, neg_zero_sign, cfg):
     return r >> 16 if trunc else r
 
 
-@njit(cache=True)
+@step
 def _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, zero_signed, ovf_inf, out_ftz):
     """_round_pack with scalar arguments (a plain call: no array to reference-count)."""
     bias = (1 << (eb - 1)) - 1
@@ -128,7 +140,7 @@ def _round_bits(S, q, neg_zero_sign, eb, mb, keep, rnd, zero_signed, ovf_inf, ou
     return s | (R << (qo - (emin - mb)))
 
 
-@njit(cache=True)
+@step
 def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg):
     """The raw D bits when products k0..k1-1 or C (class 0 finite / 1 inf / 2 nan; raw bits
     craw with cmb fraction bits) are not all finite, -1 when they all are. In this order: a
@@ -177,7 +189,7 @@ def _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg):
     return np.int64(-1)
 
 
-@njit(cache=True, inline="always")
+@step
 def _align_term(sig, sh, floor):
     """sig * 2**sh as an integer: exact for sh >= 0, else truncated toward zero, or by floor
     (toward -inf: an arithmetic shift) when `floor`."""
@@ -189,7 +201,7 @@ def _align_term(sig, sh, floor):
     return -mag if sig < 0 else mag
 
 
-@njit(cache=True)
+@step
 def _product_exp(p, e, pmb, cfg):
     """The alignment exponent of a nonzero product p whose factors' exponents sum to e."""
     if cfg[PROD_NORM] == 1 and abs(p) >= (np.int64(1) << (pmb + 1)):
@@ -199,9 +211,11 @@ def _product_exp(p, e, pmb, cfg):
     return e
 
 
-@njit(cache=True)
-def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb, cemin, cfg):
-    """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits."""
+@step
+def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb, cemin, cfg,
+           grouped):
+    """One block: products k0..k1-1 (already in plan order) plus C -> raw D bits. grouped: None
+    unless cfg[GROUP] > 0 (gfx12's group stage), so each profile compiles one of the two sums."""
     special = _special_result(asig, acls, bsig, bcls, k0, k1, csig, ccls, craw, cmb, cfg)
     if special >= 0:
         return special
@@ -227,8 +241,7 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, c
         return np.int64(0)
     q = emax - F
     S = np.int64(0)
-    G = cfg[GROUP]
-    if G <= 0:
+    if grouped is None:
         for t in range(k0, k1):
             p = asig[t] * bsig[t]
             if p != 0:
@@ -236,6 +249,7 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, c
     else:
         # groups of G products: each aligned to its own largest product, summed, and the
         # sum aligned to the step's grid
+        G = cfg[GROUP]
         for g0 in range(k0, k1, G):
             g1 = min(g0 + G, k1)
             gmax = np.int64(-(1 << 40))
@@ -260,7 +274,7 @@ def _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, c
     return _round_pack(S, q, False, cfg)
 
 
-@njit(cache=True)
+@step
 def _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, cneg, craw, cmb,
                  cfg):
     """One gfx11 step (rocjitsu gfx11_dot2.h, rdna_dot_simd.h dot2): the grid is the larger of
@@ -324,18 +338,18 @@ def _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, c
     return s | (np.int64(e + bias) << mb) | (R - (np.int64(1) << mb))
 
 
-@njit(cache=True)
+@step
 def _to_double(sig, ex, mb):
     return math.ldexp(float(sig), int(ex - mb))
 
 
-@njit(cache=True)
+@step
 def _late_add(dbits, cbits, cfg):
     """D = round_to_nearest(P + C) in the D format (the 'late C' candidate)."""
     eb = cfg[D_EB]
     mb = cfg[D_MB]
-    ps, pe, pc, pneg = _decode(dbits, eb, mb, False, False)
-    cs, ce, cc, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
+    ps, pe, pc, pneg = _decode(dbits, eb, mb, np.int64(0), np.int64(0))
+    cs, ce, cc, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ])
     if pc == 2 or cc == 2:
         return cfg[NAN_BITS]
     inf_bits = np.int64((1 << eb) - 1) << mb
@@ -356,16 +370,17 @@ def _late_add(dbits, cbits, cfg):
                        cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
 
 
-@njit(cache=True)
-def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, late):
-    """The chain of blocks of one output. Three switches that are None or not, so that a
+@step
+def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, grouped, late):
+    """The chain of blocks of one output. Four switches that are None or not, so that a
     profile compiles only the steps it takes (numba prunes a branch on `x is None` before
     typing it, when x is None): frame, plain: exactly one is None, frame None unless
-    cfg[SIGN_FRAME] (gfx11's steps, _block_frame; plain: _block); late: None unless
-    cfg[LATE_C] (C added last, _late_add)."""
+    cfg[SIGN_FRAME] (gfx11's steps, _block_frame; plain: _block); grouped: None unless
+    cfg[GROUP] > 0 (_block's group stage); late: None unless cfg[LATE_C] (C added last,
+    _late_add)."""
     K = asig.shape[0]
     L = cfg[BLOCK]
-    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
+    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ])
     cmb = cfg[C_MB]
     cemin = 2 - (1 << (cfg[C_EB] - 1))
     if cfg[UPFRONT] != 0:
@@ -388,9 +403,9 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, late):
                                cneg, craw, cmb, cfg)
         if plain is not None:
             res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
-                         cemin, cfg)
+                         cemin, cfg, grouped)
         craw = res
-        csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], False, False)
+        csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], np.int64(0), np.int64(0))
         cmb = cfg[D_MB]
         cemin = 2 - (1 << (cfg[D_EB] - 1))
     if late is not None:
@@ -398,20 +413,35 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, late):
     return res
 
 
-@njit(cache=True)
-def _general(a_row, b_col, cbits, cfg, sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, frame, plain,
-             late):
-    """Decode one row of A and one column of B (raw, length K) and run the general _dot
-    (frame, plain, late: see _dot)."""
-    ftz = cfg[IN_FTZ] != 0
+@njit(cache=True, nogil=True)
+def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late):
+    """The general path for the outputs of instances lo..hi-1: every one when need is None,
+    else those with need[bi - lo, i * N + j] == 1. Each output decodes its row of A and column
+    of B and runs _dot (frame, plain, grouped, late: see _dot). One compiled function where
+    there were two: every level of calls compiles again what it links in."""
+    _, M, K = a.shape
+    N = b.shape[2]
+    sig_a, exp_a, cls_a = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
+    sig_b, exp_b, cls_b = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
+    ftz = cfg[IN_FTZ]
     signed = cfg[SIGN_FRAME] != 0       # keep the sign of zero factors (ZERO_NEG)
-    for t in range(a_row.shape[0]):
-        s, e, cl, neg = _decode(a_row[t], cfg[A_EB], cfg[A_MB], cfg[A_FN] != 0, ftz)
-        sig_a[t] = s
-        exp_a[t] = ZERO_NEG if signed and s == 0 and neg else e
-        cls_a[t] = cl
-        s, e, cl, neg = _decode(b_col[t], cfg[B_EB], cfg[B_MB], cfg[B_FN] != 0, ftz)
-        sig_b[t] = s
-        exp_b[t] = ZERO_NEG if signed and s == 0 and neg else e
-        cls_b[t] = cl
-    return _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, cbits, cfg, frame, plain, late)
+    for bi in range(lo, hi):
+        for i in range(M):
+            for j in range(N):
+                if need is not None:
+                    if need[bi - lo, i * N + j] != 1:
+                        continue
+                for t in range(K):
+                    s, e, cl, neg = _decode(np.int64(a[bi, i, t]), cfg[A_EB], cfg[A_MB],
+                                            cfg[A_FN], ftz)
+                    sig_a[t] = s
+                    exp_a[t] = ZERO_NEG if signed and s == 0 and neg else e
+                    cls_a[t] = cl
+                    s, e, cl, neg = _decode(np.int64(b[bi, t, j]), cfg[B_EB], cfg[B_MB],
+                                            cfg[B_FN], ftz)
+                    sig_b[t] = s
+                    exp_b[t] = ZERO_NEG if signed and s == 0 and neg else e
+                    cls_b[t] = cl
+                r = _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, np.int64(c[bi, i, j]), cfg,
+                         frame, plain, grouped, late)
+                out[bi, i, j] = np.uint32(r)

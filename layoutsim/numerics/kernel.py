@@ -26,7 +26,7 @@ Three paths compute that same arithmetic (block_fma picks per call; each is bit-
     is an exact integer, the sum is exact, and the result is rounded from its bits;
   * the scalar fast path (_fast_chunk, outputs whose products are all finite): integer
     significands and shifts;
-  * the general path (general.py: _general, _dot, _block): any profile, Inf/NaN, normalised
+  * the general path (general.py: _general_chunk, _dot, _block): any profile, Inf/NaN, normalised
     exponents, the gfx12 grouped floor steps.
 An instance with an Inf/NaN input drops from the vector path to the general one, and a result
 that is not a normal number to _round_pack, so the vector path only ever has to get the common
@@ -35,9 +35,9 @@ case right.
 First-call compile time (issue 14): each piece is compiled only when a call first takes it,
 and holds only what its profiles need. The choice is made in Python (block_fma, _chunk,
 vector._vchunk) or by numba's pruning of a branch on `x is None` for an argument passed as
-None (vector._vcore's hold, general._dot's frame/plain/late, _fast_chunk's multi/late), and
-the batch runs in chunks on Python threads (in_chunks) rather than in a parallel=True driver
-that would compile once more per path.
+None (vector._vcore's hold, general._dot's frame/plain/grouped/late, _fast_chunk's
+multi/late), and the batch runs in chunks on Python threads (in_chunks) rather than in a
+parallel=True driver that would compile once more per path.
 """
 import numpy as np
 from numba import get_num_threads, njit
@@ -47,7 +47,7 @@ from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB,
                   C_EB, C_EXTRA, C_FN, C_MB, D_EB, D_MB, FLOOR, GROUP, IN_FTZ, LATE_C,
                   NAN_BITS, NAN_C_QUIET, NAN_FACTOR, NAN_INVALID, OUT_FTZ, PROD_NORM,
                   RNE32_TRUNC, ROUND, SIGN_FRAME, TINY_C_ZERO)
-from .general import _decode, _general, _late_add, _round_pack
+from .general import _decode, _general_chunk, _late_add, _round_pack
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -138,7 +138,7 @@ def _fast_block(asig, aexe, bsig, bexe, i, j, blk, csig, cexp, cmb, cemin, cfg, 
 def _fast_single(asig, aexe, bsig, bexe, i, j, cbits, cfg, F, sh0):
     """_fast_dot when one block covers all of K (2-D arrays: the loops the compiler likes)."""
     K = asig.shape[1]
-    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0)
+    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ])
     if ccls != 0:
         return _special_c(ccls, cneg, cfg)
     m = np.int64(ZERO_EXP)
@@ -166,7 +166,7 @@ def _fast_dot(asig, aexe, bsig, bexe, i, j, cbits, cfg, F, sh0):
     nblk = asig.shape[1]
     floor = cfg[FLOOR]
     czero = cfg[CZERO_EMIN] != 0
-    c_eb, c_mb, c_fn, c_ftz = cfg[C_EB], cfg[C_MB], cfg[C_FN] != 0, cfg[OUT_FTZ] != 0
+    c_eb, c_mb, c_fn, c_ftz = cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ]
     res = cbits
     for blk in range(nblk):
         csig, cexp, ccls, cneg = _decode(res, c_eb, c_mb, c_fn, c_ftz)
@@ -174,7 +174,7 @@ def _fast_dot(asig, aexe, bsig, bexe, i, j, cbits, cfg, F, sh0):
             return _special_c(ccls, cneg, cfg)
         res = _fast_block(asig, aexe, bsig, bexe, i, j, blk, csig, cexp, c_mb,
                           2 - (1 << (c_eb - 1)), cfg, F, sh0, floor, czero)
-        c_eb, c_mb, c_fn, c_ftz = cfg[D_EB], cfg[D_MB], False, False   # next C: this D
+        c_eb, c_mb, c_fn, c_ftz = cfg[D_EB], cfg[D_MB], np.int64(0), np.int64(0)   # next C: this D
     return res
 
 
@@ -244,10 +244,10 @@ def general(a, b, c, cfg, out, lo, hi):
 
 
 def _switches(cfg):
-    """general._dot's frame, plain, late for this cfg."""
+    """general._dot's frame, plain, grouped, late for this cfg."""
     frame = cfg[SIGN_FRAME] != 0
     return (True if frame else None), (None if frame else True), \
-        (None if cfg[LATE_C] == 0 else True)
+        (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True)
 
 
 @njit(cache=True, nogil=True)
@@ -297,24 +297,6 @@ def _fast_chunk(a, b, c, cfg, out, lo, hi, need, multi, late):
                     r = _late_add(r, cb, cfg)
                 out[bi, i, j] = np.uint32(r)
     return n
-
-
-@njit(cache=True, nogil=True)
-def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, late):
-    """_general for the outputs of instances lo..hi-1: every one when need is None, else
-    those with need[bi - lo, i * N + j] == 1 (frame, plain, late: see general._dot)."""
-    _, M, K = a.shape
-    N = b.shape[2]
-    g = np.empty((6, K), np.int64)                          # general-path scratch
-    for bi in range(lo, hi):
-        for i in range(M):
-            for j in range(N):
-                if need is not None:
-                    if need[bi - lo, i * N + j] != 1:
-                        continue
-                r = _general(a[bi, i], b[bi, :, j], np.int64(c[bi, i, j]), cfg, g[0], g[1], g[2],
-                             g[3], g[4], g[5], frame, plain, late)
-                out[bi, i, j] = np.uint32(r)
 
 
 def in_chunks(nb, fn):
