@@ -355,7 +355,7 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
         gen = amd_generation(arch)
         rule, source, status = amd.phase_rule_text(spec, gen), amd.source(spec, gen), amd.UNVERIFIED
     else:
-        rule, source, status = nvidia.phase_rule_text(spec, rules), nvidia.SOURCE, nvidia.status()
+        rule, source, status = nvidia.phase_rule_text(spec, rules), nvidia.SOURCE, nvidia.status(rules)
     notes = ()
     if spec.is_matrix and len(lanes_used(spec)) < LANES:
         notes = (f"row addresses from lanes {lane_ranges(lanes_used(spec))}; the other lanes' "

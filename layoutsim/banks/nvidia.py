@@ -120,7 +120,11 @@ MEASURED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30: 510 access p
             "with ncu, all matched (repeat: gpu-check run --group banks)")
 
 
-def status():
+def status(rules=None):
+    """The model line for an access counted under `rules` (None: DEFAULT)."""
+    if rules is not None and rules != DEFAULT:
+        return (f"merge rules given by the caller ({rules.label()}), not the model's; the model's "
+                f"({DEFAULT.label()}) are confirmed on {MEASURED}")
     if MEASURED:
         return f"merge rules confirmed on {MEASURED}"
     return ("merge rules not yet confirmed on a GPU (bank counting per phase is documented; "

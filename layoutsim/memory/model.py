@@ -23,7 +23,7 @@ def about(spec, rules=None):
     if spec.vendor == "amd":
         return amd.SECTOR, amd.RULE, amd.SOURCE, amd.UNVERIFIED
     r = rules or nvidia.rules_for(spec)
-    return nvidia.SECTOR, r.describe(spec), nvidia.SOURCE, nvidia.status()
+    return nvidia.SECTOR, r.describe(spec), nvidia.SOURCE, nvidia.status(rules, spec)
 
 
 def lane_ranges(lanes):

@@ -93,6 +93,17 @@ def test_pair_merge_rule_for_loads_forum_and_blog():
     assert wf("st.shared.v4.b32", [0] * 32) == 4
 
 
+def test_status_says_when_the_rules_are_the_callers():
+    # wavefronts counted under candidate rules are not the confirmed model's
+    theirs = banks.analyze("ld.shared.v4.b32", LANE * 16, rules=nvidia.Rules(wide_ld="none")).status
+    assert theirs.startswith("merge rules given by the caller (wide_ld=none ")
+    assert f"the model's ({nvidia.DEFAULT.label()}) are confirmed on NVIDIA H200" in theirs
+    # DEFAULT passed explicitly is the model itself
+    ours = banks.analyze("ld.shared.v4.b32", LANE * 16, rules=nvidia.DEFAULT).status
+    assert ours == banks.analyze("ld.shared.v4.b32", LANE * 16).status
+    assert ours.startswith("merge rules confirmed on NVIDIA H200")
+
+
 def test_candidate_rules_change_only_what_they_name():
     same = [0] * 32
     assert wf("ld.shared.v4.b32", same, rules=nvidia.Rules(wide_ld="none")) == 4

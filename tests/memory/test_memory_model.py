@@ -73,6 +73,19 @@ def test_wavefronts_are_the_fullest_tag_bank():
         memory.coalesce("ld.global.b32", "lane*4")["status"]
 
 
+def test_status_says_when_the_rules_are_the_callers():
+    # a count under other rules than the measured ones must not be reported as confirmed
+    model = nvidia.rules_for(memory.parse_op("ld.global.b32"))
+    other = replace(model, ideal="unique" if model.ideal != "unique" else "min_sectors")
+    theirs = memory.coalesce("ld.global.b32", "lane*4", rules=other)["status"]
+    assert theirs.startswith("counting rules given by the caller") and other.label() in theirs
+    assert model.label() in theirs and "confirmed on NVIDIA H200" in theirs
+    # the model's own rules, passed explicitly, are the confirmed model
+    ours = memory.coalesce("ld.global.b32", "lane*4", rules=model)["status"]
+    assert ours == memory.coalesce("ld.global.b32", "lane*4")["status"]
+    assert not ours.startswith("counting rules given by the caller")
+
+
 def test_sector_lanes_picture_data():
     r = memory.coalesce("ld.global.b32", "lane * 8", active=0xFFFF)
     assert r["sector_lanes"] == [{"sector": 32 * k, "lanes": [4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]}
