@@ -19,11 +19,12 @@ from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB,
 
 
 # The steps of the general path. Each is a function of its own, called, not inlined: numba's
-# inline="always" types the callee's body again at every call site, and fewer, larger
-# functions cost a first call more (issue 14: the first gfx12 call compiled in 3.8 s with
-# them inlined, 3.2 s without). They allocate nothing, so they run without numba's reference
-# counting (numba's _nrt=False option): no incref/decref of every array argument on every
-# call, which made the general path 1.7x faster (gfx12 WMMA, 5.5k -> 9.4k instructions/s).
+# inline="always" types the callee's body again at every call site (inlining every step made a
+# first gfx12 call compile for 15 s). They allocate nothing, so they run without numba's
+# reference counting (numba's _nrt=False option): no incref/decref of every array argument on
+# every call. Issue 14, measured in fresh installs, the old and this code in turn
+# (benchmarks/bench_first_run.py): the first gfx12 WMMA call 3.4 -> 2.8 s, and the general path
+# runs 2.1x faster (4.6k -> 9.6k gfx12 WMMA instructions/s).
 step = njit(cache=True, _nrt=False)
 
 
