@@ -17,6 +17,8 @@ Cases:
   banks serial       first wavefronts_batch(engine="numba") of 4 accesses (ld.shared.v4.b32)
   banks parallel     first batch of 60,000 accesses (the parallel kernel)
   banks auto         first wavefronts_batch of 1,000 accesses with the default engine (numpy)
+  numba floor        numba's import and its first compile of a one-line function: the part of
+                     every mma and banks first call no layoutsim change can cut
   mma <path>         first layoutsim.mma of one instruction per kernel path: f16, f16 with an
                      Inf (the batch also takes the general path: what a first batch holding an
                      Inf or NaN compiles), bf16, tf32,
@@ -69,6 +71,15 @@ if special:                                # one Inf: that instance takes the ge
     a[0, 0, 0] = encode(inst.formats["a"], np.array([np.inf]))[0]
 c0, t0 = time.process_time(), time.perf_counter()
 layoutsim.mma(inst, a, b, c, arch=arch, raw=True)
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
+"""
+
+# numba's own share of any first call: its import and the first compile of a one-line function
+CHILD_FLOOR = """
+import json, time
+c0, t0 = time.process_time(), time.perf_counter()
+from numba import njit
+njit(lambda x: x + 1)(1)
 print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
 """
 
@@ -156,6 +167,8 @@ def main():
             cold, warm = _cold_warm(CHILD_BANKS, [str(n), engine], args.runs)
             results[label] = {"cold": _stats(cold), "warm": _stats(warm)}
     if "mma" in only:
+        cold, _ = _cold_warm(CHILD_FLOOR, [], args.runs)
+        results["numba floor"] = {"cold": _stats(cold)}
         for path in paths:
             name, arch, *special = MMA[path]
             cold, warm = _cold_warm(CHILD_MMA, [name, arch, *special], args.runs)
