@@ -417,9 +417,10 @@ def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, grouped, 
 @njit(cache=True, nogil=True)
 def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late):
     """The general path for the outputs of instances lo..hi-1: every one when need is None,
-    else those with need[bi - lo, i * N + j] == 1. Each output decodes its row of A and column
-    of B and runs _dot (frame, plain, grouped, late: see _dot). One compiled function where
-    there were two: every level of calls compiles again what it links in."""
+    else those with need[bi - lo, i * N + j] == 1. Each row of A is decoded once, each output
+    decodes its column of B and runs _dot (frame, plain, grouped, late: see _dot). One
+    compiled function where there were two: every level of calls compiles again what it links
+    in."""
     _, M, K = a.shape
     N = b.shape[2]
     sig_a, exp_a, cls_a = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
@@ -428,16 +429,16 @@ def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late)
     signed = cfg[SIGN_FRAME] != 0       # keep the sign of zero factors (ZERO_NEG)
     for bi in range(lo, hi):
         for i in range(M):
+            for t in range(K):
+                s, e, cl, neg = _decode(np.int64(a[bi, i, t]), cfg[A_EB], cfg[A_MB], cfg[A_FN], ftz)
+                sig_a[t] = s
+                exp_a[t] = ZERO_NEG if signed and s == 0 and neg else e
+                cls_a[t] = cl
             for j in range(N):
                 if need is not None:
                     if need[bi - lo, i * N + j] != 1:
                         continue
                 for t in range(K):
-                    s, e, cl, neg = _decode(np.int64(a[bi, i, t]), cfg[A_EB], cfg[A_MB],
-                                            cfg[A_FN], ftz)
-                    sig_a[t] = s
-                    exp_a[t] = ZERO_NEG if signed and s == 0 and neg else e
-                    cls_a[t] = cl
                     s, e, cl, neg = _decode(np.int64(b[bi, t, j]), cfg[B_EB], cfg[B_MB],
                                             cfg[B_FN], ftz)
                     sig_b[t] = s
