@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 
+GROUPS = ("query", "banks", "mma")
 MMA = {
     "f16": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90"),
     "f16 with an Inf": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90", "inf"),
@@ -142,20 +143,18 @@ def _stats(samples):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", default="query,banks,mma", help="comma-separated: query, banks, mma")
+    ap.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated: {', '.join(GROUPS)}")
     ap.add_argument("--paths", help=f"mma paths (default all): {', '.join(MMA)}")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs: give at least 1")
     only = {s.strip() for s in args.only.split(",")}
-    if only - {"query", "banks", "mma"}:
-        ap.error(f"--only: unknown {', '.join(sorted(only - {'query', 'banks', 'mma'}))}; "
-                 "choose from query, banks, mma")
     paths = [p.strip() for p in args.paths.split(",")] if args.paths else list(MMA)
-    if set(paths) - set(MMA):
-        ap.error(f"--paths: unknown {', '.join(sorted(set(paths) - set(MMA)))}; choose from "
-                 f"{', '.join(MMA)}")
+    for option, given, known in (("--only", only, GROUPS), ("--paths", paths, MMA)):
+        if set(given) - set(known):
+            ap.error(f"{option}: unknown {', '.join(sorted(set(given) - set(known)))}; choose from "
+                     f"{', '.join(known)}")
     results = {}
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if "query" in only:

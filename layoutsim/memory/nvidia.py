@@ -194,9 +194,9 @@ def rules_for(spec, override=None):
 
 def status(rules=None, spec=None):
     """The model line for an access of `spec` counted under `rules` (None: the model's)."""
-    if rules is not None and rules != RULES[spec.family]:
+    if rules is not None and rules != rules_for(spec):
         return (f"counting rules given by the caller ({rules.label()}), not the model's; the "
-                f"model's ({RULES[spec.family].label()}) are confirmed on {MEASURED}")
+                f"model's ({rules_for(spec).label()}) are confirmed on {MEASURED}")
     return (f"requests, sectors, wavefronts, ideal sectors confirmed on {MEASURED}; open: {', '.join(OPEN)}; "
             f"not modelled: "
             + ", ".join(f"{f} {q}" for f, q in NOT_MODELLED))
