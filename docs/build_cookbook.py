@@ -12,15 +12,24 @@ A step whose command or Python API is not in layoutsim yet (a module being writt
 the page, marked "not available yet" with the error it gave; the next run fills it in.
 """
 import argparse
+import contextlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
+# Every command in the docs runs from the root of the repository (docs/index.md says so): kernels
+# are named docs/examples/..., the pictures a page shows are written to docs/img/. This script and
+# tests/docs run the commands in a scratch folder laid out like the root (`scratch_root`), so that
+# no run writes into the checkout: the files the documented commands read (READS) are copied
+# there and docs/img is empty; a command written for another folder fails there.
+READS = ("docs/examples", "tests/data/kernels/tma_wgmma_gemm.sm_90a.ptx", "tests/ptx/kernels/tma.sm_90a.ptx")
 MAX_LINES = 40
 MMA = "mma.m16n8k16.f32.f16.f16.f32"
 
@@ -35,7 +44,7 @@ RECIPES = [
         ("sh", f"layoutsim query {MMA} --operand C --element 11,2"),
         ("md", "The same as a picture (SVG here; `-o c.png` for PNG, `-o c.html` for a page where "
                "pointing at a cell lights up the rest of its lane):"),
-        ("sh", f"layoutsim render {MMA} --operand C --lane 13 -o img/mma-C-lane13.svg"),
+        ("sh", f"layoutsim render {MMA} --operand C --lane 13 -o docs/img/mma-C-lane13.svg"),
         ("img", "img/mma-C-lane13.svg", "mma.m16n8k16 C fragment, lane 13 highlighted"),
     ]),
     ("handpack", "Verifying the hand-packed `mma_sync.cu` layout", [
@@ -109,11 +118,11 @@ RECIPES = [
                "read in full colour; below: each phase over the memory rows it touches, conflicts "
                "outlined in red):"),
         ("sh", f"layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --pad 0 --layout pad=8 "
-               f"--layout swizzle=2,3,3 --fragment {MMA}:A --at 16,16 -o img/wmma_v2-read.svg"),
+               f"--layout swizzle=2,3,3 --fragment {MMA}:A --at 16,16 -o docs/img/wmma_v2-read.svg"),
         ("img", "img/wmma_v2-read.svg", "ldmatrix.x4 reading the A fragment: no padding, PAD=8, Swizzle<2,3,3>"),
         ("md", "and the first warp's 128-bit stores:"),
         ("sh", "layoutsim render --banks --op st.shared.v4.b32 --tile 64x32 --pad 0 --layout pad=8 "
-               "--layout swizzle=2,3,3 --fill --index 0 -o img/wmma_v2-fill.svg"),
+               "--layout swizzle=2,3,3 --fill --index 0 -o docs/img/wmma_v2-fill.svg"),
         ("img", "img/wmma_v2-fill.svg", "128-bit stores filling the tile: no padding, PAD=8, Swizzle<2,3,3>"),
         ("md", "Let the search rank every padding and swizzle for this tile, writes and reads together:"),
         ("sh", "layoutsim swizzle-search --tile 64x32 --top 5"),
@@ -141,10 +150,10 @@ RECIPES = [
                "element-offset bits 6-8 (the row within 8) into bits 3-5 (the 16-byte chunk):"),
         ("sh", "layoutsim banks --op ldmatrix.x4 --tile 64x64 --swizzle 3,3,3 --block 0,0"),
         ("sh", "layoutsim render --banks --op ldmatrix.x4 --tile 64x64 --pad 0 --layout pad=8 "
-               "--layout swizzle=3,3,3 --block 0,0 -o img/ldmatrix-swizzle.svg"),
+               "--layout swizzle=3,3,3 --block 0,0 -o docs/img/ldmatrix-swizzle.svg"),
         ("img", "img/ldmatrix-swizzle.svg", "ldmatrix.x4 on a 64x64 f16 tile: plain, PAD=8, Swizzle<3,3,3>"),
         ("md", "Which registers does each phase fill? Phase j of `ldmatrix.x4` moves matrix j:"),
-        ("sh", "layoutsim render ldmatrix.x4 --phase 1 -o img/ldmatrix-x4-phase1.svg"),
+        ("sh", "layoutsim render ldmatrix.x4 --phase 1 -o docs/img/ldmatrix-x4-phase1.svg"),
         ("img", "img/ldmatrix-x4-phase1.svg", "ldmatrix.x4 registers, phase 1 highlighted"),
     ]),
     ("wgmma_desc", "Hopper: a wgmma descriptor in 128B swizzle", [
@@ -158,7 +167,7 @@ RECIPES = [
                "rows the swizzle puts chunk k 0-7 of every row in a different group of 4 banks, so a "
                "read of one chunk column of 8 rows touches all 32 banks once:"),
         ("sh", "layoutsim render wgmma.m64n64k16.f32.f16.f16 --operand A --desc 0x4000004000010040 "
-               "-o img/wgmma-desc-A-128B.svg"),
+               "-o docs/img/wgmma-desc-A-128B.svg"),
         ("img", "img/wgmma-desc-A-128B.svg", "A of wgmma.m64n64k16 through a 128B-swizzled descriptor, by bank"),
         ("md", "Check it against the TMA box that fills it (64 f16 x 64 rows, 128B swizzle, at 0x400): "
                "exit 0 and no problem. With SBO written in bytes (1024) into the 16-byte-unit field, or a "
@@ -171,7 +180,7 @@ RECIPES = [
                "`v_wmma_i32_16x16x16_iu8` (gfx1201, wave32) the seed puts `x` in row 0 of the 16-row A "
                "tile and W^T in B; rows 1-15 of A are zeros. Which lanes hold the one real row:"),
         ("sh", "layoutsim render v_wmma_i32_16x16x16_iu8 --arch gfx1201 --operand A --rows 0 "
-               "-o img/w8a8-A-row0.svg --json"),
+               "-o docs/img/w8a8-A-row0.svg --json"),
         ("img", "img/w8a8-A-row0.svg", "v_wmma_i32_16x16x16_iu8 A operand, row 0 highlighted"),
         ("py", textwrap.dedent("""\
             import layoutsim
@@ -224,7 +233,7 @@ RECIPES = [
         ("sh", "layoutsim banks --op ds_read_b32 --arch gfx1201 --addr \"lane*4*stride\" --var stride=33"),
         ("sh", "layoutsim render --banks --op ds_read_b32 --arch gfx1201 --addr \"lane*4\" "
                "--addr \"lane*4*32\" --addr \"lane*4*33\" --label \"stride 1\" --label \"stride 32\" "
-               "--label \"stride 33\" -o img/rdna4-stride.svg"),
+               "--label \"stride 33\" -o docs/img/rdna4-stride.svg"),
         ("img", "img/rdna4-stride.svg", "ds_read_b32 at strides 1, 32 and 33 words on gfx1201"),
         ("md", "The model orders the three as measured (33 as cheap as 1, 32 far dearer). It counts "
                "LDS wavefronts of one instruction; a whole kernel's time also holds address math, "
@@ -248,6 +257,27 @@ RECIPES = [
 
 PENDING = re.compile(r"No module named|invalid choice|has no attribute|cannot import name|"
                      r"ImportError|ModuleNotFoundError|unrecognized arguments")
+
+
+def scratch_root(folder):
+    """Lay `folder` out like the repository root for the documented commands: a copy of READS and
+    an empty docs/img. Returns `folder`."""
+    for rel in READS:
+        src, dst = os.path.join(ROOT, rel), os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dst)
+    os.makedirs(os.path.join(folder, "docs", "img"), exist_ok=True)
+    return folder
+
+
+@contextlib.contextmanager
+def scratch():
+    """A scratch root (`scratch_root`) for one build, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="layoutsim-docs-") as tmp:
+        yield scratch_root(tmp)
 
 
 def _env():
@@ -282,7 +312,9 @@ def _clip(text):
     return "\n".join(lines)
 
 
-def build_recipe(rid, title, items, out_dir, problems):
+def build_recipe(rid, title, items, out_dir, problems, root):
+    """The recipe's markdown, its commands run in the scratch root `root`; the pictures it shows
+    are copied from root/docs/img to out_dir/img."""
     md = [f"## {title}", ""]
     for item in items:
         kind = item[0]
@@ -290,14 +322,17 @@ def build_recipe(rid, title, items, out_dir, problems):
             md += [item[1], ""]
             continue
         if kind == "img":
+            drawn = os.path.join(root, "docs", item[1])
+            if os.path.exists(drawn):           # else its command failed: a problem already
+                shutil.copyfile(drawn, os.path.join(out_dir, item[1]))
             md += [f"[![{item[2]}]({item[1]})]({item[1]}) (click for full size)", ""]
             continue
         if kind == "sh":
             shown = item[1]
-            rc, out = run_shell(item[1], out_dir)
+            rc, out = run_shell(item[1], root)
             md += ["```console", f"$ {shown}", _clip(out), "```", ""]
         else:
-            rc, out = run_python(item[1], out_dir)
+            rc, out = run_python(item[1], root)
             md += ["```python", item[1].rstrip("\n"), "```", "", "```text", _clip(out), "```", ""]
         if rc != 0:
             last = out.strip().splitlines()[-1] if out.strip() else f"exit code {rc}"
@@ -311,20 +346,24 @@ def build_recipe(rid, title, items, out_dir, problems):
     return md
 
 
-def build_cookbook(out_dir, only=None):
+def build_cookbook(out_dir, only=None, root=None):
+    if root is None:
+        with scratch() as root:
+            return build_cookbook(out_dir, only, root)
     os.makedirs(os.path.join(out_dir, "img"), exist_ok=True)
     problems = []
     md = ["# Cookbook", "",
           "Each recipe reproduces a question from the seed material with the tool. Every block "
           "below is a command and what it printed: the page is written by "
           "`python docs/build_cookbook.py`, which runs them all, so the numbers cannot drift from "
-          "the code.", ""]
+          "the code. The commands run from the root of the repository, as everywhere in these "
+          "docs: pictures are written to `docs/img/`.", ""]
     md += [f"- [{title}](#{_anchor(title)})" for rid, title, _ in RECIPES if not only or rid in only]
     md.append("")
     for rid, title, items in RECIPES:
         if only and rid not in only:
             continue
-        md += build_recipe(rid, title, items, out_dir, problems)
+        md += build_recipe(rid, title, items, out_dir, problems, root)
     return "\n".join(md).rstrip("\n") + "\n", problems
 
 
@@ -337,15 +376,15 @@ COMMAND_HELP = ("query", "show", "list", "banks", "coalesce", "swizzle-search", 
                 "desc decode", "desc encode", "desc check", "ptx run")
 
 
-def build_cli(out_dir):
+def build_cli(root):
     md = ["# Command line", "",
           "`layoutsim COMMAND --help` prints these pages; they are copied here by "
           "`python docs/build_cookbook.py`. Every command takes `--json` "
           "([schemas](json.md)); bad input prints one line and exits with code 2.", ""]
-    rc, out = run_shell("layoutsim --help", out_dir)
+    rc, out = run_shell("layoutsim --help", root)
     md += ["```text", out, "```", ""]
     for name in COMMAND_HELP:
-        rc, out = run_shell(f"layoutsim {name} --help", out_dir)
+        rc, out = run_shell(f"layoutsim {name} --help", root)
         if rc != 0:
             raise SystemExit(f"layoutsim {name} --help failed ({rc}): {out[-300:]}")
         md += [f"## layoutsim {name}", "", "```text", out, "```", ""]
@@ -399,12 +438,12 @@ JSON_EXAMPLES = [
      '`"sound"` and, with `--tma-box`, `"tma": {"box", '
      '"elem_bytes", "swizzle", "dst", "coords", "reading", "confirmed"}`; the exit code is 1 when '
      'there is a problem, 0 when there is none, 2 for bad input.'),
-    ("render", f"layoutsim render {MMA} --operand C --lane 13 -o img/json-example.svg --json",
+    ("render", f"layoutsim render {MMA} --operand C --lane 13 -o json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", ...}` and, for fragments, `instruction`, '
      '`arch`, `operand`, `matrices`, `rows`, `cols`, `cells`, `replication`, `lanes`, and '
      '`highlight`/`highlighted_cells` when something is highlighted. PNG width and height are '
      'in image pixels, SVG/HTML in CSS pixels.'),
-    ("ptx run", "layoutsim ptx run examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
+    ("ptx run", "layoutsim ptx run docs/examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
                 "--block 32,8 --arg arange:f32:32x32 --arg zeros:f32:32x32 --arg i32:32 --json",
      '`{"schema", "kernel", "arch", "grid", "block", "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
      '"global": {"requests", "sectors", "ld", "st", "atom", "red": {"requests", "sectors"}} or null, '
@@ -414,38 +453,26 @@ JSON_EXAMPLES = [
      '"wavefronts", "ideal", "excess", "kind", "sass", "requests", "sectors", "global_kind", "note"}, ...], '
      '"outputs"}`. See [running kernels](ptx.md).'),
     ("render --banks", "layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --pad 8 "
-     f"--fragment {MMA}:A --at 16,16 -o img/json-example.svg --json",
+     f"--fragment {MMA}:A --at 16,16 -o json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", "kind": "banks", "accesses": [one `banks` '
      'report per drawn access (without `serves`), plus `label` and, for tiles, `layout`, `bytes`, '
      '`padding_bytes`, `access`]}`'),
 ]
 
 
-def _examples(out_dir):
-    """The example kernels (docs/examples) beside the commands, wherever they run."""
-    import shutil
-    src, dst = os.path.join(DOCS, "examples"), os.path.join(out_dir, "examples")
-    if os.path.abspath(src) != os.path.abspath(dst):
-        shutil.copytree(src, dst, dirs_exist_ok=True)
-
-
-def build_json(out_dir):
-    _examples(out_dir)
+def build_json(root):
     md = ["# JSON output", "",
           "Every command takes `--json` and prints one JSON object on standard output. The keys "
           "below are stable; new keys may be added. Each example is real output, cut to its "
-          "first lines (regenerated by `python docs/build_cookbook.py`).", ""]
+          "first lines (regenerated by `python docs/build_cookbook.py`), of a command run from the "
+          "root of the repository.", ""]
     for name, cmd, schema in JSON_EXAMPLES:
-        rc, out = run_shell(cmd, out_dir)
+        rc, out = run_shell(cmd, root)
         if rc != 0 and PENDING.search(out):
             continue
         lines = out.splitlines()
         shown = "\n".join(lines[:30] + ([f"... ({len(lines) - 30} more lines)"] if len(lines) > 30 else []))
         md += [f"## {name}", "", schema, "", "```console", f"$ {cmd}", shown, "```", ""]
-    try:
-        os.remove(os.path.join(out_dir, "img", "json-example.svg"))
-    except OSError:
-        pass
     return "\n".join(md).rstrip("\n") + "\n"
 
 
@@ -534,16 +561,16 @@ def main(argv=None):
     out = os.path.abspath(args.out)
     if args.only and out == DOCS and not args.check:
         ap.error("--only writes a partial cookbook: give --out FOLDER (not docs/)")
-    work = out
-    if args.check:
-        import tempfile
-        work = tempfile.mkdtemp(prefix="cookbook-")
-    cookbook, problems = build_cookbook(work, args.only)
-    pages = {"cookbook.md": cookbook}
-    if not args.only:
-        pages["cli.md"] = build_cli(work)
-        pages["json.md"] = build_json(work)
-        pages["python.md"] = build_python()
+    with contextlib.ExitStack() as stack:
+        # --check writes the pictures into a folder it removes; the pages it only compares
+        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="cookbook-")) if args.check else out
+        root = stack.enter_context(scratch())
+        cookbook, problems = build_cookbook(work, args.only, root)
+        pages = {"cookbook.md": cookbook}
+        if not args.only:
+            pages["cli.md"] = build_cli(root)
+            pages["json.md"] = build_json(root)
+            pages["python.md"] = build_python()
     changed = []
     for name, text in pages.items():
         path = os.path.join(out, name)
