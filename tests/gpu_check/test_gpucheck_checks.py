@@ -111,6 +111,7 @@ def test_replay_reports_a_stale_layout(tmp_path):
     assert results[0].status == "error" and "record again" in results[0].note
 
 
+@need_nvcc
 def test_numerics_group_matches_the_model(kernel_cache):
     s = _session(groups=("numerics",), cases=64, only="mma.m16n8k8.f32.tf32.tf32.f32,mma.m8n8k16.s32.s8.u8.s32")
     s.run()

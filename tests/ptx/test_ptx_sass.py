@@ -50,7 +50,8 @@ def test_a_load_ptxas_removed_executes_but_costs_nothing(fresh):
 
 
 def test_without_ptxas_every_ptx_access_is_costed_and_the_run_says_so(fresh, monkeypatch):
-    monkeypatch.setattr(L, "find_nvdisasm", lambda: None)
+    monkeypatch.setattr(L, "find_ptxas", lambda: "/bin/true")    # ptxas here, nvdisasm not: the note
+    monkeypatch.setattr(L, "find_nvdisasm", lambda: None)         # names nvdisasm alone, on any machine
     r = replay("warp_reduce", (C.DATA / "warp_reduce.sm_90.ptx").read_text() + "// not the committed text\n")
     line = "costed per PTX instruction: ptxas not consulted (install nvdisasm (pip install nvidia-cuda-nvdisasm))"
     assert r.sass_source is None and line in r.notes
