@@ -61,6 +61,17 @@ def of_op(name, op_vendor, arch, kinds, other_ops):
     return a
 
 
+def nvidia_only(arch, what):
+    """The canonical NVIDIA arch for `what` (a tool that executes PTX, which is NVIDIA's): a
+    one-line error saying so and naming the NVIDIA archs when `arch` is another vendor's."""
+    a = normalize(arch)
+    if a is None or vendor(a) != "nvidia":
+        named = f"arch {arch!r}" + (f" ({a})" if a and a != arch else "")
+        raise LayoutsimError(f"{named} is {'an AMD arch' if a else 'not given'}: {what} is NVIDIA-only "
+                             f"(it executes PTX); give an NVIDIA arch: {', '.join(NVIDIA)}")
+    return a
+
+
 def generation(arch):
     """'gfx11' / 'gfx12' for RDNA targets, the arch itself for CDNA and NVIDIA."""
     if arch in GFX11:
