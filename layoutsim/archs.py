@@ -33,6 +33,22 @@ ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": 
            "mi300x": "gfx942", "mi325x": "gfx942", "mi350": "gfx950", "mi355x": "gfx950"}
 
 
+# The NVIDIA GPU whose measurements the shared-memory bank and global coalescing models follow
+# (the corpora gpu-check's banks and coalescing groups record): on every other NVIDIA arch what
+# those measurements decided is carried over, not measured.
+MEASURED_GPU = "NVIDIA H200"
+MEASURED_ARCH = ALIASES["h200"]
+
+
+def extrapolated(arch, rules, documented=""):
+    """One line saying that `rules` on `arch` are extrapolated from the MEASURED_GPU (and what,
+    `documented`, the vendor's documents say holds there); None on MEASURED_ARCH and AMD archs."""
+    if arch not in NVIDIA or arch == MEASURED_ARCH:
+        return None
+    return (f"{arch}: {rules} are extrapolated from the {MEASURED_GPU} ({MEASURED_ARCH}) measurements, not "
+            f"measured on {arch}" + (f"; {documented}" if documented else ""))
+
+
 def normalize(arch):
     """Canonical arch name, or a one-line error naming the valid ones."""
     if arch is None:

@@ -200,6 +200,9 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     notes = sorted(prog.notes | launch.notes)
     if prog.lowered.note:
         notes.append(prog.lowered.note)
+    carried = archs.extrapolated(prog.arch, "the bank and coalescing rules of these costs")
+    if carried:
+        notes.append(carried)
     gt = costs.global_totals(scale)
     sampled = None
     if len(ids) != launch.n_ctas:
