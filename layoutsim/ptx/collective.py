@@ -66,8 +66,7 @@ def whole_warps(bt, g, ins):
 def check_warps(ins):
     """The step function of an .aligned instruction with no effect on the model's state."""
     def fn(bt, g, full):
-        if not full:
-            whole_warps(bt, g, ins)
+        whole_warps(bt, g, ins)          # even when `full`: every live thread is not every lane
     return fn
 
 
@@ -78,22 +77,21 @@ def partial(bt, ins, thr, g, group):
     first = int(thr[present][0]) if present.any() else int(thr[0])
     masks = np.packbits(present.reshape(-1, 32), axis=1, bitorder="little").view("<u4").reshape(-1)
     mask = "active mask " + " ".join(f"{int(m):#010x}" for m in masks)
-    lane = (thr - thr[0]) if group == "warpgroup" else thr % 32
+    # lanes of a warp, threads (0-127) of a warpgroup
+    lane, what = ((thr - thr[0]), "threads") if group == "warpgroup" else (thr % 32, "lanes")
     missing = ~present
     why = []
     gone = missing & ~bt.exists[thr]
     if gone.any():
-        n = len(thr)
-        what = "lanes" if group == "warp" else "threads"
-        why.append(f"a block of {bt.tpc} threads runs a partial {group}; {ins.opcode} needs all {n} {what}")
+        why.append(f"a block of {bt.tpc} threads runs a partial {group}; {ins.opcode} needs all {len(thr)} {what}")
     exited = missing & bt.exists[thr] & ~bt.live[thr]
     if exited.any():
-        why.append(f"lanes {ranges(lane[exited])} have exited")
+        why.append(f"{what} {ranges(lane[exited])} have exited")
     off = missing & bt.live[thr]
     if off.any():
-        why.append(f"lanes {ranges(lane[off])} do not execute it (a branch or a false guard)")
+        why.append(f"{what} {ranges(lane[off])} do not execute it (a branch or a false guard)")
     op = short_name(ins)
-    return Fault(first, 0, f"{op} run by a partial {group} ({mask}: lanes {ranges(lane[present])}): "
+    return Fault(first, 0, f"{op} run by a partial {group} ({mask}: {what} {ranges(lane[present]) or 'none'}): "
                            f"{'; '.join(why)} ({ALIGNED.format(group=group, op=op)})")
 
 
