@@ -24,6 +24,7 @@ warps that arrive (scheduler.py).
 """
 import numpy as np
 
+from ..banks.model import lane_ranges
 from .state import Fault
 
 ALIGNED = "PTX ISA: .aligned: all threads in the {group} must execute the same {op}; otherwise undefined"
@@ -35,19 +36,6 @@ def short_name(ins):
     if ins.opcode in ("wmma", "wgmma") and ins.mods:
         return f"{ins.opcode}.{ins.mods[0]}"
     return ins.opcode
-
-
-def ranges(lanes):
-    """'0-15,20' of sorted lane numbers."""
-    lanes = [int(x) for x in lanes]
-    out, start = [], None
-    for i, x in enumerate(lanes):
-        if start is None:
-            start = x
-        if i + 1 == len(lanes) or lanes[i + 1] != x + 1:
-            out.append(f"{start}-{x}" if x != start else f"{x}")
-            start = None
-    return ",".join(out)
 
 
 def whole_warps(bt, g, ins):
@@ -86,12 +74,12 @@ def partial(bt, ins, thr, g, group):
         why.append(f"a block of {bt.tpc} threads runs a partial {group}; {ins.opcode} needs all {len(thr)} {what}")
     exited = missing & bt.exists[thr] & ~bt.live[thr]
     if exited.any():
-        why.append(f"{what} {ranges(lane[exited])} have exited")
+        why.append(f"{what} {lane_ranges(lane[exited])} have exited")
     off = missing & bt.live[thr]
     if off.any():
-        why.append(f"{what} {ranges(lane[off])} do not execute it (a branch or a false guard)")
+        why.append(f"{what} {lane_ranges(lane[off])} do not execute it (a branch or a false guard)")
     op = short_name(ins)
-    return Fault(first, 0, f"{op} run by a partial {group} ({mask}: {what} {ranges(lane[present]) or 'none'}): "
+    return Fault(first, 0, f"{op} run by a partial {group} ({mask}: {what} {lane_ranges(lane[present])}): "
                            f"{'; '.join(why)} ({ALIGNED.format(group=group, op=op)})")
 
 

@@ -305,8 +305,10 @@ class Scheduler:
             for pc, mask in sorted(waits.items()):
                 ins = self.steps[pc].ins
                 t = int(np.flatnonzero(mask)[0])
+                aligned = " (.aligned: every lane of the warp must execute this same instruction; PTX ISA)" \
+                    if self.steps[pc].sync in ("all", "warpgroup") else ""
                 parts.append(f"{int(mask.sum())} thread(s) wait at the {kind} on line {ins.line} "
-                             f"({ins.text}), e.g. {bt.where(t)}")
+                             f"({ins.text}), e.g. {bt.where(t)}{aligned}")
         mb = bt.mbarriers
         for pc, mask in sorted(self.mb_wait.items()):
             step = self.steps[pc]

@@ -9,10 +9,12 @@ import sys
 import numpy as np
 import pytest
 from ptx_kernels import KERNELS, ptx
+from test_ptx_wgmma import SMALL
 
 import layoutsim
 import layoutsim.ptx as P
 from layoutsim.packing import pack, unpack
+from layoutsim.ptx.scheduler import Deadlock
 
 F16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
 
@@ -148,34 +150,8 @@ def test_wmma_block_16_on_the_cli():
     assert "a block of 16 threads runs a partial warp; wmma needs all 32 lanes" in p.stderr
 
 
-WGMMA = """
-.version 8.0
-.target sm_90a
-.address_size 64
-.visible .entry wg(.param .u64 out, .param .u64 desca, .param .u64 descb, .param .u32 n)
-{
-  .reg .b32 %r<12>; .reg .f32 %f<8>; .reg .b64 %rd<8>; .reg .pred %p<4>;
-  .shared .align 1024 .b8 tile[4096];
-  ld.param.u64 %rd1, [desca]; ld.param.u64 %rd2, [descb]; ld.param.u32 %r1, [n];
-  mov.u32 %r2, %tid.x;
-  shl.b32 %r6, %r2, 5; mov.u32 %r7, tile; add.u32 %r7, %r7, %r6;
-  mov.b32 %r8, 0x3C003C00;
-  st.shared.v4.b32 [%r7], {%r8, %r8, %r8, %r8}; st.shared.v4.b32 [%r7+16], {%r8, %r8, %r8, %r8};
-  fence.proxy.async.shared::cta;
-  bar.sync 0;
-  setp.ge.u32 %p1, %r2, %r1;
-  @%p1 ret;
-  mov.f32 %f0, 0f00000000; mov.f32 %f1, 0f00000000; mov.f32 %f2, 0f00000000; mov.f32 %f3, 0f00000000;
-  wgmma.fence.sync.aligned;
-  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, 0, 1, 1, 0, 0;
-  wgmma.commit_group.sync.aligned;
-  wgmma.wait_group.sync.aligned 0;
-  ld.param.u64 %rd3, [out]; cvta.to.global.u64 %rd4, %rd3;
-  mul.wide.u32 %rd5, %r2, 16; add.s64 %rd6, %rd4, %rd5;
-  st.global.v4.f32 [%rd6], {%f0, %f1, %f2, %f3};
-  ret;
-}
-"""
+# the warpgroup kernel of test_ptx_wgmma.py (warp w spins n*w loop trips first); threads >= n leave
+WGMMA = SMALL.replace("bar.sync 0;", "bar.sync 0; setp.ge.u32 %p3, %r2, %r1; @%p3 ret;")
 
 
 def test_wgmma_needs_the_whole_warpgroup():
@@ -241,3 +217,16 @@ def test_a_thread_outside_its_membermask_is_refused(op, name):
     msg = str(e.value)
     assert f"{name} with membermask 0x0000ffff: lane 16 executes it but is not in the membermask" in msg
     assert "undefined if the executing thread is not in the membermask" in msg and "(warp 0, lane 16)" in msg
+
+
+def test_a_warp_split_over_two_mma_instructions_deadlocks_naming_the_rule():
+    """if/else with an mma in each branch: the lanes wait at different .aligned instructions, and
+    the deadlock line says why none can run."""
+    body = MMA_BODY.replace("GUARD ", "")
+    text = kernel(body + "\n  bra DONE;\nOTHER:\n  " + body, pre="@%p1 bra OTHER;")
+    with pytest.raises(Deadlock) as e:
+        P.run(text, "k", 1, 32, args(32, 16))
+    msg = str(e.value)
+    assert msg.startswith("deadlock: 16 thread(s) wait at the warp-synchronous instruction on line ")
+    assert msg.count(".aligned: every lane of the warp must execute this same instruction") == 2
+    assert "(warp 0, lane 16)" in msg
