@@ -33,6 +33,22 @@ ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": 
            "mi300x": "gfx942", "mi325x": "gfx942", "mi350": "gfx950", "mi355x": "gfx950"}
 
 
+# The NVIDIA GPU whose measurements the shared-memory bank and global coalescing models follow
+# (the corpora gpu-check's banks and coalescing groups record): on every other NVIDIA arch what
+# those measurements decided is carried over, not measured.
+MEASURED_GPU = "NVIDIA H200"
+MEASURED_ARCH = ALIASES["h200"]
+
+
+def extrapolated(arch, rules, documented=""):
+    """One line saying that `rules` on `arch` are extrapolated from the MEASURED_GPU (and what,
+    `documented`, the vendor's documents say holds there); None on MEASURED_ARCH and AMD archs."""
+    if arch not in NVIDIA or arch == MEASURED_ARCH:
+        return None
+    return (f"{arch}: {rules} are extrapolated from the {MEASURED_GPU} ({MEASURED_ARCH}) measurements, not "
+            f"measured on {arch}" + (f"; {documented}" if documented else ""))
+
+
 def normalize(arch):
     """Canonical arch name, or a one-line error naming the valid ones."""
     if arch is None:
@@ -58,6 +74,17 @@ def of_op(name, op_vendor, arch, kinds, other_ops):
             raise LayoutsimError(f"{name} is an {kinds['amd']}, not available on {a}; "
                                  f"give an AMD arch ({', '.join(AMD)})")
         raise LayoutsimError(f"{name} is an {kinds['nvidia']}, not available on {a}; {other_ops}")
+    return a
+
+
+def nvidia_only(arch, what):
+    """The canonical NVIDIA arch for `what` (a tool that executes PTX, which is NVIDIA's): a
+    one-line error saying so and naming the NVIDIA archs when `arch` is another vendor's."""
+    a = normalize(arch)
+    if a is None or vendor(a) != "nvidia":
+        named = f"arch {arch!r}" + (f" ({a})" if a and a != arch else "")
+        raise LayoutsimError(f"{named} is {'an AMD arch' if a else 'not given'}: {what} is NVIDIA-only "
+                             f"(it executes PTX); give an NVIDIA arch: {', '.join(NVIDIA)}")
     return a
 
 

@@ -31,6 +31,7 @@ import time
 
 from layoutsim.files import make_dir, write_atomic
 
+from .. import needs
 from . import common, corpus, ncu_csv
 from .common import environment, log, measurement_order, run_cmd
 
@@ -237,6 +238,10 @@ def main(argv=None):
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     ap.add_argument("--probe", help="a prebuilt probe executable to use instead of compiling probe.cu")
     args = ap.parse_args(argv)
+    why = None if args.dry_run else needs.missing("python -m gpu_check.bank_probe.measure", ncu=args.ncu)
+    if why:                                   # before anything is compiled or written
+        print(why, file=sys.stderr)
+        return 2
 
     t0 = time.time()
     make_dir(args.out, "--out folder")

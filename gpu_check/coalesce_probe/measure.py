@@ -42,6 +42,7 @@ import tempfile
 import time
 from collections import Counter
 
+from gpu_check import needs
 from gpu_check.bank_probe import common, ncu_csv
 from gpu_check.bank_probe.common import environment, log, measurement_order, run_cmd
 
@@ -432,6 +433,10 @@ def main(argv=None):
     ap.add_argument("--probe", dest="exe", help="a prebuilt probe executable instead of compiling probe.cu")
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     args = ap.parse_args(argv)
+    why = None if args.dry_run else needs.missing("python -m gpu_check.coalesce_probe.measure", ncu=args.ncu)
+    if why:                                   # before anything is compiled or written
+        print(why, file=sys.stderr)
+        return 2
     from layoutsim.memory import nvidia
 
     t0 = time.time()

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from layoutsim.numerics import sfu_tables as TB
+
+from .. import needs
 from .patch import patch_sincos
 
 HERE = Path(__file__).resolve().parent
@@ -477,6 +479,10 @@ def main(argv=None):
     bad = [o for o in ops if o not in OPS]
     if bad:
         print(f"sfu: --ops: unknown {bad[0]!r}; valid: {', '.join(PRIORITY)}", file=sys.stderr)
+        return 2
+    why = None if args.dry_run else needs.missing("python -m gpu_check.sfu.measure", pycuda=True)
+    if why:                                   # before anything is compiled or written
+        print(why, file=sys.stderr)
         return 2
     t0 = time.time()
     out = Path(args.out)

@@ -59,6 +59,7 @@ class Report:
     status: str               # confirmed on hardware, or not
     notes: tuple = field(default=())
     banks: int = BANKS
+    extrapolated: bool = False  # NVIDIA rules carried over from the measured GPU (notes say which)
 
     def to_json(self):
         """{"op","arch","wavefronts","ideal","conflicts","phases":[...]}, the stable schema; each
@@ -66,7 +67,8 @@ class Report:
         rule = self.source if self.source.startswith(self.rule) else f"{self.rule}; {self.source}"
         src = f"{rule}; {self.status}"
         return {"op": self.op, "arch": self.arch, "wavefronts": self.wavefronts, "ideal": self.ideal,
-                "conflicts": self.conflicts, "phases": [p.to_json(src) for p in self.phases]}
+                "conflicts": self.conflicts, "phases": [p.to_json(src) for p in self.phases],
+                "extrapolated": self.extrapolated, "notes": list(self.notes)}
 
     def format(self, verbose=False):
         head = (f"{self.op} on {self.arch}: {self.wavefronts} wavefront{'s' if self.wavefronts != 1 else ''} "
@@ -360,8 +362,10 @@ def analyze(op, offsets, arch=None, active=None, rules=None, variables=None):
     if spec.is_matrix and len(lanes_used(spec)) < LANES:
         notes = (f"row addresses from lanes {lane_ranges(lanes_used(spec))}; the other lanes' "
                  f"addresses are ignored",)
+    carried = nvidia.extrapolated(arch) if spec.vendor == "nvidia" else None
+    notes += (carried,) if carried else ()
     return Report(spec.name, arch, spec.vendor, total, ideal, total - ideal, tuple(out), rule,
-                  source, status, notes, banks_of(arch))
+                  source, status, notes, banks_of(arch), carried is not None)
 
 
 def wavefronts(op, offsets, arch=None, active=None, rules=None, variables=None):

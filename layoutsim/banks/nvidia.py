@@ -31,6 +31,8 @@ rule sets match every pattern; `tests/data/banks/bank_corpus.json` holds the res
 import itertools
 from dataclasses import dataclass, replace
 
+from .. import archs
+
 # How the phases of one wide (64/128-bit) access may merge.
 #   none        never: 64-bit = 2 phases, 128-bit = 4 phases
 #   pairs       if, over the whole warp, every active lane n has T(n^1) inactive or at the same
@@ -118,6 +120,13 @@ DEFAULT = Rules(wide_ld="pairs", wide_st="none", matrix="none", subword_st="word
 # tests/data/banks/bank_corpus.json there, replayed in CI).
 MEASURED = ("NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-30: 510 access patterns measured "
             "with ncu, all matched (repeat: gpu-check run --group banks)")
+
+
+def extrapolated(arch):
+    """The note line for an NVIDIA arch other than the measured one (archs.extrapolated), or None."""
+    return archs.extrapolated(arch, "the merge rules (which phases of a 64/128-bit or ldmatrix/stmatrix "
+                                    "access share a wavefront, sub-word stores, empty phases)",
+                              "32 banks of 4 B and the same-word broadcast are documented for cc 5.x and later")
 
 
 def status(rules=None):

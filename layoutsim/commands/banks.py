@@ -9,7 +9,9 @@
     layoutsim banks --op ds_read_b128 --arch gfx942 --addr "lane*16"      (CDNA: wave64)
 
 --json prints {"op","arch","wavefronts","ideal","conflicts","phases":[{"lanes","wavefronts",
-"banks","words","serves","source"}]} (a list of them for --fill without --index).
+"banks","words","serves","source"}],"extrapolated","notes"} (a list of them for --fill without
+--index); "extrapolated" is true on an NVIDIA arch other than the measured sm_90 (H200), and a
+note says which rules are carried over.
 """
 import json
 
@@ -212,4 +214,6 @@ def run(args):
     print(f"total: {total} wavefronts (ideal {ideal}, {total - ideal} from bank conflicts)")
     print(f"phases: {first.rule}")
     print(f"model: {first.status}")
+    for n in first.notes:
+        print(f"note: {n}")
     return 0

@@ -11,8 +11,9 @@
 --json prints the dict of layoutsim.memory.coalesce: {"op", "arch", "vendor", "active_lanes",
 "requests", "sectors", "ideal_sectors", "excess_sectors", "lines", "wavefronts", "sector_bytes",
 "bytes_requested", "bytes_fetched", "sector_lanes": [{"sector", "lanes"}], "rule", "source",
-"status"}; with --stride {"op", "arch", "base", "sector_bytes", "rows": [{"stride", "stride_bytes", "requests",
-"sectors", "ideal_sectors", "lines", "wavefronts"}], "rule", "source", "status"}.
+"status", "extrapolated", "notes"}; with --stride {"op", "arch", "base", "sector_bytes", "rows": [{"stride",
+"stride_bytes", "requests", "sectors", "ideal_sectors", "lines", "wavefronts"}], "rule", "source", "status",
+"extrapolated", "notes"}; "extrapolated" is true on an NVIDIA arch other than the measured sm_90 (H200).
 """
 from ._options import only, refuse
 from .banks import print_json              # compact: lists of numbers on one line
@@ -63,10 +64,11 @@ def _strides(text):
 
 
 def stride_table(op, strides, base=0, active=None, arch=None, rules=None):
-    """{"op", "arch", "base", "rows", "rule", "source", "status"} for lane L at base + L*s*width."""
+    """{"op", "arch", "base", "rows", "rule", "source", "status", "extrapolated", "notes"} for lane L
+    at base + L*s*width."""
     import numpy as np
     from ..memory.batch import coalesce_batch, resolve_arch
-    from ..memory.model import about
+    from ..memory.model import about, carried
     from ..memory.ops import parse
     spec = parse(op)
     arch_ = resolve_arch(spec, arch)
@@ -80,7 +82,7 @@ def stride_table(op, strides, base=0, active=None, arch=None, rules=None):
             for i, s in enumerate(strides)]
     unit, rule, source, status = about(spec, rules)
     return {"op": spec.name, "arch": arch_, "base": base, "sector_bytes": unit, "rows": rows,
-            "rule": rule, "source": source, "status": status}
+            "rule": rule, "source": source, "status": status, **carried(spec, arch_)}
 
 
 def format_table(t):
@@ -94,6 +96,7 @@ def format_table(t):
         out.append(f"  {r['stride']:>6} {r['stride_bytes']:>6} {r['requests']:>8} {r['sectors']:>7} "
                    f"{r['ideal_sectors']:>5} {r['lines']:>5} {wf:>10} {per:>11}")
     out += [f"rule: {t['rule']}", f"model: {t['status']}", f"source: {t['source']}"]
+    out += [f"note: {n}" for n in t["notes"]]
     return "\n".join(out)
 
 

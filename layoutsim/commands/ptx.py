@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import archs
 from ..errors import LayoutsimError, suggest
 from ..formats import numpy_dtype
 from . import print_json
@@ -90,6 +91,7 @@ def run(args):
            if args.json else "--all lists every line")
     if args.out:
         check_out_dir(args.out)
+    archs.nvidia_only(args.arch, "ptx run")        # before nvcc sees an AMD arch
     text = read_source(args.file, args.arch, args.nvcc_flag)
     budget = [0]
     values = [parse_arg(a, i, budget) for i, a in enumerate(args.arg)]

@@ -26,6 +26,13 @@ def about(spec, rules=None):
     return nvidia.SECTOR, r.describe(spec), nvidia.SOURCE, nvidia.status(rules, spec)
 
 
+def carried(spec, arch):
+    """{"extrapolated", "notes"}: whether the NVIDIA rules on `arch` are extrapolated from the
+    measured GPU, and the note line saying which (memory.nvidia.extrapolated)."""
+    note = nvidia.extrapolated(arch) if spec.vendor == "nvidia" else None
+    return {"extrapolated": note is not None, "notes": [note] if note else []}
+
+
 def lane_ranges(lanes):
     """'0-7,16' for [0, 1, ..., 7, 16]."""
     from ..banks.model import lane_ranges as ranges
@@ -63,7 +70,7 @@ def coalesce(op, offsets, active=None, arch="sm_90", rules=None, variables=None)
     out.update({"sector_bytes": unit, "bytes_requested": int(lanes.size) * spec.width,
                 "bytes_fetched": c["sectors"] * unit,
                 "sector_lanes": [{"sector": s, "lanes": ls} for s, ls in sorted(by_sector.items())],
-                "rule": rule, "source": source, "status": status})
+                "rule": rule, "source": source, "status": status, **carried(spec, arch)})
     if spec.vendor == "amd":
         out["wavefronts"] = None             # AMD documents no such count
     return out
@@ -112,6 +119,7 @@ def format_report(r, verbose=False):
     lines.append(f"rule: {r['rule']}")
     lines.append(f"model: {r['status']}")
     lines.append(f"source: {r['source']}")
+    lines += [f"note: {n}" for n in r["notes"]]
     return "\n".join(lines)
 
 

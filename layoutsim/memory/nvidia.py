@@ -43,6 +43,7 @@ OPEN lists what the corpus cannot reach):
 import itertools
 from dataclasses import dataclass, fields
 
+from .. import archs
 from ..cite import corpus
 
 SECTOR = 32
@@ -190,6 +191,12 @@ OPEN = {
 
 def rules_for(spec, override=None):
     return override or RULES[spec.family]
+
+
+def extrapolated(arch):
+    """The note line for an NVIDIA arch other than the measured one (archs.extrapolated), or None."""
+    return archs.extrapolated(arch, "the request, sector, wavefront and ideal-sector rules and the tag-bank hash",
+                              "32-byte sectors of 128-byte lines are documented for cc 6.0 and later")
 
 
 def status(rules=None, spec=None):

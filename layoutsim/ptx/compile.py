@@ -8,6 +8,7 @@ Unknown instructions are refused at load time with their name and line.
 import numpy as np
 
 from ..errors import LayoutsimError
+from . import lines
 from . import types as T
 from .module import UnsupportedPtx
 from .program import Step
@@ -37,7 +38,7 @@ def compile_step(prog, ins, pc, site):
             raise LayoutsimError(f"line {ins.line}: guard {ins.guard[0]} is not a predicate")
     comp = ops().get(ins.opcode)
     if comp is None:
-        raise UnsupportedPtx(f"line {ins.line}: unsupported instruction {ins.name} ({ins.text})")
+        raise UnsupportedPtx(f"{lines.of(ins)}: unsupported instruction {ins.name} ({ins.text})")
     fields = comp(ins, prog.builder, prog)
     for k, v in fields.items():
         if k == "info":
@@ -48,13 +49,14 @@ def compile_step(prog, ins, pc, site):
 
 
 def unsupported(ins, why=""):
-    return UnsupportedPtx(f"line {ins.line}: unsupported instruction {ins.name}"
+    """The refusal of an instruction the executor does not model: its PTX and CUDA line (lines.py)."""
+    return UnsupportedPtx(f"{lines.of(ins)}: unsupported instruction {ins.name}"
                           f"{' (' + why + ')' if why else ''}")
 
 
 def need(ins, n):
     if len(ins.operands) < n:
-        raise LayoutsimError(f"line {ins.line}: {ins.name} needs {n} operands: {ins.text}")
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} needs {n} operands: {ins.text}")
 
 
 # ---- small builders for ALU ops -----------------------------------------------------------------

@@ -8,6 +8,7 @@ receives the value sign-extended for signed types and zero-extended otherwise.
 import numpy as np
 
 from ..errors import LayoutsimError
+from . import lines
 from . import types as T
 from .module import UnsupportedPtx
 
@@ -117,7 +118,7 @@ class Builder:
             if getattr(typ, "name", "") in ("f16", "bf16"):
                 from .fround import round_to
                 return round_to(np.float64(f), typ.name, "rn")[()]
-            raise UnsupportedPtx(f"line {ins.line}: float literal {op} used as .{getattr(typ, 'name', dt)}")
+            raise UnsupportedPtx(f"{lines.of(ins)}: float literal {op} used as .{getattr(typ, 'name', dt)}")
         if op.kind == "sym":
             addr = self.prog.symbol_address(op.value, ins)
             return np.array(addr & ((1 << (dt.itemsize * 8)) - 1), np.dtype(f"u{dt.itemsize}")).view(dt)[()]

@@ -23,6 +23,7 @@ from .. import smem
 from . import tensormap as TM
 from . import types as T
 from .access import locate, space_of
+from .collective import check_warps
 from .compile import need, unsupported
 from .mbarrier import MBarriers
 from .state import PARAM_WINDOW, Fault
@@ -340,8 +341,9 @@ def cp_async_arrive(ins, b, prog):
 
 
 def _setmaxnreg(ins, b, prog):
-    # a register-allocation hint for warp-specialized kernels: no effect on the model's state
-    return {"fn": lambda bt, g, full: None, "sync": "all"}
+    # a register-allocation hint for warp-specialized kernels: no effect on the model's state;
+    # .aligned: every lane of the warp executes it (collective.py)
+    return {"fn": check_warps(ins), "sync": "all"}
 
 
 OPS = {"mbarrier": _mbarrier, "setmaxnreg": _setmaxnreg}

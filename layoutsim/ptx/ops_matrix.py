@@ -1,6 +1,7 @@
 """Matrix instructions: ldmatrix, stmatrix, mma.sync (catalog layouts, layoutsim.mma
 arithmetic) and nvcuda::wmma load/store/mma (wmma.py). Every one is warp-collective
-(.sync.aligned): it runs for whole warps, batched over all warps of all CTAs that execute it.
+(.sync.aligned): it runs for whole warps, batched over all warps of all CTAs that execute it;
+a warp with a lane missing is refused (collective.py: the PTX ISA leaves that undefined).
 
 Registers move through the catalog's FragmentMaps (layoutsim.packing pack/unpack):
 nothing here knows where an element lives.
@@ -12,6 +13,7 @@ from ..packing import pack, unpack
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
+from .collective import whole_warps
 from .compile import need, unsupported
 from .state import Fault
 
@@ -87,12 +89,6 @@ def _of_warps(words, thr, bt):
     return words[thr]
 
 
-def _warps(bt, g):
-    """Indices of the warps executing, and their threads [nA, 32]."""
-    w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
-    return w, w[:, None] * 32 + np.arange(32)
-
-
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
 def _rows(bt, ins, addr, thr, lanes):
     """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked."""
@@ -119,7 +115,7 @@ def _ldmatrix(ins, b, prog):
         write = write_words(b, b.elems(ins.operands[0], ins), ins)
 
     def fn(bt, g, full):
-        w, thr = _warps(bt, g)
+        w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
         rows, tl = _rows(bt, ins, addr, thr, lanes)
@@ -172,7 +168,7 @@ def _mma_fn(b, ins, regs, frags, compute):
     wd = write_words(b, d, ins)
 
     def fn(bt, g, full):
-        w, thr = _warps(bt, g)
+        w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
         A = unpack(fa, _of_warps(ra(bt), thr, bt))[:, 0]
@@ -221,7 +217,7 @@ def _wmma_move(ins, b, prog):
     verb = "store" if store else "load"
 
     def fn(bt, g, full):
-        w, thr = _warps(bt, g)
+        w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
         P = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]

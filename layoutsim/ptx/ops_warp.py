@@ -5,11 +5,12 @@ bar.warp.sync) and the CTA barriers (bar/barrier .sync/.arrive/.red), PTX ISA 9.
 A warp-collective step declares `sync`: the lanes it waits for (its membermask, or the whole
 warp for .aligned instructions); the scheduler runs it for a warp only when every live lane
 named there has arrived. The values are computed per warp with the batch's arrays reshaped
-[warps, 32].
+[warps, 32]. A thread executing one outside its own membermask is refused (collective.py).
 """
 import numpy as np
 
 from . import types as T
+from .collective import check_membermask
 from .compile import need, unsupported
 
 ALL = "all"
@@ -24,8 +25,9 @@ def _bits(mask2d):
     return np.packbits(mask2d, axis=1, bitorder="little").view("<u4").reshape(-1)
 
 
-def _participants(bt, g, mmv):
-    """bool [W, 32]: executing lanes named in their warp's membermask."""
+def _participants(bt, g, mmv, ins):
+    """bool [W, 32]: executing lanes named in their warp's membermask (each must be in its own)."""
+    check_membermask(bt, g, mmv, ins)
     G = g.reshape(bt.W, 32)
     M = np.bitwise_or.reduce(np.where(G, mmv.reshape(bt.W, 32), np.uint32(0)), axis=1)
     return G & ((M[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
@@ -48,8 +50,10 @@ def _shfl(ins, b, prog):
     ra = b.read(ins.operands[1], T.get("b32"), ins)
     rb = b.read(ins.operands[2], T.get("u32"), ins)
     rc = b.read(ins.operands[3], T.get("u32"), ins)
+    mm = _membermask(b, ins.operands[4], ins)
 
     def fn(bt, g, full):
+        check_membermask(bt, g, mm(bt), ins)
         lane = bt.lane.astype(np.int64)
         bval = np.broadcast_to(np.asarray(rb(bt)).astype(np.int64) & 31, (bt.T,))
         c = np.broadcast_to(np.asarray(rc(bt)).astype(np.int64), (bt.T,))
@@ -74,7 +78,7 @@ def _shfl(ins, b, prog):
         wd(bt, a[src], g, full)
         if wp is not None:
             wp(bt, ok, g, full)
-    return {"fn": fn, "sync": _membermask(b, ins.operands[4], ins)}
+    return {"fn": fn, "sync": mm}
 
 
 def _vote(ins, b, prog):
@@ -87,7 +91,7 @@ def _vote(ins, b, prog):
     mm = _membermask(b, ins.operands[2], ins)
 
     def fn(bt, g, full):
-        G = _participants(bt, g, mm(bt))
+        G = _participants(bt, g, mm(bt), ins)
         A = _warps(ra(bt), bt)
         if mode == "ballot":
             out = np.repeat(_bits(A & G), 32)
@@ -112,6 +116,7 @@ def _match(ins, b, prog):
     mm = _membermask(b, ins.operands[2], ins)
 
     def fn(bt, g, full):
+        check_membermask(bt, g, mm(bt), ins)
         A = _warps(ra(bt), bt)
         G = g.reshape(bt.W, 32)
         eq = (A[:, :, None] == A[:, None, :]) & G[:, None, :]          # [W, lane, other]
@@ -141,6 +146,7 @@ def _redux(ins, b, prog):
          "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
 
     def fn(bt, g, full):
+        check_membermask(bt, g, mm(bt), ins)
         A = _warps(ra(bt), bt).astype(t.dtype)
         G = g.reshape(bt.W, 32)
         r = f.reduce(np.where(G, A, np.array(ident).astype(t.dtype)), axis=1)
@@ -161,7 +167,7 @@ def _elect(ins, b, prog):
     mm = _membermask(b, ins.operands[1], ins)
 
     def fn(bt, g, full):
-        G = _participants(bt, g, mm(bt))
+        G = _participants(bt, g, mm(bt), ins)
         leader = np.argmax(G, axis=1).astype(np.uint32)
         if wd is not None:
             wd(bt, np.repeat(leader, 32), g, full)
@@ -171,7 +177,8 @@ def _elect(ins, b, prog):
 
 
 def _bar_warp(ins, b, prog):
-    return {"fn": lambda bt, g, full: None, "sync": _membermask(b, ins.operands[0], ins)}
+    mm = _membermask(b, ins.operands[0], ins)
+    return {"fn": lambda bt, g, full: check_membermask(bt, g, mm(bt), ins), "sync": mm}
 
 
 # ---- CTA barriers -------------------------------------------------------------------------------
@@ -182,6 +189,8 @@ def _barrier(ins, b, prog):
     if not mods:
         mods = ["sync"]                       # `bar 0` is bar.sync
     kind = mods[0]
+    if kind == "cluster":
+        raise unsupported(ins, "cluster barriers: clusters are not modelled, each CTA runs alone")
     if kind not in ("sync", "arrive", "red"):
         raise unsupported(ins)
     ops = list(ins.operands)

@@ -31,6 +31,7 @@ from ..errors import LayoutsimError
 from ..packing import pack, unpack
 from ..sim.costing import wgmma_cost
 from . import types as T
+from .collective import ALIGNED, check_warps, partial, short_name
 from .compile import unsupported
 from .ops_async import RACE_NOTE
 from .ops_matrix import _catalog, read_words, write_words
@@ -41,8 +42,9 @@ THREADS = 128
 
 
 def _sync_only(ins, b, prog):
-    # fence / commit_group / wait_group: the mma_async ran at its rendezvous, nothing to wait for
-    return {"fn": lambda bt, g, full: None, "sync": "all"}
+    # fence / commit_group / wait_group: the mma_async ran at its rendezvous, nothing to wait for;
+    # .aligned: every lane of the warp executes them (collective.py)
+    return {"fn": check_warps(ins), "sync": "all"}
 
 
 def _imm(ins, op, what, valid):
@@ -144,7 +146,8 @@ def _uniform(v, thr, ins, what):
 
 
 def _warpgroups(bt, g, ins):
-    """Batch threads [nG, 128] of the warpgroups executing: every one of their threads must."""
+    """Batch threads [nG, 128] of the warpgroups executing: every one of their threads must
+    (.aligned; collective.py words the refusal)."""
     w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
     if len(w) == 0:
         return np.zeros((0, THREADS), np.int64)
@@ -153,15 +156,14 @@ def _warpgroups(bt, g, ins):
     short = start + THREADS > bt.tpc
     if short.any():
         i = int(np.flatnonzero(short)[0])
-        raise Fault(key[i], 0, f"{ins.name}: a warpgroup is 4 whole warps (128 threads); this CTA has "
-                               f"{bt.tpc} threads, so warpgroup {int(start[i]) // THREADS} is incomplete")
+        op = short_name(ins)
+        raise Fault(key[i], 0, f"{op} run by a partial warpgroup: a block of {bt.tpc} threads runs a partial "
+                               f"warpgroup ({int(start[i]) // THREADS}); wgmma needs all 128 threads (a "
+                               f"warpgroup is 4 whole warps) ({ALIGNED.format(group='warpgroup', op=op)})")
     thr = key[:, None] + np.arange(THREADS)
     missing = ~g[thr]
     if missing.any():
-        i, j = np.argwhere(missing)[0]
-        why = "has exited" if not bt.live[thr[i, j]] else "does not execute it (a branch or guard)"
-        raise Fault(thr[i, j], 0, f"{ins.name}: every thread of the warpgroup must execute it (.aligned); "
-                                  f"this one {why}")
+        raise partial(bt, ins, thr[int(np.flatnonzero(missing.any(1))[0])], g, "warpgroup")
     return thr
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LayoutsimError
+from . import lines
 from .module import Label, UnsupportedPtx
 from .operands import Builder
 from .syntax import Instr
@@ -228,7 +229,7 @@ class Program:
         if s is None:
             fn = ins.extra["function"]
             s = self._site_of[key] = len(self.sites)
-            self.sites.append(Site(ins.line, ins.text, self.module.cuda_line(ins, fn), fn.name))
+            self.sites.append(Site(ins.line, ins.text, ins.extra["cuda"], fn.name))
         return s
 
     def _expand(self, fn, prefix, stack, out, ret_label):
@@ -238,7 +239,8 @@ class Program:
                 continue
             ins = Instr(item.line, item.text, item.opcode, item.mods, item.operands, item.guard,
                         item.loc, extra={"prefix": prefix, "origin": (fn.name, item.line, id(item)),
-                                         "function": fn, "ret_label": ret_label})
+                                         "function": fn, "ret_label": ret_label,
+                                         "cuda": self.module.cuda_line(item, fn)})
             if item.opcode == "call":
                 self._expand_call(ins, fn, prefix, stack, out)
                 continue
@@ -250,11 +252,11 @@ class Program:
         if ops and ops[0].kind == "list":
             rets = list(ops.pop(0).value)
         if not ops or ops[0].kind != "sym":
-            raise UnsupportedPtx(f"line {ins.line}: indirect call ({ins.text}) is not supported")
+            raise UnsupportedPtx(f"{lines.of(ins)}: indirect call ({ins.text}) is not supported")
         name = ops.pop(0).value
         args = list(ops.pop(0).value) if ops and ops[0].kind == "list" else []
         if ops:
-            raise UnsupportedPtx(f"line {ins.line}: call with a target list or prototype "
+            raise UnsupportedPtx(f"{lines.of(ins)}: call with a target list or prototype "
                                  f"({ins.text}) is not supported")
         callee = self.module.functions.get(name)
         if callee is None:
@@ -268,10 +270,10 @@ class Program:
                     out.append(Instr(ins.line, ins.text, "callret0", (), tuple(rets), ins.guard, ins.loc,
                                      extra=dict(ins.extra)))
                 return
-            raise UnsupportedPtx(f"line {ins.line}: call to {name}, which the PTX declares but does "
+            raise UnsupportedPtx(f"{lines.of(ins)}: call to {name}, which the PTX declares but does "
                                  f"not define (an external function)")
         if name in stack:
-            raise UnsupportedPtx(f"line {ins.line}: recursive call to {name} is not supported")
+            raise UnsupportedPtx(f"{lines.of(ins)}: recursive call to {name} is not supported")
         if len(args) != len(callee.params) or len(rets) != len(callee.rets):
             raise LayoutsimError(f"line {ins.line}: call to {name} passes {len(args)} argument(s) and "
                                  f"{len(rets)} result(s); it takes {len(callee.params)} and returns "

@@ -116,9 +116,7 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         racecheck=False, max_steps=MAX_STEPS, progress=None, batch_threads=MAX_BATCH_THREADS):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx)."""
     t0 = time.perf_counter()
-    arch = archs.normalize(arch)
-    if arch is None or archs.vendor(arch) != "nvidia":
-        raise LayoutsimError(f"arch {arch!r}: PTX runs on NVIDIA archs ({', '.join(archs.NVIDIA)})")
+    arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
     ids = select_ctas(launch.n_ctas, ctas, launch.threads_per_cta)
@@ -202,6 +200,9 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     notes = sorted(prog.notes | launch.notes)
     if prog.lowered.note:
         notes.append(prog.lowered.note)
+    carried = archs.extrapolated(prog.arch, "the bank and coalescing rules of these costs")
+    if carried:
+        notes.append(carried)
     gt = costs.global_totals(scale)
     sampled = None
     if len(ids) != launch.n_ctas:

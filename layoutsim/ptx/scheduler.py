@@ -28,6 +28,7 @@ Nothing left to run while threads wait is a deadlock, reported with the waiting 
 import numpy as np
 
 from ..errors import LayoutsimError
+from . import lines
 from .state import Fault, PtxFault
 
 MAX_STEPS = 50_000_000
@@ -127,6 +128,8 @@ class Scheduler:
                         _add(groups, p + 1, m & ~g)
                     if self.bar_wait or self.arrived:
                         self._release(groups)
+                    for q in list(self.ws_wait):       # warp collectives may have waited for these
+                        _add(groups, q, self.ws_wait.pop(q))
                 elif kind == "bar":
                     self._barrier(step, p, g, groups)
                     if step.guard is not None:
@@ -291,8 +294,7 @@ class Scheduler:
         bt = self.bt
         ins = step.ins
         site = bt.prog.sites[step.site]
-        where = f" ({site.cuda[0].rsplit('/', 1)[-1]}:{site.cuda[1]})" if site.cuda else ""
-        msg = f"line {ins.line}{where}: {ins.text}: {bt.where(f.thread)}: {f.what}"
+        msg = f"{lines.at(ins.line, site.cuda)}: {ins.text}: {bt.where(f.thread)}: {f.what}"
         return PtxFault(msg, line=ins.line, cuda=site.cuda, thread=bt.where(f.thread),
                         address=f.address)
 
@@ -303,8 +305,10 @@ class Scheduler:
             for pc, mask in sorted(waits.items()):
                 ins = self.steps[pc].ins
                 t = int(np.flatnonzero(mask)[0])
+                aligned = " (.aligned: every lane of the warp must execute this same instruction; PTX ISA)" \
+                    if self.steps[pc].sync in ("all", "warpgroup") else ""
                 parts.append(f"{int(mask.sum())} thread(s) wait at the {kind} on line {ins.line} "
-                             f"({ins.text}), e.g. {bt.where(t)}")
+                             f"({ins.text}), e.g. {bt.where(t)}{aligned}")
         mb = bt.mbarriers
         for pc, mask in sorted(self.mb_wait.items()):
             step = self.steps[pc]

@@ -24,7 +24,7 @@ def test_banks_text(capsys):
 def test_banks_json_schema(capsys):
     rc, out, _ = run(["banks", "--op", "ld.shared.v4.b32", "--addr", "lane*16", "--json"], capsys)
     j = json.loads(out)
-    assert rc == 0 and list(j) == ["op", "arch", "wavefronts", "ideal", "conflicts", "phases"]
+    assert rc == 0 and list(j) == ["op", "arch", "wavefronts", "ideal", "conflicts", "phases", "extrapolated", "notes"]
     assert (j["op"], j["arch"], j["wavefronts"], j["ideal"], j["conflicts"]) == ("ld.shared.v4.b32", "sm_90", 4, 4, 0)
     assert [p["lanes"] for p in j["phases"]] == [list(range(k, k + 8)) for k in range(0, 32, 8)]
     assert all(p["wavefronts"] == 1 for p in j["phases"])

@@ -142,7 +142,7 @@ def test_ldmatrix_uses_only_the_row_address_lanes():
 def test_report_json_schema():
     r = banks.analyze("ld.shared.v4.b32", "lane * 16")
     j = r.to_json()
-    assert list(j) == ["op", "arch", "wavefronts", "ideal", "conflicts", "phases"]
+    assert list(j) == ["op", "arch", "wavefronts", "ideal", "conflicts", "phases", "extrapolated", "notes"]
     assert j["op"] == "ld.shared.v4.b32" and j["arch"] == "sm_90"
     assert {"lanes", "wavefronts"} <= set(j["phases"][0])
     json.dumps(j)

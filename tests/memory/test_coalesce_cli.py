@@ -35,7 +35,8 @@ def test_json_schema(capsys):
     d = json.loads(out)
     assert rc == 0 and list(d) == ["op", "arch", "vendor", "active_lanes", "requests", "sectors",
                                    "ideal_sectors", "lines", "wavefronts", "excess_sectors", "sector_bytes",
-                                   "bytes_requested", "bytes_fetched", "sector_lanes", "rule", "source", "status"]
+                                   "bytes_requested", "bytes_fetched", "sector_lanes", "rule", "source", "status",
+                                   "extrapolated", "notes"]
     assert (d["requests"], d["sectors"], d["ideal_sectors"], d["lines"], d["wavefronts"]) == (1, 32, 16, 8, 2)
     assert d["sector_lanes"][1] == {"sector": 32, "lanes": [1]}
 
