@@ -103,8 +103,12 @@ def run(args):
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
                     racecheck=args.racecheck, progress=progress)
     except PtxFault as e:
-        if args.out and e.run is not None:
-            write_outputs(args.out, e.run.buffers)
+        # a fault: the buffers as they were, the report so far with its `fault` under --json, and
+        # the one line on stderr with exit code 2 (cli.main), as for any other error
+        outputs = write_outputs(args.out, e.run.buffers) if args.out and e.run is not None else []
+        if args.json:
+            report = e.run.to_json() if e.run is not None else {"fault": e.fault}
+            print_json(dict(report, outputs=outputs))
         raise
     outputs = write_outputs(args.out, r.buffers) if args.out else []
     if args.json:

@@ -57,9 +57,11 @@ def _barrier_addr(b, ins, op):
         parts = locate(bt, space, a, thr, 8, ins.name)
         for p in parts:
             if p[0] != "shared":
-                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory")
+                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory",
+                            "invalid_address")
         if len(parts) != 1 or not np.array_equal(parts[0][3], thr):
-            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory")
+            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory",
+                            "invalid_address")
         return parts[0][2], parts[0][4]
     return at
 
@@ -272,14 +274,14 @@ def _box(bt, gm, coords, at, t, what):
     """The shared addresses of the box at `at` (a load's destination, a store's source), checked."""
     why = smem.coords_problem(gm.tmap, coords)
     if why:
-        raise Fault(t, at, f"{what}: {why}")
+        raise Fault(t, at, f"{what}: {why}", "tma_coordinates", "shared")
     if at % TMA_ALIGN:
         raise Fault(t, at, f"{what}: the box's shared address {at:#x} is not {TMA_ALIGN}-byte aligned: the "
-                           f"GPU faults (misaligned address)")
+                           f"GPU faults (misaligned address)", "misaligned", "shared")
     why = smem.box_fault(gm.tmap, at, smem_bytes=bt.smem_size) if bt.smem_size else \
         "the CTA has no shared memory for the box"
     if why:
-        raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)")
+        raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)", "out_of_bounds", "shared")
     sa = smem.box_addresses(gm.tmap, at, smem_bytes=bt.smem_size)
     return sa
 
@@ -301,10 +303,10 @@ def _bulk(ins, b, load):
             bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
             if bad or n[j] <= 0:
                 raise Fault(t, sh, f"{ins.name}: addresses {int(sh):#x}, {int(gl):#x} and size {int(n[j])} must "
-                                   f"be positive multiples of {BULK_ALIGN} bytes")
+                                   f"be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
             if sh < 0 or sh + n[j] > bt.smem_size:
                 raise Fault(t, sh, f"{ins.name}: shared {int(sh):#x} + {int(n[j])} bytes is outside the CTA's "
-                                   f"shared memory ({bt.smem_size} bytes)")
+                                   f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
             off = int(bt.heap.check(np.array([gl], np.int64), int(n[j]), np.array([t]))[0])
             so = int(bt.smem_base[t] + sh)
             if load:

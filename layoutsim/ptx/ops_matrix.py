@@ -231,7 +231,7 @@ def _wmma_move(ins, b, prog):
         if np.any(bad):
             i, j = np.argwhere(bad)[0]
             raise Fault(thr[i, j], P[i, j], f"{ins.name}: the threads of the warp give different "
-                                            f"addresses or strides (undefined behaviour)")
+                                            f"addresses or strides (undefined behaviour)", "not_uniform")
         base, st = P[:, 0], S[:, 0]
         off = (rr * st[:, None, None] + cc) if layout == "row" else (cc * st[:, None, None] + rr)
         addrs = base[:, None, None] + off * esize                          # [nA, R, C]
@@ -288,7 +288,8 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
         return bt.smem_v, bt.smem_base[owners][:, None, None] + rel, rel
     if sp == "global":
         return bt.heap.v, rel - GLOBAL_BASE, rel
-    raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory")
+    raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory",
+                "invalid_address", "local")
 
 
 def _fragment(ins, use, layout, shape, typ):

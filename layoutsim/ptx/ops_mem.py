@@ -284,7 +284,7 @@ def _cp_async(ins, b, prog):
             n_src = np.broadcast_to(np.asarray(srcsize(bt)), (bt.T,))[thr].astype(np.int64)
             if np.any(n_src > size):
                 j = int(np.flatnonzero(n_src > size)[0])
-                raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}")
+                raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}", "invalid_operand")
         if ignore is not None:
             n_src = np.where(np.broadcast_to(np.asarray(ignore(bt)), (bt.T,))[thr], 0, n_src)
         dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, ins.name)
@@ -299,7 +299,7 @@ def _cp_async(ins, b, prog):
                 if np.any(sa % size):
                     j = int(np.flatnonzero(sa % size)[0])
                     raise Fault(sthr[j], sa[j], f"address {int(sa[j]):#x} is not {size}-byte aligned, as "
-                                                f"{ins.name} needs: the GPU faults (misaligned address)")
+                                f"{ins.name} needs: the GPU faults (misaligned address)", "misaligned", "global")
                 off = bt.heap.check(sa, 1, sthr)
                 bt.heap.check(sa + n - 1, 1, sthr)
             k = np.arange(size)

@@ -139,7 +139,8 @@ def _uniform(v, thr, ins, what):
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warpgroup give different {what} values "
-                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour")
+                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour",
+                    "not_uniform")
     return v[:, 0]
 
 
@@ -154,14 +155,15 @@ def _warpgroups(bt, g, ins):
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise Fault(key[i], 0, f"{ins.name}: a warpgroup is 4 whole warps (128 threads); this CTA has "
-                               f"{bt.tpc} threads, so warpgroup {int(start[i]) // THREADS} is incomplete")
+                               f"{bt.tpc} threads, so warpgroup {int(start[i]) // THREADS} is incomplete",
+                    "partial_warpgroup")
     thr = key[:, None] + np.arange(THREADS)
     missing = ~g[thr]
     if missing.any():
         i, j = np.argwhere(missing)[0]
         why = "has exited" if not bt.live[thr[i, j]] else "does not execute it (a branch or guard)"
         raise Fault(thr[i, j], 0, f"{ins.name}: every thread of the warpgroup must execute it (.aligned); "
-                                  f"this one {why}")
+                                  f"this one {why}", "partial_warpgroup")
     return thr
 
 
@@ -176,7 +178,7 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
         i, r, c = (int(x) for x in np.argwhere(bad)[0])
         why = smem.operand_fault(cat, which, int(desc[i]), trans, bt.smem_size, addr[i]) if bt.smem_size \
             else f"the {which} descriptor reads shared memory and the CTA has none"
-        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)")
+        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
     flat = bt.smem_base[lead][:, None, None] + addr
     raw = bt.smem[flat[..., None] + np.arange(e)]
     return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]

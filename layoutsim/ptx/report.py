@@ -62,7 +62,7 @@ class Run:
     gmma_wavefronts: int = 0                # wgmma operand reads (ncu op_gmma), outside shared_wavefronts
     tensor_maps: Optional[list] = None      # the launch's CUtensorMap arguments: {"arg", "dims", "box", ...}
     seconds: float = 0.0
-    fault: Optional[str] = None
+    fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     extra: Any = None
 
     @property

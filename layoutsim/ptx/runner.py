@@ -138,14 +138,14 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             costs, hazards = run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog, launch,
                                           ids, jobs, racecheck, max_steps, batch_threads)
         except PtxFault as e:
-            e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=str(e))
+            e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=e.fault)
             raise
     else:
         costs, hazards = Costs(prog, arch), []
         try:
             _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads)
         except PtxFault as e:
-            e.run = _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=str(e))
+            e.run = _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=e.fault)
             raise
     return _report(prog, launch, ids, costs, hazards, racecheck, t0)
 
