@@ -68,6 +68,7 @@ class Costs:
         self.sass = [None] * n            # the SASS op(s) costed
         self.requests = np.zeros(n, np.int64)
         self.sectors = np.zeros(n, np.int64)
+        self.ideal_sectors = np.zeros(n, np.int64)     # what the bytes asked for need (memory/nvidia.py)
         self.global_kind = [None] * n     # the ncu op the global accesses are counted under
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
@@ -158,6 +159,7 @@ class Costs:
         res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))
+        self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
         self.global_kind[site] = spec.metric_op
 
     # ---- totals ---------------------------------------------------------------------------------
@@ -169,11 +171,12 @@ class Costs:
         return out
 
     def global_totals(self, scale=int):
-        """{"requests", "sectors", and per ncu op (ld, st, atom, red) {"requests", "sectors"}}, or
-        None when no global access was costed."""
+        """{"requests", "sectors", "ideal_sectors", and per ncu op (ld, st, atom, red) {"requests",
+        "sectors"} (what ncu counts)}, or None when no global access was costed."""
         if not any(self.global_kind):
             return None
-        out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum())}
+        out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum()),
+               "ideal_sectors": scale(self.ideal_sectors.sum())}
         for op in METRIC_OPS:
             sel = np.array([k == op for k in self.global_kind])
             out[op] = {"requests": scale(self.requests[sel].sum()), "sectors": scale(self.sectors[sel].sum())}
@@ -185,6 +188,7 @@ class Costs:
         self.ideal += other.ideal
         self.requests += other.requests
         self.sectors += other.sectors
+        self.ideal_sectors += other.ideal_sectors
         self.warp_instructions += other.warp_instructions
         for i, k in enumerate(other.kind):
             self.kind[i] = self.kind[i] or k

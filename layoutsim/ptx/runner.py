@@ -197,6 +197,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
             ideal=scale(costs.ideal[i]) if shared else None, kind=costs.kind[i], sass=costs.sass[i],
             requests=scale(costs.requests[i]) if glob else None,
             sectors=scale(costs.sectors[i]) if glob else None,
+            ideal_sectors=scale(costs.ideal_sectors[i]) if glob else None,
             global_kind=costs.global_kind[i], note=_note(prog, costs, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
     notes = sorted(prog.notes | launch.notes)
