@@ -69,6 +69,8 @@ def register(sub):
     r.add_argument("--ctas", type=int, help="run a sample of this many CTAs (counts extrapolated)")
     r.add_argument("--jobs", type=int, default=1, help="processes to run CTAs in (default 1)")
     r.add_argument("--racecheck", action="store_true", help="report shared-memory hazards between warps")
+    r.add_argument("--initcheck", action="store_true",
+                   help="report reads of shared memory no thread has written (as compute-sanitizer's initcheck)")
     r.add_argument("--top", type=int, default=20, help="lines in the report (default 20)")
     r.add_argument("--all", action="store_true", help="list every PTX line, in program order")
     r.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG",
@@ -101,7 +103,7 @@ def run(args):
     try:
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
-                    racecheck=args.racecheck, progress=progress)
+                    racecheck=args.racecheck, initcheck=args.initcheck, progress=progress)
     except PtxFault as e:
         # a fault: the buffers as they were, the report so far with its `fault` under --json, and
         # the one line on stderr with exit code 2 (cli.main), as for any other error

@@ -78,6 +78,7 @@ class Launch:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored
+        self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")

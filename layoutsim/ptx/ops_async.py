@@ -238,8 +238,12 @@ def _tensor(ins, b, prog, dim, load):
                 data = np.zeros(sa.shape + (gm.e,), np.uint8)
                 data[inside] = bt.heap.data[off[inside][:, None] + k]
                 bt.smem[where] = data
+                if bt.init is not None:
+                    bt.init.write(where)
             else:                                      # ... and are not written
                 bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
+                if bt.init is not None:
+                    bt.init.read(ins.extra["site"], where[inside].reshape(1, -1), np.array([t]))
             nbytes[j] = gm.box_bytes
         return nbytes
     return {"fn": _copy_step(ins, at, body)}
@@ -313,6 +317,9 @@ def _bulk(ins, b, load):
                 bt.smem[so:so + n[j]] = bt.heap.data[off:off + n[j]]
             else:
                 bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
+            if bt.init is not None:
+                b = np.arange(so, so + int(n[j]))
+                bt.init.write(b) if load else bt.init.read(ins.extra["site"], b.reshape(1, -1), np.array([t]))
         return n
     return {"fn": _copy_step(ins, at, body)}
 

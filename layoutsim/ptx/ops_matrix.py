@@ -13,6 +13,7 @@ from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
 from .compile import need, unsupported
+from .initcheck import span
 from .state import Fault
 
 ALL = "all"
@@ -139,6 +140,8 @@ def _ldmatrix(ins, b, prog):
         bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st))
         if bt.race is not None:
             bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), 16, tl.reshape(-1))
+        if bt.init is not None:
+            bt.init.write(idx) if st else bt.init.read(ins.extra["site"], idx.reshape(-1, 16), tl.reshape(-1))
     return {"fn": fn, "sync": ALL}
 
 
@@ -249,6 +252,9 @@ def _wmma_move(ins, b, prog):
             if bt.race is not None and sp == "shared":
                 bt.race.access("st" if store else "ld", ins.extra["site"], flat.reshape(-1), esize,
                                np.repeat(thr[sel, 0], R * C))
+            if bt.init is not None and sp == "shared":
+                b = span(flat, esize)
+                bt.init.write(b) if store else bt.init.read(ins.extra["site"], b, np.repeat(thr[sel, 0], R * C))
     return {"fn": fn, "sync": ALL}
 
 

@@ -181,6 +181,8 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
         raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
     flat = bt.smem_base[lead][:, None, None] + addr
     raw = bt.smem[flat[..., None] + np.arange(e)]
+    if bt.init is not None:                 # the warpgroup's operand, read for its first thread
+        bt.init.read(ins.extra["site"], (flat[..., None] + np.arange(e)).reshape(len(lead), -1), lead)
     return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
 

@@ -13,6 +13,8 @@ whole grid and labelled so.
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .initcheck import lines as initcheck_lines
+
 SCHEMA = 1
 
 
@@ -69,6 +71,7 @@ class Run:
     gmma_wavefronts: int = 0                # wgmma operand reads (ncu op_gmma), outside shared_wavefronts
     tensor_maps: Optional[list] = None      # the launch's CUtensorMap arguments: {"arg", "dims", "box", ...}
     seconds: float = 0.0
+    initcheck: Optional[list] = None        # initcheck=True: reads of never-written shared memory, per line
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     extra: Any = None
 
@@ -95,7 +98,7 @@ class Run:
                 "block": list(self.block), "shared_wavefronts": self.shared_wavefronts,
                 "shared_ideal": self.shared_ideal, "global": self.global_totals,
                 "warp_instructions": self.warp_instructions, "sampled": self.sampled,
-                "notes": self.notes, "hazards": self.hazards, "fault": self.fault,
+                "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
                 "instructions": [s.to_json() for s in self.instructions]}
@@ -136,6 +139,8 @@ class Run:
             if not self.hazards:
                 lines.append("racecheck: no shared-memory hazards")
             lines.extend(_hazard_lines(self.hazards))
+        if self.initcheck is not None:
+            lines.extend(initcheck_lines(self.initcheck))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

@@ -40,6 +40,11 @@ class PtxFault(LayoutsimError):
         self.run = run
         self.fault = fault if fault is not None else {"kind": "fault", "message": str(msg)}
 
+    @property
+    def info(self):
+        """The fault record (its former name)."""
+        return self.fault
+
 
 class Fault(Exception):
     """Raised by an instruction on its first bad thread; the scheduler adds line and position.
@@ -206,6 +211,7 @@ class Batch:
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
         self.costs = None                               # set by the runner: costs.Costs
         self.race = None                                # racecheck.RaceCheck with racecheck=True
+        self.init = None                                # initcheck.InitCheck with initcheck=True
         self.heap = launch.heap
 
     def where(self, t):
