@@ -84,6 +84,8 @@ class Scheduler:
                 nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
                 costs.executions[step.site] += nw
                 costs.warp_instructions += nw
+                if bt.issued is not None:           # %clock64: each warp's own count
+                    bt.issued += m.reshape(bt.W, 32).any(1)
             n += 1
             if n > self.max_steps:
                 raise LayoutsimError(f"the launch ran more than {self.max_steps} steps (an endless "

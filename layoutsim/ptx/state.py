@@ -213,6 +213,18 @@ class Batch:
         self.race = None                                # racecheck.RaceCheck with racecheck=True
         self.init = None                                # initcheck.InitCheck with initcheck=True
         self.heap = launch.heap
+        # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read
+        self.issued = np.zeros(self.W, np.int64) if prog.reads_clock else None
+
+    def clock(self, name):
+        """%clock64 and %globaltimer of every thread: the warp-instructions its warp has issued
+        so far, the reading one included (deterministic, not GPU cycles or
+        nanoseconds); %clock and %globaltimer_lo are the low 32 bits, %globaltimer_hi the high.
+        A batch starts with its CTAs: the count starts at 0 when the CTA does."""
+        n = self.issued[np.arange(self.T) // 32].astype(np.uint64)
+        if name == "%globaltimer_hi":
+            return (n >> np.uint64(32)).astype(np.uint32)
+        return n.astype(np.uint32) if name in ("%clock", "%globaltimer_lo") else n
 
     def where(self, t):
         """'CTA (x,y,z) thread (x,y,z) (warp w, lane l)' of batch thread t."""
