@@ -71,6 +71,12 @@ def register(sub):
     r.add_argument("--racecheck", action="store_true", help="report shared-memory hazards between warps")
     r.add_argument("--initcheck", action="store_true",
                    help="report reads of shared memory no thread has written (as compute-sanitizer's initcheck)")
+    r.add_argument("--show-line", metavar="LINE",
+                   help="list the lanes and addresses of this line's first warp executions: a PTX line "
+                        "number or FILE.cu:LINE")
+    r.add_argument("--picture", metavar="FILE",
+                   help="with --show-line: draw its first execution to FILE (.svg, .html, .png): shared "
+                        "memory over banks, global memory over sectors")
     r.add_argument("--top", type=int, default=20, help="lines in the report (default 20)")
     r.add_argument("--all", action="store_true", help="list every PTX line, in program order")
     r.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG",
@@ -90,6 +96,8 @@ def run(args):
     refuse(args, ("top", "all", "quiet") if args.json else ("top",) if args.all else (),
            "with --json" if args.json else "with --all", "the JSON lists every line, and prints no progress"
            if args.json else "--all lists every line")
+    if args.picture and not args.show_line:
+        raise LayoutsimError(f"--picture {args.picture}: give the line to draw with --show-line LINE")
     if args.out:
         check_out_dir(args.out)
     text = read_source(args.file, args.arch, args.nvcc_flag)
@@ -112,14 +120,52 @@ def run(args):
             report = e.run.to_json() if e.run is not None else {"fault": e.fault}
             print_json(dict(report, outputs=outputs))
         raise
+    shown = show_line(r, args.show_line, args.picture) if args.show_line else {}
     outputs = write_outputs(args.out, r.buffers) if args.out else []
     if args.json:
-        print_json(dict(r.to_json(), outputs=outputs))
+        print_json(dict(r.to_json(), outputs=outputs, **shown))
     else:
         print(r.format(top=args.top, all_lines=args.all))
+        if shown:
+            print("\n".join(access_lines(shown["accesses"])))
+            if "picture" in shown:
+                print(f"wrote {shown['picture']['file']}")
         for path in outputs:
             print(f"wrote {path}")
     return 0
+
+
+def show_line(r, line, picture):
+    """--show-line (and --picture): {"accesses": Run.accesses(line)[, "picture": its record]}."""
+    key = int(line) if str(line).isdigit() else line
+    out = {"accesses": r.accesses(key)}
+    if picture:
+        out["picture"] = r.render_access(key, picture)
+    return out
+
+
+def access_lines(recs):
+    """The text of --show-line: each PTX line, then each of its sampled warp executions with its
+    cost and the lanes' addresses (shared: CTA-relative offsets; global: "from" the first active
+    lane's address, each lane's offset from it), 8 lanes a row."""
+    out, last = [], None
+    for r in recs:
+        if r["ptx_line"] != last:
+            last = r["ptx_line"]
+            cuda = f" ({r['cuda']['file'].rsplit('/', 1)[-1]}:{r['cuda']['line']})" if r["cuda"] else ""
+            n = sum(x["ptx_line"] == last for x in recs)
+            out.append(f"line {last}{cuda} {r['ptx']} ({r['op']}): first {n} warp execution(s)")
+        cost = (f"{r['wavefronts']} wavefronts (ideal {r['ideal']})" if r["space"] == "shared" else
+                f"{r['requests']} request(s), {r['sectors']} sectors (ideal {r['ideal_sectors']})")
+        who = f"CTA {tuple(r['cta'])} warp {r['warp']}" if r["cta"] is not None else "a warp"
+        addr = r["addresses"]
+        base = next((a for a in addr if a is not None), 0) if r["space"] == "global" else None
+        out.append(f"  {who}, lanes {r['mask']:#010x}: {cost}"
+                   + (f", from {base:#x}:" if base is not None else ":"))
+        for k in range(0, 32, 8):
+            cells = ["-" if a is None else (f"{a:#x}" if base is None else f"{a - base:+d}") for a in addr[k:k + 8]]
+            out.append(f"    lanes {k:2d}-{k + 7:2d}: " + " ".join(c.rjust(8) for c in cells))
+    return out
 
 
 def _progress():

@@ -137,7 +137,7 @@ def _ldmatrix(ins, b, prog):
         M = np.zeros((len(w), 32), bool)
         O[:, lanes.reshape(-1)] = rows.reshape(len(w), -1)
         M[:, lanes.reshape(-1)] = True
-        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st))
+        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st), w)
         if bt.race is not None:
             bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), 16, tl.reshape(-1))
         if bt.init is not None:

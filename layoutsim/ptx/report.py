@@ -13,6 +13,7 @@ whole grid and labelled so.
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from . import samples
 from .initcheck import lines as initcheck_lines
 
 SCHEMA = 1
@@ -72,6 +73,7 @@ class Run:
     tensor_maps: Optional[list] = None      # the launch's CUtensorMap arguments: {"arg", "dims", "box", ...}
     seconds: float = 0.0
     initcheck: Optional[list] = None        # initcheck=True: reads of never-written shared memory, per line
+    samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     extra: Any = None
 
@@ -92,6 +94,15 @@ class Run:
         """Global-memory instructions, most sectors beyond the ideal first."""
         rows = [s for s in self.instructions if s.sectors is not None]
         return sorted(rows, key=lambda s: (-s.excess_sectors, -(s.sectors or 0), s.line))
+
+    def accesses(self, line):
+        """The lanes and addresses of a line's first warp executions (samples.py): line is a PTX
+        line number or a CUDA line "file.cu:42"."""
+        return samples.accesses(self, line)
+
+    def render_access(self, line, path, execution=0, fmt=None):
+        """Draw one sampled execution of a line (shared: over banks; global: over sectors)."""
+        return samples.render(self, line, path, execution, fmt)
 
     def to_json(self):
         return {"schema": SCHEMA, "kernel": self.kernel, "arch": self.arch, "grid": list(self.grid),

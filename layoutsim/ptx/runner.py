@@ -179,7 +179,7 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress,
     for k in range(0, len(ids), per):
         chunk = ids[k:k + per]
         bt = Batch(prog, launch, chunk)
-        bt.costs = costs
+        bt.costs = costs.begin(bt)
         bt.race = RaceCheck(bt) if racecheck else None
         bt.init = InitCheck(bt) if launch.initcheck is not None else None
         cb = None
@@ -233,7 +233,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                sampled=sampled, global_totals=gt, sass_source=prog.lowered.source,
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
-               seconds=time.perf_counter() - t0, fault=fault,
+               seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None)
 
 
