@@ -14,12 +14,20 @@ the tensor or a FILE.npy of its own, DIMS and BOX innermost first like 200x120 a
 none (default), 32B, 64B or 128B, STRIDES the byte strides of dimensions 1.. (default dense), e.g.
 tmap:a.npy:200x120:64x64:128B; the element size is the tensor's dtype's.
 The report lists the kernel's shared-memory instructions sorted by excess wavefronts (what
-bank conflicts cost beyond the ideal) with their CUDA source lines; --all lists every line.
+bank conflicts cost beyond the ideal), then its global-memory instructions sorted by excess
+sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
+--initcheck adds the reads of never-written shared memory; --show-line LINE the lanes and
+addresses of a line's first warp executions (--picture FILE draws the first one).
 --json prints {"schema","kernel","arch","grid","block","shared_wavefronts","shared_ideal",
-"global","warp_instructions","sampled","notes","hazards","fault","seconds","sass_source",
-"instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess","kind","sass",
-"requests","sectors","global_kind","note"}],"gmma_wavefronts","tensor_maps":[{"arg","buffer",
-"dims","box","swizzle","elem_bytes","strides_bytes","offset"}],"outputs"}.
+"global","warp_instructions","sampled","notes","hazards","initcheck","fault","seconds",
+"sass_source","instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess",
+"kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
+"gmma_wavefronts","tensor_maps":[{"arg","buffer","dims","box","swizzle","elem_bytes",
+"strides_bytes","offset"}],"outputs"} (+ "accesses", "picture" with --show-line/--picture).
+A fault (out of bounds, misaligned, deadlock, ...: layoutsim.ptx.faults.KINDS) stops the run
+with exit code 2 and one line on stderr; with --json stdout has the report so far, its "fault"
+{"kind","message","thread","cta","warp","lane","ptx_line","ptx","cuda","address","space",
+"buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits").
 """
 import math
 import shutil
