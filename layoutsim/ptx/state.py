@@ -35,10 +35,10 @@ class PtxFault(LayoutsimError):
     ptx_line, ptx, cuda, address, space, buffer); `.run` holds the Run with the buffers as they
     were when the faulting instruction was reached (nothing of it committed)."""
 
-    def __init__(self, msg, run=None, fault=None):
+    def __init__(self, msg, run=None, fault=None, **info):
         super().__init__(msg)
         self.run = run
-        self.fault = fault if fault is not None else {"kind": "fault", "message": str(msg)}
+        self.fault = fault if fault is not None else {"kind": "fault", "message": str(msg), **info}
 
     @property
     def info(self):
