@@ -106,6 +106,11 @@ def run(args):
            if args.json else "--all lists every line")
     if args.picture and not args.show_line:
         raise LayoutsimError(f"--picture {args.picture}: give the line to draw with --show-line LINE")
+    if args.picture:                           # a picture that cannot be written is refused before the run
+        from ..files import check_target
+        if Path(args.picture).suffix.lower() not in (".svg", ".html", ".htm", ".png"):
+            raise LayoutsimError(f"--picture {args.picture}: name a .svg, .html or .png file")
+        check_target(args.picture, "picture")
     if args.out:
         check_out_dir(args.out)
     text = read_source(args.file, args.arch, args.nvcc_flag)

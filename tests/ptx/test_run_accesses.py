@@ -72,3 +72,5 @@ def test_show_line_on_the_command_line(capsys, tmp_path):
     assert max(len(ln) for ln in out.splitlines()) <= 100
     assert main(argv[:-2] + ["--picture", str(tmp_path / "q.svg")]) == 2
     assert "--show-line" in capsys.readouterr()[1] and not (tmp_path / "q.svg").exists()
+    assert main(argv + ["--picture", str(tmp_path / "p.bmp")]) == 2          # refused before the run
+    assert "name a .svg, .html or .png file" in capsys.readouterr()[1]
