@@ -446,12 +446,19 @@ JSON_EXAMPLES = [
     ("ptx run", "layoutsim ptx run docs/examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
                 "--block 32,8 --arg arange:f32:32x32 --arg zeros:f32:32x32 --arg i32:32 --json",
      '`{"schema", "kernel", "arch", "grid", "block", "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
-     '"global": {"requests", "sectors", "ld", "st", "atom", "red": {"requests", "sectors"}} or null, '
-     '"warp_instructions", "sampled": {"ctas", "of", "factor"} or null, "notes", "hazards" (with '
-     '--racecheck), "fault", "seconds", "sass_source" (where the SASS costed came from; null: costed per '
+     '"global": {"requests", "sectors", "ideal_sectors", "ld", "st", "atom", "red": {"requests", "sectors"}} '
+     'or null, "warp_instructions", "sampled": {"ctas", "of", "factor"} or null, "notes", "hazards" (with '
+     '--racecheck), "initcheck" (with --initcheck: [{"ptx_line", "cuda", "ptx", "space", "size", "address", '
+     '"cta", "thread", "warp", "lane", "count"}]), "fault" (null, or the fault that stopped the launch: '
+     '{"kind", "message", "thread", "cta", "warp", "lane", "ptx_line", "ptx", "cuda", "address", "space", '
+     '"buffer": {"space", "name", "arg", "start", "bytes", "offset"} or null}; a deadlock adds "waits"; the '
+     'exit code is then 2), "seconds", "sass_source" (where the SASS costed came from; null: costed per '
      'PTX instruction), "instructions": [{"line", "cuda": {"file", "line"} or null, "text", "executions", '
-     '"wavefronts", "ideal", "excess", "kind", "sass", "requests", "sectors", "global_kind", "note"}, ...], '
-     '"outputs"}`. See [running kernels](ptx.md).'),
+     '"wavefronts", "ideal", "excess", "kind", "sass", "requests", "sectors", "ideal_sectors", '
+     '"excess_sectors", "global_kind", "note"}, ...], "outputs"}`; with `--show-line`, "accesses": '
+     '[{"ptx_line", "ptx", "cuda", "space", "op", "cta", "warp", "mask", "addresses", and "wavefronts", '
+     '"ideal" or "requests", "sectors", "ideal_sectors"}] and with `--picture` a "picture" record as '
+     '`render` prints. See [running kernels](ptx.md).'),
     ("render --banks", "layoutsim render --banks --op ldmatrix.x4 --tile 64x32 --pad 8 "
      f"--fragment {MMA}:A --at 16,16 -o json-example.svg --json",
      '`{"file", "format", "bytes", "width", "height", "kind": "banks", "accesses": [one `banks` '
@@ -490,7 +497,8 @@ PYTHON_API = [
     ("Tensor-core arithmetic", "layoutsim", ["mma"]),
     ("Approximate math (the H200's MUFU)", "layoutsim.numerics.sfu", ["evaluate", "model", "info", "names"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
-    ("Running kernels", "layoutsim.ptx", ["run", "Run", "InstructionStats", "PtxFault"]),
+    ("Running kernels", "layoutsim.ptx", ["run", "Run", "Run.accesses", "Run.render_access", "InstructionStats",
+                                         "PtxFault"]),
     ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
      ["Descriptor", "Descriptor.dense", "operand_addresses", "operand_fault", "addresses", "TensorMap",
       "box_addresses", "box_fault", "check_coords", "coords_problem", "consistency", "problems", "Reading",

@@ -14,12 +14,20 @@ the tensor or a FILE.npy of its own, DIMS and BOX innermost first like 200x120 a
 none (default), 32B, 64B or 128B, STRIDES the byte strides of dimensions 1.. (default dense), e.g.
 tmap:a.npy:200x120:64x64:128B; the element size is the tensor's dtype's.
 The report lists the kernel's shared-memory instructions sorted by excess wavefronts (what
-bank conflicts cost beyond the ideal) with their CUDA source lines; --all lists every line.
+bank conflicts cost beyond the ideal), then its global-memory instructions sorted by excess
+sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
+--initcheck adds the reads of never-written shared memory; --show-line LINE the lanes and
+addresses of a line's first warp executions (--picture FILE draws the first one).
 --json prints {"schema","kernel","arch","grid","block","shared_wavefronts","shared_ideal",
-"global","warp_instructions","sampled","notes","hazards","fault","seconds","sass_source",
-"instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess","kind","sass",
-"requests","sectors","global_kind","note"}],"gmma_wavefronts","tensor_maps":[{"arg","buffer",
-"dims","box","swizzle","elem_bytes","strides_bytes","offset"}],"outputs"}.
+"global","warp_instructions","sampled","notes","hazards","initcheck","fault","seconds",
+"sass_source","instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess",
+"kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
+"gmma_wavefronts","tensor_maps":[{"arg","buffer","dims","box","swizzle","elem_bytes",
+"strides_bytes","offset"}],"outputs"} (+ "accesses", "picture" with --show-line/--picture).
+A fault (out of bounds, misaligned, deadlock, ...: layoutsim.ptx.faults.KINDS) stops the run
+with exit code 2 and one line on stderr; with --json stdout has the report so far, its "fault"
+{"kind","message","thread","cta","warp","lane","ptx_line","ptx","cuda","address","space",
+"buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits").
 """
 import math
 import shutil
@@ -70,6 +78,14 @@ def register(sub):
     r.add_argument("--ctas", type=int, help="run a sample of this many CTAs (counts extrapolated)")
     r.add_argument("--jobs", type=int, default=1, help="processes to run CTAs in (default 1)")
     r.add_argument("--racecheck", action="store_true", help="report shared-memory hazards between warps")
+    r.add_argument("--initcheck", action="store_true",
+                   help="report reads of shared memory no thread has written (as compute-sanitizer's initcheck)")
+    r.add_argument("--show-line", metavar="LINE",
+                   help="list the lanes and addresses of this line's first warp executions: a PTX line "
+                        "number or FILE.cu:LINE")
+    r.add_argument("--picture", metavar="FILE",
+                   help="with --show-line: draw its first execution to FILE (.svg, .html, .png): shared "
+                        "memory over banks, global memory over sectors")
     r.add_argument("--top", type=int, default=20, help="lines in the report (default 20)")
     r.add_argument("--all", action="store_true", help="list every PTX line, in program order")
     r.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG",
@@ -89,6 +105,13 @@ def run(args):
     refuse(args, ("top", "all", "quiet") if args.json else ("top",) if args.all else (),
            "with --json" if args.json else "with --all", "the JSON lists every line, and prints no progress"
            if args.json else "--all lists every line")
+    if args.picture and not args.show_line:
+        raise LayoutsimError(f"--picture {args.picture}: give the line to draw with --show-line LINE")
+    if args.picture:                           # a picture that cannot be written is refused before the run
+        from ..files import check_target
+        if Path(args.picture).suffix.lower() not in (".svg", ".html", ".htm", ".png"):
+            raise LayoutsimError(f"--picture {args.picture}: name a .svg, .html or .png file")
+        check_target(args.picture, "picture")
     if args.out:
         check_out_dir(args.out)
     archs.nvidia_only(args.arch, "ptx run")        # before nvcc sees an AMD arch
@@ -103,19 +126,61 @@ def run(args):
     try:
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
-                    racecheck=args.racecheck, progress=progress)
+                    racecheck=args.racecheck, initcheck=args.initcheck, progress=progress)
     except PtxFault as e:
-        if args.out and e.run is not None:
-            write_outputs(args.out, e.run.buffers)
+        # a fault: the buffers as they were, the report so far with its `fault` under --json, and
+        # the one line on stderr with exit code 2 (cli.main), as for any other error
+        outputs = write_outputs(args.out, e.run.buffers) if args.out and e.run is not None else []
+        if args.json:
+            report = e.run.to_json() if e.run is not None else {"fault": e.fault}
+            print_json(dict(report, outputs=outputs))
         raise
+    shown = show_line(r, args.show_line, args.picture) if args.show_line else {}
     outputs = write_outputs(args.out, r.buffers) if args.out else []
     if args.json:
-        print_json(dict(r.to_json(), outputs=outputs))
+        print_json(dict(r.to_json(), outputs=outputs, **shown))
     else:
         print(r.format(top=args.top, all_lines=args.all))
+        if shown:
+            print("\n".join(access_lines(shown["accesses"])))
+            if "picture" in shown:
+                print(f"wrote {shown['picture']['file']}")
         for path in outputs:
             print(f"wrote {path}")
     return 0
+
+
+def show_line(r, line, picture):
+    """--show-line (and --picture): {"accesses": Run.accesses(line)[, "picture": its record]}."""
+    key = int(line) if str(line).isdigit() else line
+    out = {"accesses": r.accesses(key)}
+    if picture:
+        out["picture"] = r.render_access(key, picture)
+    return out
+
+
+def access_lines(recs):
+    """The text of --show-line: each PTX line, then each of its sampled warp executions with its
+    cost and the lanes' addresses (shared: CTA-relative offsets; global: "from" the first active
+    lane's address, each lane's offset from it), 8 lanes a row."""
+    out, last = [], None
+    for r in recs:
+        if r["ptx_line"] != last:
+            last = r["ptx_line"]
+            cuda = f" ({r['cuda']['file'].rsplit('/', 1)[-1]}:{r['cuda']['line']})" if r["cuda"] else ""
+            n = sum(x["ptx_line"] == last for x in recs)
+            out.append(f"line {last}{cuda} {r['ptx']} ({r['op']}): first {n} warp execution(s)")
+        cost = (f"{r['wavefronts']} wavefronts (ideal {r['ideal']})" if r["space"] == "shared" else
+                f"{r['requests']} request(s), {r['sectors']} sectors (ideal {r['ideal_sectors']})")
+        who = f"CTA {tuple(r['cta'])} warp {r['warp']}" if r["cta"] is not None else "a warp"
+        addr = r["addresses"]
+        base = next((a for a in addr if a is not None), 0) if r["space"] == "global" else None
+        out.append(f"  {who}, lanes {r['mask']:#010x}: {cost}"
+                   + (f", from {base:#x}:" if base is not None else ":"))
+        for k in range(0, 32, 8):
+            cells = ["-" if a is None else (f"{a:#x}" if base is None else f"{a - base:+d}") for a in addr[k:k + 8]]
+            out.append(f"    lanes {k:2d}-{k + 7:2d}: " + " ".join(c.rjust(8) for c in cells))
+    return out
 
 
 def _progress():

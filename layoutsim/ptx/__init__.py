@@ -5,7 +5,10 @@
                 args=[np.int32(1000), np.float32(2.0), x, y])
     r.buffers[3]                 # y after the launch (same dtype and shape)
     r.shared_wavefronts          # {"ld": ..., "st": ...} as Nsight Compute sums them
-    print(r.format())            # the lines that cost the most excess wavefronts
+    print(r.format())            # the lines that cost the most excess wavefronts / sectors
+    r.accesses(198)              # the lanes and addresses of PTX line 198's first warp executions
+    ptx.run(..., initcheck=True).initcheck     # reads of never-written shared memory
+    # a fault raises PtxFault: .fault is its record (kind, thread, CTA, line, address, buffer)
     # a CUtensorMap argument (by value or pointer) over the array argument 0:
     ptx.TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")
 
@@ -13,9 +16,11 @@ Modules: syntax (statements, operands), module (the loader), program (linking: c
 inlined, registers numbered, memory placed), compile + ops_* (one module per instruction
 family), state (registers and memories of a batch of CTAs), scheduler (SIMT execution,
 barriers), access (address spaces), costs (bank and coalescing models), lowering + sass (the
-SASS ptxas emits for each PTX line, which costs charge), racecheck, launch (arguments, special
-registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier objects), report (Run),
-runner (`run`); ops_wgmma and ops_async hold wgmma and TMA/mbarrier. See docs/ptx.md.
+SASS ptxas emits for each PTX line, which costs charge), racecheck, initcheck, samples (the
+lanes of each memory line's first executions), faults (the record of a fault), launch
+(arguments, special registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier
+objects), report (Run), runner (`run`); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
+See docs/ptx.md.
 """
 from .module import UnsupportedPtx, load
 from .report import InstructionStats, Run

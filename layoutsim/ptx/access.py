@@ -22,20 +22,21 @@ def space_of(mods):
     return "generic"
 
 
-def _check_align(addr, nbytes, threads, what):
+def _check_align(addr, nbytes, threads, what, space):
     bad = (addr % nbytes) != 0
     if np.any(bad):
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} is not {nbytes}-byte aligned, as a "
-                                         f"{nbytes}-byte {what} needs: the GPU faults (misaligned address)")
+                                         f"{nbytes}-byte {what} needs: the GPU faults (misaligned address)",
+                    "misaligned", space)
 
 
-def _check_range(addr, nbytes, limit, threads, where):
+def _check_range(addr, nbytes, limit, threads, where, space):
     bad = (addr < 0) | (addr + nbytes > limit)
     if np.any(bad):
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} ({nbytes} bytes) is outside {where} "
-                                         f"(valid 0..{limit - nbytes:#x}): the GPU faults")
+                                         f"(valid 0..{limit - nbytes:#x}): the GPU faults", "out_of_bounds", space)
 
 
 def locate(bt, space, addr, threads, nbytes, what, kparam=False):
@@ -54,23 +55,25 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
         if np.any(sel):
             out += locate(bt, "global", addr[sel], threads[sel], nbytes, what)
         return out
-    _check_align(addr, nbytes, threads, what)
+    _check_align(addr, nbytes, threads, what, "global" if space == "const" else
+                 "kparam" if space == "param" and kparam else space)
     if space in ("global", "const"):
         off = bt.heap.check(addr, nbytes, threads)
         return [("global", bt.heap.v, off, threads, addr)]
     if space == "shared":
-        _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes)")
+        _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes)",
+                     "shared")
         return [("shared", bt.smem_v, bt.smem_base[threads] + addr, threads, addr)]
     if space == "local":
         _check_range(addr, nbytes, bt.prog.local_size, threads, f"the thread's local memory "
-                                                                f"({bt.prog.local_size} bytes)")
+                                                                f"({bt.prog.local_size} bytes)", "local")
         return [("local", bt.local_v, bt.local_base[threads] + addr, threads, addr)]
     if space == "param":
         if kparam:
             lim = len(bt.launch.kparams)
-            _check_range(addr, nbytes, lim, threads, f"the kernel parameters ({lim} bytes)")
+            _check_range(addr, nbytes, lim, threads, f"the kernel parameters ({lim} bytes)", "kparam")
             return [("kparam", bt.launch.kparam_views, addr, threads, addr)]
-        _check_range(addr, nbytes, bt.prog.param_size, threads, "the call parameters")
+        _check_range(addr, nbytes, bt.prog.param_size, threads, "the call parameters", "param")
         return [("param", bt.params_v, bt.param_base[threads] + addr, threads, addr)]
     raise ValueError(space)
 
@@ -95,8 +98,8 @@ def store(bt, parts, data, threads):
     """Write data [n, nbytes] (rows in the order of `threads`) to the located parts."""
     for p in parts:
         if p[0] == "kparam":          # a generic store through the address of a kernel parameter
-            raise Fault(p[3][0], int(p[4][0]) + PARAM_WINDOW, "a store to a kernel parameter: kernel "
-                                                              "parameters are read-only")
+            raise Fault(p[3][0], int(p[4][0]), "a store to a kernel parameter: kernel "
+                                                              "parameters are read-only", "read_only", "kparam")
     if len(parts) == 1:
         scatter(parts[0][1], parts[0][2], data)
         return

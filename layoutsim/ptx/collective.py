@@ -80,7 +80,8 @@ def partial(bt, ins, thr, g, group):
         why.append(f"{what} {lane_ranges(lane[off])} do not execute it (a branch or a false guard)")
     op = short_name(ins)
     return Fault(first, 0, f"{op} run by a partial {group} ({mask}: {what} {lane_ranges(lane[present])}): "
-                           f"{'; '.join(why)} ({ALIGNED.format(group=group, op=op)})")
+                           f"{'; '.join(why)} ({ALIGNED.format(group=group, op=op)})",
+                 "partial_warpgroup" if group == "warpgroup" else "partial_warp")
 
 
 def check_membermask(bt, g, mm, ins):
@@ -90,4 +91,4 @@ def check_membermask(bt, g, mm, ins):
     if out.any():
         t = int(np.flatnonzero(out)[0])
         raise Fault(t, 0, f"{ins.name} with membermask {int(mm[t]):#010x}: lane {int(bt.lane[t])} "
-                          f"executes it but is not in the membermask ({MEMBERMASK})")
+                          f"executes it but is not in the membermask ({MEMBERMASK})", "membermask")

@@ -22,6 +22,7 @@ import numpy as np
 from .. import banks
 from ..memory import coalesce_batch, parse_op
 from . import sass as S
+from .samples import Samples
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -68,9 +69,16 @@ class Costs:
         self.sass = [None] * n            # the SASS op(s) costed
         self.requests = np.zeros(n, np.int64)
         self.sectors = np.zeros(n, np.int64)
+        self.ideal_sectors = np.zeros(n, np.int64)     # what the bytes asked for need (memory/nvidia.py)
         self.global_kind = [None] * n     # the ncu op the global accesses are counted under
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
+        self.samples = Samples(n)         # the first warp executions of each memory line (samples.py)
+
+    def begin(self, bt):
+        """The batch whose accesses come next (the samples name their CTA and warp)."""
+        self.samples.batch = bt
+        return self
 
     # ---- what runs ------------------------------------------------------------------------------
     def _lowered(self, site, nbytes=None):
@@ -105,12 +113,15 @@ class Costs:
         M = np.zeros((len(uw), 32), bool)
         O[inv, lane] = offsets
         M[inv, lane] = True
-        self.shared_rows(site, op, kind, O, M, sass)
+        self.shared_rows(site, op, kind, O, M, sass, uw)
 
-    def shared_rows(self, site, op, kind, O, M, sass=None):
-        """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes)."""
+    def shared_rows(self, site, op, kind, O, M, sass=None, warps=None):
+        """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes) of
+        the batch warps `warps` (None: not known)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
+        if self.samples.want(site):
+            self.samples.shared(site, op, O, M, warps, self.arch)
         Zu, Mu, counts = distinct_patterns(O, M)
         wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
         ideal = banks.ideal_batch(op, Zu, self.arch, active=Mu)
@@ -156,8 +167,12 @@ class Costs:
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
         res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
+        if self.samples.want(site):
+            self.samples.add(site, "global", spec.name, O + GLOBAL_BASE, M, uw,
+                             {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))
+        self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
         self.global_kind[site] = spec.metric_op
 
     # ---- totals ---------------------------------------------------------------------------------
@@ -169,11 +184,12 @@ class Costs:
         return out
 
     def global_totals(self, scale=int):
-        """{"requests", "sectors", and per ncu op (ld, st, atom, red) {"requests", "sectors"}}, or
-        None when no global access was costed."""
+        """{"requests", "sectors", "ideal_sectors", and per ncu op (ld, st, atom, red) {"requests",
+        "sectors"} (what ncu counts)}, or None when no global access was costed."""
         if not any(self.global_kind):
             return None
-        out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum())}
+        out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum()),
+               "ideal_sectors": scale(self.ideal_sectors.sum())}
         for op in METRIC_OPS:
             sel = np.array([k == op for k in self.global_kind])
             out[op] = {"requests": scale(self.requests[sel].sum()), "sectors": scale(self.sectors[sel].sum())}
@@ -185,7 +201,9 @@ class Costs:
         self.ideal += other.ideal
         self.requests += other.requests
         self.sectors += other.sectors
+        self.ideal_sectors += other.ideal_sectors
         self.warp_instructions += other.warp_instructions
+        self.samples.merge(other.samples)
         for i, k in enumerate(other.kind):
             self.kind[i] = self.kind[i] or k
             self.sass[i] = self.sass[i] or other.sass[i]

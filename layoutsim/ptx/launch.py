@@ -78,6 +78,7 @@ class Launch:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored
+        self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
@@ -252,8 +253,6 @@ class Launch:
               "%lanemask_eq": (u(1) << lane).astype(u),
               "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
-              "%clock": u(0), "%clock64": np.uint64(0), "%globaltimer": np.uint64(0),
-              "%globaltimer_lo": u(0), "%globaltimer_hi": u(0),
               "%dynamic_smem_size": u(self.shared_bytes),
               "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
               "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),

@@ -64,7 +64,7 @@ class MBarriers:
                 j = int(np.flatnonzero(bad)[0])
                 raise Fault(threads[j], addr[j], f"{what}: no initialized mbarrier at shared address "
                                                  f"{int(addr[j]):#x} (mbarrier.init it first; undefined "
-                                                 f"behaviour on the GPU)")
+                                                 f"behaviour on the GPU)", "uninitialized_mbarrier", "shared")
         return out
 
     def describe(self, flat):
@@ -80,7 +80,8 @@ class MBarriers:
         bad = (counts < 1) | (counts > MAX_COUNT)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise Fault(threads[j], addr[j], f"mbarrier.init count {int(counts[j])}: valid 1..{MAX_COUNT}")
+            raise Fault(threads[j], addr[j], f"mbarrier.init count {int(counts[j])}: valid 1..{MAX_COUNT}",
+                        "invalid_operand", "shared")
         s = self.slots(flat, addr, threads, "mbarrier.init", create=True)
         self.expected[s] = counts
         self.pending[s] = counts
@@ -114,7 +115,7 @@ class MBarriers:
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise Fault(threads[j], addr[j], f"the mbarrier's tx-count {int(self.tx[s[j]])} left its range "
-                                             f"+-{MAX_COUNT} (undefined behaviour)")
+                                             f"+-{MAX_COUNT} (undefined behaviour)", "mbarrier_overflow", "shared")
 
     def arrive(self, s, counts, threads, addr, drop=False, no_complete=False):
         """Arrivals (counts[i] by threads[i], in thread order: one that completes the phase lets
@@ -129,7 +130,8 @@ class MBarriers:
                 why = "more than the current phase waits for" if left < 0 else \
                     "and .noComplete, but they would complete the phase"
                 raise Fault(threads[k], addr[k], f"{c} arrival(s) on the mbarrier at shared {int(addr[k]):#x}, "
-                                                 f"{why} ({int(self.pending[b])} pending; undefined behaviour)")
+                                                 f"{why} ({int(self.pending[b])} pending; undefined behaviour)",
+                            "mbarrier_overflow", "shared")
             tokens[k] = (int(self.phase[b]) & 0xFFFFFFFF) | (left << 32)
             if left == 0 and self.tx[b] == 0:
                 self.phase[b] += 1

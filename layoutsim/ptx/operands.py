@@ -23,6 +23,8 @@ SPECIAL.update({"%laneid": "u32", "%warpid": "u32", "%nwarpid": "u32", "%smid": 
                 "%aggr_smem_size": "u32", "%cluster_ctarank": "u32", "%cluster_nctarank": "u32",
                 "%is_explicit_cluster": "pred", "%reserved_smem_offset_begin": "u32",
                 "%reserved_smem_offset_end": "u32", "%reserved_smem_offset_cap": "u32"})
+# the clocks: the count of warp-instructions the reading thread's warp has issued (state.Batch.clock)
+CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi")
 SPECIAL.update({f"%envreg{i}": "u32" for i in range(32)})
 SPECIAL.update({f"%pm{i}": "u32" for i in range(8)})
 
@@ -76,6 +78,9 @@ class Builder:
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
             name, st = op.value, T.get(SPECIAL[op.value]).storage
+            if name in CLOCKS:
+                self.prog.reads_clock = True          # the batches count every warp's issues
+                return lambda b: convert_bits(b.clock(name), st, dt, False)
             return lambda b: convert_bits(b.special[name], st, dt, False)
         if op.kind == "reg":
             s = self.slot(op, ins)

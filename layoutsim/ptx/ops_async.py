@@ -58,9 +58,11 @@ def _barrier_addr(b, ins, op):
         parts = locate(bt, space, a, thr, 8, ins.name)
         for p in parts:
             if p[0] != "shared":
-                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory")
+                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory",
+                            "invalid_address")
         if len(parts) != 1 or not np.array_equal(parts[0][3], thr):
-            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory")
+            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory",
+                            "invalid_address")
         return parts[0][2], parts[0][4]
     return at
 
@@ -237,8 +239,12 @@ def _tensor(ins, b, prog, dim, load):
                 data = np.zeros(sa.shape + (gm.e,), np.uint8)
                 data[inside] = bt.heap.data[off[inside][:, None] + k]
                 bt.smem[where] = data
+                if bt.init is not None:
+                    bt.init.write(where)
             else:                                      # ... and are not written
                 bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
+                if bt.init is not None:
+                    bt.init.read(ins.extra["site"], where[inside].reshape(1, -1), np.array([t]))
             nbytes[j] = gm.box_bytes
         return nbytes
     return {"fn": _copy_step(ins, at, body)}
@@ -273,14 +279,14 @@ def _box(bt, gm, coords, at, t, what):
     """The shared addresses of the box at `at` (a load's destination, a store's source), checked."""
     why = smem.coords_problem(gm.tmap, coords)
     if why:
-        raise Fault(t, at, f"{what}: {why}")
+        raise Fault(t, at, f"{what}: {why}", "tma_coordinates", "shared")
     if at % TMA_ALIGN:
         raise Fault(t, at, f"{what}: the box's shared address {at:#x} is not {TMA_ALIGN}-byte aligned: the "
-                           f"GPU faults (misaligned address)")
+                           f"GPU faults (misaligned address)", "misaligned", "shared")
     why = smem.box_fault(gm.tmap, at, smem_bytes=bt.smem_size) if bt.smem_size else \
         "the CTA has no shared memory for the box"
     if why:
-        raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)")
+        raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)", "out_of_bounds", "shared")
     sa = smem.box_addresses(gm.tmap, at, smem_bytes=bt.smem_size)
     return sa
 
@@ -302,16 +308,19 @@ def _bulk(ins, b, load):
             bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
             if bad or n[j] <= 0:
                 raise Fault(t, sh, f"{ins.name}: addresses {int(sh):#x}, {int(gl):#x} and size {int(n[j])} must "
-                                   f"be positive multiples of {BULK_ALIGN} bytes")
+                                   f"be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
             if sh < 0 or sh + n[j] > bt.smem_size:
                 raise Fault(t, sh, f"{ins.name}: shared {int(sh):#x} + {int(n[j])} bytes is outside the CTA's "
-                                   f"shared memory ({bt.smem_size} bytes)")
+                                   f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
             off = int(bt.heap.check(np.array([gl], np.int64), int(n[j]), np.array([t]))[0])
             so = int(bt.smem_base[t] + sh)
             if load:
                 bt.smem[so:so + n[j]] = bt.heap.data[off:off + n[j]]
             else:
                 bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
+            if bt.init is not None:
+                b = np.arange(so, so + int(n[j]))
+                bt.init.write(b) if load else bt.init.read(ins.extra["site"], b.reshape(1, -1), np.array([t]))
         return n
     return {"fn": _copy_step(ins, at, body)}
 

@@ -15,6 +15,7 @@ from . import wmma as WM
 from .access import locate, space_of
 from .collective import whole_warps
 from .compile import need, unsupported
+from .initcheck import span
 from .state import Fault
 
 ALL = "all"
@@ -132,9 +133,11 @@ def _ldmatrix(ins, b, prog):
         M = np.zeros((len(w), 32), bool)
         O[:, lanes.reshape(-1)] = rows.reshape(len(w), -1)
         M[:, lanes.reshape(-1)] = True
-        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st))
+        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st), w)
         if bt.race is not None:
             bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), 16, tl.reshape(-1))
+        if bt.init is not None:
+            bt.init.write(idx) if st else bt.init.read(ins.extra["site"], idx.reshape(-1, 16), tl.reshape(-1))
     return {"fn": fn, "sync": ALL}
 
 
@@ -227,7 +230,7 @@ def _wmma_move(ins, b, prog):
         if np.any(bad):
             i, j = np.argwhere(bad)[0]
             raise Fault(thr[i, j], P[i, j], f"{ins.name}: the threads of the warp give different "
-                                            f"addresses or strides (undefined behaviour)")
+                                            f"addresses or strides (undefined behaviour)", "not_uniform")
         base, st = P[:, 0], S[:, 0]
         off = (rr * st[:, None, None] + cc) if layout == "row" else (cc * st[:, None, None] + rr)
         addrs = base[:, None, None] + off * esize                          # [nA, R, C]
@@ -245,6 +248,9 @@ def _wmma_move(ins, b, prog):
             if bt.race is not None and sp == "shared":
                 bt.race.access("st" if store else "ld", ins.extra["site"], flat.reshape(-1), esize,
                                np.repeat(thr[sel, 0], R * C))
+            if bt.init is not None and sp == "shared":
+                b = span(flat, esize)
+                bt.init.write(b) if store else bt.init.read(ins.extra["site"], b, np.repeat(thr[sel, 0], R * C))
     return {"fn": fn, "sync": ALL}
 
 
@@ -284,7 +290,8 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
         return bt.smem_v, bt.smem_base[owners][:, None, None] + rel, rel
     if sp == "global":
         return bt.heap.v, rel - GLOBAL_BASE, rel
-    raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory")
+    raise Fault(owners[0], int(lo[0]), f"{ins.name} from local memory: wmma reads only global and shared memory",
+                "invalid_address", "local")
 
 
 def _fragment(ins, use, layout, shape, typ):

@@ -15,6 +15,7 @@ from . import types as T
 from .access import load, locate, space_of, store, to_generic
 from .compile import need, unsupported
 from .costs import global_op
+from .initcheck import span
 from .state import Fault, scatter
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
@@ -42,6 +43,8 @@ def _cost(bt, ins, parts, kind, nbytes, sass=None):
             bt.costs.shared(site, op, kind, rel, thr, sass)
             if bt.race is not None and kind in ("ld", "st"):
                 bt.race.access(kind, site, flat, nbytes, thr)
+            if bt.init is not None:
+                bt.init.read(site, span(flat, nbytes), thr) if kind == "ld" else bt.init.write(span(flat, nbytes))
         elif sp == "global" and nbytes in (1, 2, 4, 8, 16):
             path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
             bt.costs.global_(site, global_op(kind, nbytes, path), kind, to_generic(sp, rel), thr)
@@ -201,6 +204,9 @@ def _atomic(ins, b, prog):
                 bt.costs.shared(ins.extra["site"], f"st.shared.b{nb * 8}", "atom", rel, pthr)
                 if bt.race is not None:
                     bt.race.access("atom", ins.extra["site"], flat, nb, pthr)
+                if bt.init is not None:                  # an atomic reads the old value, then writes
+                    bt.init.read(ins.extra["site"], span(flat, nb), pthr)
+                    bt.init.write(span(flat, nb))
             elif sp == "global":
                 gname = ".".join([ins.opcode, "global"] + [m for m in ins.mods if space_of((m,)) == "generic"])
                 bt.costs.global_(ins.extra["site"], gname, "atom", rel, pthr)
@@ -228,6 +234,8 @@ class AsyncCopies:
                 scatter(bt.smem_v, e["flat"][done], e["data"][done])
                 if bt.race is not None:
                     bt.race.access("st", e["site"], e["flat"][done], e["data"].shape[1], e["threads"][done])
+                if bt.init is not None:
+                    bt.init.write(span(e["flat"][done], e["data"].shape[1]))
             if not np.all(done):
                 keep_ = ~done
                 still.append({k: (v[keep_] if isinstance(v, np.ndarray) else v) for k, v in e.items()})
@@ -284,7 +292,7 @@ def _cp_async(ins, b, prog):
             n_src = np.broadcast_to(np.asarray(srcsize(bt)), (bt.T,))[thr].astype(np.int64)
             if np.any(n_src > size):
                 j = int(np.flatnonzero(n_src > size)[0])
-                raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}")
+                raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}", "invalid_operand")
         if ignore is not None:
             n_src = np.where(np.broadcast_to(np.asarray(ignore(bt)), (bt.T,))[thr], 0, n_src)
         dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, ins.name)
@@ -299,7 +307,7 @@ def _cp_async(ins, b, prog):
                 if np.any(sa % size):
                     j = int(np.flatnonzero(sa % size)[0])
                     raise Fault(sthr[j], sa[j], f"address {int(sa[j]):#x} is not {size}-byte aligned, as "
-                                                f"{ins.name} needs: the GPU faults (misaligned address)")
+                                f"{ins.name} needs: the GPU faults (misaligned address)", "misaligned", "global")
                 off = bt.heap.check(sa, 1, sthr)
                 bt.heap.check(sa + n - 1, 1, sthr)
             k = np.arange(size)

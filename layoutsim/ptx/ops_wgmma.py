@@ -141,7 +141,8 @@ def _uniform(v, thr, ins, what):
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warpgroup give different {what} values "
-                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour")
+                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour",
+                    "not_uniform")
     return v[:, 0]
 
 
@@ -159,7 +160,8 @@ def _warpgroups(bt, g, ins):
         op = short_name(ins)
         raise Fault(key[i], 0, f"{op} run by a partial warpgroup: a block of {bt.tpc} threads runs a partial "
                                f"warpgroup ({int(start[i]) // THREADS}); wgmma needs all 128 threads (a "
-                               f"warpgroup is 4 whole warps) ({ALIGNED.format(group='warpgroup', op=op)})")
+                               f"warpgroup is 4 whole warps) ({ALIGNED.format(group='warpgroup', op=op)})",
+                    "partial_warpgroup")
     thr = key[:, None] + np.arange(THREADS)
     missing = ~g[thr]
     if missing.any():
@@ -178,9 +180,11 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
         i, r, c = (int(x) for x in np.argwhere(bad)[0])
         why = smem.operand_fault(cat, which, int(desc[i]), trans, bt.smem_size, addr[i]) if bt.smem_size \
             else f"the {which} descriptor reads shared memory and the CTA has none"
-        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)")
+        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
     flat = bt.smem_base[lead][:, None, None] + addr
     raw = bt.smem[flat[..., None] + np.arange(e)]
+    if bt.init is not None:                 # the warpgroup's operand, read for its first thread
+        bt.init.read(ins.extra["site"], (flat[..., None] + np.arange(e)).reshape(len(lead), -1), lead)
     return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
 

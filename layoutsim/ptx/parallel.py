@@ -52,7 +52,7 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
         launch.notes.update(res["notes"])
         fault = fault or res["fault"]
     if fault:
-        raise PtxFault(fault)
+        raise PtxFault(fault["message"], fault=fault)
     return costs, hazards
 
 
@@ -68,7 +68,7 @@ def _worker(job):
     try:
         runner._run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, None, batch_threads)
     except PtxFault as e:
-        fault = str(e)
+        fault = e.fault
     idx = np.flatnonzero(launch.heap.data != before)
     return {"changed": (idx, launch.heap.data[idx]), "costs": costs, "hazards": hazards,
             "notes": launch.notes, "fault": fault}

@@ -13,6 +13,9 @@ whole grid and labelled so.
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from . import samples
+from .initcheck import lines as initcheck_lines
+
 SCHEMA = 1
 
 
@@ -28,6 +31,7 @@ class InstructionStats:
     sass: Optional[str] = None      # the SASS instruction the cost models charge
     requests: Optional[int] = None  # global accesses (coalescing model)
     sectors: Optional[int] = None
+    ideal_sectors: Optional[int] = None     # the sectors its bytes need (memory/nvidia.py's ideal)
     global_kind: Optional[str] = None   # the ncu op its global accesses count under: ld, st, atom, red
     note: str = ""
 
@@ -35,13 +39,19 @@ class InstructionStats:
     def excess(self):
         return (self.wavefronts or 0) - (self.ideal or 0)
 
+    @property
+    def excess_sectors(self):
+        return (self.sectors or 0) - (self.ideal_sectors or 0)
+
     def to_json(self):
         return {"line": self.line,
                 "cuda": {"file": self.cuda[0], "line": self.cuda[1]} if self.cuda else None,
                 "text": self.text, "executions": self.executions, "wavefronts": self.wavefronts,
                 "ideal": self.ideal, "excess": self.excess if self.wavefronts is not None else None,
                 "kind": self.kind, "sass": self.sass, "requests": self.requests,
-                "sectors": self.sectors, "global_kind": self.global_kind, "note": self.note}
+                "sectors": self.sectors, "ideal_sectors": self.ideal_sectors,
+                "excess_sectors": self.excess_sectors if self.sectors is not None else None,
+                "global_kind": self.global_kind, "note": self.note}
 
 
 @dataclass
@@ -62,7 +72,9 @@ class Run:
     gmma_wavefronts: int = 0                # wgmma operand reads (ncu op_gmma), outside shared_wavefronts
     tensor_maps: Optional[list] = None      # the launch's CUtensorMap arguments: {"arg", "dims", "box", ...}
     seconds: float = 0.0
-    fault: Optional[str] = None
+    initcheck: Optional[list] = None        # initcheck=True: reads of never-written shared memory, per line
+    samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
+    fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     extra: Any = None
 
     @property
@@ -78,12 +90,26 @@ class Run:
         rows = [s for s in self.instructions if s.wavefronts is not None]
         return sorted(rows, key=lambda s: (-s.excess, -(s.wavefronts or 0), s.line))
 
+    def global_hotspots(self):
+        """Global-memory instructions, most sectors beyond the ideal first."""
+        rows = [s for s in self.instructions if s.sectors is not None]
+        return sorted(rows, key=lambda s: (-s.excess_sectors, -(s.sectors or 0), s.line))
+
+    def accesses(self, line):
+        """The lanes and addresses of a line's first warp executions (samples.py): line is a PTX
+        line number or a CUDA line "file.cu:42"."""
+        return samples.accesses(self, line)
+
+    def render_access(self, line, path, execution=0, fmt=None):
+        """Draw one sampled execution of a line (shared: over banks; global: over sectors)."""
+        return samples.render(self, line, path, execution, fmt)
+
     def to_json(self):
         return {"schema": SCHEMA, "kernel": self.kernel, "arch": self.arch, "grid": list(self.grid),
                 "block": list(self.block), "shared_wavefronts": self.shared_wavefronts,
                 "shared_ideal": self.shared_ideal, "global": self.global_totals,
                 "warp_instructions": self.warp_instructions, "sampled": self.sampled,
-                "notes": self.notes, "hazards": self.hazards, "fault": self.fault,
+                "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
                 "instructions": [s.to_json() for s in self.instructions]}
@@ -102,29 +128,48 @@ class Run:
                          f"outside the load/store totals)")
         if self.global_totals:
             g = self.global_totals
-            lines.append(f"global memory: {g['requests']} requests, {g['sectors']} sectors")
+            lines.append(f"global memory: {g['requests']} requests, {g['sectors']} sectors (ideal "
+                         f"{g['ideal_sectors']})")
         rows = self.hotspots() if not all_lines else list(self.instructions)
         if top and not all_lines:
             rows = rows[:top]
         if rows:
-            head = ("line", "cuda", "executions", "wavefronts", "ideal", "excess", "instruction")
-            table = [head]
-            for s in rows:
-                cuda = f"{_short(s.cuda[0])}:{s.cuda[1]}" if s.cuda else "-"
-                table.append((str(s.line), cuda, str(s.executions), _n(s.wavefronts), _n(s.ideal),
-                              _n(s.excess if s.wavefronts is not None else None), s.text))
-            w = [max(len(r[i]) for r in table) for i in range(len(head) - 1)]
-            for r in table:
-                lines.append("  ".join(c.rjust(w[i]) if i != 1 else c.ljust(w[i])
-                                       for i, c in enumerate(r[:-1])) + "  " + r[-1])
+            lines += _table(("wavefronts", "ideal", "excess"), [
+                (s, (_n(s.wavefronts), _n(s.ideal), _n(s.excess if s.wavefronts is not None else None)))
+                for s in rows])
         else:
             lines.append("no shared-memory instructions executed")
+        # the global-memory lines beside them: a kernel whose only fault is an uncoalesced access
+        # shows it here (sectors beyond what its bytes need first; --all: in program order)
+        grows = self.global_hotspots() if not all_lines else [s for s in self.instructions if s.sectors is not None]
+        if grows:
+            lines += _table(("requests", "sectors", "ideal", "excess"), [
+                (s, (_n(s.requests), _n(s.sectors), _n(s.ideal_sectors), _n(s.excess_sectors)))
+                for s in (grows if all_lines else grows[:top])])
         if self.hazards is not None:
             if not self.hazards:
                 lines.append("racecheck: no shared-memory hazards")
             lines.extend(_hazard_lines(self.hazards))
+        if self.initcheck is not None:
+            lines.extend(initcheck_lines(self.initcheck))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+
+WIDTH = 100          # the text report's lines: the instruction text is cut to fit
+
+
+def _table(counts, rows):
+    """Lines of a table: line, cuda, executions, the count columns, the instruction (cut to WIDTH).
+    rows: [(InstructionStats, (count texts))]."""
+    head = ("line", "cuda", "executions") + counts
+    table = [head] + [(str(s.line), f"{_short(s.cuda[0])}:{s.cuda[1]}" if s.cuda else "-", str(s.executions))
+                      + c for s, c in rows]
+    w = [max(len(r[i]) for r in table) for i in range(len(head))]
+    texts = ["instruction"] + [s.text for s, _ in rows]
+    room = max(24, WIDTH - sum(w) - 2 * len(w))
+    return ["  ".join(c.rjust(w[i]) if i != 1 else c.ljust(w[i]) for i, c in enumerate(r)) + "  "
+            + (t if len(t) <= room else t[:room - 3] + "...") for r, t in zip(table, texts)]
 
 
 def _hazard_lines(hazards):

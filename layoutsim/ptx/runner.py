@@ -11,6 +11,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from . import sass
 from .costs import Costs
+from .initcheck import InitCheck, merge as merge_initcheck
 from .launch import MAX_BATCH_THREADS, Launch
 from .module import load
 from .program import Program
@@ -113,8 +114,9 @@ def _check_sample(k, threads_per_cta, most):
 
 
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
-        racecheck=False, max_steps=MAX_STEPS, progress=None, batch_threads=MAX_BATCH_THREADS):
-    """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx)."""
+        racecheck=False, initcheck=False, max_steps=MAX_STEPS, progress=None, batch_threads=MAX_BATCH_THREADS):
+    """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx).
+    initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py)."""
     t0 = time.perf_counter()
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
     prog = program(ptx, kernel, arch)
@@ -125,6 +127,11 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         # one process per job, each with its own copy of the launch: more than the CPUs only costs memory
         raise LayoutsimError(f"jobs={jobs!r}: give a number of processes from 1 to {most} (the CPUs here, "
                              f"at least 4)")
+    if initcheck:
+        launch.initcheck = []
+        if jobs > 1 and len(ids) > 1:
+            launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
+            jobs = 1
     if jobs > 1 and len(ids) > 1:
         from .parallel import has_global_atomics, run_parallel
         if has_global_atomics(prog):
@@ -136,14 +143,14 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             costs, hazards = run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog, launch,
                                           ids, jobs, racecheck, max_steps, batch_threads)
         except PtxFault as e:
-            e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=str(e))
+            e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=e.fault)
             raise
     else:
         costs, hazards = Costs(prog, arch), []
         try:
             _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads)
         except PtxFault as e:
-            e.run = _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=str(e))
+            e.run = _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=e.fault)
             raise
     return _report(prog, launch, ids, costs, hazards, racecheck, t0)
 
@@ -170,8 +177,9 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress,
     for k in range(0, len(ids), per):
         chunk = ids[k:k + per]
         bt = Batch(prog, launch, chunk)
-        bt.costs = costs
+        bt.costs = costs.begin(bt)
         bt.race = RaceCheck(bt) if racecheck else None
+        bt.init = InitCheck(bt) if launch.initcheck is not None else None
         cb = None
         if progress is not None:
             done = k
@@ -180,6 +188,8 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress,
             Scheduler(bt, costs, max_steps, cb).run()
         if bt.race is not None:
             hazards.extend(bt.race.report())
+        if bt.init is not None:
+            launch.initcheck.extend(bt.init.report())
 
 
 def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
@@ -195,6 +205,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
             ideal=scale(costs.ideal[i]) if shared else None, kind=costs.kind[i], sass=costs.sass[i],
             requests=scale(costs.requests[i]) if glob else None,
             sectors=scale(costs.sectors[i]) if glob else None,
+            ideal_sectors=scale(costs.ideal_sectors[i]) if glob else None,
             global_kind=costs.global_kind[i], note=_note(prog, costs, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
     notes = sorted(prog.notes | launch.notes)
@@ -223,7 +234,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                sampled=sampled, global_totals=gt, sass_source=prog.lowered.source,
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
-               seconds=time.perf_counter() - t0, fault=fault)
+               seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
+               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None)
 
 
 def _note(prog, costs, i):

@@ -28,15 +28,11 @@ Nothing left to run while threads wait is a deadlock, reported with the waiting 
 import numpy as np
 
 from ..errors import LayoutsimError
-from . import lines
-from .state import Fault, PtxFault
+from . import faults
+from .state import Fault
 
 MAX_STEPS = 50_000_000
 SPIN_ROUNDS = 64          # rounds of false test_wait/try_wait results with no mbarrier change
-
-
-class Deadlock(LayoutsimError):
-    pass
 
 
 class Scheduler:
@@ -88,6 +84,8 @@ class Scheduler:
                 nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
                 costs.executions[step.site] += nw
                 costs.warp_instructions += nw
+                if bt.issued is not None:           # %clock64: each warp's own count
+                    bt.issued += m.reshape(bt.W, 32).any(1)
             n += 1
             if n > self.max_steps:
                 raise LayoutsimError(f"the launch ran more than {self.max_steps} steps (an endless "
@@ -136,7 +134,7 @@ class Scheduler:
                         _add(groups, p + 1, m & ~g)
                 elif kind == "trap":
                     if g.any():
-                        raise Fault(int(np.flatnonzero(g)[0]), 0, "trap executed")
+                        raise Fault(int(np.flatnonzero(g)[0]), 0, "trap executed", "trap")
                     _add(groups, p + 1, m)
                 else:
                     raise AssertionError(kind)
@@ -291,32 +289,20 @@ class Scheduler:
 
     # ---- errors ---------------------------------------------------------------------------------------
     def _fault(self, step, f):
-        bt = self.bt
-        ins = step.ins
-        site = bt.prog.sites[step.site]
-        msg = f"{lines.at(ins.line, site.cuda)}: {ins.text}: {bt.where(f.thread)}: {f.what}"
-        return PtxFault(msg, line=ins.line, cuda=site.cuda, thread=bt.where(f.thread),
-                        address=f.address)
+        return faults.of_fault(self.bt, step, f)
 
     def _deadlock(self):
         bt = self.bt
-        parts = []
-        for kind, waits in (("barrier", self.bar_wait), ("warp-synchronous instruction", self.ws_wait)):
-            for pc, mask in sorted(waits.items()):
-                ins = self.steps[pc].ins
-                t = int(np.flatnonzero(mask)[0])
-                aligned = " (.aligned: every lane of the warp must execute this same instruction; PTX ISA)" \
-                    if self.steps[pc].sync in ("all", "warpgroup") else ""
-                parts.append(f"{int(mask.sum())} thread(s) wait at the {kind} on line {ins.line} "
-                             f"({ins.text}), e.g. {bt.where(t)}{aligned}")
+        waits = []
+        for kind, pending in (("barrier", self.bar_wait), ("warp-synchronous instruction", self.ws_wait)):
+            for pc, mask in sorted(pending.items()):
+                waits.append((kind, self.steps[pc], mask, int(np.flatnonzero(mask)[0]), None))
         mb = bt.mbarriers
         for pc, mask in sorted(self.mb_wait.items()):
             step = self.steps[pc]
             t, _, flat = mb.parked.get(step.site, (int(np.flatnonzero(mask)[0]), 0, None))
-            what = mb.describe(flat) if flat is not None else "an mbarrier"
-            parts.append(f"{int(mask.sum())} thread(s) spin on {what} at line {step.ins.line} "
-                         f"({step.ins.text}), e.g. {bt.where(t)}")
-        return Deadlock("deadlock: " + "; ".join(parts) + " and no other thread can reach it")
+            waits.append(("mbarrier", step, mask, t, mb.describe(flat) if flat is not None else "an mbarrier"))
+        return faults.deadlock(bt, waits)
 
 
 def _add(groups, pc, mask):

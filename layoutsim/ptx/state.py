@@ -31,21 +31,30 @@ GUARD = 512
 
 class PtxFault(LayoutsimError):
     """The launch would fault on the GPU: names the thread, the PTX line and the address.
-    `.run` holds the Run with the buffers as they were when the faulting instruction was
-    reached (nothing of it committed)."""
+    `.fault` is the same facts as a dict (faults.py: kind, message, thread, cta, warp, lane,
+    ptx_line, ptx, cuda, address, space, buffer); `.run` holds the Run with the buffers as they
+    were when the faulting instruction was reached (nothing of it committed)."""
 
-    def __init__(self, msg, run=None, **info):
+    def __init__(self, msg, run=None, fault=None, **info):
         super().__init__(msg)
         self.run = run
-        self.info = info
+        self.fault = fault if fault is not None else {"kind": "fault", "message": str(msg), **info}
+
+    @property
+    def info(self):
+        """The fault record (its former name)."""
+        return self.fault
 
 
 class Fault(Exception):
-    """Raised by an instruction on its first bad thread; the scheduler adds line and position."""
+    """Raised by an instruction on its first bad thread; the scheduler adds line and position.
+    kind: what faults.KINDS names it; space: the state space `address` is in (None: global, or
+    no address)."""
 
-    def __init__(self, thread, address, what):
+    def __init__(self, thread, address, what, kind="fault", space=None):
         super().__init__(what)
         self.thread, self.address, self.what = int(thread), int(address), what
+        self.kind, self.space = kind, space
 
 
 class Heap:
@@ -103,14 +112,22 @@ class Heap:
         kk = np.maximum(k, 0)
         bad = (k < 0) | (off < self._starts[kk]) | (off + nb > self._ends[kk])
         j = int(np.flatnonzero(bad)[0])
-        raise Fault(threads[j], addr[j], self.describe(int(addr[j]), nb))
+        raise Fault(threads[j], addr[j], self.describe(int(addr[j]), nb), "out_of_bounds", "global")
+
+    def nearest(self, address):
+        """The index of the buffer holding the generic address, or else the closest one (None
+        when there is none)."""
+        off = address - GLOBAL_BASE
+        if not self.starts:
+            return None
+        return int(np.argmin([abs(off - s) if off < s else max(0, off - (s + z)) for s, z in
+                              zip(self.starts, self.sizes)]))
 
     def describe(self, address, nb):
         off = address - GLOBAL_BASE
-        if not self.starts:
+        k = self.nearest(address)
+        if k is None:
             return f"address {address:#x} is not in any global buffer (none allocated)"
-        k = int(np.argmin([abs(off - s) if off < s else max(0, off - (s + z)) for s, z in
-                           zip(self.starts, self.sizes)]))
         s, z = self.starts[k], self.sizes[k]
         rel = off - s
         return (f"address {address:#x} ({nb} bytes) is outside global memory: {rel:+d} bytes from "
@@ -194,7 +211,20 @@ class Batch:
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
         self.costs = None                               # set by the runner: costs.Costs
         self.race = None                                # racecheck.RaceCheck with racecheck=True
+        self.init = None                                # initcheck.InitCheck with initcheck=True
         self.heap = launch.heap
+        # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read
+        self.issued = np.zeros(self.W, np.int64) if prog.reads_clock else None
+
+    def clock(self, name):
+        """%clock64 and %globaltimer of every thread: the warp-instructions its warp has issued
+        so far, the reading one included (deterministic, not GPU cycles or
+        nanoseconds); %clock and %globaltimer_lo are the low 32 bits, %globaltimer_hi the high.
+        A batch starts with its CTAs: the count starts at 0 when the CTA does."""
+        n = self.issued[np.arange(self.T) // 32].astype(np.uint64)
+        if name == "%globaltimer_hi":
+            return (n >> np.uint64(32)).astype(np.uint32)
+        return n.astype(np.uint32) if name in ("%clock", "%globaltimer_lo") else n
 
     def where(self, t):
         """'CTA (x,y,z) thread (x,y,z) (warp w, lane l)' of batch thread t."""

@@ -161,7 +161,8 @@ def resolve(bt, address, thread, what):
     """The GlobalMap a kernel names by the generic (or kernel-parameter) address of its map."""
     a = int(address)
     if a % MAP_ALIGN:
-        raise Fault(thread, a, f"{what}: the tensor map address {a:#x} is not {MAP_ALIGN}-byte aligned")
+        raise Fault(thread, a, f"{what}: the tensor map address {a:#x} is not {MAP_ALIGN}-byte aligned",
+                    "misaligned")
     if a & ~(WINDOW - 1) == PARAM_WINDOW:
         off = a - PARAM_WINDOW
         kp = bt.launch.kparams
@@ -173,5 +174,5 @@ def resolve(bt, address, thread, what):
     maps = bt.launch.tensor_maps
     if i is None or i >= len(maps):
         raise Fault(thread, a, f"{what}: address {a:#x} does not hold a tensor map (pass a "
-                               f"layoutsim.ptx.TensorMapArg for the kernel's CUtensorMap)")
+                               f"layoutsim.ptx.TensorMapArg for the kernel's CUtensorMap)", "invalid_tensor_map")
     return maps[i]

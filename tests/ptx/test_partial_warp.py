@@ -14,7 +14,7 @@ from test_ptx_wgmma import SMALL
 import layoutsim
 import layoutsim.ptx as P
 from layoutsim.packing import pack, unpack
-from layoutsim.ptx.scheduler import Deadlock
+from layoutsim.ptx.faults import Deadlock
 
 F16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
 

@@ -28,7 +28,7 @@ def test_report_sorted_by_excess_with_cuda_lines(capsys, tmp_path):
     assert rc == 0
     lines = out.splitlines()
     assert lines[1] == "shared memory: 4096 load wavefronts (ideal 128), 128 store wavefronts (ideal 128)"
-    assert lines[2] == "global memory: 256 requests, 1024 sectors"    # 32 floats per warp access: 4 sectors
+    assert lines[2] == "global memory: 256 requests, 1024 sectors (ideal 1024)"    # 32 floats a warp: 4 sectors
     header = next(i for i, line in enumerate(lines) if line.startswith("line  cuda"))
     first = lines[header + 1].split()
     assert first[1] == "transpose.cu:9" and first[5] == "992" and first[6].startswith("ld.shared")
@@ -43,12 +43,12 @@ def test_json_schema(capsys, tmp_path):
     assert rc == 0
     doc = json.loads(out)
     assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "shared_wavefronts", "shared_ideal",
-                        "global", "warp_instructions", "sampled", "notes", "hazards", "fault", "seconds",
+                        "global", "warp_instructions", "sampled", "notes", "hazards", "initcheck", "fault", "seconds",
                         "sass_source", "gmma_wavefronts", "tensor_maps", "instructions", "outputs"}
     assert doc["shared_wavefronts"] == {"ld": 32, "st": 32} and doc["hazards"] == []
     ins = doc["instructions"][0]
     assert set(ins) == {"line", "cuda", "text", "executions", "wavefronts", "ideal", "excess", "kind", "sass",
-                        "requests", "sectors", "global_kind", "note"}
+                        "requests", "sectors", "ideal_sectors", "excess_sectors", "global_kind", "note"}
 
 
 def test_out_keeps_file_modes(capsys, tmp_path):

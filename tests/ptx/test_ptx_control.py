@@ -59,7 +59,7 @@ def test_early_exit_then_barrier():
 
 def test_deadlock_is_reported():
     with pytest.raises(LayoutsimError, match=r"deadlock: .*barrier on line \d+.*warp-synchronous instruction "
-                                             r"on line \d+ \(shfl.sync"):
+                                             r"on line \d+ (\(\S+\) )?\(shfl.sync"):
         P.run(SRC, "deadlock", 1, 64, [np.zeros(64, np.float32)])
 
 

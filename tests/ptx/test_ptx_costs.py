@@ -68,7 +68,8 @@ def test_global_accesses_are_costed_by_the_coalescing_model():
     r = P.run(SRC, "transpose_padded", (2, 2), (32, 8), [x, np.zeros((N, N), np.float32), np.int32(N)])
     accesses = 4 * 8 * 4                              # CTAs x warps x loop steps, for each direction
     none = {"requests": 0, "sectors": 0}
-    assert r.global_totals == {"requests": 2 * accesses, "sectors": 8 * accesses, "atom": none, "red": none,
+    assert r.global_totals == {"requests": 2 * accesses, "sectors": 8 * accesses, "ideal_sectors": 8 * accesses,
+                               "atom": none, "red": none,
                                "ld": {"requests": accesses, "sectors": 4 * accesses},
                                "st": {"requests": accesses, "sectors": 4 * accesses}}
     loads = [s for s in r.instructions if s.text.startswith("ld.global") and s.executions]

@@ -1,0 +1,122 @@
+"""The lanes and addresses of a hotspot line: the first PER_LINE warp executions of every
+shared- and global-memory instruction, as the cost models saw them, and a picture of one.
+
+Recording is always on and bounded: PER_LINE executions of 32 addresses per PTX instruction
+(the first ones in execution order: CTA batch by batch, warps in order), whatever the launch's
+size; once a line has its sample it costs one comparison per execution. What is recorded is
+what costs.py costs per lane: ld/st/atom and ldmatrix/stmatrix on shared memory (the bank
+model's op and CTA-relative offsets: for ldmatrix the row-address lanes), ld/st/atom/red and
+cp.async on global memory (generic addresses). wmma, wgmma and TMA accesses are costed as whole
+patterns and are not sampled.
+
+    r = ptx.run(...)
+    r.accesses(198)              # PTX line 198, or "transpose.cu:9" (every PTX line of it)
+    r.render_access(198, "line198.svg")     # the first execution over banks (shared) or sectors
+"""
+import numpy as np
+
+from .. import banks
+from ..errors import LayoutsimError
+from ..render import save
+from ..render.banks import Access, access_scene
+from ..render.sectors import sector_scene
+from .state import GLOBAL_BASE
+
+PER_LINE = 8
+
+
+class Samples:
+    def __init__(self, n_sites, per_line=PER_LINE):
+        self.per_line = per_line
+        self.rows = [[] for _ in range(n_sites)]
+        self.batch = None                  # the batch running now (set by Costs.begin)
+
+    def __getstate__(self):               # a worker process sends its samples back, not its batch
+        return dict(self.__dict__, batch=None)
+
+    def want(self, site):
+        return len(self.rows[site]) < self.per_line
+
+    def _where(self, warps, k):
+        """(CTA coordinates, warp in the CTA) of batch warp k's index warps[k] (None: unknown)."""
+        bt = self.batch
+        if warps is None or bt is None:
+            return None, None
+        w = int(warps[k])
+        return list(bt.launch.cta_coords(int(bt.ctas[w // bt.wpc]))), w % bt.wpc
+
+    def add(self, site, space, op, O, M, warps, counts):
+        """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
+        take = min(self.per_line - len(self.rows[site]), O.shape[0])
+        for k in range(take):
+            cta, warp = self._where(warps, k)
+            self.rows[site].append({
+                "space": space, "op": op, "cta": cta, "warp": warp,
+                "mask": int(np.packbits(M[k], bitorder="little").view("<u4")[0]),
+                "addresses": [int(a) if m else None for a, m in zip(O[k], M[k])],
+                **{n: int(v[k]) for n, v in counts.items()}})
+
+    def shared(self, site, op, O, M, warps, arch):
+        n = min(self.per_line - len(self.rows[site]), O.shape[0])
+        O, M = O[:n], M[:n]
+        self.add(site, "shared", op, O, M, warps, {
+            "wavefronts": banks.wavefronts_batch(op, O, arch, active=M),
+            "ideal": banks.ideal_batch(op, O, arch, active=M)})
+
+    def merge(self, other):
+        for mine, theirs in zip(self.rows, other.rows):
+            mine.extend(theirs[:self.per_line - len(mine)])
+
+
+def _sites(run, line):
+    """Indices into run.instructions of a PTX line (int) or of a CUDA line ("file.cu:42")."""
+    rows = run.instructions
+    if isinstance(line, (int, np.integer)) and not isinstance(line, bool):
+        found = [i for i, s in enumerate(rows) if s.line == int(line)]
+    elif isinstance(line, str) and ":" in line:
+        name, _, n = line.rpartition(":")
+        found = [i for i, s in enumerate(rows) if n.isdigit() and s.cuda and int(s.cuda[1]) == int(n)
+                 and str(s.cuda[0]).rsplit("/", 1)[-1] == name.rsplit("/", 1)[-1]]
+    else:
+        raise LayoutsimError(f"line {line!r}: give a PTX line number (198) or a CUDA line (\"transpose.cu:9\")")
+    sampled = [i for i in found if run.samples and run.samples[i]]
+    if not sampled:
+        have = sorted({s.line for i, s in enumerate(rows) if run.samples and run.samples[i]})
+        what = "no such line" if not found else "no shared or global access sampled there"
+        raise LayoutsimError(f"line {line!r}: {what}; the PTX lines with sampled accesses are "
+                             f"{', '.join(map(str, have)) or 'none'}")
+    return sampled
+
+
+def accesses(run, line):
+    """The sampled warp executions of a line: {"ptx_line", "ptx", "cuda", "space", "op", "cta",
+    "warp", "mask", "addresses" (32: an int per active lane, None for the others), and
+    "wavefronts", "ideal" (shared) or "requests", "sectors", "ideal_sectors" (global)}."""
+    out = []
+    for i in _sites(run, line):
+        s = run.instructions[i]
+        cuda = {"file": s.cuda[0], "line": s.cuda[1]} if s.cuda else None
+        out += [{"ptx_line": s.line, "ptx": s.text, "cuda": cuda, **r} for r in run.samples[i]]
+    return out
+
+
+def scene(rec, arch):
+    """The picture of one sampled execution: the bank picture of `layoutsim render --banks`
+    (shared), the sector picture of `layoutsim coalesce --picture` (global)."""
+    title = (f"PTX line {rec['ptx_line']}: {rec['ptx']}" + (f" (CUDA line {rec['cuda']['line']})" if rec["cuda"]
+             else "") + (f", CTA {tuple(rec['cta'])} warp {rec['warp']}" if rec["cta"] is not None else ""))
+    if rec["space"] == "shared":
+        offs = [a if a is not None else 0 for a in rec["addresses"]]
+        return access_scene([Access(title, rec["op"], offs, arch, active=rec["mask"])])
+    offs = [a - GLOBAL_BASE if a is not None else 0 for a in rec["addresses"]]     # the heap is 512-aligned
+    return sector_scene(rec["op"], offs, active=rec["mask"], arch=arch)
+
+
+def render(run, line, path, execution=0, fmt=None):
+    """Draw sampled execution `execution` of a line to path (svg, html, png); the render record."""
+    recs = accesses(run, line)
+    if isinstance(execution, bool) or not isinstance(execution, (int, np.integer)) or \
+            not 0 <= execution < len(recs):
+        raise LayoutsimError(f"execution {execution!r}: line {line!r} has {len(recs)} sampled execution(s): "
+                             f"give 0..{len(recs) - 1}")
+    return dict(save(scene(recs[execution], run.arch), path, fmt), ptx_line=recs[execution]["ptx_line"])
