@@ -6,6 +6,7 @@
     r.buffers[3]                 # y after the launch (same dtype and shape)
     r.shared_wavefronts          # {"ld": ..., "st": ...} as Nsight Compute sums them
     print(r.format())            # the lines that cost the most excess wavefronts
+    text = ptx.compile_cu("k.cu", arch="sm_90", flags=["-std=c++17"])   # PTX with -lineinfo
     # a CUtensorMap argument (by value or pointer) over the array argument 0:
     ptx.TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")
 
@@ -15,12 +16,13 @@ family), state (registers and memories of a batch of CTAs), scheduler (SIMT exec
 barriers), access (address spaces), costs (bank and coalescing models), lowering + sass (the
 SASS ptxas emits for each PTX line, which costs charge), racecheck, launch (arguments, special
 registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier objects), report (Run),
-runner (`run`); ops_wgmma and ops_async hold wgmma and TMA/mbarrier. See docs/ptx.md.
+runner (`run`), nvcc (`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier. See docs/ptx.md.
 """
 from .module import UnsupportedPtx, load
+from .nvcc import compile_cu
 from .report import InstructionStats, Run
 from .tensormap import TensorMapArg
 from .runner import run
 from .state import PtxFault
 
-__all__ = ["run", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]
+__all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]
