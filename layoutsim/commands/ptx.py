@@ -54,7 +54,8 @@ def register(sub):
                       description="Run one launch of a kernel from FILE.ptx, or FILE.cu compiled with "
                                   "nvcc -ptx -lineinfo.")
     r.add_argument("file", help="FILE.ptx, or FILE.cu (compiled with nvcc when it is installed)")
-    r.add_argument("--kernel", required=True, help="entry name as in the PTX (extern \"C\" or mangled)")
+    r.add_argument("--kernel", required=True, help="entry name as in the PTX (extern \"C\" or mangled), or the C++ "
+                   "kernel's name: scale, ns::scale, scale<float>, 'void scale<float>(float*)'")
     r.add_argument("--grid", required=True, help="X[,Y[,Z]] CTAs")
     r.add_argument("--block", required=True, help="X[,Y[,Z]] threads per CTA")
     r.add_argument("--arg", action="append", default=[], metavar="ARG",

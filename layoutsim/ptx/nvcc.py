@@ -143,9 +143,13 @@ def _source_name(path):
 
 
 def compile_cu(path, arch="sm_90", flags=()):
-    """PTX text of a .cu file: `nvcc -ptx -lineinfo -arch=ARCH FLAGS`, compiled from a private
-    copy (see the module's docstring); `flags` from ALLOWED. The PTX's `.file` lines and nvcc's
-    messages name the user's own files."""
+    """The PTX text of a .cu file, as `nvcc -ptx -lineinfo -arch=ARCH FLAGS FILE` makes it, for
+    ptx.run. nvcc compiles a private copy (no file name or flag value of yours reaches its shell
+    steps); the PTX's CUDA lines and nvcc's messages name your own files, and `#include`s
+    resolve as beside the original. `flags`: a list, one flag with its value each: -std=c++NN,
+    "-I DIR", "-D NAME=VALUE", "-U NAME", --expt-*, --extended-lambda, -maxrregcount=N,
+    -O0..-O3, -G, -Xptxas=-O0..-O3; any other is refused. One-line LayoutsimError when nvcc is
+    not installed, a flag is refused or the compile fails (nvcc's first error line)."""
     what = f"{one_line(os.fspath(path))!r}" if isinstance(path, (str, os.PathLike)) else repr(path)
     if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).endswith(".cu"):
         raise LayoutsimError(f"compile_cu({what}): give the path of a .cu file")
