@@ -16,6 +16,7 @@ parameters (T_, T0_, ...); the std:: abbreviations (St, Sa, Sb, Ss, Si, So, Sd).
 (expressions X...E, operator names, vendor extensions, special names such as _ZTV) is reported
 as not demangled. Output follows binutils c++filt (`float const*`, `> >`).
 """
+import re
 from dataclasses import dataclass
 
 BUILTIN = {"v": "void", "w": "wchar_t", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char",
@@ -78,7 +79,14 @@ class _Ptr(_Node):
 
     def show(self, p, decl=""):
         wrap = isinstance(p.resolve(self.inner), (_Func, _Array))
-        return p.show(self.inner, f"({self.sym}{decl.lstrip()})" if wrap else self.sym + decl)
+        if not wrap:
+            return p.show(self.inner, self.sym + decl)
+        # c++filt's spacing inside the parentheses: int (*(*)(int))(), int (**(*)(int))(),
+        # int (&& (*)(int))(), int (&&*(*)(int))()
+        decl = re.sub(r"(?<=\*) (?=\()", "", decl)
+        if self.sym == "*":
+            decl = re.sub(r"^ (?=\()", "", decl)
+        return p.show(self.inner, f"({self.sym}{decl})")
 
 
 @dataclass(eq=False)
@@ -137,7 +145,9 @@ class _Printer:
             if args is None or node.index >= len(args):
                 raise _Fail("template parameter out of scope")
             node = args[node.index]
-            if isinstance(node, _Pack) and self.element and self.element[0] is node:
+            if isinstance(node, _Pack):           # a pack stands only inside its expansion (Dp)
+                if not (self.element and self.element[0] is node):
+                    raise _Fail("a template parameter pack outside a pack expansion")
                 node = node.items[self.element[1]]
             seen += 1
             if seen > MAX_DEPTH:
@@ -148,7 +158,7 @@ class _Printer:
         if isinstance(node, _Expansion):
             pack = self._pack_of(node.pattern, 0)
             if pack is None:
-                return node.pattern.show(self, decl)
+                raise _Fail("a pack expansion of no template parameter pack")
             outer, out = self.element, []
             for i in range(len(pack.items)):
                 self.element = (pack, i)
@@ -189,6 +199,8 @@ class _Parser:
     def __init__(self, text):
         self.s, self.i, self.depth = text, 0, 0
         self.subs = []                         # substitution candidates, in order
+        self.scope = None                      # the template arguments T_ refers to (see _Param)
+        self.member_quals = ""
         self.p = _Printer()
 
     def peek(self, n=1):
@@ -230,7 +242,7 @@ class _Parser:
     def encoding(self):
         self.enter()
         scope = [None]
-        outer, self.scope = getattr(self, "scope", None), scope
+        outer, self.scope = self.scope, scope
         self.member_quals = ""
         name, base, args = self.name()
         quals, self.member_quals = self.member_quals, ""
@@ -238,12 +250,16 @@ class _Parser:
         types = []
         while self.i < len(self.s) and self.peek() not in ("E", "."):
             types.append(self.type())
-        self.scope = outer if outer is not None else scope
+        self.scope = outer
         self.depth -= 1
         ret = ""
-        if args is not None and types:
+        if args is not None and types:               # a template's encoding starts with its return type
+            if len(types) < 2:
+                raise _Fail("a function template's encoding needs a return type and parameters")
             ret = self.p.show(types.pop(0)) + " "
         if not types:                                # a variable (special names are not covered)
+            if quals:
+                raise _Fail("a qualified name without parameter types")
             return Parts(full=name, signature=name, name=name, base=base)
         signature = f"{name}({self.p.params(types)}){quals}"
         return Parts(full=ret + signature, signature=signature, name=name, base=base)
@@ -280,7 +296,8 @@ class _Parser:
 
     def nested(self):
         quals = self.cv()
-        self.eat("R") or self.eat("O")             # ref-qualifier of a member function
+        if self.peek() in ("R", "O"):
+            raise _Fail("ref-qualified member functions are not covered")
         text, base, args, known = "", "", None, False
         while not self.eat("E"):
             if self.i >= len(self.s):
@@ -295,9 +312,9 @@ class _Parser:
                 base, text = text, text + self.p.targs(args)
                 continue
             args = None
-            if self.eat("St"):
+            if not text and self.eat("St"):
                 part, known = "std", True           # `std` alone is never a candidate
-            elif self.peek() == "S":
+            elif not text and self.peek() == "S":   # a substitution stands only first
                 part, known = self.p.show(self.substitution()), True
             elif self.peek() == "T":
                 part = self.p.show(self.template_param())
@@ -330,26 +347,34 @@ class _Parser:
 
     def unqualified(self):
         if self.eat("Ut"):
-            return f"{{unnamed type#{self.seq()+1}}}"
+            return f"{{unnamed type#{self.ordinal()}}}"
         if self.eat("Ul"):
-            params = []
+            params = [self.type()]
             while not self.eat("E"):
                 params.append(self.type())
-            return f"{{lambda({self.p.params(params)})#{self.seq()+1}}}"
+            return f"{{lambda({self.p.params(params)})#{self.ordinal()}}}"
         c = self.peek()
         if not c.isdigit():
             raise _Fail(f"unsupported name at {self.i} ({self.s[self.i:self.i + 8]!r})")
         n = self.number()
         ident = self.s[self.i:self.i + n]
-        if len(ident) != n:
-            raise _Fail("name runs past the end")
+        if n == 0 or len(ident) != n:
+            raise _Fail("empty name, or a name running past the end")
         self.i += n
         text = "(anonymous namespace)" if ident.startswith("_GLOBAL__N") else ident
         while self.eat("B"):                        # ABI tag
             n = self.number()
+            if n == 0 or self.i + n > len(self.s):
+                raise _Fail("empty ABI tag")
             text += f"[abi:{self.s[self.i:self.i + n]}]"
             self.i += n
         return text
+
+    def ordinal(self):
+        """The `[<number>] _` closing Ut/Ul: none -> 1, n -> n + 2 (decimal)."""
+        n = self.number() + 2 if self.peek().isdigit() else 1
+        self.need("_")
+        return n
 
     def cv(self):
         """r V K (the mangling's order), shown as c++filt does: const volatile restrict."""
@@ -403,7 +428,9 @@ class _Parser:
             self.need("E")
             return _Name(enc.full)
         code = self.peek()
-        if code in BUILTIN and code not in "vz":
+        if code in "vzfdeg":
+            raise _Fail("only integer, bool, character and enum literals are covered")
+        if code in BUILTIN:
             self.i += 1
             tname = BUILTIN[code]
         else:
@@ -415,11 +442,11 @@ class _Parser:
             self.i += 1
         value = ("-" if neg else "") + self.s[j:self.i]
         self.need("E")
-        if not value.lstrip("-").isalnum():
-            raise _Fail("unsupported literal")
+        if not value.lstrip("-").isdigit():
+            raise _Fail("only integer literals are covered")
         if code == "b" and value in ("0", "1"):
             return _Name("true" if value == "1" else "false")
-        if code in LITERAL_SUFFIX and value.lstrip("-").isdigit():
+        if code in LITERAL_SUFFIX:
             return _Name(value + LITERAL_SUFFIX[code])
         return _Name(f"({tname}){value}")
 
@@ -441,24 +468,34 @@ class _Parser:
                 return _Name(word)
         if c in "rVK":
             quals = self.cv()
+            if self.peek() in ("r", "V", "K"):
+                raise _Fail("qualifiers out of order or repeated")
             node = _Qual(self.type(), quals)
-            if isinstance(node.inner, _Func):
-                raise _Fail("qualified function types are not covered")
+            if isinstance(node.inner, (_Func, _Array)):
+                raise _Fail("qualified function and array types are not covered")
         elif c in "PRO":
             self.i += 1
             node = _Ptr(self.type(), {"P": "*", "R": "&", "O": "&&"}[c])
+            if c != "P" and isinstance(node.inner, _Ptr) and node.inner.sym != "*":
+                raise _Fail("a reference to a reference (collapsing is not covered)")
         elif c == "F":
             self.i += 1
             self.eat("Y")
             ret, params = self.type(), []
             while not self.eat("E"):
-                if self.eat("R") or self.eat("O"):
-                    continue
+                if self.peek(2) in ("RE", "OE"):
+                    raise _Fail("ref-qualified function types are not covered")
                 params.append(self.type())
+            if not params or isinstance(ret, (_Func, _Array)):
+                raise _Fail("a function type needs its parameter types (v for none) and cannot return "
+                            "a function or an array")
             node = _Func(ret, params)
         elif c == "A":
             self.i += 1
-            dim = str(self.number()) if self.peek().isdigit() else ""
+            j = self.i
+            while self.peek().isdigit():
+                self.i += 1
+            dim = self.s[j:self.i]                   # as written (c++filt keeps leading zeros)
             self.need("_")
             node = _Array(self.type(), dim)
         elif self.eat("Dp"):
@@ -473,8 +510,10 @@ class _Parser:
             if self.peek() != "I":
                 return node                          # a substitution is not a new candidate
             node = _Name(self.p.show(node) + self.p.targs(self.template_args()))
-        elif c.isdigit() or c in "NZ" or self.peek(2) in ("St", "Ut", "Ul"):
+        elif c.isdigit() or c in "NZ" or self.peek(2) == "St":
             node = _Name(self.name()[0])
+            if self.member_quals:
+                raise _Fail("a qualified nested name stands only for a member function")
         else:
             raise _Fail(f"unsupported type at {self.i} ({self.s[self.i:self.i + 8]!r})")
         self.subs.append(node)

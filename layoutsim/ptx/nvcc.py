@@ -163,9 +163,14 @@ def compile_cu(path, arch="sm_90", flags=()):
     if nvcc is None:
         raise LayoutsimError(f"nvcc is not installed; cannot compile {what} (install the CUDA toolkit, or "
                              f"compile it where nvcc is with nvcc -ptx -lineinfo -arch={a} and give the .ptx)")
-    private = tempfile.mkdtemp(prefix="layoutsim-nvcc-")      # mode 0700, a fresh name
+    try:
+        private = tempfile.mkdtemp(prefix="layoutsim-nvcc-")      # mode 0700, a fresh name
+    except OSError as e:
+        raise LayoutsimError(f"cannot make a temporary folder to compile in: {e.strerror or e}") from None
     try:
         return _compile(Path(private), nvcc, full, source, a, checked)
+    except OSError as e:                       # a link or the copy could not be made
+        raise LayoutsimError(f"cannot prepare the compile of {what} in {private}: {e.strerror or e}") from None
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
