@@ -128,10 +128,6 @@ def _check(f, given):
     _refuse(given, f"flag {one_line(name)!r} is not allowed{hint}; allowed: {', '.join(ALLOWED)}")
 
 
-def _nvcc():
-    return shutil.which("nvcc")
-
-
 def _source_name(path):
     """The absolute path of the source as nvcc would have named it, checked writable into
     `#line` and `.file`."""
@@ -159,7 +155,7 @@ def compile_cu(path, arch="sm_90", flags=()):
     checked = check_flags(flags)
     full = _source_name(path)
     source = read_regular(path, "CUDA source")
-    nvcc = _nvcc()
+    nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise LayoutsimError(f"nvcc is not installed; cannot compile {what} (install the CUDA toolkit, or "
                              f"compile it where nvcc is with nvcc -ptx -lineinfo -arch={a} and give the .ptx)")

@@ -210,11 +210,12 @@ def test_other_flags_and_unsafe_values_are_refused_by_name(capsys, home, tmp_pat
 
 
 @need_nvcc
-def test_bare_nvcc_runs_a_macro_value(home, tmp_path):
-    """Why -D values are checked: nvcc escapes `"` in them but not `$(...)`."""
+@pytest.mark.parametrize("flag", ["-DX=$(cd;touch pwn)", "-I/nowhere`cd;touch pwn`"])
+def test_bare_nvcc_runs_a_macro_value_or_an_include_folder(home, tmp_path, flag):
+    """Why -D values are checked and -I folders go through links: nvcc escapes `"` in a -D value
+    but not `$(...)`, and `$` in an -I path but not a backtick."""
     path = source(tmp_path / "src")
-    subprocess.run([NVCC, "-ptx", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.ptx"), "-DX=$(cd;touch pwn)"],
-                   capture_output=True)
+    subprocess.run([NVCC, "-ptx", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.ptx"), flag], capture_output=True)
     assert os.listdir(home) == ["pwn"]
 
 
