@@ -497,7 +497,7 @@ PYTHON_API = [
     ("Tensor-core arithmetic", "layoutsim", ["mma"]),
     ("Approximate math (the H200's MUFU)", "layoutsim.numerics.sfu", ["evaluate", "model", "info", "names"]),
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
-    ("Running kernels", "layoutsim.ptx", ["run", "Run", "Run.accesses", "Run.render_access", "InstructionStats",
+    ("Running kernels", "layoutsim.ptx", ["run", "compile_cu", "Run", "Run.accesses", "Run.render_access", "InstructionStats",
                                          "PtxFault"]),
     ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
      ["Descriptor", "Descriptor.dense", "operand_addresses", "operand_fault", "addresses", "TensorMap",

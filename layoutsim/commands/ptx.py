@@ -30,10 +30,7 @@ with exit code 2 and one line on stderr; with --json stdout has the report so fa
 "buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits").
 """
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -66,7 +63,8 @@ def register(sub):
                       description="Run one launch of a kernel from FILE.ptx, or FILE.cu compiled with "
                                   "nvcc -ptx -lineinfo.")
     r.add_argument("file", help="FILE.ptx, or FILE.cu (compiled with nvcc when it is installed)")
-    r.add_argument("--kernel", required=True, help="entry name as in the PTX (extern \"C\" or mangled)")
+    r.add_argument("--kernel", required=True, help="entry name as in the PTX (extern \"C\" or mangled), or the C++ "
+                   "kernel's name: scale, ns::scale, scale<float>, 'void scale<float>(float*)'")
     r.add_argument("--grid", required=True, help="X[,Y[,Z]] CTAs")
     r.add_argument("--block", required=True, help="X[,Y[,Z]] threads per CTA")
     r.add_argument("--arg", action="append", default=[], metavar="ARG",
@@ -89,7 +87,10 @@ def register(sub):
     r.add_argument("--top", type=int, default=20, help="lines in the report (default 20)")
     r.add_argument("--all", action="store_true", help="list every PTX line, in program order")
     r.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG",
-                   help="extra nvcc flag for a .cu (repeatable), e.g. --nvcc-flag=-std=c++17")
+                   help="extra nvcc flag for a .cu (repeatable), one flag with its value each, after '=': "
+                        "-std=c++NN, -IDIR, -DNAME[=VALUE], -UNAME, --expt-*, --extended-lambda, "
+                        "-maxrregcount=N, -O0..-O3, -G, -Xptxas=-O0..-O3; e.g. --nvcc-flag=-std=c++17 "
+                        "--nvcc-flag='-I include'; any other flag is refused")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
@@ -196,37 +197,20 @@ def _progress():
 
 
 def read_source(path, arch, flags=()):
+    """PTX text of FILE.ptx, or of FILE.cu compiled by layoutsim.ptx.compile_cu (nvcc, safely)."""
     from ..files import read_regular
+    from ..ptx.nvcc import compile_cu
     p = Path(path)
     if not p.exists():
         raise LayoutsimError(f"{path}: no such file")
     if p.suffix not in (".cu", ".ptx"):
         raise LayoutsimError(f"{path}: give a .ptx file or a .cu file (compiled with nvcc)")
-    data = read_regular(path, "kernel source")
     if p.suffix == ".cu":
         return compile_cu(p, arch, flags)
     try:
-        return data.decode()
+        return read_regular(path, "kernel source").decode()
     except UnicodeDecodeError:
         raise LayoutsimError(f"{path}: not a PTX text file") from None
-
-
-def compile_cu(path, arch, flags=()):
-    """nvcc -ptx -lineinfo -arch=ARCH FILE.cu -> PTX text."""
-    from ..archs import normalize
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        raise LayoutsimError(f"{path}: nvcc is not installed; compile it yourself with "
-                             f"nvcc -ptx -lineinfo -arch={arch} and give the .ptx")
-    a = normalize(arch)
-    with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "k.ptx"
-        cmd = [nvcc, "-ptx", "-lineinfo", f"-arch={a}", *flags, str(path), "-o", str(out)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            first = next((ln for ln in res.stderr.splitlines() if "error" in ln), res.stderr.strip()[:200])
-            raise LayoutsimError(f"{path}: nvcc failed: {first}")
-        return out.read_text()
 
 
 def parse_arg(text, i, budget=None):

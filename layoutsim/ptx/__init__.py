@@ -9,6 +9,7 @@
     r.accesses(198)              # the lanes and addresses of PTX line 198's first warp executions
     ptx.run(..., initcheck=True).initcheck     # reads of never-written shared memory
     # a fault raises PtxFault: .fault is its record (kind, thread, CTA, line, address, buffer)
+    text = ptx.compile_cu("k.cu", arch="sm_90", flags=["-std=c++17"])   # PTX with -lineinfo
     # a CUtensorMap argument (by value or pointer) over the array argument 0:
     ptx.TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")
 
@@ -19,13 +20,15 @@ barriers), access (address spaces), costs (bank and coalescing models), lowering
 SASS ptxas emits for each PTX line, which costs charge), racecheck, initcheck, samples (the
 lanes of each memory line's first executions), faults (the record of a fault), launch
 (arguments, special registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier
-objects), report (Run), runner (`run`); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
+objects), report (Run), runner (`run`), nvcc
+(`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
 See docs/ptx.md.
 """
 from .module import UnsupportedPtx, load
+from .nvcc import compile_cu
 from .report import InstructionStats, Run
 from .tensormap import TensorMapArg
 from .runner import run
 from .state import PtxFault
 
-__all__ = ["run", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]
+__all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]

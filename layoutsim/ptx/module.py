@@ -13,8 +13,9 @@ instruction is its position in the kernel's own source file (the file of the fun
 import re
 from dataclasses import dataclass, field
 
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError
 from . import types as T
+from .kernel_names import find_entry
 from .syntax import Instr, Operand, PtxSyntaxError, parse_instruction, parse_int, parse_operand, \
     split_top, statements
 
@@ -86,12 +87,8 @@ class Module:
         return [f.name for f in self.functions.values() if f.kind == "entry" and f.defined]
 
     def entry(self, name):
-        fn = self.functions.get(name)
-        if fn is None or fn.kind != "entry" or not fn.defined:
-            names = self.entries()
-            raise LayoutsimError(f"kernel {name!r} is not in the PTX{suggest(name, names)}; its "
-                                 f"entries: {', '.join(names) or 'none'}")
-        return fn
+        """The entry `name` means: its PTX name, or a C++ kernel's source name (kernel_names)."""
+        return self.functions[find_entry(self.entries(), name)]
 
     def cuda_line(self, ins, fn):
         """(path, line) of an instruction in its function's source file, or None."""
