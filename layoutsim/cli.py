@@ -56,13 +56,18 @@ def _version():
 
 def run_script(main, prog, *args):
     """Run an entry point (`layoutsim`, `python -m layoutsim.numerics.cases`, ...): a
-    LayoutsimError is one line on stderr and exit code 2; output may be piped into `head`."""
+    LayoutsimError is one line on stderr and exit code 2; Ctrl-C is one line (where a run
+    stopped, when it says: layoutsim.ptx's Interrupted) and exit code 130 (128 + SIGINT), as
+    shells report it; output may be piped into `head`."""
     with pipe_safe_stdout():
         try:
             return main(*args) or 0
         except LayoutsimError as e:
             print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt as e:
+            print(f"{prog}: interrupted" + (f": {one_line(e)}" if str(e) else ""), file=sys.stderr)
+            return 130
 
 
 def _command_of(argv):

@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from ..errors import LayoutsimError, suggest
@@ -73,6 +72,10 @@ def register(sub):
     r.add_argument("--all", action="store_true", help="list every PTX line, in program order")
     r.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG",
                    help="extra nvcc flag for a .cu (repeatable), e.g. --nvcc-flag=-std=c++17")
+    r.add_argument("--max-steps", type=int, help="stop after this many scheduler steps (default 50000000): "
+                   "one line naming the PTX/CUDA lines the warps were running, exit 2")
+    r.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="stop after this much wall time (same line, exit 2); default none")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
@@ -101,7 +104,8 @@ def run(args):
     try:
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
-                    racecheck=args.racecheck, progress=progress)
+                    racecheck=args.racecheck, max_steps=args.max_steps, timeout=args.timeout,
+                    progress=progress)
     except PtxFault as e:
         if args.out and e.run is not None:
             write_outputs(args.out, e.run.buffers)
@@ -117,14 +121,9 @@ def run(args):
 
 
 def _progress():
-    state = {"t": time.monotonic()}
-
-    def cb(done, chunk, total, steps):
-        now = time.monotonic()
-        if now - state["t"] >= 2.0:
-            state["t"] = now
-            print(f"ptx: CTAs {done}..{done + chunk - 1} of {total} running ({steps} steps in this batch)",
-                  file=sys.stderr, flush=True)
+    """A progress line on stderr each time the run reports (every ~2 s of wall time)."""
+    def cb(status):
+        print(status.line(), file=sys.stderr, flush=True)
     return cb
 
 
