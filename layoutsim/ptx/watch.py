@@ -75,12 +75,12 @@ class Watch:
     jobs > 1 run (an array of FIELDS int64 per worker) and this worker's index in it."""
 
     def __init__(self, prog, n_ctas, max_steps=None, timeout=None, progress=None, *, deadline=None,
-                 shared=None, slot=0, clock=time.monotonic):
+                 shared=None, slot=0, clock=None):
         self.prog, self.n_ctas = prog, n_ctas
         self.max_steps = max_steps_value(max_steps)
         self.timeout = timeout_value(timeout)
-        self.clock = clock
-        self.t0 = clock()
+        self.clock = clock or time.monotonic
+        self.t0 = self.clock()
         self.deadline = deadline if deadline is not None else (
             self.t0 + self.timeout if self.timeout is not None else None)
         self.progress, self.interval = progress, PROGRESS_SECONDS
