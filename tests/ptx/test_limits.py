@@ -341,3 +341,19 @@ def test_changed_pages_rebuild_global_memory():
         hi = min(lo + parallel.PAGE, data.size)
         rebuilt[lo:hi] = np.where(m[:hi - lo], c[:hi - lo], rebuilt[lo:hi])
     assert np.array_equal(rebuilt, data) and int(mask.sum()) == int((data != before).sum())
+
+
+def test_gpu_check_ctrl_c_is_exit_130(capsys, monkeypatch):
+    from gpu_check import cli as gcli
+    monkeypatch.setattr(gcli, "cmd_source", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
+    parser = gcli.parser
+    monkeypatch.setattr(gcli, "parser", lambda: _with_run(parser(), "source", gcli.cmd_source))
+    assert gcli.main(["source"]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["gpu-check: interrupted"]
+
+
+def _with_run(p, name, fn):
+    import argparse
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    sub.choices[name].set_defaults(run=fn)
+    return p
