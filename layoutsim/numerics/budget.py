@@ -4,7 +4,8 @@ A batch broadcast from small operands (A (10**4, 1, M, K) against B (1, 10**4, K
 megabytes given and 10**8 matrices computed: every operand is materialized over the whole batch,
 with the decoded values and the accumulators beside it. The bytes a call needs are estimated
 per batch element from the plan's arithmetic path (upper bounds of the peaks tracemalloc
-measured on sm_90: f16/bf16/fp8/tf32 mma and wgmma, s8 mma, f64 mma) and refused above the limit
+measured: sm_90 f16/bf16/fp8/tf32 mma and wgmma, s8 and f64 mma; gfx942/gfx950 MFMA f16,
+i8 and f64; gfx12 WMMA f16) and refused above the limit
 with the largest batch that fits, so the caller can split the batch.
 
 The limit: max_bytes= of the call, else $LAYOUTSIM_MMA_BYTES, else DEFAULT_BYTES (4 GiB: most of
@@ -19,7 +20,7 @@ DEFAULT_BYTES = 4 << 30
 ENV = "LAYOUTSIM_MMA_BYTES"
 # bytes per element of A and B (materialized raw bits, decoded or prepared copies) and per
 # element of C/D (accumulator, temporaries, the raw and the value output)
-INPUT_BYTES = {"float": 4, "int": 8, "f64": 16, "cdna": 16}
+INPUT_BYTES = {"float": 4, "int": 8, "f64": 16, "cdna": 48}
 OUTPUT_BYTES = 40
 
 

@@ -2,7 +2,6 @@
 operands that would need more than the limit is refused at once, with the bytes, the limit and
 the chunk size that fits; the limit is max_bytes=, else $LAYOUTSIM_MMA_BYTES, else 4 GiB."""
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest
@@ -20,6 +19,10 @@ TF32 = "mma.m16n8k8.f32.tf32.tf32.f32"
 WGMMA = "wgmma.m64n64k16.f32.f16.f16"
 CASES = [(F16, np.float16, np.float32), (S8, np.int8, np.int32), (F64, np.float64, np.float64),
          (TF32, np.float32, np.float32), (WGMMA, np.float16, np.float32)]
+OTHER_ARCHS = [("v_mfma_f32_16x16x16_f16", "gfx942", np.float16, np.float32),
+               ("v_mfma_i32_16x16x64_i8", "gfx950", np.int8, np.int32),
+               ("v_mfma_f64_16x16x4_f64", "gfx942", np.float64, np.float64),
+               ("v_wmma_f32_16x16x16_f16.w32.gfx12", "gfx1201", np.float16, np.float32)]
 
 
 def _operands(name, it, ct, lead_a, lead_b, lead_c=(1,)):
@@ -49,19 +52,21 @@ def test_a_broadcast_batch_of_1e8_is_refused_before_allocating(name, it, ct):
     assert 1000 < fit < 10**8
 
 
-@pytest.mark.parametrize("name,it,ct", CASES)
-def test_the_estimate_bounds_the_measured_peak(name, it, ct):
+@pytest.mark.filterwarnings("ignore::layoutsim.numerics.api.UnverifiedProfileWarning")
+@pytest.mark.parametrize("name,arch,it,ct", [(n, "sm_90", i, c) for n, i, c in CASES] + OTHER_ARCHS)
+def test_the_estimate_bounds_the_measured_peak(name, arch, it, ct):
     """per_batch is an upper bound of what a call really allocates (all operands broadcast views,
     so every byte traced is the call's own)."""
-    inst, prof = resolve(name, "sm_90")
+    inst, prof = resolve(name, arch)
     plan = make_plan(inst, prof)
     M, N, K = plan.shape
     nb = 2000
-    a, b, c = (np.broadcast_to(x[0], (nb,) + x.shape[1:]) for x in _operands(name, it, ct, (1,), (1,)))
-    layoutsim.mma(name, a[:2], b[:2], c[:2], arch="sm_90")         # compile outside the trace
+    a, b, c = (np.broadcast_to(np.zeros(shape, t), (nb,) + shape) for shape, t in
+               (((M, K), it), ((K, N), it), ((M, N), ct)))
+    layoutsim.mma(name, a[:2], b[:2], c[:2], arch=arch)         # compile outside the trace
     tracemalloc.start()
     try:
-        layoutsim.mma(name, a, b, c, arch="sm_90")
+        layoutsim.mma(name, a, b, c, arch=arch)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

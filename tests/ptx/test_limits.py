@@ -15,7 +15,7 @@ import pytest
 import layoutsim.ptx as P
 from layoutsim import cli
 from layoutsim.errors import LayoutsimError
-from layoutsim.ptx import parallel, runner, watch
+from layoutsim.ptx import parallel, watch
 
 ROOT = Path(__file__).resolve().parents[2]
 # a kernel whose every thread spins forever: two lines of a CUDA loop (spin.cu:7 and :8)
