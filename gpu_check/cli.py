@@ -351,8 +351,9 @@ def main(argv=None):
             return args.run(args)
         except LayoutsimError as e:
             return _fail(str(e))
-        except KeyboardInterrupt:
-            return _fail("interrupted")
+        except KeyboardInterrupt as e:      # Ctrl-C: one line and 130 (128 + SIGINT), as `layoutsim`
+            _fail("interrupted" + (f": {e}" if str(e) else ""))
+            return 130
 
 
 if __name__ == "__main__":

@@ -91,13 +91,15 @@ class Expr:
                                  f"allowed in {self.text!r}; allowed: {_ALLOWED}")
 
     def __call__(self, **env):
-        missing = sorted(self.names - set(env))
+        # only the names the expression reads are looked at: parse_variables calls this once per
+        # variable with every earlier one, so touching all of env would make n variables cost n**2
+        missing = sorted(n for n in self.names if n not in env)
         if missing:
             name = missing[0]
             known = sorted(set(env))
             raise LayoutsimError(f"unknown name {name!r} in {self.text!r}{suggest(name, known)}; "
                                  f"known: {', '.join(known) or 'none'} (give others as variables: NAME=VALUE)")
-        vals = {k: _int64(v, f"value of {k!r}", MAX_ABS) for k, v in env.items()}
+        vals = {k: _int64(env[k], f"value of {k!r}", MAX_ABS) for k in self.names}
         with np.errstate(all="ignore"):
             return np.asarray(self._eval(self.tree, vals), dtype=np.int64)
 
@@ -156,10 +158,20 @@ def _short(values):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# variables one access may define: an expression has at most _MAX_TEXT characters, so it names
+# at most ~1000 of them; more have no use (and each costs a parse)
+MAX_VARIABLES = 1000
+
+
 def parse_variables(items):
-    """{'stride': 144} from ['stride=144', ...] (values may be expressions of earlier names)."""
+    """{'stride': 144} from ['stride=144', ...] (values may be expressions of earlier names);
+    time linear in the number of items, at most MAX_VARIABLES of them."""
+    items = list(items or ())
+    if len(items) > MAX_VARIABLES:
+        raise LayoutsimError(f"{len(items)} variables (--var) given; at most {MAX_VARIABLES} (an expression "
+                             f"of at most {_MAX_TEXT} characters cannot use more)")
     out = {}
-    for item in items or ():
+    for item in items:
         if "=" not in item:
             raise LayoutsimError(f"variable {item!r}: write NAME=VALUE, e.g. stride=144")
         name, text = (s.strip() for s in item.split("=", 1))

@@ -31,7 +31,6 @@ with exit code 2 and one line on stderr; with --json stdout has the report so fa
 """
 import math
 import sys
-import time
 from pathlib import Path
 
 from .. import archs
@@ -91,6 +90,10 @@ def register(sub):
                         "-std=c++NN, -IDIR, -DNAME[=VALUE], -UNAME, --expt-*, --extended-lambda, "
                         "-maxrregcount=N, -O0..-O3, -G, -Xptxas=-O0..-O3; e.g. --nvcc-flag=-std=c++17 "
                         "--nvcc-flag='-I include'; any other flag is refused")
+    r.add_argument("--max-steps", type=int, help="stop after this many scheduler steps (default 50000000): "
+                   "one line naming the PTX/CUDA lines the warps were running, exit 2")
+    r.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="stop after this much wall time (same line, exit 2); default none")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
@@ -127,7 +130,8 @@ def run(args):
     try:
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
-                    racecheck=args.racecheck, initcheck=args.initcheck, progress=progress)
+                    racecheck=args.racecheck, initcheck=args.initcheck, max_steps=args.max_steps,
+                    timeout=args.timeout, progress=progress)
     except PtxFault as e:
         # a fault: the buffers as they were, the report so far with its `fault` under --json, and
         # the one line on stderr with exit code 2 (cli.main), as for any other error
@@ -185,14 +189,9 @@ def access_lines(recs):
 
 
 def _progress():
-    state = {"t": time.monotonic()}
-
-    def cb(done, chunk, total, steps):
-        now = time.monotonic()
-        if now - state["t"] >= 2.0:
-            state["t"] = now
-            print(f"ptx: CTAs {done}..{done + chunk - 1} of {total} running ({steps} steps in this batch)",
-                  file=sys.stderr, flush=True)
+    """A progress line on stderr each time the run reports (every ~2 s of wall time)."""
+    def cb(status):
+        print(status.line(), file=sys.stderr, flush=True)
     return cb
 
 

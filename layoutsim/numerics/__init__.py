@@ -5,7 +5,7 @@
 
 Modules: profiles (arch parameters with sources), plan (instruction + profile -> kernel
 parameters), kernel (numba block-FMA; imported on first use; general, cfg, lanes, bitcast, f64_kernel), api
-(`mma`), sparse (SWMMAC's 2:4 sparse A), cases (test-case
+(`mma`), budget (the memory one call may take), sparse (SWMMAC's 2:4 sparse A), cases (test-case
 generator for the GPU run), corpus (measured results: format, load, save, replay), sfu (the
 approximate-math instructions, ex2/rcp/rsqrt/sqrt/lg2/sin/cos/tanh.approx, as the H200 computes
 them; its tables in data/sfu_sm90, codec sfu_tables).
@@ -13,7 +13,7 @@ Importing this package imports neither numpy nor numba.
 """
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None):
     """D = A*B + C for one instruction, bit for bit as `arch`'s tensor core computes it,
     batched over leading dimensions.
 
@@ -29,9 +29,11 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     compressed values (..., M, K/2) with index= the 4-bit IDX fields (..., M, K/4) (module
     sparse). Returns D (..., M, N) in D's value dtype (float32, float16, bfloat16, float64,
     int32). Bad shapes, dtypes, names or an arch without the instruction raise LayoutsimError.
+    max_bytes: the memory the call may take (default $LAYOUTSIM_MMA_BYTES, else 4 GiB): a
+    larger batch is refused before anything is allocated, naming the chunk size that fits.
     """
     from .api import mma as _mma
-    return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index)
+    return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index, max_bytes=max_bytes)
 
 
 __all__ = ["mma"]

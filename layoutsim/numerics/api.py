@@ -2,6 +2,7 @@
 
 numba is imported on the first call (through `kernel`), never by `import layoutsim`.
 """
+import math
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from .. import archs
 from ..errors import LayoutsimError
 from ..formats import as_raw, decode, encode, from_raw, get_format, raw_dtype
+from . import budget
 from .plan import FP8, make_plan
 from .profiles import Profile, profile_for
 
@@ -77,7 +79,7 @@ def _sparse_operand(fmt, a, index, M, K, inst):
     return sparse.expand(arr, index, K)
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
 
     instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
@@ -91,6 +93,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     (..., M, K), at most 2 nonzero values in every 4 k, or its compressed values (..., M, K/2)
     with `index` (..., M, K/4), the 4-bit fields of the IDX operand (layoutsim.numerics.sparse).
     Returns D (..., M, N) in D's value dtype (float32, float16, float64, int32).
+    max_bytes: the memory the call may take (default $LAYOUTSIM_MMA_BYTES, else 4 GiB); a larger
+    batch is refused before anything is allocated (layoutsim.numerics.budget).
     """
     inst, prof = resolve(instr, arch, profile)
     plan = make_plan(inst, prof)
@@ -112,7 +116,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None):
     except ValueError:
         raise LayoutsimError(f"batch dimensions of A {A.shape[:-2]}, B {B.shape[:-2]} and C "
                              f"{C.shape[:-2]} do not broadcast") from None
-    nb = int(np.prod(lead, dtype=np.int64))
+    budget.check(inst.name, plan.kind, plan.shape, lead, max_bytes)    # before any allocation
+    nb = math.prod(lead)
     A, B, C = (_batched(X, lead, nb) for X in (A, B, C))
     out = run(plan, A, B, C).reshape(lead + (M, N))
     return out if raw else from_raw(plan.d, out)

@@ -17,8 +17,9 @@ from .module import load
 from .program import Program
 from .racecheck import RaceCheck
 from .report import InstructionStats, Run
-from .scheduler import MAX_STEPS, Scheduler
+from .scheduler import Scheduler
 from .state import Batch, PtxFault
+from .watch import Interrupted, Watch, max_steps_value, timeout_value
 
 _PROGRAMS = {}
 
@@ -114,10 +115,16 @@ def _check_sample(k, threads_per_cta, most):
 
 
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
-        racecheck=False, initcheck=False, max_steps=MAX_STEPS, progress=None, batch_threads=MAX_BATCH_THREADS):
+        racecheck=False, initcheck=False, max_steps=None, timeout=None, progress=None,
+        batch_threads=MAX_BATCH_THREADS):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx).
-    initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py)."""
+    initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py).
+    max_steps (default watch.MAX_STEPS) and timeout (seconds, default none) bound the run: reaching
+    one raises watch.RunLimit naming the PTX lines the warps were running; Ctrl-C raises
+    watch.Interrupted (a KeyboardInterrupt) saying where the run stopped. progress: called with a
+    watch.Progress every ~2 s of wall time."""
     t0 = time.perf_counter()
+    max_steps_value(max_steps), timeout_value(timeout)      # checked before anything is loaded
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
@@ -133,22 +140,32 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        from .parallel import has_global_atomics, run_parallel
+        from .parallel import has_global_atomics, run_parallel, workers_that_fit
         if has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
+        else:                  # every worker copies the launch: the run's memory bound holds for all
+            batch = min(len(ids), _batch_ctas(prog, launch, batch_threads)) * _cta_bytes(prog, launch)[1]
+            jobs, why = workers_that_fit(jobs, launch.heap.data.size, batch)
+            if why:
+                launch.notes.add(why)
+    watch = Watch(prog, len(ids), max_steps, timeout, progress)
     if jobs > 1 and len(ids) > 1:
         try:
             costs, hazards = run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog, launch,
-                                          ids, jobs, racecheck, max_steps, batch_threads)
+                                          ids, jobs, racecheck, watch, batch_threads)
         except PtxFault as e:
             e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=e.fault)
             raise
     else:
         costs, hazards = Costs(prog, arch), []
         try:
-            _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads)
+            _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads)
+        except KeyboardInterrupt as e:
+            if isinstance(e, Interrupted):
+                raise
+            raise Interrupted(watch.stop_line(f"stopped after {watch.steps} steps")) from None
         except PtxFault as e:
             e.run = _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=e.fault)
             raise
@@ -160,11 +177,16 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
 BATCH_BYTES = 1 << 30
 
 
-def _batch_ctas(prog, launch, batch_threads):
-    """CTAs per batch: at most batch_threads threads, and at most BATCH_BYTES of state."""
+def _cta_bytes(prog, launch):
+    """(thread slots, bytes of model state) of one CTA."""
     pad = -(-launch.threads_per_cta // 32) * 32
     per_thread = 8 * len(prog.reg_types) + prog.local_size + prog.param_size + 16
-    per_cta = pad * per_thread + prog.smem_size(launch.shared_bytes)
+    return pad, pad * per_thread + prog.smem_size(launch.shared_bytes)
+
+
+def _batch_ctas(prog, launch, batch_threads):
+    """CTAs per batch: at most batch_threads threads, and at most BATCH_BYTES of state."""
+    pad, per_cta = _cta_bytes(prog, launch)
     if per_cta > BATCH_BYTES:
         raise LayoutsimError(f"one CTA of {prog.fn.name} needs {per_cta} bytes of model state "
                              f"({len(prog.reg_types)} registers and {prog.local_size} bytes of local "
@@ -172,7 +194,7 @@ def _batch_ctas(prog, launch, batch_threads):
     return max(1, min(int(batch_threads) // pad, BATCH_BYTES // per_cta))
 
 
-def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress, batch_threads):
+def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads):
     per = _batch_ctas(prog, launch, batch_threads)
     for k in range(0, len(ids), per):
         chunk = ids[k:k + per]
@@ -180,12 +202,10 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, max_steps, progress,
         bt.costs = costs.begin(bt)
         bt.race = RaceCheck(bt) if racecheck else None
         bt.init = InitCheck(bt) if launch.initcheck is not None else None
-        cb = None
-        if progress is not None:
-            done = k
-            cb = lambda n, done=done, c=len(chunk): progress(done, c, len(ids), n)
+        watch.batch(costs)
         with np.errstate(all="ignore"):
-            Scheduler(bt, costs, max_steps, cb).run()
+            steps = Scheduler(bt, costs, watch).run()
+        watch.batch_done(len(chunk), steps)
         if bt.race is not None:
             hazards.extend(bt.race.report())
         if bt.init is not None:

@@ -27,20 +27,17 @@ Nothing left to run while threads wait is a deadlock, reported with the waiting 
 """
 import numpy as np
 
-from ..errors import LayoutsimError
 from . import faults
 from .state import Fault
 
-MAX_STEPS = 50_000_000
 SPIN_ROUNDS = 64          # rounds of false test_wait/try_wait results with no mbarrier change
 
 
 class Scheduler:
-    def __init__(self, bt, costs, max_steps=MAX_STEPS, progress=None):
+    def __init__(self, bt, costs, watch):
         self.bt, self.costs = bt, costs
         self.steps = bt.prog.steps
-        self.max_steps = max_steps
-        self.progress = progress
+        self.watch = watch                     # watch.Watch: step and time limits, progress
         self.bar_wait, self.ws_wait = {}, {}
         self.mb_wait, self.mb_forced = {}, {}  # mbwait pc -> parked threads / threads to answer false
         self.mb_epoch, self.mb_rounds = -1, 0
@@ -54,9 +51,10 @@ class Scheduler:
 
     # ---- the loop --------------------------------------------------------------------------------
     def run(self):
+        """Run the batch to its end; returns the number of steps it took."""
         bt, steps, costs = self.bt, self.steps, self.costs
         groups = {0: bt.live.copy()} if self.n_live else {}
-        n = 0
+        n, check_at = 0, 1
         while True:
             if not groups:
                 if self._release(groups):
@@ -65,7 +63,7 @@ class Scheduler:
                     continue
                 if self.bar_wait or self.ws_wait or self.mb_wait:
                     raise self._deadlock()
-                return
+                return n
             p = min(groups)
             m = groups.pop(p)
             if p in self.ws_wait:
@@ -87,11 +85,8 @@ class Scheduler:
                 if bt.issued is not None:           # %clock64: each warp's own count
                     bt.issued += m.reshape(bt.W, 32).any(1)
             n += 1
-            if n > self.max_steps:
-                raise LayoutsimError(f"the launch ran more than {self.max_steps} steps (an endless "
-                                     f"loop? at line {step.ins.line if step.ins else '-'}); raise max_steps")
-            if self.progress is not None and n % 20000 == 0:
-                self.progress(n)
+            if n >= check_at:
+                check_at = self.watch.check(n)
             if step.guard is not None:
                 pred = bt.regs[step.guard[0]]
                 g = m & ~pred if step.guard[1] else m & pred

@@ -64,5 +64,5 @@ def test_deadlock_is_reported():
 
 
 def test_endless_loop_stops_at_max_steps():
-    with pytest.raises(LayoutsimError, match="more than 5000 steps"):
+    with pytest.raises(LayoutsimError, match="step limit, 5000 steps"):
         P.run(SRC, "endless", 1, 32, [np.zeros(2, np.int32)], max_steps=5000)
