@@ -88,7 +88,7 @@ def run(args):
     refuse(args, ("top", "all", "quiet") if args.json else ("top",) if args.all else (),
            "with --json" if args.json else "with --all", "the JSON lists every line, and prints no progress"
            if args.json else "--all lists every line")
-    if args.out:
+    if args.out is not None:                  # --out '' is refused by files.py, not skipped
         check_out_dir(args.out)
     text = read_source(args.file, args.arch, args.nvcc_flag)
     budget = [0]
