@@ -312,8 +312,10 @@ def parser():
     d = sub.add_parser("discover", help="measure nvcuda::wmma fragment maps")
     d.add_argument("--record", help="write layouts/wmma_discovered.json under this directory (e.g. tests/data)")
     d.add_argument("--apply", metavar="FILE", help="no GPU: make the maps of a --record file "
-                   "(layouts/wmma_discovered.json) the catalog's (layoutsim/isa/data/nvcuda_wmma_sm_90.json); "
-                   "refused if a map the catalog has is missing or measured differently")
+                   "(layouts/wmma_discovered.json) the catalog's (layoutsim/isa/data/nvcuda_wmma_sm_90.json) "
+                   "in a source checkout only (layoutsim imported from a git work tree; an installed copy "
+                   "is never changed); every entry is checked as the catalog reads it first, and nothing "
+                   "is written if one fails, a map the catalog has is missing or measured differently")
     d.add_argument("--json", action="store_true")
     d.set_defaults(run=cmd_discover)
     rp = sub.add_parser("report", help="print a JSON report; --markdown writes the docs/validation page")
