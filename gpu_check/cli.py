@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from layoutsim.archs import target_of_device
-from layoutsim.errors import LayoutsimError, one_line
+from layoutsim.errors import LayoutsimError, one_line, printable
 from layoutsim.files import check_dir, check_target, make_dir, pipe_safe_stdout, write_atomic
 
 
@@ -229,11 +229,11 @@ def _print_results(args, results, head, text):
         json.dump({**head, "totals": totals, "results": [r.to_json() for r in results]}, sys.stdout, indent=1,
                   default=R._jsonable)
         print()
-    else:
-        print(text(totals))
+    else:                                   # strings of a recorded file: escaped (errors.printable)
+        print(printable(text(totals)))
         d = R.diffs_text(results)
         if d:
-            print(d)
+            print(printable(d))
     if not _checked(results):
         print(f"gpu-check {args.command}: nothing was compared: checking nothing is a failure", file=sys.stderr)
         return 1

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError, printable, suggest
 from ..formats import numpy_dtype
 from . import print_json
 from ._options import refuse
@@ -110,7 +110,7 @@ def run(args):
     if args.json:
         print_json(dict(r.to_json(), outputs=outputs))
     else:
-        print(r.format(top=args.top, all_lines=args.all))
+        print(printable(r.format(top=args.top, all_lines=args.all)))    # CUDA lines from files: escaped
         for path in outputs:
             print(f"wrote {path}")
     return 0
