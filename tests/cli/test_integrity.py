@@ -1,11 +1,19 @@
-"""Issue 22, security and integrity: outputs never go through a symbolic link, never keep setuid,
-and an empty output path is an error (layoutsim.files); every one a one-line error, exit 2."""
+"""Issue 22, security and integrity, each a one-line error (exit 2) or a quiet recomputation:
+outputs never go through a symbolic link, never keep setuid, and an empty output path is an
+error (layoutsim.files); a damaged package data file names itself and how to restore it
+(layoutsim.package_data); a bad lowering cache file is recomputed; strings read from files reach
+the terminal escaped. (discover --apply: tests/gpu_check/test_discover_apply.py.)"""
+import functools
+import importlib
+import json
 import os
+import shutil
 import stat
 
 import pytest
 
 from gpu_check import cli as gcli
+from layoutsim import package_data
 from layoutsim.cli import main
 from layoutsim.errors import LayoutsimError
 from layoutsim.files import check_dir, make_dir, write_atomic
@@ -122,28 +130,27 @@ def test_gpu_check_report_refuses_empty_outputs(tmp_path, capsys):
 
 
 # ---- package data: a damaged file is one line naming it and how to restore it ---------------------
-import importlib  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
 
-from layoutsim import package_data  # noqa: E402
 
 _CACHED = ("layoutsim.isa.registry", "layoutsim.isa.ptx_wmma", "layoutsim.ptx.sass", "layoutsim.ptx.wmma",
            "layoutsim.numerics.sfu", "layoutsim.numerics.corpus")
 
 
-def _clear_caches():
+def _fresh_caches(monkeypatch):
+    """Every cached function of the loaders replaced by an empty cache of its own for the test:
+    the originals keep theirs (other tests hold the catalog's Entry objects and compare them)."""
     for name in _CACHED:
-        for value in vars(importlib.import_module(name)).values():
-            if hasattr(value, "cache_clear"):
-                value.cache_clear()
+        mod = importlib.import_module(name)
+        for attr, value in list(vars(mod).items()):
+            if hasattr(value, "cache_clear") and hasattr(value, "__wrapped__"):
+                monkeypatch.setattr(mod, attr, functools.lru_cache(maxsize=None)(value.__wrapped__))
 
 
 @pytest.fixture
 def copies(tmp_path, monkeypatch):
     """Point a loader at a copy of its file (the checkout's files are never damaged): copy(module,
-    attribute) -> the copied path, the module's constant patched, every loader's cache cleared."""
-    _clear_caches()
+    attribute) -> the copied path, the module's constant patched, the loaders' caches fresh."""
+    _fresh_caches(monkeypatch)
 
     def copy(module, attr="DATA"):
         mod = importlib.import_module(module)
@@ -153,9 +160,7 @@ def copies(tmp_path, monkeypatch):
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
         monkeypatch.setattr(mod, attr, dst)
         return dst
-    yield copy
-    monkeypatch.undo()
-    _clear_caches()
+    return copy
 
 
 def _damaged(fn, path, words=""):
@@ -313,11 +318,11 @@ def test_the_restore_hint_names_the_file_in_a_checkout(monkeypatch):
     assert "pip install --force-reinstall layoutsim" in package_data.restore_hint(ptx_wmma.DATA)
 
 
-def test_the_shipped_files_load():
+def test_the_shipped_files_load(monkeypatch):
     from layoutsim.isa import ptx_wmma, registry
     from layoutsim.numerics import sfu
     from layoutsim.ptx import sass, wmma
-    _clear_caches()
+    _fresh_caches(monkeypatch)
     assert len(ptx_wmma.entries()) == 78 and registry.confirmed()["gpu"] == "NVIDIA H200"
     assert sass._data()["arch"] == "sm_90" and wmma.entry("wmma.load.a.sync.aligned.row.m16n16k16.shared.f16")
     assert sfu.table("rcp", "T0").size and sfu.table16("tanh.approx.f16").size == 65536
