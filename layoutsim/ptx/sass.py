@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import package_data as P
+from ..errors import LayoutsimError
+from ..files import read_regular, write_atomic
 from . import lowering as L
 
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
@@ -154,8 +156,6 @@ def _read_cache(key):
     only from a regular file (files.read_regular: no FIFO, bounded), and only when it holds this
     CACHE_FORMAT, this very key (a file copied or renamed from another PTX's says another) and
     rows of the shape _by_line reads."""
-    from ..errors import LayoutsimError
-    from ..files import read_regular
     f = _cache_file(key)
     try:
         if f.is_symlink():
@@ -170,8 +170,6 @@ def _read_cache(key):
 def _write_cache(key, got):
     """Best effort: the cache only saves the next run the ptxas call. A folder or a link where
     the file goes is left alone (write_atomic refuses both), and the run goes on."""
-    from ..errors import LayoutsimError
-    from ..files import write_atomic
     try:
         f = _cache_file(key)
         f.parent.mkdir(parents=True, exist_ok=True)
