@@ -29,9 +29,14 @@ SINCE = {"f16": "sm_70", "f32": "sm_70", "s8": "sm_72", "u8": "sm_72", "s32": "s
 
 # what a catalog file holds: every key the loader reads, of the type it reads it as (check_document)
 USES = {"matrix_a": "A", "matrix_b": "B", "accumulator": "C"}
-_ENV = {"gpu": str, "driver": str, "date": str, "cuda_driver_api?": (str, int, float)}
+def _text(v):
+    """A string the catalog prints (`layoutsim show`): no control characters for a terminal."""
+    return None if isinstance(v, str) and v.isprintable() else f"is {v!r}, not printable text"
+
+
+_ENV = {"gpu": _text, "driver": _text, "date": _text, "cuda_driver_api?": (str, int, float)}
 _ENTRY = {"name": str, "operand": str, "fmt": str, "layout": str, "shape": [int], "rows": int, "cols": int,
-          "elem_bits": int, "slots": int, "reg_bits": int, "table": list, "source?": str, "valid?": bool,
+          "elem_bits": int, "slots": int, "reg_bits": int, "table": list, "source?": _text, "valid?": bool,
           "use": lambda v: None if v in USES else f"is {v!r}, not one of {', '.join(USES)}"}
 
 

@@ -102,6 +102,12 @@ def _broken(case):
     if case == "environment":
         del doc["environment"]["driver"]
         return doc, "has no 'driver'"
+    if case == "escape in source":               # `layoutsim show` prints it
+        e["source"] = "measured\x1b]0;owned\x07"
+        return doc, "not printable text"
+    if case == "escape in environment":
+        doc["environment"]["gpu"] = "H200\u202e"
+        return doc, "'gpu'] is 'H200\\u202e', not printable text"
     if case == "entry not an object":
         doc["entries"].append([1, 2])
         return doc, f"'entries'][{len(DOC['entries'])}] is a list, not an object"
@@ -109,7 +115,8 @@ def _broken(case):
 
 
 CASES = ["no use", "bad use", "table type", "rows type", "bool as int", "name", "shape", "lanes", "ragged",
-         "outside", "registers", "not a bijection", "twice", "not valid", "environment", "entry not an object"]
+         "outside", "registers", "not a bijection", "twice", "not valid", "environment", "entry not an object",
+         "escape in source", "escape in environment"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -120,7 +127,7 @@ def test_a_broken_entry_is_refused_and_nothing_is_written(tmp_path, catalog, cas
         D.apply(_recorded(tmp_path, doc), catalog)
     msg = str(err.value)
     assert words in msg and "\n" not in msg, msg
-    if case not in ("environment", "entry not an object", "not valid"):
+    if case not in ("environment", "entry not an object", "not valid", "escape in environment"):
         assert _extra()["name"] in msg or "mma.m16n8k16" in msg            # the entry is named
     assert catalog.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nvcuda_wmma_sm_90.json", "wmma_discovered.json"]
