@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from layoutsim.archs import target_of_device
-from layoutsim.errors import LayoutsimError, one_line
+from layoutsim.errors import LayoutsimError, one_line, printable
 from layoutsim.files import check_dir, check_target, make_dir, pipe_safe_stdout, write_atomic
 
 
@@ -79,9 +79,9 @@ def cmd_run(args):
         reason = skip_reason(groups[0])
         if reason:
             return _fail(reason)
-    if args.report:
+    if args.report is not None:                      # '' too: files.py refuses it
         check_target(args.report, "report")          # before the run, not after it
-    if args.record:
+    if args.record is not None:
         make_dir(args.record, "--record folder")
     log = _log(args.json)
     try:
@@ -133,7 +133,7 @@ PTXSIM_GROUPS = ("layouts", "numerics")
 
 def _ptxsim_groups(args, groups):
     """(groups, None) for a run on the ptxsim backend, or (groups, why it cannot run)."""
-    if args.record:
+    if args.record is not None:
         return groups, ("--record with --backend ptxsim: the executor's outputs are the model checking "
                         "itself, not measurements; nothing may be recorded from them")
     if not args.group:
@@ -151,8 +151,8 @@ def cmd_discover(args):
     from . import discover as D
     from .backends import Unavailable
     log = _log(args.json)
-    if args.apply:
-        if args.record:
+    if args.apply is not None:                        # --apply '' is an error, not a GPU run
+        if args.record is not None:
             return _fail("--record with --apply: --apply writes the catalog from a file already recorded")
         path, added = D.apply(args.apply)
         if args.json:
@@ -161,7 +161,7 @@ def cmd_discover(args):
         log(f"[discover] {path.name}: the maps of {args.apply} applied ({len(added)} new: "
             f"{', '.join(added[:4])}{', ...' if len(added) > 4 else ''})")
         return 0
-    if args.record:
+    if args.record is not None:
         make_dir(args.record, "--record folder")
     try:
         backend = make_backend("cuda")
@@ -194,7 +194,7 @@ def cmd_discover(args):
 def cmd_report(args):
     from . import report as R
     for path, what in ((args.markdown, "markdown"), (args.confirmed, "confirmed entries")):
-        if path:
+        if path is not None:
             check_target(path, what)
     rep = R.load(args.file)
     if args.confirmed and (rep.get("environment") or {}).get("simulated"):
@@ -229,11 +229,11 @@ def _print_results(args, results, head, text):
         json.dump({**head, "totals": totals, "results": [r.to_json() for r in results]}, sys.stdout, indent=1,
                   default=R._jsonable)
         print()
-    else:
-        print(text(totals))
+    else:                                   # strings of a recorded file: escaped (errors.printable)
+        print(printable(text(totals)))
         d = R.diffs_text(results)
         if d:
-            print(d)
+            print(printable(d))
     if not _checked(results):
         print(f"gpu-check {args.command}: nothing was compared: checking nothing is a failure", file=sys.stderr)
         return 1
@@ -261,7 +261,7 @@ def _checked(results):
 def cmd_amd(args):
     from .backends import Unavailable
     from .backends import hip as H
-    if args.keep:
+    if args.keep is not None:
         check_dir(args.keep, "--keep folder")    # a real folder: clang writes there, so no symbolic link
     try:
         results, info = H.compile_and_check(outdir=args.keep)
@@ -280,7 +280,7 @@ def cmd_source(args):
     if args.target not in F.TARGETS:
         return _fail(f"unknown target {args.target!r}; valid: {', '.join(F.TARGETS)}")
     src = F.cuda_module_source(F.nvidia_specs(args.target, args.only))
-    if args.out:
+    if args.out is not None:
         write_atomic(args.out, src, "CUDA source")
     else:
         sys.stdout.write(src)
@@ -312,8 +312,10 @@ def parser():
     d = sub.add_parser("discover", help="measure nvcuda::wmma fragment maps")
     d.add_argument("--record", help="write layouts/wmma_discovered.json under this directory (e.g. tests/data)")
     d.add_argument("--apply", metavar="FILE", help="no GPU: make the maps of a --record file "
-                   "(layouts/wmma_discovered.json) the catalog's (layoutsim/isa/data/nvcuda_wmma_sm_90.json); "
-                   "refused if a map the catalog has is missing or measured differently")
+                   "(layouts/wmma_discovered.json) the catalog's (layoutsim/isa/data/nvcuda_wmma_sm_90.json) "
+                   "in a source checkout only (layoutsim imported from a git work tree; an installed copy "
+                   "is never changed); every entry is checked as the catalog reads it first, and nothing "
+                   "is written if one fails, a map the catalog has is missing or measured differently")
     d.add_argument("--json", action="store_true")
     d.set_defaults(run=cmd_discover)
     rp = sub.add_parser("report", help="print a JSON report; --markdown writes the docs/validation page")

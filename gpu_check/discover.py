@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from layoutsim.errors import one_line
+
 from .families import wmma_load
 
 
@@ -140,28 +142,24 @@ def dumps(doc):
 def apply(path, catalog=None):
     """Make the discovered maps in `path` (a --record file) the catalog's (isa/data/nvcuda_wmma_sm_90.json).
 
-    Refused, with one line, when an entry is not a uniform cover, or when the file lacks a map the
-    catalog has or measured one of them differently (a new GPU or driver is a new catalog file, not
-    a silent change). Returns (catalog path, names of the entries that are new).
+    Nothing is written unless every entry is one the catalog's loader reads as it is
+    (`check_recorded`), the file keeps every map the catalog has, as the catalog has it (a new GPU
+    or driver is a new catalog file, not a silent change), and the catalog is a source checkout's
+    (`writable_catalog`): each refusal one line. The catalog is replaced atomically. Returns
+    (catalog path, names of the entries that are new).
     """
-    from layoutsim.errors import LayoutsimError, one_line
-    from layoutsim.files import read_regular, write_atomic
+    from layoutsim import package_data
+    from layoutsim.errors import LayoutsimError
+    from layoutsim.files import write_atomic
     from layoutsim.isa import ptx_wmma
-    catalog = Path(catalog or ptx_wmma.DATA)
+    catalog = writable_catalog(catalog)
     try:
-        doc = json.loads(read_regular(path, "discovered maps"))
-        entries = doc.get("entries") or []
-        ok = bool(entries) and bool((doc.get("environment") or {}).get("gpu")) and \
-            all(isinstance(e.get("name"), str) and isinstance(e.get("table"), list) for e in entries)
-    except (ValueError, AttributeError) as e:
-        raise LayoutsimError(f"{path}: not JSON of gpu-check discover --record ({one_line(str(e))})") from None
-    if not ok:
-        raise LayoutsimError(f"{path}: no discovered entries or no environment (not a gpu-check discover --record file)")
-    bad = [e["name"] for e in entries if not e.get("valid")]
-    if bad:
-        raise LayoutsimError(f"{path}: {len(bad)} maps are not a uniform cover ({', '.join(bad[:3])}); not applied")
+        doc = package_data.json_value(read_recorded(path))
+    except ValueError as e:
+        raise LayoutsimError(f"{path}: not JSON of gpu-check discover --record ({one_line(str(e), 200)})") from None
+    entries = check_recorded(doc, path)
     new = {e["name"]: e for e in entries}
-    old = json.loads(catalog.read_text())["entries"] if catalog.exists() else []
+    old = package_data.load_json(catalog, ptx_wmma.check_document)["entries"] if catalog.exists() else []
     for e in old:
         got = new.get(e["name"])
         if got is None:
@@ -171,3 +169,75 @@ def apply(path, catalog=None):
     write_atomic(catalog, dumps(doc), "wmma catalog")
     have = {e["name"] for e in old}
     return catalog, [n for n in new if n not in have]
+
+
+MAX_RECORDED = 1 << 25      # bytes: the 78 maps of sm_90 are 0.4 MB
+
+
+def read_recorded(path):
+    from layoutsim.files import read_regular
+    return read_regular(path, "discovered maps", MAX_RECORDED)
+
+
+def check_recorded(doc, path):
+    """The entries of a --record file, each checked as the catalog's loader will read it
+    (ptx_wmma.check_fragment: keys, types, the name its fields spell, the FragmentMap checks)
+    and named nowhere else in the catalog; otherwise one line naming the entry and the problem."""
+    from layoutsim import package_data
+    from layoutsim.errors import LayoutsimError
+    from layoutsim.isa import ptx_wmma
+    try:
+        package_data.check(doc, {"environment": ptx_wmma._ENV, "entries": [dict]}, "the file")
+        if not doc["entries"]:
+            raise ValueError("the file has no entries")
+    except ValueError as e:
+        raise LayoutsimError(f"{path}: not a gpu-check discover --record file: {one_line(str(e), 200)}; "
+                             f"not applied") from None
+    bad = [e.get("name", "?") for e in doc["entries"] if e.get("valid") is not True]
+    if bad:
+        raise LayoutsimError(f"{path}: {len(bad)} maps are not a uniform cover ({', '.join(map(str, bad[:3]))}); "
+                             f"not applied")
+    others = _other_names()
+    seen = set()
+    for e in doc["entries"]:
+        try:
+            ptx_wmma.check_fragment(e, doc["environment"])
+        except ValueError as err:
+            raise LayoutsimError(f"{path}: {one_line(str(err), 300)}; not applied") from None
+        for n in (e["name"], ptx_wmma._short(e["name"])):
+            key = _key(n)
+            if key in others:
+                raise LayoutsimError(f"{path}: entry {e['name']}: the name {n} is the catalog's "
+                                     f"{others[key]}; not applied")
+        if e["name"] in seen:
+            raise LayoutsimError(f"{path}: entry {e['name']} appears twice; not applied")
+        seen.add(e["name"])
+    return doc["entries"]
+
+
+def _key(name):
+    from layoutsim.isa.registry import name_key
+    return name_key(name)
+
+
+def _other_names():
+    """{lookup key: entry name} of every catalog name and alias outside the measured wmma maps."""
+    from layoutsim.isa.registry import all_entries
+    return {_key(n): e.name for e in all_entries() if e.family != "wmma.load" for n in (e.name, *e.aliases)}
+
+
+def writable_catalog(catalog=None):
+    """The catalog file --apply may replace: one a caller names, or the package's own only where
+    the package is imported from a source checkout. An installed copy (site-packages) is never
+    changed by an input: its files are what pip installed, and a command that rewrote them would
+    change every later run of every user of that environment."""
+    from layoutsim import package_data
+    from layoutsim.errors import LayoutsimError
+    from layoutsim.isa import ptx_wmma
+    if catalog is not None:
+        return Path(catalog)
+    if package_data.source_checkout() is None:
+        raise LayoutsimError(f"--apply writes the catalog of a source checkout only; this layoutsim is installed "
+                             f"at {Path(ptx_wmma.DATA).parents[2]} (not a git work tree): run it from a clone "
+                             f"(git clone, then pip install -e .) and commit the new catalog there")
+    return Path(ptx_wmma.DATA)

@@ -5,6 +5,8 @@ import sys
 from pathlib import Path
 
 
+from layoutsim.errors import printable
+
 from .checks.common import Result
 
 REPORT_FORMAT = 1
@@ -117,15 +119,14 @@ def diffs_text(results, limit=40):
 
 
 def print_report(report, file=None):
+    """The terminal summary of a report; every string from the file escaped (errors.printable)."""
     file = file or sys.stdout
-    print(f"gpu-check report: {environment_line(report.get('environment', {}))}", file=file)
-    print(summary_table(report), file=file)
-    notes = [f"{g}: {n}" for g, info in report["groups"].items() for n in info.get("notes", [])]
-    for n in notes:
-        print(f"note: {n}", file=file)
+    lines = [f"gpu-check report: {environment_line(report.get('environment', {}))}", summary_table(report)]
+    lines += [f"note: {g}: {n}" for g, info in report["groups"].items() for n in info.get("notes", [])]
     d = diffs_text(results_of(report))
     if d:
-        print(d, file=file)
+        lines.append(d)
+    print(printable("\n".join(lines)), file=file)
 
 
 # ---- markdown (docs/validation) ---------------------------------------------------------------
@@ -202,4 +203,4 @@ def markdown(report, report_path=None, full=False):
               "- AMD WMMA (gfx11/gfx12) and MFMA (CDNA): no AMD GPU; the HIP kernels are only compiled for "
               f"{'/'.join(amd_targets())} "
               "and disassembled (`gpu-check amd`).", ""]
-    return "\n".join(lines)
+    return printable("\n".join(lines))          # a crafted report's strings stay text in the page

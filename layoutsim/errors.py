@@ -35,8 +35,20 @@ def integer(value, what, lo=None, hi=None):
     return v
 
 
+def _escaped(text):
+    """Every character of `text` that str.isprintable refuses (C0 and C1 controls with ESC, DEL,
+    bidi overrides and other format characters, line separators) escaped as in a string literal."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def printable(text):
+    """`text` safe to print on a terminal: its lines kept, every other control character escaped
+    (`_escaped`), so strings read from a file (a crafted report) cannot send escape sequences."""
+    return "\n".join(_escaped(line) for line in str(text).split("\n"))
+
+
 def one_line(text, limit=1000):
     """`text` on one line: newlines and other control characters escaped as in a Python string
     literal (so a name with a newline in it cannot split an error message), cut at `limit`."""
-    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    out = _escaped(text)
     return out if len(out) <= limit else out[:limit] + f"... ({len(out) - limit} more characters)"

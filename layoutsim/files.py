@@ -7,14 +7,20 @@ files that are written all or nothing):
 
   * only into a regular file: an existing symbolic link, device, FIFO, socket or folder at the
     path is refused (as root, `-o /dev/null` must not replace the device);
+  * never through a symbolic link (`_no_link_on_the_way`): the folder the path names (`out` of
+    `out/x.png`, `/tmp/d` of `/tmp/d/x.png`) and, for a relative path, every folder of it below the
+    current folder must not be a symbolic link, so an output never lands outside the folder named
+    (the folders above an absolute path's own, such as a /tmp that is a link, are the system's);
+  * an empty path is an error, never "the current folder";
   * the folder must exist: it is never created on the way (`make_dir` is for the folders a
     command owns, such as the tree under `gpu-check run --record DIR`: it creates that folder,
     never its missing parents, and refuses a symbolic link);
   * the data goes to a temporary file beside the target, is synced, then renamed over it, so a
     reader sees the old file or the new one, never half of one; the temporary file is removed
     on any failure, Ctrl-C included;
-  * a file that exists keeps its permission bits (and its owner where we may set it); a new one
-    gets the usual 0666 minus the umask.
+  * a file that exists keeps its permission bits (and its owner where we may set it) except
+    setuid, setgid and sticky, which are dropped (a rewritten file is not the program that was
+    trusted with them); a new one gets the usual 0666 minus the umask.
 
 Files given as input (`read_regular`, `read_npy`, `read_npz`) must be regular files, and their
 sizes are bounded before anything is allocated: an .npz member's declared size (or a .npy file's
@@ -68,10 +74,27 @@ def check_target(path, what="file"):
     folder, name = os.path.split(full)
     if shown.endswith(os.sep) or not name:
         raise LayoutsimError(f"cannot write {what} {shown}: the path names a folder, not a file")
+    _no_link_on_the_way(shown, f"cannot write {what} {shown}")
     st = _existing(full, what)
     if not os.path.isdir(folder):
         raise LayoutsimError(f"cannot write {what} {shown}: folder {folder} does not exist (create it first)")
     return shown, full, st
+
+
+def _no_link_on_the_way(shown, prefix, itself=False):
+    """Refuse a path whose folders lead through a symbolic link (the module docstring's rule): the
+    last folder of `shown` as written (itself=True: `shown` itself, a folder), and for a relative
+    path every folder of it below the current folder, each as written (`a/../b` checks `a`)."""
+    path = shown.rstrip(os.sep) if itself else os.path.dirname(shown)
+    if os.path.isabs(shown):
+        folders = [path] if path.strip(os.sep) else []
+    else:
+        parts = path.split(os.sep)
+        folders = [os.sep.join(parts[:i]) for i in range(1, len(parts) + 1)] if path else []
+    for folder in folders:
+        if os.path.islink(folder):
+            raise LayoutsimError(f"{prefix}: {folder} is a symbolic link; give the folder it points to "
+                                 f"(outputs never go through a link)")
 
 
 def measured_data(name):
@@ -131,8 +154,8 @@ def _write_temp(shown, full, st, data, what):
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        if st is not None:                    # its mode, but never setuid/setgid/sticky
+            os.chmod(tmp, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX))
             if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
                 with contextlib.suppress(OSError):
                     os.chown(tmp, st.st_uid, st.st_gid)
@@ -166,9 +189,13 @@ def check_dir(path, what="folder", missing_ok=False):
     """The absolute path of `path` if it is a folder (not a symbolic link to one), or does not
     exist and missing_ok; otherwise the one-line error. Call it before work whose results go there."""
     try:
-        full = os.path.abspath(os.fspath(path))
+        shown = os.fspath(path)
+        full = os.path.abspath(shown)
     except (TypeError, ValueError):
         raise LayoutsimError(f"cannot use {what}: {path!r} is not a folder path") from None
+    if not isinstance(shown, str) or not shown or "\0" in shown:     # '' is not "the current folder"
+        raise LayoutsimError(f"cannot use {what}: {shown!r} is not a folder path")
+    _no_link_on_the_way(shown, f"cannot use {what} {shown}", itself=True)
     try:
         st = os.lstat(full)
     except FileNotFoundError:

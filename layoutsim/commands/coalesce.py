@@ -122,9 +122,9 @@ def run(args):
     if args.rules:
         from ..memory.nvidia import parse_rules
         rules = parse_rules(args.rules)
-    if args.format and not args.picture:
+    if args.format and args.picture is None:
         raise LayoutsimError("--format is for --picture FILE")
-    if args.picture:                         # refused before any work: the folder must exist (files.py)
+    if args.picture is not None:             # refused before any work ('' too): the folder must exist (files.py)
         from ..files import check_target
         check_target(args.picture, "picture")
     active = lane_mask(args.active)

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from .. import archs
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError, printable, suggest
 from ..formats import numpy_dtype
 from . import print_json
 from ._options import refuse
@@ -109,20 +109,20 @@ def run(args):
     refuse(args, ("top", "all", "quiet") if args.json else ("top",) if args.all else (),
            "with --json" if args.json else "with --all", "the JSON lists every line, and prints no progress"
            if args.json else "--all lists every line")
-    if args.picture and not args.show_line:
+    if args.picture is not None and not args.show_line:
         raise LayoutsimError(f"--picture {args.picture}: give the line to draw with --show-line LINE")
-    if args.picture:                           # a picture that cannot be written is refused before the run
+    if args.picture is not None:               # a picture that cannot be written is refused before the run
         from ..files import check_target
         if Path(args.picture).suffix.lower() not in (".svg", ".html", ".htm", ".png"):
             raise LayoutsimError(f"--picture {args.picture}: name a .svg, .html or .png file")
         check_target(args.picture, "picture")
-    if args.out:
+    if args.out is not None:                  # --out '' is refused by files.py, not skipped
         check_out_dir(args.out)
     archs.nvidia_only(args.arch, "ptx run")        # before nvcc sees an AMD arch
     text = read_source(args.file, args.arch, args.nvcc_flag)
     budget = [0]
     values = [parse_arg(a, i, budget) for i, a in enumerate(args.arg)]
-    if args.out:                              # every output checked before the run, not after it
+    if args.out is not None:                            # every output checked before the run, not after it
         check_outputs(args.out, values)
     if args.jobs < 1:
         raise LayoutsimError(f"--jobs {args.jobs}: give at least 1")
@@ -135,19 +135,19 @@ def run(args):
     except PtxFault as e:
         # a fault: the buffers as they were, the report so far with its `fault` under --json, and
         # the one line on stderr with exit code 2 (cli.main), as for any other error
-        outputs = write_outputs(args.out, e.run.buffers) if args.out and e.run is not None else []
+        outputs = write_outputs(args.out, e.run.buffers) if args.out is not None and e.run is not None else []
         if args.json:
             report = e.run.to_json() if e.run is not None else {"fault": e.fault}
             print_json(dict(report, outputs=outputs))
         raise
     shown = show_line(r, args.show_line, args.picture) if args.show_line else {}
-    outputs = write_outputs(args.out, r.buffers) if args.out else []
+    outputs = write_outputs(args.out, r.buffers) if args.out is not None else []
     if args.json:
         print_json(dict(r.to_json(), outputs=outputs, **shown))
     else:
-        print(r.format(top=args.top, all_lines=args.all))
+        print(printable(r.format(top=args.top, all_lines=args.all)))    # CUDA lines from files: escaped
         if shown:
-            print("\n".join(access_lines(shown["accesses"])))
+            print(printable("\n".join(access_lines(shown["accesses"]))))
             if "picture" in shown:
                 print(f"wrote {shown['picture']['file']}")
         for path in outputs:

@@ -118,7 +118,7 @@ def run(args):
                                  "or --banks OP with --addr/--offsets/--tile")
         scene = _fragment_scene(args)
     fmt = resolve_format(args.format, args.output)
-    path = args.output or _default_name(args, fmt)
+    path = args.output if args.output is not None else _default_name(args, fmt)   # -o '': refused
     from ..render.output import save
     record = save(scene, path, fmt)
     if args.json:

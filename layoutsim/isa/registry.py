@@ -9,7 +9,6 @@ same mnemonic out differently), and clang builtins.
 """
 import dataclasses
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -65,7 +64,7 @@ class Entry:
 @functools.lru_cache(maxsize=None)
 def _built(entry):
     inst = entry.build()
-    done = _confirmed()
+    done = confirmed()
     if entry.name in done.get("layouts", ()):
         inst = dataclasses.replace(inst, confirmed=f"layout confirmed on {done['gpu']} ({done['arch']}, driver "
                                    f"{done['driver']}, {done['date']}) by gpu-check run")
@@ -77,11 +76,18 @@ def _variant(entry, arch):
     return entry.variant(arch)
 
 
+CONFIRMED = Path(__file__).with_name("data") / "confirmed.json"
+# what the readers of confirmed.json take from it (gpu-check report --confirmed writes it)
+_CONFIRMED_SHAPE = {"gpu": (str, type(None)), "arch": (str, type(None)), "driver": (str, type(None)),
+                    "date": str, "layouts": [str], "numerics": [str]}
+
+
 @functools.lru_cache(maxsize=None)
-def _confirmed():
-    """Entries a committed gpu-check report confirmed (data/confirmed.json, from `gpu-check report --confirmed`)."""
-    path = Path(__file__).with_name("data") / "confirmed.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+def confirmed():
+    """Entries a committed gpu-check report confirmed (data/confirmed.json, from `gpu-check report
+    --confirmed`): {gpu, arch, driver, date, layouts, numerics}; {} when there is none."""
+    from ..package_data import check, load_json
+    return load_json(CONFIRMED, lambda doc: check(doc, _CONFIRMED_SHAPE)) if CONFIRMED.exists() else {}
 
 
 @functools.lru_cache(maxsize=None)

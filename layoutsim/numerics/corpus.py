@@ -203,8 +203,8 @@ WIDE_FILE_BYTES = 400_000     # a wgmma form wider than N = 8: about this much p
 def confirmed_numerics():
     """Canonical names whose numerics the committed GPU report confirmed
     (layoutsim/isa/data/confirmed.json, written by `gpu-check report --confirmed`)."""
-    path = Path(__file__).resolve().parents[1] / "isa" / "data" / "confirmed.json"
-    return frozenset(json.loads(path.read_text()).get("numerics", ())) if path.exists() else frozenset()
+    from ..isa.registry import confirmed
+    return frozenset(confirmed().get("numerics", ()))
 
 
 def suggested_cases(instruction, arch="sm_90"):

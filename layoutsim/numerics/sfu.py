@@ -30,14 +30,15 @@ the x2 forms are the 16-bit form on each half (measured over all 2^32 pairs).
 Not proven exact: lg2 (the best hypothesis, round-toward-zero of e + L[m], differs on 0.29 % of
 the inputs), MUFU.SIN/COS and MUFU.TANH (no model found: the correctly rounded value stands in).
 """
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from .. import package_data as P
 from ..errors import LayoutsimError
+from ..files import read_npz
 from . import sfu_tables
 
 DATA = Path(__file__).resolve().parent / "data" / "sfu_sm90"
@@ -57,13 +58,28 @@ _INV_2PI = np.uint32(0x3E22F983).view(np.float32)     # FMUL.RZ's immediate in s
 
 
 # ---- data --------------------------------------------------------------------------------------
+# what this module reads of measured.json (checked when it is loaded: a damaged file is one line)
+_MEASURED = {"source": dict,
+             "tables": P.MapOf({"n": int, "sha256": str, "ref_first": int, "ref_dtype": str, "err_dtype": str}),
+             "f16_tables": P.MapOf({"sha256": str}), "f16x2": P.MapOf({"mismatches": int}),
+             "f32": P.MapOf({"error_vs_correctly_rounded": dict,
+                             "hypotheses?": [{"hyp": int, "mismatches": int, "what": str}]})}
+
+
 @lru_cache(maxsize=None)
 def measured():
     """data/sfu_sm90/measured.json: what the H200 run found (see the module docstring)."""
-    path = DATA / "measured.json"
-    if not path.is_file():
-        raise LayoutsimError(f"{path} is missing: the measured SFU data is part of layoutsim")
-    return json.loads(path.read_text())
+    return P.load_json(DATA / "measured.json", _check_measured)
+
+
+def _check_measured(doc):
+    P.check(doc, _MEASURED)
+    lacking = [f"tables[{op}.{t}]" for op, ts in TABLES.items() for t in ts if f"{op}.{t}" not in doc["tables"]]
+    lacking += [f"f16_tables[{p}]" for p in TABLES16 if p not in doc["f16_tables"]]
+    lacking += [f"f32[{op}] hypothesis {h}" for op, h in HYPOTHESIS.items()
+                if h not in [x["hyp"] for x in doc["f32"].get(op, {}).get("hypotheses", [])]]
+    if lacking:
+        raise ValueError(f"it has no {lacking[0]}")
 
 
 @lru_cache(maxsize=None)
@@ -71,18 +87,20 @@ def table(op, name):
     """A MUFU table (uint32 bits), decoded and checked against its recorded SHA-256."""
     key = f"{op}.{name}"
     meta = measured()["tables"][key]
-    blobs = {k: (DATA / f"{key}.{k}.bz2").read_bytes() for k in ("ref", "err")}
-    return sfu_tables.decode(meta, blobs)
+    blobs = {k: P.load(DATA / f"{key}.{k}.bz2") for k in ("ref", "err")}
+    with P.reading(DATA / f"{key}.{{ref,err}}.bz2"):      # a shell restores both with that spelling
+        return sfu_tables.decode(meta, blobs)
 
 
 @lru_cache(maxsize=None)
 def table16(ptx):
     """The H200's result (uint16 bits) of a 16-bit PTX instruction for every input."""
-    with np.load(DATA / "f16.npz", allow_pickle=False) as z:
-        t = z[ptx]
+    path = DATA / "f16.npz"
     want = measured()["f16_tables"][ptx]["sha256"]
-    if sfu_tables.sha256(t.astype(np.uint32)) != want:
-        raise LayoutsimError(f"{DATA / 'f16.npz'}: {ptx} does not match its recorded SHA-256")
+    with P.reading(path):
+        t = read_npz(path, "layoutsim data file", max_bytes=1 << 24)[ptx]
+        if sfu_tables.sha256(t.astype(np.uint32)) != want:
+            raise ValueError(f"{ptx} does not match its recorded SHA-256")
     return t
 
 

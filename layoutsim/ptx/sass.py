@@ -6,7 +6,10 @@ Sources, in order:
       `python -m gpu_check.kernel_corpus.lowering`), when the PTX text is one it describes (its
       SHA-256 is among the data's `ptx_sha256`) and the run is on the data's arch;
   (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
-      ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering;
+      ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
+      cache file is trusted only when it is a regular file holding this format (CACHE_FORMAT),
+      this key and the rows' shape; anything else (truncated, edited, another PTX's, a folder or
+      a link there) is recomputed and replaced atomically, never a crash;
   (c) otherwise none: every PTX memory instruction is costed as written, and the run says so
       (NOT_CONSULTED).
 
@@ -23,9 +26,14 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .. import package_data as P
+from ..errors import LayoutsimError
+from ..files import read_regular, write_atomic
 from . import lowering as L
 
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
+CACHE_FORMAT = 1            # of the cache files: bump when their contents change meaning
+_ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}
 
@@ -88,7 +96,14 @@ def _by_line(rows, prog):
 
 @lru_cache(maxsize=1)
 def _data():
-    return json.loads(DATA.read_text())
+    return P.load_json(DATA, _check_data)
+
+
+def _check_data(doc):
+    P.check(doc, {"arch": str, "source": {"ptxas": str}, "ptx_sha256": P.MapOf(str), "kernels": P.MapOf(_ROWS)})
+    lacking = [f for f in doc["ptx_sha256"] if f not in doc["kernels"]]
+    if lacking:
+        raise ValueError(f"ptx_sha256 names {lacking[0]}, which 'kernels' lacks")
 
 
 def _committed(sha, arch):
@@ -119,12 +134,13 @@ def _computed(ptx, sha, arch):
     if key in _MEMO:
         return _MEMO[key]
     got = _read_cache(key)
-    if got is None:
+    if got is None:                   # none yet, or one not to trust: recomputed and replaced
         try:
             rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
         except (L.LoweringError, OSError) as e:
             return None, None, f"{NOT_CONSULTED}: {e}"
-        got = {"rows": rows, "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
+        got = {"format": CACHE_FORMAT, "key": key, "rows": rows,
+               "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
         _write_cache(key, got)
     _MEMO[key] = (got["rows"], got["source"], None)
     return _MEMO[key]
@@ -136,19 +152,27 @@ def _cache_file(key):
 
 
 def _read_cache(key):
+    """The cached lowering of `key`, or None when there is none or it is not one to trust: read
+    only from a regular file (files.read_regular: no FIFO, bounded), and only when it holds this
+    CACHE_FORMAT, this very key (a file copied or renamed from another PTX's says another) and
+    rows of the shape _by_line reads."""
+    f = _cache_file(key)
     try:
-        return json.loads(_cache_file(key).read_text())
-    except (OSError, ValueError):
+        if f.is_symlink():
+            return None
+        got = P.json_value(read_regular(f, "lowering cache", 1 << 26))
+        P.check(got, {"format": int, "key": str, "rows": _ROWS, "source": str})
+    except (OSError, ValueError, UnicodeDecodeError, LayoutsimError):
         return None
+    return got if got["format"] == CACHE_FORMAT and got["key"] == key else None
 
 
 def _write_cache(key, got):
-    """Best effort: the cache only saves the next run the ptxas call."""
-    from ..errors import LayoutsimError
-    from ..files import write_atomic
+    """Best effort: the cache only saves the next run the ptxas call. A folder or a link where
+    the file goes is left alone (write_atomic refuses both), and the run goes on."""
     try:
         f = _cache_file(key)
         f.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(f, json.dumps(got))
+        write_atomic(f, json.dumps(got), "lowering cache")
     except (OSError, LayoutsimError):       # an unwritable cache must not fail the run
         pass

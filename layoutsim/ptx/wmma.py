@@ -12,14 +12,14 @@ instructions (2 x HMMA.16816 for m16n16k16, 4 x HMMA.1684 for tf32 m16n16k8, ...
 with the catalog's mma.sync of that shape through layoutsim.mma.
 """
 import functools
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayoutsimError
+from .. import package_data as P
+from ..errors import LayoutsimError, one_line
 from .sass import width as sass_width
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
@@ -31,8 +31,17 @@ _TILE = re.compile(r"^(HMMA|IMMA|DMMA)\.(\d+)(?:x(\d+)x(\d+))?")
 
 @functools.lru_cache(maxsize=None)
 def _data():
-    doc = json.loads(DATA.read_text())
+    doc = P.load_json(DATA, _check_data)
     return doc, {e["op"]: e for e in doc["entries"]}
+
+
+def _check_data(doc):
+    """What this module reads of data/wmma_sm_90.json: each entry's op and either its SASS
+    accesses (a load/store) or its tensor-core instructions (an mma, the first one a tile)."""
+    P.check(doc, {"entries": [{"op": str, "accesses?": [{"sass": str}], "sass?": [str]}]})
+    for e in doc["entries"]:
+        if "accesses" not in e and not (e.get("sass") and _TILE.match(e["sass"][0])):
+            raise ValueError(f"entry {one_line(e['op'], 120)} has neither accesses nor a tensor-core SASS tile")
 
 
 def entry(op):
