@@ -2,24 +2,16 @@
 
 Each command module defines `register(subparsers)` and `run(args) -> int` and imports its
 heavy dependencies (numba) inside `run`, so `layoutsim query` starts fast. Bad input raises
-LayoutsimError, printed here as one line (control characters escaped) with exit code 2. Output
-piped into a reader that stops early (`| head`) ends the output quietly, not with a traceback.
+LayoutsimError, printed as one line (control characters escaped) with exit code 2; output
+piped into a reader that stops early (`| head`) ends quietly, not with a traceback: both by
+layoutsim/script.py, which the `python -m` scripts of library modules use too.
 """
-import argparse
 import importlib
 import sys
 
-from .errors import LayoutsimError, one_line
-from .files import pipe_safe_stdout
+from .script import Parser, run_script
 
 COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render", "desc", "ptx")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with its own errors on one line (exit 2) like every other bad input."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def build_parser(only=None):
@@ -40,17 +32,6 @@ def build_parser(only=None):
 def _version():
     from . import __version__
     return f"layoutsim {__version__}"
-
-
-def run_script(main, prog, *args):
-    """Run an entry point (`layoutsim`, `python -m layoutsim.numerics.cases`, ...): a
-    LayoutsimError is one line on stderr and exit code 2; output may be piped into `head`."""
-    with pipe_safe_stdout():
-        try:
-            return main(*args) or 0
-        except LayoutsimError as e:
-            print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
-            return 2
 
 
 def _command_of(argv):

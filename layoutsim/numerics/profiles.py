@@ -513,7 +513,7 @@ assert all(a in PROFILES for a in NVIDIA) and AMD
 
 def main(argv=None):
     """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
-    from ..cli import Parser
+    from ..script import Parser
     import json
     ap = Parser(prog="python -m layoutsim.numerics.profiles")
     ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
@@ -557,5 +557,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from ..cli import run_script
+    from ..script import run_script
     raise SystemExit(run_script(main, "python -m layoutsim.numerics.profiles"))
