@@ -26,6 +26,7 @@ from types import MappingProxyType
 from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
 from ..cite import docs
 from ..errors import LayoutsimError
+from ..formats import canonical_nan, quiet_nan
 from .cdna import MODELS, SOURCES
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
@@ -76,9 +77,9 @@ class Profile:
     #                                  partial sum ("each_product")
     f64: str = "fma_chain"       # f64: fma over k in order ("fma_chain"), reversed order
     #                              ("fma_chain_reversed"), or rounded products then adds ("mul_add")
-    nan_f32: int = 0x7FFFFFFF
-    nan_f16: int = 0x7FFF        # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
-    nan_f64: int = 0xFFF8000000000000  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
+    nan_f32: int = canonical_nan("f32")
+    nan_f16: int = canonical_nan("f16")    # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
+    nan_f64: int = quiet_nan("f64", sign=1)  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
     nan_f64_rule: str = "propagate"  # f64 NaN inputs: "propagate" (one input NaN goes on, payload
     #                                  and sign kept, quieted), or "canonical" (every NaN result
     #                                  is nan_f64)
