@@ -6,20 +6,34 @@ offsets (or an expression in `lane`) and a mask of active lanes. This module is 
 that knows
   * how many bytes a PTX type suffix moves (`.u8` 1, `.f16x2` 4, `.b128` 16, ...) and how a
     vector prefix multiplies it (`.v2`, `.v4`, `.v8`): PTX ISA 5.2 "Fundamental types" and
-    9.7.9.8/9 (`ld`/`st` `.vec`);
+    9.7.9.8/9 (`ld`/`st` `.vec`); an element format's width is formats.py's;
   * how a lane mask is given (None = all lanes, a 32-bit integer, or 32 booleans);
   * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression).
 """
 import numpy as np
 
 from .errors import LayoutsimError
+from .formats import FORMATS
 
 LANES = 32
 MAX_OFFSET = 1 << 48          # the expression language's bound too (banks/address.py)
 
-TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
-              "f16x2": 4, "bf16x2": 4, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
-              "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
+
+
+def _type_bytes(name):
+    """Bytes of one PTX type suffix: an element format's width is formats.py's; the bit and
+    integer types formats does not hold spell theirs in bits (.u16, .s64, .b128); .f16x2 and
+    .bf16x2 are two halves."""
+    if name in FORMATS:
+        return FORMATS[name].bits // 8
+    if name.endswith("x2"):
+        return 2 * _type_bytes(name[:-2])
+    return int(name[1:]) // 8
+
+
+TYPE_BYTES = {t: _type_bytes(t) for t in (
+    "b8", "u8", "s8", "b16", "u16", "s16", "f16", "bf16", "f16x2", "bf16x2", "b32", "u32", "s32",
+    "f32", "b64", "u64", "s64", "f64", "b128")}
 VECTORS = {"v2": 2, "v4": 4, "v8": 8}
 # The canonical spelling of a per-lane access of each width (reports and JSON print it):
 # 8/16-bit as .b8/.b16, 64/128-bit as vectors of .b32, the form nvcc's inline PTX uses.

@@ -2,36 +2,16 @@
 
 Each command module defines `register(subparsers)` and `run(args) -> int` and imports its
 heavy dependencies (numba) inside `run`, so `layoutsim query` starts fast. Bad input raises
-LayoutsimError, printed here as one line (control characters escaped) with exit code 2. Output
-piped into a reader that stops early (`| head`) ends the output quietly, not with a traceback.
+LayoutsimError, printed as one line (control characters escaped) with exit code 2; output
+piped into a reader that stops early (`| head`) ends quietly, not with a traceback: both by
+layoutsim/script.py, which the `python -m` scripts of library modules use too.
 """
-import argparse
 import importlib
 import sys
 
-from .errors import LayoutsimError, one_line
-from .files import pipe_safe_stdout
+from .script import Parser, run_script
 
 COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render", "desc", "ptx")
-
-
-# command-line words one call may give: argparse's parsing takes time quadratic in the number of
-# options (10,000 `--var` options take seconds before any command runs); no command needs more
-# (`banks --var` takes at most 1000 variables, banks.address.MAX_VARIABLES)
-MAX_ARGUMENTS = 4096
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with its own errors on one line (exit 2) like every other bad input."""
-
-    def parse_known_args(self, args=None, namespace=None):
-        words = sys.argv[1:] if args is None else args
-        if len(words) > MAX_ARGUMENTS:
-            self.error(f"{len(words)} command-line arguments given; at most {MAX_ARGUMENTS}")
-        return super().parse_known_args(args, namespace)
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def build_parser(only=None):
@@ -52,22 +32,6 @@ def build_parser(only=None):
 def _version():
     from . import __version__
     return f"layoutsim {__version__}"
-
-
-def run_script(main, prog, *args):
-    """Run an entry point (`layoutsim`, `python -m layoutsim.numerics.cases`, ...): a
-    LayoutsimError is one line on stderr and exit code 2; Ctrl-C is one line (where a run
-    stopped, when it says: layoutsim.ptx's Interrupted) and exit code 130 (128 + SIGINT), as
-    shells report it; output may be piped into `head`."""
-    with pipe_safe_stdout():
-        try:
-            return main(*args) or 0
-        except LayoutsimError as e:
-            print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt as e:
-            print(f"{prog}: interrupted" + (f": {one_line(e)}" if str(e) else ""), file=sys.stderr)
-            return 130
 
 
 def _command_of(argv):

@@ -385,3 +385,32 @@ def encode(name, values, mode="rn"):
         frac = np.where(nan, 1 << (f.mbits - 1), np.where(over & ~to_max | inf, 0,
                                                           np.where(to_max, (1 << f.mbits) - 1, frac)))
     return pack(f, sign, exp_field, frac)
+
+
+def _nan_bits(f, sign, frac):
+    if f.kind != "float" or f.specials == "finite":
+        raise LayoutsimError(f"{f.name} has no NaN; formats with one: "
+                             f"{', '.join(n for n, g in FORMATS.items() if g.kind == 'float' and g.specials != 'finite')}")
+    if f.specials == "fnuz":                  # one NaN, the pattern of -0 (0x80)
+        return 1 << (f.bits - 1)
+    return ((sign << (f.ebits + f.mbits)) | (((1 << f.ebits) - 1) << f.mbits) | frac) << f.shift
+
+
+def canonical_nan(name):
+    """Raw bits (an int) of the canonical NaN, the one NaN NVIDIA writes for a NaN result (PTX
+    ISA 9.7.3 and 9.7.4 'canonical NaN'; MMA-Sim writes the same for CDNA): sign 0, exponent and
+    fraction all ones. f32 0x7FFFFFFF, f16 and bf16 0x7FFF, e4m3 0x7F; the FNUZ formats' only
+    NaN is 0x80; FP6/FP4 have none (LayoutsimError)."""
+    f = _fmt(name)
+    return _nan_bits(f, 0, (1 << f.mbits) - 1)
+
+
+def quiet_nan(name, sign=0):
+    """Raw bits (an int) of IEEE 754's default quiet NaN: exponent all ones, only the top fraction
+    bit set (what `encode` writes for a NaN of that sign). f32 0x7FC00000, f16 0x7E00, f64
+    0x7FF8000000000000; sign=1 is x86's default NaN (f64 0xFFF8000000000000). Only the IEEE-style
+    formats have it: e4m3's one NaN is S.1111.111 (`canonical_nan`)."""
+    f = _fmt(name)
+    if f.kind == "float" and f.specials != "ieee":
+        raise LayoutsimError(f"{f.name} has no quiet NaN apart from its one NaN pattern (canonical_nan)")
+    return _nan_bits(f, int(sign), 1 << (f.mbits - 1))

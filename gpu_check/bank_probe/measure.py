@@ -405,5 +405,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from layoutsim.cli import run_script
+    from layoutsim.script import run_script
     sys.exit(run_script(main, "python -m gpu_check.bank_probe.measure"))

@@ -1,4 +1,5 @@
-"""Pieces shared by the catalog commands (query, show, list)."""
+"""Pieces shared by the catalog commands (query, show, list): their arguments and how they are
+read. How an operand is named in text (header, element and register labels) is layoutsim/labels.py."""
 from ..errors import LayoutsimError
 
 
@@ -20,14 +21,6 @@ def resolve(args):
     return inst, arch
 
 
-def default_operand(inst, name):
-    if name is None:
-        if len(inst.operands) == 1:
-            return inst.operand(next(iter(inst.operands)))
-        raise LayoutsimError(f"give --operand: {inst.name} has operands {', '.join(inst.operands)}")
-    return inst.operand(name)
-
-
 def parse_element(text):
     try:
         parts = [int(p) for p in str(text).replace(" ", "").split(",")]
@@ -36,43 +29,3 @@ def parse_element(text):
     if len(parts) != 2:
         raise LayoutsimError(f"--element wants ROW,COL (two integers), not {text!r}")
     return parts
-
-
-def arithmetic(inst, arch):
-    """The `layoutsim.mma` arithmetic line of an AMD WMMA/SWMMAC on `arch` (what backs it: AMD's
-    hardware captures, or why it is an assumption), or None for other families."""
-    if inst.vendor != "amd" or inst.family not in ("wmma", "swmmac"):
-        return None
-    from ..numerics.api import evidence
-    return evidence(inst, arch)
-
-
-def header(inst, op, arch):
-    frag = op.fragment
-    nm, rows, cols = frag.shape
-    mats = f"{nm} matrices of " if nm > 1 else ""
-    lines = [f"{inst.name}  [{arch}]",
-             f"operand {op.name}: {mats}{rows}x{cols} {op.fmt}, {frag.regs} x {frag.reg_bits}-bit "
-             f"registers per lane ({frag.slots} element{'s' if frag.slots > 1 else ''} each), "
-             f"{frag.lanes} lanes"]
-    if frag.replication > 1:
-        lines.append(f"every element is held in {frag.replication} places (replicated)")
-    lines.append(f"source: {inst.source}; {inst.confirmed}")
-    math = arithmetic(inst, arch)
-    if math:
-        lines.append(f"arithmetic (layoutsim.mma): {math}")
-    lines.extend(f"note: {n}" for n in inst.notes)
-    return lines
-
-
-def element_label(op, m, r, c):
-    mat = f"{m}" if op.fragment.shape[0] > 1 else ""
-    base = {"R": "M"}.get(op.name, op.name)
-    return f"{base}{mat}[{r}][{c}]"
-
-
-def bits_label(frag, reg, slot):
-    if frag.slots == 1:
-        return f"reg {reg}"
-    lo, hi = frag.bit_range(slot)
-    return f"reg {reg} bits {lo}-{hi}"

@@ -1,8 +1,8 @@
 """`layoutsim query`: which elements a lane holds, or which lanes hold an element."""
 from . import print_json
 from ._options import refuse
-from ._common import (add_instruction_args, arithmetic, bits_label, default_operand, element_label, header,
-                      parse_element, resolve)
+from ..labels import arithmetic, bits_label, default_operand, element_label, header
+from ._common import add_instruction_args, parse_element, resolve
 
 
 def register(sub):

@@ -145,7 +145,8 @@ def _fragment_scene(args):
     from ..render import highlight_for
     from ..inputs import ranges
     from ..render.fragment import fragment_scene
-    from ._common import default_operand, resolve
+    from ..labels import default_operand
+    from ._common import resolve
     for opt in ("op", "addr", "offsets", "tile", "layout", "fragment", "fill", "block"):
         if getattr(args, opt):
             raise LayoutsimError(f"--{opt} belongs to bank pictures: add --banks (and drop the instruction)")

@@ -2,7 +2,8 @@
 import numpy as np
 
 from . import print_json
-from ._common import add_instruction_args, arithmetic, default_operand, header, resolve
+from ..labels import arithmetic, default_operand, header
+from ._common import add_instruction_args, resolve
 
 
 def register(sub):

@@ -87,9 +87,10 @@ def _cp_async(cache, size):
                     "LDGSTS", "sm_80")
 
 
-_AMD_WIDTH = {"u8": 1, "i8": 1, "b8": 1, "ubyte": 1, "sbyte": 1, "byte": 1, "u16": 2, "i16": 2,
-              "b16": 2, "ushort": 2, "sshort": 2, "short": 2, "b32": 4, "dword": 4, "b64": 8,
-              "dwordx2": 8, "b128": 16, "dwordx4": 16}
+# AMD's width suffixes: the PTX-like ones (i8/i16 are AMD's s8/s16) and the word names
+_AMD_WIDTH = {**{t: TYPE_BYTES[t] for t in ("u8", "b8", "u16", "b16", "b32", "b64", "b128")},
+              "i8": TYPE_BYTES["s8"], "i16": TYPE_BYTES["s16"], "ubyte": 1, "sbyte": 1, "byte": 1,
+              "ushort": 2, "sshort": 2, "short": 2, "dword": 4, "dwordx2": 8, "dwordx4": 16}
 
 
 def _amd(unit, kind, width):

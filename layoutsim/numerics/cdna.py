@@ -32,10 +32,11 @@ Special values (every model): NaN in, Inf * 0 or +Inf with -Inf give NaN, any ot
 product and C are -0 (the IEEE sum), or when a negative result rounds to zero.
 """
 from ..errors import LayoutsimError
+from ..formats import canonical_nan
 
 F_BITS, F2_BITS = 24, 31            # MMASIM amd/sim.py: MMA_TR_FDPA / MMA_GTR_FDPA(F=24, F2=31)
 MODEL_CODES = {"fma": 0, "exact": 1, "ftz_mul_add": 2, "two_stage": 3, "even_odd": 4}
-NAN_BITS = 0x7FFFFFFF                # MMASIM fdpa.ldexp_and_normalize
+NAN_BITS = canonical_nan("f32")       # MMASIM fdpa.ldexp_and_normalize
 
 # arch -> ((input kind, model, products per step), ...): mmasim/amd/sim.py MFMA.__init__.
 # Input kinds: f32, xf32 (f32 inputs cut to tf32: the low 13 bits dropped), f16, bf16 (the

@@ -13,11 +13,12 @@ import math
 import numpy as np
 from numba import njit
 
+from ..formats import canonical_nan
 from .bitcast import f32_bits, f32_from_bits, fma
 from .cfg import RNE
 from .general import _bitlen, _round_bits
 
-NAN = np.int64(0x7FFFFFFF)
+NAN = np.int64(canonical_nan("f32"))
 POS_INF = np.int64(0x7F800000)
 NEG_INF = np.int64(0xFF800000)
 NO_TERM = -(1 << 20)             # exponent of a zero product (MMA-Sim: -999), below any real one

@@ -241,7 +241,7 @@ def budget(arch="sm_90", total_mb=40.0):
 
 
 def main(argv=None):
-    from ..cli import Parser
+    from ..script import Parser
     ap = Parser(prog="python -m layoutsim.numerics.corpus")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     b = sub.add_parser("budget", help="suggested cases per instruction and corpus size")
@@ -270,5 +270,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from ..cli import run_script
+    from ..script import run_script
     raise SystemExit(run_script(main, "python -m layoutsim.numerics.corpus"))

@@ -26,6 +26,7 @@ from types import MappingProxyType
 from ..archs import AMD, CDNA, GFX11, GFX12, NVIDIA, normalize
 from ..cite import docs
 from ..errors import LayoutsimError
+from ..formats import canonical_nan, quiet_nan
 from .cdna import MODELS, SOURCES
 
 NOT_CONFIRMED = "not confirmed on a GPU here"
@@ -76,9 +77,9 @@ class Profile:
     #                                  partial sum ("each_product")
     f64: str = "fma_chain"       # f64: fma over k in order ("fma_chain"), reversed order
     #                              ("fma_chain_reversed"), or rounded products then adds ("mul_add")
-    nan_f32: int = 0x7FFFFFFF
-    nan_f16: int = 0x7FFF        # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
-    nan_f64: int = 0xFFF8000000000000  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
+    nan_f32: int = canonical_nan("f32")
+    nan_f16: int = canonical_nan("f16")    # 16-bit results (0x7FFF is a NaN in f16 and in bf16)
+    nan_f64: int = quiet_nan("f64", sign=1)  # f64: the NaN of an invalid operation (Inf*0, Inf-Inf)
     nan_f64_rule: str = "propagate"  # f64 NaN inputs: "propagate" (one input NaN goes on, payload
     #                                  and sign kept, quieted), or "canonical" (every NaN result
     #                                  is nan_f64)
@@ -509,53 +510,3 @@ def profile_for(arch):
 
 
 assert all(a in PROFILES for a in NVIDIA) and AMD
-
-
-def main(argv=None):
-    """python -m layoutsim.numerics.profiles [ARCH ...] [--json]: every parameter and its source."""
-    from ..cli import Parser
-    import json
-    ap = Parser(prog="python -m layoutsim.numerics.profiles")
-    ap.add_argument("archs", nargs="*", help="archs (default: all profiles)")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--table", action="store_true", help="one line per arch, the main parameters")
-    args = ap.parse_args(argv)
-    profs = [profile_for(a) for a in args.archs] or list(PROFILES.values())
-    if args.json:
-        print(json.dumps([{"arch": p.arch, "title": p.title, "confirmed": p.confirmed,
-                           "confirmed_params": list(p.confirmed_params), "verified": p.verified,
-                           "parameters": {n: {"value": v, "source": s} for n, v, s in p.parameters()}}
-                          for p in profs], indent=1))
-        return 0
-    if args.table:
-        cols = ("block_16bit", "block_tf32", "block_fp8", "extra_bits", "fp32_rounding",
-                "fp16_rounding", "emax_floor_f32", "emax_floor_f16", "fp8_mma_sync",
-                "fp8_align_bits", "fp8_f32_bits")
-        short = ("L16", "Ltf32", "Lfp8", "extra", "f32 rnd", "f16 rnd", "floor32", "floor16",
-                 "fp8 mma", "fp8 F", "fp8 f32")
-        print(f"{'arch':7s} " + " ".join(f"{h:>8s}" for h in short) + "  confirmed")
-        for p in profs:
-            if p.arch in CDNA:               # no block-FMA parameters: MMA-Sim's models
-                models = ", ".join(f"{k} {m}" + (f"/{L}" if L > 1 else "") for k, m, L in p.mfma)
-                text = f"(MFMA: {models or 'integer and f64 only; no float model'})"
-                print(f"{p.arch:7s} {text:<98s}  {'MMA-Sim' if p.mfma else 'UNVERIFIED'}")
-                continue
-            vals = " ".join(f"{str(getattr(p, c)):>8s}" for c in cols)
-            conf = ("H200" if p.confirmed_params else "UNVERIFIED" if not p.verified else
-                    "AMD captures" if "captured on AMD hardware" in p.confirmed else "no")
-            print(f"{p.arch:7s} {vals}  {conf}")
-        return 0
-    for p in profs:
-        print(p.label())
-        for name, value, source in p.parameters():
-            shown = (" ".join(f"{k}={v:#x}" for k, v in value) if name == "nan_payloads" else
-                     hex(value) if name.startswith("nan_") and type(value) is int else value)
-            mark = "*" if name in p.confirmed_params else " "
-            print(f" {mark}{name:18s} {str(shown):>20s}  {source}")
-        print(" (* separated from its alternatives and confirmed on a GPU here)\n")
-    return 0
-
-
-if __name__ == "__main__":
-    from ..cli import run_script
-    raise SystemExit(run_script(main, "python -m layoutsim.numerics.profiles"))

@@ -39,6 +39,7 @@ import numpy as np
 from .. import package_data as P
 from ..errors import LayoutsimError
 from ..files import read_npz
+from ..formats import canonical_nan
 from . import sfu_tables
 
 DATA = Path(__file__).resolve().parent / "data" / "sfu_sm90"
@@ -50,7 +51,7 @@ HYPOTHESIS = {"ex2": 1 | 23 << 4, "rcp": 0, "rsqrt": 0, "sqrt": 0, "lg2": 1}
 # the 16-bit PTX instructions with a stored result for every input (f16.npz keys)
 TABLES16 = ("ex2.approx.f16", "ex2.approx.ftz.bf16", "tanh.approx.f16", "tanh.approx.bf16")
 
-_QNAN = np.uint32(0x7FFFFFFF)            # MUFU's NaN (every NaN or invalid input gives this)
+_QNAN = np.uint32(canonical_nan("f32"))   # MUFU's NaN (every NaN or invalid input gives this)
 _INF, _NEG_INF, _NEG_ZERO = np.uint32(0x7F800000), np.uint32(0xFF800000), np.uint32(0x80000000)
 _SIGN, _MAG = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
 _TINY = np.float32(2.0 ** -126)

@@ -26,11 +26,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..formats import encode
+from ..formats import canonical_nan, encode, get_format, raw_dtype
 
 U64 = np.uint64
-CANON = {"f32": np.uint32(0x7FFFFFFF), "f16": np.uint16(0x7FFF), "bf16": np.uint16(0x7FFF)}
-MIN_NORMAL = {"f32": 2.0 ** -126, "f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f64": 2.0 ** -1022}
+CANON = {f: raw_dtype(f).type(canonical_nan(f)) for f in ("f32", "f16", "bf16")}
+MIN_NORMAL = {f: 2.0 ** get_format(f).emin for f in ("f32", "f16", "bf16", "f64")}
 
 
 # ---- exact and round-to-odd building blocks ------------------------------------------------------

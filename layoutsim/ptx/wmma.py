@@ -6,10 +6,10 @@ f16/f32/s32 accumulators of the three k16 shapes; tf32 m16n16k8 and f64 m8n8k4 w
 accumulators). A fragment the catalog lacks is refused: there is no guessed map.
 
 Costs and arithmetic follow what ptxas emits on sm_90 (data/wmma_sm_90.json, made by
-wmma_probe.py from cuobjdump): a load/store is the SASS accesses recorded there (LDSM.16.M88.4,
-4 x LDS.64, LD.E for generic addresses, ...), and an mma is the recorded tensor-core
-instructions (2 x HMMA.16816 for m16n16k16, 4 x HMMA.1684 for tf32 m16n16k8, ...), computed
-with the catalog's mma.sync of that shape through layoutsim.mma.
+gpu_check/wmma_probe.py from cuobjdump): a load/store is the SASS accesses recorded there
+(LDSM.16.M88.4, 4 x LDS.64, LD.E for generic addresses, ...), and an mma is the recorded
+tensor-core instructions (2 x HMMA.16816 for m16n16k16, 4 x HMMA.1684 for tf32 m16n16k8, ...),
+computed with the catalog's mma.sync of that shape through layoutsim.mma.
 """
 import functools
 import re
@@ -20,12 +20,13 @@ import numpy as np
 
 from .. import package_data as P
 from ..errors import LayoutsimError, one_line
+from ..formats import bits
 from .sass import width as sass_width
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
 SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),
           "m16n16k8": (16, 16, 8), "m8n8k4": (8, 8, 4)}
-ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "f32": 32, "s32": 32, "f64": 64}
+ELEM_BITS = {t: bits(t) for t in ("f16", "bf16", "tf32", "s8", "u8", "f32", "s32", "f64")}
 _TILE = re.compile(r"^(HMMA|IMMA|DMMA)\.(\d+)(?:x(\d+)x(\d+))?")
 
 

@@ -7,6 +7,7 @@
 Pictures are built as a `Scene` (rectangles and text in pixels) and then written; SVG and
 HTML need nothing beyond the standard library, PNG needs matplotlib (optional).
 """
+from ..labels import default_operand
 from .output import FORMATS, save
 from .fragment import Highlight, fragment_scene, parse_reg
 
@@ -18,14 +19,9 @@ def fragment(instruction, operand, path, fmt=None, arch=None, wave=None, lane=No
     from ..isa.registry import get
     inst = get(instruction, arch=arch, wave=wave)
     arch = normalize(arch) if arch else inst.archs[0]
-    op = inst.operand(operand) if operand else _only_operand(inst)
+    op = default_operand(inst, operand or None)
     hl = highlight_for(op, lane=lane, lanes=lanes, reg=reg)
     return save(fragment_scene(inst, op, arch, hl, all_holders), path, fmt)
-
-
-def _only_operand(inst):
-    from ..commands._common import default_operand
-    return default_operand(inst, None)
 
 
 def highlight_for(op, lane=None, lanes=None, reg=None, phase_lanes=None, phase_label=""):

@@ -8,6 +8,7 @@ holding lane in the cell.
 from dataclasses import dataclass, field
 
 from ..errors import LayoutsimError
+from ..labels import bits_label, element_label, header
 from . import colors
 from .scene import CHAR_EM, Cell, Scene, Text, draw_grid, font_for, text_width
 
@@ -68,7 +69,6 @@ def _lane_lines(lanes, per_line=2):
 
 def operand_cells(op, highlight=None, all_holders=True):
     """[matrix][row][col] -> Cell for one operand."""
-    from ..commands._common import bits_label, element_label
     frag = op.fragment
     nm, nr, nc = frag.shape
     hold = frag.holders
@@ -118,7 +118,6 @@ def _wrap(lines, width):
 
 def fragment_scene(inst, op, arch, highlight=None, all_holders=True):
     """The picture of one operand: title lines, then one grid per matrix."""
-    from ..commands._common import header
     frag = op.fragment
     nm, nr, nc = frag.shape
     cells = operand_cells(op, highlight, all_holders)

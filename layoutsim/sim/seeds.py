@@ -326,5 +326,5 @@ def main():
 
 
 if __name__ == "__main__":
-    from ..cli import run_script
+    from ..script import run_script
     raise SystemExit(run_script(main, "python -m layoutsim.sim.seeds"))

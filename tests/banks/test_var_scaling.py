@@ -4,6 +4,8 @@ The quadratic step was Expr.__call__ converting every variable defined so far on
 parse_variables calls; argparse itself is quadratic in the number of options, so the command
 line is bounded too (cli.MAX_ARGUMENTS). The tests count conversions (structure), not seconds.
 """
+import argparse
+
 import pytest
 
 from layoutsim import cli
@@ -55,7 +57,7 @@ def test_ten_thousand_vars_one_line_exit_2(capsys, monkeypatch):
     for i in range(10000):
         argv += ["--var", f"v{i}={i}"]
     # the command line is refused before argparse walks it (its walk is quadratic)
-    monkeypatch.setattr(cli.argparse.ArgumentParser, "_parse_known_args",
+    monkeypatch.setattr(argparse.ArgumentParser, "_parse_known_args",
                         lambda *a, **k: pytest.fail("argparse parsed the 20,000 words"))
     with pytest.raises(SystemExit) as e:
         cli.main(argv)

@@ -124,7 +124,7 @@ def test_plans_describe_the_published_arithmetic():
 
 def test_profiles_command(capsys):
     import json
-    from layoutsim.numerics.profiles import main
+    from layoutsim.numerics.show_profiles import main
     assert main(["sm_90", "sm_120", "--table"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split() == ["sm_90", "16", "8", "32", "2", "rz", "rne", "-133", "-21", "f16", "13", "13", "H200"]
@@ -180,7 +180,8 @@ def test_plans_name_the_parameters_they_use():
 
 def test_profiles_are_immutable_and_the_table_lists_every_arch(capsys):
     import dataclasses
-    from layoutsim.numerics.profiles import main, profile_for
+    from layoutsim.numerics.profiles import profile_for
+    from layoutsim.numerics.show_profiles import main
     with pytest.raises(dataclasses.FrozenInstanceError):
         profile_for("sm_90").block_16bit = 8
     assert main(["gfx942", "sm_90", "--table"]) == 0

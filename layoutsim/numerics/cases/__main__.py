@@ -6,7 +6,7 @@ from . import coverage
 
 
 def main(argv=None):
-    from ...cli import Parser
+    from ...script import Parser
     ap = Parser(prog="python -m layoutsim.numerics.cases", description="coverage of the generated cases")
     ap.add_argument("instruction")
     ap.add_argument("--n", type=int, default=3000)
@@ -23,5 +23,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from ...cli import run_script
+    from ...script import run_script
     raise SystemExit(run_script(main, "python -m layoutsim.numerics.cases"))

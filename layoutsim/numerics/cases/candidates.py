@@ -2,6 +2,7 @@
 instruction's result depends on. The case generator keeps the cases that separate them."""
 import itertools
 
+from ...formats import canonical_nan, quiet_nan
 from ..plan import make_plan
 
 
@@ -24,8 +25,9 @@ def candidates(plan):
         "fp8_mma_sync": ["f16", "native"], "fp8_f16_split": ["halves", "pairs"],
         "fp8_f16_c": ["first", "late"], "int_saturation": ["final", "each_product"],
         "f64": ["fma_chain", "fma_chain_reversed", "mul_add"],
-        "nan_f32": [0x7FFFFFFF, 0x7FC00000], "nan_f16": [0x7FFF, 0x7E00],
-        "nan_f64": [0xFFF8000000000000, 0x7FF8000000000000],
+        "nan_f32": [canonical_nan("f32"), quiet_nan("f32")],
+        "nan_f16": [canonical_nan("f16"), quiet_nan("f16")],
+        "nan_f64": [quiet_nan("f64", sign=1), quiet_nan("f64")],
         "nan_f64_rule": ["propagate", "canonical"],
         "nan_f64_order": ["".join(o) for o in itertools.permutations("ABC")],
         "nan_f64_snan_first": [False, True],
