@@ -8,14 +8,15 @@ that knows
     vector prefix multiplies it (`.v2`, `.v4`, `.v8`): PTX ISA 5.2 "Fundamental types" and
     9.7.9.8/9 (`ld`/`st` `.vec`);
   * how a lane mask is given (None = all lanes, a 32-bit integer, or 32 booleans);
-  * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression).
+  * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression);
+  * how a set of lanes is written in messages (`lane_ranges`: "0-7,16").
 """
 import numpy as np
 
 from .errors import LayoutsimError
 
 LANES = 32
-MAX_OFFSET = 1 << 48          # the expression language's bound too (banks/address.py)
+MAX_OFFSET = 1 << 48          # the expression language's bound too (address/expr.py MAX_ABS)
 
 TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
               "f16x2": 4, "bf16x2": 4, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
@@ -75,6 +76,19 @@ def lane_masks(active, n):
     raise LayoutsimError(f"active: give {n} lane masks or a [{n}, 32] boolean array, not shape {a.shape}")
 
 
+def lane_ranges(lanes):
+    """Sorted lanes as runs for messages and reports: [0, 1, 2, 3, 8] -> "0-3,8"; none: "-"."""
+    lanes = list(lanes)
+    if not lanes:
+        return "-"
+    runs, start = [], lanes[0]
+    for a, b in zip(lanes, lanes[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a != start else f"{a}")
+            start = b
+    return ",".join(runs)
+
+
 def mask_bits(masks):
     """bool[N, 32] lanes of N uint64 lane masks."""
     masks = np.asarray(masks, np.uint64)
@@ -125,7 +139,7 @@ def lane_values(offsets, what, variables=None, lanes=None, width=LANES):
     shorter list stands for (ldmatrix's row-address lanes); `what` names the op in errors;
     `width` is the warp's (32; a CDNA wave64 LDS access: 64)."""
     if isinstance(offsets, str):
-        from .banks.address import lane_offsets
+        from .address import lane_offsets
         return lane_offsets(offsets, lanes=width, **(variables or {})), np.ones(width, bool)
     if isinstance(offsets, np.ndarray):
         if offsets.ndim != 1:
