@@ -30,7 +30,8 @@ The API (stable; the simulator and the PTX executor use it):
   consistency(tmap, dst, instr, operand, desc, trans)    elements where a TMA tile and a
       descriptor disagree
   problems(instr, operand, desc, ...) -> [Problem]       what `layoutsim desc check` reports
-  MODES, mode(name)                                      the four swizzle modes (swizzle.py)
+  MODES, mode(name)                                      the four swizzle modes (swizzle.py: CuTe
+      Swizzle<B,4,3>, layoutsim.address's Swizzle; smem builds on layoutsim.address, never on banks)
   status(), tma.status(); CONFIRMED, tma.CONFIRMED        the readings in use and their H200 corpora
 
 For the PTX executor:
