@@ -24,5 +24,6 @@ def block_offsets_array(tile, op, positions):
     return address.block_offsets_array(tile, parse(op), positions)
 
 
+# the docstrings are the address layer's (written once), plus what the op may be here
 for _f in (matrix_origins, fragment_offsets, block_offsets, block_offsets_array):
     _f.__doc__ = getattr(address, _f.__name__).__doc__ + "\n\n    op: the spelling of an ldmatrix/stmatrix (or its OpSpec)."
