@@ -8,7 +8,8 @@ that knows
     vector prefix multiplies it (`.v2`, `.v4`, `.v8`): PTX ISA 5.2 "Fundamental types" and
     9.7.9.8/9 (`ld`/`st` `.vec`); an element format's width is formats.py's;
   * how a lane mask is given (None = all lanes, a 32-bit integer, or 32 booleans);
-  * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression).
+  * how 32 offsets are given (a list with None for "no address", a 1-D array, or an expression);
+  * how a set of lanes is written in messages (`lane_ranges`: "0-7,16").
 """
 import numpy as np
 
@@ -16,7 +17,7 @@ from .errors import LayoutsimError
 from .formats import FORMATS
 
 LANES = 32
-MAX_OFFSET = 1 << 48          # the expression language's bound too (banks/address.py)
+MAX_OFFSET = 1 << 48          # the expression language's bound too (address/expr.py MAX_ABS)
 
 
 
@@ -89,6 +90,19 @@ def lane_masks(active, n):
     raise LayoutsimError(f"active: give {n} lane masks or a [{n}, 32] boolean array, not shape {a.shape}")
 
 
+def lane_ranges(lanes):
+    """Sorted lanes as runs for messages and reports: [0, 1, 2, 3, 8] -> "0-3,8"; none: "-"."""
+    lanes = list(lanes)
+    if not lanes:
+        return "-"
+    runs, start = [], lanes[0]
+    for a, b in zip(lanes, lanes[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a != start else f"{a}")
+            start = b
+    return ",".join(runs)
+
+
 def mask_bits(masks):
     """bool[N, 32] lanes of N uint64 lane masks."""
     masks = np.asarray(masks, np.uint64)
@@ -139,7 +153,7 @@ def lane_values(offsets, what, variables=None, lanes=None, width=LANES):
     shorter list stands for (ldmatrix's row-address lanes); `what` names the op in errors;
     `width` is the warp's (32; a CDNA wave64 LDS access: 64)."""
     if isinstance(offsets, str):
-        from .banks.address import lane_offsets
+        from .address import lane_offsets
         return lane_offsets(offsets, lanes=width, **(variables or {})), np.ones(width, bool)
     if isinstance(offsets, np.ndarray):
         if offsets.ndim != 1:

@@ -24,6 +24,25 @@ ALL = NVIDIA + AMD
 # per block) and on RDNA3/RDNA4 (HIP device property maxThreadsPerBlock).
 MAX_BLOCK_THREADS = 1024
 
+# Shared memory, from the CUDA C++ Programming Guide, "Technical Specifications per Compute
+# Capability" (and the Hopper / Blackwell tuning guides): (KiB per SM, KiB usable per block).
+SMEM_KIB = {"sm_70": (96, 96), "sm_75": (64, 64), "sm_80": (164, 163), "sm_86": (100, 99),
+            "sm_87": (164, 163), "sm_89": (100, 99), "sm_90": (228, 227), "sm_100": (228, 227),
+            "sm_120": (128, 99)}
+# AMD LDS per workgroup: 64 KiB on gfx11 and gfx12 (RDNA3 / RDNA4 ISA guides, "LDS"); CDNA from
+# the ROCm GPU specifications tables (gfx950: MI355X/MI350X, banks/amd.py's _GFX950 note).
+LDS_BYTES = 64 * 1024
+CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
+
+
+def shared_memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if arch in AMD:
+        size = CDNA_LDS_BYTES.get(arch, LDS_BYTES)
+        return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
+    per_sm, per_block = SMEM_KIB[arch]
+    return per_block * 1024, f"{arch}'s shared memory: {per_block} KiB usable per block ({per_sm} KiB per SM)"
+
 ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
            "ampere": "sm_80", "ada": "sm_89", "rdna3": "gfx1100", "rdna4": "gfx1201",

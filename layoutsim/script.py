@@ -15,7 +15,7 @@ from .files import pipe_safe_stdout
 
 # command-line words one call may give: argparse's parsing takes time quadratic in the number of
 # options (10,000 `--var` options take seconds before any command runs); no command needs more
-# (`banks --var` takes at most 1000 variables, banks.address.MAX_VARIABLES)
+# (`banks --var` takes at most 1000 variables, address.MAX_VARIABLES)
 MAX_ARGUMENTS = 4096
 
 

@@ -42,7 +42,7 @@ GROUPS = {
     "formats": (["layoutsim/formats.py"], "tests/numerics/test_formats_numerics.py tests/ptx/test_ptx_alu_float.py "
                 "tests/numerics/test_published.py tests/numerics/test_independent_reference.py", 120, 50),
     "banks": (["layoutsim/banks/model.py", "layoutsim/banks/nvidia.py", "layoutsim/banks/amd.py",
-               "layoutsim/banks/ops.py", "layoutsim/banks/address.py", "layoutsim/banks/batch.py",
+               "layoutsim/banks/ops.py", "layoutsim/banks/tiles.py", "layoutsim/address", "layoutsim/banks/batch.py",
                "layoutsim/banks/_jit.py", "layoutsim/banks/search.py"], "tests/banks", 180, 60),
     "sim": (["layoutsim/sim"], "tests/sim", 180, 80),
     # numerics: the fast tests first (-x stops at the first failure), the H200 replays, then the

@@ -138,9 +138,9 @@ EXTRAS = [
 
 
 def extras_model(spec):
-    from layoutsim import banks
+    from layoutsim import address, banks
     op, rows, cols, pad, r, c = spec
-    offs = banks.block_offsets(banks.Tile(rows, cols, "f16", pad=pad), op, r, c)
+    offs = banks.block_offsets(address.Tile(rows, cols, "f16", pad=pad), op, r, c)
     return op, banks.wavefronts(op, offs)
 
 

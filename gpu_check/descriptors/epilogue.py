@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from layoutsim import smem
-from layoutsim.banks import Tile
+from layoutsim.address import Tile
 from layoutsim.banks.search import accesses
 from layoutsim.files import write_atomic
 

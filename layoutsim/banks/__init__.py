@@ -15,14 +15,21 @@ Wavefronts are what Nsight Compute counts in l1tex__data_pipe_lsu_wavefronts_mem
 / _op_st. NVIDIA rules: nvidia.py (which phases merge is being measured on an H200:
 gpu_check/bank_probe). AMD rules: amd.py, from documents only, unverified on hardware.
 numba is imported only by the numba batch engine (batch.py -> _jit.py).
+
+Addresses, swizzles and tiles are layoutsim.address (banks builds on it; it knows nothing of
+banks); Tile, Swizzle, XorSwizzle, Expr, lane_offsets, parse_swizzle and fill_offsets are
+re-exported here as part of this package's public API, and tiles.py gives fragment_offsets,
+block_offsets and matrix_origins for ops given by their spelling.
 """
-from .address import (Expr, Swizzle, Tile, XorSwizzle, block_offsets, fill_offsets,
-                      fragment_offsets, lane_offsets, matrix_origins, parse_swizzle)
+# The address layer's names, public here too: bank-model users write banks.Tile, banks.Swizzle
+# (docs/banks.md); they live in layoutsim.address. The ldmatrix/stmatrix ones take spellings.
+from ..address import Expr, Swizzle, Tile, XorSwizzle, fill_offsets, lane_offsets, parse_swizzle
 from .batch import ideal_batch, wavefronts_batch
 from .model import Phase, Report, analyze, wavefronts
 from .nvidia import DEFAULT as DEFAULT_RULES, Rules
 from .ops import OpSpec, names as op_names, parse as parse_op
 from .search import search
+from .tiles import block_offsets, fragment_offsets, matrix_origins
 
 __all__ = ["analyze", "wavefronts", "wavefronts_batch", "ideal_batch", "Report", "Phase", "Rules",
            "DEFAULT_RULES", "Tile", "Swizzle", "XorSwizzle", "Expr", "lane_offsets", "parse_swizzle",

@@ -112,7 +112,7 @@ def reject_tile_options(args, names=TILE_OPTIONS):
 def variables_from_args(args, exprs):
     """--var NAME=VALUE as {name: value}, each one used by an --addr expression (or by a later
     variable that is): a variable nothing reads would be ignored, so it is refused."""
-    from ..banks.address import Expr, parse_variables
+    from ..address import Expr, parse_variables
     variables = parse_variables(args.var)
     if variables and not exprs:
         raise LayoutsimError("--var is for --addr expressions")
@@ -135,7 +135,7 @@ def check_swizzle_unit(args):
 
 
 def tile_from_args(args):
-    from ..banks.address import Tile, parse_swizzle
+    from ..address import Tile, parse_swizzle
     check_swizzle_unit(args)
     rows, cols = shape(args.tile)
     return Tile(rows, cols, args.dtype or "f16", pad=args.pad or 0, pitch=args.pitch, base=args.base or 0,
@@ -144,7 +144,7 @@ def tile_from_args(args):
 
 def accesses_from_args(args):
     """[(label, offsets)] for the arguments: one access, or several for --fill."""
-    from ..banks import address
+    from .. import address
     from ..banks.model import check_tile
     from ..banks.ops import parse
     if args.tile is None:

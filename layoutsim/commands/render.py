@@ -213,7 +213,7 @@ def _phase_lanes(inst, arch, k, access):
         have = "only phase 0" if len(phases) == 1 else f"phases 0-{len(phases) - 1}"
         raise LayoutsimError(f"phase {k} out of range: {report.op} has {have}")
     lanes = sorted(int(l) for l in phases[k].lanes)
-    from ..banks.model import lane_ranges
+    from ..access import lane_ranges
     return lanes, f"phase {k} of {report.op} (lanes {lane_ranges(lanes)})"
 
 
@@ -260,7 +260,7 @@ def _bank_scene(args):
                              f"or --tile ROWSxCOLS (with --fragment/--block/--fill)")
     if len(labels) > len(sources):
         raise LayoutsimError(f"{len(labels)} --label for {len(sources)} accesses")
-    from ..banks.address import lane_offsets
+    from ..address import lane_offsets
     from .banks import parse_offsets, variables_from_args     # the `layoutsim banks` spellings
     variables = variables_from_args(args, list(args.addr or []))
     accesses = []

@@ -6,7 +6,7 @@ fragment puts, in register j of every lane, the elements of one 8x8 block of the
 constant offset from where the ldmatrix fragment puts the elements of matrix j, that
 ldmatrix loads the operand, matrix j being the block at that offset (its *origin*). Both tables
 come from the catalog, so the answer holds exactly when both maps do. gpu_check's end-to-end
-kernels and the bank model's tile addresses (`layoutsim.banks.address`) use these plans.
+kernels and the bank model's tile addresses (`layoutsim.address`) use these plans.
 """
 import numpy as np
 

@@ -11,6 +11,7 @@ of one warp's global access, as Nsight Compute counts them, and the ideal sector
 
 NVIDIA rules: nvidia.py (documented facts, candidate rules, which ones the H200 confirmed:
 gpu_check/coalesce_probe measures them). AMD: amd.py, documents only, unverified on hardware.
+Offsets, masks and `lane` expressions: layoutsim.access and layoutsim.address (never the bank model).
 """
 from .batch import FIELDS, coalesce_batch
 from .model import coalesce, format_report

@@ -35,7 +35,7 @@ def carried(spec, arch):
 
 def lane_ranges(lanes):
     """'0-7,16' for [0, 1, ..., 7, 16]."""
-    from ..banks.model import lane_ranges as ranges
+    from ..access import lane_ranges as ranges
     return ranges(list(lanes))
 
 

@@ -24,7 +24,7 @@ warps that arrive (scheduler.py).
 """
 import numpy as np
 
-from ..banks.model import lane_ranges
+from ..access import lane_ranges
 from .state import Fault
 
 ALIGNED = "PTX ISA: .aligned: all threads in the {group} must execute the same {op}; otherwise undefined"

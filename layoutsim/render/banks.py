@@ -34,7 +34,7 @@ class Access:
 
 
 def _lane_text(lanes):
-    from ..banks.model import lane_ranges
+    from ..access import lane_ranges
     return "T" + lane_ranges(sorted(lanes))
 
 
@@ -49,7 +49,7 @@ def analyze(access):
     spec = ops.parse(access.op)
     report = model.analyze(access.op, access.offsets, arch=access.arch, active=access.active)
     if isinstance(access.offsets, str):
-        from ..banks.address import lane_offsets
+        from ..address import lane_offsets
         offs = [int(v) for v in lane_offsets(access.offsets, lanes=model.lanes_of(report.arch))]
     else:
         offs = [0 if v is None else int(v) for v in access.offsets]
@@ -231,8 +231,8 @@ LAYOUT_KEYS = ("pad", "pitch", "swizzle", "base", "unit")
 
 
 def parse_layout(spec, rows, cols, dtype):
-    """'pad=8', 'swizzle=3,3,3', 'pitch=72 swizzle=xor:7->4' -> banks.address.Tile."""
-    from ..banks.address import Tile, parse_swizzle
+    """'pad=8', 'swizzle=3,3,3', 'pitch=72 swizzle=xor:7->4' -> address.Tile."""
+    from ..address import Tile, parse_swizzle
     from ..errors import suggest
     from ..inputs import parse_int
     kw = {}
@@ -255,15 +255,15 @@ def parse_layout(spec, rows, cols, dtype):
 def tile_offsets(tile, op, fragment=None, at=(0, 0), stored="row", block=False, fill=None, lanes=32):
     """(offsets, one per lane, and a one-line description) of the warp access the user asked for
     on this tile; `lanes`: the warp's (32; CDNA wave64: 64)."""
-    from ..banks import address
+    from .. import address
     from ..banks.ops import parse
     spec = parse(op)
     row, col = at
     if fragment:
-        return (address.fragment_offsets(tile, op, fragment, row, col, stored),
+        return (address.fragment_offsets(tile, spec, fragment, row, col, stored),
                 f"{spec.name} moving {fragment} at tile ({row}, {col})")
     if block or (spec.is_matrix and fill is None):
-        return (address.block_offsets(tile, op, row, col),
+        return (address.block_offsets(tile, spec, row, col),
                 f"{spec.name} of the 8x8 blocks at tile ({row}, {col})")
     k = fill or 0
     accesses = address.fill_offsets(tile, spec.width, first=k, count=1, lanes=lanes)
@@ -273,7 +273,7 @@ def tile_offsets(tile, op, fragment=None, at=(0, 0), stored="row", block=False, 
 
 def _word_cells(tile, touched, conflicts, row_range, banks=BANKS):
     """Tile rows as 4-byte words (data words, then padding words), coloured by bank."""
-    from ..banks.address import Tile
+    from ..address import Tile
     eb = tile.elem_bytes
     pitch = tile.row_pitch
     wide = Tile(tile.rows, pitch, tile.dtype, base=tile.base, swizzle=tile.swizzle, unit=tile.unit)
@@ -355,7 +355,7 @@ def tile_panel(scene, x, y, label, tile, op, offsets, what, arch=None, font=9.0,
 
 
 def _row_word(tile, r, k):
-    from ..banks.address import Tile
+    from ..address import Tile
     eb = tile.elem_bytes
     wide = Tile(tile.rows, tile.row_pitch, tile.dtype, base=tile.base, swizzle=tile.swizzle, unit=tile.unit)
     byte = k * WORD

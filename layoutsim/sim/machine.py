@@ -34,9 +34,9 @@ from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
     """Shared memory (LDS) one block can address on `arch`, in bytes. The figures live with
-    the bank model (layoutsim.banks.model.memory_limit)."""
-    from ..banks.model import memory_limit
-    return memory_limit(arch)[0]
+    the arch table (layoutsim.archs.shared_memory_limit)."""
+    from ..archs import shared_memory_limit
+    return shared_memory_limit(arch)[0]
 
 
 WIDTHS = (8, 16, 32, 64, 128)

@@ -4,7 +4,7 @@ One table, one primitive. A mode of span S bytes (32, 64 or 128; "none" is 16) X
 16-byte-chunk bits [4, 4+B) of a shared-window byte address with the bits [7, 7+B) above them,
 B = log2(S / 16): that is CuTe's `Swizzle<B,4,3>` applied to byte addresses
 (cute/atom/mma_traits_sm90_gmma.hpp: `Swizzle<3,4,3> o smem_ptr` for B128), and the same XOR
-is `layoutsim.banks.address.Swizzle`, used here rather than restated. The pattern repeats every
+is `layoutsim.address.Swizzle`, used here rather than restated. The pattern repeats every
 8 rows of S bytes (1024 / 512 / 256 bytes: PTX ISA 9.7.15.5.1.2.2, the "repeating pattern"
 table). On e-byte elements the same map is Swizzle<B, 4 - log2(e), 3> of the element offset.
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..banks.address import Swizzle
+from ..address import Swizzle
 from ..errors import LayoutsimError, suggest
 
 
@@ -100,10 +100,10 @@ def for_cute(swizzle, elem_bytes=1):
 
 
 def cxx_index(tile, row="row", col="col"):
-    """A C++ expression for the element index where (row, col) of `tile` (a layoutsim.banks Tile)
+    """A C++ expression for the element index where (row, col) of `tile` (a layoutsim.address Tile)
     lives, to paste into a kernel: the tile's pitch, then its swizzle (CuTe Swizzle<B,M,S>
     written out as shifts and masks, on element or byte offsets), then its base."""
-    from ..banks.address import Swizzle as Cute
+    from ..address import Swizzle as Cute
     e = tile.elem_bytes
     lin = f"{row} * {tile.row_pitch} + {col}" if tile.row_pitch != 1 else f"{row} + {col}"
     sw = tile.swizzle

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 import layoutsim
 from layoutsim import banks
 from layoutsim.banks import Expr, Swizzle, Tile, XorSwizzle
-from layoutsim.banks.address import fill_count, parse_swizzle, parse_variables
+from layoutsim.address import fill_count, parse_swizzle, parse_variables
 from layoutsim.errors import LayoutsimError
 
 LANE = np.arange(32)
@@ -147,7 +147,7 @@ def test_swizzles_are_bijections(b, m, s):
 
 def test_a_fragment_name_with_two_colons_is_one_clear_error():
     # INSTRUCTION:OPERAND splits at the last colon: the rest is looked up as an instruction
-    from layoutsim.banks.address import Tile, fragment_offsets
+    from layoutsim.banks import Tile, fragment_offsets
     with pytest.raises(LayoutsimError, match="^unknown instruction 'a:mma.m16n8k16.f32.f16.f16.f32'"):
         fragment_offsets(Tile(64, 64, "f16"), "ldmatrix.x4", "a:mma.m16n8k16.f32.f16.f16.f32:A")
 

@@ -9,20 +9,20 @@ import argparse
 import pytest
 
 from layoutsim import cli
-from layoutsim.banks import address
+from layoutsim.address import expr as address
 from layoutsim.errors import LayoutsimError
 
 
 def _conversions(monkeypatch, items):
     calls = [0]
-    real = address._int64
+    real = address.int64_values
 
     def counting(*a, **k):
         calls[0] += 1
         return real(*a, **k)
-    monkeypatch.setattr(address, "_int64", counting)
+    monkeypatch.setattr(address, "int64_values", counting)
     out = address.parse_variables(items)
-    monkeypatch.setattr(address, "_int64", real)
+    monkeypatch.setattr(address, "int64_values", real)
     return out, calls[0]
 
 

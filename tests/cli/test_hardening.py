@@ -166,7 +166,7 @@ def test_any_tile_shape_and_padding(shape, mode, pad):
 def test_any_address_expression(expr):
     rc, out = _ok_or_one_line(["banks", "--op", "ld.shared.b32", f"--addr={expr}", "--json"])
     if rc == 0:
-        from layoutsim.banks.address import MAX_ABS, lane_offsets
+        from layoutsim.address import MAX_ABS, lane_offsets
         offs = lane_offsets(expr)                  # an answer only when no step left +-2**48
         assert all(abs(int(o)) <= MAX_ABS for o in offs)
         assert json.loads(out)["wavefronts"] >= 1

@@ -2,7 +2,7 @@
 
 Expected values: cuda.h's cuTensorMapEncodeTiled rules (box dims 1..256, inner bytes a multiple
 of 16 and at most the swizzle span), the swizzle of CuTe Swizzle<B,4,3> on the address
-(layoutsim.banks.address.Swizzle, which has its own tests against CuTe), and the H200 TMA corpus
+(layoutsim.address.Swizzle, which has its own tests against CuTe), and the H200 TMA corpus
 (tests/data/descriptors/tma_sm_90.npz: span-wide rows when swizzled, the innermost coordinate on
 16 bytes)."""
 import numpy as np
