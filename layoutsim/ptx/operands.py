@@ -52,6 +52,13 @@ def _readable(op, ins):
         raise LayoutsimError(f"line {ins.line}: cannot read operand {op.value!r} (in {ins.text})")
 
 
+def _modelled(typ, ins):
+    """Refuse a value wider than the model's registers (.b128)."""
+    if getattr(typ, "bits", 0) > 64:
+        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled (registers "
+                             f"of at most 64 bits)")
+
+
 class Builder:
     """Operand closures for the instructions of one program (registers already numbered)."""
 
@@ -71,6 +78,7 @@ class Builder:
     def read(self, op, typ, ins):
         """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
         _readable(op, ins)
+        _modelled(typ, ins)
         dt = typ.dtype if not isinstance(typ, np.dtype) else typ
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
@@ -125,6 +133,7 @@ class Builder:
 
     def write(self, op, typ, ins):
         """A function(batch, value, g, full) storing `value` (typ's dtype) into a register."""
+        _modelled(typ, ins)
         if op.kind == "sink":
             return lambda b, v, g, full: None
         s = self.slot(op, ins)

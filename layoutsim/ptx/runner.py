@@ -11,6 +11,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from . import sass
 from .costs import Costs
+from .internal import guarded
 from .launch import MAX_BATCH_THREADS, Launch
 from .module import load
 from .program import Program
@@ -24,7 +25,11 @@ _PROGRAMS = {}
 
 def program(ptx, kernel, arch):
     """The linked Program of a kernel (cached per PTX text, kernel and arch)."""
-    key = (hashlib.sha1(ptx.encode()).hexdigest() if isinstance(ptx, str) else None, kernel, arch)
+    if not isinstance(kernel, str):
+        raise LayoutsimError(f"kernel: give the entry's name as a string, not {type(kernel).__name__}")
+    # surrogatepass: a lone surrogate hashes here, and load refuses it with its line
+    key = (hashlib.sha1(ptx.encode("utf-8", "surrogatepass")).hexdigest() if isinstance(ptx, str) else None,
+           kernel, arch)
     prog = _PROGRAMS.get(key) if key[0] else None
     if prog is None:
         module = load(ptx)
@@ -112,6 +117,7 @@ def _check_sample(k, threads_per_cta, most):
                              f"(at most {MAX_SAMPLE} CTAs and {MAX_THREADS} threads)")
 
 
+@guarded("running the kernel")
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
         racecheck=False, max_steps=MAX_STEPS, progress=None, batch_threads=MAX_BATCH_THREADS):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx)."""

@@ -64,6 +64,11 @@ class Heap:
         self._end = start + int(nbytes) + GUARD
         return GLOBAL_BASE + start
 
+    @property
+    def extent(self):
+        """Bytes the array will have once finished (every buffer at its alignment, with guards)."""
+        return self._end
+
     def copy(self):
         h = Heap()
         h.starts, h.sizes, h.names, h._end = list(self.starts), list(self.sizes), list(self.names), self._end

@@ -77,6 +77,11 @@ _BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
 # here (tests/ptx/kernels/wgmma.sm_90a.ptx, 0.3 MB), and loading costs ~2 us a character, so the
 # longest accepted text loads in under 20 s
 MAX_PTX_CHARS = 1 << 23
+# brackets one statement may nest: PTX nests a few (an initializer of a 3-d array of vectors is 4
+# deep); the operand and initializer readers recurse once a level
+MAX_NESTING = 32
+# a lone surrogate is not a character (what Python's surrogateescape makes of undecodable bytes)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Pending:
@@ -116,6 +121,11 @@ def statements(text):
     """Split PTX text into Stmt items (comments removed, debug sections skipped)."""
     if len(text) > MAX_PTX_CHARS:
         raise PtxSyntaxError(f"PTX text of {len(text)} characters: the limit is {MAX_PTX_CHARS}")
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise PtxSyntaxError(f"line {text.count(chr(10), 0, bad.start()) + 1}: the PTX text holds "
+                             f"{bad.group()!r}, a lone surrogate and not a character (bytes that are not "
+                             f"UTF-8?); PTX is ASCII text")
     # `.reg.b16 x;` (no space, as some CUDA headers' inline asm writes it) is `.reg .b16 x;`
     text = re.sub(r"(?<![\w.])\.(reg|param|local|shared)\.(?=[a-z])", r".\1 .", _strip_comments(text))
     out = []
@@ -194,6 +204,8 @@ def statements(text):
                 continue
         if c in "([{":
             depth += 1
+            if depth > MAX_NESTING:
+                raise PtxSyntaxError(f"line {line}: brackets nested more than {MAX_NESTING} deep")
         elif c in ")]}":
             depth -= 1
             if depth < 0:
@@ -251,6 +263,8 @@ def split_top(text, sep=","):
     for c in text:
         if c in "([{":
             depth += 1
+            if depth > MAX_NESTING:
+                raise PtxSyntaxError(f"line {line}: brackets nested more than {MAX_NESTING} deep")
         elif c in ")]}":
             depth -= 1
         if c == sep and depth == 0:
@@ -264,7 +278,28 @@ def split_top(text, sep=","):
     return parts
 
 
-def parse_int(text):
+def is_int(text):
+    """Whether text is a PTX integer literal."""
+    return bool(_INT.match(text.strip()))
+
+
+INT_RANGE = (-(1 << 63), (1 << 64) - 1)     # PTX integer literals are 64-bit (signed or unsigned)
+
+
+def parse_int(text, line=None, lo=INT_RANGE[0], hi=INT_RANGE[1]):
+    """The value of a PTX integer literal (decimal, 0x hex, 0b binary, 0 octal, U suffix) in
+    lo..hi; anything else is a PtxSyntaxError naming the line."""
+    where = f"line {line}: " if line is not None else ""
+    if not _INT.match(text.strip()):
+        raise PtxSyntaxError(f"{where}{text.strip()[:40]!r} is not an integer")
+    v = _int_value(text)
+    if not lo <= v <= hi:
+        shown = text.strip() if len(text.strip()) <= 24 else f"{text.strip()[:12]}...({len(text.strip())} digits)"
+        raise PtxSyntaxError(f"{where}integer {shown} is out of range: valid {lo}..{hi}")
+    return v
+
+
+def _int_value(text):
     t = text.strip().rstrip("Uu")
     neg = t.startswith("-")
     t = t.lstrip("+-")
@@ -314,7 +349,7 @@ def parse_operand(text, line):
             bits ^= 1 << (width - 1)
         return Operand("fimm", (bits, width, text.strip()))
     if _INT.match(t):
-        return Operand("imm", parse_int(t))
+        return Operand("imm", parse_int(t, line))
     if _FDEC.match(t):
         import struct
         bits = struct.unpack("<Q", struct.pack("<d", float(t)))[0]
@@ -326,6 +361,10 @@ def parse_operand(text, line):
     return Operand("raw", text.strip())     # refused where an instruction reads it (with its line)
 
 
+# an address offset is a signed 64-bit byte offset (added to int64 addresses)
+ADDRESS_RANGE = (-(1 << 63), (1 << 63) - 1)
+
+
 def _parse_address(inner, line):
     m = re.match(r"^([%A-Za-z_$][\w$.]*)?\s*(?:\+\s*(-?\s*[-+]?\w+))?$", inner)
     if m and (m.group(1) or m.group(2)):
@@ -333,16 +372,16 @@ def _parse_address(inner, line):
         if m.group(1):
             name = m.group(1)
             if _INT.match(name):
-                return Operand("addr", offset=parse_int(name))
+                return Operand("addr", offset=parse_int(name, line, *ADDRESS_RANGE))
             base = Operand("reg", name) if name.startswith("%") else Operand("sym", name)
-        off = parse_int(m.group(2).replace(" ", "")) if m.group(2) else 0
+        off = parse_int(m.group(2).replace(" ", ""), line, *ADDRESS_RANGE) if m.group(2) else 0
         return Operand("addr", base=base, offset=off)
     m = re.match(r"^([%A-Za-z_$][\w$.]*)\s*-\s*(\w+)$", inner)
     if m:
         base = Operand("reg", m.group(1)) if m.group(1).startswith("%") else Operand("sym", m.group(1))
-        return Operand("addr", base=base, offset=-parse_int(m.group(2)))
+        return Operand("addr", base=base, offset=-parse_int(m.group(2), line, *ADDRESS_RANGE))
     if _INT.match(inner):
-        return Operand("addr", offset=parse_int(inner))
+        return Operand("addr", offset=parse_int(inner, line, *ADDRESS_RANGE))
     return Operand("raw", f"[{inner}]")
 
 
