@@ -49,7 +49,10 @@ def guarded(stage):
         def entry(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except LayoutsimError:
+            except LayoutsimError as e:
+                # one line, whatever text of the PTX a message quotes (PtxFault keeps its .run)
+                if e.args and isinstance(e.args[0], str) and one_line(e.args[0], limit=10 ** 6) != e.args[0]:
+                    e.args = (one_line(e.args[0], limit=10 ** 6),) + e.args[1:]
                 raise
             except Exception as e:      # noqa: BLE001 - the net: every other exception is a bug
                 line = ptx_line(e.__traceback__)

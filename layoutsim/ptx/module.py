@@ -258,6 +258,9 @@ MAX_ELEMENTS = 1 << 32
 
 
 def _parse_init(text, var, line):
+    if var.ptype.bits > 64:
+        raise UnsupportedPtx(f"line {line}: initializer of .{var.ptype.name} {var.name}: the model "
+                             f"initializes values of at most 64 bits")
     vals = []
 
     def walk(t):
@@ -305,7 +308,7 @@ def _parse_header(text, line):
         try:
             nums = [parse_int(v, line, 0, 1 << 31) for v in split_top(val) if v.strip()] if val else []
         except PtxSyntaxError as e:
-            raise PtxSyntaxError(f"{e} (in .{key} {val[:40]})") from None
+            raise PtxSyntaxError(f"{e} (in .{key} {val[:40]!r})") from None
         directives[key] = nums
     return Function(name=name, kind=kind, params=params, rets=rets, directives=directives, line=line)
 
@@ -406,6 +409,7 @@ def _body(items, i, fn, mod):
         root.declare(p.name)
     scope, depth, tags = root, 1, [0]
     loc, last_user = None, 0
+    labels = {}                 # name -> line: a branch names one place of the function
     while i < len(items):
         st = items[i]
         i += 1
@@ -421,6 +425,10 @@ def _body(items, i, fn, mod):
             scope = scope.parent
             continue
         if st.kind == "label":
+            if st.text in labels:
+                raise PtxSyntaxError(f"line {st.line}: label {st.text} defined twice in {fn.name} (first at "
+                                     f"line {labels[st.text]})")
+            labels[st.text] = st.line
             fn.body.append(Label(st.text, st.line))
             continue
         text = st.text

@@ -4,6 +4,8 @@
 Every formula below is the ISA's pseudo-code written over numpy arrays: the instruction runs
 on all threads of the batch at once.
 """
+import functools
+
 import numpy as np
 
 from . import types as T
@@ -33,6 +35,7 @@ def _simd_op(ins, b, f):
     t = next(m for m in ins.mods if m in ("u16x2", "s16x2"))
     et = _simd(t)
 
+    @functools.wraps(f)                   # f's parameters: the sources elementwise expects
     def g(*xs):
         parts = [np.asarray(x, np.uint32).reshape(-1).view(et).reshape(-1, 2) for x in xs]
         r = f(*parts)
@@ -158,7 +161,7 @@ def _lanes(x, n, signed):
 
 def _dp(ins, b, prog):
     """dp4a / dp2a (PTX ISA 9.7.1.23/24): c + the dot product of byte (halfword) lanes."""
-    ta, tb = (t for t in T.types_in(ins.mods))
+    ta, tb = T.two_types(ins, f"{ins.opcode}.s32.u32")
     hi = "hi" in ins.mods
     out = T.get("u32") if (not ta.signed and not tb.signed) else T.get("s32")
     four = ins.opcode == "dp4a"
@@ -513,7 +516,7 @@ def _setp(ins, b, prog):
     rc = b.read(ins.operands[3], P, ins) if boolop else None
     bf = BOOL.get(boolop)
     if ins.opcode == "set":
-        dtype = T.types_in(ins.mods)[0]
+        dtype = T.two_types(ins, "set.lt.u32.f32")[0]
         one = np.array(1.0, dtype.dtype) if dtype.kind == "f" else np.array(-1).astype(dtype.dtype)
 
     def fn(bt, g, full):
@@ -545,8 +548,7 @@ def _selp(ins, b, prog):
 
 
 def _slct(ins, b, prog):
-    tys = T.types_in(ins.mods)
-    t, ct = tys[0], tys[-1]
+    t, ct = T.two_types(ins, "slct.f32.s32")
     ftz = "ftz" in ins.mods
     return elementwise(ins, b, lambda x, y, c: np.where((c >= 0) | (ftz & (c == 0)), x, y), [t, t, ct], t)
 

@@ -208,7 +208,9 @@ def _wmma(ins, b, prog):
 def _wmma_move(ins, b, prog):
     store = ins.mods[0] == "store"
     use = ins.mods[1]
-    layout = next(m for m in ins.mods if m in ("row", "col"))
+    layout = next((m for m in ins.mods if m in ("row", "col")), None)
+    if layout is None:
+        raise unsupported(ins, "wmma layout: .row or .col")
     shape = next((m for m in ins.mods if m in WM.SHAPES), None)
     if shape is None:
         raise unsupported(ins, "wmma shape")

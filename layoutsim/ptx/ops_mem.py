@@ -168,6 +168,7 @@ def _atomic(ins, b, prog):
         raise unsupported(ins, "no atomic operation")
     t = T.instr_type(ins.mods, ins.line)
     nb = max(1, t.bits // 8)
+    need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)
     dst = b.write(ops_.pop(0), T.get(f"b{t.bits}"), ins) if has_dst else None
     addr, _ = b.address(ops_[0], ins)

@@ -184,6 +184,7 @@ def _barrier(ins, b, prog):
     kind = mods[0]
     if kind not in ("sync", "arrive", "red"):
         raise unsupported(ins)
+    need(ins, 3 if kind == "red" else 1)        # [d,] barrier id[, count][, predicate]
     ops = list(ins.operands)
     info = {"mode": kind}
     if kind == "red":

@@ -344,6 +344,9 @@ def parse_operand(text, line):
     m = _FHEX.match(t)
     if m:
         width = 32 if m.group(1) in "fF" else 64
+        if len(m.group(2)) != width // 4:
+            raise PtxSyntaxError(f"line {line}: float literal {t[:40]!r}: 0{m.group(1)} takes exactly "
+                                 f"{width // 4} hex digits (the {width} bits)")
         bits = int(m.group(2), 16)
         if t.startswith("-"):
             bits ^= 1 << (width - 1)
@@ -386,6 +389,28 @@ def _parse_address(inner, line):
 
 
 # ---- instructions ---------------------------------------------------------------------------
+class Parts(tuple):
+    """The operands (or modifiers) of one instruction. A handler reads them by position; one
+    past the end is the instruction's own fault (an operand or modifier missing), so it is a
+    PtxSyntaxError with the PTX line, not an IndexError of the handler."""
+
+    def __new__(cls, items, line, text, what):
+        self = super().__new__(cls, items)
+        self.where = (line, text, what)
+        return self
+
+    def __getitem__(self, i):
+        try:
+            return super().__getitem__(i)
+        except IndexError:
+            line, text, what = self.where
+            raise PtxSyntaxError(f"line {line}: {text}: needs more {what}s than the {len(self)} it "
+                                 f"has") from None
+
+    def __reduce__(self):
+        return (Parts, (tuple(self),) + self.where)
+
+
 @dataclass
 class Instr:
     line: int
@@ -398,9 +423,14 @@ class Instr:
     scope: object = None          # register scope at this point (set by the loader)
     extra: dict = field(default_factory=dict)
 
+    def __setattr__(self, key, value):
+        if key in ("operands", "mods") and not isinstance(value, Parts):
+            value = Parts(value, self.line, self.text, "operand" if key == "operands" else "modifier")
+        super().__setattr__(key, value)
+
     @property
     def name(self):
-        return ".".join((self.opcode,) + self.mods)
+        return ".".join((self.opcode,) + tuple(self.mods))
 
 
 def parse_instruction(text, line):

@@ -88,3 +88,12 @@ def instr_type(mods, line=None, default=None):
 def types_in(mods):
     """All type modifiers, in order (cvt.f32.s32 -> [f32, s32])."""
     return [TYPES[m] for m in mods if m in TYPES]
+
+
+def two_types(ins, example):
+    """The (first, second) type modifiers of an instruction that takes two (as `example`)."""
+    tys = types_in(ins.mods)
+    if len(tys) != 2:
+        raise LayoutsimError(f"line {ins.line}: {ins.name} takes two type modifiers (as {example}), not "
+                             f"{len(tys)}: {ins.text}")
+    return tys
