@@ -278,7 +278,8 @@ def _parse_init(text, var, line):
                 import numpy as np
                 f = np.array([bits], np.uint64).view(np.float64) if width == 64 else \
                     np.array([bits], np.uint32).view(np.float32)
-                bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
+                with np.errstate(invalid="ignore"):       # a NaN given to an integer: as numpy casts
+                    bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
             vals.append(bits)
         else:
             raise UnsupportedPtx(f"line {line}: initializer {t!r} of {var.name} (addresses of "

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from .. import archs
-from ..errors import LayoutsimError
+from ..errors import LayoutsimError, integer
 from . import sass
 from .costs import Costs
 from .internal import guarded
@@ -125,6 +125,7 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     arch = archs.normalize(arch)
     if arch is None or archs.vendor(arch) != "nvidia":
         raise LayoutsimError(f"arch {arch!r}: PTX runs on NVIDIA archs ({', '.join(archs.NVIDIA)})")
+    batch_threads = integer(batch_threads, "batch_threads", 1)
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
     ids = select_ctas(launch.n_ctas, ctas, launch.threads_per_cta)

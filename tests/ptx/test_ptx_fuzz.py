@@ -7,7 +7,7 @@ dropped or doubled, huge numbers, odd characters). Each runs through parse, comp
 launch (1 CTA of 32 threads, 200 steps): it succeeds or raises a LayoutsimError of one line,
 never another exception and never the safety net's PtxInternalError (a bug to fix at its cause).
 
-Examples: the suite's hypothesis profile (tests/conftest.py); PTX_FUZZ_EXAMPLES=N runs N.
+Examples: 5x the suite's hypothesis profile (tests/conftest.py); PTX_FUZZ_EXAMPLES=N runs N.
 """
 import os
 import re
@@ -53,7 +53,7 @@ def _ours(line):
 # instructions as nvcc writes them, from the test kernels (full mma/ldmatrix/wgmma spellings and
 # operands of the shapes they take), in this grammar's names
 _LINES = [m.group(1).strip() for p in sorted(KERNELS.glob("*.ptx"))
-          for m in re.finditer(r"^\s*((?:@!?%\w+\s+)?[a-z][\w.:]*\s[^;{}]*;)", p.read_text(), re.M)]
+          for m in re.finditer(r"^\s*((?:@!?%\w+\s+)?[a-z][\w.:]*\s[^;\n]*;)", p.read_text(), re.M)]
 WRITTEN = sorted({_ours(x) for x in _LINES if re.sub(r"^@!?%\w+\s+", "", x).split(".")[0].split()[0] in ops()})
 SEEN = sorted({re.sub(r"^@!?%\w+\s+", "", x).split()[0] for x in WRITTEN})
 NAMES = ["g", "c", "s", "k_p0", "k_p1", "L0", "L1", "L2", "nowhere"]
@@ -211,7 +211,8 @@ def outcome(text, n_params):
         return msg
 
 
-EXAMPLES = int(os.environ.get("PTX_FUZZ_EXAMPLES", 0)) or settings().max_examples
+# 5x the profile's count: a generated module runs in ~30 ms, so the suite's 300 take ~10 s
+EXAMPLES = int(os.environ.get("PTX_FUZZ_EXAMPLES", 0)) or 5 * settings().max_examples
 
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
