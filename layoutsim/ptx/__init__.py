@@ -17,10 +17,12 @@ SASS ptxas emits for each PTX line, which costs charge), racecheck, launch (argu
 registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier objects), report (Run),
 runner (`run`); ops_wgmma and ops_async hold wgmma and TMA/mbarrier. See docs/ptx.md.
 """
+from .internal import PtxInternalError
 from .module import UnsupportedPtx, load
 from .report import InstructionStats, Run
 from .tensormap import TensorMapArg
 from .runner import run
 from .state import PtxFault
 
-__all__ = ["run", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]
+__all__ = ["run", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "PtxInternalError",
+           "TensorMapArg"]

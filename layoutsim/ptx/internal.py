@@ -6,6 +6,8 @@ of the executor knows it) and asks for a report, never a traceback.
 Every cause of bad input is refused where it is read, with its own message; this net only keeps
 an unforeseen one from ending in a traceback. `PtxInternalError` is its own subclass so that the
 PTX fuzz test (tests/ptx/test_ptx_fuzz.py) counts each hit as a failure to fix at its cause.
+A LayoutsimError passes through on one line: a message that quotes PTX text with a newline or a
+control character in it has them escaped (errors.one_line).
 """
 import functools
 import os
