@@ -408,15 +408,22 @@ def _body(items, i, fn, mod):
     root = _Scope(None, "")
     for p in fn.params + fn.rets:
         root.declare(p.name)
+    # labels are scoped by block like registers (every inline asm block of nvcc's may have its
+    # own `WAIT:`), and a branch may name one further down its block: each block declares its
+    # labels when it opens
+    block_labels = _block_labels(items, i, fn)
+    for name in block_labels[0]:
+        root.declare(name)
     scope, depth, tags = root, 1, [0]
     loc, last_user = None, 0
-    labels = {}                 # name -> line: a branch names one place of the function
     while i < len(items):
         st = items[i]
         i += 1
         if st.kind == "open":
             tags[0] += 1
             scope = _Scope(scope, str(tags[0]))
+            for name in block_labels[tags[0]]:
+                scope.declare(name)
             depth += 1
             continue
         if st.kind == "close":
@@ -426,11 +433,7 @@ def _body(items, i, fn, mod):
             scope = scope.parent
             continue
         if st.kind == "label":
-            if st.text in labels:
-                raise PtxSyntaxError(f"line {st.line}: label {st.text} defined twice in {fn.name} (first at "
-                                     f"line {labels[st.text]})")
-            labels[st.text] = st.line
-            fn.body.append(Label(st.text, st.line))
+            fn.body.append(Label(scope.names[st.text], st.line))
             continue
         text = st.text
         if text.startswith("."):
@@ -460,6 +463,30 @@ def _body(items, i, fn, mod):
         ins.loc = loc
         fn.body.append(ins)
     raise PtxSyntaxError(f"line {fn.line}: body of {fn.name} is not closed")
+
+
+def _block_labels(items, i, fn):
+    """{block number: [label names]} of a body from items[i] on (0: the body itself; blocks are
+    numbered in the order they open, as _body numbers them); a label defined twice in one block
+    is refused."""
+    out, open_blocks, seen, n = {0: []}, [0], {}, 0
+    for st in items[i:]:
+        if st.kind == "open":
+            n += 1
+            out[n] = []
+            open_blocks.append(n)
+        elif st.kind == "close":
+            open_blocks.pop()
+            if not open_blocks:
+                break
+        elif st.kind == "label":
+            key = (open_blocks[-1], st.text)
+            if key in seen:
+                raise PtxSyntaxError(f"line {st.line}: label {st.text} defined twice in one block of {fn.name} "
+                                     f"(first at line {seen[key]})")
+            seen[key] = st.line
+            out[open_blocks[-1]].append(st.text)
+    return out
 
 
 # Virtual registers one function may declare: 39x the most in the kernels here (%r<3330>); each

@@ -57,6 +57,9 @@ def _modelled(typ, ins):
     if getattr(typ, "bits", 0) > 64:
         raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled (registers "
                              f"of at most 64 bits)")
+    if getattr(typ, "kind", "") in ("b", "s", "u") and typ.bits < 8:
+        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled in registers "
+                             f"(4-bit elements are packed in .b32 registers)")
 
 
 class Builder:

@@ -170,13 +170,13 @@ def int_to_f64_odd(v):
     f = v.astype(np.float64)
     wide = np.abs(f) >= 2.0 ** 53
     if np.any(wide):
-        f = f.copy()
-        for i in zip(*np.nonzero(wide)):
-            n = int(v[i])
+        f = f.copy()                              # flat indices: v may be 0-d (an immediate)
+        for i in np.flatnonzero(wide):
+            n = int(v.flat[i])
             r = float(n)                          # nearest
             if Fraction(r) != n and (int(np.asarray(r).view(np.uint64)) & 1) == 0:
                 r = float(np.nextafter(r, np.inf if n > Fraction(r) else -np.inf))
-            f[i] = r
+            f.flat[i] = r
     return f
 
 
@@ -191,7 +191,7 @@ def _int_to_float(ins, b, dt, st, mode, sat):
                 wide = np.abs(v) >= 2.0 ** 53
                 if np.any(wide):
                     v = v.copy()
-                    for i in zip(*np.nonzero(wide)):
+                    for i in F.indices(wide):
                         v[i] = F._exact_f64(Fraction(int(x[i])), mode)
             return np.clip(v, 0.0, 1.0) if sat else v
         raw = F.round_to(int_to_f64_odd(x), fmt, mode, False, sat)

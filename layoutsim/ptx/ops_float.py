@@ -215,6 +215,8 @@ def _testp(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     test = next((m for m in ins.mods if m in ("finite", "infinite", "number", "notanumber", "normal",
                                               "subnormal")), None)
+    if test is None:
+        raise unsupported(ins, "no test (.finite, .infinite, .number, .notanumber, .normal, .subnormal)")
     tiny = F.MIN_NORMAL[_fmt(t)]
     fns = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
            "notanumber": np.isnan,

@@ -129,6 +129,8 @@ def _match(ins, b, prog):
 
 def _redux(ins, b, prog):
     op = next((m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor")), None)
+    if op is None:
+        raise unsupported(ins, "no operation (.add, .min, .max, .and, .or, .xor)")
     t = T.instr_type(ins.mods, ins.line)
     if t.is_float:
         raise unsupported(ins, "floating-point redux")

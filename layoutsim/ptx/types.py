@@ -82,7 +82,8 @@ def instr_type(mods, line=None, default=None):
             return TYPES[m]
     if default is not None:
         return TYPES[default]
-    raise LayoutsimError(f"line {line}: no type in .{'.'.join(mods)}")
+    raise LayoutsimError(f"line {line}: no type modifier (as .b32, .s32, .f32) in "
+                         f"{'.' + '.'.join(mods) if mods else 'an instruction without modifiers'}")
 
 
 def types_in(mods):

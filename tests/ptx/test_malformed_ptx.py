@@ -7,6 +7,7 @@ import subprocess
 import sys
 from unittest import mock
 
+import numpy as np
 import pytest
 
 import layoutsim.ptx as ptx
@@ -138,9 +139,20 @@ def test_falling_off_the_end_counts_no_line():
     assert [i.executions for i in r.instructions] == [1]
 
 
+def test_labels_are_scoped_by_block():
+    """Two inline asm blocks with the same label (as nvcc's `WAIT:` in every mbarrier wait) each
+    branch to their own, forward too; the second used to capture both branches (r = 10)."""
+    block = ("{{\n    .reg .pred p;\n    setp.eq.u32 p, %r1, {v};\n    @p bra SKIP;\n    add.u32 %r1, %r1, 100;\n"
+             "SKIP:\n    add.u32 %r1, %r1, {add};\n    }}")
+    body = ("ld.param.u64 %rd1, [out];\n    cvta.to.global.u64 %rd2, %rd1;\n    mov.u32 %r1, 0;\n    "
+            + block.format(v=0, add=1) + "\n    " + block.format(v=1, add=10) + "\n    st.global.u32 [%rd2], %r1;\n    ret;")
+    r = ptx.run(kernel(body, params=".param .u64 out"), "k", grid=1, block=1, args=[np.zeros(1, np.uint32)])
+    assert r.buffers[0][0] == 11
+
+
 def test_duplicate_label_is_refused():
     err = _error(kernel("L1:\n    add.s32 %r1, %r1, 1;\nL1:\n    ret;"))
-    assert str(err).startswith(f"line {BODY + 2}: label L1 defined twice in k (first at line {BODY})")
+    assert str(err).startswith(f"line {BODY + 2}: label L1 defined twice in one block of k (first at line {BODY})")
 
 
 # ---- .align: a power of two, and the aligned extent bounded before anything is allocated ----------

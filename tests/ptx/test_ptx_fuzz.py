@@ -95,10 +95,53 @@ name_of_table = st.builds(lambda op, mods: ".".join([op] + mods), st.sampled_fro
 instruction_name = st.one_of(name_of_table, st.sampled_from(SEEN), st.sampled_from(SEEN))
 
 
+def _split_top(text):
+    """Operands split at the commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur.strip()] if cur.strip() else parts
+
+
+@st.composite
+def altered(draw):
+    """A line of a test kernel with one thing changed: a modifier dropped, replaced or added, an
+    operand dropped, doubled or replaced by one of another kind (what reaches a handler with
+    everything right but one)."""
+    line = draw(st.sampled_from(WRITTEN)).rstrip(";")
+    guard = re.match(r"^(@!?%\w+\s+)?", line).group()
+    name, _, rest = line[len(guard):].partition(" ")
+    mods, ops_ = name.split("."), _split_top(rest)
+    how = draw(st.integers(0, 5))
+    if how == 0 and len(mods) > 1:
+        del mods[draw(st.integers(1, len(mods) - 1))]
+    elif how == 1 and len(mods) > 1:
+        mods[draw(st.integers(1, len(mods) - 1))] = draw(st.sampled_from(MODIFIERS))
+    elif how == 2:
+        mods.insert(draw(st.integers(1, len(mods))), draw(st.sampled_from(MODIFIERS)))
+    elif how == 3 and ops_:
+        del ops_[draw(st.integers(0, len(ops_) - 1))]
+    elif how == 4 and ops_:
+        i = draw(st.integers(0, len(ops_) - 1))
+        ops_.insert(i, ops_[i])
+    elif ops_:
+        ops_[draw(st.integers(0, len(ops_) - 1))] = draw(operand)
+    return f"{guard}{'.'.join(mods)} {', '.join(ops_)};"
+
+
 @st.composite
 def instruction(draw, clean=False):
-    if draw(st.integers(0, 9)) < (8 if clean else 3):       # a line of a test kernel
+    kind = draw(st.integers(0, 9))
+    if kind < (6 if clean else 2):                          # a line of a test kernel
         return draw(st.sampled_from(WRITTEN))
+    if kind < (9 if clean else 5):                          # one with one thing changed
+        return draw(altered())
     name = draw(instruction_name)
     ops_ = draw(st.lists(operand, max_size=6))
     guard = draw(st.sampled_from(["", "", "", "@%p1 ", "@!%p2 ", "@%r1 ", "@%p99 "]))
