@@ -15,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import layoutsim.ptx as ptx
@@ -202,7 +203,9 @@ def module(draw):
     for _ in range(draw(st.integers(0, 12))):
         kind = draw(st.integers(0, 9))
         if kind == 0:
-            body.append(f"{draw(st.sampled_from(['L0', 'L1', 'L2', 'L0']))}:")
+            label = f"{draw(st.sampled_from(['L0', 'L1', 'L2']))}:"
+            if label not in body or not clean:      # a clean module defines each label once
+                body.append(label)
         elif kind == 1:
             body.append(draw(st.sampled_from(["{", "}", "ret;", "exit;", "bar.sync 0;", ".reg .b32 %q<2>;",
                                               ".local .align 8 .b8 l[16];", ".pragma \"nounroll\";",
@@ -279,3 +282,72 @@ def test_a_valid_generated_kernel_runs():
             "ld.param.u64 %rd1, [k_p0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n"
             "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\nst.global.u32 [%rd4], %r1;\nret;\n}\n")
     assert outcome(text, 1) == "ok"
+
+
+# ---- what the fuzz found (issue 22's campaign, then this test at 2,000-6,000 examples a run) -------
+def _module(body, head=""):
+    regs = "\n".join(f"    .reg .{t} {p}<{N_REGS}>;" for p, t in REGS.items())
+    return (f".version 8.0\n.target sm_90\n.address_size 64\n{head}\n.visible .entry k(.param .u64 k_p0)\n{{\n"
+            f"{regs}\n    ld.param.u64 %rd1, [k_p0];\n    cvta.to.global.u64 %rd2, %rd1;\n    {body}\n    ret;\n}}\n")
+
+
+FOUND = [   # (what it raised before, the PTX, what it is now: "ok" or words of the one line)
+    ("TypeError uint128", "", ".global .b128 g = {1};", "initializer of .b128 g"),
+    ("OverflowError", "mov.f64 %fd1, 0dFFFFFFFFFFFFFFFFF;", "", "0d takes exactly 16 hex digits"),
+    ("IndexError", "cp.async.wait_group;", "", "needs more operands than the 0 it has"),
+    ("TypeError arity", "add.s16x2 %r1;", "", "add.s16x2 takes 3 operands, not 1"),
+    ("IndexError", "min.f32 %f1;", "", "min.f32 takes a destination and 2 or 3 sources, not 1"),
+    ("IndexError pop", "atom.global.cas.b32 %r1, [%rd2], %r2;", "", "atom.global.cas.b32 needs 4 operands"),
+    ("ValueError unpack", "dp4a.u32 %r1, %r2, %r3, %r4;", "", "dp4a.u32 takes two type modifiers (as dp4a.s32.u32), not 1"),
+    ("IndexError", "bar.sync;", "", "bar.sync needs 1 operands"),
+    ("TypeError int4", "add.s4 %r1, %r2, %r3;", "", "type .s4: add computes on .b/.u/.s types of 8 to 64 bits"),
+    ("TypeError int4", "mov.s4 %r1, %r5;", "", ".s4 values are not modelled in registers"),
+    ("UFuncTypeError", "and.f32 %f1, %f2, %f3;", "", "type .f32: and computes on .b/.u/.s types"),
+    ("TypeError u16", "rem.b128 %rd1, %rd2, %rd3;", "", "type .b128: rem computes on"),
+    ("KeyError", "redux.sync.s32 %r1, %r2, -1;", "", "no operation (.add, .min, .max, .and, .or, .xor)"),
+    ("KeyError", "testp.f32 %p1, %f1;", "", "no test (.finite,"),
+    ("KeyError", "isspacep.nc %p1, %rd1;", "", "a state space to test"),
+    ("IndexError", "subc.u32 %r1, %r2;", "", "subc.u32 takes 3 operands, not 2"),
+    ("ValueError unpack", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32.cvta {%f1}, {%r1}, {%r2}, {%f2};",
+     "", "give the types as .dtype.ctype or .dtype.atype.btype.ctype"),
+    ("UFuncTypeError", "cp.async.wait_group 0f7FC00000;", "", "takes one operand, the number of groups"),
+    # valid PTX that crashed: directed rounding and wide conversions of immediates (0-d arrays)
+    ("ValueError nonzero", "cvt.rp.f32.u64 %f1, 9007199254740993;", "", "ok"),
+    ("ValueError nonzero", "cvt.rm.f64.u64 %fd1, 9007199254740993;", "", "ok"),
+    ("ValueError 0-d array", "add.rz.f64 %fd1, 0d3FF0000000000000, 0d3CA0000000000000;", "", "ok"),
+    ("ValueError 0-d array", "fma.rp.f64 %fd1, 0d3FF0000000000001, 0d3FF0000000000001, 0d3FF0000000000000;",
+     "", "ok"),
+    ("ValueError 0-d array", "sqrt.rp.f64 %fd1, 0d4000000000000000;", "", "ok"),
+]
+
+
+@pytest.mark.parametrize("body,head,now", [f[1:] for f in FOUND], ids=[f"{f[0]}: {f[1][:40]}" for f in FOUND])
+def test_what_the_fuzz_found(body, head, now):
+    got = outcome(_module(body, head), 1)
+    assert (got == "ok") if now == "ok" else (now in got), got
+
+
+def test_a_global_access_without_any_buffer_faults():
+    """A launch with no global buffer at all: the access used to be an IndexError in Heap.check."""
+    text = _module("mov.u64 %rd3, 0;\n    st.global.u32 [%rd3], %r1;").replace(
+        "(.param .u64 k_p0)", "()").replace("ld.param.u64 %rd1, [k_p0];", "")
+    assert "is not in any global buffer (none allocated)" in outcome(text, 0)
+
+
+def test_a_multi_line_message_comes_out_on_one_line():
+    """`.maxntid abc` with the value's next line joined to it quoted a newline."""
+    text = _module("").replace("(.param .u64 k_p0)", "(.param .u64 k_p0).maxntid abc\n08")
+    assert r"'abc\n08' is not an integer" in outcome(text, 1)
+
+
+@pytest.mark.parametrize("ins,expect", [("cvt.rm.f64.u64 %fd1, 9007199254740993;", 9007199254740992.0),
+                                        ("cvt.rp.f64.s64 %fd1, -9007199254740993;", -9007199254740992.0),
+                                        ("add.rp.f64 %fd1, 0d3FF0000000000000, 0d3CA0000000000000;", 1 + 2.0 ** -52),
+                                        ("add.rz.f64 %fd1, 0d3FF0000000000000, 0d3CA0000000000000;", 1.0),
+                                        ("div.rp.f64 %fd1, 0d3FF0000000000000, 0d4008000000000000;",
+                                         0.33333333333333337)])
+def test_directed_rounding_of_immediates_is_exact(ins, expect):
+    text = _module(f"{ins}\n    st.global.f64 [%rd2], %fd1;")
+    with mock.patch.object(lowering, "find_ptxas", lambda: None):
+        r = ptx.run(text, "k", grid=1, block=1, args=[np.zeros(1)])
+    assert r.buffers[0][0] == expect
