@@ -138,10 +138,8 @@ def read_source(path, arch, flags=()):
     data = read_regular(path, "kernel source")
     if p.suffix == ".cu":
         return compile_cu(p, arch, flags)
-    try:
-        return data.decode()
-    except UnicodeDecodeError:
-        raise LayoutsimError(f"{path}: not a PTX text file") from None
+    # bytes that are not UTF-8 become lone surrogates, which the loader refuses naming their line
+    return data.decode("utf-8", "surrogateescape")
 
 
 def compile_cu(path, arch, flags=()):

@@ -123,9 +123,12 @@ def statements(text):
         raise PtxSyntaxError(f"PTX text of {len(text)} characters: the limit is {MAX_PTX_CHARS}")
     bad = _SURROGATE.search(text)
     if bad:
-        raise PtxSyntaxError(f"line {text.count(chr(10), 0, bad.start()) + 1}: the PTX text holds "
-                             f"{bad.group()!r}, a lone surrogate and not a character (bytes that are not "
-                             f"UTF-8?); PTX is ASCII text")
+        code = ord(bad.group())
+        # U+DC80..U+DCFF: a byte that is not UTF-8, as Python's surrogateescape (the CLI) reads it
+        what = (f"the byte {code - 0xDC00:#04x}, which is not UTF-8 text" if 0xDC80 <= code <= 0xDCFF else
+                f"{bad.group()!r}, a lone surrogate (not a character)")
+        raise PtxSyntaxError(f"line {text.count(chr(10), 0, bad.start()) + 1}: the PTX text holds {what}; "
+                             f"PTX is ASCII text")
     # `.reg.b16 x;` (no space, as some CUDA headers' inline asm writes it) is `.reg .b16 x;`
     text = re.sub(r"(?<![\w.])\.(reg|param|local|shared)\.(?=[a-z])", r".\1 .", _strip_comments(text))
     out = []

@@ -78,7 +78,7 @@ CASES = [
      BODY, ["operand d takes 4 32-bit register words per lane, not 2"]),
     ("mma with scalars", kernel(f"{MMA} %f1, %r1, %r2, %f3;"), BODY, ["operand d takes 4", "not 1"]),
     # 11. lone surrogates
-    ("surrogate in an operand", kernel("mov.b32 %r1, \udcff;"), BODY, ["lone surrogate"]),
+    ("surrogate in an operand", kernel("mov.b32 %r1, \udcff;"), BODY, ["the byte 0xff, which is not UTF-8 text"]),
     ("surrogate in a comment", kernel("// \ud800\n    ret;"), BODY, ["lone surrogate"]),
 ]
 assert len(CASES) >= 31
@@ -100,18 +100,19 @@ def test_malformed_ptx_is_one_line_naming_its_line(text, line, words):
         assert w in msg, (w, msg)
 
 
-@pytest.mark.parametrize("text", [c[1] for c in CASES], ids=[c[0] for c in CASES])
-def test_malformed_ptx_through_the_cli(tmp_path, capsys, text):
+@pytest.mark.parametrize("text,line", [c[1:3] for c in CASES], ids=[c[0] for c in CASES])
+def test_malformed_ptx_through_the_cli(tmp_path, capsys, text, line):
     """layoutsim ptx run (the function `python -m layoutsim.cli` calls): exit 2, one line on
-    stderr, nothing on stdout. The file holds the text as UTF-8 (a surrogate as Python writes it
-    with surrogatepass: bytes that are not UTF-8, refused as not a PTX text file)."""
+    stderr naming the PTX line, nothing on stdout. The file holds the text as UTF-8 (a surrogate
+    as Python writes it with surrogatepass: bytes that are not UTF-8, which the CLI reads as lone
+    surrogates and the loader refuses with their line)."""
     f = tmp_path / "k.ptx"
     f.write_bytes(text.encode("utf-8", "surrogatepass"))
     rc = main(["ptx", "run", str(f), "--kernel", "k", "--grid", "1", "--block", "32", "--quiet"])
     out, err = capsys.readouterr()
     assert rc == 2 and out == "", (rc, out, err)
-    assert err.startswith("layoutsim: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    assert "internal error" not in err, err
+    assert err.startswith(f"layoutsim: error: line {line}: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
 
 
 @pytest.mark.parametrize("name", ["add.s32 %r1", ".reg parameter", "mov.b64 {}"])
