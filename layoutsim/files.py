@@ -37,6 +37,7 @@ import os
 import stat
 import struct
 import sys
+import tokenize
 import zipfile
 import zlib
 from pathlib import Path
@@ -235,10 +236,11 @@ def read_regular(path, what="file", max_bytes=1 << 28):
 
 # Everything a damaged or crafted archive can make zipfile, zlib or numpy's header parser raise
 # (a bit flip inside a deflate stream is a zlib.error, a mangled header a SyntaxError from
-# ast.literal_eval): all of them mean "not a valid file", never a traceback.
+# ast.literal_eval, unbalanced brackets a tokenize.TokenError from numpy's header filter, deep
+# nesting a RecursionError or MemoryError): all of them mean "not a valid file", never a traceback.
 _BAD_FORMAT = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, EOFError, ValueError,
                OSError, KeyError, IndexError, NotImplementedError, RuntimeError, TypeError, OverflowError,
-               SyntaxError)
+               SyntaxError, tokenize.TokenError, MemoryError)
 
 
 def _npy_header(f, size, where):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import LayoutsimError
+from .errors import LayoutsimError, integer
 
 
 @dataclass(frozen=True)
@@ -132,20 +132,26 @@ class FragmentMap:
 
     # ---- queries ------------------------------------------------------------------
     def check_lane(self, lane):
+        """lane as an int (a Python or numpy integer: not a bool, a float or a string)."""
+        lane = integer(lane, "lane")
         if not 0 <= lane < self.lanes:
             raise LayoutsimError(f"lane {lane} out of range: this operand spans lanes 0-{self.lanes - 1}")
+        return lane
 
     def check_element(self, matrix, row, col):
+        """(matrix, row, col) as ints, inside the operand."""
+        matrix, row, col = (integer(v, what) for v, what in ((matrix, "matrix"), (row, "row"), (col, "col")))
         nm, nr, nc = self.shape
         if not (0 <= matrix < nm and 0 <= row < nr and 0 <= col < nc):
             where = f"matrix {matrix} " if nm > 1 else ""
             raise LayoutsimError(f"element {where}[{row}][{col}] outside the operand "
                                  f"({nm} x {nr}x{nc})" if nm > 1 else
                                  f"element [{row}][{col}] outside the {nr}x{nc} operand")
+        return matrix, row, col
 
     def lane_entries(self, lane):
         """[(reg, slot, matrix, row, col)] held by one lane, unused positions skipped."""
-        self.check_lane(lane)
+        lane = self.check_lane(lane)
         if self.shared:                            # every element each position feeds
             return sorted((int(p[1]), int(p[2]), int(e[0]), int(e[1]), int(e[2]))
                           for e, p in self._pairs() if p[0] == lane)
@@ -159,7 +165,7 @@ class FragmentMap:
 
     def who_holds(self, row, col, matrix=0):
         """[(lane, reg, slot)] of every holder of one element, in lane order."""
-        self.check_element(matrix, row, col)
+        matrix, row, col = self.check_element(matrix, row, col)
         return [tuple(int(v) for v in h) for h in self.holders[matrix, row, col]]
 
     def _pairs(self):

@@ -206,10 +206,8 @@ def read_source(path, arch, flags=()):
         raise LayoutsimError(f"{path}: give a .ptx file or a .cu file (compiled with nvcc)")
     if p.suffix == ".cu":
         return compile_cu(p, arch, flags)
-    try:
-        return read_regular(path, "kernel source").decode()
-    except UnicodeDecodeError:
-        raise LayoutsimError(f"{path}: not a PTX text file") from None
+    # bytes that are not UTF-8 become lone surrogates, which the loader refuses naming their line
+    return read_regular(path, "kernel source").decode("utf-8", "surrogateescape")
 
 
 def parse_arg(text, i, budget=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import archs as A
-from ..errors import LayoutsimError, suggest
+from ..errors import LayoutsimError, integer, suggest
 
 FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma", "amd_mfma")
 
@@ -121,6 +121,9 @@ def split_modifiers(name):
 def lookup(name, arch=None, wave=None):
     """The catalog entry for a user's spelling, disambiguated by arch (and AMD wave size);
     trailing MFMA modifiers ("cbsz:2 abid:1 blgp:3") are left to `get`."""
+    if not isinstance(name, str):
+        raise LayoutsimError(f"instruction name: give a string (as 'mma.m16n8k16.f32.f16.f16.f32'), not "
+                             f"{type(name).__name__} {name!r:.60}")
     arch = A.normalize(arch)
     name = split_modifiers(name)[0]
     key = name_key(name)
@@ -129,6 +132,7 @@ def lookup(name, arch=None, wave=None):
         raise LayoutsimError(f"unknown instruction {name!r}{suggest(key, list(_index()))}; "
                              f"`layoutsim list` shows them all")
     if wave is not None:
+        wave = integer(wave, "wave size")
         if int(wave) not in (32, 64):
             raise LayoutsimError(f"wave size must be 32 or 64, not {wave!r}")
         if all(e.vendor == "nvidia" for e in cands):

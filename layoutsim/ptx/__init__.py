@@ -24,6 +24,7 @@ objects), report (Run), runner (`run`), nvcc
 (`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
 See docs/ptx.md.
 """
+from .internal import PtxInternalError
 from .module import UnsupportedPtx, load
 from .nvcc import compile_cu
 from .report import InstructionStats, Run
@@ -31,4 +32,5 @@ from .tensormap import TensorMapArg
 from .runner import run
 from .state import PtxFault
 
-__all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx", "TensorMapArg"]
+__all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx",
+           "PtxInternalError", "TensorMapArg"]

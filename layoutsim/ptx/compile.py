@@ -5,6 +5,8 @@ fn(batch, g, full): g the threads that execute (active and guard true), full Tru
 every live thread (writes may then skip the merge with the old register value).
 Unknown instructions are refused at load time with their name and line.
 """
+import inspect
+
 import numpy as np
 
 from ..errors import LayoutsimError
@@ -59,13 +61,41 @@ def need(ins, n):
         raise LayoutsimError(f"{lines.of(ins)}: {ins.name} needs {n} operands: {ins.text}")
 
 
+def exactly(ins, n):
+    """Refuse an instruction that has not exactly n operands (naming the count it has)."""
+    if len(ins.operands) != n:
+        raise LayoutsimError(f"line {ins.line}: {ins.name} takes {n} operand{'s' * (n != 1)}, not "
+                             f"{len(ins.operands)}: {ins.text}")
+
+
+def _arity(fn):
+    """The number of arguments fn takes (a numpy ufunc's inputs, a function's positional
+    parameters), or None when it takes any number."""
+    if getattr(fn, "nin", None) is not None:
+        return fn.nin
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+
+
 # ---- small builders for ALU ops -----------------------------------------------------------------
 def elementwise(ins, b, fn, src_type, dst_type=None, nsrc=None):
-    """d = fn(a, b, ...) with sources read as src_type and the result stored as dst_type."""
+    """d = fn(a, b, ...) with sources read as src_type and the result stored as dst_type. The
+    instruction has a destination and exactly the sources fn takes, or, with nsrc, at least nsrc
+    (the caller reads the operands after them)."""
     dst_type = dst_type or src_type
     ops_ = ins.operands
-    n = len(ops_) - 1 if nsrc is None else nsrc
-    need(ins, n + 1)
+    if nsrc is not None:
+        n = nsrc
+        need(ins, n + 1)
+    else:
+        n = len(src_type) if isinstance(src_type, (list, tuple)) else _arity(fn)
+        n = len(ops_) - 1 if n is None else n
+        exactly(ins, n + 1)
     d = b.write(ops_[0], dst_type, ins)
     srcs = [b.read(o, src_type if not isinstance(src_type, (list, tuple)) else src_type[i], ins)
             for i, o in enumerate(ops_[1:1 + n])]

@@ -33,6 +33,12 @@ CANON = {f: raw_dtype(f).type(canonical_nan(f)) for f in ("f32", "f16", "bf16")}
 MIN_NORMAL = {f: 2.0 ** get_format(f).emin for f in ("f32", "f16", "bf16", "f64")}
 
 
+def indices(mask):
+    """The index tuples where mask is true, for arrays of any rank (0-d too: an operation on
+    immediates computes on numpy scalars, where np.nonzero refuses)."""
+    return [tuple(i) for i in np.argwhere(mask)]
+
+
 # ---- exact and round-to-odd building blocks ------------------------------------------------------
 def sum_odd(x, y):
     """x + y rounded to odd in float64 (exact when representable); inf/NaN as IEEE gives."""
@@ -146,8 +152,8 @@ def fma64(a, b, c, mode="rn"):
         else:
             slow = ~special
     if np.any(slow):
-        out = out.copy()
-        for i in zip(*np.nonzero(slow)):
+        out = np.array(out, np.float64)         # a copy, and an array when 0-d
+        for i in indices(slow):
             out[i] = _exact_f64(Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i])),
                                 mode, (np.signbit(a[i]) ^ np.signbit(b[i]), np.signbit(c[i])))
     return out
@@ -161,8 +167,8 @@ def arith64(op, a, b, mode):
     if mode == "rn":
         return out
     fin = np.isfinite(a) & np.isfinite(b) & ~((op == "div") & (b == 0))
-    out = out.copy()
-    for i in zip(*np.nonzero(fin)):
+    out = np.array(out, np.float64)             # a copy, and an array when 0-d
+    for i in indices(fin):
         x, y = Fraction(float(a[i])), Fraction(float(b[i]))
         if op == "add":
             v, signs = x + y, (np.signbit(a[i]), np.signbit(b[i]))
@@ -185,8 +191,8 @@ def sqrt64(a, mode):
         r = np.sqrt(a)
     if mode == "rn":
         return r
-    r = r.copy()
-    for i in zip(*np.nonzero(np.isfinite(a) & (a > 0))):
+    r = np.array(r, np.float64)
+    for i in indices(np.isfinite(a) & (a > 0)):
         x, q = Fraction(float(a[i])), float(r[i])
         sq = Fraction(q) ** 2
         if sq == x:

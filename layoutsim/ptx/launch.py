@@ -43,7 +43,7 @@ def dims(value, what):
             v = tuple(int(p) for p in v.replace(" ", "").split(","))
         except ValueError:
             raise LayoutsimError(f"{what} {value!r}: give X[,Y[,Z]] positive integers") from None
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         v = (int(v),)
     if not isinstance(v, (tuple, list)) or not 1 <= len(v) <= 3 or \
             not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v):
@@ -74,7 +74,7 @@ class Launch:
             raise LayoutsimError(f"block {self.block}: kernel {prog.fn.name} allows at most .maxntid "
                                  f"{tuple(mx)} ({math.prod(mx)} threads)")
         self.n_ctas = math.prod(self.grid)
-        if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
+        if not isinstance(shared_bytes, (int, np.integer)) or isinstance(shared_bytes, bool) or shared_bytes < 0:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from ..errors import LayoutsimError
 from . import types as T
+from .internal import guarded
 from .kernel_names import find_entry
-from .syntax import Instr, Operand, PtxSyntaxError, parse_instruction, parse_int, parse_operand, \
-    split_top, statements
+from .syntax import Instr, Operand, PtxSyntaxError, parse_instruction, is_int, parse_int, \
+    parse_operand, split_top, statements
 
 SPACES = ("global", "shared", "const", "local", "param")
 IGNORED_BODY = {".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
@@ -161,15 +162,16 @@ _DECL = re.compile(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(global|shared
 
 
 def _attributes(rest, line, what):
-    """(.align, vector count, type, the rest) from the leading `.word`s of a declaration."""
-    align, vec, ptype = 0, 1, None
+    """(.align's byte count as written or None, vector count, type, the rest) from the leading
+    `.word`s of a declaration."""
+    align, vec, ptype = None, 1, None
     while rest.startswith("."):
         word, _, rest = rest.partition(" ")
         rest = rest.strip()
         w = word[1:]
         if w == "align":
             num, _, rest = rest.partition(" ")
-            align = parse_int(num)
+            align = num
             rest = rest.strip()
         elif w in ("v2", "v4", "v8"):
             vec = int(w[1:])
@@ -182,14 +184,44 @@ def _attributes(rest, line, what):
     return align, vec, ptype, rest
 
 
+# the largest .align the model takes: 2**32 is 8x the 512 MiB global memory (launch.MAX_GLOBAL_BYTES),
+# so nothing placed at a larger alignment could fit (and the placing arithmetic stays small)
+MAX_ALIGN = 1 << 32
+
+
+def _alignment(text, line, what):
+    """The byte count of `.align N` (0 when not given): PTX ISA 9.0, 5.4.5 'Alignment': "The
+    alignment value byte-count must be a power of two"."""
+    if text is None:
+        return 0
+    if not is_int(text):
+        raise PtxSyntaxError(f"line {line}: .align {text.strip()[:40]!r} of {what}: give a byte count "
+                             f"(a power of two)")
+    n = parse_int(text, line)
+    if n < 1 or n & (n - 1):
+        raise PtxSyntaxError(f"line {line}: .align {text.strip()} of {what}: the alignment must be a power "
+                             f"of two (1, 2, 4, ...; PTX ISA 5.4.5)")
+    if n > MAX_ALIGN:
+        raise UnsupportedPtx(f"line {line}: .align {n} of {what}: the model places variables at most "
+                             f"{MAX_ALIGN}-byte aligned (its global memory holds 512 MiB)")
+    return n
+
+
 def _parse_decl(text, line):
     """[Variable] from `.shared .align 4 .b8 name[128];` and friends."""
     m = _DECL.match(text)
+    if m is None:
+        head = text.split(None, 1)[0] if text.strip() else text
+        if head == ".reg":
+            raise UnsupportedPtx(f"line {line}: .reg parameter {text!r}: only .param parameters are "
+                                 f"supported (the ABI nvcc emits)")
+        raise PtxSyntaxError(f"line {line}: cannot read declaration {text[:60]!r} (a parameter is "
+                             f"`.param .TYPE name`)")
     link, space, rest = m.group(1), m.group(2), m.group(3).strip()
     extern = ".extern" in link
-    align, vec, ptype, rest = _attributes(rest, line, f"{text.split()[0]} declaration")
+    align_text, vec, ptype, rest = _attributes(rest, line, f"{text.split()[0]} declaration")
     if ptype is None:
-        raise PtxSyntaxError(f"line {line}: declaration without a type: {text!r}")
+        raise PtxSyntaxError(f"line {line}: declaration without a type: {text[:60]!r}")
     out = []
     init_text = None
     if "=" in rest:
@@ -205,6 +237,10 @@ def _parse_decl(text, line):
             count = 1
             for s in sizes:
                 count = 0 if s == "" else count * int(s)
+            if count > MAX_ELEMENTS:
+                raise UnsupportedPtx(f"line {line}: {name}{dims} has {count} elements: the model "
+                                     f"takes arrays of at most {MAX_ELEMENTS} elements")
+        align = _alignment(align_text, line, f".{space} {name}")
         out.append(Variable(name, space, ptype, count, align, vec, None, extern, line))
     if init_text is not None:
         if len(out) != 1:
@@ -213,7 +249,15 @@ def _parse_decl(text, line):
     return out
 
 
+# elements of one declared array: 2**32 is 8x the bytes of global memory (launch.MAX_GLOBAL_BYTES);
+# each space is bounded again, in bytes, where it is placed
+MAX_ELEMENTS = 1 << 32
+
+
 def _parse_init(text, var, line):
+    if var.ptype.bits > 64:
+        raise UnsupportedPtx(f"line {line}: initializer of .{var.ptype.name} {var.name}: the model "
+                             f"initializes values of at most 64 bits")
     vals = []
 
     def walk(t):
@@ -231,7 +275,8 @@ def _parse_init(text, var, line):
                 import numpy as np
                 f = np.array([bits], np.uint64).view(np.float64) if width == 64 else \
                     np.array([bits], np.uint32).view(np.float32)
-                bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
+                with np.errstate(invalid="ignore"):       # a NaN given to an integer: as numpy casts
+                    bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
             vals.append(bits)
         else:
             raise UnsupportedPtx(f"line {line}: initializer {t!r} of {var.name} (addresses of "
@@ -258,7 +303,10 @@ def _parse_header(text, line):
     directives = {}
     for d in re.findall(r"(\.\w+)([^.]*)", rest):
         key, val = d[0][1:], d[1].strip()
-        nums = [parse_int(v) for v in split_top(val) if v.strip()] if val else []
+        try:
+            nums = [parse_int(v, line, 0, 1 << 31) for v in split_top(val) if v.strip()] if val else []
+        except PtxSyntaxError as e:
+            raise PtxSyntaxError(f"{e} (in .{key} {val[:40]!r})") from None
         directives[key] = nums
     return Function(name=name, kind=kind, params=params, rets=rets, directives=directives, line=line)
 
@@ -282,6 +330,7 @@ def _params(inner, line):
 
 
 # ---- the loader ------------------------------------------------------------------------------
+@guarded("reading the PTX")
 def load(text):
     """Parse PTX text into a Module (syntax errors and unsupported directives name their line)."""
     if not isinstance(text, str):
@@ -315,12 +364,20 @@ def _add_function(mod, fn):
 def _module_stmt(st, mod):
     text, line = st.text, st.line
     head = text.split(None, 1)[0]
+    words = text.split()
+    if head in (".version", ".target", ".address_size") and len(words) < 2:
+        example = {".version": "8.0", ".target": "sm_90", ".address_size": "64"}[head]
+        raise PtxSyntaxError(f"line {line}: {head} without a value (as in `{head} {example}`)")
     if head == ".version":
-        mod.version = text.split()[1]
+        if len(words) != 2 or not re.match(r"^\d+\.\d+$", words[1]):
+            raise PtxSyntaxError(f"line {line}: cannot read {text[:60]!r}: give `.version MAJOR.MINOR`")
+        mod.version = words[1]
     elif head == ".target":
         mod.target = text.split(None, 1)[1].strip()
     elif head == ".address_size":
-        mod.address_size = int(text.split()[1])
+        if len(words) != 2 or words[1] not in ("32", "64"):
+            raise PtxSyntaxError(f"line {line}: cannot read {text[:60]!r}: .address_size is 32 or 64")
+        mod.address_size = int(words[1])
         if mod.address_size != 64:
             raise UnsupportedPtx(f"line {line}: .address_size {mod.address_size}: only 64-bit "
                                  f"addressing is modelled")
@@ -348,6 +405,12 @@ def _body(items, i, fn, mod):
     root = _Scope(None, "")
     for p in fn.params + fn.rets:
         root.declare(p.name)
+    # labels are scoped by block like registers (every inline asm block of nvcc's may have its
+    # own `WAIT:`), and a branch may name one further down its block: each block declares its
+    # labels when it opens
+    block_labels = _block_labels(items, i, fn)
+    for name in block_labels[0]:
+        root.declare(name)
     scope, depth, tags = root, 1, [0]
     loc, last_user = None, 0
     while i < len(items):
@@ -356,6 +419,8 @@ def _body(items, i, fn, mod):
         if st.kind == "open":
             tags[0] += 1
             scope = _Scope(scope, str(tags[0]))
+            for name in block_labels[tags[0]]:
+                scope.declare(name)
             depth += 1
             continue
         if st.kind == "close":
@@ -365,7 +430,7 @@ def _body(items, i, fn, mod):
             scope = scope.parent
             continue
         if st.kind == "label":
-            fn.body.append(Label(st.text, st.line))
+            fn.body.append(Label(scope.names[st.text], st.line))
             continue
         text = st.text
         if text.startswith("."):
@@ -397,6 +462,30 @@ def _body(items, i, fn, mod):
     raise PtxSyntaxError(f"line {fn.line}: body of {fn.name} is not closed")
 
 
+def _block_labels(items, i, fn):
+    """{block number: [label names]} of a body from items[i] on (0: the body itself; blocks are
+    numbered in the order they open, as _body numbers them); a label defined twice in one block
+    is refused."""
+    out, open_blocks, seen, n = {0: []}, [0], {}, 0
+    for st in items[i:]:
+        if st.kind == "open":
+            n += 1
+            out[n] = []
+            open_blocks.append(n)
+        elif st.kind == "close":
+            open_blocks.pop()
+            if not open_blocks:
+                break
+        elif st.kind == "label":
+            key = (open_blocks[-1], st.text)
+            if key in seen:
+                raise PtxSyntaxError(f"line {st.line}: label {st.text} defined twice in one block of {fn.name} "
+                                     f"(first at line {seen[key]})")
+            seen[key] = st.line
+            out[open_blocks[-1]].append(st.text)
+    return out
+
+
 # Virtual registers one function may declare: 39x the most in the kernels here (%r<3330>); each
 # is a Python name and, when run, an array over every thread of a batch
 MAX_REGISTERS = 1 << 17
@@ -408,6 +497,8 @@ def _declare_regs(text, line, scope, fn):
         raise PtxSyntaxError(f"line {line}: .reg without a type")
     if vec != 1:
         raise UnsupportedPtx(f"line {line}: vector registers (.reg .v{vec}) are not supported")
+    if ptype.bits > 64:
+        raise UnsupportedPtx(f"line {line}: .reg .{ptype.name}: the model has registers of at most 64 bits")
     for item in split_top(rest):
         m = re.match(r"^([%\w$]+)\s*(?:<\s*(\d+)\s*>)?$", item.strip())
         if not m:

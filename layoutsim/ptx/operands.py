@@ -55,6 +55,16 @@ def _readable(op, ins):
         raise LayoutsimError(f"line {ins.line}: cannot read operand {op.value!r} (in {ins.text})")
 
 
+def _modelled(typ, ins):
+    """Refuse a value wider than the model's registers (.b128)."""
+    if getattr(typ, "bits", 0) > 64:
+        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled (registers "
+                             f"of at most 64 bits)")
+    if getattr(typ, "kind", "") in ("b", "s", "u") and typ.bits < 8:
+        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled in registers "
+                             f"(4-bit elements are packed in .b32 registers)")
+
+
 class Builder:
     """Operand closures for the instructions of one program (registers already numbered)."""
 
@@ -74,6 +84,7 @@ class Builder:
     def read(self, op, typ, ins):
         """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
         _readable(op, ins)
+        _modelled(typ, ins)
         dt = typ.dtype if not isinstance(typ, np.dtype) else typ
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
@@ -131,6 +142,7 @@ class Builder:
 
     def write(self, op, typ, ins):
         """A function(batch, value, g, full) storing `value` (typ's dtype) into a register."""
+        _modelled(typ, ins)
         if op.kind == "sink":
             return lambda b, v, g, full: None
         s = self.slot(op, ins)

@@ -11,10 +11,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import LayoutsimError
 from . import fround as F
 from . import state as S
 from . import types as T
-from .compile import elementwise, need, unsupported
+from .compile import elementwise, exactly, need, unsupported
 from .operands import convert_bits
 
 FLOAT_FMT = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64", "tf32": "tf32",
@@ -28,9 +29,10 @@ def _mov(ins, b, prog):
     need(ins, 2)
     t = T.instr_type(ins.mods, ins.line)
     dst, src = ins.operands[0], ins.operands[1]
+    exactly(ins, 2)
     if src.kind == "vec":                        # pack: mov.b32 d, {lo, hi}
         parts = src.value
-        w = t.bits // len(parts)
+        w = _part_bits(ins, t, parts)
         et = T.get(f"b{w}")
         rd = [b.read(p, et, ins) for p in parts]
         wr = b.write(dst, t, ins)
@@ -43,7 +45,7 @@ def _mov(ins, b, prog):
         return {"fn": pack}
     if dst.kind == "vec":                        # unpack: mov.b64 {lo, hi}, d
         parts = dst.value
-        w = t.bits // len(parts)
+        w = _part_bits(ins, t, parts)
         et = T.get(f"b{w}")
         rd = b.read(src, t, ins)
         wr = [b.write(p, et, ins) for p in parts]
@@ -54,6 +56,14 @@ def _mov(ins, b, prog):
                 f(bt, ((v >> np.uint64(i * w)) & np.uint64((1 << w) - 1)).astype(et.storage), g, full)
         return {"fn": unpack}
     return elementwise(ins, b, lambda x: x, t, nsrc=1)
+
+
+def _part_bits(ins, t, parts):
+    """Bits of each register a vector mov packs or unpacks: 2 or 4 of them, splitting the type."""
+    if len(parts) not in (2, 4) or t.bits // len(parts) < 8:
+        raise LayoutsimError(f"line {ins.line}: {ins.name} packs its {t.bits} bits into 2 or 4 registers, "
+                             f"not {len(parts)}: {ins.text}")
+    return t.bits // len(parts)
 
 
 # ---- cvta ---------------------------------------------------------------------------------------
@@ -160,13 +170,13 @@ def int_to_f64_odd(v):
     f = v.astype(np.float64)
     wide = np.abs(f) >= 2.0 ** 53
     if np.any(wide):
-        f = f.copy()
-        for i in zip(*np.nonzero(wide)):
-            n = int(v[i])
+        f = f.copy()                              # flat indices: v may be 0-d (an immediate)
+        for i in np.flatnonzero(wide):
+            n = int(v.flat[i])
             r = float(n)                          # nearest
             if Fraction(r) != n and (int(np.asarray(r).view(np.uint64)) & 1) == 0:
                 r = float(np.nextafter(r, np.inf if n > Fraction(r) else -np.inf))
-            f[i] = r
+            f.flat[i] = r
     return f
 
 
@@ -181,7 +191,7 @@ def _int_to_float(ins, b, dt, st, mode, sat):
                 wide = np.abs(v) >= 2.0 ** 53
                 if np.any(wide):
                     v = v.copy()
-                    for i in zip(*np.nonzero(wide)):
+                    for i in F.indices(wide):
                         v[i] = F._exact_f64(Fraction(int(x[i])), mode)
             return np.clip(v, 0.0, 1.0) if sat else v
         raw = F.round_to(int_to_f64_odd(x), fmt, mode, False, sat)

@@ -7,6 +7,7 @@ correctly rounded stand-in that is marked "not proven exact" in the run's report
 """
 import numpy as np
 
+from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
 from .compile import elementwise, unsupported
@@ -177,6 +178,9 @@ def float_minmax(ins, b, prog):
         if fmt == "f32":
             return F.round_to(r, "f32", "rn", ftz).view(np.float32)
         return r
+    if len(ins.operands) not in (3, 4):
+        raise LayoutsimError(f"line {ins.line}: {ins.name} takes a destination and 2 or 3 sources, not "
+                             f"{len(ins.operands)} operands: {ins.text}")
     return elementwise(ins, b, f, t)
 
 
@@ -211,6 +215,8 @@ def _testp(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     test = next((m for m in ins.mods if m in ("finite", "infinite", "number", "notanumber", "normal",
                                               "subnormal")), None)
+    if test is None:
+        raise unsupported(ins, "no test (.finite, .infinite, .number, .notanumber, .normal, .subnormal)")
     tiny = F.MIN_NORMAL[_fmt(t)]
     fns = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
            "notanumber": np.isnan,

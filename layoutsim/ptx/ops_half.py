@@ -6,6 +6,8 @@ Packed types hold element 0 in bits 0-15 and element 1 in bits 16-31. NaN result
 canonical NaN 0x7fff (PTX ISA 9.7.4: min/max and .relu results are canonical NaN; the same is
 assumed for add/sub/mul/fma, not measured).
 """
+import functools
+
 import numpy as np
 
 from . import fround as F
@@ -40,8 +42,12 @@ def _pack(lo, hi):
 def _lanes(f, t):
     """Apply f(raw16 inputs...) -> raw16 element-wise, on both halves of packed operands."""
     if not _packed(t):
-        return lambda *xs: f(*[np.asarray(x).astype(np.uint16) for x in xs])
+        @functools.wraps(f)               # f's parameters: the sources elementwise expects
+        def one(*xs):
+            return f(*[np.asarray(x).astype(np.uint16) for x in xs])
+        return one
 
+    @functools.wraps(f)
     def g(*xs):
         parts = [_halves(x) for x in xs]
         return _pack(f(*[p[0] for p in parts]), f(*[p[1] for p in parts]))

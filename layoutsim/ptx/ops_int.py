@@ -4,16 +4,25 @@
 Every formula below is the ISA's pseudo-code written over numpy arrays: the instruction runs
 on all threads of the batch at once.
 """
+import functools
+
 import numpy as np
 
 from . import types as T
-from .compile import elementwise, need, unsupported
+from .compile import elementwise, exactly, need, unsupported
 
 U64 = np.uint64
 
 
-def _t(ins, default=None):
-    return T.instr_type(ins.mods, ins.line, default)
+def _t(ins, default=None, floats=False, pred=False):
+    """The instruction type, refused (with the line) when the handler cannot compute in it: an
+    integer handler takes .b/.u/.s types of 8 to 64 bits (and .u16x2/.s16x2), `floats` ones also
+    pass float types on to ops_float, `pred` ones (and/or/xor/not) also take .pred."""
+    t = T.instr_type(ins.mods, ins.line, default)
+    if (t.is_float and not floats) or (t.kind == "pred" and not pred) or (t.kind in "bus" and not 8 <= t.bits <= 64):
+        also = " and float types" if floats else " and .pred" if pred else ""
+        raise unsupported(ins, f"type .{t.name}: {ins.opcode} computes on .b/.u/.s types of 8 to 64 bits{also}")
+    return t
 
 
 def _wide(t):
@@ -33,6 +42,7 @@ def _simd_op(ins, b, f):
     t = next(m for m in ins.mods if m in ("u16x2", "s16x2"))
     et = _simd(t)
 
+    @functools.wraps(f)                   # f's parameters: the sources elementwise expects
     def g(*xs):
         parts = [np.asarray(x, np.uint32).reshape(-1).view(et).reshape(-1, 2) for x in xs]
         r = f(*parts)
@@ -52,7 +62,7 @@ def _add(ins, b, prog, sign=1):
         if sign > 0:
             return _simd_op(ins, b, lambda x, y: x + y)
         return _simd_op(ins, b, lambda x, y: x - y)
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_arith
         return float_arith(ins, b, prog)
@@ -97,7 +107,7 @@ def _product(mode, t):
 
 
 def _mul(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_arith
         return float_arith(ins, b, prog)
@@ -107,7 +117,7 @@ def _mul(ins, b, prog):
 
 
 def _mad(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_arith
         return float_arith(ins, b, prog)
@@ -158,7 +168,7 @@ def _lanes(x, n, signed):
 
 def _dp(ins, b, prog):
     """dp4a / dp2a (PTX ISA 9.7.1.23/24): c + the dot product of byte (halfword) lanes."""
-    ta, tb = (t for t in T.types_in(ins.mods))
+    ta, tb = T.two_types(ins, f"{ins.opcode}.s32.u32")
     hi = "hi" in ins.mods
     out = T.get("u32") if (not ta.signed and not tb.signed) else T.get("s32")
     four = ins.opcode == "dp4a"
@@ -213,6 +223,7 @@ def _carry_op(ins, b, prog):
     use_cf = ins.opcode in ("addc", "subc", "madc")
     set_cf = "cc" in ins.mods
     op = ins.opcode[:-1] if use_cf else ins.opcode
+    exactly(ins, 4 if op == "mad" else 3)
     u = _u(t)
     d = b.write(ins.operands[0], u, ins)
     srcs = [b.read(o, u, ins) for o in ins.operands[1:]]
@@ -235,7 +246,7 @@ def _carry_op(ins, b, prog):
 
 # ---- division, abs, neg, min, max -----------------------------------------------------------------
 def _divrem(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_arith
         return float_arith(ins, b, prog)
@@ -268,7 +279,7 @@ def _divrem(ins, b, prog):
 
 
 def _abs(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_unary
         return float_unary(ins, b, prog)
@@ -276,7 +287,7 @@ def _abs(ins, b, prog):
 
 
 def _neg(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_unary
         return float_unary(ins, b, prog)
@@ -284,7 +295,7 @@ def _neg(ins, b, prog):
 
 
 def _minmax(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float or t.kind == "h":
         from .ops_float import float_minmax
         return float_minmax(ins, b, prog)
@@ -423,7 +434,7 @@ def _shf(ins, b, prog):
 
 # ---- logic ----------------------------------------------------------------------------------------
 def _logic(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, pred=True)
     f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(ins.opcode)
     if f is not None:
         return elementwise(ins, b, f, t)
@@ -492,7 +503,7 @@ BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
 
 
 def _setp(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     if t.is_float:
         from .ops_float import float_compare
         cmp = float_compare(ins, t)
@@ -513,7 +524,7 @@ def _setp(ins, b, prog):
     rc = b.read(ins.operands[3], P, ins) if boolop else None
     bf = BOOL.get(boolop)
     if ins.opcode == "set":
-        dtype = T.types_in(ins.mods)[0]
+        dtype = T.two_types(ins, "set.lt.u32.f32")[0]
         one = np.array(1.0, dtype.dtype) if dtype.kind == "f" else np.array(-1).astype(dtype.dtype)
 
     def fn(bt, g, full):
@@ -540,13 +551,12 @@ def _setp(ins, b, prog):
 
 
 def _selp(ins, b, prog):
-    t = _t(ins)
+    t = _t(ins, floats=True)
     return elementwise(ins, b, lambda x, y, c: np.where(c, x, y), [t, t, T.get("pred")], t)
 
 
 def _slct(ins, b, prog):
-    tys = T.types_in(ins.mods)
-    t, ct = tys[0], tys[-1]
+    t, ct = T.two_types(ins, "slct.f32.s32")
     ftz = "ftz" in ins.mods
     return elementwise(ins, b, lambda x, y, c: np.where((c >= 0) | (ftz & (c == 0)), x, y), [t, t, ct], t)
 

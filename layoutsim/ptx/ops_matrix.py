@@ -9,7 +9,7 @@ nothing here knows where an element lives.
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..packing import pack, unpack
+from ..packing import pack, unpack, words_per_lane
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
@@ -167,6 +167,8 @@ def _mma_fn(b, ins, regs, frags, compute):
     fragment maps, D = compute(A, B, C) (raw bits, batched over the warps) back into registers."""
     a, bb, c, d = regs
     fa, fb, fc, fd = frags
+    for name, ops, frag in (("d", d, fd), ("a", a, fa), ("b", bb, fb), ("c", c, fc)):
+        _check_words(b, ops, frag, ins, name)
     ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
     wd = write_words(b, d, ins)
 
@@ -180,6 +182,15 @@ def _mma_fn(b, ins, regs, frags, compute):
         D = compute(A, B, C)
         wd(bt, pack(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
     return fn
+
+
+def _check_words(b, ops, frag, ins, name):
+    """Refuse a register list that does not hold exactly the operand's 32-bit words per lane."""
+    have = sum(2 if b.rtype(o, ins).bits == 64 else 1 for o in ops)
+    want = words_per_lane(frag)
+    if have != want:
+        raise LayoutsimError(f"line {ins.line}: {ins.name}: operand {name} takes {want} 32-bit register "
+                             f"word{'s' * (want != 1)} per lane, not {have}: {ins.text}")
 
 
 # ---- wmma -------------------------------------------------------------------------------------------
@@ -196,7 +207,9 @@ def _wmma(ins, b, prog):
 def _wmma_move(ins, b, prog):
     store = ins.mods[0] == "store"
     use = ins.mods[1]
-    layout = next(m for m in ins.mods if m in ("row", "col"))
+    layout = next((m for m in ins.mods if m in ("row", "col")), None)
+    if layout is None:
+        raise unsupported(ins, "wmma layout: .row or .col")
     shape = next((m for m in ins.mods if m in WM.SHAPES), None)
     if shape is None:
         raise unsupported(ins, "wmma shape")

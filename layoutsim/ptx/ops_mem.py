@@ -10,10 +10,11 @@ early reads stale data, as the GPU may. The bulk copies (cp.async.bulk*, TMA) ar
 """
 import numpy as np
 
+from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
 from .access import load, locate, space_of, store, to_generic
-from .compile import need, unsupported
+from .compile import exactly, need, unsupported
 from .costs import global_op
 from .initcheck import span
 from .state import Fault, scatter
@@ -171,6 +172,7 @@ def _atomic(ins, b, prog):
         raise unsupported(ins, "no atomic operation")
     t = T.instr_type(ins.mods, ins.line)
     nb = max(1, t.bits // 8)
+    need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)
     dst = b.write(ops_.pop(0), T.get(f"b{t.bits}"), ins) if has_dst else None
     addr, _ = b.address(ops_[0], ins)
@@ -256,6 +258,9 @@ def _cp_async(ins, b, prog):
         return {"fn": lambda bt, g, full: np.add.at(_async(bt).open, np.flatnonzero(g), 1)}
     if sub in ("wait_group", "wait_all"):
         n = 0 if sub == "wait_all" else ins.operands[0].value
+        if sub == "wait_group" and (ins.operands[0].kind != "imm" or len(ins.operands) != 1 or n < 0):
+            raise LayoutsimError(f"line {ins.line}: {ins.name} takes one operand, the number of groups "
+                                 f"left pending (an integer >= 0): {ins.text}")
 
         def wait(bt, g, full):
             a = _async(bt)
@@ -338,6 +343,9 @@ def _createpolicy(ins, b, prog):
 def _isspacep(ins, b, prog):
     from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW
     space = space_of(ins.mods)
+    if space not in ("shared", "local", "global", "const", "param"):
+        raise unsupported(ins, "a state space to test: .global, .shared, .local, .const or .param")
+    exactly(ins, 2)
     w = b.write(ins.operands[0], T.get("pred"), ins)
     r = b.read(ins.operands[1], T.get("u64"), ins)
 

@@ -134,6 +134,8 @@ def _match(ins, b, prog):
 
 def _redux(ins, b, prog):
     op = next((m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor")), None)
+    if op is None:
+        raise unsupported(ins, "no operation (.add, .min, .max, .and, .or, .xor)")
     t = T.instr_type(ins.mods, ins.line)
     if t.is_float:
         raise unsupported(ins, "floating-point redux")
@@ -193,6 +195,7 @@ def _barrier(ins, b, prog):
         raise unsupported(ins, "cluster barriers: clusters are not modelled, each CTA runs alone")
     if kind not in ("sync", "arrive", "red"):
         raise unsupported(ins)
+    need(ins, 3 if kind == "red" else 1)        # [d,] barrier id[, count][, predicate]
     ops = list(ins.operands)
     info = {"mode": kind}
     if kind == "red":

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import LayoutsimError
 from . import lines
+from .launch import MAX_GLOBAL_BYTES
 from .module import Label, UnsupportedPtx
 from .operands import Builder
 from .syntax import Instr
@@ -94,6 +95,13 @@ class Program:
                     raise LayoutsimError(f"line {v.line}: .{v.space} array {v.name}[] has no size")
                 self.global_vars[v.name] = self.static_heap.alloc(max(v.size, 1), f".{v.space} {v.name}",
                                                                   align=max(v.alignment, 16))
+                # the aligned extent, bounded before anything is allocated (Heap.finish allocates it)
+                end = self.static_heap.extent
+                if end > MAX_GLOBAL_BYTES:
+                    raise LayoutsimError(
+                        f"line {v.line}: .{v.space} {v.name} (.align {v.alignment}, {v.size} bytes) ends at "
+                        f"byte {end} of global memory: the module's variables, aligned, may take at most "
+                        f"{MAX_GLOBAL_BYTES} bytes (512 MiB)")
 
     def smem_size(self, dynamic):
         base = self.static_shared if self.dynamic_shared_offset is None else self.dynamic_shared_offset
@@ -222,7 +230,8 @@ class Program:
         from .compile import compile_step
         for pc, ins in enumerate(instrs):
             self.steps.append(compile_step(self, ins, pc, self._site(ins)))
-        self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit"))
+        # falling off the end of the body exits: a step of no PTX line (an empty body is only it)
+        self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit", info={"hidden": True}))
 
     def _site(self, ins):
         key = ins.extra["origin"]

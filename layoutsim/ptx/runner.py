@@ -8,10 +8,11 @@ import time
 import numpy as np
 
 from .. import archs
-from ..errors import LayoutsimError
+from ..errors import LayoutsimError, integer
 from . import sass
 from .costs import Costs
 from .initcheck import InitCheck, merge as merge_initcheck
+from .internal import guarded
 from .launch import MAX_BATCH_THREADS, Launch
 from .module import load
 from .program import Program
@@ -26,7 +27,11 @@ _PROGRAMS = {}
 
 def program(ptx, kernel, arch):
     """The linked Program of a kernel (cached per PTX text, kernel and arch)."""
-    key = (hashlib.sha1(ptx.encode()).hexdigest() if isinstance(ptx, str) else None, kernel, arch)
+    if not isinstance(kernel, str):
+        raise LayoutsimError(f"kernel: give the entry's name as a string, not {type(kernel).__name__}")
+    # surrogatepass: a lone surrogate hashes here, and load refuses it with its line
+    key = (hashlib.sha1(ptx.encode("utf-8", "surrogatepass")).hexdigest() if isinstance(ptx, str) else None,
+           kernel, arch)
     prog = _PROGRAMS.get(key) if key[0] else None
     if prog is None:
         module = load(ptx)
@@ -114,6 +119,7 @@ def _check_sample(k, threads_per_cta, most):
                              f"(at most {MAX_SAMPLE} CTAs and {MAX_THREADS} threads)")
 
 
+@guarded("running the kernel")
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
         racecheck=False, initcheck=False, max_steps=None, timeout=None, progress=None,
         batch_threads=MAX_BATCH_THREADS):
@@ -126,6 +132,7 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     t0 = time.perf_counter()
     max_steps_value(max_steps), timeout_value(timeout)      # checked before anything is loaded
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
+    batch_threads = integer(batch_threads, "batch_threads", 1)
     prog = program(ptx, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
     ids = select_ctas(launch.n_ctas, ctas, launch.threads_per_cta)

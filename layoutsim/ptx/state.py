@@ -73,6 +73,11 @@ class Heap:
         self._end = start + int(nbytes) + GUARD
         return GLOBAL_BASE + start
 
+    @property
+    def extent(self):
+        """Bytes the array will have once finished (every buffer at its alignment, with guards)."""
+        return self._end
+
     def copy(self):
         h = Heap()
         h.starts, h.sizes, h.names, h._end = list(self.starts), list(self.sizes), list(self.names), self._end
@@ -104,6 +109,8 @@ class Heap:
         off = addr - GLOBAL_BASE
         if off.size == 0:
             return off
+        if not self.starts:                   # no buffer at all: the first access faults
+            raise Fault(threads[0], addr[0], self.describe(int(addr[0]), nb))
         lo, hi = int(off.min()), int(off.max())
         i = int(np.searchsorted(self._starts, lo, "right")) - 1
         if i >= 0 and lo >= self._starts[i] and hi + nb <= self._ends[i]:

@@ -77,6 +77,11 @@ _BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
 # here (tests/ptx/kernels/wgmma.sm_90a.ptx, 0.3 MB), and loading costs ~2 us a character, so the
 # longest accepted text loads in under 20 s
 MAX_PTX_CHARS = 1 << 23
+# brackets one statement may nest: PTX nests a few (an initializer of a 3-d array of vectors is 4
+# deep); the operand and initializer readers recurse once a level
+MAX_NESTING = 32
+# a lone surrogate is not a character (what Python's surrogateescape makes of undecodable bytes)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Pending:
@@ -116,6 +121,14 @@ def statements(text):
     """Split PTX text into Stmt items (comments removed, debug sections skipped)."""
     if len(text) > MAX_PTX_CHARS:
         raise PtxSyntaxError(f"PTX text of {len(text)} characters: the limit is {MAX_PTX_CHARS}")
+    bad = _SURROGATE.search(text)
+    if bad:
+        code = ord(bad.group())
+        # U+DC80..U+DCFF: a byte that is not UTF-8, as Python's surrogateescape (the CLI) reads it
+        what = (f"the byte {code - 0xDC00:#04x}, which is not UTF-8 text" if 0xDC80 <= code <= 0xDCFF else
+                f"{bad.group()!r}, a lone surrogate (not a character)")
+        raise PtxSyntaxError(f"line {text.count(chr(10), 0, bad.start()) + 1}: the PTX text holds {what}; "
+                             f"PTX is ASCII text")
     # `.reg.b16 x;` (no space, as some CUDA headers' inline asm writes it) is `.reg .b16 x;`
     text = re.sub(r"(?<![\w.])\.(reg|param|local|shared)\.(?=[a-z])", r".\1 .", _strip_comments(text))
     out = []
@@ -194,6 +207,8 @@ def statements(text):
                 continue
         if c in "([{":
             depth += 1
+            if depth > MAX_NESTING:
+                raise PtxSyntaxError(f"line {line}: brackets nested more than {MAX_NESTING} deep")
         elif c in ")]}":
             depth -= 1
             if depth < 0:
@@ -251,6 +266,8 @@ def split_top(text, sep=","):
     for c in text:
         if c in "([{":
             depth += 1
+            if depth > MAX_NESTING:
+                raise PtxSyntaxError(f"brackets nested more than {MAX_NESTING} deep in {text[:40]!r}")
         elif c in ")]}":
             depth -= 1
         if c == sep and depth == 0:
@@ -264,7 +281,28 @@ def split_top(text, sep=","):
     return parts
 
 
-def parse_int(text):
+def is_int(text):
+    """Whether text is a PTX integer literal."""
+    return bool(_INT.match(text.strip()))
+
+
+INT_RANGE = (-(1 << 63), (1 << 64) - 1)     # PTX integer literals are 64-bit (signed or unsigned)
+
+
+def parse_int(text, line=None, lo=INT_RANGE[0], hi=INT_RANGE[1]):
+    """The value of a PTX integer literal (decimal, 0x hex, 0b binary, 0 octal, U suffix) in
+    lo..hi; anything else is a PtxSyntaxError naming the line."""
+    where = f"line {line}: " if line is not None else ""
+    if not _INT.match(text.strip()):
+        raise PtxSyntaxError(f"{where}{text.strip()[:40]!r} is not an integer")
+    v = _int_value(text)
+    if not lo <= v <= hi:
+        shown = text.strip() if len(text.strip()) <= 24 else f"{text.strip()[:12]}...({len(text.strip())} digits)"
+        raise PtxSyntaxError(f"{where}integer {shown} is out of range: valid {lo}..{hi}")
+    return v
+
+
+def _int_value(text):
     t = text.strip().rstrip("Uu")
     neg = t.startswith("-")
     t = t.lstrip("+-")
@@ -309,12 +347,15 @@ def parse_operand(text, line):
     m = _FHEX.match(t)
     if m:
         width = 32 if m.group(1) in "fF" else 64
+        if len(m.group(2)) != width // 4:
+            raise PtxSyntaxError(f"line {line}: float literal {t[:40]!r}: 0{m.group(1)} takes exactly "
+                                 f"{width // 4} hex digits (the {width} bits)")
         bits = int(m.group(2), 16)
         if t.startswith("-"):
             bits ^= 1 << (width - 1)
         return Operand("fimm", (bits, width, text.strip()))
     if _INT.match(t):
-        return Operand("imm", parse_int(t))
+        return Operand("imm", parse_int(t, line))
     if _FDEC.match(t):
         import struct
         bits = struct.unpack("<Q", struct.pack("<d", float(t)))[0]
@@ -326,6 +367,10 @@ def parse_operand(text, line):
     return Operand("raw", text.strip())     # refused where an instruction reads it (with its line)
 
 
+# an address offset is a signed 64-bit byte offset (added to int64 addresses)
+ADDRESS_RANGE = (-(1 << 63), (1 << 63) - 1)
+
+
 def _parse_address(inner, line):
     m = re.match(r"^([%A-Za-z_$][\w$.]*)?\s*(?:\+\s*(-?\s*[-+]?\w+))?$", inner)
     if m and (m.group(1) or m.group(2)):
@@ -333,20 +378,42 @@ def _parse_address(inner, line):
         if m.group(1):
             name = m.group(1)
             if _INT.match(name):
-                return Operand("addr", offset=parse_int(name))
+                return Operand("addr", offset=parse_int(name, line, *ADDRESS_RANGE))
             base = Operand("reg", name) if name.startswith("%") else Operand("sym", name)
-        off = parse_int(m.group(2).replace(" ", "")) if m.group(2) else 0
+        off = parse_int(m.group(2).replace(" ", ""), line, *ADDRESS_RANGE) if m.group(2) else 0
         return Operand("addr", base=base, offset=off)
     m = re.match(r"^([%A-Za-z_$][\w$.]*)\s*-\s*(\w+)$", inner)
     if m:
         base = Operand("reg", m.group(1)) if m.group(1).startswith("%") else Operand("sym", m.group(1))
-        return Operand("addr", base=base, offset=-parse_int(m.group(2)))
+        return Operand("addr", base=base, offset=-parse_int(m.group(2), line, *ADDRESS_RANGE))
     if _INT.match(inner):
-        return Operand("addr", offset=parse_int(inner))
+        return Operand("addr", offset=parse_int(inner, line, *ADDRESS_RANGE))
     return Operand("raw", f"[{inner}]")
 
 
 # ---- instructions ---------------------------------------------------------------------------
+class Parts(tuple):
+    """The operands (or modifiers) of one instruction. A handler reads them by position; one
+    past the end is the instruction's own fault (an operand or modifier missing), so it is a
+    PtxSyntaxError with the PTX line, not an IndexError of the handler."""
+
+    def __new__(cls, items, line, text, what):
+        self = super().__new__(cls, items)
+        self.where = (line, text, what)
+        return self
+
+    def __getitem__(self, i):
+        try:
+            return super().__getitem__(i)
+        except IndexError:
+            line, text, what = self.where
+            raise PtxSyntaxError(f"line {line}: {text}: needs more {what}s than the {len(self)} it "
+                                 f"has") from None
+
+    def __reduce__(self):
+        return (Parts, (tuple(self),) + self.where)
+
+
 @dataclass
 class Instr:
     line: int
@@ -359,9 +426,14 @@ class Instr:
     scope: object = None          # register scope at this point (set by the loader)
     extra: dict = field(default_factory=dict)
 
+    def __setattr__(self, key, value):
+        if key in ("operands", "mods") and not isinstance(value, Parts):
+            value = Parts(value, self.line, self.text, "operand" if key == "operands" else "modifier")
+        super().__setattr__(key, value)
+
     @property
     def name(self):
-        return ".".join((self.opcode,) + self.mods)
+        return ".".join((self.opcode,) + tuple(self.mods))
 
 
 def parse_instruction(text, line):

@@ -82,9 +82,19 @@ def instr_type(mods, line=None, default=None):
             return TYPES[m]
     if default is not None:
         return TYPES[default]
-    raise LayoutsimError(f"line {line}: no type in .{'.'.join(mods)}")
+    raise LayoutsimError(f"line {line}: no type modifier (as .b32, .s32, .f32) in "
+                         f"{'.' + '.'.join(mods) if mods else 'an instruction without modifiers'}")
 
 
 def types_in(mods):
     """All type modifiers, in order (cvt.f32.s32 -> [f32, s32])."""
     return [TYPES[m] for m in mods if m in TYPES]
+
+
+def two_types(ins, example):
+    """The (first, second) type modifiers of an instruction that takes two (as `example`)."""
+    tys = types_in(ins.mods)
+    if len(tys) != 2:
+        raise LayoutsimError(f"line {ins.line}: {ins.name} takes two type modifiers (as {example}), not "
+                             f"{len(tys)}: {ins.text}")
+    return tys

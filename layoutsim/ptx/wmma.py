@@ -98,8 +98,10 @@ def mma_plan(op):
     types = [t for t in types if t != "satfinite"]
     if len(types) == 2:
         d, c, a, b = types[0], types[1], "f16", "f16"
-    else:
+    elif len(types) == 4:
         d, a, b, c = types
+    else:
+        raise LayoutsimError(f"{op}: give the types as .dtype.ctype or .dtype.atype.btype.ctype")
     key = f"wmma.mma.sync.aligned.{m.group(1)}.{m.group(2)}.{shape}.{'.'.join(m.group(5).split('.'))}"
     e = _data()[1].get(key) or _data()[1].get(_strip_sat(key))
     if e is None:
