@@ -126,7 +126,7 @@ def test_run_grid_and_block(what, value, expect):
     (dict(ctas=1.5), "ctas=1.5: give None, a number of CTAs or a list of CTA ids"),
     (dict(jobs="2"), "jobs='2': give a number of processes"),
     (dict(arch=90), "unknown arch 90"),
-    (dict(arch=None), "arch None: PTX runs on NVIDIA archs"),
+    (dict(arch=None), "arch None is not given: layoutsim.ptx.run is NVIDIA-only"),
 ])
 def test_run_options(kw, start):
     assert _one_line(lambda: ptx.run(KERNEL, "k", 1, 32, [], **kw)).startswith(start)
