@@ -9,7 +9,10 @@
 State: `threads` = warps x wave lanes; every register is a uint32 array over the threads (one
 32-bit register per lane). Registers are named (any string; an int n means "r{n}") and come
 into existence when written; reading one that was never written is an error. Registers move
-raw bits only: what they mean is decided by the catalog fragment maps and `layoutsim.mma`.
+raw bits only: what they mean is decided by the catalog fragment maps and `layoutsim.mma`, through
+the warp-collective core (`layoutsim.warpcore`, shared with the PTX executor) for ldmatrix,
+stmatrix, mma and wgmma; this module is the adapter (registers by name, masks, address checks,
+the trace).
 
 Execution model: every instruction runs on all threads of the machine, each warp (or, for
 wgmma, each warpgroup) issuing its own copy, as the threads of a CUDA block run the same
@@ -20,8 +23,6 @@ Every instruction first checks and computes everything, then commits: a bad inst
 raises one LayoutsimError (naming the instruction, the lane and the address where the
 hardware would fault) and leaves registers, memory and the trace exactly as they were.
 """
-import warnings
-
 import numpy as np
 
 from .. import archs as A
@@ -32,6 +33,7 @@ from ..warpcore import mma as core_mma
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
 from . import costing
+from .host import Buffer, State, numeric_array, numeric_dtype
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
@@ -47,36 +49,6 @@ WIDTHS = (8, 16, 32, 64, 128)
 def regs(prefix, n, start=0):
     """["prefix{start}", ..., "prefix{start+n-1}"]: a register list."""
     return [f"{prefix}{i}" for i in range(start, start + n)]
-
-
-class State:
-    """A copy of everything an instruction may change (for tests and for undo)."""
-
-    def __init__(self, m):
-        self.regs = {k: v.copy() for k, v in m._regs.items()}
-        self.smem = m.smem.copy()
-        self.globals = {k: v.data.copy() for k, v in m._global.items()}
-        self.trace_len = len(m.trace)
-
-    def __eq__(self, other):
-        return (isinstance(other, State) and self.trace_len == other.trace_len
-                and self.regs.keys() == other.regs.keys()
-                and all(np.array_equal(v, other.regs[k]) for k, v in self.regs.items())
-                and np.array_equal(self.smem, other.smem)
-                and self.globals.keys() == other.globals.keys()
-                and all(np.array_equal(v, other.globals[k]) for k, v in self.globals.items()))
-
-
-class _Buffer:
-    def __init__(self, array):
-        a = np.ascontiguousarray(array)
-        self.dtype, self.shape = a.dtype, a.shape
-        self.data = a.reshape(-1).view(np.uint8).copy()
-
-    def array(self, dtype=None):
-        dt = np.dtype(dtype) if dtype is not None else self.dtype
-        out = self.data.view(dt)
-        return out.reshape(self.shape) if dt == self.dtype else out.copy()
 
 
 class Machine:
@@ -117,13 +89,13 @@ class Machine:
         """Create (or replace) the named global buffer holding the bytes of `array`."""
         if not isinstance(name, str) or not name:
             raise LayoutsimError(f"global buffer name {name!r}: give a non-empty string")
-        self._global[name] = _Buffer(_numeric_array(array, f"global_alloc({name!r})"))
+        self._global[name] = Buffer(numeric_array(array, f"global_alloc({name!r})"))
 
     def global_array(self, name, dtype=None):
         """A copy of a global buffer, in its original dtype and shape (or flat in `dtype`)."""
         buf = self._buffer(name, "global_array")
         if dtype is not None:
-            dt = _numeric_dtype(dtype, "global_array")
+            dt = numeric_dtype(dtype, "global_array")
             if buf.data.size % dt.itemsize:
                 raise LayoutsimError(f"global_array: buffer {name!r} holds {buf.data.size} bytes, not a whole "
                                      f"number of {dt} ({dt.itemsize} bytes)")
@@ -131,13 +103,13 @@ class Machine:
 
     def smem_write(self, offset, array):
         """Host-side: copy the bytes of `array` into shared memory at byte `offset`."""
-        a = _numeric_array(array, "smem_write").reshape(-1).view(np.uint8)
+        a = numeric_array(array, "smem_write").reshape(-1).view(np.uint8)
         offset = self._check_host_range(offset, a.size)
         self.smem[offset:offset + a.size] = a
 
     def smem_read(self, offset, dtype, shape):
         """Host-side: the shared-memory bytes at `offset` as an array of `dtype` and `shape`."""
-        dt = _numeric_dtype(dtype, "smem_read")
+        dt = numeric_dtype(dtype, "smem_read")
         dims = (shape,) if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool) else shape
         try:
             dims = tuple(integer(d, "smem_read: shape dimension", 0, self.smem.size) for d in dims)
@@ -598,31 +570,6 @@ class Warpgroup(Machine):
             raise LayoutsimError(f"a warpgroup is an NVIDIA (sm_90) notion; arch {arch!r} is AMD "
                                  f"(use Machine(arch, warps=4))")
         super().__init__(arch=arch, warps=4, wave=32, smem_bytes=smem_bytes, mma=mma)
-
-
-def _numeric_dtype(dtype, what):
-    """np.dtype of a plain number type (bool, int, uint, float), else a one-line error."""
-    try:
-        with warnings.catch_warnings():           # numpy warns about some spellings it still reads
-            warnings.simplefilter("ignore")
-            dt = np.dtype(dtype)
-    except (TypeError, ValueError):
-        dt = None
-    if dtype is None or dt is None or dt.kind not in "biuf" or dt.shape:
-        raise LayoutsimError(f"{what}: dtype {dtype!r}: give a number type such as np.uint32, 'u2' or 'f4'")
-    return dt
-
-
-def _numeric_array(array, what):
-    """A contiguous array of plain numbers (the bytes are what matters), else a one-line error."""
-    try:
-        a = np.ascontiguousarray(array)
-    except (TypeError, ValueError):
-        a = None
-    if a is None or a.dtype.kind not in "biuf":
-        raise LayoutsimError(f"{what}: give an array of numbers (its bytes are copied), not "
-                             f"{a.dtype if a is not None else type(array).__name__}")
-    return a
 
 
 def _short(ins):
