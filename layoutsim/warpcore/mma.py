@@ -6,6 +6,8 @@ the register side of wgmma and nvcuda::wmma.
 raw=True)`; callers pass their own only to put a different model of the same instruction in its
 place (the simulator's `mma=` option, wmma's tile sequence).
 """
+import numpy as np
+
 from ..numerics import mma as numeric_mma
 from . import registers as R
 
@@ -25,6 +27,7 @@ def default_compute(ins, arch):
 def result(ins, D, batch, old=None, frag=None):
     """Register words of D (the operand convention of registers.operand), its shape checked."""
     frag = ins.operand("D").fragment if frag is None else frag
+    D = np.asarray(D)
     one = frag.shape[0] == 1                         # one matrix; MFMA blocks stay a dimension
     want = (batch, *(frag.shape[1:] if one else frag.shape))
     if tuple(D.shape) != want:

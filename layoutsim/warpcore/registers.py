@@ -34,8 +34,8 @@ def operand(frag, words_):
 def result_words(frag, D, old=None):
     """Register words of a result D (`operand`'s shape, raw bits or values of the element's
     width: a float32 D is its bits) -> uint32 [batch, lanes, words]."""
-    D = np.ascontiguousarray(np.asarray(D))
-    if D.dtype.kind != "u":
+    D = np.asarray(D)
+    if D.dtype.kind != "u":                          # same width: a view, whatever the strides
         D = D.view(np.dtype(f"u{D.dtype.itemsize}"))
     return pack(frag, D[:, None] if frag.shape[0] == 1 else D, old)
 

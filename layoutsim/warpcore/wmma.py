@@ -5,6 +5,8 @@ measured fragment maps), and an mma as the sequence of mma.sync tiles ptxas emit
 Which fragment map and which tile sequence an instruction has is the caller's (the PTX executor
 reads both from its sm_90 data, layoutsim/ptx/wmma.py); this module moves and computes.
 """
+import functools
+
 import numpy as np
 
 from ..formats import decode, encode
@@ -15,10 +17,16 @@ from ..packing import pack, unpack
 def element_addresses(layout, rows, cols, base, stride, esize):
     """int64 [batch, rows, cols]: the byte address of every element of each warp's matrix;
     base, stride: [batch] (stride in elements, the leading dimension)."""
-    rr, cc = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    rr, cc = _grid(rows, cols)
     st = np.asarray(stride)[:, None, None]
     off = (rr * st + cc) if layout == "row" else (cc * st + rr)
     return np.asarray(base)[:, None, None] + off * esize
+
+
+@functools.lru_cache(maxsize=None)
+def _grid(rows, cols):
+    """(row, col) index grids of a rows x cols matrix, built once per shape."""
+    return np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
 
 
 def load(frag, unit, flat, esize):
