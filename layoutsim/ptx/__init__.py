@@ -22,6 +22,9 @@ lanes of each memory line's first executions), faults (the record of a fault), l
 (arguments, special registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier
 objects), report (Run), runner (`run`), nvcc
 (`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
+The matrix handlers (ops_matrix: ldmatrix, stmatrix, mma, wmma; ops_wgmma) are adapters over
+layoutsim.warpcore, the warp-collective core layoutsim.sim shares: they check lanes and
+addresses, raise faults and charge costs; the core moves the bytes and computes.
 See docs/ptx.md.
 """
 from .internal import PtxInternalError

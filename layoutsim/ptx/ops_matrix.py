@@ -3,13 +3,18 @@ arithmetic) and nvcuda::wmma load/store/mma (wmma.py). Every one is warp-collect
 (.sync.aligned): it runs for whole warps, batched over all warps of all CTAs that execute it;
 a warp with a lane missing is refused (collective.py: the PTX ISA leaves that undefined).
 
-Registers move through the catalog's FragmentMaps (layoutsim.packing pack/unpack):
-nothing here knows where an element lives.
+What each instruction does to registers and memory is layoutsim.warpcore's (the one core that
+layoutsim.sim also runs on: how ldmatrix moves bytes, how an mma's words map to matrices, where a
+wmma element lies): nothing here knows where an element lives. This module is the executor's
+side: operands, whole-warp checks, addresses located and faulted, costs, races, initcheck.
 """
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..packing import pack, unpack, words_per_lane
+from ..warpcore import ldmatrix as core_ldmatrix
+from ..warpcore import mma as core_mma
+from ..warpcore import registers as core_regs
+from ..warpcore import wmma as core_wmma
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
@@ -91,21 +96,20 @@ def _of_warps(words, thr, bt):
 
 
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
-def _rows(bt, ins, addr, thr, lanes):
-    """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked."""
+def _rows(bt, ins, addr, thr, cat):
+    """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked, and their threads."""
     a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]             # [nA, 32]
-    rows = a[:, lanes]                                                  # [nA, count, 8]
-    tl = thr[:, lanes]
+    rows = core_ldmatrix.rows(cat, a)                                   # [nA, count, 8]
+    tl = core_ldmatrix.rows(cat, thr)
     flat_rows, flat_thr = rows.reshape(-1), tl.reshape(-1)
-    locate(bt, "shared", flat_rows, flat_thr, 16, ins.name)
+    locate(bt, "shared", flat_rows, flat_thr, cat.addressing.row_bytes, ins.name)
     return rows, tl
 
 
 def _ldmatrix(ins, b, prog):
     cat = _catalog(ins, _name(ins))
-    frag = cat.operand("R").fragment
-    lanes = np.asarray(cat.addressing.lanes)
     short = cat.aliases[0]
+    row_bytes = cat.addressing.row_bytes
     need(ins, 2)
     st = ins.opcode == "stmatrix"
     if st:
@@ -119,25 +123,21 @@ def _ldmatrix(ins, b, prog):
         w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
-        rows, tl = _rows(bt, ins, addr, thr, lanes)
+        rows, tl = _rows(bt, ins, addr, thr, cat)
         flat = bt.smem_base[thr[:, :1, None]] + rows                      # [nA, count, 8]
-        idx = flat[..., None] + np.arange(16)
         if st:
-            words = _of_warps(read(bt), thr, bt)                         # [nA, 32, regs]
-            data = unpack(frag, words).astype("<u2")                     # [nA, count, 8, 8]
-            bt.smem[idx.reshape(-1)] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+            idx, data = core_ldmatrix.store(cat, flat, _of_warps(read(bt), thr, bt))
+            bt.smem[idx] = data
         else:
-            data = np.ascontiguousarray(bt.smem[idx]).view("<u2")         # [nA, count, 8, 8]
-            write(bt, pack(frag, data).reshape(-1, frag.regs), thr.reshape(-1), g)
-        O = np.zeros((len(w), 32), np.int64)
-        M = np.zeros((len(w), 32), bool)
-        O[:, lanes.reshape(-1)] = rows.reshape(len(w), -1)
-        M[:, lanes.reshape(-1)] = True
+            words = core_ldmatrix.load(cat, bt.smem, flat)                # [nA, 32, regs]
+            write(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
+        O, M = core_ldmatrix.row_lanes(cat, rows)
         bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st), w)
         if bt.race is not None:
-            bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), 16, tl.reshape(-1))
+            bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), row_bytes, tl.reshape(-1))
         if bt.init is not None:
-            bt.init.write(idx) if st else bt.init.read(ins.extra["site"], idx.reshape(-1, 16), tl.reshape(-1))
+            idx = core_ldmatrix.row_bytes(cat, flat)
+            bt.init.write(idx) if st else bt.init.read(ins.extra["site"], idx.reshape(-1, row_bytes), tl.reshape(-1))
     return {"fn": fn, "sync": ALL}
 
 
@@ -153,20 +153,15 @@ def _mma(ins, b, prog):
     cat = _catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    frags = [cat.operand(k).fragment for k in ("A", "B", "C", "D")]
-    arch = prog.arch
-
-    def compute(A, B, C):
-        from ..numerics import mma
-        return mma(cat, A, B, C, arch=arch, raw=True)
-    return {"fn": _mma_fn(b, ins, (a, bb, c, d), frags, compute), "sync": ALL}
+    return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "sync": ALL}
 
 
-def _mma_fn(b, ins, regs, frags, compute):
-    """The step of an MMA: A, B, C out of the registers of every executing warp through their
-    fragment maps, D = compute(A, B, C) (raw bits, batched over the warps) back into registers."""
+def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
+    """The step of an MMA: the register words of A, B, C of every executing warp through the
+    collective core (warpcore.mma: the catalog entry `cat`'s maps, or `frags` by operand, and
+    `compute`, default layoutsim.mma), D's words back into registers."""
     a, bb, c, d = regs
-    fa, fb, fc, fd = frags
+    fa, fb, fc, fd = frags or [cat.operand(k).fragment for k in ("A", "B", "C", "D")]
     for name, ops, frag in (("d", d, fd), ("a", a, fa), ("b", bb, fb), ("c", c, fc)):
         _check_words(b, ops, frag, ins, name)
     ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
@@ -176,18 +171,16 @@ def _mma_fn(b, ins, regs, frags, compute):
         w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
-        A = unpack(fa, _of_warps(ra(bt), thr, bt))[:, 0]
-        B = unpack(fb, _of_warps(rb(bt), thr, bt))[:, 0]
-        C = unpack(fc, _of_warps(rc(bt), thr, bt))[:, 0]
-        D = compute(A, B, C)
-        wd(bt, pack(fd, np.asarray(D)[:, None]).reshape(len(w) * 32, -1), thr.reshape(-1), g)
+        words = {"A": _of_warps(ra(bt), thr, bt), "B": _of_warps(rb(bt), thr, bt), "C": _of_warps(rc(bt), thr, bt)}
+        D = core_mma.run(cat, words, arch, compute, frags=frags)
+        wd(bt, D.reshape(len(w) * 32, -1), thr.reshape(-1), g)
     return fn
 
 
 def _check_words(b, ops, frag, ins, name):
     """Refuse a register list that does not hold exactly the operand's 32-bit words per lane."""
     have = sum(2 if b.rtype(o, ins).bits == 64 else 1 for o in ops)
-    want = words_per_lane(frag)
+    want = core_regs.n_words(frag)
     if have != want:
         raise LayoutsimError(f"line {ins.line}: {ins.name}: operand {name} takes {want} 32-bit register "
                              f"word{'s' * (want != 1)} per lane, not {have}: {ins.text}")
@@ -220,16 +213,15 @@ def _wmma_move(ins, b, prog):
     frag = _fragment(ins, use, layout, shape, typ)
     R, C = WM.operand_shape(use, shape)
     esize = WM.ELEM_BITS[typ] // 8
-    raw = np.dtype(f"<u{esize}")
+    nwords = core_regs.n_words(frag)
     regs = b.elems(ins.operands[1 if store else 0], ins)
     addr, _ = b.address(ins.operands[0 if store else 1], ins)
     sop = ins.operands[2] if len(ins.operands) > 2 else None
     stride = b.read(sop, T.get("u32"), ins) if sop is not None else None
     default = C if layout == "row" else R
-    rr, cc = np.meshgrid(np.arange(R), np.arange(C), indexing="ij")
     rw = read_words(b, regs, ins) if store else None
     ww = None if store else write_words(b, regs, ins)
-    positions = WM.element_positions(frag)
+    positions = core_wmma.element_positions(frag)
     verb = "store" if store else "load"
 
     def fn(bt, g, full):
@@ -245,18 +237,14 @@ def _wmma_move(ins, b, prog):
             raise Fault(thr[i, j], P[i, j], f"{ins.name}: the threads of the warp give different "
                                             f"addresses or strides (undefined behaviour)", "not_uniform")
         base, st = P[:, 0], S[:, 0]
-        off = (rr * st[:, None, None] + cc) if layout == "row" else (cc * st[:, None, None] + rr)
-        addrs = base[:, None, None] + off * esize                          # [nA, R, C]
+        addrs = core_wmma.element_addresses(layout, R, C, base, st, esize)    # [nA, R, C]
         for sp, sel, window in _warp_spaces(space, base):
             views, flat, rel = _fast_locate(bt, sp, addrs[sel] - window, thr[sel, 0], esize, ins)
             unit = views[esize]
             if store:
-                mats = unpack(frag, _of_warps(rw(bt), thr[sel], bt))[:, 0].astype(raw)    # [n, R, C]
-                unit[flat // esize] = mats
+                core_wmma.store(frag, unit, flat, esize, _of_warps(rw(bt), thr[sel], bt))
             else:
-                mats = unit[flat // esize].reshape(-1, 1, R, C)
-                ww(bt, pack(frag, mats).reshape(-1, frag.regs * frag.reg_bits // 32),
-                   thr[sel].reshape(-1), g)
+                ww(bt, core_wmma.load(frag, unit, flat, esize).reshape(-1, nwords), thr[sel].reshape(-1), g)
             _wmma_costs(bt, ins, sp, rel, st[sel], thr[sel], positions, frag, use, layout, shape, typ, verb)
             if bt.race is not None and sp == "shared":
                 bt.race.access("st" if store else "ld", ins.extra["site"], flat.reshape(-1), esize,
@@ -376,7 +364,7 @@ def _access_offsets(acc, A, positions, frag):
         O = np.zeros((n, 32), np.int64)
         M = np.zeros((n, 32), bool)
         for m, reg in enumerate(acc.elems):
-            pos = frag.table[:, reg].reshape(-1, 3)                       # [32*slots, 3]
+            pos = core_wmma.register_positions(frag, reg)                 # [32*slots, 3]
             # the register holds 8 rows of 16 contiguous bytes: their starts, in address order
             ad = np.sort(A[:, pos[:, 1], pos[:, 2]], axis=1)
             O[:, 8 * m:8 * m + 8] = ad[:, ::ad.shape[1] // 8]
@@ -410,12 +398,10 @@ def _wmma_mma(ins, b, prog):
     shape = ins.mods[5]
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    fa = _fragment(ins, "a", al, shape, plan.a)
-    fb = _fragment(ins, "b", bl, shape, plan.b)
-    fc = _fragment(ins, "c", "row", shape, plan.c)
-    fd = _fragment(ins, "d", "row", shape, plan.d)
+    frags = {"A": _fragment(ins, "a", al, shape, plan.a), "B": _fragment(ins, "b", bl, shape, plan.b),
+             "C": _fragment(ins, "c", "row", shape, plan.c), "D": _fragment(ins, "d", "row", shape, plan.d)}
     arch = prog.arch
-    fn = _mma_fn(b, ins, (a, bb, c, d), (fa, fb, fc, fd), lambda A, B, C: WM.compute(plan, A, B, C, arch))
+    fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
     return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
 
 

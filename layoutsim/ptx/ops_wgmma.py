@@ -4,11 +4,13 @@ form, A from shared memory (descriptor) or registers, B from shared memory. PTX 
 
 wgmma.mma_async is a warpgroup collective: the scheduler runs it (sync "warpgroup") only when all
 four warps of the warpgroup (warps 4g .. 4g+3 of the CTA) are there, and then for every
-warpgroup of the batch that executes it at once. The registers move through the catalog's
-FragmentMaps (D and A; layoutsim.packing), the shared operands through
-layoutsim.smem.operand_addresses (the descriptor readings the H200 confirmed), the arithmetic is
-layoutsim.mma's (the run's arch profile). Operand options (PTX ISA 9.7.15.5.2):
-  scale-d false      D = A*B (the accumulator read as +0, as layoutsim.sim's Warpgroup.wgmma does)
+warpgroup of the batch that executes it at once. What it computes is layoutsim.warpcore.wgmma's
+(the core layoutsim.sim's Warpgroup.wgmma runs on too): D and A through the catalog's
+FragmentMaps, the shared operands through layoutsim.smem.operand_addresses (the descriptor
+readings the H200 confirmed), the arithmetic layoutsim.mma's (the run's arch profile). This
+module checks the operands, the warpgroups and the addresses, and charges the cost.
+Operand options (PTX ISA 9.7.15.5.2):
+  scale-d false      D = A*B (the accumulator read as +0)
   imm-scale-a/b -1   every element of A / B negated (its sign bit flipped) before the multiply
   imm-trans-a/b 1    the operand is MN-major (16-bit types only)
   .satfinite         integer results clamped to the s32 range (the catalog entry with its option)
@@ -28,8 +30,9 @@ import numpy as np
 
 from .. import smem
 from ..errors import LayoutsimError
-from ..packing import pack, unpack
 from ..sim.costing import wgmma_cost
+from ..warpcore import registers as core_regs
+from ..warpcore import wgmma as core_wgmma
 from . import types as T
 from .collective import ALIGNED, check_warps, partial, short_name
 from .compile import unsupported
@@ -98,8 +101,8 @@ def _wgmma(ins, b, prog):
     for frag, regs, what in ((fd, dregs, "D"),) + (((cat.operand("A").fragment, b.elems(o[1], ins), "A"),)
                                                      if regs_a else ()):
         n = sum(2 if b.rtype(r, ins).bits == 64 else 1 for r in regs)
-        if n != frag.regs * frag.reg_bits // 32:
-            raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} takes {frag.regs * frag.reg_bits // 32} "
+        if n != core_regs.n_words(frag):
+            raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} takes {core_regs.n_words(frag)} "
                                  f"32-bit registers per thread; {n} given")
 
     def fn(bt, g, full):
@@ -112,7 +115,7 @@ def _wgmma(ins, b, prog):
         scale = _uniform(np.broadcast_to(np.asarray(sd(bt)), (bt.T,))[thr], thr, ins, "scale-d")
         nbytes = 0
         if regs_a:
-            A = unpack(cat.operand("A").fragment, ra(bt)[thr])[:, 0]
+            A = core_wgmma.register_a(cat, ra(bt)[thr])
         else:
             A = _read_shared(bt, cat, "A", _uniform(_words64(da, bt)[thr], thr, ins, "A descriptor"), trans_a,
                              lead, ins)
@@ -120,13 +123,8 @@ def _wgmma(ins, b, prog):
         B = _read_shared(bt, cat, "B", _uniform(_words64(db, bt)[thr], thr, ins, "B descriptor"), trans_b,
                          lead, ins)
         nbytes += B[0].nbytes
-        A, B = (_negate(X) if neg else X for X, neg in ((A, neg_a), (B, neg_b)))
-        C = unpack(fd, rd(bt)[thr])[:, 0]
-        C = np.where(scale[:, None, None], C, np.zeros_like(C))
-        from ..numerics import mma
-        D = np.asarray(mma(cat, A, B, C, arch=arch, raw=True))
-        D = D.view(np.dtype(f"u{D.dtype.itemsize}"))
-        wd(bt, pack(fd, D[:, None]).reshape(thr.size, -1), thr.reshape(-1), g)
+        D = core_wgmma.run(cat, A, B, rd(bt)[thr], scale, neg_a, neg_b, arch)
+        wd(bt, D.reshape(thr.size, -1), thr.reshape(-1), g)
         bt.costs.add_gmma(site, wgmma_cost(nbytes)[0] * len(thr))
     return {"fn": fn, "sync": WARPGROUP}
 
@@ -172,9 +170,8 @@ def _warpgroups(bt, g, ins):
 def _read_shared(bt, cat, which, desc, trans, lead, ins):
     """Raw bits of operand `which` ((M, K) for A, (K, N) for B) of each warpgroup, read through its
     descriptor value: layoutsim.smem.operand_addresses, then the CTA's shared memory."""
-    from ..formats import bits
-    addr = smem.operand_addresses(cat, which, desc, trans)               # [nG, rows, cols]
-    e = bits(cat.formats[which.lower()]) // 8
+    addr = core_wgmma.addresses(cat, which, desc, trans)                 # [nG, rows, cols]
+    e = core_wgmma.element_bytes(cat, which)
     bad = (addr < 0) | (addr + e > bt.smem_size)
     if bad.any():
         i, r, c = (int(x) for x in np.argwhere(bad)[0])
@@ -182,15 +179,10 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
             else f"the {which} descriptor reads shared memory and the CTA has none"
         raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
     flat = bt.smem_base[lead][:, None, None] + addr
-    raw = bt.smem[flat[..., None] + np.arange(e)]
+    raw = core_wgmma.gather(cat, which, bt.smem, flat)
     if bt.init is not None:                 # the warpgroup's operand, read for its first thread
-        bt.init.read(ins.extra["site"], (flat[..., None] + np.arange(e)).reshape(len(lead), -1), lead)
-    return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
-
-
-def _negate(x):
-    """imm-scale -1: the element negated, i.e. its sign bit (the top bit of the raw value) flipped."""
-    return x ^ x.dtype.type(1 << (x.dtype.itemsize * 8 - 1))
+        bt.init.read(ins.extra["site"], core_wgmma.element_byte_index(cat, which, flat).reshape(len(lead), -1), lead)
+    return raw
 
 
 OPS = {"wgmma": _wgmma}

@@ -6,21 +6,22 @@ f16/f32/s32 accumulators of the three k16 shapes; tf32 m16n16k8 and f64 m8n8k4 w
 accumulators). A fragment the catalog lacks is refused: there is no guessed map.
 
 Costs and arithmetic follow what ptxas emits on sm_90 (data/wmma_sm_90.json, made by
-gpu_check/wmma_probe.py from cuobjdump): a load/store is the SASS accesses recorded there
-(LDSM.16.M88.4, 4 x LDS.64, LD.E for generic addresses, ...), and an mma is the recorded
-tensor-core instructions (2 x HMMA.16816 for m16n16k16, 4 x HMMA.1684 for tf32 m16n16k8, ...),
-computed with the catalog's mma.sync of that shape through layoutsim.mma.
+gpu_check/wmma_probe.py from cuobjdump): a load/store is the SASS accesses recorded there (LDSM.16.M88.4,
+4 x LDS.64, LD.E for generic addresses, ...), and an mma is the recorded tensor-core
+instructions (2 x HMMA.16816 for m16n16k16, 4 x HMMA.1684 for tf32 m16n16k8, ...): `mma_plan`
+says which, and layoutsim.warpcore.wmma computes that tile sequence with the catalog's mma.sync
+of the shape through layoutsim.mma (and moves a load's or store's elements).
 """
 import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from .. import package_data as P
 from ..errors import LayoutsimError, one_line
 from ..formats import bits
+from ..warpcore import wmma as core_wmma
 from .sass import width as sass_width
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
@@ -129,36 +130,6 @@ def _strip_sat(key):
     return key.replace(".satfinite", "")
 
 
-def compute(plan, A, B, C, arch):
-    """D (raw bits, [n, M, N]) = A [n, M, K] x B [n, K, N] + C [n, M, N] as the tile sequence."""
-    from ..formats import decode, encode
-    if plan.transposed:
-        return np.swapaxes(_tiles(plan, np.swapaxes(B, 1, 2), np.swapaxes(A, 1, 2),
-                                  np.swapaxes(C, 1, 2), arch), 1, 2)
-    if plan.c != plan.acc:                       # f16 C into an f32 tile: exact widening
-        C = encode(plan.acc, decode(plan.c, C))
-    D = _tiles(plan, A, B, C, arch)
-    if plan.d != plan.acc:                       # f32 tile result stored as f16: round to nearest
-        D = encode(plan.d, decode(plan.acc, D))
-    return D
-
-
-def _tiles(plan, A, B, C, arch):
-    from ..numerics import mma
-    n, M, K = A.shape
-    N = B.shape[2]
-    mt, nt, kt = plan.tile_shape
-    I, J, KK = M // mt, N // nt, K // kt
-    acc = C.reshape(n, I, mt, J, nt).transpose(0, 1, 3, 2, 4).reshape(n * I * J, mt, nt)
-    for k in range(KK):
-        a = A[:, :, k * kt:(k + 1) * kt].reshape(n, I, mt, kt)
-        b = B[:, k * kt:(k + 1) * kt, :].reshape(n, kt, J, nt)
-        a = np.broadcast_to(a[:, :, None], (n, I, J, mt, kt)).reshape(n * I * J, mt, kt)
-        b = np.broadcast_to(b.transpose(0, 2, 1, 3)[:, None], (n, I, J, kt, nt)).reshape(n * I * J, kt, nt)
-        acc = mma(plan.tile, np.ascontiguousarray(a), np.ascontiguousarray(b), acc, arch=arch, raw=True)
-    return acc.reshape(n, I, J, mt, nt).transpose(0, 1, 3, 2, 4).reshape(n, M, N)
-
-
 # ---- the SASS accesses of a load/store ------------------------------------------------------------
 @dataclass(frozen=True)
 class Access:
@@ -200,7 +171,4 @@ def accesses(op_key, frag, elem_bits):
 _width = sass_width      # the width of a SASS access lives in sass.py
 
 
-def element_positions(frag):
-    """[32, n_elems] (row, col) of each lane's x[i] (the table flattened register-major)."""
-    t = frag.table
-    return t.reshape(t.shape[0], -1, 3)[..., 1:]
+element_positions = core_wmma.element_positions   # where each lane's elements are: the core's

@@ -9,9 +9,11 @@
     w.st_shared(offsets=4 * w.lane, src="r0")           # st.shared.b32, costed by the bank model
     print(w.trace.format())
 
-Registers hold raw bits; layouts come from the catalog (`layoutsim.get`), arithmetic from
-`layoutsim.mma`, shared-memory cost from `layoutsim.banks`, wgmma operands in shared memory
-from `layoutsim.smem` (descriptors). See docs/sim.md.
+Registers hold raw bits. What ldmatrix, stmatrix, mma and wgmma do is the warp-collective core's
+(`layoutsim.warpcore`, which the PTX executor also runs on: layouts from the catalog, arithmetic
+from `layoutsim.mma`, wgmma operands in shared memory through `layoutsim.smem` descriptors); the
+machine (machine.py; host.py: snapshots and buffers) names registers, checks masks and addresses, commits or leaves everything as
+it was, and traces; shared-memory cost from `layoutsim.banks` (costing.py). See docs/sim.md.
 """
 from .machine import Machine, State, Warp, Warpgroup, regs, smem_limit
 from .trace import Run, Trace, TraceEntry

@@ -9,7 +9,10 @@
 State: `threads` = warps x wave lanes; every register is a uint32 array over the threads (one
 32-bit register per lane). Registers are named (any string; an int n means "r{n}") and come
 into existence when written; reading one that was never written is an error. Registers move
-raw bits only: what they mean is decided by the catalog fragment maps and `layoutsim.mma`.
+raw bits only: what they mean is decided by the catalog fragment maps and `layoutsim.mma`, through
+the warp-collective core (`layoutsim.warpcore`, shared with the PTX executor) for ldmatrix,
+stmatrix, mma and wgmma; this module is the adapter (registers by name, masks, address checks,
+the trace).
 
 Execution model: every instruction runs on all threads of the machine, each warp (or, for
 wgmma, each warpgroup) issuing its own copy, as the threads of a CUDA block run the same
@@ -20,16 +23,17 @@ Every instruction first checks and computes everything, then commits: a bad inst
 raises one LayoutsimError (naming the instruction, the lane and the address where the
 hardware would fault) and leaves registers, memory and the trace exactly as they were.
 """
-import warnings
-
 import numpy as np
 
 from .. import archs as A
 from ..errors import LayoutsimError, integer, suggest
-from ..formats import raw_dtype_of_width
-from ..packing import pack, squeeze_matrices, unpack, words_per_lane
+from ..smem import Descriptor, operand_fault
+from ..warpcore import ldmatrix as core_ldmatrix
+from ..warpcore import mma as core_mma
+from ..warpcore import registers as core_regs
+from ..warpcore import wgmma as core_wgmma
 from . import costing
-from ..smem import Descriptor, operand_addresses, operand_fault
+from .host import Buffer, State, numeric_array, numeric_dtype
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
@@ -45,36 +49,6 @@ WIDTHS = (8, 16, 32, 64, 128)
 def regs(prefix, n, start=0):
     """["prefix{start}", ..., "prefix{start+n-1}"]: a register list."""
     return [f"{prefix}{i}" for i in range(start, start + n)]
-
-
-class State:
-    """A copy of everything an instruction may change (for tests and for undo)."""
-
-    def __init__(self, m):
-        self.regs = {k: v.copy() for k, v in m._regs.items()}
-        self.smem = m.smem.copy()
-        self.globals = {k: v.data.copy() for k, v in m._global.items()}
-        self.trace_len = len(m.trace)
-
-    def __eq__(self, other):
-        return (isinstance(other, State) and self.trace_len == other.trace_len
-                and self.regs.keys() == other.regs.keys()
-                and all(np.array_equal(v, other.regs[k]) for k, v in self.regs.items())
-                and np.array_equal(self.smem, other.smem)
-                and self.globals.keys() == other.globals.keys()
-                and all(np.array_equal(v, other.globals[k]) for k, v in self.globals.items()))
-
-
-class _Buffer:
-    def __init__(self, array):
-        a = np.ascontiguousarray(array)
-        self.dtype, self.shape = a.dtype, a.shape
-        self.data = a.reshape(-1).view(np.uint8).copy()
-
-    def array(self, dtype=None):
-        dt = np.dtype(dtype) if dtype is not None else self.dtype
-        out = self.data.view(dt)
-        return out.reshape(self.shape) if dt == self.dtype else out.copy()
 
 
 class Machine:
@@ -115,13 +89,13 @@ class Machine:
         """Create (or replace) the named global buffer holding the bytes of `array`."""
         if not isinstance(name, str) or not name:
             raise LayoutsimError(f"global buffer name {name!r}: give a non-empty string")
-        self._global[name] = _Buffer(_numeric_array(array, f"global_alloc({name!r})"))
+        self._global[name] = Buffer(numeric_array(array, f"global_alloc({name!r})"))
 
     def global_array(self, name, dtype=None):
         """A copy of a global buffer, in its original dtype and shape (or flat in `dtype`)."""
         buf = self._buffer(name, "global_array")
         if dtype is not None:
-            dt = _numeric_dtype(dtype, "global_array")
+            dt = numeric_dtype(dtype, "global_array")
             if buf.data.size % dt.itemsize:
                 raise LayoutsimError(f"global_array: buffer {name!r} holds {buf.data.size} bytes, not a whole "
                                      f"number of {dt} ({dt.itemsize} bytes)")
@@ -129,13 +103,13 @@ class Machine:
 
     def smem_write(self, offset, array):
         """Host-side: copy the bytes of `array` into shared memory at byte `offset`."""
-        a = _numeric_array(array, "smem_write").reshape(-1).view(np.uint8)
+        a = numeric_array(array, "smem_write").reshape(-1).view(np.uint8)
         offset = self._check_host_range(offset, a.size)
         self.smem[offset:offset + a.size] = a
 
     def smem_read(self, offset, dtype, shape):
         """Host-side: the shared-memory bytes at `offset` as an array of `dtype` and `shape`."""
-        dt = _numeric_dtype(dtype, "smem_read")
+        dt = numeric_dtype(dtype, "smem_read")
         dims = (shape,) if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool) else shape
         try:
             dims = tuple(integer(d, "smem_read: shape dimension", 0, self.smem.size) for d in dims)
@@ -158,15 +132,15 @@ class Machine:
         [groups, matrices, rows, cols] (groups = warps, or warpgroups for wgmma)."""
         ins = self._instr(instr, "fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}")
-        return unpack(frag, self._group_words(names, ins.threads, ins.name))
+        names = self._names(names, core_regs.n_words(frag), f"{ins.name} {operand}")
+        return core_regs.matrices(frag, self._group_words(names, ins.threads, ins.name))
 
     def set_fragment(self, instr, operand, names, mats):
         """Host-side: write registers `names` so that they hold operand matrices `mats`
         ([groups, matrices, rows, cols] or [groups, rows, cols] or [rows, cols]: raw bits)."""
         ins = self._instr(instr, "set_fragment")
         frag = ins.operand(operand).fragment
-        names = self._names(names, words_per_lane(frag), f"{ins.name} {operand}", dst=True)
+        names = self._names(names, core_regs.n_words(frag), f"{ins.name} {operand}", dst=True)
         groups = self._groups(ins.threads, ins)
         want = tuple(frag.shape)
         m = np.asarray(mats)
@@ -184,7 +158,7 @@ class Machine:
                                  f"raw bits; values outside 0..{(1 << frag.elem_bits) - 1} given (view signed "
                                  f"or float data as unsigned bits first)")
         m = np.broadcast_to(m, (groups, *want))
-        words = pack(frag, m).reshape(self.threads, -1)
+        words = core_regs.words(frag, m).reshape(self.threads, -1)
         self._commit_regs({n: words[:, j] for j, n in enumerate(names)})
 
     def snapshot(self):
@@ -241,12 +215,9 @@ class Machine:
         """ldmatrix.m8n8.x{1,2,4}[.trans]: lanes named by the catalog's addressing give 16-byte
         row addresses; the registers receive the b16 elements the catalog's fragment says."""
         ins = self._instr(instr, "ldmatrix", families=("ldmatrix",))
-        frag = ins.operand("R").fragment
-        names = self._names(dst, frag.regs, ins.name, dst=True)
+        names = self._names(dst, core_regs.n_words(ins.operand("R").fragment), ins.name, dst=True)
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
-        rows = self.smem[addr[..., None] + np.arange(16)]        # [groups, count, 8, 16]
-        rows = np.ascontiguousarray(rows).view("<u2")             # [groups, count, 8, 8]
-        words = pack(frag, rows).reshape(self.threads, -1)
+        words = core_ldmatrix.load(ins, self.smem, addr).reshape(self.threads, -1)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
         self._commit(regs={n: words[:, j] for j, n in enumerate(names)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
@@ -254,15 +225,12 @@ class Machine:
     def stmatrix(self, instr, offsets, src):
         """stmatrix.m8n8.x{1,2,4}[.trans]: the inverse of ldmatrix."""
         ins = self._instr(instr, "stmatrix", families=("stmatrix",))
-        frag = ins.operand("R").fragment
-        names = self._names(src, frag.regs, ins.name)
+        names = self._names(src, core_regs.n_words(ins.operand("R").fragment), ins.name)
         words = self._group_words(names, ins.threads, ins.name)
         addr = self._row_addresses(ins, offsets)                  # [groups, count, 8]
-        rows = unpack(frag, words)                                # [groups, count, 8, 8] uint16
-        data = np.ascontiguousarray(rows.astype("<u2")).view(np.uint8)   # [groups, count, 8, 16]
-        idx = addr[..., None] + np.arange(16)
+        idx, data = core_ldmatrix.store(ins, addr, words)
         cost = self._cost(_short(ins), self._row_lane_offsets(ins, addr))
-        self._commit(smem=[(idx.reshape(-1), data.reshape(-1))],
+        self._commit(smem=[(idx, data)],
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, **cost))
 
     def mma(self, instr, d, a, b, c, index=None):
@@ -280,16 +248,14 @@ class Machine:
             raise LayoutsimError(f"{ins.name}: index= is for sparse swmmac instructions only")
         args = (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ()) \
             + ((("idx", index),) if sparse else ())
-        names = {k: self._names(v, words_per_lane(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
+        names = {k: self._names(v, core_regs.n_words(ops[k.upper()].fragment), f"{ins.name} {k.upper()}",
                                 dst=(k == "d"))
                  for k, v in args}
-        mats = {k: squeeze_matrices(unpack(ops[k.upper()].fragment,
-                                           self._group_words(names[k], ins.threads, ins.name)))
-                for k in ("a", "b", "c", "idx") if k in names}
-        groups = self._groups(ins.threads, ins)
-        if "c" not in mats:
-            mats["c"] = _zeros_like_operand(ops["C"].fragment, groups)
-        self._execute_mma(ins, names["d"], mats, note="")
+        words = {k.upper(): self._group_words(names[k], ins.threads, ins.name)
+                 for k in ("a", "b", "c", "idx") if k in names}
+        self._groups(ins.threads, ins)
+        self._execute_mma(ins, names["d"], lambda compute, old: core_mma.run(ins, words, self.arch, compute, old),
+                          note="")
 
     def wgmma(self, instr, d, a, b, scale_d=True, trans_a=False, trans_b=False):
         """wgmma.mma_async (sm_90), executed at once (as if followed by commit and wait 0).
@@ -304,67 +270,58 @@ class Machine:
                                  f"warpgroup of 4 warps (use Warpgroup)")
         M, N, K = ins.shape
         dfrag = ins.operand("D").fragment
-        dnames = self._names(d, words_per_lane(dfrag), f"{ins.name} D", dst=True)
-        mats, notes = {}, []
+        dnames = self._names(d, core_regs.n_words(dfrag), f"{ins.name} D", dst=True)
+        read, notes = {}, []
         if isinstance(a, (Descriptor, int, np.integer)):
-            mats["a"] = self._desc_read(ins, "A", a, trans_a)[None]
+            A = self._desc_read(ins, "A", a, trans_a)[None]
             notes.append("A")
+            read["A"] = A
         else:
             if trans_a:
                 raise LayoutsimError(f"{ins.name}: trans_a is for A read from shared memory; A is in registers")
-            anames = self._names(a, words_per_lane(ins.operand("A").fragment), f"{ins.name} A")
-            mats["a"] = unpack(ins.operand("A").fragment, self._group_words(anames, 128, ins.name))[:, 0]
-        mats["b"] = self._desc_read(ins, "B", b, trans_b)[None]
+            anames = self._names(a, core_regs.n_words(ins.operand("A").fragment), f"{ins.name} A")
+            A = core_wgmma.register_a(ins, self._group_words(anames, 128, ins.name))
+        B = read["B"] = self._desc_read(ins, "B", b, trans_b)[None]
         notes.append("B")
-        if scale_d:
-            mats["c"] = unpack(dfrag, self._group_words(dnames, 128, ins.name))[:, 0]
-        else:
-            mats["c"] = _zeros_like_operand(dfrag, 1)
-        nbytes = sum(int(mats[k.lower()].nbytes) for k in notes)          # the operands read from smem
+        dwords = self._group_words(dnames, 128, ins.name) if scale_d else None
+        nbytes = sum(int(read[k].nbytes) for k in notes)                  # the operands read from smem
         wavefronts, ideal, conflicts = costing.wgmma_cost(nbytes)
         note = (f"{' and '.join(notes)} read from shared memory by descriptor: {nbytes} bytes = {wavefronts} "
                 f"GMMA wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma; conflicts not modelled)")
-        self._execute_mma(ins, dnames, mats, note=note,
-                          cost=dict(wavefronts=wavefronts, ideal=ideal, conflicts=conflicts))
+        self._execute_mma(ins, dnames,
+                          lambda compute, old: core_wgmma.run(ins, A, B, dwords, arch=self.arch, compute=compute,
+                                                              old=old),
+                          note=note, cost=dict(wavefronts=wavefronts, ideal=ideal, conflicts=conflicts))
 
     # ================================================================ internals
-    def _execute_mma(self, ins, dnames, mats, note, cost=None):
-        fn = self._mma
-        if fn is None:
-            from ..numerics import mma as fn
-        dfrag = ins.operand("D").fragment
+    def _execute_mma(self, ins, dnames, run, note, cost=None):
+        """Commit D = run(compute, old) (the core's D words): compute is the machine's mma= model
+        (None: layoutsim.mma), old D's words before when every D register exists."""
+        model = self._mma
+
+        def compute(A, B, C, **extra):
+            return model(ins, A, B, C, arch=self.arch, **extra)
+        old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
         try:
-            extra = {"index": mats["idx"]} if "idx" in mats else {}
-            out = fn(ins, mats["a"], mats["b"], mats["c"], arch=self.arch, **extra)
+            words = run(None if model is None else compute, old).reshape(self.threads, -1)
         except LayoutsimError as e:
             msg = str(e)
             raise LayoutsimError(msg if ins.name in msg else f"{ins.name}: {msg}") from None
-        out = np.ascontiguousarray(np.asarray(out))
-        one = dfrag.shape[0] == 1                  # one matrix; MFMA blocks stay a dimension
-        want = (mats["a"].shape[0], *(dfrag.shape[1:] if one else dfrag.shape))
-        if out.shape != want:
-            raise AssertionError(f"layoutsim.mma returned shape {out.shape}, expected {want}")
-        dbits = out.view(np.dtype(f"u{out.dtype.itemsize}"))
-        old = self._group_words(dnames, ins.threads, ins.name) if all(n in self._regs for n in dnames) else None
-        words = pack(dfrag, dbits[:, None] if one else dbits, old).reshape(self.threads, -1)
         self._commit(regs={n: words[:, j] for j, n in enumerate(dnames)},
                      entry=dict(op=_short(ins), instruction=ins.name, active=self.threads, note=note,
                                 **(cost or {})))
 
     def _desc_read(self, ins, which, desc, trans):
         """Raw bits of operand `which` ((M, K) for A, (K, N) for B) read through a descriptor."""
-        from ..formats import bits as fmt_bits
         if not isinstance(desc, (Descriptor, int, np.integer)):
             raise LayoutsimError(f"{ins.name}: {which} from shared memory needs a layoutsim.smem.Descriptor "
                                  f"or a 64-bit descriptor value, not {desc!r}")
         desc = Descriptor.of(desc)
-        addr = operand_addresses(ins, which, desc, trans)
-        e = fmt_bits(ins.formats[which.lower()]) // 8
+        addr = core_wgmma.addresses(ins, which, desc, trans)
         fault = operand_fault(ins, which, desc, trans, self.smem.size, addr)
         if fault:
             raise LayoutsimError(fault)
-        raw = self.smem[addr[..., None] + np.arange(e)]           # [rows, cols, e]
-        return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
+        return core_wgmma.gather(ins, which, self.smem, addr)        # [rows, cols]
 
     def _load(self, op, dst, mem, offsets, bits, mask, where, shared=False):
         nw = max(1, bits // 32)
@@ -408,26 +365,17 @@ class Machine:
     def _row_addresses(self, ins, offsets):
         """ldmatrix/stmatrix: the row addresses [groups, count, 8], checked."""
         op = _short(ins)
-        lanes = np.asarray(ins.addressing.lanes, dtype=np.int64)  # [count, 8]
         groups = self._groups(ins.threads, ins)
-        thr = np.arange(groups)[:, None, None] * ins.threads + lanes[None]
-        act = np.zeros(self.threads, bool)
-        act[thr.reshape(-1)] = True                               # only the address-giving lanes
+        act = np.tile(core_ldmatrix.address_lanes(ins), groups)   # only the address-giving lanes
         addr = self._offsets(offsets, op, act)
         self._check_addresses(op, addr, act, ins.addressing.row_bytes, self.smem.size, "shared memory",
                               align=16)
-        return addr[thr]
+        return core_ldmatrix.rows(ins, addr.reshape(groups, ins.threads))
 
     def _row_lane_offsets(self, ins, addr):
         """Per-thread offsets for the bank model, with the lanes that give no address masked."""
-        lanes = np.asarray(ins.addressing.lanes, dtype=np.int64)
-        groups = addr.shape[0]
-        full = np.zeros(self.threads, np.int64)
-        act = np.zeros(self.threads, bool)
-        thr = (np.arange(groups)[:, None, None] * ins.threads + lanes[None]).reshape(-1)
-        full[thr] = addr.reshape(-1)
-        act[thr] = True
-        return full, act
+        full, act = core_ldmatrix.row_lanes(ins, addr)
+        return full.reshape(-1), act.reshape(-1)
 
     def _cost(self, op, addr, act=None):
         """Bank-model cost of one shared access (per warp, summed)."""
@@ -624,36 +572,7 @@ class Warpgroup(Machine):
         super().__init__(arch=arch, warps=4, wave=32, smem_bytes=smem_bytes, mma=mma)
 
 
-def _numeric_dtype(dtype, what):
-    """np.dtype of a plain number type (bool, int, uint, float), else a one-line error."""
-    try:
-        with warnings.catch_warnings():           # numpy warns about some spellings it still reads
-            warnings.simplefilter("ignore")
-            dt = np.dtype(dtype)
-    except (TypeError, ValueError):
-        dt = None
-    if dtype is None or dt is None or dt.kind not in "biuf" or dt.shape:
-        raise LayoutsimError(f"{what}: dtype {dtype!r}: give a number type such as np.uint32, 'u2' or 'f4'")
-    return dt
-
-
-def _numeric_array(array, what):
-    """A contiguous array of plain numbers (the bytes are what matters), else a one-line error."""
-    try:
-        a = np.ascontiguousarray(array)
-    except (TypeError, ValueError):
-        a = None
-    if a is None or a.dtype.kind not in "biuf":
-        raise LayoutsimError(f"{what}: give an array of numbers (its bytes are copied), not "
-                             f"{a.dtype if a is not None else type(array).__name__}")
-    return a
-
-
 def _short(ins):
     """The short spelling used in traces and for the bank model (ldmatrix.x4.trans, ...)."""
     return ins.aliases[0] if ins.aliases else ins.name
 
-
-def _zeros_like_operand(frag, groups):
-    shape = frag.shape[1:] if frag.shape[0] == 1 else frag.shape
-    return np.zeros((groups, *shape), raw_dtype_of_width(frag.elem_bits))

@@ -1,0 +1,67 @@
+"""ldmatrix / stmatrix: which lanes give row addresses, which bytes each row is, which register
+word of which lane each row element lands in.
+
+Rows: the catalog's `Addressing` (isa/ptx_ldmatrix.py) says that lane `lanes[m, r]` gives the
+address of row r of matrix m, a row being `row_bytes` contiguous bytes of shared memory; the
+registers hold the rows' elements as the catalog's fragment "R" says (`layoutsim.packing`).
+
+Row addresses: int64 [batch, matrices, 8], flat byte offsets into the shared-memory image the
+caller passes (its per-lane addresses, already checked, plus the block's base). Register words:
+uint32 [batch, 32, matrices].
+"""
+import numpy as np
+
+from ..packing import pack, unpack
+
+
+def lanes(ins):
+    """int [matrices, 8]: the lane giving each row's address."""
+    return np.asarray(ins.addressing.lanes, dtype=np.int64)
+
+
+def address_lanes(ins):
+    """bool [threads]: the lanes whose address the instruction reads (the others are ignored)."""
+    m = np.zeros(ins.threads, bool)
+    m[lanes(ins).reshape(-1)] = True
+    return m
+
+
+def rows(ins, per_lane):
+    """[batch, threads] values of every lane (addresses, thread numbers) -> those of the lanes
+    that give row addresses, [batch, matrices, 8]."""
+    return np.asarray(per_lane)[:, lanes(ins)]
+
+
+def row_lanes(ins, row_addr):
+    """Per-lane addresses [batch, threads] and the lanes that give one [batch, threads] (the bank
+    model's view of the access), from row addresses [batch, matrices, 8]."""
+    n = row_addr.shape[0]
+    flat = lanes(ins).reshape(-1)
+    O = np.zeros((n, ins.threads), np.int64)
+    M = np.zeros((n, ins.threads), bool)
+    O[:, flat] = row_addr.reshape(n, -1)
+    M[:, flat] = True
+    return O, M
+
+
+def row_bytes(ins, row_addr):
+    """int64 [batch, matrices, 8, row_bytes]: every byte the rows cover."""
+    return row_addr[..., None] + np.arange(ins.addressing.row_bytes)
+
+
+def _element(ins):
+    return np.dtype(f"<u{ins.operand('R').fragment.elem_bits // 8}")
+
+
+def load(ins, image, row_addr):
+    """ldmatrix: register words uint32 [batch, 32, matrices] of the rows at `row_addr` in the
+    byte image `image` (uint8)."""
+    data = np.ascontiguousarray(image[row_bytes(ins, row_addr)]).view(_element(ins))   # [b, m, 8, 8]
+    return pack(ins.operand("R").fragment, data)
+
+
+def store(ins, row_addr, words):
+    """stmatrix: (byte offsets, bytes), both flat, that the registers `words` (uint32
+    [batch, 32, matrices]) write at the rows `row_addr`; the caller writes them (image[idx] = data)."""
+    data = unpack(ins.operand("R").fragment, words).astype(_element(ins))            # [b, m, 8, 8]
+    return row_bytes(ins, row_addr).reshape(-1), np.ascontiguousarray(data).view(np.uint8).reshape(-1)
