@@ -161,7 +161,8 @@ def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
     collective core (warpcore.mma: the catalog entry `cat`'s maps, or `frags` by operand, and
     `compute`, default layoutsim.mma), D's words back into registers."""
     a, bb, c, d = regs
-    fa, fb, fc, fd = frags or [cat.operand(k).fragment for k in ("A", "B", "C", "D")]
+    fa, fb, fc, fd = ([frags[k] for k in "ABCD"] if frags is not None else
+                      [cat.operand(k).fragment for k in "ABCD"])
     for name, ops, frag in (("d", d, fd), ("a", a, fa), ("b", bb, fb), ("c", c, fc)):
         _check_words(b, ops, frag, ins, name)
     ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
