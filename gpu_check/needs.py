@@ -5,6 +5,7 @@ import glob
 import importlib.util
 import shutil
 import subprocess
+import sys
 
 
 def gpu_missing():
@@ -33,3 +34,13 @@ def missing(tool, ncu=None, pycuda=False):
         return None
     return (f"{tool} needs an NVIDIA GPU with {'/'.join(needs)}: {'; '.join(why)} (--dry-run tests the driver "
             f"without one; it measures nothing)")
+
+
+def refuse(tool, args, ncu=None, pycuda=False):
+    """A driver's first step: 2 after printing missing(...)'s line, or None when it can run (or
+    args.dry_run, which measures nothing)."""
+    why = None if args.dry_run else missing(tool, ncu=ncu, pycuda=pycuda)
+    if why:
+        print(why, file=sys.stderr)
+        return 2
+    return None

@@ -238,9 +238,7 @@ def main(argv=None):
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     ap.add_argument("--probe", help="a prebuilt probe executable to use instead of compiling probe.cu")
     args = ap.parse_args(argv)
-    why = None if args.dry_run else needs.missing("python -m gpu_check.bank_probe.measure", ncu=args.ncu)
-    if why:                                   # before anything is compiled or written
-        print(why, file=sys.stderr)
+    if needs.refuse("python -m gpu_check.bank_probe.measure", args, ncu=args.ncu):   # before anything is compiled or written
         return 2
 
     t0 = time.time()

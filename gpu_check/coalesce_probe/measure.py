@@ -433,9 +433,7 @@ def main(argv=None):
     ap.add_argument("--probe", dest="exe", help="a prebuilt probe executable instead of compiling probe.cu")
     ap.add_argument("--keep-work", action="store_true", help="keep the build directory (printed)")
     args = ap.parse_args(argv)
-    why = None if args.dry_run else needs.missing("python -m gpu_check.coalesce_probe.measure", ncu=args.ncu)
-    if why:                                   # before anything is compiled or written
-        print(why, file=sys.stderr)
+    if needs.refuse("python -m gpu_check.coalesce_probe.measure", args, ncu=args.ncu):   # before anything is compiled or written
         return 2
     from layoutsim.memory import nvidia
 

@@ -480,9 +480,7 @@ def main(argv=None):
     if bad:
         print(f"sfu: --ops: unknown {bad[0]!r}; valid: {', '.join(PRIORITY)}", file=sys.stderr)
         return 2
-    why = None if args.dry_run else needs.missing("python -m gpu_check.sfu.measure", pycuda=True)
-    if why:                                   # before anything is compiled or written
-        print(why, file=sys.stderr)
+    if needs.refuse("python -m gpu_check.sfu.measure", args, pycuda=True):   # before anything is compiled or written
         return 2
     t0 = time.time()
     out = Path(args.out)

@@ -58,10 +58,10 @@ def _readable(op, ins):
 def _modelled(typ, ins):
     """Refuse a value wider than the model's registers (.b128)."""
     if getattr(typ, "bits", 0) > 64:
-        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled (registers "
+        raise UnsupportedPtx(f"{lines.of(ins)}: {ins.name}: .{typ.name} values are not modelled (registers "
                              f"of at most 64 bits)")
     if getattr(typ, "kind", "") in ("b", "s", "u") and typ.bits < 8:
-        raise UnsupportedPtx(f"line {ins.line}: {ins.name}: .{typ.name} values are not modelled in registers "
+        raise UnsupportedPtx(f"{lines.of(ins)}: {ins.name}: .{typ.name} values are not modelled in registers "
                              f"(4-bit elements are packed in .b32 registers)")
 
 

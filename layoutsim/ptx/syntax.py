@@ -205,14 +205,9 @@ def statements(text):
                 flush(i, "label")
                 i += 1
                 continue
-        if c in "([{":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise PtxSyntaxError(f"line {line}: brackets nested more than {MAX_NESTING} deep")
-        elif c in ")]}":
-            depth -= 1
-            if depth < 0:
-                raise PtxSyntaxError(f"line {line}: unbalanced {c!r}")
+        depth = _nest(c, depth, f"line {line}")
+        if depth < 0:
+            raise PtxSyntaxError(f"line {line}: unbalanced {c!r}")
         i += 1
     rest = text[cur.at:].strip() if cur is not None else ""
     if rest:
@@ -260,16 +255,20 @@ _FDEC = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 _IDENT = re.compile(r"^[A-Za-z_$%][\w$]*(\.[xyzw])?$|^%[\w$]+(\.[\w]+)?$")
 
 
+def _nest(c, depth, where):
+    """The bracket depth after character c; deeper than MAX_NESTING is refused (naming `where`)."""
+    if c in "([{":
+        if depth >= MAX_NESTING:
+            raise PtxSyntaxError(f"{where}: brackets nested more than {MAX_NESTING} deep")
+        return depth + 1
+    return depth - 1 if c in ")]}" else depth
+
+
 def split_top(text, sep=","):
     """Split at `sep` outside brackets, braces and parentheses."""
     parts, depth, cur = [], 0, []
     for c in text:
-        if c in "([{":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise PtxSyntaxError(f"brackets nested more than {MAX_NESTING} deep in {text[:40]!r}")
-        elif c in ")]}":
-            depth -= 1
+        depth = _nest(c, depth, repr(text[:40]))
         if c == sep and depth == 0:
             parts.append("".join(cur).strip())
             cur = []
