@@ -1,4 +1,5 @@
-"""What every executed memory instruction costs, per PTX instruction and in total.
+"""What every executed memory instruction costs, per PTX instruction and in total: an observer of
+the access records the handlers emit (events.py; Costs.on_access), subscribed by the runner.
 
 Each access is costed as the SASS ptxas emits for its PTX line (sass.py, from the lowering of
 lowering.py): a PTX memory instruction with no memory SASS costs nothing, an atom ptxas emits as
