@@ -237,12 +237,12 @@ def _tensor(ins, b, prog, dim, load):
                 data = np.zeros(sa.shape + (gm.e,), np.uint8)
                 data[inside] = bt.heap.data[off[inside][:, None] + k]
                 bt.smem[where] = data
-                starts = (bt.smem_base[t] + sa).reshape(1, -1)
+                box = sa.reshape(1, -1)
             else:                                      # ... and are not written
                 bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
-                starts = (bt.smem_base[t] + sa)[inside].reshape(1, -1)
-            bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), None, starts,
-                                    "write" if load else "read", proxy="async"))
+                box = sa[inside].reshape(1, -1)
+            bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
+                                    bt.smem_base[t] + box, "write" if load else "read", proxy="async"))
             nbytes[j] = gm.box_bytes
         return nbytes
     return {"fn": _copy_step(ins, at, body)}

@@ -136,3 +136,48 @@ def test_byte_rows_spell_each_access_bytes():
     assert r.byte_rows().tolist() == [[16, 17, 18, 19], [40, 41, 42, 43]]
     w = Access("wgmma", "shared", 0, 2, np.array([0]), flat=np.array([[[0, 8]]]))    # a warpgroup, 2 elements
     assert w.byte_rows().tolist() == [[0, 1, 8, 9]]
+
+
+CP_ASYNC = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry c(.param .u64 src)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<6>;
+	.shared .align 16 .b32 s[32];
+	ld.param.u64 %rd1, [src];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	mov.u32 %r2, s;
+	shl.b32 %r3, %r1, 2;
+	add.u32 %r4, %r2, %r3;
+	cp.async.ca.shared.global [%r4], [%rd4], 4;
+	cp.async.commit_group;
+	cp.async.wait_all;
+	ld.shared.u32 %r5, [%r4];
+	ret;
+}
+"""
+
+
+def test_a_cp_async_is_costed_at_issue_and_checked_where_it_lands(monkeypatch):
+    """cp.async: its global read and its shared write are issued (costed) by the instruction, the
+    write lands (racecheck, initcheck) at the wait: a record of its own, not costed again."""
+    rec = Recorder()
+
+    class WithRecorder(Events):
+        def __init__(self, *observers):
+            super().__init__(*observers, rec)
+    monkeypatch.setattr(runner, "Events", WithRecorder)
+    run = P.run(CP_ASYNC, "c", 1, 32, [np.arange(32, dtype=np.uint32)], initcheck=True)
+    got = [(r.op, r.space, r.issued, r.lands, r.path) for r in rec.records if r.space != "kparam"]
+    assert got == [("cp.async", "global", True, True, "ca"), ("cp.async", "shared", True, False, "ca"),
+                   ("cp.async", "shared", False, True, ""), ("ld", "shared", True, True, "")]
+    issue, landing = rec.records[2], rec.records[3]
+    assert np.array_equal(issue.flat, landing.flat) and landing.effect == "write"
+    assert run.initcheck == []                      # the ld reads what the landing wrote
+    cp = next(r for r in run.instructions if r.text.startswith("cp.async.ca"))
+    assert cp.kind == "ldgsts" and cp.wavefronts == 1 and cp.requests == 1
