@@ -34,10 +34,11 @@ class Access:
     """One warp-batch execution of a memory instruction (or the landing of a deferred copy).
 
     threads [n]: the batch thread of each access (the executing threads; for ldmatrix/stmatrix
-    the row-address lanes, for wmma the owner of each element, for wgmma/TMA/bulk the issuing
-    thread); addresses [n]: each access's address in its space (CTA-relative offset for shared
-    memory, generic address for global), or None; flat [n, ...]: the byte offsets of its starts
-    in the batch's shared array (shared only), each `width` bytes long."""
+    the row-address lanes, for wmma each warp's first thread, for wgmma/TMA/bulk the issuing
+    thread), each making `per_thread` accesses (wmma: one per matrix element); addresses: each
+    access's address in its space (CTA-relative offset for shared memory, generic address for
+    global), or None; flat [n * per_thread, ...]: the byte offsets of each access's starts in the
+    batch's shared array (shared only), each `width` bytes long."""
     op: str                       # OPS
     space: str                    # shared, global, local, param, kparam, const
     site: int                     # the PTX instruction: Program.sites index
@@ -55,6 +56,7 @@ class Access:
     mods: tuple = ()              # the PTX modifiers (atom/red: the coalescing model names the op by them)
     sass: str = None              # the SASS it is costed as, when the handler knows it (LDSM, LDGSTS)
     detail: object = None         # what an op class's own cost model needs (wmma: WmmaPattern)
+    per_thread: int = 1           # accesses each of `threads` makes (wmma: the elements of its warp)
 
     def mask(self, n_threads):
         """The executing-thread mask over the batch's n_threads threads."""
@@ -62,10 +64,16 @@ class Access:
         m[np.asarray(self.threads).reshape(-1)] = True
         return m
 
+    def access_threads(self):
+        """[n * per_thread]: the thread of each access."""
+        t = np.asarray(self.threads).reshape(-1)
+        return np.repeat(t, self.per_thread) if self.per_thread != 1 else t
+
     def byte_rows(self):
-        """[n, k] flat byte indices each access touches (k = width times the starts per access)."""
-        f = np.asarray(self.flat, np.int64).reshape(len(self.threads), -1)
-        return (f[..., None] + np.arange(self.width)).reshape(len(self.threads), -1)
+        """[n * per_thread, k] flat byte indices each access touches (k = width times its starts)."""
+        n = len(self.threads) * self.per_thread
+        f = np.asarray(self.flat, np.int64).reshape(n, -1)
+        return (f[..., None] + np.arange(self.width)).reshape(n, -1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ class InitCheck:
             return
         rows = rec.byte_rows()
         if rec.effect != "write":
-            self.read(rec.site, rows, rec.threads.reshape(-1))
+            self.read(rec.site, rows, rec.access_threads())
         if rec.effect != "read":
             self.write(rows)
 

@@ -238,9 +238,9 @@ def _wmma_move(ins, b, prog):
                 ww(bt, pack(frag, mats).reshape(-1, frag.regs * frag.reg_bits // 32),
                    thr[sel].reshape(-1), g)
             bt.events.access(Access(
-                f"wmma.{verb}", sp, ins.extra["site"], esize, np.repeat(thr[sel, 0], R * C), rel,
+                f"wmma.{verb}", sp, ins.extra["site"], esize, thr[sel, 0], rel,
                 flat.reshape(-1) if sp == "shared" else None, "write" if store else "read",
-                detail=WmmaPattern(use, layout, shape, typ, frag, positions, st[sel], thr[sel])))
+                detail=WmmaPattern(use, layout, shape, typ, frag, positions, st[sel], thr[sel]), per_thread=R * C))
     return {"fn": fn, "sync": ALL}
 
 

@@ -39,7 +39,7 @@ class RaceCheck:
         if rec.space != "shared" or not rec.lands or rec.proxy != "generic":
             return
         kind = {"read": "ld", "write": "st", "atomic": "atom"}[rec.effect]
-        self.access(kind, rec.site, rec.flat.reshape(-1), rec.width, rec.threads.reshape(-1))
+        self.access(kind, rec.site, rec.flat.reshape(-1), rec.width, rec.access_threads())
 
     def on_sync(self, kind, ctas):
         if kind == "bar":
