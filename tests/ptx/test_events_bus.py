@@ -9,11 +9,11 @@ import layoutsim.ptx as P
 from layoutsim.ptx import runner
 from layoutsim.ptx.events import Access, Events
 
-KERNEL = """.version 8.0
+HEAD = """.version 8.0
 .target sm_90
 .address_size 64
-.visible .entry k(.param .u64 out)
-{
+.visible .entry {name}(.param .u64 out)
+{{
 	.reg .pred %p<2>;
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<6>;
@@ -23,10 +23,11 @@ KERNEL = """.version 8.0
 	mov.u32 %r1, %tid.x;
 	mul.wide.u32 %rd3, %r1, 4;
 	add.s64 %rd4, %rd2, %rd3;
-	ld.global.u32 %r2, [%rd4];
 	mov.u32 %r3, s;
 	shl.b32 %r4, %r1, 2;
 	add.u32 %r5, %r3, %r4;
+"""
+KERNEL = HEAD.format(name="k") + """	ld.global.u32 %r2, [%rd4];
 	st.shared.u32 [%r5], %r2;
 	bar.sync 0;
 	setp.lt.u32 %p1, %r1, 8;
@@ -52,15 +53,21 @@ class Recorder:
         self.syncs.append((kind, None if ctas is None else list(ctas)))
 
 
-@pytest.fixture
-def recorded(monkeypatch):
-    """Run KERNEL (one CTA of 64 threads) with a Recorder subscribed beside the runner's observers."""
+def _subscribe(monkeypatch):
+    """A Recorder the runner subscribes to every batch's bus beside its own observers."""
     rec = Recorder()
 
     class WithRecorder(Events):
         def __init__(self, *observers):
             super().__init__(*observers, rec)
     monkeypatch.setattr(runner, "Events", WithRecorder)
+    return rec
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Run KERNEL (one CTA of 64 threads) with a Recorder subscribed beside the runner's observers."""
+    rec = _subscribe(monkeypatch)
     out = np.arange(THREADS, dtype=np.uint32)
     run = P.run(KERNEL, "k", 1, THREADS, [out], racecheck=True, initcheck=True)
     return run, rec
@@ -138,26 +145,10 @@ def test_byte_rows_spell_each_access_bytes():
     assert w.byte_rows().tolist() == [[0, 1, 8, 9]]
 
 
-CP_ASYNC = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry c(.param .u64 src)
-{
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<6>;
-	.shared .align 16 .b32 s[32];
-	ld.param.u64 %rd1, [src];
-	cvta.to.global.u64 %rd2, %rd1;
-	mov.u32 %r1, %tid.x;
-	mul.wide.u32 %rd3, %r1, 4;
-	add.s64 %rd4, %rd2, %rd3;
-	mov.u32 %r2, s;
-	shl.b32 %r3, %r1, 2;
-	add.u32 %r4, %r2, %r3;
-	cp.async.ca.shared.global [%r4], [%rd4], 4;
+CP_ASYNC = HEAD.format(name="c") + """	cp.async.ca.shared.global [%r5], [%rd4], 4;
 	cp.async.commit_group;
 	cp.async.wait_all;
-	ld.shared.u32 %r5, [%r4];
+	ld.shared.u32 %r6, [%r5];
 	ret;
 }
 """
@@ -166,12 +157,7 @@ CP_ASYNC = """.version 8.0
 def test_a_cp_async_is_costed_at_issue_and_checked_where_it_lands(monkeypatch):
     """cp.async: its global read and its shared write are issued (costed) by the instruction, the
     write lands (racecheck, initcheck) at the wait: a record of its own, not costed again."""
-    rec = Recorder()
-
-    class WithRecorder(Events):
-        def __init__(self, *observers):
-            super().__init__(*observers, rec)
-    monkeypatch.setattr(runner, "Events", WithRecorder)
+    rec = _subscribe(monkeypatch)
     run = P.run(CP_ASYNC, "c", 1, 32, [np.arange(32, dtype=np.uint32)], initcheck=True)
     got = [(r.op, r.space, r.issued, r.lands, r.path) for r in rec.records if r.space != "kparam"]
     assert got == [("cp.async", "global", True, True, "ca"), ("cp.async", "shared", True, False, "ca"),
