@@ -91,7 +91,7 @@ class Costs:
         if op in ("wmma.load", "wmma.store"):
             if space in ("shared", "global"):
                 costs_wmma.cost(self, rec)
-        elif op == "wgmma":
+        elif op == "wgmma":                  # one operand of each warpgroup: flat[0] its elements
             self.add_gmma(rec.site, wgmma_cost(rec.flat[0].size * rec.width)[0] * len(rec.threads))
         elif space == "shared":
             if op in ("ldmatrix", "stmatrix"):
@@ -99,7 +99,7 @@ class Costs:
                 self.shared(rec.site, name, "ld" if op == "ldmatrix" else "st", rec.addresses, rec.threads,
                             rec.sass)
             elif op in ("ld", "st", "atom", "red", "cp.async"):
-                kind = {"cp.async": "ldgsts", "red": "atom"}.get(op, op)
+                kind = {"cp.async": "ldgsts", "red": "atom"}.get(op, op)    # the banks see an atomic as its store
                 self.shared(rec.site, op_name("ld" if op == "ld" else "st", "shared", rec.width), kind,
                             rec.addresses, rec.threads, rec.sass, rec.width if op in ("ld", "st") else None)
         elif space == "global":
