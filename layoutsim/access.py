@@ -41,6 +41,15 @@ VECTORS = {"v2": 2, "v4": 4, "v8": 8}
 WIDTH_NAME = {1: "b8", 2: "b16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}
 
 
+def op_name(direction, space, width, path=""):
+    """The canonical PTX spelling of a per-lane ld/st of `width` bytes in `space` (the names the
+    bank and coalescing models list): ld.shared.b8, st.shared.v4.b32, ld.global.nc.v2.b32."""
+    if width not in WIDTH_NAME:
+        raise LayoutsimError(f"a {width}-byte {direction}.{space} per lane has no single-access spelling: "
+                             f"valid widths {', '.join(map(str, WIDTH_NAME))}")
+    return f"{direction}.{space}{'.' + path if path else ''}.{WIDTH_NAME[width]}"
+
+
 def access_bytes(tokens, ignore=()):
     """Bytes per lane for the dot-separated qualifiers of a PTX load/store after its head
     (['shared', 'v4', 'b32'] -> 16), skipping the words in `ignore`; None when a token is

@@ -17,7 +17,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ..access import WIDTH_NAME, access_bytes
+from ..access import WIDTH_NAME, access_bytes, op_name
 from ..errors import LayoutsimError, suggest
 
 
@@ -57,7 +57,7 @@ _AMD_NAME = {("ld", 1): "ds_read_u8", ("ld", 2): "ds_read_u16", ("ld", 4): "ds_r
 
 
 def _nv(direction, width):
-    name = f"{direction}.shared.{WIDTH_NAME[width]}"
+    name = op_name(direction, "shared", width)
     sass = ("LDS" if direction == "ld" else "STS") + _NV_SASS_SUFFIX[width]
     return OpSpec(name, "nvidia", direction, width, sass=sass)
 

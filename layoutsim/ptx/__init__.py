@@ -16,9 +16,11 @@
 Modules: syntax (statements, operands), module (the loader), program (linking: calls
 inlined, registers numbered, memory placed), compile + ops_* (one module per instruction
 family), state (registers and memories of a batch of CTAs), scheduler (SIMT execution,
-barriers), access (address spaces), costs (bank and coalescing models), lowering + sass (the
-SASS ptxas emits for each PTX line, which costs charge), racecheck, initcheck, samples (the
-lanes of each memory line's first executions), faults (the record of a fault), launch
+barriers), access (address spaces), events (handlers compute, observers account: each memory
+instruction's execution is an Access record on the batch's bus, and these subscribe to it:
+costs + costs_wmma (bank and coalescing models), racecheck, initcheck), lowering + sass (the
+SASS ptxas emits for each PTX line, which costs charge), samples (the lanes of each memory
+line's first executions, as costs saw them), faults (the record of a fault), launch
 (arguments, special registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier
 objects), report (Run), runner (`run`), nvcc
 (`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.

@@ -1,4 +1,5 @@
-"""What every executed memory instruction costs, per PTX instruction and in total.
+"""What every executed memory instruction costs, per PTX instruction and in total: an observer of
+the access records the handlers emit (events.py; Costs.on_access), subscribed by the runner.
 
 Each access is costed as the SASS ptxas emits for its PTX line (sass.py, from the lowering of
 lowering.py): a PTX memory instruction with no memory SASS costs nothing, an atom ptxas emits as
@@ -20,8 +21,12 @@ from functools import lru_cache
 import numpy as np
 
 from .. import banks
+from ..access import WIDTH_NAME, op_name
 from ..memory import coalesce_batch, parse_op
+from ..sim.costing import wgmma_cost
+from . import costs_wmma
 from . import sass as S
+from .access import space_of
 from .samples import Samples
 from .state import GLOBAL_BASE
 
@@ -47,15 +52,6 @@ def distinct_patterns(O, M):
     return Z[first], M[first], counts
 
 
-_WIDTH = {1: "u8", 2: "u16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}
-
-
-def global_op(kind, nbytes, path=""):
-    """The PTX spelling the coalescing model costs a per-lane global access of nbytes by: kind ld
-    or st; path "nc" for the read-only path (ld.global.nc)."""
-    return f"{kind}.global{'.' + path if path else ''}.{_WIDTH[nbytes]}"
-
-
 class Costs:
     def __init__(self, prog, arch):
         n = len(prog.sites)
@@ -77,8 +73,45 @@ class Costs:
 
     def begin(self, bt):
         """The batch whose accesses come next (the samples name their CTA and warp)."""
-        self.samples.batch = bt
+        self.samples.batch = self.batch = bt
         return self
+
+    def __getstate__(self):               # a worker process sends its costs back, not its batch
+        return dict(self.__dict__, batch=None)
+
+    # ---- the observer: every access the handlers emit (events.py) -------------------------------
+    def on_access(self, rec):
+        """Cost an issued shared or global access by its instruction class: the bank model for
+        shared ld/st/atom/cp.async/ldmatrix/stmatrix, the coalescing model for global ones, the
+        GMMA unit for wgmma operands, wmma's SASS plan (costs_wmma); TMA and bulk copies (the TMA
+        unit, not the LSU) and deferred landings cost nothing."""
+        if not rec.issued:
+            return
+        op, space = rec.op, rec.space
+        if op in ("wmma.load", "wmma.store"):
+            if space in ("shared", "global"):
+                costs_wmma.cost(self, rec)
+        elif op == "wgmma":                  # one operand of each warpgroup: flat[0] its elements
+            self.add_gmma(rec.site, wgmma_cost(rec.flat[0].size * rec.width)[0] * len(rec.threads))
+        elif space == "shared":
+            if op in ("ldmatrix", "stmatrix"):
+                name = f"{op}.x{rec.vector}{'.trans' if rec.trans else ''}"
+                self.shared(rec.site, name, "ld" if op == "ldmatrix" else "st", rec.addresses, rec.threads,
+                            rec.sass)
+            elif op in ("ld", "st", "atom", "red", "cp.async"):
+                kind = {"cp.async": "ldgsts", "red": "atom"}.get(op, op)    # the banks see an atomic as its store
+                self.shared(rec.site, op_name("ld" if op == "ld" else "st", "shared", rec.width), kind,
+                            rec.addresses, rec.threads, rec.sass, rec.width if op in ("ld", "st") else None)
+        elif space == "global":
+            if op in ("ld", "st") and rec.width in WIDTH_NAME:
+                self.global_(rec.site, op_name(op, "global", rec.width, rec.path), op, rec.addresses,
+                             rec.threads)
+            elif op in ("atom", "red"):
+                name = ".".join([op, "global"] + [m for m in rec.mods if space_of((m,)) == "generic"])
+                self.global_(rec.site, name, "atom", rec.addresses, rec.threads)
+            elif op == "cp.async":
+                self.global_(rec.site, f"cp.async.{rec.path}.shared.global.{rec.width}", "ldgsts",
+                             rec.addresses, rec.threads)
 
     # ---- what runs ------------------------------------------------------------------------------
     def _lowered(self, site, nbytes=None):
@@ -99,13 +132,13 @@ class Costs:
         return True, ms
 
     # ---- shared memory ------------------------------------------------------------------------
-    def shared(self, site, op, kind, offsets, threads, sass=None):
+    def shared(self, site, op, kind, offsets, threads, sass=None, nbytes=None):
         """One per-lane access (ld/st/atom .shared) by the given threads: offsets are
-        CTA-relative byte addresses, threads batch thread indices."""
+        CTA-relative byte addresses, threads batch thread indices; nbytes: a plain ld/st's width
+        (to note a SASS of another width)."""
         if len(threads) == 0:
             return
-        bits = op.rsplit(".b", 1)[-1]
-        if not self._lowered(site, int(bits) // 8 if kind in ("ld", "st") and bits.isdigit() else None)[0]:
+        if not self._lowered(site, nbytes)[0]:
             return
         warp, lane = threads // 32, threads % 32
         uw, inv = np.unique(warp, return_inverse=True)

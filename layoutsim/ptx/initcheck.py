@@ -24,6 +24,17 @@ class InitCheck:
                 self.written[c * bt.S + off:c * bt.S + off + raw.size] = True
         self.found = {}                     # site -> record
 
+    def on_access(self, rec):
+        """The observer (events.py): shared bytes a record writes are set, the ones it reads
+        checked (an atomic reads the old value, then writes)."""
+        if rec.space != "shared" or not rec.lands:
+            return
+        rows = rec.byte_rows()
+        if rec.effect != "write":
+            self.read(rec.site, rows, rec.access_threads())
+        if rec.effect != "read":
+            self.write(rows)
+
     def write(self, idx):
         """Flat byte indices (any shape) into the batch's shared array were written."""
         self.written[np.asarray(idx, np.int64).reshape(-1)] = True

@@ -25,6 +25,7 @@ from . import types as T
 from .access import locate, space_of
 from .collective import check_warps
 from .compile import need, unsupported
+from .events import Access
 from .mbarrier import MBarriers
 from .state import PARAM_WINDOW, Fault
 
@@ -32,8 +33,6 @@ TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load
 BULK_ALIGN = 16                        # cp.async.bulk: addresses and size multiples of 16 bytes
 TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared ld/st wavefronts "
             "are counted for it")
-RACE_NOTE = ("racecheck does not see TMA copies, wgmma operand reads or mbarrier synchronization: "
-             "hazards across an mbarrier wait may be reported")
 
 
 def _mb(bt):
@@ -154,8 +153,7 @@ def _wait(ins, b):
         thr = np.flatnonzero(g)
         if len(thr) == 0:
             return waiting
-        if bt.race is not None:
-            bt.launch.notes.add(RACE_NOTE)
+        bt.events.sync("mbarrier")
         flat, rel = at(bt, thr)
         mb = _mb(bt)
         s = mb.slots(flat, rel, thr, ins.name)
@@ -239,12 +237,12 @@ def _tensor(ins, b, prog, dim, load):
                 data = np.zeros(sa.shape + (gm.e,), np.uint8)
                 data[inside] = bt.heap.data[off[inside][:, None] + k]
                 bt.smem[where] = data
-                if bt.init is not None:
-                    bt.init.write(where)
+                box = sa.reshape(1, -1)
             else:                                      # ... and are not written
                 bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
-                if bt.init is not None:
-                    bt.init.read(ins.extra["site"], where[inside].reshape(1, -1), np.array([t]))
+                box = sa[inside].reshape(1, -1)
+            bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
+                                    bt.smem_base[t] + box, "write" if load else "read", proxy="async"))
             nbytes[j] = gm.box_bytes
         return nbytes
     return {"fn": _copy_step(ins, at, body)}
@@ -271,8 +269,7 @@ def _copy_step(ins, at, body):
 
 def _notes(bt):
     bt.launch.notes.add(TMA_NOTE)
-    if bt.race is not None:
-        bt.launch.notes.add(RACE_NOTE)
+    bt.events.sync("async")
 
 
 def _box(bt, gm, coords, at, t, what):
@@ -318,9 +315,8 @@ def _bulk(ins, b, load):
                 bt.smem[so:so + n[j]] = bt.heap.data[off:off + n[j]]
             else:
                 bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
-            if bt.init is not None:
-                b = np.arange(so, so + int(n[j]))
-                bt.init.write(b) if load else bt.init.read(ins.extra["site"], b.reshape(1, -1), np.array([t]))
+            bt.events.access(Access("bulk", "shared", ins.extra["site"], int(n[j]), np.array([t]), np.array([sh]),
+                                    np.array([so]), "write" if load else "read", proxy="async"))
         return n
     return {"fn": _copy_step(ins, at, body)}
 

@@ -20,7 +20,7 @@ from . import wmma as WM
 from .access import locate, space_of
 from .collective import whole_warps
 from .compile import need, unsupported
-from .initcheck import span
+from .events import Access, WmmaPattern
 from .state import Fault
 
 ALL = "all"
@@ -108,8 +108,8 @@ def _rows(bt, ins, addr, thr, cat):
 
 def _ldmatrix(ins, b, prog):
     cat = _catalog(ins, _name(ins))
-    short = cat.aliases[0]
     row_bytes = cat.addressing.row_bytes
+    count, trans, sass = cat.options["num"], bool(cat.options["trans"]), _sass_matrix(cat, ins.opcode == "stmatrix")
     need(ins, 2)
     st = ins.opcode == "stmatrix"
     if st:
@@ -131,13 +131,8 @@ def _ldmatrix(ins, b, prog):
         else:
             words = core_ldmatrix.load(cat, bt.smem, flat)                # [nA, 32, regs]
             write(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
-        O, M = core_ldmatrix.row_lanes(cat, rows)
-        bt.costs.shared_rows(ins.extra["site"], short, "st" if st else "ld", O, M, _sass_matrix(cat, st), w)
-        if bt.race is not None:
-            bt.race.access("st" if st else "ld", ins.extra["site"], flat.reshape(-1), row_bytes, tl.reshape(-1))
-        if bt.init is not None:
-            idx = core_ldmatrix.row_bytes(cat, flat)
-            bt.init.write(idx) if st else bt.init.read(ins.extra["site"], idx.reshape(-1, row_bytes), tl.reshape(-1))
+        bt.events.access(Access(ins.opcode, "shared", ins.extra["site"], row_bytes, tl.reshape(-1), rows.reshape(-1),
+                                flat.reshape(-1), "write" if st else "read", count, trans, sass=sass))
     return {"fn": fn, "sync": ALL}
 
 
@@ -246,13 +241,10 @@ def _wmma_move(ins, b, prog):
                 core_wmma.store(frag, unit, flat, esize, _of_warps(rw(bt), thr[sel], bt))
             else:
                 ww(bt, core_wmma.load(frag, unit, flat, esize).reshape(-1, nwords), thr[sel].reshape(-1), g)
-            _wmma_costs(bt, ins, sp, rel, st[sel], thr[sel], positions, frag, use, layout, shape, typ, verb)
-            if bt.race is not None and sp == "shared":
-                bt.race.access("st" if store else "ld", ins.extra["site"], flat.reshape(-1), esize,
-                               np.repeat(thr[sel, 0], R * C))
-            if bt.init is not None and sp == "shared":
-                b = span(flat, esize)
-                bt.init.write(b) if store else bt.init.read(ins.extra["site"], b, np.repeat(thr[sel, 0], R * C))
+            bt.events.access(Access(
+                f"wmma.{verb}", sp, ins.extra["site"], esize, thr[sel, 0], rel,
+                flat.reshape(-1) if sp == "shared" else None, "write" if store else "read",
+                detail=WmmaPattern(use, layout, shape, typ, frag, positions, st[sel], thr[sel]), per_thread=R * C))
     return {"fn": fn, "sync": ALL}
 
 
@@ -301,92 +293,6 @@ def _fragment(ins, use, layout, shape, typ):
         return WM.fragment(use, layout, shape, typ)
     except LayoutsimError as e:
         raise unsupported(ins, str(e)) from None
-
-
-_COST_CACHE = {}
-
-
-def _wmma_costs(bt, ins, sp, rel, st, thr, positions, frag, use, layout, shape, typ, verb):
-    """Cost the SASS accesses ptxas emits for this wmma load/store (wmma.py). Shared-memory
-    costs depend only on the stride and on the base address modulo 128 (the bank period), so each
-    distinct (stride, base mod 128) is costed once."""
-    site = ins.extra["site"]
-    if sp not in ("shared", "global"):
-        return
-    key = f"wmma.{verb}.{'d' if verb == 'store' else use}.sync.aligned.{layout}.{shape}.{sp}.{typ}"
-    plan = WM.accesses(key, frag, WM.ELEM_BITS[typ])
-    if plan is None:
-        bt.launch.notes.add(f"{key}: no SASS lowering recorded; not costed")
-        return
-    kind = "st" if verb == "store" else "ld"
-    base = rel[:, 0, 0]
-    if sp == "shared":
-        pattern = st * 128 + base % 128
-        uniq, first, counts = np.unique(pattern, return_index=True, return_counts=True)
-        for u, f, c in zip(uniq, first, counts):
-            ck = (key, bt.prog.arch, int(u))
-            got = _COST_CACHE.get(ck)
-            if got is None:
-                A = (rel[f] - base[f] + base[f] % 128)[None]
-                got = []
-                for acc in plan:
-                    O, M = _access_offsets(acc, A, positions, frag)
-                    one = Costs1(bt.prog.arch)
-                    one.add(acc.bank_op, O, M)
-                    got.append((acc, one.wavefronts, one.ideal))
-                _COST_CACHE[ck] = got
-            for acc, wf, ideal in got:
-                bt.costs.add_shared(site, kind, acc.sass, wf * int(c), ideal * int(c))
-        return
-    from .costs import global_op
-    for acc in plan:
-        O, M = _access_offsets(acc, rel, positions, frag)
-        w = WM._width(acc.sass)
-        lanes = np.broadcast_to(np.arange(32), O.shape)
-        bt.costs.global_(site, global_op(kind, w), kind, O[M], (thr[:, :1] + lanes)[M])
-
-
-class Costs1:
-    """The bank model's cost of one warp access."""
-
-    def __init__(self, arch):
-        self.arch, self.wavefronts, self.ideal = arch, 0, 0
-
-    def add(self, op, O, M):
-        from .. import banks
-        self.wavefronts += int(banks.wavefronts_batch(op, O, self.arch, active=M).sum())
-        self.ideal += int(banks.ideal_batch(op, O, self.arch, active=M).sum())
-
-
-def _access_offsets(acc, A, positions, frag):
-    """Per-lane byte addresses [n, 32] and active lanes of one SASS access."""
-    n = A.shape[0]
-    if acc.kind == "matrix":
-        O = np.zeros((n, 32), np.int64)
-        M = np.zeros((n, 32), bool)
-        for m, reg in enumerate(acc.elems):
-            pos = core_wmma.register_positions(frag, reg)                 # [32*slots, 3]
-            # the register holds 8 rows of 16 contiguous bytes: their starts, in address order
-            ad = np.sort(A[:, pos[:, 1], pos[:, 2]], axis=1)
-            O[:, 8 * m:8 * m + 8] = ad[:, ::ad.shape[1] // 8]
-            M[:, 8 * m:8 * m + 8] = True
-        return O, M
-    el = np.asarray(acc.elems)
-    pos = positions[:, el]                                               # [32, E, 2]
-    ad = A[:, pos[..., 0], pos[..., 1]]                                  # [n, 32, E]
-    esz = frag.elem_bits // 8
-    contiguous = np.all(ad[..., 1:] - ad[..., :-1] == esz) if ad.shape[2] > 1 else True
-    if contiguous:
-        return ad[..., 0], np.ones((n, 32), bool)
-    # the words of these elements across the warp, in any lane order (one 32-bit phase)
-    words = np.sort(ad.reshape(n, -1) & ~np.int64(3), axis=1)
-    uniq = [np.unique(r) for r in words]
-    O = np.zeros((n, 32), np.int64)
-    M = np.zeros((n, 32), bool)
-    for k, u in enumerate(uniq):
-        O[k, :len(u[:32])] = u[:32]
-        M[k, :len(u[:32])] = True
-    return O, M
 
 
 def _wmma_mma(ins, b, prog):

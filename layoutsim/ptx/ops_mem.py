@@ -13,10 +13,9 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
-from .access import load, locate, space_of, store, to_generic
+from .access import load, locate, space_of, store
 from .compile import exactly, need, unsupported
-from .costs import global_op
-from .initcheck import span
+from .events import Access
 from .state import Fault, scatter
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
@@ -35,20 +34,12 @@ def _addresses(addr, bt, thr):
     return np.asarray(a)[thr] if np.ndim(a) else np.full(len(thr), int(a), np.int64)
 
 
-def _cost(bt, ins, parts, kind, nbytes, sass=None):
-    """Shared accesses to the bank model, global ones to the coalescing hook; racecheck."""
-    site = ins.extra["site"]
+def _emit(bt, ins, parts, op, nbytes, vec):
+    """Tell the batch's observers (events.py) what an ld/st did, one record per state space."""
+    effect = "read" if op == "ld" else "write"
+    path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
     for sp, views, flat, thr, rel in parts:
-        if sp == "shared":
-            op = f"{'ld' if kind == 'ld' else 'st'}.shared.b{nbytes * 8}"
-            bt.costs.shared(site, op, kind, rel, thr, sass)
-            if bt.race is not None and kind in ("ld", "st"):
-                bt.race.access(kind, site, flat, nbytes, thr)
-            if bt.init is not None:
-                bt.init.read(site, span(flat, nbytes), thr) if kind == "ld" else bt.init.write(span(flat, nbytes))
-        elif sp == "global" and nbytes in (1, 2, 4, 8, 16):
-            path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
-            bt.costs.global_(site, global_op(kind, nbytes, path), kind, to_generic(sp, rel), thr)
+        bt.events.access(Access(op, sp, ins.extra["site"], nbytes, thr, rel, flat, effect, vec, path=path))
 
 
 def _kparam(prog, ins, sym, space):
@@ -84,7 +75,7 @@ def _ld(ins, b, prog):
             out = np.zeros(bt.T, raw)
             out[thr] = vals[:, j]
             w(bt, out, g, full)
-        _cost(bt, ins, parts, "ld", nbytes)
+        _emit(bt, ins, parts, "ld", nbytes, vec)
     return {"fn": fn}
 
 
@@ -105,7 +96,7 @@ def _st(ins, b, prog):
         cols = [np.broadcast_to(np.asarray(s(bt)), (bt.T,))[thr].astype(raw) for s in srcs]
         data = np.ascontiguousarray(np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
         store(bt, parts, data, thr)
-        _cost(bt, ins, parts, "st", nbytes)
+        _emit(bt, ins, parts, "st", nbytes, vec)
     return {"fn": fn}
 
 
@@ -202,16 +193,8 @@ def _atomic(ins, b, prog):
                 new = f(cur, bv[pthr[sel]].astype(raw), cv[pthr[sel]].astype(raw))
                 w[flat[sel] // nb] = np.asarray(new).astype(raw)
                 old_all[pthr[sel]] = cur
-            if sp == "shared":
-                bt.costs.shared(ins.extra["site"], f"st.shared.b{nb * 8}", "atom", rel, pthr)
-                if bt.race is not None:
-                    bt.race.access("atom", ins.extra["site"], flat, nb, pthr)
-                if bt.init is not None:                  # an atomic reads the old value, then writes
-                    bt.init.read(ins.extra["site"], span(flat, nb), pthr)
-                    bt.init.write(span(flat, nb))
-            elif sp == "global":
-                gname = ".".join([ins.opcode, "global"] + [m for m in ins.mods if space_of((m,)) == "generic"])
-                bt.costs.global_(ins.extra["site"], gname, "atom", rel, pthr)
+            bt.events.access(Access(ins.opcode, sp, ins.extra["site"], nb, pthr, rel, flat, "atomic",
+                                    mods=ins.mods))
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}
@@ -234,10 +217,8 @@ class AsyncCopies:
             done = e["group"] < limit[e["threads"]]
             if np.any(done):
                 scatter(bt.smem_v, e["flat"][done], e["data"][done])
-                if bt.race is not None:
-                    bt.race.access("st", e["site"], e["flat"][done], e["data"].shape[1], e["threads"][done])
-                if bt.init is not None:
-                    bt.init.write(span(e["flat"][done], e["data"].shape[1]))
+                bt.events.access(Access("cp.async", "shared", e["site"], e["data"].shape[1], e["threads"][done],
+                                        None, e["flat"][done], "write", issued=False))
             if not np.all(done):
                 keep_ = ~done
                 still.append({k: (v[keep_] if isinstance(v, np.ndarray) else v) for k, v in e.items()})
@@ -283,6 +264,7 @@ def _cp_async(ins, b, prog):
         raise unsupported(ins, f"cp-size {size}")
     extra = ins.operands[3] if len(ins.operands) > 3 else None
     ignore = srcsize = None
+    cache = "cg" if "cg" in ins.mods else "ca"
     if extra is not None and extra.kind == "reg" and b.rtype(extra, ins).kind == "pred":
         ignore = b.read(extra, T.get("pred"), ins)
     elif extra is not None:
@@ -320,13 +302,12 @@ def _cp_async(ins, b, prog):
             got = np.zeros((len(sthr), size), np.uint8)
             got[take] = bt.heap.data[(off[:, None] + k)[take]]
             data[reads] = got
-            cache = "cg" if "cg" in ins.mods else "ca"
-            bt.costs.global_(ins.extra["site"], f"cp.async.{cache}.shared.global.{size}", "ldgsts", sa, sthr)
+            bt.events.access(Access("cp.async", "global", ins.extra["site"], size, sthr, sa, path=cache))
         a = _async(bt)
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
                           "group": a.open[thr].copy(), "site": ins.extra["site"]})
-        bt.costs.shared(ins.extra["site"], f"st.shared.b{size * 8}", "ldgsts", dparts[0][4], thr,
-                        f"LDGSTS.{size * 8}")
+        bt.events.access(Access("cp.async", "shared", ins.extra["site"], size, thr, dparts[0][4], dparts[0][2],
+                                "write", lands=False, path=cache, sass=f"LDGSTS.{size * 8}"))
     return {"fn": fn}
 
 

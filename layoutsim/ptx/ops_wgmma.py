@@ -30,13 +30,12 @@ import numpy as np
 
 from .. import smem
 from ..errors import LayoutsimError
-from ..sim.costing import wgmma_cost
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
 from . import types as T
 from .collective import ALIGNED, check_warps, partial, short_name
 from .compile import unsupported
-from .ops_async import RACE_NOTE
+from .events import Access
 from .ops_matrix import _catalog, read_words, write_words
 from .state import Fault
 
@@ -97,7 +96,7 @@ def _wgmma(ins, b, prog):
     da = None if regs_a else b.read(o[1], T.get("b64"), ins)
     db = b.read(o[2], T.get("b64"), ins)
     sd = b.read(o[3], T.get("pred"), ins)
-    arch, site = prog.arch, ins.extra["site"]
+    arch = prog.arch
     for frag, regs, what in ((fd, dregs, "D"),) + (((cat.operand("A").fragment, b.elems(o[1], ins), "A"),)
                                                      if regs_a else ()):
         n = sum(2 if b.rtype(r, ins).bits == 64 else 1 for r in regs)
@@ -109,23 +108,18 @@ def _wgmma(ins, b, prog):
         thr = _warpgroups(bt, g, ins)
         if len(thr) == 0:
             return
-        if bt.race is not None:
-            bt.launch.notes.add(RACE_NOTE)
+        bt.events.sync("async")
         lead = thr[:, 0]
         scale = _uniform(np.broadcast_to(np.asarray(sd(bt)), (bt.T,))[thr], thr, ins, "scale-d")
-        nbytes = 0
         if regs_a:
             A = core_wgmma.register_a(cat, ra(bt)[thr])
         else:
             A = _read_shared(bt, cat, "A", _uniform(_words64(da, bt)[thr], thr, ins, "A descriptor"), trans_a,
                              lead, ins)
-            nbytes += A[0].nbytes
         B = _read_shared(bt, cat, "B", _uniform(_words64(db, bt)[thr], thr, ins, "B descriptor"), trans_b,
                          lead, ins)
-        nbytes += B[0].nbytes
         D = core_wgmma.run(cat, A, B, rd(bt)[thr], scale, neg_a, neg_b, arch)
         wd(bt, D.reshape(thr.size, -1), thr.reshape(-1), g)
-        bt.costs.add_gmma(site, wgmma_cost(nbytes)[0] * len(thr))
     return {"fn": fn, "sync": WARPGROUP}
 
 
@@ -180,8 +174,8 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
         raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
     flat = bt.smem_base[lead][:, None, None] + addr
     raw = core_wgmma.gather(cat, which, bt.smem, flat)
-    if bt.init is not None:                 # the warpgroup's operand, read for its first thread
-        bt.init.read(ins.extra["site"], core_wgmma.element_byte_index(cat, which, flat).reshape(len(lead), -1), lead)
+    # the warpgroup's operand, read by the GMMA unit for its first thread
+    bt.events.access(Access("wgmma", "shared", ins.extra["site"], e, lead, addr, flat, proxy="async"))
     return raw
 
 

@@ -12,6 +12,9 @@ instruction, later instruction) with a count and the first example (CTA, address
 """
 import numpy as np
 
+RACE_NOTE = ("racecheck does not see TMA copies, wgmma operand reads or mbarrier synchronization: "
+             "hazards across an mbarrier wait may be reported")
+
 
 class RaceCheck:
     def __init__(self, bt):
@@ -28,6 +31,21 @@ class RaceCheck:
         self.a_site = np.full(n, -1, np.int32)
         self.epoch = np.zeros(bt.n_cta, np.int64)
         self.hazards = {}
+
+    # ---- the observer (events.py) ------------------------------------------------------------------
+    def on_access(self, rec):
+        """Shared-memory accesses of the generic proxy whose bytes move now: ld/st/atom, cp.async
+        as its copy lands, ldmatrix/stmatrix, wmma (async-proxy accesses are not seen: on_sync)."""
+        if rec.space != "shared" or not rec.lands or rec.proxy != "generic":
+            return
+        kind = {"read": "ld", "write": "st", "atomic": "atom"}[rec.effect]
+        self.access(kind, rec.site, rec.flat.reshape(-1), rec.width, rec.access_threads())
+
+    def on_sync(self, kind, ctas):
+        if kind == "bar":
+            self.barrier(ctas)
+        else:                                        # mbarrier waits, TMA, wgmma: not modelled here
+            self.bt.launch.notes.add(RACE_NOTE)
 
     def barrier(self, ctas):
         """CTAs (batch indices) whose barrier completed."""

@@ -11,6 +11,7 @@ from .. import archs
 from ..errors import LayoutsimError, integer
 from . import sass
 from .costs import Costs
+from .events import Events
 from .initcheck import InitCheck, merge as merge_initcheck
 from .internal import guarded
 from .launch import MAX_BATCH_THREADS, Launch
@@ -206,17 +207,17 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads
     for k in range(0, len(ids), per):
         chunk = ids[k:k + per]
         bt = Batch(prog, launch, chunk)
-        bt.costs = costs.begin(bt)
-        bt.race = RaceCheck(bt) if racecheck else None
-        bt.init = InitCheck(bt) if launch.initcheck is not None else None
+        race = RaceCheck(bt) if racecheck else None
+        init = InitCheck(bt) if launch.initcheck is not None else None
+        bt.events = Events(costs.begin(bt), race, init)       # handlers emit, these account (events.py)
         watch.batch(costs)
         with np.errstate(all="ignore"):
             steps = Scheduler(bt, costs, watch).run()
         watch.batch_done(len(chunk), steps)
-        if bt.race is not None:
-            hazards.extend(bt.race.report())
-        if bt.init is not None:
-            launch.initcheck.extend(bt.init.report())
+        if race is not None:
+            hazards.extend(race.report())
+        if init is not None:
+            launch.initcheck.extend(init.report())
 
 
 def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):

@@ -261,8 +261,7 @@ class Scheduler:
                 if key in self.arrived:
                     self.arrived[key][done] = 0
             bt.bar_id = np.where(rel, -1, bt.bar_id)
-            if bt.race is not None:
-                bt.race.barrier(np.flatnonzero(done))
+            bt.events.sync("bar", np.flatnonzero(done))
             done_any = True
         return done_any
 

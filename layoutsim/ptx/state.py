@@ -19,6 +19,7 @@ hardware's they are opaque to a correct kernel):
 import numpy as np
 
 from ..errors import LayoutsimError
+from .events import Events
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x7E00_0000_0000
@@ -216,9 +217,7 @@ class Batch:
         self.carry = np.zeros(self.T, np.uint64)        # the CC.CF flag of add.cc / addc
         self.async_groups = None                        # cp.async bookkeeping (ops_mem)
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
-        self.costs = None                               # set by the runner: costs.Costs
-        self.race = None                                # racecheck.RaceCheck with racecheck=True
-        self.init = None                                # initcheck.InitCheck with initcheck=True
+        self.events = Events()                          # the observers' bus (events.py): the runner subscribes them
         self.heap = launch.heap
         # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read
         self.issued = np.zeros(self.W, np.int64) if prog.reads_clock else None

@@ -39,7 +39,7 @@ def test_enough_entries_are_checked():
 
 @pytest.mark.parametrize("entry", OPS, ids=[e["op"] for e in OPS])
 def test_accesses_match_sass_offsets(entry):
-    from layoutsim.ptx.ops_matrix import _access_offsets
+    from layoutsim.ptx.costs_wmma import _access_offsets
     verb, use, layout, shape, typ = _parse(entry["op"])
     frag = WM.fragment("c" if use == "d" else use, layout, shape, typ)
     R, C = WM.operand_shape(use, shape)
