@@ -16,10 +16,14 @@ import struct
 
 import numpy as np
 
+from layoutsim.archs import target_of_device
+
+_SM90A = target_of_device("sm_90")      # what the wgmma/TMA cases are built for
+
 VARIANTS = {
-    "sm_90": "the sm_90 PTX (sm_90a for wgmma/TMA cases), JIT-compiled by the driver (cuModuleLoadData)",
+    "sm_90": f"the sm_90 PTX ({_SM90A} for wgmma/TMA cases), JIT-compiled by the driver (cuModuleLoadData)",
     "sm_80": "the sm_80 PTX, JIT-compiled by the driver for the sm_90 GPU",
-    "ptxas_sm_90": "the sm_90 PTX assembled by ptxas -arch=sm_90 (a cubin; sm_90a PTX by -arch=sm_90a)",
+    "ptxas_sm_90": f"the sm_90 PTX assembled by ptxas -arch=sm_90 (a cubin; {_SM90A} PTX by -arch={_SM90A})",
 }
 
 

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import smem
+from .. import archs, smem
 from ..errors import LayoutsimError
 from ..packing import pack, unpack
 from ..sim.costing import wgmma_cost
@@ -65,7 +65,8 @@ def _wgmma(ins, b, prog):
     sat = "satfinite" in ins.mods
     cat = _catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
     if prog.arch not in cat.archs:
-        raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for sm_90a); this run's "
+        raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for "
+                               f"{', '.join(map(archs.target_of_device, cat.archs))}); this run's "
                                f"arch is {prog.arch}")
     fa = cat.formats["a"]
     if sat:

@@ -23,6 +23,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .. import archs
 from . import lowering as L
 
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
@@ -52,7 +53,7 @@ def for_program(ptx, prog, arch):
     sha = hashlib.sha256(ptx.encode()).hexdigest()
     rows, source = _committed(sha, arch)
     if rows is None:
-        rows, source, note = _computed(ptx, sha, _ptxas_arch(prog.module.target, arch))
+        rows, source, note = _computed(ptx, sha, archs.ptxas_arch(prog.module.target, arch))
         if rows is None:
             return Lowered(note=note)
     return Lowered(_by_line(rows, prog), source)
@@ -99,13 +100,6 @@ def _committed(sha, arch):
         if h == sha:
             return doc["kernels"][f], f"committed lowering data ({DATA.name}: {f}, {doc['source']['ptxas']})"
     return None, None
-
-
-def _ptxas_arch(target, arch):
-    """ptxas's -arch: the PTX's own target when it is arch-specific (sm_90a: ptxas refuses to
-    build it for plain sm_90), else the run's arch."""
-    t = (target or "").split(",")[0].strip()
-    return t if t[:-1] == arch and t[-1:] in ("a", "f") else arch
 
 
 def _computed(ptx, sha, arch):
