@@ -8,6 +8,7 @@ nothing here knows where an element lives.
 """
 import numpy as np
 
+from .. import sass as SASS
 from ..errors import LayoutsimError
 from ..packing import pack, unpack
 from . import types as T
@@ -142,8 +143,7 @@ def _ldmatrix(ins, b, prog):
 
 
 def _sass_matrix(cat, st):
-    n = cat.options["num"]
-    return f"{'STSM' if st else 'LDSM'}.16.{'MT88' if cat.options['trans'] else 'M88'}.{n}"
+    return SASS.matrix("st" if st else "ld", int(cat.options["num"]), cat.options["trans"])
 
 
 # ---- mma.sync -----------------------------------------------------------------------------------------

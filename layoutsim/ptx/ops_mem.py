@@ -10,6 +10,7 @@ early reads stale data, as the GPU may. The bulk copies (cp.async.bulk*, TMA) ar
 """
 import numpy as np
 
+from .. import sass as SASS
 from . import fround as F
 from . import types as T
 from .access import load, locate, space_of, store, to_generic
@@ -321,7 +322,7 @@ def _cp_async(ins, b, prog):
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
                           "group": a.open[thr].copy(), "site": ins.extra["site"]})
         bt.costs.shared(ins.extra["site"], f"st.shared.b{size * 8}", "ldgsts", dparts[0][4], thr,
-                        f"LDGSTS.{size * 8}")
+                        SASS.ldgsts(size))
     return {"fn": fn}
 
 

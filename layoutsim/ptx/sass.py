@@ -24,8 +24,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import archs
+from .. import sass as SASS
 from . import lowering as L
 
+width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}
@@ -67,14 +69,6 @@ def global_op(op, sass):
     return op
 
 
-def width(sass):
-    """Bytes per lane of a plain SASS load/store/LDGSTS from its modifiers (LDS.128, STS.U8, LDG.E)."""
-    for tok, w in ((".128", 16), (".64", 8), (".U16", 2), (".S16", 2), (".U8", 1), (".S8", 1)):
-        if tok in sass:
-            return w
-    return 4
-
-
 def _by_line(rows, prog):
     """{line: memory SASS} over the SASS functions that hold the kernel's code: the entry itself
     and the .funcs ptxas kept as functions (a .func it inlined has its lines in the entry)."""
@@ -83,7 +77,7 @@ def _by_line(rows, prog):
     for name, entries in rows.items():
         if name in mine:
             for r in entries:
-                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if L.MEMORY_SASS.match(s))
+                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if SASS.MEMORY.match(s))
     return out
 
 
