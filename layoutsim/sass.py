@@ -84,12 +84,20 @@ def matrix(direction, count, trans):
         ("" if count == 1 else f".{count}")
 
 
+def opcode(space, direction):
+    """The opcode of a per-lane load or store of `space`: ("global", "ld") -> "LDG"."""
+    return next(o.name for o in OPCODES.values() if o.name in PLAIN and (o.space, o.direction) == (space, direction))
+
+
 def access_prefixes(direction, space):
     """The opcodes a load/store of `space` ("shared", "global") may be spelt with in a listing: its
     space's and the generic one (where the PTX op names no state space): ("LDS", "LD.E")."""
-    own = next(o.name for o in OPCODES.values() if o.name in PLAIN and (o.space, o.direction) == (space, direction))
-    generic = next(o.name for o in OPCODES.values() if (o.space, o.direction) == ("generic", direction))
-    return own, generic + ".E"
+    return opcode(space, direction), opcode("generic", direction) + ".E"
+
+
+def is_shared_spelling(text):
+    """Whether `text` is spelt as a SASS shared-memory op (LDS..., STS..., LDSM..., STSM...)."""
+    return text.startswith(("LDS", "STS"))
 
 
 def ldgsts(width):

@@ -161,7 +161,7 @@ def parse(op):
     spec = None
     if text.lower().startswith("ds_"):
         spec = _parse_amd(text)
-    elif text[:3].upper() in ("LDS", "STS") and text[:3].isupper():
+    elif SASS.is_shared_spelling(text):
         spec = _parse_sass(text)
     else:
         tokens = text.lower().split(".")
