@@ -13,9 +13,9 @@ Sources, in order:
 The rules that read the SASS live here: a PTX memory instruction with no memory SASS at its line
 (ptxas removed it, e.g. a load common-subexpression-eliminated with another) executes but costs
 nothing; an atom whose result ptxas found unused runs as RED and is counted as a reduction
-(`global_op`). Other per-op facts stay where they were: ldmatrix/stmatrix's LDSM/STSM in
-ops_matrix, wmma's accesses in data/wmma_sm_90.json (wmma.py), the counter an op lands in
-(memory.GlobalOp.metric_op).
+(`global_op`). Other per-op facts stay where they were: the SASS spellings, widths and listing
+parsers in layoutsim/sass.py, wmma's accesses in data/wmma_sm_90.json (wmma.py), the counter an op
+lands in (memory.GlobalOp.metric_op).
 """
 import hashlib
 import json
