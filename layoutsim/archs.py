@@ -40,6 +40,10 @@ SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
 SMEM_KIB = {"sm_70": (96, 96), "sm_75": (64, 64), "sm_80": (164, 163), "sm_86": (100, 99),
             "sm_87": (164, 163), "sm_89": (100, 99), "sm_90": (228, 227), "sm_100": (228, 227),
             "sm_120": (128, 99)}
+# Shared memory a kernel may use without opting in (cuFuncSetAttribute
+# MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
+# "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
+SMEM_WITHOUT_OPT_IN = 48 * 1024
 # AMD LDS per workgroup: 64 KiB on gfx11 and gfx12 (RDNA3 / RDNA4 ISA guides, "LDS") and on the
 # CDNA targets but gfx950, which has 160 KiB (ROCm GPU specifications, MI355X/MI350X; LLVM
 # AMDGPU.td FeatureAddressableLocalMemorySize163840).

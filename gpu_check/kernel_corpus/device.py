@@ -16,7 +16,7 @@ import struct
 
 import numpy as np
 
-from layoutsim.archs import target_of_device
+from layoutsim.archs import SMEM_WITHOUT_OPT_IN, target_of_device
 
 _SM90A = target_of_device("sm_90")      # what the wgmma/TMA cases are built for
 
@@ -66,7 +66,7 @@ class Launcher:
             return self._run_params(image, entry, arrays)
         drv = self.drv
         fn = self.module(image).get_function(entry["kernel"])
-        if entry["shared_bytes"] > 48 * 1024:
+        if entry["shared_bytes"] > SMEM_WITHOUT_OPT_IN:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, entry["shared_bytes"])
         from .corpus import launch_args
         values = launch_args(entry, arrays)
