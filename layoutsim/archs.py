@@ -21,34 +21,29 @@ CDNA = ("gfx908", "gfx90a", "gfx942", "gfx950")
 AMD = GFX11 + GFX12 + CDNA
 ALL = NVIDIA + AMD
 
-# ---- per-arch limits ------------------------------------------------------------------------
 # Threads one block (workgroup) may have: 1024 on every NVIDIA compute capability (CUDA C++
 # Programming Guide, "Technical Specifications per Compute Capability": maximum number of threads
 # per block) and on RDNA3/RDNA4 (HIP device property maxThreadsPerBlock).
 MAX_BLOCK_THREADS = 1024
-# The same table, every compute capability from 5.0 on: a block's z-dimension at most 64; a grid's
-# x-dimension at most 2**31 - 1, y and z at most 65535; at most 255 registers per thread (what
-# nvcc's -maxrregcount accepts).
-MAX_BLOCK_Z = 64
-GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
-MAX_THREAD_REGISTERS = 255
-# SMs of one GPU of each arch (what %nsmid reads; %smid spreads the CTAs over them): A100 108, the
-# full GA102 (A40) 84, RTX 4090 128, H100/H200 SXM 132 (the product pages' SM counts).
-SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+
 # Shared memory, from the CUDA C++ Programming Guide, "Technical Specifications per Compute
 # Capability" (and the Hopper / Blackwell tuning guides): (KiB per SM, KiB usable per block).
 SMEM_KIB = {"sm_70": (96, 96), "sm_75": (64, 64), "sm_80": (164, 163), "sm_86": (100, 99),
             "sm_87": (164, 163), "sm_89": (100, 99), "sm_90": (228, 227), "sm_100": (228, 227),
             "sm_120": (128, 99)}
-# Shared memory a kernel may use without opting in (cuFuncSetAttribute
-# MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
-# "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
-SMEM_WITHOUT_OPT_IN = 48 * 1024
-# AMD LDS per workgroup: 64 KiB on gfx11 and gfx12 (RDNA3 / RDNA4 ISA guides, "LDS") and on the
-# CDNA targets but gfx950, which has 160 KiB (ROCm GPU specifications, MI355X/MI350X; LLVM
-# AMDGPU.td FeatureAddressableLocalMemorySize163840).
+# AMD LDS per workgroup: 64 KiB on gfx11 and gfx12 (RDNA3 / RDNA4 ISA guides, "LDS"); CDNA from
+# the ROCm GPU specifications tables (gfx950: MI355X/MI350X, banks/amd.py's _GFX950 note).
 LDS_BYTES = 64 * 1024
 CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
+
+
+def shared_memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if arch in AMD:
+        size = CDNA_LDS_BYTES.get(arch, LDS_BYTES)
+        return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
+    per_sm, per_block = SMEM_KIB[arch]
+    return per_block * 1024, f"{arch}'s shared memory: {per_block} KiB usable per block ({per_sm} KiB per SM)"
 
 ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
@@ -190,28 +185,26 @@ def target_of_device(arch):
     return ARCH_SPECIFIC.get(arch, arch)
 
 
-def smem_limit(arch):
-    """(usable bytes per block, one-line description) of an NVIDIA arch's shared memory."""
-    per_sm, per_block = SMEM_KIB[arch]
-    return per_block * 1024, f"{arch}'s shared memory: {per_block} KiB usable per block ({per_sm} KiB per SM)"
+# ---- per-arch limits (besides shared_memory_limit above) ------------------------------------
+# CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", every compute
+# capability from 5.0 on: a block's z-dimension at most 64; a grid's
+# x-dimension at most 2**31 - 1, y and z at most 65535; at most 255 registers per thread (what
+# nvcc's -maxrregcount accepts).
+MAX_BLOCK_Z = 64
+GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
+MAX_THREAD_REGISTERS = 255
+# SMs of one GPU of each arch (what %nsmid reads; %smid spreads the CTAs over them): A100 108, the
+# full GA102 (A40) 84, RTX 4090 128, H100/H200 SXM 132 (the product pages' SM counts).
+SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+# Shared memory a kernel may use without opting in (cuFuncSetAttribute
+# MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
+# "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
+SMEM_WITHOUT_OPT_IN = 48 * 1024
 
 
 def sm_count(arch):
     """The SMs of a GPU of `arch` (SM_COUNT; an H200's 132 where the table has none)."""
     return SM_COUNT.get(arch, SM_COUNT[MEASURED_ARCH])
-
-
-def lds_bytes(arch):
-    """Bytes of LDS one workgroup can address on an AMD arch."""
-    return CDNA_LDS_BYTES.get(arch, LDS_BYTES)
-
-
-def shared_memory(arch):
-    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
-    if vendor(arch) == "amd":
-        size = lds_bytes(arch)
-        return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
-    return smem_limit(arch)
 
 
 # ---- which PTX .target loads where ------------------------------------------------------------

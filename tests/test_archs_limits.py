@@ -1,13 +1,12 @@
 """layoutsim/archs.py, the one place for targets, suffixes and per-arch limits (issue 23): what
-moved there (PTX .target loading from ptx/runner.py, ptxas's -arch from ptx/sass.py, shared-memory
-and LDS sizes from banks/, the launch limits from ptx/launch.py and ptx/nvcc.py) keeps its values,
-and the old places use it."""
+moved there (PTX .target loading from ptx/runner.py, ptxas's -arch from ptx/sass.py, the launch
+limits from ptx/launch.py and ptx/nvcc.py; the shared-memory sizes moved with the address layer)
+keeps its values, and the old places use it."""
 import numpy as np
 import pytest
 
 import layoutsim.ptx as P
 from layoutsim import archs
-from layoutsim.banks import address
 from layoutsim.errors import LayoutsimError
 from layoutsim.ptx import nvcc, runner
 from layoutsim.sim import smem_limit
@@ -38,11 +37,7 @@ def test_ptxas_builds_an_arch_specific_target_for_its_own_arch_only(target, arch
                                           ("gfx1100", 64 * 1024), ("gfx942", 64 * 1024), ("gfx950", 160 * 1024),
                                           ("gfx90a", 64 * 1024)])
 def test_shared_memory_per_block(arch, nbytes):
-    assert archs.shared_memory(arch)[0] == smem_limit(arch) == nbytes
-
-
-def test_the_largest_tile_is_what_a_hopper_block_may_have():
-    assert address.largest_shared_memory() == 227 * 1024 == archs.SMEM_KIB["sm_90"][1] * 1024
+    assert archs.shared_memory_limit(arch)[0] == smem_limit(arch) == nbytes
 
 
 def test_launch_limits_are_the_archs_limits():

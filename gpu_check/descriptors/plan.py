@@ -17,7 +17,7 @@ from layoutsim.smem.descriptor import _USED
 
 from .kernels import Probe
 
-SMEM_BYTES = smem.shared_limit()[0]     # the sm_90 per-block dynamic maximum (archs.py SMEM_KIB)
+SMEM_BYTES = smem.shared_limit()[0]     # the sm_90 per-block dynamic maximum (banks/nvidia.py SMEM_KIB)
 BASE = 0x400                            # where it starts in the shared window: sm_90 reserves the first
                                         # 1 KiB (the probes' SASS: UMOV 0x400; the kernels check it)
 ONEHOT_AT = SMEM_BYTES - 2048

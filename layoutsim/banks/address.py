@@ -135,7 +135,8 @@ class Expr:
 def largest_shared_memory():
     """The most shared memory (LDS) any known arch gives one block, in bytes: no tile is larger."""
     from .. import archs
-    return max(archs.shared_memory(a)[0] for a in archs.ALL)
+    from .model import memory_limit
+    return max(memory_limit(a)[0] for a in archs.ALL)
 
 
 def _int64(values, what, bound):

@@ -8,7 +8,7 @@ Within a phase the counting is the NVIDIA one: bank = (address / 4) mod 32, lane
 32-bit word are served together (broadcast), and a phase needs as many cycles ("wavefronts"
 here) as the largest number of distinct words it asks of one bank. Phases never merge.
 """
-# LDS sizes per workgroup: archs.py (LDS_BYTES, lds_bytes).
+LDS_BYTES = 64 * 1024     # per workgroup on gfx11 and gfx12 (RDNA3 / RDNA4 ISA guides, "LDS")
 
 _QUARTERS = [list(range(8 * q, 8 * q + 8)) for q in range(4)]
 _HALVES = [list(range(16)), list(range(16, 32))]
@@ -81,10 +81,15 @@ CDNA_RULES = {
                "st16": (_runs(64, 16), f"four phases of 16 lanes: {_PHASE_BYTES}; {_GFX950}")},
 }
 CDNA_BANKS = {"gfx942": 32, "gfx950": 64}
+CDNA_LDS_BYTES = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}   # ROCm GPU specifications tables; _GFX950
 
 
 def banks(arch):
     return CDNA_BANKS.get(arch, 32)
+
+
+def lds_bytes(arch):
+    return CDNA_LDS_BYTES.get(arch, LDS_BYTES)
 
 
 def _rule(spec, generation):

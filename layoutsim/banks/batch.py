@@ -16,8 +16,8 @@ import numpy as np
 from ..access import batch_offsets, lane_masks, mask_bits
 from ..errors import LayoutsimError
 from . import amd, nvidia
-from ..archs import CDNA, shared_memory
-from .model import LANES, generation, resolve_arch
+from ..archs import CDNA
+from .model import LANES, generation, memory_limit, resolve_arch
 from .ops import parse
 
 MODES = {"none": 0, "pairs": 1, "pairs-half": 2, "identical": 3, "one-phase": 4, "greedy": 5}
@@ -87,7 +87,7 @@ def prepare_common(op, offsets, arch=None, active=None, rules=None):
 def check_batch(spec, arch, off, part, first=0):
     """Raise a one-line error for the first access (index + first) with a bad address."""
     w = spec.width
-    limit, where = shared_memory(arch)
+    limit, where = memory_limit(arch)
     used = np.where(part, off, 0)          # three reductions decide the common case: all good
     if used.size == 0 or (used.min() >= 0 and used.max() <= limit - w and not (used & (w - 1)).any()):
         return
@@ -131,7 +131,7 @@ def wavefronts_batch(op, offsets, arch=None, active=None, rules=None, engine="au
         part = _parts(masks, pl)
         check_batch(spec, arch, off, part)
         return _numba_merged(pl, off, part)
-    out = _numba_engine(pl, off, masks, shared_memory(arch)[0])
+    out = _numba_engine(pl, off, masks, memory_limit(arch)[0])
     if out.min() < 0:                       # the kernel flags bad addresses with -1
         i = int(np.flatnonzero(out < 0)[0])
         check_batch(spec, arch, off[i:i + 1], _parts(masks[i:i + 1], pl), first=i)

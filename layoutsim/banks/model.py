@@ -125,12 +125,20 @@ def resolve_arch(spec, arch):
     return a
 
 
+def memory_limit(arch):
+    """(bytes of shared memory (LDS) one block can address on `arch`, one-line description)."""
+    if A.vendor(arch) == "amd":
+        size = amd.lds_bytes(arch)
+        return size, f"{arch}'s LDS: {size // 1024} KiB per workgroup"
+    return nvidia.smem_limit(arch)
+
+
 def check_tile(tile, op, arch=None):
     """The arch `op` runs on, after refusing a tile that does not fit its shared memory (LDS):
     checked before any address of the tile is made, so a huge tile costs nothing."""
     spec = parse(op)
     arch = resolve_arch(spec, arch)
-    limit, where = A.shared_memory(arch)
+    limit, where = memory_limit(arch)
     if tile.extent > limit:
         raise LayoutsimError(f"the tile ({tile.describe()}) spans {tile.extent} bytes, beyond {where}")
     return arch
@@ -190,7 +198,7 @@ def check_addresses(spec, arch, off, part):
                                  f"{spec.name} needs: the hardware faults on it (misaligned address)")
         raise LayoutsimError(f"lane {lane}: address {off[lane]:#x} is not {w}-byte aligned, as "
                              f"{spec.name} needs (the model does not cover AMD's unaligned LDS modes)")
-    limit, where = A.shared_memory(arch)
+    limit, where = memory_limit(arch)
     over = lanes[o > limit - w]               # not o + w: it wraps near 2**63
     if over.size:
         lane = int(over[0])

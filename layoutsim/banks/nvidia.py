@@ -144,6 +144,19 @@ SOURCE = ("CUDA C++ Programming Guide, 'Shared Memory' (cc 5.x+: 32 banks x 4 B,
           "broadcast); phases: GTC 2019 S9593, PTX ISA 9.7.14.5.15-16 (ldmatrix/stmatrix); merging: "
           "forums.developer.nvidia.com/t/77228 (cc 7.x)")
 
+# Shared memory, from the CUDA C++ Programming Guide, "Technical Specifications per Compute
+# Capability" (and the Hopper / Blackwell tuning guides): (KiB per SM, KiB usable per block).
+SMEM_KIB = {"sm_70": (96, 96), "sm_75": (64, 64), "sm_80": (164, 163), "sm_86": (100, 99),
+            "sm_87": (164, 163), "sm_89": (100, 99), "sm_90": (228, 227), "sm_100": (228, 227),
+            "sm_120": (128, 99)}
+
+
+def smem_limit(arch):
+    """(usable bytes per block, one-line description) for an NVIDIA arch."""
+    per_sm, per_block = SMEM_KIB[arch]
+    return per_block * 1024, f"{arch}'s shared memory: {per_block} KiB usable per block ({per_sm} KiB per SM)"
+
+
 def base_phases(spec):
     """Lists of lanes, one per phase before merging."""
     if spec.is_matrix:

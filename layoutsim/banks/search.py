@@ -20,8 +20,8 @@ import numpy as np
 from ..errors import LayoutsimError, integer
 from .address import Swizzle, Tile, block_offsets_array, fill_offsets_array
 from .batch import _numpy_engine, prepare_batch
-from ..archs import CDNA, shared_memory
-from .model import BANKS, check_tile, resolve_arch
+from ..archs import CDNA
+from .model import BANKS, check_tile, memory_limit, resolve_arch
 from .ops import parse
 
 # Padding a row by one more pass over the banks moves every row by whole bank cycles: the same
@@ -201,7 +201,7 @@ def search(rows, cols, dtype="f16", reads=("ldmatrix.x4",), writes=("st.shared.v
     check_tile(plain, specs[0].name, arch)
     align = max(s.width for s in specs)
     cands = tiles if tiles is not None else candidate_tiles(rows, cols, dtype, align, max_pad_bytes,
-                                                            shared_memory(arch)[0])
+                                                            memory_limit(arch)[0])
     _check_work(plain, reads + writes, len(cands))
     ranked, skipped, counts = [], [], {}
     for tile in cands:

@@ -82,7 +82,7 @@ class Launch:
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
-        limit = archs.shared_memory(arch)[0]
+        limit = archs.shared_memory_limit(arch)[0]
         if prog.smem_size(self.shared_bytes) > limit:
             raise LayoutsimError(f"shared memory {prog.smem_size(self.shared_bytes)} bytes "
                                  f"({prog.static_shared} static + {self.shared_bytes} dynamic) exceeds "

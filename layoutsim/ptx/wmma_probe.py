@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import sass as SASS
+from layoutsim import sass as SASS     # absolute: the probe is a GPU tool, not the executor
 
 OUT = Path(__file__).with_name("data") / "wmma_sm_90.json"
 SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),

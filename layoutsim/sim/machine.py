@@ -33,8 +33,10 @@ from ..smem import Descriptor, operand_addresses, operand_fault
 from .trace import Run, Trace, TraceEntry
 
 def smem_limit(arch):
-    """Shared memory (LDS) one block can address on `arch`, in bytes (the figures: archs.py)."""
-    return A.shared_memory(arch)[0]
+    """Shared memory (LDS) one block can address on `arch`, in bytes. The figures live with
+    the bank model (layoutsim.banks.model.memory_limit)."""
+    from ..banks.model import memory_limit
+    return memory_limit(arch)[0]
 
 
 WIDTHS = (8, 16, 32, 64, 128)

@@ -21,7 +21,7 @@ The API (stable; the simulator and the PTX executor use it):
   TensorMap(box, elem_bytes, swizzle)                    a tiled tensor map's shared-memory side
   box_addresses(tmap, dst, smem_bytes=None)              where each box element lands, [*box[::-1]];
       raises (box_fault's line) when a byte would land outside shared memory (default: sm_90's
-      per-block maximum, archs.py SMEM_KIB)
+      per-block maximum, banks/nvidia.py SMEM_KIB)
   box_fault(tmap, dst, smem_bytes=None)                  that line, or None
   operand_fault(instr, operand, desc, trans, smem_bytes)  the line of a descriptor that reads outside
       shared memory, or None (the simulator raises it; `desc check` and `render --desc` give it)

@@ -314,9 +314,9 @@ def operand_addresses(instr, operand, desc, trans=False, reading=DOCUMENTED):
 
 def shared_limit(smem_bytes=None):
     """(bytes, what they are) of the shared memory an operand or a TMA box must lie in:
-    `smem_bytes`, or the sm_90 per-block maximum (the one place: archs.py SMEM_KIB)."""
+    `smem_bytes`, or the sm_90 per-block maximum (the one place: banks/nvidia.py SMEM_KIB)."""
     if smem_bytes is None:
-        from ..archs import smem_limit
+        from ..banks.nvidia import smem_limit
         n = smem_limit("sm_90")[0]
         return n, f"{n} bytes per block on sm_90"
     from ..errors import integer
