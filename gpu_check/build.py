@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from layoutsim import sass as SASS
 from layoutsim.files import write_atomic
 
 from .codegen import source_hash
@@ -146,10 +147,6 @@ def compile_specs(specs, target, use_cache=True, extra=()):
                                    "seconds": round(time.perf_counter() - t0, 2)}
 
 
-_MATRIX_OPS = re.compile(r"\b((?:HMMA|IMMA|DMMA|HGMMA|QGMMA|IGMMA|BMMA|LDSM|STSM|F2FP|HADD2|HFMA2|UTMALDG)"
-                         r"(?:\.[\w.]+)?)")
-
-
 def sass_summary(cubin):
     """{kernel: sorted matrix-related (and TMA) SASS opcodes} when cuobjdump exists, else {} (what
     ptxas emitted)."""
@@ -162,14 +159,5 @@ def sass_summary(cubin):
         r = _run([cu, "-sass", str(p)])
     if r.returncode:
         return {}
-    out, cur = {}, None
-    for line in r.stdout.splitlines():
-        m = re.search(r"Function : (\w+)", line)
-        if m:
-            cur = m.group(1)
-            out[cur] = set()
-            continue
-        if cur:
-            for op in _MATRIX_OPS.findall(line):
-                out[cur].add(op)
-    return {k: sorted(v) for k, v in out.items()}
+    return {k: sorted({op for code in codes for op in SASS.MATRIX_RELATED.findall(code)})
+            for k, codes in SASS.cuobjdump_functions(r.stdout).items()}

@@ -15,13 +15,13 @@ GPU tools, not in the executor that reads its file (layoutsim/ptx/wmma.py).
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from layoutsim import sass as SASS     # absolute: the probe is a GPU tool, not the executor
 from layoutsim.files import write_atomic
 from layoutsim.ptx.wmma import DATA as OUT
 
@@ -117,44 +117,23 @@ def _mma(shape, ab, d, c, al, bl):
     return name, op, body
 
 
-_MEM = re.compile(r"\b(LDSM\.[\w.]+|LDS(?:\.[\w]+)?|STS(?:\.[\w]+)?|LDG\.E(?:\.[\w]+)*|STG\.E(?:\.[\w]+)*|"
-                  r"LD\.E(?:\.[\w]+)*|ST\.E(?:\.[\w]+)*)\s[^\[]*\[([^\]]*)\]")
-_MMA = re.compile(r"\b((?:HMMA|IMMA|DMMA)\.[\w.]+)")
-
-
 def _sass(cubin, cuobjdump):
-    text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True,
-                          text=True).stdout
-    funcs, cur = {}, None
-    for line in text.splitlines():
-        m = re.search(r"Function : (\w+)", line)
-        if m:
-            cur = funcs.setdefault(m.group(1), [])
-            continue
-        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
-        if m and cur is not None:
-            cur.append(m.group(1).strip())
-    return funcs
-
-
-def _offset(addr):
-    m = re.search(r"\+(-?0x[0-9a-f]+)", addr.replace(" ", ""))
-    return int(m.group(1), 16) if m else 0
+    return SASS.cuobjdump_functions(subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
+                                                   capture_output=True, text=True).stdout)
 
 
 def _summarize(kind, space, lines):
     if kind == "mma":
-        mmas = [m.group(1) for line in lines for m in [_MMA.search(line)] if m]
-        movm = sum(1 for line in lines if line.startswith("MOVM") or " MOVM" in line)
+        mmas = [m.group(1) for line in lines for m in [SASS.MMA.search(line)] if m]
+        movm = sum(1 for line in lines if line.startswith(SASS.TRANSPOSE) or f" {SASS.TRANSPOSE}" in line)
         return {"sass": mmas, "movm": movm}
     # generic LD/ST appear where the PTX op has no state space (bf16, tf32, f64 wmma)
-    want = {("load", "shared"): ("LDS", "LD.E"), ("store", "shared"): ("STS", "ST.E"),
-            ("load", "global"): ("LDG", "LD.E"), ("store", "global"): ("STG", "ST.E")}[(kind, space)]
+    want = SASS.access_prefixes({"load": "ld", "store": "st"}[kind], space)
     acc = []
     for line in lines:
-        m = _MEM.search(line)
+        m = SASS.ACCESS.search(line)
         if m and m.group(1).startswith(want):
-            acc.append({"sass": m.group(1), "offset": _offset(m.group(2))})
+            acc.append({"sass": m.group(1), "offset": SASS.address_offset(m.group(2))})
     return {"accesses": acc}
 
 

@@ -1,4 +1,6 @@
 """GPU architectures the catalog knows, in the order instructions appear on them."""
+import re
+
 from .errors import LayoutsimError, suggest
 
 # NVIDIA compute capabilities, oldest first. "sm_90" is Hopper hardware (H100/H200); its
@@ -181,3 +183,66 @@ def target_of_device(arch):
     """What to build for a GPU of `arch`: its arch-specific target where one exists (it runs
     everything the plain target runs, and more)."""
     return ARCH_SPECIFIC.get(arch, arch)
+
+
+# ---- per-arch limits (besides shared_memory_limit above) ------------------------------------
+# CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", every compute
+# capability from 5.0 on: a block's z-dimension at most 64; a grid's
+# x-dimension at most 2**31 - 1, y and z at most 65535; at most 255 registers per thread (what
+# nvcc's -maxrregcount accepts).
+MAX_BLOCK_Z = 64
+GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
+MAX_THREAD_REGISTERS = 255
+# SMs of one GPU of each arch (what %nsmid reads; %smid spreads the CTAs over them): A100 108, the
+# full GA102 (A40) 84, RTX 4090 128, H100/H200 SXM 132 (the product pages' SM counts).
+SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+# Shared memory a kernel may use without opting in (cuFuncSetAttribute
+# MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
+# "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
+SMEM_WITHOUT_OPT_IN = 48 * 1024
+
+
+def sm_count(arch):
+    """The SMs of a GPU of `arch` (SM_COUNT; an H200's 132 where the table has none)."""
+    return SM_COUNT.get(arch, SM_COUNT[MEASURED_ARCH])
+
+
+# ---- which PTX .target loads where ------------------------------------------------------------
+# PTX ISA, "PTX Module Directives: .target" and "Target ISA notes": PTX for sm_N follows the onion
+# model (the driver compiles it for sm_N and every later arch); a target with suffix "a"
+# (sm_90a) has the arch-accelerated features of sm_N only and runs on sm_N only; a suffix "f"
+# (sm_100f) has the family-specific features and runs on sm_N and the later archs of its family
+# (the same major compute capability).
+ARCH_SUFFIX, FAMILY_SUFFIX = "a", "f"
+_PTX_TARGET = re.compile(rf"sm_(\d+)([{ARCH_SUFFIX}{FAMILY_SUFFIX}]?)$")
+
+
+def ptx_target(target):
+    """The first sm_N[a|f] of a .target directive's list ("sm_90a, debug" -> "sm_90a"), or None."""
+    return next((x.strip() for x in (target or "").split(",") if _PTX_TARGET.match(x.strip())), None)
+
+
+def check_ptx_target(target, arch):
+    """Refuse what the CUDA driver refuses to load: PTX of `.target target` on a GPU of `arch`."""
+    t = ptx_target(target)
+    if t is None:
+        return
+    n, suffix = _PTX_TARGET.match(t).groups()
+    n, have = int(n), int(arch.split("_")[1])
+    base = f"sm_{n}"
+    if suffix == ARCH_SUFFIX and have != n:
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: arch-specific PTX runs on "
+                             f"{base} only (give arch {base})")
+    if suffix == FAMILY_SUFFIX and (have < n or have // 10 != n // 10):
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: family-specific PTX runs on "
+                             f"{base} and later archs of its family only")
+    if have < n:
+        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: the CUDA driver refuses PTX for "
+                             f"a newer arch (give arch {base} or later)")
+
+
+def ptxas_arch(target, arch):
+    """ptxas's -arch for PTX of `.target target` run on `arch`: the PTX's own target when it is that
+    arch's arch- or family-specific one (ptxas refuses to build sm_90a PTX for plain sm_90), else arch."""
+    t = (target or "").split(",")[0].strip()
+    return t if t[:-1] == arch and t[-1:] in (ARCH_SUFFIX, FAMILY_SUFFIX) else arch

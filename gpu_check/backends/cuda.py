@@ -4,7 +4,7 @@ import platform
 
 import numpy as np
 
-from layoutsim.archs import target_of_device
+from layoutsim.archs import SMEM_WITHOUT_OPT_IN, target_of_device
 
 from . import Unavailable
 
@@ -95,7 +95,7 @@ class CudaBackend:
         out = np.zeros(max(1, ncases * spec.out_words), np.uint32)
         aux = np.ascontiguousarray(spec.aux, dtype=np.uint32)
         fn = module.get_function(spec.name)
-        if spec.smem_bytes > 48 * 1024:
+        if spec.smem_bytes > SMEM_WITHOUT_OPT_IN:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.smem_bytes)
         fn(drv.In(inp if inp.size else np.zeros(1, np.uint32)), drv.In(aux), drv.Out(out), np.int32(ncases),
            block=(spec.threads, 1, 1), grid=(spec.grid(ncases), 1), shared=spec.smem_bytes)

@@ -11,6 +11,8 @@ import re
 import subprocess
 from collections import Counter
 
+from layoutsim import sass as SASS
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -105,21 +107,8 @@ def compile_probe(nvcc, source, exe, arch):
     return rc, exe, " ".join(cmd) + "\n" + out + err
 
 
-def sass_functions(text):
-    """{function: [instruction text]} of `cuobjdump -sass` output: of each line with a comment,
-    what stands after the address comment (`/*0080*/`) and before the `;`."""
-    funcs, cur = {}, None
-    for line in text.splitlines():
-        m = re.search(r"Function\s*:\s*(\S+)", line)
-        if m:
-            cur = m.group(1)
-            funcs[cur] = []
-            continue
-        if cur is None or "/*" not in line:
-            continue
-        code = line.split("/*")[1].split("*/", 1)[1] if line.count("/*") >= 2 else line
-        funcs[cur].append(code.split(";")[0].strip())
-    return funcs
+# {function: [instruction text]} of `cuobjdump -sass` output (the parser: layoutsim/sass.py)
+sass_functions = SASS.cuobjdump_functions
 
 
 def per_op(patterns):

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 
+from layoutsim import sass as SASS
 from layoutsim.files import make_dir, write_atomic
 
 from .. import needs
@@ -44,33 +45,15 @@ def compile_probe(nvcc, work, arch):
     return common.compile_probe(nvcc, SOURCE, os.path.join(work, "bank_probe"), arch)
 
 
-_SHARED_OP = re.compile(r"\b((?:LDS|STS|LDSM|STSM)(?:\.[A-Z0-9]+)*)\b")
-
-
 def sass_ops(text):
     """{function name: [shared-memory SASS opcodes]} from `cuobjdump -sass` output."""
-    return {f: [op for code in codes for op in _SHARED_OP.findall(code)]
+    return {f: [op for code in codes for op in SASS.SHARED.findall(code)]
             for f, codes in common.sass_functions(text).items()}
 
 
 def sass_matches(spec, ops):
     """Does the kernel hold exactly one shared op of spec's kind and width?"""
-    if len(ops) != 1:
-        return False
-    op = ops[0]
-    parts = op.split(".")
-    head = parts[0]
-    if spec.is_matrix:
-        want = "LDSM" if spec.direction == "ld" else "STSM"
-        n = str(spec.matrices)
-        return head == want and (("MT88" in parts) == spec.trans) and \
-            (parts[-1] == n if spec.matrices > 1 else parts[-1] in ("M88", "MT88", "1"))
-    if head != ("LDS" if spec.direction == "ld" else "STS"):
-        return False
-    mods = set(parts[1:])
-    widths = {"U8": 1, "S8": 1, "8": 1, "U16": 2, "S16": 2, "16": 2, "32": 4, "64": 8, "128": 16}
-    w = [widths[m] for m in mods if m in widths]
-    return (w[0] if w else 4) == spec.width and len(w) <= 1
+    return len(ops) == 1 and SASS.shared_op(ops[0]) == (spec.direction, spec.width, spec.matrices, spec.trans)
 
 
 # ---- measuring -------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from collections import Counter
 from gpu_check import needs
 from gpu_check.bank_probe import common, ncu_csv
 from gpu_check.bank_probe.common import environment, log, measurement_order, run_cmd
+from layoutsim import sass as SASS
 
 from . import corpus, fit, plan
 
@@ -81,7 +82,6 @@ BYPASS_DISCOVER = (r"^l1tex__[a-z0-9_]*ldgsts[a-z0-9_]*$",
 FIRST_RUN_COSTS = {"core": [(21, 5.13), (151, 25.08)], "full": [(5, 4.32), (21, 10.78)]}
 MAX_FULL = 96                     # metrics in the FULL set at most
 MARGIN = 6.0                      # seconds kept free at the end of the ncu budget
-_GLOBAL_SASS = re.compile(r"\b(LDGSTS|LDG|STG|ATOMG|REDG|RED|ATOM)((?:\.[A-Za-z0-9]+)*)")
 
 
 # ---- build and SASS --------------------------------------------------------------------------
@@ -95,8 +95,8 @@ def sass_global_ops(text):
     for f, codes in common.sass_functions(text).items():
         funcs[f] = []
         for code in codes:
-            m = _GLOBAL_SASS.search(code)
-            if m and not code.startswith("LDGDEPBAR"):      # cp.async's barrier moves no data
+            m = SASS.GLOBAL.search(code)
+            if m and not code.startswith(SASS.GLOBAL_BARRIER):      # cp.async's barrier moves no data
                 funcs[f].append((m.group(1) + m.group(2), code.startswith("@P")))
     return funcs
 

@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from layoutsim import archs
 from layoutsim.formats import numpy_dtype
 
 OUT = ("pattern", 0xCD)
 NVCC_FLAGS = ("-ptx", "-lineinfo", "-std=c++17")
 ARCHS = ("sm_80", "sm_90")
-HOPPER = ("sm_90", "sm_90a")      # the targets an sm_90 GPU runs a case's PTX of (one per case)
+HOPPER_ARCH_SPECIFIC = archs.compile_target("sm_90", arch_specific=True)     # sm_90a
+HOPPER = ("sm_90", HOPPER_ARCH_SPECIFIC)      # the targets an sm_90 GPU runs a case's PTX of (one per case)
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ def _wgmma(name, kernel, dtype, what):
     return Case(name, "wgmma_smem_gemm.cu", (2, 2, 1), (128, 1, 1),
                 (Arg(dtype, (128, 128), "in", _u(-1, 1)), Arg(dtype, (128, 128), "in", _u(-1, 1)),
                  Arg("float32", (128, 128), "out"), scalar("int32", 128), scalar("int32", 128), scalar("int32", 128)),
-                what, kernel=kernel, archs=("sm_90a",))
+                what, kernel=kernel, archs=(HOPPER_ARCH_SPECIFIC,))
 
 
 TMA_M, TMA_N, TMA_K = 112, 128, 200      # not multiples of the 64 x 64 x 64 tile: TMA's zero fill and clipping
@@ -192,7 +194,7 @@ CASES = CASES + (
           Arg("float16", (TMA_M, TMA_K), "in", _u(-1, 1)), Arg("float16", (TMA_N, TMA_K), "in", _u(-1, 1)),
           Arg("float32", (TMA_M, TMA_N), "out"), scalar("int32", TMA_M), scalar("int32", TMA_N), scalar("int32", TMA_K)),
          "CUTLASS-style sm90 mainloop: elected producer, TMA loads with expect_tx on 2 mbarrier stages, a "
-         "wgmma consumer warpgroup, TMA store epilogue; M, N, K off the tile", archs=("sm_90a",)),
+         "wgmma consumer warpgroup, TMA store epilogue; M, N, K off the tile", archs=(HOPPER_ARCH_SPECIFIC,)),
 )
 
 BY_NAME = {c.name: c for c in CASES}

@@ -205,7 +205,7 @@ def validate(directory=DATA):
                                                  and e["args"][a["buffer"]]["kind"] == "array"):
                 problems.append(f"{e['name']}: argument {i}: a tensor map over argument {a['buffer']}, not an array")
         if not any(a in e["ptx"] for a in HOPPER):
-            problems.append(f"{e['name']}: no PTX for sm_90 or sm_90a (what the H200 runs)")
+            problems.append(f"{e['name']}: no PTX for {' or '.join(HOPPER)} (what the H200 runs)")
         if array_bytes(e) > MAX_CASE_BYTES:
             problems.append(f"{e['name']}: {array_bytes(e)} bytes of arrays (at most {MAX_CASE_BYTES})")
     total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())

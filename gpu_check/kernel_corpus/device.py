@@ -16,10 +16,14 @@ import struct
 
 import numpy as np
 
+from layoutsim.archs import SMEM_WITHOUT_OPT_IN, target_of_device
+
+_SM90A = target_of_device("sm_90")      # what the wgmma/TMA cases are built for
+
 VARIANTS = {
-    "sm_90": "the sm_90 PTX (sm_90a for wgmma/TMA cases), JIT-compiled by the driver (cuModuleLoadData)",
+    "sm_90": f"the sm_90 PTX ({_SM90A} for wgmma/TMA cases), JIT-compiled by the driver (cuModuleLoadData)",
     "sm_80": "the sm_80 PTX, JIT-compiled by the driver for the sm_90 GPU",
-    "ptxas_sm_90": "the sm_90 PTX assembled by ptxas -arch=sm_90 (a cubin; sm_90a PTX by -arch=sm_90a)",
+    "ptxas_sm_90": f"the sm_90 PTX assembled by ptxas -arch=sm_90 (a cubin; {_SM90A} PTX by -arch={_SM90A})",
 }
 
 
@@ -62,7 +66,7 @@ class Launcher:
             return self._run_params(image, entry, arrays)
         drv = self.drv
         fn = self.module(image).get_function(entry["kernel"])
-        if entry["shared_bytes"] > 48 * 1024:
+        if entry["shared_bytes"] > SMEM_WITHOUT_OPT_IN:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, entry["shared_bytes"])
         from .corpus import launch_args
         values = launch_args(entry, arrays)

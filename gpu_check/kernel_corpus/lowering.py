@@ -19,19 +19,17 @@ machine's nvdisasm is 13.0, the bundled one 13.1, the nvidia-cuda-nvdisasm wheel
 import argparse
 import hashlib
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 
+from layoutsim import sass as SASS
 from layoutsim.ptx import lowering as M
 
 from ..sfu.patch import text_sections
 from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
-_LISTING_FUNC = re.compile(r"Function : (\S+)")
-_LISTING_WORD = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
 
 
 def sass_sha256(cubin):
@@ -43,17 +41,7 @@ def sass_sha256(cubin):
 def listing_sha256(listing):
     """The same fingerprints from a `cuobjdump -sass` listing: every instruction's two 64-bit
     encoding words, little-endian, in address order (the bytes of the .text section)."""
-    words, cur = {}, None
-    for line in listing.splitlines():
-        m = _LISTING_FUNC.search(line)
-        if m:
-            cur = m.group(1)
-            words[cur] = bytearray()
-            continue
-        if cur is not None:
-            for w in _LISTING_WORD.findall(line):
-                words[cur] += int(w, 16).to_bytes(8, "little")
-    return {f: hashlib.sha256(bytes(b)).hexdigest() for f, b in words.items()}
+    return {f: hashlib.sha256(b).hexdigest() for f, b in SASS.cuobjdump_words(listing).items()}
 
 
 def lower_file(ptx_path, nvdisasm, work, target="sm_90"):
@@ -64,12 +52,9 @@ def lower_file(ptx_path, nvdisasm, work, target="sm_90"):
     return rows, sass_sha256(cubin), hashlib.sha256(ptx.encode()).hexdigest()
 
 
-_SFU_MMA = re.compile(r"^(MUFU|HMMA|IMMA)\b")
-
-
 def _counted(op):
     """What `rules` sums: memory SASS, special functions and tensor-core MMAs."""
-    return M.MEMORY_SASS.match(op) or _SFU_MMA.match(op)
+    return SASS.MEMORY.match(op) or SASS.COUNTED.match(op)
 
 
 def rules(kernels):

@@ -17,6 +17,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .. import sass as SASS
 from ..access import WIDTH_NAME, access_bytes, op_name
 from ..errors import LayoutsimError, suggest
 
@@ -49,7 +50,6 @@ class OpSpec:
         return get(self.catalog).addressing.lanes
 
 
-_NV_SASS_SUFFIX = {1: ".U8", 2: ".U16", 4: "", 8: ".64", 16: ".128"}
 _AMD_NAME = {("ld", 1): "ds_read_u8", ("ld", 2): "ds_read_u16", ("ld", 4): "ds_read_b32",
              ("ld", 8): "ds_read_b64", ("ld", 16): "ds_read_b128",
              ("st", 1): "ds_write_b8", ("st", 2): "ds_write_b16", ("st", 4): "ds_write_b32",
@@ -58,17 +58,14 @@ _AMD_NAME = {("ld", 1): "ds_read_u8", ("ld", 2): "ds_read_u16", ("ld", 4): "ds_r
 
 def _nv(direction, width):
     name = op_name(direction, "shared", width)
-    sass = ("LDS" if direction == "ld" else "STS") + _NV_SASS_SUFFIX[width]
-    return OpSpec(name, "nvidia", direction, width, sass=sass)
+    return OpSpec(name, "nvidia", direction, width, sass=SASS.shared(direction, width))
 
 
 def _matrix(direction, count, trans):
     op = "ldmatrix" if direction == "ld" else "stmatrix"
     t = ".trans" if trans else ""
-    sass = f"{'LDSM' if direction == 'ld' else 'STSM'}.16.{'MT88' if trans else 'M88'}" + \
-           ("" if count == 1 else f".{count}")
     return OpSpec(f"{op}.x{count}{t}", "nvidia", direction, 16, count, trans,
-                  catalog=f"{op}.sync.aligned.m8n8.x{count}{t}.shared.b16", sass=sass)
+                  catalog=f"{op}.sync.aligned.m8n8.x{count}{t}.shared.b16", sass=SASS.matrix(direction, count, trans))
 
 
 def access_name(vendor, direction, width, space="shared"):
@@ -136,21 +133,9 @@ def _parse_ptx_matrix(tokens):
     return _matrix("ld" if head == "ldmatrix" else "st", count, trans)
 
 
-_SASS_LSU = re.compile(r"^(LDS|STS)(\.(U8|S8|8|U16|S16|16|32|64|128))?$")
-_SASS_MATRIX = re.compile(r"^(LDSM|STSM)\.16\.(M88|MT88)(\.(1|2|4))?$")
-
-
 def _parse_sass(text):
-    up = text.upper()
-    m = _SASS_LSU.match(up)
-    if m:
-        suffix = m.group(3) or "32"
-        w = {"U8": 1, "S8": 1, "8": 1, "U16": 2, "S16": 2, "16": 2, "32": 4, "64": 8, "128": 16}[suffix]
-        return _nv("ld" if m.group(1) == "LDS" else "st", w)
-    m = _SASS_MATRIX.match(up)
-    if m:
-        return _matrix("ld" if m.group(1) == "LDSM" else "st", int(m.group(4) or 1), m.group(2) == "MT88")
-    return None
+    lsu, mat = SASS.parse_shared(text), SASS.parse_matrix(text)
+    return _nv(*lsu) if lsu else (_matrix(*mat) if mat else None)
 
 
 def _parse_amd(text):
@@ -176,7 +161,7 @@ def parse(op):
     spec = None
     if text.lower().startswith("ds_"):
         spec = _parse_amd(text)
-    elif text[:3].upper() in ("LDS", "STS") and text[:3].isupper():
+    elif SASS.is_shared_spelling(text):
         spec = _parse_sass(text)
     else:
         tokens = text.lower().split(".")

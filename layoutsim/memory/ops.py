@@ -21,6 +21,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .. import sass as SASS
 from ..access import TYPE_BYTES, WIDTH_NAME, access_bytes
 from ..errors import LayoutsimError, suggest
 
@@ -70,7 +71,7 @@ ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"
 
 def _ld_st(kind, width, path=""):
     label = "" if path in ("", "ca", "wb") else f".{path}"
-    sass = {"ld": "LDG", "st": "STG"}[kind]
+    sass = SASS.opcode("global", kind)
     return GlobalOp(f"{kind}.global{label}.{WIDTH_NAME[width]}", "nvidia", kind, width,
                     "" if path in ("ca", "wb") else path, sass)
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import banks
+from .. import sass as SASS
 from ..access import WIDTH_NAME, op_name
 from ..memory import coalesce_batch, parse_op
 from ..sim.costing import wgmma_cost
@@ -123,7 +124,7 @@ class Costs:
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
             return False, ms
         if ms and nbytes and site not in self.notes:
-            other = sorted({m for m in ms if m.split(".")[0] in _PLAIN and S.width(m) != nbytes})
+            other = sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes})
             if other:
                 self.notes[site] = (f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: "
                                     f"costed as the PTX access")
@@ -243,9 +244,6 @@ class Costs:
             self.global_kind[i] = self.global_kind[i] or other.global_kind[i]
         for site, note in other.notes.items():
             self.notes.setdefault(site, note)
-
-
-_PLAIN = ("LDS", "STS", "LDG", "STG", "LD", "ST", "LDGSTS")    # SASS of one per-lane access of a width
 
 
 @lru_cache(maxsize=None)

@@ -14,13 +14,12 @@ import math
 
 import numpy as np
 
+from .. import archs
 from ..errors import LayoutsimError
 from . import state as S
 from . import tensormap as TM
 
 MAX_BATCH_THREADS = 1 << 16
-GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
-SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
 # The model's global memory (every array argument and .global/.const variable) may hold at most
 # this: it holds a copy of each array the caller passes, and Run.buffers a third copy, so 512 MiB
 # keeps a launch within ~2 GB (and a 3 GB address space with the interpreter and numba).
@@ -58,13 +57,14 @@ class Launch:
     def __init__(self, prog, grid, block, args, arch, shared_bytes=0):
         self.prog, self.arch = prog, arch
         self.grid, self.block = dims(grid, "grid"), dims(block, "block")
-        for i, (g, lim) in enumerate(zip(self.grid, GRID_LIMITS)):
+        for i, (g, lim) in enumerate(zip(self.grid, archs.GRID_LIMITS)):
             if g > lim:
                 raise LayoutsimError(f"grid {self.grid}: dimension {'xyz'[i]} = {g} exceeds {lim}")
         # math.prod: Python ints, where np.prod wraps (block (2**32, 2**32) would give 0 threads)
         self.threads_per_cta = math.prod(self.block)
-        if self.threads_per_cta > 1024 or self.block[2] > 64:
-            raise LayoutsimError(f"block {self.block}: a CTA has at most 1024 threads (z at most 64); "
+        if self.threads_per_cta > archs.MAX_BLOCK_THREADS or self.block[2] > archs.MAX_BLOCK_Z:
+            raise LayoutsimError(f"block {self.block}: a CTA has at most {archs.MAX_BLOCK_THREADS} threads "
+                                 f"(z at most {archs.MAX_BLOCK_Z}); "
                                  f"this one has {self.threads_per_cta}")
         want = prog.fn.directives.get("reqntid")
         if want and tuple(want) + (1,) * (3 - len(want)) != self.block:
@@ -82,8 +82,7 @@ class Launch:
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
-        from ..sim.machine import smem_limit
-        limit = smem_limit(arch)
+        limit = archs.shared_memory_limit(arch)[0]
         if prog.smem_size(self.shared_bytes) > limit:
             raise LayoutsimError(f"shared memory {prog.smem_size(self.shared_bytes)} bytes "
                                  f"({prog.static_shared} static + {self.shared_bytes} dynamic) exceeds "
@@ -248,8 +247,8 @@ class Launch:
               "%ctaid.z": (cta // (gx * gy)).astype(u),
               "%nctaid.x": u(gx), "%nctaid.y": u(gy), "%nctaid.z": u(gz),
               "%laneid": lane, "%warpid": (lt // 32).astype(u), "%nwarpid": u(64),
-              "%smid": (cta % SM_COUNT.get(self.arch, 132)).astype(u),
-              "%nsmid": u(SM_COUNT.get(self.arch, 132)), "%gridid": np.uint64(1),
+              "%smid": (cta % archs.sm_count(self.arch)).astype(u),
+              "%nsmid": u(archs.sm_count(self.arch)), "%gridid": np.uint64(1),
               "%lanemask_eq": (u(1) << lane).astype(u),
               "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),

@@ -26,13 +26,11 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from .. import sass as SASS
+
 # PTX instructions whose SASS the executor costs or models: memory, matrix, special functions
 KEEP = re.compile(r"^(ld|st|ldu|ldmatrix|stmatrix|wmma|mma|cp\.async|atom|red|ex2|rcp|rsqrt|lg2|sin|cos|tanh|sqrt"
                   r"|div\.approx|div\.full)\b")
-# SASS that moves data through a memory pipe (what the cost models charge), the TMA and bulk
-# copy units' included (UTMALDG/UTMASTG/UTMAREDG, UBLKCP/UBLKRED: cp.async.bulk[.tensor])
-MEMORY_SASS = re.compile(r"^(LDS|STS|LDSM|STSM|LDG|STG|LD|ST|LDGSTS|ATOMS|ATOMG|ATOM|RED|REDG|LDL|STL"
-                         r"|UTMALDG|UTMASTG|UTMAREDG|UBLKCP|UBLKRED)\b")
 INSTALL = {"ptxas": "the CUDA toolkit", "nvdisasm": "pip install nvidia-cuda-nvdisasm"}
 
 
@@ -41,9 +39,7 @@ def install_hint(*missing):
     return "install " + " and ".join(f"{t} ({INSTALL[t]})" for t in missing)
 
 _INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
-_SASS = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
-_LINE = re.compile(r'//## File "kernel\.ptx", line (\d+)')
-_FUNC = re.compile(r"^\.text\.(\w+):")
+TAGGED = "kernel.ptx"        # the file name the rewritten PTX's .loc lines name (nvdisasm -g prints it)
 
 
 class LoweringError(RuntimeError):
@@ -96,7 +92,7 @@ def with_ptx_lines(ptx):
             depth += s.count("{") - s.count("}")
         out.append(line)
         if s.startswith(".address_size"):
-            out.append('.file 1 "kernel.ptx"')
+            out.append(f'.file 1 "{TAGGED}"')
     return "\n".join(out) + "\n"
 
 
@@ -113,21 +109,7 @@ def disassemble(cubin, nvdisasm, with_lines):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise LoweringError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[:200]}")
-    funcs, cur, line = {}, None, None
-    for text in r.stdout.splitlines():
-        m = _FUNC.match(text.strip())
-        if m:
-            cur, line = m.group(1), None
-            funcs[cur] = []
-            continue
-        m = _LINE.search(text)
-        if m:
-            line = int(m.group(1))
-            continue
-        m = _SASS.search(text)
-        if m and cur and (m.group(1) or "").strip() != "@!PT":      # @!PT: never executes (ptxas padding)
-            funcs[cur].append((line, m.group(2), " ".join(m.group(3).split())))
-    return funcs
+    return SASS.nvdisasm_functions(r.stdout, TAGGED)
 
 
 def assemble(ptx_path, cubin, arch, ptxas, lineinfo):

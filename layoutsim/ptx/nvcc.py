@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import archs
 from ..archs import normalize, vendor
 from ..errors import LayoutsimError, one_line
 from ..files import read_regular
@@ -93,8 +94,8 @@ def _check(f, given):
         return "tokens", ["--" + f.lstrip("-")]
     m = re.fullmatch(r"--?maxrregcount[= ](\d{1,3})", f)
     if m:
-        if not 1 <= int(m.group(1)) <= 255:
-            _refuse(given, "give -maxrregcount=N with N from 1 to 255")
+        if not 1 <= int(m.group(1)) <= archs.MAX_THREAD_REGISTERS:
+            _refuse(given, f"give -maxrregcount=N with N from 1 to {archs.MAX_THREAD_REGISTERS}")
         return "tokens", [f"-maxrregcount={int(m.group(1))}"]
     m = re.fullmatch(r"(?:-Xptxas|--ptxas-options)[= ](\S+)", f)
     if m:

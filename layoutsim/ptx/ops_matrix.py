@@ -10,6 +10,7 @@ side: operands, whole-warp checks, addresses located and faulted, costs, races, 
 """
 import numpy as np
 
+from .. import sass as SASS
 from ..errors import LayoutsimError
 from ..warpcore import ldmatrix as core_ldmatrix
 from ..warpcore import mma as core_mma
@@ -137,8 +138,7 @@ def _ldmatrix(ins, b, prog):
 
 
 def _sass_matrix(cat, st):
-    n = cat.options["num"]
-    return f"{'STSM' if st else 'LDSM'}.16.{'MT88' if cat.options['trans'] else 'M88'}.{n}"
+    return SASS.matrix("st" if st else "ld", int(cat.options["num"]), cat.options["trans"])
 
 
 # ---- mma.sync -----------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ early reads stale data, as the GPU may. The bulk copies (cp.async.bulk*, TMA) ar
 """
 import numpy as np
 
+from .. import sass as SASS
 from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
@@ -307,7 +308,7 @@ def _cp_async(ins, b, prog):
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
                           "group": a.open[thr].copy(), "site": ins.extra["site"]})
         bt.events.access(Access("cp.async", "shared", ins.extra["site"], size, thr, dparts[0][4], dparts[0][2],
-                                "write", lands=False, path=cache, sass=f"LDGSTS.{size * 8}"))
+                                "write", lands=False, path=cache, sass=SASS.ldgsts(size)))
     return {"fn": fn}
 
 

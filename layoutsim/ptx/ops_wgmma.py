@@ -28,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import smem
+from .. import archs, smem
 from ..errors import LayoutsimError
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
@@ -67,7 +67,8 @@ def _wgmma(ins, b, prog):
     sat = "satfinite" in ins.mods
     cat = _catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
     if prog.arch not in cat.archs:
-        raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for sm_90a); this run's "
+        raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for "
+                               f"{', '.join(map(archs.target_of_device, cat.archs))}); this run's "
                                f"arch is {prog.arch}")
     fa = cat.formats["a"]
     if sat:

@@ -2,7 +2,6 @@
 import hashlib
 import itertools
 import os
-import re
 import time
 
 import numpy as np
@@ -46,29 +45,8 @@ def program(ptx, kernel, arch):
     return prog
 
 
-_TARGET = re.compile(r"sm_(\d+)([af]?)$")
-
-
-def check_target(target, arch):
-    """Refuse what the CUDA driver refuses to load (PTX ISA, .target directive): PTX for sm_N runs
-    on sm_N and every later arch (the driver compiles it forward); PTX for the arch-specific sm_Na
-    only on sm_N; for the family-specific sm_Nf on the archs of sm_N's family (same major version)
-    from sm_N on."""
-    t = next((x.strip() for x in (target or "").split(",") if _TARGET.match(x.strip())), None)
-    if t is None:
-        return
-    n, suffix = _TARGET.match(t).groups()
-    n, have = int(n), int(arch.split("_")[1])
-    base = f"sm_{n}"
-    if suffix == "a" and have != n:
-        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: arch-specific PTX runs on "
-                             f"{base} only (give arch {base})")
-    if suffix == "f" and (have < n or have // 10 != n // 10):
-        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: family-specific PTX runs on "
-                             f"{base} and later archs of its family only")
-    if have < n:
-        raise LayoutsimError(f"PTX .target {t} cannot be loaded on {arch}: the CUDA driver refuses PTX for "
-                             f"a newer arch (give arch {base} or later)")
+# What the CUDA driver refuses to load (which .target runs on which arch) lives in archs.py.
+check_target = archs.check_ptx_target
 
 
 # The threads one launch may run: the model executes ~5 million threads a second of a kernel that

@@ -16,9 +16,9 @@ Sources, in order:
 The rules that read the SASS live here: a PTX memory instruction with no memory SASS at its line
 (ptxas removed it, e.g. a load common-subexpression-eliminated with another) executes but costs
 nothing; an atom whose result ptxas found unused runs as RED and is counted as a reduction
-(`global_op`). Other per-op facts stay where they were: ldmatrix/stmatrix's LDSM/STSM in
-ops_matrix, wmma's accesses in data/wmma_sm_90.json (wmma.py), the counter an op lands in
-(memory.GlobalOp.metric_op).
+(`global_op`). Other per-op facts stay where they were: the SASS spellings, widths and listing
+parsers in layoutsim/sass.py, wmma's accesses in data/wmma_sm_90.json (wmma.py), the counter an op
+lands in (memory.GlobalOp.metric_op).
 """
 import hashlib
 import json
@@ -26,11 +26,14 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .. import archs
 from .. import package_data as P
+from .. import sass as SASS
 from ..errors import LayoutsimError
 from ..files import read_regular, write_atomic
 from . import lowering as L
 
+width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
 CACHE_FORMAT = 1            # of the cache files: bump when their contents change meaning
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
@@ -60,7 +63,7 @@ def for_program(ptx, prog, arch):
     sha = hashlib.sha256(ptx.encode()).hexdigest()
     rows, source = _committed(sha, arch)
     if rows is None:
-        rows, source, note = _computed(ptx, sha, _ptxas_arch(prog.module.target, arch))
+        rows, source, note = _computed(ptx, sha, archs.ptxas_arch(prog.module.target, arch))
         if rows is None:
             return Lowered(note=note)
     return Lowered(_by_line(rows, prog), source)
@@ -74,14 +77,6 @@ def global_op(op, sass):
     return op
 
 
-def width(sass):
-    """Bytes per lane of a plain SASS load/store/LDGSTS from its modifiers (LDS.128, STS.U8, LDG.E)."""
-    for tok, w in ((".128", 16), (".64", 8), (".U16", 2), (".S16", 2), (".U8", 1), (".S8", 1)):
-        if tok in sass:
-            return w
-    return 4
-
-
 def _by_line(rows, prog):
     """{line: memory SASS} over the SASS functions that hold the kernel's code: the entry itself
     and the .funcs ptxas kept as functions (a .func it inlined has its lines in the entry)."""
@@ -90,7 +85,7 @@ def _by_line(rows, prog):
     for name, entries in rows.items():
         if name in mine:
             for r in entries:
-                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if L.MEMORY_SASS.match(s))
+                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if SASS.MEMORY.match(s))
     return out
 
 
@@ -114,13 +109,6 @@ def _committed(sha, arch):
         if h == sha:
             return doc["kernels"][f], f"committed lowering data ({DATA.name}: {f}, {doc['source']['ptxas']})"
     return None, None
-
-
-def _ptxas_arch(target, arch):
-    """ptxas's -arch: the PTX's own target when it is arch-specific (sm_90a: ptxas refuses to
-    build it for plain sm_90), else the run's arch."""
-    t = (target or "").split(",")[0].strip()
-    return t if t[:-1] == arch and t[-1:] in ("a", "f") else arch
 
 
 def _computed(ptx, sha, arch):

@@ -19,16 +19,15 @@ from pathlib import Path
 
 
 from .. import package_data as P
+from .. import sass as SASS
 from ..errors import LayoutsimError, one_line
 from ..formats import bits
 from ..warpcore import wmma as core_wmma
-from .sass import width as sass_width
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
 SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),
           "m16n16k8": (16, 16, 8), "m8n8k4": (8, 8, 4)}
 ELEM_BITS = {t: bits(t) for t in ("f16", "bf16", "tf32", "s8", "u8", "f32", "s32", "f64")}
-_TILE = re.compile(r"^(HMMA|IMMA|DMMA)\.(\d+)(?:x(\d+)x(\d+))?")
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,7 +41,7 @@ def _check_data(doc):
     accesses (a load/store) or its tensor-core instructions (an mma, the first one a tile)."""
     P.check(doc, {"entries": [{"op": str, "accesses?": [{"sass": str}], "sass?": [str]}]})
     for e in doc["entries"]:
-        if "accesses" not in e and not (e.get("sass") and _TILE.match(e["sass"][0])):
+        if "accesses" not in e and not (e.get("sass") and SASS.MMA_TILE.match(e["sass"][0])):
             raise ValueError(f"entry {one_line(e['op'], 120)} has neither accesses nor a tensor-core SASS tile")
 
 
@@ -107,7 +106,7 @@ def mma_plan(op):
     e = _data()[1].get(key) or _data()[1].get(_strip_sat(key))
     if e is None:
         raise LayoutsimError(f"{op}: not in the sm_90 wmma lowering data")
-    t = _TILE.match(e["sass"][0])
+    t = SASS.MMASASS.MMA_TILE.match(e["sass"][0])
     digits = t.group(2)
     if t.group(1) == "DMMA":
         mt, nt, kt = 8, 8, 4
@@ -151,9 +150,9 @@ def accesses(op_key, frag, elem_bits):
     store = ".store." in op_key
     for acc in e["accesses"]:
         s = acc["sass"]
-        if s.startswith("LDSM"):
-            n = int(s.rsplit(".", 1)[1])
-            trans = ".MT88" in s
+        mat = SASS.parse_matrix(s)
+        if mat:
+            _, n, trans = mat          # LDSM.16.M88 (one matrix) has no count: layoutsim/sass.py
             op = f"ldmatrix.x{n}{'.trans' if trans else ''}"
             out.append(Access(s, op, "matrix", tuple(range(next_reg, next_reg + n))))
             next_reg += n
@@ -168,7 +167,7 @@ def accesses(op_key, frag, elem_bits):
     return out
 
 
-_width = sass_width      # the width of a SASS access lives in sass.py
+_width = SASS.width      # the width of a SASS access lives in layoutsim/sass.py
 
 
 element_positions = core_wmma.element_positions   # where each lane's elements are: the core's
