@@ -320,19 +320,8 @@ def _lengths():
     return {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in EVERY.values()}
 
 
-# over 600 lines today, the issue's target; none may join them
-OVER_600 = {"layoutsim/sim/machine.py"}
-
-
-def test_no_module_over_700_lines():
-    """CONTRIBUTING's rule today; and no module not listed in OVER_600 grows past 600."""
+def test_no_module_over_600_lines():
+    """Issue 23's rule (CONTRIBUTING): no module of layoutsim/ or gpu_check/ over 600 lines."""
     lengths = _lengths()
     assert len(lengths) > 200
-    assert {p: n for p, n in lengths.items() if n > 700} == {}
-    assert {p for p, n in lengths.items() if n > 600} <= OVER_600
-
-
-@pytest.mark.xfail(strict=True, reason="issue 23: no module of layoutsim/ or gpu_check/ over 600 "
-                   "lines (today: layoutsim/sim/machine.py, whose collective semantics move to one core)")
-def test_no_module_over_600_lines():
-    assert {p: n for p, n in _lengths().items() if n > 600} == {}
+    assert {p: n for p, n in lengths.items() if n > 600} == {}

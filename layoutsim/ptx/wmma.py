@@ -106,7 +106,7 @@ def mma_plan(op):
     e = _data()[1].get(key) or _data()[1].get(_strip_sat(key))
     if e is None:
         raise LayoutsimError(f"{op}: not in the sm_90 wmma lowering data")
-    t = SASS.MMASASS.MMA_TILE.match(e["sass"][0])
+    t = SASS.MMA_TILE.match(e["sass"][0])
     digits = t.group(2)
     if t.group(1) == "DMMA":
         mt, nt, kt = 8, 8, 4
