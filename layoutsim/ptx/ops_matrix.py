@@ -10,7 +10,9 @@ side: operands, whole-warp checks, addresses located and faulted, costs, races, 
 """
 import numpy as np
 
+from .. import banks
 from ..errors import LayoutsimError
+from ..isa.registry import get
 from ..warpcore import ldmatrix as core_ldmatrix
 from ..warpcore import mma as core_mma
 from ..warpcore import registers as core_regs
@@ -18,16 +20,16 @@ from ..warpcore import wmma as core_wmma
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
+from .builders import need, unsupported
 from .collective import whole_warps
-from .compile import need, unsupported
+from .costs import global_op
 from .initcheck import span
-from .state import Fault
+from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
 ALL = "all"
 
 
-def _catalog(ins, name):
-    from ..isa.registry import get
+def catalog(ins, name):
     try:
         return get(name)
     except LayoutsimError as e:
@@ -107,7 +109,7 @@ def _rows(bt, ins, addr, thr, cat):
 
 
 def _ldmatrix(ins, b, prog):
-    cat = _catalog(ins, _name(ins))
+    cat = catalog(ins, _name(ins))
     short = cat.aliases[0]
     row_bytes = cat.addressing.row_bytes
     need(ins, 2)
@@ -150,7 +152,7 @@ def _sass_matrix(cat, st):
 def _mma(ins, b, prog):
     if "sp" in ins.mods or ins.opcode == "mma" and ins.mods and ins.mods[0].startswith("sp"):
         raise unsupported(ins, "sparse mma.sp")
-    cat = _catalog(ins, _name(ins))
+    cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
     return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "sync": ALL}
@@ -259,7 +261,6 @@ def _wmma_move(ins, b, prog):
 def _warp_spaces(space, base):
     """[(state space, warp selection, generic window base)]: a generic wmma access goes where each
     warp's base address points."""
-    from .state import LOCAL_WINDOW, SHARED_WINDOW, WINDOW
     if space != "generic":
         return [(space, np.ones(len(base), bool), 0)]
     win = base & ~np.int64(WINDOW - 1)
@@ -275,7 +276,6 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
     """(views, flat byte offsets [n, R, C], space-relative addresses) of whole-warp wmma accesses,
     checked per warp by its lowest and highest address (a bad warp is then checked element by
     element, to name the first bad element)."""
-    from .state import GLOBAL_BASE
     n = addrs.shape[0]
     rel = addrs
     flatrel = rel.reshape(n, -1)
@@ -338,7 +338,6 @@ def _wmma_costs(bt, ins, sp, rel, st, thr, positions, frag, use, layout, shape, 
             for acc, wf, ideal in got:
                 bt.costs.add_shared(site, kind, acc.sass, wf * int(c), ideal * int(c))
         return
-    from .costs import global_op
     for acc in plan:
         O, M = _access_offsets(acc, rel, positions, frag)
         w = WM._width(acc.sass)
@@ -353,7 +352,6 @@ class Costs1:
         self.arch, self.wavefronts, self.ideal = arch, 0, 0
 
     def add(self, op, O, M):
-        from .. import banks
         self.wavefronts += int(banks.wavefronts_batch(op, O, self.arch, active=M).sum())
         self.ideal += int(banks.ideal_batch(op, O, self.arch, active=M).sum())
 
@@ -404,6 +402,3 @@ def _wmma_mma(ins, b, prog):
     arch = prog.arch
     fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
     return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
-
-
-OPS = {"ldmatrix": _ldmatrix, "stmatrix": _ldmatrix, "mma": _mma, "wmma": _wmma}

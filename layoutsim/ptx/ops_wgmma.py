@@ -34,10 +34,10 @@ from ..sim.costing import wgmma_cost
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
 from . import types as T
+from .builders import unsupported
 from .collective import ALIGNED, check_warps, partial, short_name
-from .compile import unsupported
 from .ops_async import RACE_NOTE
-from .ops_matrix import _catalog, read_words, write_words
+from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 
 WARPGROUP = "warpgroup"                 # Step.sync of warpgroup collectives (scheduler.py)
@@ -66,7 +66,7 @@ def _wgmma(ins, b, prog):
     if "sp" in ins.mods:
         raise unsupported(ins, "sparse wgmma.mma_async.sp")
     sat = "satfinite" in ins.mods
-    cat = _catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
+    cat = catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
     if prog.arch not in cat.archs:
         raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for sm_90a); this run's "
                                f"arch is {prog.arch}")
@@ -183,6 +183,3 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
     if bt.init is not None:                 # the warpgroup's operand, read for its first thread
         bt.init.read(ins.extra["site"], core_wgmma.element_byte_index(cat, which, flat).reshape(len(lead), -1), lead)
     return raw
-
-
-OPS = {"wgmma": _wgmma}
