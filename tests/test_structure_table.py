@@ -114,6 +114,11 @@ def test_add_f32_goes_straight_to_the_float_family():
     ("st.const.u32 [%rd1], %r1;", ["st does not take the state space .const", "PTX ISA 9.7.9.10"]),
     ("fma.rn.s32 %r1, %r2, %r3, %r4;", ["type .s32: fma takes float, half types"]),
     ("frobnicate.b32 %r1, %r2;", ["unsupported instruction frobnicate.b32"]),
+    ("add.ftz.f64 %rd1, %rd2, %rd3;", ["add.f64 does not take .ftz", "add.ftz applies to .f32 only"]),
+    ("min.relu.u32 %r1, %r2, %r3;", ["min.u32 does not take .relu", "applies to .s32/.s16x2 only"]),
+    ("popc.b32 %r1, %r2, %r3;", ["line 10: popc.b32 takes 2 operands, not 3"]),
+    ("bmsk.wrap.b32 %r1, %r2;", ["bmsk.wrap.b32 takes 3 operands, not 2"]),
+    ("sin.approx.rn.f32 %f1, %f2;", ["sin.f32 does not take .rn"]),
 ])
 def test_the_table_refuses_an_illegal_form_in_one_line(body, words):
     with pytest.raises(LayoutsimError) as e:

@@ -54,6 +54,7 @@ class Row:
     only: tuple = ()                 # ((modifier, types it applies to), ...)
     spaces: frozenset = None
     sync: str = "none"
+    operands: tuple = None           # the operand counts the form takes (None: the handler checks)
 
     @property
     def key(self):
@@ -72,67 +73,70 @@ def _r(opcode, types, handler, section, **kw):
         if kw.get(k) is not None:
             kw[k] = frozenset(kw[k])
     kw["only"] = tuple(kw.get("only", {}).items())
+    if isinstance(kw.get("operands"), int):
+        kw["operands"] = (kw["operands"],)
     return Row(opcode, types, handler, section, **kw)
 
 
 RND = ("rn", "rz", "rm", "rp")
-INT_ARITH = ("add", "sub")
+F32_ONLY = {"ftz": ("f32",), "sat": ("f32",)}                  # .ftz and .sat: not on .f64
+F32_MINMAX = {"ftz": ("f32",), "NaN": ("f32",), "xorsign": ("f32",), "abs": ("f32",)}
 MUL_MODE = ("hi", "lo", "wide")
-MEM_HINTS = None                     # ld/st caching and eviction qualifiers: decoded by ops_mem
 
 ROWS = [
     # ---- integer arithmetic (9.7.1) and extended precision (9.7.2) --------------------------------
     _r("add", "int", I._add, "9.7.1.1", mods=("sat", "cc"), only={"sat": ("s32",),
                                                                    "cc": ("u32", "s32", "u64", "s64")}),
-    _r("add", "float", F.float_arith, "9.7.3.3", mods=RND + ("ftz", "sat")),
+    _r("add", "float", F.float_arith, "9.7.3.3", mods=RND + ("ftz", "sat"), only=F32_ONLY, operands=3),
     _r("add", "half", H.half_arith, "9.7.4.1", mods=RND + ("ftz", "sat", "relu")),
     _r("sub", "int", I._sub, "9.7.1.2", mods=("sat", "cc"), only={"sat": ("s32",),
                                                                    "cc": ("u32", "s32", "u64", "s64")}),
-    _r("sub", "float", F.float_arith, "9.7.3.4", mods=RND + ("ftz", "sat")),
+    _r("sub", "float", F.float_arith, "9.7.3.4", mods=RND + ("ftz", "sat"), only=F32_ONLY, operands=3),
     _r("sub", "half", H.half_arith, "9.7.4.2", mods=RND + ("ftz", "sat", "relu")),
     _r("mul", "int", I._mul, "9.7.1.3", mods=MUL_MODE),
-    _r("mul", "float", F.float_arith, "9.7.3.5", mods=RND + ("ftz", "sat")),
+    _r("mul", "float", F.float_arith, "9.7.3.5", mods=RND + ("ftz", "sat"), only=F32_ONLY, operands=3),
     _r("mul", "half", H.half_arith, "9.7.4.3", mods=RND + ("ftz", "sat", "relu")),
     _r("mad", "int", I._mad, "9.7.1.4", mods=MUL_MODE + ("sat", "cc"), only={"sat": ("s32",)}),
-    _r("mad", "float", F.float_arith, "9.7.3.7", mods=RND + ("ftz", "sat")),
+    _r("mad", "float", F.float_arith, "9.7.3.7", mods=RND + ("ftz", "sat"), only=F32_ONLY, operands=4),
     _r("mad", "half", H.half_arith, "9.7.4.4"),
-    _r("fma", "float", F.float_arith, "9.7.3.6", mods=RND + ("ftz", "sat")),
+    _r("fma", "float", F.float_arith, "9.7.3.6", mods=RND + ("ftz", "sat"), only=F32_ONLY, operands=4),
     _r("fma", "half", H.half_arith, "9.7.4.4"),
     _r("addc", "any", I._carry_op, "9.7.2.2", mods=("cc",)),
     _r("subc", "any", I._carry_op, "9.7.2.4", mods=("cc",)),
     _r("madc", "any", I._carry_op, "9.7.2.6", mods=MUL_MODE + ("cc",)),
     _r("mul24", "any", I._mul24, "9.7.1.5", mods=("hi", "lo")),
     _r("mad24", "any", I._mul24, "9.7.1.6", mods=("hi", "lo", "sat")),
-    _r("sad", "any", I._sad, "9.7.1.7", mods=()),
-    _r("div", "int", I._divrem, "9.7.1.8", mods=()),
-    _r("div", "float", F.float_arith, "9.7.3.8", mods=RND + ("ftz", "approx", "full")),
+    _r("sad", "any", I._sad, "9.7.1.7", mods=(), operands=4),
+    _r("div", "int", I._divrem, "9.7.1.8", mods=(), operands=3),
+    _r("div", "float", F.float_arith, "9.7.3.8", mods=RND + ("ftz", "approx", "full"),
+       only={"ftz": ("f32",), "full": ("f32",)}, operands=3),
     _r("div", "half", H.half_arith, "9.7.4"),
-    _r("rem", "any", I._divrem, "9.7.1.9", mods=()),
-    _r("abs", "int", I._abs, "9.7.1.10"),
-    _r("abs", "float", F.float_unary, "9.7.3.9"),
+    _r("rem", "any", I._divrem, "9.7.1.9", mods=(), operands=3),
+    _r("abs", "int", I._abs, "9.7.1.10", mods=(), operands=2),
+    _r("abs", "float", F.float_unary, "9.7.3.9", mods=("ftz",), only={"ftz": ("f32",)}, operands=2),
     _r("abs", "half", H.half_unary, "9.7.4.6"),
-    _r("neg", "int", I._neg, "9.7.1.11"),
-    _r("neg", "float", F.float_unary, "9.7.3.10"),
+    _r("neg", "int", I._neg, "9.7.1.11", mods=(), operands=2),
+    _r("neg", "float", F.float_unary, "9.7.3.10", mods=("ftz",), only={"ftz": ("f32",)}, operands=2),
     _r("neg", "half", H.half_unary, "9.7.4.5"),
-    _r("min", "int", I._minmax, "9.7.1.12"),
-    _r("min", "float", F.float_minmax, "9.7.3.11"),
+    _r("min", "int", I._minmax, "9.7.1.12", mods=("relu",), only={"relu": ("s32", "s16x2")}),
+    _r("min", "float", F.float_minmax, "9.7.3.11", mods=("ftz", "NaN", "xorsign", "abs"), only=F32_MINMAX),
     _r("min", "half", H.half_minmax, "9.7.4.7"),
-    _r("max", "int", I._minmax, "9.7.1.13"),
-    _r("max", "float", F.float_minmax, "9.7.3.12"),
+    _r("max", "int", I._minmax, "9.7.1.13", mods=("relu",), only={"relu": ("s32", "s16x2")}),
+    _r("max", "float", F.float_minmax, "9.7.3.12", mods=("ftz", "NaN", "xorsign", "abs"), only=F32_MINMAX),
     _r("max", "half", H.half_minmax, "9.7.4.8"),
-    _r("popc", "any", I._popc, "9.7.1.14"),
-    _r("clz", "any", I._clz, "9.7.1.15"),
-    _r("bfind", "any", I._bfind, "9.7.1.16"),
-    _r("brev", "any", I._brev, "9.7.1.18"),
-    _r("bfe", "any", I._bfe, "9.7.1.19"),
-    _r("bfi", "any", I._bfi, "9.7.1.20"),
-    _r("bmsk", "any", I.bmsk, "9.7.1.22", mods=("clamp", "wrap")),
-    _r("dp4a", "any", I._dp, "9.7.1.23"),
-    _r("dp2a", "any", I._dp, "9.7.1.24"),
+    _r("popc", "any", I._popc, "9.7.1.14", mods=(), operands=2),
+    _r("clz", "any", I._clz, "9.7.1.15", mods=(), operands=2),
+    _r("bfind", "any", I._bfind, "9.7.1.16", mods=("shiftamt",), operands=2),
+    _r("brev", "any", I._brev, "9.7.1.18", mods=(), operands=2),
+    _r("bfe", "any", I._bfe, "9.7.1.19", mods=(), operands=4),
+    _r("bfi", "any", I._bfi, "9.7.1.20", mods=(), operands=5),
+    _r("bmsk", "any", I.bmsk, "9.7.1.22", mods=("clamp", "wrap"), operands=3),
+    _r("dp4a", "any", I._dp, "9.7.1.23", mods=(), operands=4),
+    _r("dp2a", "any", I._dp, "9.7.1.24", mods=("lo", "hi"), operands=4),
     # ---- logic and shift (9.7.8), compare and select (9.7.6), prmt (9.7.9.7) ----------------------
-    _r("shl", "any", I._shift, "9.7.8.7"),
-    _r("shr", "any", I._shift, "9.7.8.8"),
-    _r("shf", "any", I._shf, "9.7.8.6"),
+    _r("shl", "any", I._shift, "9.7.8.7", mods=(), operands=3),
+    _r("shr", "any", I._shift, "9.7.8.8", mods=(), operands=3),
+    _r("shf", "any", I._shf, "9.7.8.9", mods=("l", "r", "clamp", "wrap"), operands=4),
     _r("and", "any", I._logic, "9.7.8.1"),
     _r("or", "any", I._logic, "9.7.8.2"),
     _r("xor", "any", I._logic, "9.7.8.3"),
@@ -142,18 +146,19 @@ ROWS = [
     _r("prmt", "any", I._prmt, "9.7.9.7"),
     _r("setp", "any", I._setp, "9.7.6.2"),       # the comparison per type: ops_float.float_compare
     _r("set", "any", I._setp, "9.7.6.1"),
-    _r("selp", "any", I._selp, "9.7.6.3"),
+    _r("selp", "any", I._selp, "9.7.6.3", mods=(), operands=4),
     _r("slct", "any", I._slct, "9.7.6.4"),
     # ---- floating point (9.7.3) and half precision (9.7.4) ---------------------------------------
     _r("testp", "any", F._testp, "9.7.3.1"),
-    _r("copysign", "any", F._copysign, "9.7.3.2"),
-    _r("rcp", "float", F._rcp, "9.7.3.13"),
+    _r("copysign", "any", F._copysign, "9.7.3.2", mods=(), operands=3),
+    _r("rcp", "float", F._rcp, "9.7.3.13", mods=RND + ("approx", "ftz"), operands=2),
     _r("rcp", "half", H.half_approx, "9.7.3.13"),
-    _r("sqrt", "float", F._sqrt, "9.7.3.15"),
+    _r("sqrt", "float", F._sqrt, "9.7.3.15", mods=RND + ("approx", "ftz"), operands=2),
     _r("sqrt", "half", H.half_approx, "9.7.3.15"),
     *[r for op, sec in (("rsqrt", "9.7.3.16"), ("sin", "9.7.3.18"), ("cos", "9.7.3.19"),
                         ("lg2", "9.7.3.20"), ("ex2", "9.7.3.21"), ("tanh", "9.7.3.22"))
-      for r in (_r(op, "float", F.approx, sec), _r(op, "half", H.half_approx, sec))],
+      for r in (_r(op, "float", F.approx, sec, mods=("approx", "ftz"), operands=2),
+              _r(op, "half", H.half_approx, sec))],
     # ---- data movement and conversion (9.7.9) ----------------------------------------------------
     _r("mov", "any", V._mov, "9.7.9.1"),
     _r("cvt", "any", V._cvt, "9.7.9.21"),
@@ -276,6 +281,10 @@ def _check(row, ins, tys):
                 raise LayoutsimError(f"{lines.of(ins)}: {ins.opcode}.{tys[-1].name} does not take .{m} "
                                      f"(PTX ISA {row.section}: {ins.opcode}.{m} applies to "
                                      f"{'/'.join('.' + a for a in applies)} only)")
+    if row.operands is not None and len(ins.operands) not in row.operands:
+        n = " or ".join(map(str, row.operands))
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes {n} operand{'s' * (row.operands != (1,))}, "
+                             f"not {len(ins.operands)}: {ins.text}")
     if row.spaces is not None:
         named = {m.split("::")[0] for m in ins.mods} & set(SPACES)
         bad = sorted(named - row.spaces)
