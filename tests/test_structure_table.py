@@ -119,6 +119,7 @@ def test_add_f32_goes_straight_to_the_float_family():
     ("popc.b32 %r1, %r2, %r3;", ["line 10: popc.b32 takes 2 operands, not 3"]),
     ("bmsk.wrap.b32 %r1, %r2;", ["bmsk.wrap.b32 takes 3 operands, not 2"]),
     ("sin.approx.rn.f32 %f1, %f2;", ["sin.f32 does not take .rn"]),
+    ("ld.global.v3.f32 {%f1, %f2, %f3}, [%rd1];", ["ld does not take .v3", "the vectors .v2, .v4, .v8"]),
 ])
 def test_the_table_refuses_an_illegal_form_in_one_line(body, words):
     with pytest.raises(LayoutsimError) as e:

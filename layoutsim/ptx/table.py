@@ -12,7 +12,9 @@ A row is (opcode, type class, handler, ...):
 - `mods`: the legal modifiers other than the type (None: the handler decodes them); one outside
   the set is refused with the ISA's wording (`why`, the section). `only`: {modifier: the types
   it applies to} (add.sat applies to .s32 only).
-- `spaces`: the state spaces the form may name (memory instructions; None: not a memory form).
+- `spaces`: the state spaces the form may name (memory instructions; None: not a memory form);
+  `vectors`: the vector widths it may name (.v2/.v4/.v8; the handler refuses what it does not
+  model, as vector atomics).
 - `sync`: the synchronisation class: "none", "aligned" (the whole warp, .sync.aligned),
   "membermask" (the threads a mask names), "warpgroup" (four warps), "cta" (a CTA barrier).
   compile.py sets Step.sync from it and checks the handler's step agrees.
@@ -21,6 +23,7 @@ A row is (opcode, type class, handler, ...):
 Adding an instruction is one row here and one handler in its family's module (see
 docs/dev/adding-an-instruction.md). The table is consulted at compile time only.
 """
+import re
 from dataclasses import dataclass
 
 from ..errors import LayoutsimError
@@ -53,6 +56,7 @@ class Row:
     mods: frozenset = None
     only: tuple = ()                 # ((modifier, types it applies to), ...)
     spaces: frozenset = None
+    vectors: tuple = None            # the vector widths a memory form takes (.v2, .v4, .v8)
     sync: str = "none"
     operands: tuple = None           # the operand counts the form takes (None: the handler checks)
 
@@ -79,6 +83,7 @@ def _r(opcode, types, handler, section, **kw):
 
 
 RND = ("rn", "rz", "rm", "rp")
+VECTORS = ("v2", "v4", "v8")
 F32_ONLY = {"ftz": ("f32",), "sat": ("f32",)}                  # .ftz and .sat: not on .f64
 F32_MINMAX = {"ftz": ("f32",), "NaN": ("f32",), "xorsign": ("f32",), "abs": ("f32",)}
 MUL_MODE = ("hi", "lo", "wide")
@@ -163,11 +168,11 @@ ROWS = [
     _r("mov", "any", V._mov, "9.7.9.1"),
     _r("cvt", "any", V._cvt, "9.7.9.21"),
     _r("cvta", "any", V._cvta, "9.7.9.20", spaces=SPACES),
-    _r("ld", "any", M._ld, "9.7.9.8", spaces=SPACES),
-    _r("ldu", "any", M._ld, "9.7.9.9", spaces=("global",)),
-    _r("st", "any", M._st, "9.7.9.10", spaces=("global", "shared", "local", "param")),
-    _r("atom", "any", M._atomic, "9.7.13.5", spaces=("global", "shared")),
-    _r("red", "any", M._atomic, "9.7.13.6", spaces=("global", "shared")),
+    _r("ld", "any", M._ld, "9.7.9.8", spaces=SPACES, vectors=VECTORS),
+    _r("ldu", "any", M._ld, "9.7.9.9", spaces=("global",), vectors=VECTORS),
+    _r("st", "any", M._st, "9.7.9.10", spaces=("global", "shared", "local", "param"), vectors=VECTORS),
+    _r("atom", "any", M._atomic, "9.7.13.5", spaces=("global", "shared"), vectors=VECTORS),
+    _r("red", "any", M._atomic, "9.7.13.6", spaces=("global", "shared"), vectors=VECTORS),
     _r("cp", "any", M._cp_async, "9.7.9.25", spaces=("global", "shared")),
     _r("cp", "any", A.cp_bulk, "9.7.9.25", needs=("async", "bulk"), spaces=("global", "shared")),
     _r("cp", "any", A.cp_async_arrive, "9.7.9.25", needs=("async", "mbarrier"), spaces=("shared",)),
@@ -285,6 +290,11 @@ def _check(row, ins, tys):
         n = " or ".join(map(str, row.operands))
         raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes {n} operand{'s' * (row.operands != (1,))}, "
                              f"not {len(ins.operands)}: {ins.text}")
+    if row.vectors is not None:
+        bad = [m for m in ins.mods if re.fullmatch(r"v\d+", m) and m not in row.vectors]
+        if bad:
+            raise LayoutsimError(f"{lines.of(ins)}: {ins.opcode} does not take .{bad[0]} (PTX ISA {row.section}: "
+                                 f"{ins.opcode} takes the vectors {', '.join('.' + v for v in row.vectors)})")
     if row.spaces is not None:
         named = {m.split("::")[0] for m in ins.mods} & set(SPACES)
         bad = sorted(named - row.spaces)
