@@ -113,6 +113,7 @@ def test_add_f32_goes_straight_to_the_float_family():
     ("bmsk.up.b32 %r1, %r2, %r3;", ["bmsk.b32 does not take .up", ".clamp, .wrap"]),
     ("st.const.u32 [%rd1], %r1;", ["st does not take the state space .const", "PTX ISA 9.7.9.10"]),
     ("fma.rn.s32 %r1, %r2, %r3, %r4;", ["type .s32: fma takes float, half types"]),
+    ("add.rn.e4m3x2 %r1, %r2, %r3;", ["type .e4m3x2: add takes int, float, half types"]),
     ("frobnicate.b32 %r1, %r2;", ["unsupported instruction frobnicate.b32"]),
     ("add.ftz.f64 %rd1, %rd2, %rd3;", ["add.f64 does not take .ftz", "add.ftz applies to .f32 only"]),
     ("min.relu.u32 %r1, %r2, %r3;", ["min.u32 does not take .relu", "applies to .s32/.s16x2 only"]),

@@ -5,7 +5,7 @@ an instruction.
 A row is (opcode, type class, handler, ...):
 - `types`: the type class of the instruction type (the last type modifier, types.instr_type)
   this row serves: "int" (.b/.u/.s/.pred/.u16x2...), "float" (.f32/.f64 and the other non-half
-  floats), "half" (.f16/.bf16 and the packed .f16x2/.bf16x2/.e4m3x2...) or "any". An opcode
+  floats but the 8-bit ones), "half" (.f16/.bf16/.f16x2/.bf16x2) or "any". An opcode
   served by several families (add, mul, abs, min...) has one row per class; an instruction
   without a type modifier goes to the opcode's first row (whose handler names the missing type).
 - `needs`: the leading modifiers that select the form (cp.async.bulk, wgmma.mma_async).
@@ -65,10 +65,16 @@ class Row:
         return (self.opcode, self.types, self.needs)
 
 
+HALF = ("f16", "bf16", "f16x2", "bf16x2")
+
+
 def type_class(t):
-    """The family class of an instruction type (see the module docstring)."""
-    if t.name in ("f16", "bf16") or t.kind == "h":
+    """The family class of an instruction type (see the module docstring); the 8-bit floats
+    (.e4m3, .e5m2x2, ...) are "fp8", which no arithmetic row serves (cvt takes them)."""
+    if t.name in HALF:
         return "half"
+    if t.kind in ("h", "fp"):
+        return "fp8"
     return "float" if t.is_float else "int"
 
 
