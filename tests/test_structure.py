@@ -203,11 +203,10 @@ def test_no_import_cycle_in_layoutsim():
     assert not cycles, "import cycles:\n" + _shown(graph, cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: the ptx instruction table removes the cycle")
 def test_no_import_cycle_in_ptx_counting_imports_inside_functions():
-    """The executor hides its cycles in imports inside functions: compile <-> ops_* <-> program
-    (11 modules: compile binds the handlers, the handlers call back into compile), and
-    parallel <-> runner. Counting those imports, ptx has no cycle once the table binds."""
+    """The executor used to hide cycles in imports inside functions (compile <-> ops_* <->
+    program, parallel <-> runner); since the instruction table binds the handlers (table.py)
+    and the handlers share builders.py, ptx has none, counting those imports."""
     graph = _graph(module_level_only=False)
     cycles = _cycles(graph, keep=_in_ptx)
     assert not cycles, "import cycles:\n" + _shown(graph, cycles)

@@ -14,10 +14,12 @@
     ptx.TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")
 
 Modules: syntax (statements, operands), module (the loader), program (linking: calls
-inlined, registers numbered, memory placed), compile + ops_* (one module per instruction
-family), state (registers and memories of a batch of CTAs), scheduler (SIMT execution,
-barriers), access (address spaces), events (handlers compute, observers account: each memory
-instruction's execution is an Access record on the batch's bus, and these subscribe to it:
+inlined, registers numbered, memory placed), table (the instruction table: one row per form,
+its family's handler, legal modifiers, state spaces, sync class; docs/dev/adding-an-instruction.md),
+compile (a step from its row), ops_* (one module per instruction family; shared helpers in
+builders), step (Step), state (registers and memories of a batch of CTAs), scheduler (SIMT
+execution, barriers), access (address spaces), events (handlers compute, observers account: each
+memory instruction's execution is an Access record on the batch's bus, and these subscribe to it:
 costs + costs_wmma (bank and coalescing models), racecheck, initcheck), lowering + sass (the
 SASS ptxas emits for each PTX line, which costs charge), samples (the lanes of each memory
 line's first executions, as costs saw them), faults (the record of a fault), launch

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..formats import canonical_nan, encode, get_format, raw_dtype
+from ..formats import canonical_nan, decode, encode, get_format, raw_dtype
 
 U64 = np.uint64
 CANON = {f: raw_dtype(f).type(canonical_nan(f)) for f in ("f32", "f16", "bf16")}
@@ -98,7 +98,6 @@ def decode_raw(raw, fmt):
         return raw.astype(U64).view(np.float64)
     if fmt == "f16":
         return raw.astype(np.uint16).view(np.float16).astype(np.float64)
-    from ..formats import decode
     return decode(fmt, raw)
 
 

@@ -186,10 +186,9 @@ class Launch:
 
     # ---- memory ---------------------------------------------------------------------------------
     def _fill(self):
-        from .program import _init_bytes
         for v in self.prog.module.variables:
             if v.name in self.var_addr and v.init:
-                self.heap.write(self.var_addr[v.name], _init_bytes(v))
+                self.heap.write(self.var_addr[v.name], init_bytes(v))
         kp = bytearray(max(self.prog.kernel_param_bytes, 8))
         for a, (name, p, off, size, _) in zip(self.args, self.prog.kernel_params):
             if a[0] == "array":
@@ -276,3 +275,12 @@ def _ptype(p):
     if p.count is not None:
         return f".b8[{p.count}]"
     return f".{p.ptype.name}"
+
+
+def init_bytes(v):
+    """The bytes of a variable's initialiser (its count and vector width filled with zeros)."""
+    vals = list(v.init)
+    n = 1 if v.count is None else v.count
+    vals = (vals + [0] * (n * v.vec))[:n * v.vec]
+    dt = v.ptype.storage
+    return np.asarray(vals, np.uint64).astype(dt).view(np.uint8)

@@ -13,6 +13,8 @@ instruction is its position in the kernel's own source file (the file of the fun
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import LayoutsimError
 from . import types as T
 from .internal import guarded
@@ -272,7 +274,6 @@ def _parse_init(text, var, line):
         elif op.kind == "fimm":
             bits, width, _ = op.value
             if width != var.ptype.bits:
-                import numpy as np
                 f = np.array([bits], np.uint64).view(np.float64) if width == 64 else \
                     np.array([bits], np.uint32).view(np.float32)
                 with np.errstate(invalid="ignore"):       # a NaN given to an integer: as numpy casts

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import lines
 from . import types as T
+from .fround import round_to
 from .module import UnsupportedPtx
 
 # special registers: name -> (PtxType name)
@@ -132,7 +133,6 @@ class Builder:
             if dt.itemsize * 8 == width:       # raw bits for .b32/.b64 (mov.b32 %r, 0f3F800000)
                 return np.array(bits, np.dtype(f"u{dt.itemsize}")).view(dt)[()]
             if getattr(typ, "name", "") in ("f16", "bf16"):
-                from .fround import round_to
                 return round_to(np.float64(f), typ.name, "rn")[()]
             raise UnsupportedPtx(f"{lines.of(ins)}: float literal {op} used as .{getattr(typ, 'name', dt)}")
         if op.kind == "sym":

@@ -23,10 +23,11 @@ from .. import smem
 from . import tensormap as TM
 from . import types as T
 from .access import locate, space_of
+from .builders import need, unsupported
 from .collective import check_warps
-from .compile import need, unsupported
 from .events import Access
 from .mbarrier import MBarriers
+from .ops_mem import async_groups
 from .state import PARAM_WINDOW, Fault
 
 TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
@@ -333,8 +334,7 @@ def cp_async_arrive(ins, b, prog):
         thr = np.flatnonzero(g)
         if len(thr) == 0:
             return
-        from .ops_mem import _async
-        a = _async(bt)
+        a = async_groups(bt)
         a.open[thr] += 1                      # close the open group, then complete every group
         a.wait(bt, thr, 0)
         flat, rel = at(bt, thr)
@@ -349,6 +349,3 @@ def _setmaxnreg(ins, b, prog):
     # a register-allocation hint for warp-specialized kernels: no effect on the model's state;
     # .aligned: every lane of the warp executes it (collective.py)
     return {"fn": check_warps(ins), "sync": "all"}
-
-
-OPS = {"mbarrier": _mbarrier, "setmaxnreg": _setmaxnreg}

@@ -12,10 +12,11 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import LayoutsimError
+from ..formats import get_format
 from . import fround as F
 from . import state as S
 from . import types as T
-from .compile import elementwise, exactly, need, unsupported
+from .builders import elementwise, exactly, need, unsupported
 from .operands import convert_bits
 
 FLOAT_FMT = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64", "tf32": "tf32",
@@ -219,7 +220,6 @@ def _to_float(v, fmt, mode, ftz, sat, relu, satfinite):
     if relu:
         v = np.where(np.isnan(v), v, np.maximum(v, 0.0))
     if satfinite and fmt != "f64":
-        from ..formats import get_format
         mx = get_format(fmt).max_finite
         v = np.where(np.isnan(v), v, np.clip(v, -mx, mx))
     if fmt == "f64":
@@ -268,6 +268,3 @@ def _cvt_packed(ins, b, dt, st, frnd, relu, satfinite):
             return np.asarray(lo).astype(np.uint32) | (np.asarray(hi).astype(np.uint32) << np.uint32(16))
         return elementwise(ins, b, f, T.get("b16"), T.get("b32"), nsrc=1)
     raise unsupported(ins)
-
-
-OPS = {"mov": _mov, "cvt": _cvt, "cvta": _cvta}

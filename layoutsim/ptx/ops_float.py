@@ -10,7 +10,8 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
-from .compile import elementwise, unsupported
+from .builders import elementwise, sfu_model, unsupported
+from .ops_half import half_compare
 
 ROUND = ("rn", "rz", "rm", "rp")
 
@@ -37,9 +38,6 @@ def _out32(r, mode, ftz, sat):
 def float_arith(ins, b, prog):
     """add, sub, mul, fma/mad, div (f32, f64)."""
     t = T.instr_type(ins.mods, ins.line)
-    if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
-        from .ops_half import half_arith
-        return half_arith(ins, b, prog)
     if t.name not in ("f32", "f64"):
         raise unsupported(ins)
     op = ins.opcode
@@ -124,9 +122,6 @@ def float_unary(ins, b, prog):
     """abs / neg (f32: the result is an FADD with operand modifiers, so a NaN becomes the
     canonical NaN, PTX ISA 9.7.3.9 'NaN input yields unspecified NaN'; f64: sign bit only)."""
     t = T.instr_type(ins.mods, ins.line)
-    if t.kind == "h" or t.name in ("f16", "bf16"):
-        from .ops_half import half_unary
-        return half_unary(ins, b, prog)
     ftz = "ftz" in ins.mods
     neg = ins.opcode == "neg"
     if t.bits == 64:
@@ -145,9 +140,6 @@ def float_minmax(ins, b, prog):
     """min/max{.ftz}{.NaN}{.xorsign.abs} (PTX ISA 9.7.3.11/12): a NaN operand is ignored
     unless .NaN; -0.0 < +0.0; a NaN result is canonical."""
     t = T.instr_type(ins.mods, ins.line)
-    if t.kind == "h" or t.name in ("f16", "bf16"):
-        from .ops_half import half_minmax
-        return half_minmax(ins, b, prog)
     ftz, nan_mode = "ftz" in ins.mods, "NaN" in ins.mods
     xorsign, absm = "xorsign" in ins.mods, "abs" in ins.mods
     is_min = ins.opcode == "min"
@@ -201,8 +193,7 @@ def float_compare(ins, t):
         raise unsupported(ins, "no floating-point comparison")
     f = FLOAT_CMP[name]
     ftz = "ftz" in ins.mods
-    if t.name in ("f16", "bf16") or t.kind == "h":
-        from .ops_half import half_compare
+    if t.name in ("f16", "bf16") or t.kind == "h":      # setp.f16 (ops_int's setp reads either)
         return half_compare(ins, t, f, ftz)
 
     def cmp(x, y):
@@ -244,9 +235,6 @@ def approx(ins, b, prog):
     """An approximate instruction: layoutsim.numerics.sfu if it models it, else a correctly
     rounded stand-in (the result the instruction approximates), reported as not proven exact."""
     t = T.instr_type(ins.mods, ins.line)
-    if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
-        from .ops_half import half_approx
-        return half_approx(ins, b, prog)
     model = sfu_model(ins.name)
     if model is not None:
         return elementwise(ins, b, model, T.get(f"b{t.bits}"))
@@ -273,12 +261,3 @@ def _out(r, t, ftz):
     return F.f32(r, "rn", ftz)
 
 
-def sfu_model(name):
-    """A function raw bits -> raw bits for this PTX instruction from layoutsim.numerics.sfu (the
-    MUFU behaviour measured on the H200), or None where nothing was measured."""
-    from ..numerics import sfu
-    return sfu.model(name)
-
-
-OPS = {"rcp": _rcp, "sqrt": _sqrt, "rsqrt": approx, "sin": approx, "cos": approx, "lg2": approx,
-       "ex2": approx, "tanh": approx, "testp": _testp, "copysign": _copysign, "fma": float_arith}

@@ -12,10 +12,10 @@ import numpy as np
 
 from . import fround as F
 from . import types as T
-from .compile import elementwise, unsupported
+from .builders import elementwise, sfu_model, unsupported
 
 
-def _fmt(t):
+def half_format(t):
     return "bf16" if t.name.startswith("bf16") else "f16"
 
 
@@ -39,7 +39,7 @@ def _pack(lo, hi):
     return np.asarray(lo).astype(np.uint32) | (np.asarray(hi).astype(np.uint32) << np.uint32(16))
 
 
-def _lanes(f, t):
+def lanes(f, t):
     """Apply f(raw16 inputs...) -> raw16 element-wise, on both halves of packed operands."""
     if not _packed(t):
         @functools.wraps(f)               # f's parameters: the sources elementwise expects
@@ -61,7 +61,7 @@ def _storage(t):
 def half_arith(ins, b, prog):
     """add / sub / mul / fma (.rn, .ftz for f16, .sat, .relu)."""
     t = T.instr_type(ins.mods, ins.line)
-    fmt = _fmt(t)
+    fmt = half_format(t)
     mode = next((m for m in ins.mods if m in ("rn", "rz", "rm", "rp")), "rn")
     ftz, sat, relu = "ftz" in ins.mods, "sat" in ins.mods, "relu" in ins.mods
     op = ins.opcode
@@ -91,7 +91,7 @@ def half_arith(ins, b, prog):
                 p = val(x) * val(y)
             z = val(z)
             return out(F.rm_zero_sign(F.sum_odd(p, z), p, z, mode))
-    return elementwise(ins, b, _lanes(f, t), _storage(t))
+    return elementwise(ins, b, lanes(f, t), _storage(t))
 
 
 def half_unary(ins, b, prog):
@@ -99,7 +99,7 @@ def half_unary(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     neg = ins.opcode == "neg"
     ftz = "ftz" in ins.mods
-    fmt = _fmt(t)
+    fmt = half_format(t)
 
     def f(x):
         if ftz:
@@ -107,12 +107,12 @@ def half_unary(ins, b, prog):
             tiny = (v != 0) & (np.abs(v) < F.MIN_NORMAL[fmt])
             x = np.where(tiny, x & np.uint16(0x8000), x)
         return (x ^ np.uint16(0x8000)) if neg else (x & np.uint16(0x7FFF))
-    return elementwise(ins, b, _lanes(f, t), _storage(t), nsrc=1)
+    return elementwise(ins, b, lanes(f, t), _storage(t), nsrc=1)
 
 
 def half_minmax(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
-    fmt = _fmt(t)
+    fmt = half_format(t)
     ftz, nan_mode = "ftz" in ins.mods, "NaN" in ins.mods
     xorsign, absm, relu = "xorsign" in ins.mods, "abs" in ins.mods, "relu" in ins.mods
     is_min = ins.opcode == "min"
@@ -137,12 +137,12 @@ def half_minmax(ins, b, prog):
         if relu:
             r = np.where(np.isnan(r), r, np.maximum(r, 0.0))
         return F.round_to(r, fmt, "rn", ftz)
-    return elementwise(ins, b, _lanes(f, t), _storage(t))
+    return elementwise(ins, b, lanes(f, t), _storage(t))
 
 
 def half_compare(ins, t, f, ftz):
     """The comparison function for setp.{f16,bf16}[x2]: one predicate, or (lane 0, lane 1)."""
-    fmt = _fmt(t)
+    fmt = half_format(t)
 
     def one(x, y):
         a, c = decode(x, fmt), decode(y, fmt)
@@ -165,14 +165,13 @@ _STAND_IN = {"ex2": np.exp2, "tanh": np.tanh, "rcp": lambda x: 1.0 / x, "sqrt": 
 
 
 def half_approx(ins, b, prog):
-    from .ops_float import sfu_model
     t = T.instr_type(ins.mods, ins.line)
     model = sfu_model(ins.name)
     if model is not None:
         return elementwise(ins, b, model, _storage(t), nsrc=1)
     if ins.opcode not in _STAND_IN:
         raise unsupported(ins)
-    fmt = _fmt(t)
+    fmt = half_format(t)
     ftz = "ftz" in ins.mods
     fn = _STAND_IN[ins.opcode]
     prog.notes.add(f"{ins.name}: not proven exact (no measured model in layoutsim.numerics.sfu); "
@@ -182,9 +181,8 @@ def half_approx(ins, b, prog):
         v = decode(x, fmt)
         with np.errstate(all="ignore"):
             return F.round_to(fn(F.flush(v, fmt) if ftz else v), fmt, "rn", ftz)
-    return dict(elementwise(ins, b, _lanes(f, t), _storage(t), nsrc=1),
+    return dict(elementwise(ins, b, lanes(f, t), _storage(t), nsrc=1),
                 info={"approx": "not proven exact"})
 
 
-OPS = {}      # reached through the type dispatch of ops_int / ops_float
 HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")

@@ -9,7 +9,8 @@ import functools
 import numpy as np
 
 from . import types as T
-from .compile import elementwise, exactly, need, unsupported
+from .builders import elementwise, exactly, need, unsupported
+from .ops_float import float_compare
 
 U64 = np.uint64
 
@@ -62,10 +63,7 @@ def _add(ins, b, prog, sign=1):
         if sign > 0:
             return _simd_op(ins, b, lambda x, y: x + y)
         return _simd_op(ins, b, lambda x, y: x - y)
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_arith
-        return float_arith(ins, b, prog)
+    t = _t(ins)
     if "sat" in ins.mods:
         return elementwise(ins, b, lambda x, y: _sat32(x.astype(np.int64) + sign * y.astype(np.int64)), t)
     return elementwise(ins, b, (lambda x, y: x + y) if sign > 0 else (lambda x, y: x - y), t)
@@ -107,20 +105,14 @@ def _product(mode, t):
 
 
 def _mul(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_arith
-        return float_arith(ins, b, prog)
+    t = _t(ins)
     mode = next((m for m in ins.mods if m in ("hi", "lo", "wide")), "lo")
     f = _product(mode, t)
     return elementwise(ins, b, f, t, _wide(t) if mode == "wide" else t)
 
 
 def _mad(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_arith
-        return float_arith(ins, b, prog)
+    t = _t(ins)
     if "cc" in ins.mods or ins.opcode == "madc":
         return _carry_op(ins, b, prog)
     mode = next((m for m in ins.mods if m in ("hi", "lo", "wide")), "lo")
@@ -246,10 +238,7 @@ def _carry_op(ins, b, prog):
 
 # ---- division, abs, neg, min, max -----------------------------------------------------------------
 def _divrem(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_arith
-        return float_arith(ins, b, prog)
+    t = _t(ins)
     rem = ins.opcode == "rem"
     ut = np.dtype(f"u{t.bits // 8}")
 
@@ -279,26 +268,17 @@ def _divrem(ins, b, prog):
 
 
 def _abs(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_unary
-        return float_unary(ins, b, prog)
+    t = _t(ins)
     return elementwise(ins, b, lambda x: np.where(x < 0, -x, x), t, nsrc=1)
 
 
 def _neg(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float:
-        from .ops_float import float_unary
-        return float_unary(ins, b, prog)
+    t = _t(ins)
     return elementwise(ins, b, lambda x: -x, t, nsrc=1)
 
 
 def _minmax(ins, b, prog):
-    t = _t(ins, floats=True)
-    if t.is_float or t.kind == "h":
-        from .ops_float import float_minmax
-        return float_minmax(ins, b, prog)
+    t = _t(ins)
     f = np.minimum if ins.opcode == "min" else np.maximum
     relu = "relu" in ins.mods
     if any(m in ("u16x2", "s16x2") for m in ins.mods):
@@ -399,6 +379,34 @@ def _bfi(ins, b, prog):
         r = (base & ~m) | ((a << p) & m)
         return r.astype(t.dtype)
     return elementwise(ins, b, f, [t, t, T.get("u32"), T.get("u32")], t)
+
+
+def bmsk_formula(a, b, clamp):
+    """bmsk's mask of b bits from bit a (PTX ISA 9.0 9.7.1.22, its pseudo-code over uint32
+    arrays): .wrap takes a and b modulo 32; .clamp gives 0 from a >= 32 and every bit from a
+    upward when b >= 32; a field that runs past bit 31 stops there."""
+    a, b = np.asarray(a, np.uint32).astype(U64), np.asarray(b, np.uint32).astype(U64)
+    ones = U64(0xFFFFFFFF)
+    a1, b1 = a & U64(31), b & U64(31)
+    total = a1 + b1
+    mask0 = (ones << a1) & ones
+    overflow = total >= 32
+    if clamp:
+        mask0 = np.where(a >= 32, U64(0), mask0)
+        overflow = overflow | (a >= 32) | (b >= 32)
+    mask1 = (ones << np.minimum(total, U64(32))) & ones
+    mask1 = np.where(overflow, U64(0), np.where(b1 == 0, ones, mask1))
+    return (mask0 & ~mask1 & ones).astype(np.uint32)
+
+
+def bmsk(ins, b, prog):
+    """bmsk.clamp.b32 / bmsk.wrap.b32 d, a, b: the mask bmsk_formula gives (the table checks the
+    modifiers; exactly one mode is required)."""
+    modes = [m for m in ins.mods if m in ("clamp", "wrap")]
+    if len(modes) != 1 or T.instr_type(ins.mods, ins.line).name != "b32":
+        raise unsupported(ins, "bmsk takes one mode (.clamp or .wrap) and the type .b32")
+    clamp = modes[0] == "clamp"
+    return elementwise(ins, b, lambda x, y: bmsk_formula(x, y, clamp), T.get("b32"))
 
 
 def _shift(ins, b, prog):
@@ -505,7 +513,6 @@ BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
 def _setp(ins, b, prog):
     t = _t(ins, floats=True)
     if t.is_float:
-        from .ops_float import float_compare
         cmp = float_compare(ins, t)
     else:
         cmp_name = next((m for m in ins.mods if m in INT_CMP), None)
@@ -559,12 +566,3 @@ def _slct(ins, b, prog):
     t, ct = T.two_types(ins, "slct.f32.s32")
     ftz = "ftz" in ins.mods
     return elementwise(ins, b, lambda x, y, c: np.where((c >= 0) | (ftz & (c == 0)), x, y), [t, t, ct], t)
-
-
-OPS = {"add": _add, "sub": _sub, "addc": _carry_op, "subc": _carry_op, "madc": _carry_op,
-       "mul": _mul, "mad": _mad, "mul24": _mul24, "mad24": _mul24, "sad": _sad,
-       "div": _divrem, "rem": _divrem, "abs": _abs, "neg": _neg, "min": _minmax, "max": _minmax,
-       "popc": _popc, "clz": _clz, "bfind": _bfind, "brev": _brev, "bfe": _bfe, "bfi": _bfi,
-       "shl": _shift, "shr": _shift, "shf": _shf, "and": _logic, "or": _logic, "xor": _logic,
-       "not": _logic, "cnot": _logic, "lop3": _lop3, "prmt": _prmt, "setp": _setp, "set": _setp,
-       "selp": _selp, "slct": _slct, "dp4a": _dp, "dp2a": _dp}

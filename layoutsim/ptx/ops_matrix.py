@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import sass as SASS
 from ..errors import LayoutsimError
+from ..isa.registry import get
 from ..warpcore import ldmatrix as core_ldmatrix
 from ..warpcore import mma as core_mma
 from ..warpcore import registers as core_regs
@@ -19,16 +20,15 @@ from ..warpcore import wmma as core_wmma
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
+from .builders import need, unsupported
 from .collective import whole_warps
-from .compile import need, unsupported
 from .events import Access, WmmaPattern
-from .state import Fault
+from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
 ALL = "all"
 
 
-def _catalog(ins, name):
-    from ..isa.registry import get
+def catalog(ins, name):
     try:
         return get(name)
     except LayoutsimError as e:
@@ -108,7 +108,7 @@ def _rows(bt, ins, addr, thr, cat):
 
 
 def _ldmatrix(ins, b, prog):
-    cat = _catalog(ins, _name(ins))
+    cat = catalog(ins, _name(ins))
     row_bytes = cat.addressing.row_bytes
     count, trans, sass = cat.options["num"], bool(cat.options["trans"]), _sass_matrix(cat, ins.opcode == "stmatrix")
     need(ins, 2)
@@ -145,7 +145,7 @@ def _sass_matrix(cat, st):
 def _mma(ins, b, prog):
     if "sp" in ins.mods or ins.opcode == "mma" and ins.mods and ins.mods[0].startswith("sp"):
         raise unsupported(ins, "sparse mma.sp")
-    cat = _catalog(ins, _name(ins))
+    cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
     return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "sync": ALL}
@@ -251,7 +251,6 @@ def _wmma_move(ins, b, prog):
 def _warp_spaces(space, base):
     """[(state space, warp selection, generic window base)]: a generic wmma access goes where each
     warp's base address points."""
-    from .state import LOCAL_WINDOW, SHARED_WINDOW, WINDOW
     if space != "generic":
         return [(space, np.ones(len(base), bool), 0)]
     win = base & ~np.int64(WINDOW - 1)
@@ -267,7 +266,6 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
     """(views, flat byte offsets [n, R, C], space-relative addresses) of whole-warp wmma accesses,
     checked per warp by its lowest and highest address (a bad warp is then checked element by
     element, to name the first bad element)."""
-    from .state import GLOBAL_BASE
     n = addrs.shape[0]
     rel = addrs
     flatrel = rel.reshape(n, -1)
@@ -310,6 +308,3 @@ def _wmma_mma(ins, b, prog):
     arch = prog.arch
     fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
     return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
-
-
-OPS = {"ldmatrix": _ldmatrix, "stmatrix": _ldmatrix, "mma": _mma, "wmma": _wmma}

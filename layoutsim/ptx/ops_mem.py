@@ -15,9 +15,10 @@ from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
 from .access import load, locate, space_of, store
-from .compile import exactly, need, unsupported
+from .builders import exactly, need, unsupported
 from .events import Access
-from .state import Fault, scatter
+from .ops_half import decode, half_format, lanes
+from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, scatter
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
 
@@ -108,12 +109,11 @@ ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"
 def _atom_fn(op, t, space):
     """f(old, b, c) -> new for raw-typed arrays of type t."""
     if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
-        from .ops_half import _fmt, _lanes, decode
-        fmt = _fmt(t)
+        fmt = half_format(t)
 
         def hadd(x, y):
             return F.round_to(F.sum_odd(decode(x, fmt), decode(y, fmt)), fmt, "rn")
-        f = _lanes(hadd, t)
+        f = lanes(hadd, t)
         return lambda old, v, c: f(old, v)
     if t.name in ("f32", "f64"):
         fl = np.float32 if t.bits == 32 else np.float64
@@ -226,7 +226,7 @@ class AsyncCopies:
         self.pending = still
 
 
-def _async(bt):
+def async_groups(bt):
     if bt.async_groups is None:
         bt.async_groups = AsyncCopies(bt.T)
     return bt.async_groups
@@ -237,7 +237,7 @@ def _cp_async(ins, b, prog):
         raise unsupported(ins)
     sub = ins.mods[1] if len(ins.mods) > 1 else ""
     if sub == "commit_group":
-        return {"fn": lambda bt, g, full: np.add.at(_async(bt).open, np.flatnonzero(g), 1)}
+        return {"fn": lambda bt, g, full: np.add.at(async_groups(bt).open, np.flatnonzero(g), 1)}
     if sub in ("wait_group", "wait_all"):
         n = 0 if sub == "wait_all" else ins.operands[0].value
         if sub == "wait_group" and (ins.operands[0].kind != "imm" or len(ins.operands) != 1 or n < 0):
@@ -245,18 +245,12 @@ def _cp_async(ins, b, prog):
                                  f"left pending (an integer >= 0): {ins.text}")
 
         def wait(bt, g, full):
-            a = _async(bt)
+            a = async_groups(bt)
             thr = np.flatnonzero(g)
             if sub == "wait_all":
                 a.open[thr] += 1
             a.wait(bt, thr, n)
         return {"fn": wait}
-    if sub == "bulk":
-        from .ops_async import cp_bulk
-        return cp_bulk(ins, b, prog)
-    if sub == "mbarrier":
-        from .ops_async import cp_async_arrive
-        return cp_async_arrive(ins, b, prog)
     need(ins, 3)
     dst, _ = b.address(ins.operands[0], ins)
     src, _ = b.address(ins.operands[1], ins)
@@ -304,7 +298,7 @@ def _cp_async(ins, b, prog):
             got[take] = bt.heap.data[(off[:, None] + k)[take]]
             data[reads] = got
             bt.events.access(Access("cp.async", "global", ins.extra["site"], size, sthr, sa, path=cache))
-        a = _async(bt)
+        a = async_groups(bt)
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
                           "group": a.open[thr].copy(), "site": ins.extra["site"]})
         bt.events.access(Access("cp.async", "shared", ins.extra["site"], size, thr, dparts[0][4], dparts[0][2],
@@ -323,7 +317,6 @@ def _createpolicy(ins, b, prog):
 
 
 def _isspacep(ins, b, prog):
-    from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW
     space = space_of(ins.mods)
     if space not in ("shared", "local", "global", "const", "param"):
         raise unsupported(ins, "a state space to test: .global, .shared, .local, .const or .param")
@@ -339,8 +332,3 @@ def _isspacep(ins, b, prog):
                "param": win == PARAM_WINDOW}[space]
         w(bt, res, g, full)
     return {"fn": fn}
-
-
-OPS = {"ld": _ld, "ldu": _ld, "st": _st, "atom": _atomic, "red": _atomic, "cp": _cp_async,
-       "fence": _noop, "membar": _noop, "prefetch": _noop, "prefetchu": _noop,
-       "applypriority": _noop, "discard": _noop, "createpolicy": _createpolicy, "isspacep": _isspacep}

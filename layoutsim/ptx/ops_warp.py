@@ -10,8 +10,8 @@ named there has arrived. The values are computed per warp with the batch's array
 import numpy as np
 
 from . import types as T
+from .builders import need, unsupported
 from .collective import check_membermask
-from .compile import need, unsupported
 
 ALL = "all"
 
@@ -208,7 +208,3 @@ def _barrier(ins, b, prog):
     if kind == "arrive" and info["count"] is None:
         raise unsupported(ins, "bar.arrive needs a thread count")
     return {"kind": "bar", "info": info}
-
-
-OPS = {"shfl": _shfl, "vote": _vote, "match": _match, "redux": _redux, "activemask": _activemask,
-       "elect": _elect, "bar": _barrier, "barrier": _barrier}

@@ -33,10 +33,10 @@ from ..errors import LayoutsimError
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
 from . import types as T
+from .builders import unsupported
 from .collective import ALIGNED, check_warps, partial, short_name
-from .compile import unsupported
 from .events import Access
-from .ops_matrix import _catalog, read_words, write_words
+from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 
 WARPGROUP = "warpgroup"                 # Step.sync of warpgroup collectives (scheduler.py)
@@ -65,7 +65,7 @@ def _wgmma(ins, b, prog):
     if "sp" in ins.mods:
         raise unsupported(ins, "sparse wgmma.mma_async.sp")
     sat = "satfinite" in ins.mods
-    cat = _catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
+    cat = catalog(ins, ".".join(("wgmma",) + tuple(m for m in ins.mods if m != "satfinite")))
     if prog.arch not in cat.archs:
         raise unsupported(ins, f"wgmma exists on {', '.join(cat.archs)} (compiled for "
                                f"{', '.join(map(archs.target_of_device, cat.archs))}); this run's "
@@ -178,6 +178,3 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
     # the warpgroup's operand, read by the GMMA unit for its first thread
     bt.events.access(Access("wgmma", "shared", ins.extra["site"], e, lead, addr, flat, proxy="async"))
     return raw
-
-
-OPS = {"wgmma": _wgmma}

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..errors import LayoutsimError
 from .costs import Costs
-from .launch import MAX_GLOBAL_BYTES
-from .state import PtxFault
+from .access import space_of
+from .launch import MAX_GLOBAL_BYTES, Launch
+from .state import GLOBAL_BASE, PtxFault
 from .watch import FIELDS, Interrupted, Watch
 
 # what a whole run may hold, however many processes it uses: one process's bound (the global
@@ -65,20 +66,21 @@ def workers_that_fit(jobs, heap_bytes, batch_bytes, limit=None):
 
 
 def has_global_atomics(prog):
-    from .access import space_of
     return any(st.ins is not None and st.ins.opcode in ("atom", "red") and space_of(st.ins.mods) in
                ("global", "generic") for st in prog.steps)
 
 
 def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, launch, ids, jobs,
-                 racecheck, watch, batch_threads):
-    """(Costs, hazards) after running `ids` in `jobs` processes; launch.heap holds the result."""
+                 racecheck, watch, batch_threads, runner):
+    """(Costs, hazards) after running `ids` in `jobs` processes; launch.heap holds the result.
+    runner: (program, run_ctas) of runner.py, which the workers call (passed, not imported: runner
+    imports this module)."""
     chunks = [c for c in np.array_split(ids, min(jobs, len(ids))) if len(c)]
     ctx = mp.get_context("spawn")
     shared = ctx.Array("q", len(chunks) * FIELDS, lock=False)
     watch.shared = shared
     work = [(text, kernel, grid, block, args, arch, shared_bytes, c, len(ids), racecheck, watch.max_steps,
-             watch.timeout, watch.deadline, k, batch_threads) for k, c in enumerate(chunks)]
+             watch.timeout, watch.deadline, k, batch_threads, runner) for k, c in enumerate(chunks)]
     with ctx.Pool(len(chunks), initializer=_start_worker, initargs=(shared,)) as pool:
         pending = pool.map_async(_worker, work)
         try:
@@ -114,7 +116,6 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
 
 
 def _clash(launch, offset):
-    from .state import GLOBAL_BASE
     addr = GLOBAL_BASE + offset
     k = launch.heap.owner(addr)
     where = f" of {launch.heap.names[k]}" if k is not None else ""
@@ -152,18 +153,16 @@ def changed_pages(data, before):
 
 
 def _worker(job):
-    from . import runner
-    from .launch import Launch
     (text, kernel, grid, block, args, arch, shared_bytes, ids, n_total, racecheck, max_steps, timeout,
-     deadline, slot, batch_threads) = job
-    prog = runner.program(text, kernel, arch)
+     deadline, slot, batch_threads, (program, run_ctas)) = job
+    prog = program(text, kernel, arch)
     launch = Launch(prog, grid, block, args, arch, shared_bytes)
     before = launch.heap.data.copy()
     costs, hazards = Costs(prog, arch), []
     watch = Watch(prog, n_total, max_steps, timeout, deadline=deadline, shared=_SHARED, slot=slot)
     fault = None
     try:
-        runner._run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads)
+        run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads)
     except PtxFault as e:
         fault = e.fault
     return {"changed": changed_pages(launch.heap.data, before), "costs": costs, "hazards": hazards,

@@ -12,15 +12,17 @@ A Step carries the compiled function and what the scheduler and the reports need
 site (one per PTX instruction, shared by the copies of an inlined callee), control flow, and
 whether the instruction synchronizes the warp (.sync/.aligned) or the CTA (barriers).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import LayoutsimError
 from . import lines
-from .launch import MAX_GLOBAL_BYTES
+from .compile import compile_step
+from .launch import MAX_GLOBAL_BYTES, init_bytes
 from .module import Label, UnsupportedPtx
 from .operands import Builder
+from .state import Heap
+from .step import Step
 from .syntax import Instr
 
 NO_RETURN_CALLS = {"vprintf"}        # called for printf: modelled as printing nothing
@@ -33,19 +35,6 @@ class Site:
     text: str
     cuda: object            # (path, line) or None
     function: str
-
-
-@dataclass
-class Step:
-    pc: int
-    ins: Instr
-    site: int
-    kind: str = "op"                 # op, bra, exit, call, bar, trap
-    fn: object = None                # fn(batch, g, full) for "op"/"bar" steps
-    guard: object = None             # (slot, negated) or None
-    target: int = -1                 # bra: where taken threads go; call: where guard-false ones go
-    sync: object = None              # warp-collective: function(batch) -> per-thread membermask, or "all"
-    info: dict = field(default_factory=dict)
 
 
 class Program:
@@ -87,7 +76,6 @@ class Program:
     def _place_globals(self):
         """Module .global/.const variables go first into global memory (their addresses are
         constants of the compiled program); each launch adds its buffers after them."""
-        from .state import Heap
         self.static_heap = Heap()
         for v in self.module.variables:
             if v.space in ("global", "const"):
@@ -116,7 +104,7 @@ class Program:
         self.shared_vars[key] = off
         self.static_shared = off + v.size
         if v.init:
-            self.shared_init.append((off, _init_bytes(v)))
+            self.shared_init.append((off, init_bytes(v)))
 
     def _place_module_shared(self, instrs):
         """Module-scope .shared variables this kernel (or a function it calls) names, in
@@ -227,7 +215,6 @@ class Program:
             else:
                 instrs.append(item)
         self.labels = pcs
-        from .compile import compile_step
         for pc, ins in enumerate(instrs):
             self.steps.append(compile_step(self, ins, pc, self._site(ins)))
         # falling off the end of the body exits: a step of no PTX line (an empty body is only it)
@@ -300,12 +287,4 @@ class Program:
         out.append(end)
         out.append(Instr(ins.line, ins.text, "retcopy", (), (), None, ins.loc,
                          extra=dict(call.extra, hidden=True)))
-
-
-def _init_bytes(v):
-    vals = list(v.init)
-    n = 1 if v.count is None else v.count
-    vals = (vals + [0] * (n * v.vec))[:n * v.vec]
-    dt = v.ptype.storage
-    return np.asarray(vals, np.uint64).astype(dt).view(np.uint8)
 

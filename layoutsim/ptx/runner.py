@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import archs
 from ..errors import LayoutsimError, integer
-from . import sass
+from . import parallel, sass
 from .costs import Costs
 from .events import Events
 from .initcheck import InitCheck, merge as merge_initcheck
@@ -126,21 +126,21 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        from .parallel import has_global_atomics, run_parallel, workers_that_fit
-        if has_global_atomics(prog):
+        if parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
         else:                  # every worker copies the launch: the run's memory bound holds for all
             batch = min(len(ids), _batch_ctas(prog, launch, batch_threads)) * _cta_bytes(prog, launch)[1]
-            jobs, why = workers_that_fit(jobs, launch.heap.data.size, batch)
+            jobs, why = parallel.workers_that_fit(jobs, launch.heap.data.size, batch)
             if why:
                 launch.notes.add(why)
     watch = Watch(prog, len(ids), max_steps, timeout, progress)
     if jobs > 1 and len(ids) > 1:
         try:
-            costs, hazards = run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog, launch,
-                                          ids, jobs, racecheck, watch, batch_threads)
+            costs, hazards = parallel.run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog,
+                                                   launch, ids, jobs, racecheck, watch, batch_threads,
+                                                   (program, _run_ctas))
         except PtxFault as e:
             e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=e.fault)
             raise

@@ -9,6 +9,7 @@ operands or initializers. Debug sections (`.section .debug_* { ... }`) are skipp
 Every item keeps the PTX line it starts on, so every error and every report names its line.
 """
 import re
+import struct
 from dataclasses import dataclass, field
 
 from ..errors import LayoutsimError
@@ -356,7 +357,6 @@ def parse_operand(text, line):
     if _INT.match(t):
         return Operand("imm", parse_int(t, line))
     if _FDEC.match(t):
-        import struct
         bits = struct.unpack("<Q", struct.pack("<d", float(t)))[0]
         return Operand("fimm", (bits, 64, t))
     if t.startswith("%"):

@@ -22,6 +22,7 @@ from .. import package_data as P
 from .. import sass as SASS
 from ..errors import LayoutsimError, one_line
 from ..formats import bits
+from ..isa.registry import get
 from ..warpcore import wmma as core_wmma
 
 DATA = Path(__file__).with_name("data") / "wmma_sm_90.json"
@@ -62,7 +63,6 @@ def operand_shape(use, shape):
 def fragment(use, layout, shape, typ):
     """The FragmentMap of a wmma fragment (measured on the H200); accumulators have one map whatever
     the layout."""
-    from ..isa.registry import get
     lay = "row" if use in ("c", "d") else layout
     name = f"wmma.load.{'c' if use in ('c', 'd') else use}.sync.aligned.{lay}.{shape}.{typ}"
     try:

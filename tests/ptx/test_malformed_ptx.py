@@ -13,7 +13,7 @@ import pytest
 import layoutsim.ptx as ptx
 from layoutsim.cli import main
 from layoutsim.errors import LayoutsimError
-from layoutsim.ptx.compile import ops
+from layoutsim.ptx.table import BY_OPCODE, Row
 from layoutsim.ptx.internal import PtxInternalError, guarded, ptx_line
 from layoutsim.ptx.launch import MAX_GLOBAL_BYTES
 
@@ -225,7 +225,7 @@ def test_the_net_names_the_ptx_line(when):
         if when == "compiling":
             fails()
         return {"fn": fails}
-    with mock.patch.dict(ops(), {"popc": handler}):
+    with mock.patch.dict(BY_OPCODE, {"popc": [Row("popc", "any", handler)]}):
         with pytest.raises(PtxInternalError) as e:
             ptx.run(kernel("add.s32 %r1, %r2, 1;\n    popc.b32 %r3, %r1;\n    ret;"), "k", 1, 32, [])
     msg = str(e.value)

@@ -21,18 +21,18 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import layoutsim.ptx as ptx
 from layoutsim.errors import LayoutsimError
 from layoutsim.ptx import lowering, types as T
-from layoutsim.ptx.compile import ops
+from layoutsim.ptx.table import BY_OPCODE, opcodes
 from layoutsim.ptx.internal import PtxInternalError
 from layoutsim.ptx.operands import SPECIAL
 
 PTX_DIR = Path(ptx.__file__).parent
 KERNELS = Path(__file__).parent / "kernels"
 
-# the opcodes the executor dispatches (less the two steps the linker makes for calls)
-OPCODES = sorted(set(ops()) - {"retcopy", "callret0"})
+# the opcodes of the instruction table (less the two steps the linker makes for calls)
+OPCODES = opcodes()
 # every modifier a handler tests for: the short quoted words of the op modules, and the types
 _WORDS = set()
-for _p in sorted(PTX_DIR.glob("ops_*.py")) + [PTX_DIR / "wmma.py", PTX_DIR / "access.py"]:
+for _p in sorted(PTX_DIR.glob("ops_*.py")) + [PTX_DIR / "wmma.py", PTX_DIR / "access.py", PTX_DIR / "table.py"]:
     _WORDS.update(re.findall(r'"([a-z][a-z0-9_:]{0,23})"', _p.read_text()))
 MODIFIERS = sorted(_WORDS | set(T.TYPES) | {"sync", "aligned", "m16n8k16", "m16n8k8", "m8n8k4", "row",
                                              "col", "x1", "x2", "x4", "trans", "v2", "v4", "v8"})
@@ -55,7 +55,7 @@ def _ours(line):
 # operands of the shapes they take), in this grammar's names
 _LINES = [m.group(1).strip() for p in sorted(KERNELS.glob("*.ptx"))
           for m in re.finditer(r"^\s*((?:@!?%\w+\s+)?[a-z][\w.:]*\s[^;\n]*;)", p.read_text(), re.M)]
-WRITTEN = sorted({_ours(x) for x in _LINES if re.sub(r"^@!?%\w+\s+", "", x).split(".")[0].split()[0] in ops()})
+WRITTEN = sorted({_ours(x) for x in _LINES if re.sub(r"^@!?%\w+\s+", "", x).split(".")[0].split()[0] in BY_OPCODE})
 SEEN = sorted({re.sub(r"^@!?%\w+\s+", "", x).split()[0] for x in WRITTEN})
 NAMES = ["g", "c", "s", "k_p0", "k_p1", "L0", "L1", "L2", "nowhere"]
 ODD = ["\x00", "\x7f", "\u00e9", "\u2028", "\ud800", "{", "}", "(", ")", "[", "]", ";", ",", '"', "\\",

@@ -1,0 +1,121 @@
+"""Control flow and the instructions that do nothing the model can see: bra, exit, ret, the
+inlined call's argument and result copies, trap, nop-like hints (PTX ISA 9.7.13)."""
+import numpy as np
+
+from ..errors import LayoutsimError
+from . import types as T
+from .builders import need, unsupported
+
+
+def _label(prog, ins, name):
+    key = ins.extra.get("prefix", "") + name
+    if key not in prog.labels:
+        raise LayoutsimError(f"line {ins.line}: branch to unknown label {name}")
+    return prog.labels[key]
+
+
+def _bra(ins, b, prog):
+    need(ins, 1)
+    op = ins.operands[0]
+    if op.kind != "sym":
+        raise unsupported(ins, "branch target must be a label")
+    return {"kind": "bra", "target": _label(prog, ins, op.value)}
+
+
+def _exit(ins, b, prog):
+    return {"kind": "exit"}
+
+
+def _ret(ins, b, prog):
+    end = ins.extra.get("ret_label")
+    if end is None:
+        return {"kind": "exit"}
+    return {"kind": "bra", "target": prog.labels[end]}
+
+
+def _param_copy(prog, b, ins, dst_key, src_op):
+    """A function(batch, g) copying one call argument (a .param variable, register or
+    immediate) into the per-thread storage of a callee parameter."""
+    off, var = prog.param_vars[dst_key]
+    size = var.size
+    if src_op.kind == "sym":
+        src_off = prog.symbol_address(src_op.value, ins)
+
+        def copy(bt, g):
+            t = np.flatnonzero(g)
+            base = bt.param_base[t][:, None]
+            bt.params[base + off + np.arange(size)] = bt.params[base + src_off + np.arange(size)]
+        return copy
+    typ = T.get(f"b{min(64, size * 8)}") if size in (1, 2, 4, 8) else None
+    if typ is None:
+        raise unsupported(ins, f"argument {src_op} for a {size}-byte parameter")
+    rd = b.read(src_op, typ, ins)
+
+    def copy(bt, g):
+        t = np.flatnonzero(g)
+        v = np.broadcast_to(np.asarray(rd(bt)), (bt.T,))[t]
+        raw = np.ascontiguousarray(v).view(np.uint8).reshape(len(t), -1)
+        bt.params[bt.param_base[t][:, None] + off + np.arange(size)] = raw
+    return copy
+
+
+def _call(ins, b, prog):
+    """Copy the arguments into the callee's parameters and fall into its inlined body; threads
+    whose guard is false skip the call (target: after the result copy)."""
+    callee, cprefix = ins.extra["callee"], ins.extra["cprefix"]
+    copies = [_param_copy(prog, b, ins, cprefix + p.name, a) for p, a in zip(callee.params, ins.extra["args"])]
+
+    def fn(bt, g, full):
+        for c in copies:
+            c(bt, g)
+    return {"kind": "call", "fn": fn, "target": prog.labels[ins.extra["end"]] + 1}
+
+
+def _retcopy(ins, b, prog):
+    """At the end of an inlined callee: its results into the caller's .param variables or registers."""
+    callee, cprefix = ins.extra["callee"], ins.extra["cprefix"]
+    copies = []
+    for r, dst in zip(callee.rets, ins.extra["rets"]):
+        src_off, var = prog.param_vars[cprefix + r.name]
+        if dst.kind == "sym":
+            copies.append(("param", src_off, prog.symbol_address(dst.value, ins), var.size))
+        elif var.size in (1, 2, 4, 8):
+            copies.append(("reg", src_off, b.write(dst, T.get(f"b{var.size * 8}"), ins), var.size))
+        else:
+            raise unsupported(ins, f"a {var.size}-byte result into a register")
+
+    def fn(bt, g, full):
+        t = np.flatnonzero(g)
+        base = bt.param_base[t][:, None]
+        for kind, src, dst, size in copies:
+            raw = bt.params[base + src + np.arange(size)]
+            if kind == "param":
+                bt.params[base + dst + np.arange(size)] = raw
+            else:
+                vals = np.zeros(bt.T, np.dtype(f"u{size}"))
+                vals[t] = np.ascontiguousarray(raw).view(f"<u{size}").reshape(-1)
+                dst(bt, vals, g, False)
+    return {"fn": fn}
+
+
+def _nop(ins, b, prog):
+    return {"fn": lambda bt, g, full: None}
+
+
+def _callret0(ins, b, prog):
+    """printf's int result: 0."""
+    copies = []
+    for op in ins.operands:
+        if op.kind == "sym":
+            off = prog.symbol_address(op.value, ins)
+            copies.append(off)
+
+    def fn(bt, g, full):
+        t = np.flatnonzero(g)
+        for off in copies:
+            bt.params[bt.param_base[t][:, None] + off + np.arange(4)] = 0
+    return {"fn": fn}
+
+
+def _trap(ins, b, prog):
+    return {"kind": "trap"}
