@@ -14,7 +14,6 @@ whether the instruction synchronizes the warp (.sync/.aligned) or the CTA (barri
 """
 from dataclasses import dataclass
 
-
 from ..errors import LayoutsimError
 from . import lines
 from .compile import compile_step
