@@ -9,6 +9,7 @@ never another exception and never the safety net's PtxInternalError (a bug to fi
 
 Examples: 5x the suite's hypothesis profile (tests/conftest.py); PTX_FUZZ_EXAMPLES=N runs N.
 """
+import json
 import os
 import re
 from pathlib import Path
@@ -291,37 +292,12 @@ def _module(body, head=""):
             f"{regs}\n    ld.param.u64 %rd1, [k_p0];\n    cvta.to.global.u64 %rd2, %rd1;\n    {body}\n    ret;\n}}\n")
 
 
-FOUND = [   # (what it raised before, the PTX, what it is now: "ok" or words of the one line)
-    ("TypeError uint128", "", ".global .b128 g = {1};", "initializer of .b128 g"),
-    ("OverflowError", "mov.f64 %fd1, 0dFFFFFFFFFFFFFFFFF;", "", "0d takes exactly 16 hex digits"),
-    ("IndexError", "cp.async.wait_group;", "", "needs more operands than the 0 it has"),
-    ("TypeError arity", "add.s16x2 %r1;", "", "add.s16x2 takes 3 operands, not 1"),
-    ("IndexError", "min.f32 %f1;", "", "min.f32 takes a destination and 2 or 3 sources, not 1"),
-    ("IndexError pop", "atom.global.cas.b32 %r1, [%rd2], %r2;", "", "atom.global.cas.b32 needs 4 operands"),
-    ("ValueError unpack", "dp4a.u32 %r1, %r2, %r3, %r4;", "", "dp4a.u32 takes two type modifiers (as dp4a.s32.u32), not 1"),
-    ("IndexError", "bar.sync;", "", "bar.sync needs 1 operands"),
-    ("TypeError int4", "add.s4 %r1, %r2, %r3;", "", "type .s4: add computes on .b/.u/.s types of 8 to 64 bits"),
-    ("TypeError int4", "mov.s4 %r1, %r5;", "", ".s4 values are not modelled in registers"),
-    ("UFuncTypeError", "and.f32 %f1, %f2, %f3;", "", "type .f32: and computes on .b/.u/.s types"),
-    ("TypeError u16", "rem.b128 %rd1, %rd2, %rd3;", "", "type .b128: rem computes on"),
-    ("KeyError", "redux.sync.s32 %r1, %r2, -1;", "", "no operation (.add, .min, .max, .and, .or, .xor)"),
-    ("KeyError", "testp.f32 %p1, %f1;", "", "no test (.finite,"),
-    ("KeyError", "isspacep.nc %p1, %rd1;", "", "a state space to test"),
-    ("IndexError", "subc.u32 %r1, %r2;", "", "subc.u32 takes 3 operands, not 2"),
-    ("ValueError unpack", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32.cvta {%f1}, {%r1}, {%r2}, {%f2};",
-     "", "give the types as .dtype.ctype or .dtype.atype.btype.ctype"),
-    ("UFuncTypeError", "cp.async.wait_group 0f7FC00000;", "", "takes one operand, the number of groups"),
-    # valid PTX that crashed: directed rounding and wide conversions of immediates (0-d arrays)
-    ("ValueError nonzero", "cvt.rp.f32.u64 %f1, 9007199254740993;", "", "ok"),
-    ("ValueError nonzero", "cvt.rm.f64.u64 %fd1, 9007199254740993;", "", "ok"),
-    ("ValueError 0-d array", "add.rz.f64 %fd1, 0d3FF0000000000000, 0d3CA0000000000000;", "", "ok"),
-    ("ValueError 0-d array", "fma.rp.f64 %fd1, 0d3FF0000000000001, 0d3FF0000000000001, 0d3FF0000000000000;",
-     "", "ok"),
-    ("ValueError 0-d array", "sqrt.rp.f64 %fd1, 0d4000000000000000;", "", "ok"),
-]
+# (what it raised before, the PTX, what it is now: "ok" or words of the one line), kept as data
+FOUND = json.loads((Path(__file__).with_name("fuzz_found.json")).read_text())["cases"]
 
 
-@pytest.mark.parametrize("body,head,now", [f[1:] for f in FOUND], ids=[f"{f[0]}: {f[1][:40]}" for f in FOUND])
+@pytest.mark.parametrize("body,head,now", [(f["body"], f["head"], f["now"]) for f in FOUND],
+                         ids=[f"{f['raised']}: {f['body'][:40]}" for f in FOUND])
 def test_what_the_fuzz_found(body, head, now):
     got = outcome(_module(body, head), 1)
     assert (got == "ok") if now == "ok" else (now in got), got
