@@ -114,6 +114,8 @@ def test_layoutsim_refuses_an_empty_output(tmp_path, monkeypatch, capsys, argv):
 ])
 def test_gpu_check_refuses_an_empty_path(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
+    # --apply '' must be refused for its path, also where layoutsim is installed (CI), not a checkout
+    monkeypatch.setattr(package_data, "source_checkout", lambda: package_data.ROOT)
     assert gcli.main(argv) == 2
     err = _one_line_error(capsys)
     assert "''" in err and "GPU" not in err, err
@@ -312,6 +314,7 @@ def test_the_sfu_16_bit_tables(copies, damage):
 
 def test_the_restore_hint_names_the_file_in_a_checkout(monkeypatch):
     from layoutsim.isa import ptx_wmma
+    monkeypatch.setattr(package_data, "source_checkout", lambda: package_data.ROOT)   # as in a clone
     assert package_data.restore_hint(ptx_wmma.DATA) == \
         "restore it with `git checkout -- layoutsim/isa/data/nvcuda_wmma_sm_90.json` (a source checkout)"
     monkeypatch.setattr(package_data, "source_checkout", lambda: None)

@@ -177,7 +177,18 @@ def test_an_installed_copy_is_never_written(tmp_path, capsys, monkeypatch):
     assert D.writable_catalog(tmp_path / "x.json") == tmp_path / "x.json"     # a caller's own file
 
 
+def test_a_source_checkout_is_a_git_work_tree_with_pyproject(tmp_path, monkeypatch):
+    monkeypatch.setattr(package_data, "ROOT", tmp_path)
+    assert package_data.source_checkout() is None                   # site-packages: no .git
+    (tmp_path / "pyproject.toml").write_text("")
+    assert package_data.source_checkout() is None
+    (tmp_path / ".git").write_text("gitdir: elsewhere")             # a worktree's .git is a file
+    assert package_data.source_checkout() == tmp_path
+
+
+@pytest.mark.skipif(package_data.source_checkout() is None,
+                    reason="layoutsim is imported from an installed copy here (CI), not from a checkout")
 def test_this_checkout_is_a_source_checkout():
     root = package_data.source_checkout()
-    assert root is not None and D.writable_catalog() == ptx_wmma.DATA
+    assert D.writable_catalog() == ptx_wmma.DATA
     assert ptx_wmma.DATA.is_relative_to(root)

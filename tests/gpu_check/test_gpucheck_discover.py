@@ -95,7 +95,10 @@ def test_apply_refuses_a_changed_or_missing_map_and_takes_a_consistent_one(tmp_p
     assert doc["environment"]["gpu"] == "FakeGPU"
 
 
-def test_apply_on_the_command_line(tmp_path, capsys):
+def test_apply_on_the_command_line(tmp_path, capsys, monkeypatch):
+    from layoutsim import package_data
+    # read as from a clone (where --apply may write); nothing valid is given, so nothing is written
+    monkeypatch.setattr(package_data, "source_checkout", lambda: package_data.ROOT)
     assert cli.main(["discover", "--apply", str(tmp_path / "none.json")]) == 2
     assert cli.main(["discover", "--apply", str(tmp_path / "none.json"), "--record", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
