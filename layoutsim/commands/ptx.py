@@ -27,7 +27,9 @@ addresses of a line's first warp executions (--picture FILE draws the first one)
 A fault (out of bounds, misaligned, deadlock, ...: layoutsim.ptx.faults.KINDS) stops the run
 with exit code 2 and one line on stderr; with --json stdout has the report so far, its "fault"
 {"kind","message","thread","cta","warp","lane","ptx_line","ptx","cuda","address","space",
-"buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits").
+"buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits"). --max-steps and
+--timeout stop a run the same way; --json then prints {"fault":{"kind":"step_limit"|"time_limit",
+"message","steps"},"outputs":[]}.
 """
 import math
 import sys
@@ -102,6 +104,7 @@ def register(sub):
 def run(args):
     from .. import ptx
     from ..ptx.state import PtxFault
+    from ..ptx.watch import RunLimit
     if args.top < 1:
         raise LayoutsimError(f"--top {args.top}: give a number of lines >= 1")
     refuse(args, () if str(args.file).endswith(".cu") else ("nvcc_flag",), f"to {args.file}",
@@ -132,6 +135,11 @@ def run(args):
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
                     racecheck=args.racecheck, initcheck=args.initcheck, max_steps=args.max_steps,
                     timeout=args.timeout, progress=progress)
+    except RunLimit as e:
+        # a step or time limit: under --json a report holding only its `fault` record, then the line
+        if args.json:
+            print_json({"fault": {"kind": e.kind, "message": str(e), "steps": e.steps}, "outputs": []})
+        raise
     except PtxFault as e:
         # a fault: the buffers as they were, the report so far with its `fault` under --json, and
         # the one line on stderr with exit code 2 (cli.main), as for any other error

@@ -38,6 +38,8 @@ KINDS = {
     "partial_warp": "an .aligned warp-collective instruction (mma.sync, ldmatrix, wmma, ...) that not every "
                     "lane of the warp executes",
     "membermask": "a thread executes a .sync instruction whose membermask does not name it",
+    "step_limit": "the run reached max_steps (--max-steps) before every CTA ended (watch.RunLimit)",
+    "time_limit": "the run reached its timeout (--timeout) before every CTA ended (watch.RunLimit)",
     "fault": "any other fault",
 }
 

@@ -28,7 +28,11 @@ FIELDS = 4                 # per worker in the shared array: steps, CTAs done, w
 
 class RunLimit(LayoutsimError):
     """The run reached max_steps or timeout: one line with the steps and the lines the warps
-    were running."""
+    were running. kind: "step_limit" or "time_limit" (faults.KINDS); steps: how many ran."""
+
+    def __init__(self, message, kind="step_limit", steps=0):
+        super().__init__(message)
+        self.kind, self.steps = kind, int(steps)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -118,12 +122,12 @@ class Watch:
         total = self.total_steps()
         if total >= self.max_steps:
             raise RunLimit(self.stop_line(f"stopped at the step limit, {total} steps (max_steps "
-                                          f"{self.max_steps}, --max-steps)"))
+                                          f"{self.max_steps}, --max-steps)"), "step_limit", total)
         now = self.clock()
         if self.deadline is not None and now >= self.deadline:
             limit = f"{self.timeout:g} s " if self.timeout is not None else ""
             raise RunLimit(self.stop_line(f"stopped at the {limit}time limit (timeout, --timeout) after "
-                                          f"{total} steps"))
+                                          f"{total} steps"), "time_limit", total)
         if self.progress is not None and now >= self.next_progress:
             self.next_progress = now + self.interval
             self.progress(self.status(now))

@@ -2,6 +2,7 @@
 timeout=) stop a spin loop with one line naming its PTX and CUDA lines (exit 2); Ctrl-C gives one
 line and exit 130, with --jobs too and no worker left behind; progress lines by wall time; the
 run's memory bound shared among --jobs workers."""
+import json
 import os
 import signal
 import subprocess
@@ -110,6 +111,17 @@ def test_max_steps_stops_a_spin_loop_with_its_lines(spin, capsys):
     assert len(err) == 1
     assert "stopped at the step limit, 1000 steps (max_steps 1000, --max-steps); 0 of 2 CTAs done" in err[0]
     assert _names_the_loop(err[0]) and "mov.u32" not in err[0]      # a line run once is not where it spins
+
+
+@pytest.mark.parametrize("flag,value,kind", [("--max-steps", "1000", "step_limit"),
+                                             ("--timeout", "0.5", "time_limit")])
+def test_json_gives_the_limit_as_a_fault_record(spin, capsys, flag, value, kind):
+    """--json on a run stopped by a limit prints a report whose fault names the limit, not nothing."""
+    rc, out, err = _cli(_spin_args(spin, flag, value) + ["--json"], capsys)
+    assert rc == 2 and len(err) == 1
+    fault = json.loads(out)["fault"]
+    assert fault["kind"] == kind and fault["message"] in err[0] and _names_the_loop(fault["message"])
+    assert fault["steps"] == 1000 if kind == "step_limit" else fault["steps"] > 0
 
 
 def test_the_step_count_is_exact_and_counts_the_whole_run():
