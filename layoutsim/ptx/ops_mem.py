@@ -41,7 +41,8 @@ def _emit(bt, ins, parts, op, nbytes, vec):
     effect = "read" if op == "ld" else "write"
     path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
     for sp, views, flat, thr, rel in parts:
-        bt.events.access(Access(op, sp, ins.extra["site"], nbytes, thr, rel, flat, effect, vec, path=path))
+        bt.events.access(Access(op, sp, ins.extra["site"], nbytes, thr, rel, flat, effect, vec, path=path,
+                                target=flat // bt.S if sp == "shared::cluster" else None))
 
 
 def _kparam(prog, ins, sym, space):
@@ -195,7 +196,7 @@ def _atomic(ins, b, prog):
                 w[flat[sel] // nb] = np.asarray(new).astype(raw)
                 old_all[pthr[sel]] = cur
             bt.events.access(Access(ins.opcode, sp, ins.extra["site"], nb, pthr, rel, flat, "atomic",
-                                    mods=ins.mods))
+                                    mods=ins.mods, target=flat // bt.S if sp == "shared::cluster" else None))
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}
