@@ -260,7 +260,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
                seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
-               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None)
+               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
+               cluster=launch.cluster.dims if launch.cluster.explicit else None)
 
 
 def _note(prog, costs, i):
