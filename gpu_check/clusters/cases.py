@@ -8,7 +8,10 @@ the executor receives as a layoutsim.ptx.TensorMapArg.
 """
 import numpy as np
 
-PTX = "tests/ptx/kernels/cluster.sm_90a.ptx"       # relative to the repository root
+from layoutsim.archs import target_of_device
+
+ARCH = target_of_device("sm_90")                   # the arch-specific target (multicast TMA needs it)
+PTX = f"tests/ptx/kernels/cluster.{ARCH}.ptx"       # relative to the repository root
 MC_ROWS, MC_COLS = 16, 32                            # cluster.cu's multicast tile
 
 

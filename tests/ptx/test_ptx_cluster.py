@@ -19,7 +19,7 @@ import layoutsim.ptx as P
 from gpu_check.clusters import cases as C
 from layoutsim.errors import LayoutsimError
 
-SRC = ptx("cluster", "sm_90a")
+SRC = ptx("cluster", C.ARCH)
 CASES = {c["name"]: c for c in C.cases()}
 
 

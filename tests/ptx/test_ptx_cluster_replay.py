@@ -28,7 +28,7 @@ def measured():
 def test_replay_equals_h200(case, measured):
     arrays, meta = measured
     assert case["name"] in {m["name"] for m in meta["cases"]}
-    r = P.run(ptx("cluster", "sm_90a"), case["kernel"], case["grid"], case["block"], C.executor_args(case),
+    r = P.run(ptx("cluster", C.ARCH), case["kernel"], case["grid"], case["block"], C.executor_args(case),
               cluster=case["cluster"])
     for i, got in enumerate(r.buffers):
         want = arrays[f"{case['name']}.{i}"]
