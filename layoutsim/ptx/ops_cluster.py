@@ -125,6 +125,25 @@ def _window(bt, thr, a, generic, what):
     return a - SHARED_WINDOW
 
 
+def _address_op(ins, b, prog, t, compute):
+    """The step of mapa/getctarank: compute(bt, thr, batch CTA, offset) -> values of the threads
+    for the address operand a (operand 1), written to operand 0 as `t`."""
+    generic = "shared::cluster" not in ins.mods
+    w = b.write(ins.operands[0], t, ins)
+    a = _source(ins, b, prog, ins.operands[1], T.instr_type(ins.mods, ins.line))
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        av = _window(bt, thr, np.broadcast_to(a(bt), (bt.T,))[thr], generic, ins.name)
+        cta, off, _ = CL.resolve(bt, av, thr, 1, ins.name)
+        out = np.zeros(bt.T, t.dtype)
+        out[thr] = compute(bt, thr, cta, off, generic).astype(t.dtype)
+        w(bt, out, g, full)
+    return {"fn": fn}
+
+
 def mapa(ins, b, prog):
     """mapa{.shared::cluster}.u32/.u64 d, a, rank: the address in CTA `rank` of the cluster that
     corresponds to shared address a (generic addresses without .shared::cluster)."""
@@ -132,39 +151,12 @@ def mapa(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     if t.name not in ("u32", "u64"):
         raise unsupported(ins, "mapa takes .u32 or .u64")
-    generic = "shared::cluster" not in ins.mods
-    w = b.write(ins.operands[0], t, ins)
-    a = _source(ins, b, prog, ins.operands[1], t)
     r = b.read(ins.operands[2], T.get("u32"), ins)
-
-    def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if len(thr) == 0:
-            return
-        av = _window(bt, thr, np.broadcast_to(a(bt), (bt.T,))[thr], generic, ins.name)
-        _, off, _ = CL.resolve(bt, av, thr, 1, ins.name)
-        d = CL.encode(_rank(bt, thr, r, ins.name), off) + (SHARED_WINDOW if generic else 0)
-        out = np.zeros(bt.T, t.dtype)
-        out[thr] = d.astype(t.dtype)
-        w(bt, out, g, full)
-    return {"fn": fn}
+    return _address_op(ins, b, prog, t, lambda bt, thr, cta, off, generic: CL.encode(
+        _rank(bt, thr, r, ins.name), off) + (SHARED_WINDOW if generic else 0))
 
 
 def getctarank(ins, b, prog):
     """getctarank{.shared::cluster}.u32/.u64 d, a: the cluster rank of the CTA holding address a."""
     exactly(ins, 2)
-    t = T.instr_type(ins.mods, ins.line)
-    generic = "shared::cluster" not in ins.mods
-    w = b.write(ins.operands[0], T.get("u32"), ins)
-    a = _source(ins, b, prog, ins.operands[1], t)
-
-    def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if len(thr) == 0:
-            return
-        av = _window(bt, thr, np.broadcast_to(a(bt), (bt.T,))[thr], generic, ins.name)
-        cta, _, _ = CL.resolve(bt, av, thr, 1, ins.name)
-        out = np.zeros(bt.T, np.uint32)
-        out[thr] = (cta % bt.cluster_size).astype(np.uint32)
-        w(bt, out, g, full)
-    return {"fn": fn}
+    return _address_op(ins, b, prog, T.get("u32"), lambda bt, thr, cta, off, generic: cta % bt.cluster_size)
