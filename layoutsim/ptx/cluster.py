@@ -4,9 +4,9 @@ order in which CTAs run (a cluster's CTAs always in one batch) and the shared::c
 
 Sources: PTX ISA 9.0 section 5.1.6 (the .shared state space: the shared::cta window lies inside
 the shared::cluster window, and a shared::cta address used as a shared::cluster address names
-the executing CTA's own shared memory), 9.7.9.22 (mapa), 10 (special registers %cluster_ctaid,
+the executing CTA's own shared memory), 9.7.9.23 (mapa), 10 (special registers %cluster_ctaid,
 %cluster_nctaid, %clusterid, %nclusterid, %cluster_ctarank, %cluster_nctarank,
-%is_explicit_cluster), 11.4 (the cluster directives .reqnctapercluster, .explicitcluster,
+%is_explicit_cluster), 11.7 (the cluster dimension directives .reqnctapercluster, .explicitcluster,
 .maxclusterrank); CUDA C++ Programming Guide, "Thread Block Clusters" (a cluster's CTAs are
 co-scheduled on one GPC; 8 CTAs is the portable cluster size, 16 with
 cudaFuncAttributeNonPortableClusterSizeAllowed on H100/H200) and "Distributed Shared Memory".

@@ -12,9 +12,9 @@ the shared ld/st wavefront totals (Nsight Compute's op_ld/op_st) and nothing to 
 requests.
 
 Clusters (cluster.py): an mbarrier operand in .shared::cluster may be another CTA's (a remote
-arrive, PTX ISA 9.7.13.15.13); a TMA load's .shared::cluster destination may be another CTA's
-shared memory, its mbarrier then in that CTA; with .multicast::cluster (9.7.9.25.5.1) the box
-lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i), and
+arrive, PTX ISA 9.7.13.15); a TMA load's .shared::cluster destination may be another CTA's
+shared memory, its mbarrier then in that CTA; with .multicast::cluster the box
+lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i; 9.7.9.25), and
 each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
 offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused.
 

@@ -1,5 +1,5 @@
 """Thread-block cluster instructions: barrier.cluster.arrive / wait, mapa and getctarank (PTX ISA
-9.0, 9.7.13.3 barrier.cluster, 9.7.9.22 mapa, 9.7.9.23 getctarank). The shared::cluster window,
+9.0, 9.7.13.3 barrier.cluster, 9.7.9.23 mapa, 9.7.9.24 getctarank). The shared::cluster window,
 the cluster shape and the CTA order are cluster.py's; ld/st/atom/red on .shared::cluster go
 through access.locate, the cluster forms of mbarrier and cp.async.bulk through ops_async.
 

@@ -214,8 +214,8 @@ ROWS = [
     # ---- thread-block clusters (issue 24; ops_cluster.py, cluster.py) ----------------------------
     _r("barrier", "any", K.barrier_cluster, "9.7.13.3", needs=("cluster",),
        mods=("arrive", "wait", "relaxed", "release", "acquire", "aligned"), operands=0),
-    _r("mapa", "any", K.mapa, "9.7.9.22", spaces=("shared",), operands=3),
-    _r("getctarank", "any", K.getctarank, "9.7.9.23", spaces=("shared",), operands=2),
+    _r("mapa", "any", K.mapa, "9.7.9.23", spaces=("shared",), operands=3),
+    _r("getctarank", "any", K.getctarank, "9.7.9.24", spaces=("shared",), operands=2),
     # ---- control flow (9.7.12) and miscellaneous (9.7.19) ----------------------------------------
     _r("bra", "any", C._bra, "9.7.12.2"),
     _r("exit", "any", C._exit, "9.7.12.7"),

@@ -5,9 +5,9 @@ remote mbarrier arrivals and multicast TMA, on the probe kernels of kernels/clus
 
 Expected values come from the PTX ISA 9.0: section 10 (%cluster_ctaid = %ctaid mod the cluster
 shape, %clusterid = %ctaid / the shape, %cluster_ctarank = x + y*nx + z*nx*ny, %nclusterid = the
-grid / the shape, %is_explicit_cluster), 9.7.9.22 (mapa: the same offset in CTA `rank`),
-9.7.13.3 (barrier.cluster), 9.7.13.15 (mbarrier on .shared::cluster), 9.7.9.25.5.1 (the
-multicast copy lands at the same CTA-relative offset in every CTA of ctaMask), and 11.4 (the
+grid / the shape, %is_explicit_cluster), 9.7.9.23 (mapa: the same offset in CTA `rank`),
+9.7.13.3 (barrier.cluster), 9.7.13.15 (mbarrier on .shared::cluster), 9.7.9.25 (cp.async.bulk.tensor: the
+multicast copy lands at the same CTA-relative offset in every CTA of ctaMask), and 11.7 (the
 cluster directives); CUDA C++ Programming Guide, Thread Block Clusters (8 CTAs portable, 16
 non-portable).
 """
