@@ -18,7 +18,7 @@ bank conflicts cost beyond the ideal), then its global-memory instructions sorte
 sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
 --initcheck adds the reads of never-written shared memory; --show-line LINE the lanes and
 addresses of a line's first warp executions (--picture FILE draws the first one).
---json prints {"schema","kernel","arch","grid","block","shared_wavefronts","shared_ideal",
+--json prints {"schema","kernel","arch","grid","block","cluster","shared_wavefronts","shared_ideal",
 "global","warp_instructions","sampled","notes","hazards","initcheck","fault","seconds",
 "sass_source","instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess",
 "kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],

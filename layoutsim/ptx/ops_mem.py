@@ -83,6 +83,8 @@ def _ld(ins, b, prog):
 
 
 def _st(ins, b, prog):
+    if "async" in ins.mods:
+        raise unsupported(ins, "st.async (a remote store completing an mbarrier's transactions: not modelled)")
     space, t, vec, nbytes = _shape(ins)
     addr, sym = b.address(ins.operands[0], ins)
     srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else t, ins)
@@ -157,6 +159,8 @@ def _atom_fn(op, t, space):
 def _atomic(ins, b, prog):
     """atom / red: read-modify-write, serialized in thread order where addresses repeat."""
     has_dst = ins.opcode == "atom"
+    if "async" in ins.mods:
+        raise unsupported(ins, f"{ins.opcode}.async (completes an mbarrier's transactions: not modelled)")
     if any(m in VEC for m in ins.mods):
         raise unsupported(ins, "vector atomics")
     space = space_of(ins.mods)

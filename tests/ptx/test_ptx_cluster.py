@@ -209,3 +209,11 @@ def test_shared_cta_access_of_a_cluster_address_faults():
 def test_racecheck_says_dsmem_is_not_seen():
     r = run("ring_2", racecheck=True)
     assert any("racecheck does not see distributed shared memory" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("text", ["st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r2], %r1, [%r3];",
+                                  "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
+                                  "[%r2], %r1, [%r3];"])
+def test_async_remote_stores_are_refused(text):
+    with pytest.raises(LayoutsimError, match="async"):
+        P.run(kernel(text), "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
