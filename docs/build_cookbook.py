@@ -445,7 +445,8 @@ JSON_EXAMPLES = [
      'in image pixels, SVG/HTML in CSS pixels.'),
     ("ptx run", "layoutsim ptx run docs/examples/transpose.sm_90.ptx --kernel transpose_padded --grid 1 "
                 "--block 32,8 --arg arange:f32:32x32 --arg zeros:f32:32x32 --arg i32:32 --json",
-     '`{"schema", "kernel", "arch", "grid", "block", "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
+     '`{"schema", "kernel", "arch", "grid", "block", "cluster" (the cluster shape of a cluster launch, else '
+     'null), "shared_wavefronts": {"ld", "st"}, "shared_ideal", '
      '"global": {"requests", "sectors", "ideal_sectors", "ld", "st", "atom", "red": {"requests", "sectors"}} '
      'or null, "warp_instructions", "sampled": {"ctas", "of", "factor"} or null, "notes", "hazards" (with '
      '--racecheck), "initcheck" (with --initcheck: [{"ptx_line", "cuda", "ptx", "space", "size", "address", '

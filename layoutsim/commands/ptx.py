@@ -18,7 +18,7 @@ bank conflicts cost beyond the ideal), then its global-memory instructions sorte
 sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
 --initcheck adds the reads of never-written shared memory; --show-line LINE the lanes and
 addresses of a line's first warp executions (--picture FILE draws the first one).
---json prints {"schema","kernel","arch","grid","block","shared_wavefronts","shared_ideal",
+--json prints {"schema","kernel","arch","grid","block","cluster","shared_wavefronts","shared_ideal",
 "global","warp_instructions","sampled","notes","hazards","initcheck","fault","seconds",
 "sass_source","instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess",
 "kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
@@ -75,6 +75,9 @@ def register(sub):
     r.add_argument("--shared-bytes", type=int, default=0, help="dynamic shared memory per CTA")
     r.add_argument("--out", help="directory for the final buffers (argN.npy)")
     r.add_argument("--ctas", type=int, help="run a sample of this many CTAs (counts extrapolated)")
+    r.add_argument("--cluster", help="X[,Y[,Z]] CTAs per thread-block cluster (sm_90+; default: the kernel's "
+                   ".reqnctapercluster, else none); the grid must be a multiple of it, at most 8 CTAs (16 "
+                   "non-portable)")
     r.add_argument("--jobs", type=int, default=1, help="processes to run CTAs in (default 1)")
     r.add_argument("--racecheck", action="store_true", help="report shared-memory hazards between warps")
     r.add_argument("--initcheck", action="store_true",
@@ -134,7 +137,7 @@ def run(args):
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
                     racecheck=args.racecheck, initcheck=args.initcheck, max_steps=args.max_steps,
-                    timeout=args.timeout, progress=progress)
+                    timeout=args.timeout, progress=progress, cluster=args.cluster)
     except RunLimit as e:
         # a step or time limit: under --json a report holding only its `fault` record, then the line
         if args.json:

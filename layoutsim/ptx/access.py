@@ -5,8 +5,16 @@ cost models.
 A thread's access of `nbytes` must be aligned to `nbytes` (PTX ISA 5.4 'Alignment': vector
 accesses to the whole vector) and lie inside its memory: one global buffer, the CTA's shared
 memory (static + dynamic bytes), the thread's local frame, or a parameter.
+
+.shared::cluster (distributed shared memory, cluster.py): an address names a byte of the shared
+memory of one CTA of the thread's cluster; the located part's space is "shared::cluster" when the
+address is a shared::cluster one (mapa's), "shared" when it is the thread's own shared::cta
+address, so observers tell a DSMEM access from a local one. A generic address in the shared
+window is either.
 """
 import numpy as np
+
+from . import cluster as CL
 
 from .state import (GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather,
                     scatter)
@@ -15,7 +23,11 @@ SPACES = ("global", "shared", "local", "const", "param")
 
 
 def space_of(mods):
+    """The state space an instruction's modifiers name: "shared::cluster" for that window, the
+    space without its sub-qualifier for the others (shared::cta is "shared")."""
     for m in mods:
+        if m == "shared::cluster":
+            return m
         s = m.split("::")[0]
         if s in SPACES:
             return s
@@ -50,7 +62,10 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
         for sp, base in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW), ("param", PARAM_WINDOW)):
             sel = win == base
             if np.any(sel):
-                out += locate(bt, sp, addr[sel] - base, threads[sel], nbytes, what, kparam=sp == "param")
+                rel = addr[sel] - base
+                if sp == "shared" and np.any(rel & CL.CLUSTER_BIT):
+                    sp = "shared::cluster"           # a generic DSMEM address (mapa's generic form)
+                out += locate(bt, sp, rel, threads[sel], nbytes, what, kparam=sp == "param")
         sel = (win != SHARED_WINDOW) & (win != LOCAL_WINDOW) & (win != PARAM_WINDOW)
         if np.any(sel):
             out += locate(bt, "global", addr[sel], threads[sel], nbytes, what)
@@ -60,6 +75,14 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
     if space in ("global", "const"):
         off = bt.heap.check(addr, nbytes, threads)
         return [("global", bt.heap.v, off, threads, addr)]
+    if space == "shared::cluster":
+        cta, off, remote = CL.resolve(bt, addr, threads, nbytes, what)
+        flat = cta * bt.S + off
+        out = []
+        for sp, sel in (("shared", ~remote), ("shared::cluster", remote)):
+            if np.any(sel):
+                out.append((sp, bt.smem_v, flat[sel], threads[sel], addr[sel] if sp == "shared" else off[sel]))
+        return out
     if space == "shared":
         _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes)",
                      "shared")

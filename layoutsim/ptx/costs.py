@@ -53,6 +53,10 @@ def distinct_patterns(O, M):
     return Z[first], M[first], counts
 
 
+DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
+              "own class, not costed (no model of the SM-to-SM network) and not in the shared wavefront totals")
+
+
 class Costs:
     def __init__(self, prog, arch):
         n = len(prog.sites)
@@ -71,6 +75,7 @@ class Costs:
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
         self.samples = Samples(n)         # the first warp executions of each memory line (samples.py)
+        self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
 
     def begin(self, bt):
         """The batch whose accesses come next (the samples name their CTA and warp)."""
@@ -103,6 +108,9 @@ class Costs:
                 kind = {"cp.async": "ldgsts", "red": "atom"}.get(op, op)    # the banks see an atomic as its store
                 self.shared(rec.site, op_name("ld" if op == "ld" else "st", "shared", rec.width), kind,
                             rec.addresses, rec.threads, rec.sass, rec.width if op in ("ld", "st") else None)
+        elif space == "shared::cluster":     # DSMEM: its own class, no bank or network model
+            self.dsmem[rec.site] += len(rec.threads) * rec.per_thread
+            self.notes[rec.site] = DSMEM_NOTE
         elif space == "global":
             if op in ("ld", "st") and rec.width in WIDTH_NAME:
                 self.global_(rec.site, op_name(op, "global", rec.width, rec.path), op, rec.addresses,

@@ -37,10 +37,11 @@ class Access:
     the row-address lanes, for wmma each warp's first thread, for wgmma/TMA/bulk the issuing
     thread), each making `per_thread` accesses (wmma: one per matrix element); addresses: each
     access's address in its space (CTA-relative offset for shared memory, generic address for
-    global), or None; flat [n * per_thread, ...]: the byte offsets of each access's starts in the
-    batch's shared array (shared only), each `width` bytes long."""
+    global; for shared::cluster the offset in the target CTA's shared memory), or None; flat
+    [n * per_thread, ...]: the byte offsets of each access's starts in the batch's shared array
+    (shared and shared::cluster), each `width` bytes long."""
     op: str                       # OPS
-    space: str                    # shared, global, local, param, kparam, const
+    space: str                    # shared, shared::cluster, global, local, param, kparam, const
     site: int                     # the PTX instruction: Program.sites index
     width: int                    # bytes per access (per lane; per row for ldmatrix, per element for wmma)
     threads: np.ndarray
@@ -57,6 +58,7 @@ class Access:
     sass: str = None              # the SASS it is costed as, when the handler knows it (LDSM, LDGSTS)
     detail: object = None         # what an op class's own cost model needs (wmma: WmmaPattern)
     per_thread: int = 1           # accesses each of `threads` makes (wmma: the elements of its warp)
+    target: np.ndarray = None     # space shared::cluster (DSMEM): the batch CTA index each access lands in
 
     def mask(self, n_threads):
         """The executing-thread mask over the batch's n_threads threads."""

@@ -40,6 +40,8 @@ KINDS = {
     "membermask": "a thread executes a .sync instruction whose membermask does not name it",
     "step_limit": "the run reached max_steps (--max-steps) before every CTA ended (watch.RunLimit)",
     "time_limit": "the run reached its timeout (--timeout) before every CTA ended (watch.RunLimit)",
+    "cluster_barrier": "barrier.cluster used against its rules (a second arrive before the wait, a wait "
+                       "with no arrive)",
     "fault": "any other fault",
 }
 

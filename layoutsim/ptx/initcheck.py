@@ -27,7 +27,7 @@ class InitCheck:
     def on_access(self, rec):
         """The observer (events.py): shared bytes a record writes are set, the ones it reads
         checked (an atomic reads the old value, then writes)."""
-        if rec.space != "shared" or not rec.lands:
+        if rec.space not in ("shared", "shared::cluster") or not rec.lands:     # DSMEM: the target CTA's bytes
             return
         rows = rec.byte_rows()
         if rec.effect != "write":
@@ -53,7 +53,7 @@ class InitCheck:
             lt = int(bt.local_tid[t])
             rec = self.found[site] = {
                 "site": site, "count": 0, "size": idx.shape[1],
-                "address": int(idx[j].min() - bt.cta_index[t] * bt.S),
+                "address": int(idx[j].min() % bt.S),          # in the CTA whose bytes are read
                 "cta": list(bt.launch.cta_coords(int(bt.ctas[bt.cta_index[t]]))),
                 "thread": list(bt.launch.thread_coords(lt)), "warp": lt // 32, "lane": lt % 32}
         rec["count"] += int(bad.sum())

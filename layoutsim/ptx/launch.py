@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import archs
 from ..errors import LayoutsimError
+from . import cluster as CL
 from . import state as S
 from . import tensormap as TM
 
@@ -54,12 +55,13 @@ def dims(value, what):
 
 
 class Launch:
-    def __init__(self, prog, grid, block, args, arch, shared_bytes=0):
+    def __init__(self, prog, grid, block, args, arch, shared_bytes=0, cluster=None):
         self.prog, self.arch = prog, arch
         self.grid, self.block = dims(grid, "grid"), dims(block, "block")
         for i, (g, lim) in enumerate(zip(self.grid, archs.GRID_LIMITS)):
             if g > lim:
                 raise LayoutsimError(f"grid {self.grid}: dimension {'xyz'[i]} = {g} exceeds {lim}")
+        self.cluster = CL.shape(prog.fn, cluster, self.grid, arch, dims)     # thread-block clusters
         # math.prod: Python ints, where np.prod wraps (block (2**32, 2**32) would give 0 threads)
         self.threads_per_cta = math.prod(self.block)
         if self.threads_per_cta > archs.MAX_BLOCK_THREADS or self.block[2] > archs.MAX_BLOCK_Z:
@@ -78,6 +80,8 @@ class Launch:
             raise LayoutsimError(f"shared_bytes={shared_bytes!r}: give a number of bytes >= 0")
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored
+        if CL.size_note(self.cluster):
+            self.notes.add(CL.size_note(self.cluster))
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
@@ -254,16 +258,11 @@ class Launch:
               "%dynamic_smem_size": u(self.shared_bytes),
               "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
               "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
-              "%cluster_ctarank": u(0), "%cluster_nctarank": u(1), "%is_explicit_cluster": np.bool_(False),
               "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
               "%reserved_smem_offset_cap": u(0)}
         sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
         sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
-        for c, n in zip("xyz", (gx, gy, gz)):
-            sp[f"%clusterid.{c}"] = sp[f"%ctaid.{c}"]
-            sp[f"%nclusterid.{c}"] = u(n)
-            sp[f"%cluster_ctaid.{c}"] = u(0)
-            sp[f"%cluster_nctaid.{c}"] = u(1)
+        sp.update(CL.registers(self.cluster, cta, self.grid))
         for i in range(32):
             sp[f"%envreg{i}"] = u(0)
         for i in range(8):

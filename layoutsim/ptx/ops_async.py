@@ -9,9 +9,14 @@ complete, which is a valid schedule of the hardware's. Shared-memory placement a
 coordinates are layoutsim.smem's (measured on the H200); the tensor's global side and the map
 itself are tensormap.py's. The TMA unit, not the LSU, moves these bytes, so they add nothing to
 the shared ld/st wavefront totals (Nsight Compute's op_ld/op_st) and nothing to the global
-requests. The cluster forms (.multicast::cluster, shared::cluster destinations of another CTA)
-are refused; a .shared::cluster address of the CTA's own shared memory is its .shared address
-(clusters of one CTA).
+requests.
+
+Clusters (cluster.py): an mbarrier operand in .shared::cluster may be another CTA's (a remote
+arrive, PTX ISA 9.7.13.15); a TMA load's .shared::cluster destination may be another CTA's
+shared memory, its mbarrier then in that CTA; with .multicast::cluster the box
+lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i; 9.7.9.25), and
+each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
+offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused.
 
 test_wait and try_wait are the scheduler's yield points (scheduler.py, step kind "mbwait"): a
 thread whose phase has not completed parks there until some mbarrier changes, so the warps that
@@ -20,6 +25,7 @@ will arrive run; a kernel whose every warp waits on phases nobody completes is a
 import numpy as np
 
 from .. import smem
+from . import cluster as CL
 from . import tensormap as TM
 from . import types as T
 from .access import locate, space_of
@@ -50,20 +56,20 @@ def _barrier_addr(b, ins, op):
     """function(bt, thr) -> (flat offsets, shared addresses) of the mbarrier operand `op`."""
     addr, _ = b.address(op, ins)
     space = space_of(ins.mods)
-    if space not in ("shared", "generic"):
+    if space not in ("shared", "shared::cluster", "generic"):
         raise unsupported(ins, f"an mbarrier in .{space} memory (mbarriers live in shared memory)")
 
     def at(bt, thr):
         a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr].astype(np.int64)
         parts = locate(bt, space, a, thr, 8, ins.name)
+        flat, rel = np.zeros(len(thr), np.int64), np.zeros(len(thr), np.int64)
         for p in parts:
-            if p[0] != "shared":
+            if p[0] not in ("shared", "shared::cluster"):
                 raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory",
                             "invalid_address")
-        if len(parts) != 1 or not np.array_equal(parts[0][3], thr):
-            raise Fault(thr[0], int(a[0]), f"{ins.name}: the mbarrier address is not in shared memory",
-                            "invalid_address")
-        return parts[0][2], parts[0][4]
+            k = np.searchsorted(thr, p[3])
+            flat[k], rel[k] = p[2], p[2] % bt.S      # rel: the offset in the CTA holding the mbarrier
+        return flat, rel
     return at
 
 
@@ -182,11 +188,11 @@ def cp_bulk(ins, b, prog):
         return {"fn": lambda bt, g, full: None}       # every bulk copy completed at issue
     if mods[:1] == ("prefetch",):
         return {"fn": lambda bt, g, full: None}       # an L2 prefetch changes no state
-    if any(m.startswith("multicast") for m in mods):
-        raise unsupported(ins, "multicast to a cluster (clusters are not modelled)")
     spaces = [m.split("::")[0] for m in mods if m.split("::")[0] in ("shared", "global")]
     if spaces[:2] == ["shared", "shared"]:
-        raise unsupported(ins, "copies into another CTA's shared memory (clusters are not modelled)")
+        raise unsupported(ins, "the shared-to-shared bulk copy into another CTA (not modelled)")
+    if "multicast::cluster" in mods and mods[:1] != ("tensor",):
+        raise unsupported(ins, "multicast of a non-tensor bulk copy (not modelled)")
     load = spaces[:1] == ["shared"]
     if mods[:1] == ("tensor",):
         bad = [m for m in mods if m.startswith(("im2col", "tile::"))]
@@ -216,43 +222,58 @@ def _tensor_ref(ins, b, prog, op, dim):
 
 def _tensor(ins, b, prog, dim, load):
     o = ins.operands
-    need(ins, 3 if load else 2)
+    multicast = load and "multicast::cluster" in ins.mods
+    need(ins, 4 if multicast else 3 if load else 2)
     tref = o[1] if load else o[0]
     maps, coords = _tensor_ref(ins, b, prog, tref, dim)
     smem_addr, _ = b.address(o[0] if load else o[1], ins)
     at = _barrier_addr(b, ins, o[2]) if load else None
+    mask = b.read(o[3], T.get("u16"), ins) if multicast else None
+    cluster_dst = load and space_of(ins.mods) == "shared::cluster"
 
     def body(bt, thr):
+        """Copy for each issuing thread; returns [(thread index, target batch CTA, bytes)]."""
         sa_all = _vals(smem_addr, bt, thr)
         ma = maps(bt, thr)
         cs = np.stack([_vals(c, bt, thr) for c in coords], axis=1)
-        nbytes = np.zeros(len(thr), np.int64)
+        mk = _vals(mask, bt, thr) if multicast else None
+        landed = []
         for j, t in enumerate(thr):
             gm = TM.resolve(bt, ma[j], t, ins.name)
             c = tuple(int(x) for x in cs[j])
-            sa = _box(bt, gm, c, int(sa_all[j]), t, ins.name)
+            at_ = int(sa_all[j])
+            targets = [int(bt.cta_index[t])]
+            if cluster_dst:           # a shared::cluster address: the CTA it names, at its offset
+                cta, off, _ = CL.resolve(bt, np.array([at_], np.int64), np.array([t]), 1, ins.name)
+                targets, at_ = [int(cta[0])], int(off[0])
+            if multicast:             # the same CTA-relative offset in every CTA of the mask
+                targets = CL.mask_targets(bt, t, mk[j], ins.name)
+            sa = _box(bt, gm, c, at_, t, ins.name)
             off, inside = gm.elements(c)
             k = np.arange(gm.e)
-            where = bt.smem_base[t] + sa[..., None] + k
             if load:                                   # elements outside the tensor read as zeros
                 data = np.zeros(sa.shape + (gm.e,), np.uint8)
                 data[inside] = bt.heap.data[off[inside][:, None] + k]
-                bt.smem[where] = data
                 box = sa.reshape(1, -1)
+                for tc in targets:
+                    bt.smem[tc * bt.S + sa[..., None] + k] = data
             else:                                      # ... and are not written
-                bt.heap.data[off[inside][:, None] + k] = bt.smem[where][inside]
+                bt.heap.data[off[inside][:, None] + k] = bt.smem[bt.smem_base[t] + sa[..., None] + k][inside]
                 box = sa[inside].reshape(1, -1)
-            bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
-                                    bt.smem_base[t] + box, "write" if load else "read", proxy="async"))
-            nbytes[j] = gm.box_bytes
-        return nbytes
-    return {"fn": _copy_step(ins, at, body)}
+            for tc in targets:
+                bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
+                                        tc * bt.S + box, "write" if load else "read", proxy="async",
+                                        target=np.array([tc])))
+                landed.append((j, tc, gm.box_bytes))
+        return landed
+    return {"fn": _copy_step(ins, at, body, multicast)}
 
 
-def _copy_step(ins, at, body):
-    """fn(bt, g, full) of a copy: body(bt, threads) copies for the issuing threads and returns the
-    bytes each moved; a load (at: its mbarrier operand) credits them to the mbarrier, which must
-    exist before the copy starts."""
+def _copy_step(ins, at, body, multicast=False):
+    """fn(bt, g, full) of a copy: body(bt, threads) copies for the issuing threads and returns
+    [(thread index, target batch CTA, bytes)]; a load (at: its mbarrier operand) credits the bytes
+    to the mbarrier (multicast: the one at the same CTA-relative offset in each target CTA), which
+    must exist before the copy starts."""
     def fn(bt, g, full):
         thr = np.flatnonzero(g)
         if len(thr) == 0:
@@ -261,10 +282,14 @@ def _copy_step(ins, at, body):
         if at is not None:
             flat, rel = at(bt, thr)
             mb = _mb(bt)
-            s = mb.slots(flat, rel, thr, ins.name)
-        nbytes = body(bt, thr)
-        if at is not None:
-            mb.complete_tx(s, nbytes, thr, rel)
+            mb.slots(flat, rel, thr, ins.name)
+        landed = body(bt, thr)
+        if at is not None and landed:
+            j = np.array([x[0] for x in landed])
+            tc = np.array([x[1] for x in landed], np.int64)
+            mflat = tc * bt.S + rel[j] if multicast else flat[j]
+            s = mb.slots(mflat, rel[j], thr[j], ins.name)
+            mb.complete_tx(s, np.array([x[2] for x in landed], np.int64), thr[j], rel[j])
     return fn
 
 
@@ -318,7 +343,7 @@ def _bulk(ins, b, load):
                 bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
             bt.events.access(Access("bulk", "shared", ins.extra["site"], int(n[j]), np.array([t]), np.array([sh]),
                                     np.array([so]), "write" if load else "read", proxy="async"))
-        return n
+        return [(j, int(bt.cta_index[t]), int(n[j])) for j, t in enumerate(thr)]
     return {"fn": _copy_step(ins, at, body)}
 
 

@@ -41,7 +41,8 @@ def _emit(bt, ins, parts, op, nbytes, vec):
     effect = "read" if op == "ld" else "write"
     path = "nc" if (ins.opcode == "ldu" or "nc" in ins.mods) else ""
     for sp, views, flat, thr, rel in parts:
-        bt.events.access(Access(op, sp, ins.extra["site"], nbytes, thr, rel, flat, effect, vec, path=path))
+        bt.events.access(Access(op, sp, ins.extra["site"], nbytes, thr, rel, flat, effect, vec, path=path,
+                                target=flat // bt.S if sp == "shared::cluster" else None))
 
 
 def _kparam(prog, ins, sym, space):
@@ -82,6 +83,8 @@ def _ld(ins, b, prog):
 
 
 def _st(ins, b, prog):
+    if "async" in ins.mods:
+        raise unsupported(ins, "st.async (a remote store completing an mbarrier's transactions: not modelled)")
     space, t, vec, nbytes = _shape(ins)
     addr, sym = b.address(ins.operands[0], ins)
     srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else t, ins)
@@ -156,6 +159,8 @@ def _atom_fn(op, t, space):
 def _atomic(ins, b, prog):
     """atom / red: read-modify-write, serialized in thread order where addresses repeat."""
     has_dst = ins.opcode == "atom"
+    if "async" in ins.mods:
+        raise unsupported(ins, f"{ins.opcode}.async (completes an mbarrier's transactions: not modelled)")
     if any(m in VEC for m in ins.mods):
         raise unsupported(ins, "vector atomics")
     space = space_of(ins.mods)
@@ -195,7 +200,7 @@ def _atomic(ins, b, prog):
                 w[flat[sel] // nb] = np.asarray(new).astype(raw)
                 old_all[pthr[sel]] = cur
             bt.events.access(Access(ins.opcode, sp, ins.extra["site"], nb, pthr, rel, flat, "atomic",
-                                    mods=ins.mods))
+                                    mods=ins.mods, target=flat // bt.S if sp == "shared::cluster" else None))
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}

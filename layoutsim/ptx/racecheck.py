@@ -15,6 +15,9 @@ import numpy as np
 RACE_NOTE = ("racecheck does not see TMA copies, wgmma operand reads or mbarrier synchronization: "
              "hazards across an mbarrier wait may be reported")
 
+DSMEM_RACE_NOTE = ("racecheck does not see distributed shared memory (shared::cluster) accesses of another "
+                   "CTA's shared memory")
+
 
 class RaceCheck:
     def __init__(self, bt):
@@ -36,6 +39,8 @@ class RaceCheck:
     def on_access(self, rec):
         """Shared-memory accesses of the generic proxy whose bytes move now: ld/st/atom, cp.async
         as its copy lands, ldmatrix/stmatrix, wmma (async-proxy accesses are not seen: on_sync)."""
+        if rec.space == "shared::cluster":
+            self.bt.launch.notes.add(DSMEM_RACE_NOTE)
         if rec.space != "shared" or not rec.lands or rec.proxy != "generic":
             return
         kind = {"read": "ld", "write": "st", "atomic": "atom"}[rec.effect]

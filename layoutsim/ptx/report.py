@@ -76,6 +76,7 @@ class Run:
     samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     extra: Any = None
+    cluster: Optional[tuple] = None         # the thread-block cluster shape of a cluster launch (cluster.py)
 
     @property
     def shared_ideal(self):
@@ -106,7 +107,8 @@ class Run:
 
     def to_json(self):
         return {"schema": SCHEMA, "kernel": self.kernel, "arch": self.arch, "grid": list(self.grid),
-                "block": list(self.block), "shared_wavefronts": self.shared_wavefronts,
+                "block": list(self.block), "cluster": list(self.cluster) if self.cluster else None,
+                "shared_wavefronts": self.shared_wavefronts,
                 "shared_ideal": self.shared_ideal, "global": self.global_totals,
                 "warp_instructions": self.warp_instructions, "sampled": self.sampled,
                 "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
@@ -117,7 +119,8 @@ class Run:
     def format(self, top=20, all_lines=False):
         """The default report: the shared-memory instructions sorted by excess wavefronts."""
         lines = [f"kernel {self.kernel} on {self.arch}: grid {self.grid}, block {self.block}, "
-                 f"{self.warp_instructions} warp-instructions"
+                 + (f"cluster {self.cluster}, " if self.cluster else "")
+                 + f"{self.warp_instructions} warp-instructions"
                  + (f" (extrapolated from {len(self.sampled['ctas'])} of {self.sampled['of']} CTAs)"
                     if self.sampled else "")]
         sw, si = self.shared_wavefronts, self.shared_ideal

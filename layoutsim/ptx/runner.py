@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import archs
 from ..errors import LayoutsimError, integer
+from . import cluster as CL
 from . import parallel, sass
 from .costs import Costs
 from .events import Events
@@ -101,20 +102,26 @@ def _check_sample(k, threads_per_cta, most):
 @guarded("running the kernel")
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
         racecheck=False, initcheck=False, max_steps=None, timeout=None, progress=None,
-        batch_threads=MAX_BATCH_THREADS):
+        batch_threads=MAX_BATCH_THREADS, cluster=None):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx).
     initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py).
     max_steps (default watch.MAX_STEPS) and timeout (seconds, default none) bound the run: reaching
     one raises watch.RunLimit naming the PTX lines the warps were running; Ctrl-C raises
     watch.Interrupted (a KeyboardInterrupt) saying where the run stopped. progress: called with a
-    watch.Progress every ~2 s of wall time."""
+    watch.Progress every ~2 s of wall time. cluster: the thread-block cluster shape (x, y, z) of the
+    launch (cluster.py; default: the kernel's .reqnctapercluster, else clusters of one CTA); a
+    sample of CTAs (ctas=) runs the whole clusters of the CTAs it names."""
     t0 = time.perf_counter()
     max_steps_value(max_steps), timeout_value(timeout)      # checked before anything is loaded
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
     batch_threads = integer(batch_threads, "batch_threads", 1)
     prog = program(ptx, kernel, arch)
-    launch = Launch(prog, grid, block, args, arch, shared_bytes)
-    ids = select_ctas(launch.n_ctas, ctas, launch.threads_per_cta)
+    launch = Launch(prog, grid, block, args, arch, shared_bytes, cluster)
+    ids = CL.order(launch.cluster, launch.grid, select_ctas(launch.n_ctas, ctas, launch.threads_per_cta))
+    if len(ids) * launch.threads_per_cta > MAX_THREADS:
+        raise LayoutsimError(f"ctas={ctas}: the whole clusters of the sampled CTAs hold {len(ids)} CTAs x "
+                             f"{launch.threads_per_cta} threads, more than the {MAX_THREADS} threads a run may "
+                             f"have: sample fewer CTAs")
     most = max(4, os.cpu_count() or 1)
     if not isinstance(jobs, (int, np.integer)) or isinstance(jobs, bool) or not 1 <= jobs <= most:
         # one process per job, each with its own copy of the launch: more than the CPUs only costs memory
@@ -126,7 +133,10 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        if parallel.has_global_atomics(prog):
+        if launch.cluster.size > 1:
+            launch.notes.add(f"jobs={jobs} ignored: a cluster launch runs in one process")
+            jobs = 1
+        elif parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
@@ -177,7 +187,11 @@ def _batch_ctas(prog, launch, batch_threads):
         raise LayoutsimError(f"one CTA of {prog.fn.name} needs {per_cta} bytes of model state "
                              f"({len(prog.reg_types)} registers and {prog.local_size} bytes of local "
                              f"memory per thread): more than the {BATCH_BYTES} allowed")
-    return max(1, min(int(batch_threads) // pad, BATCH_BYTES // per_cta))
+    n = launch.cluster.size                     # whole clusters in every batch (cluster.py)
+    if n * per_cta > BATCH_BYTES:
+        raise LayoutsimError(f"a cluster of {n} CTAs of {prog.fn.name} needs {n * per_cta} bytes of model "
+                             f"state: more than the {BATCH_BYTES} allowed")
+    return max(1, min(int(batch_threads) // pad, BATCH_BYTES // per_cta) // n) * n
 
 
 def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads):
@@ -217,6 +231,11 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     notes = sorted(prog.notes | launch.notes)
     if prog.lowered.note:
         notes.append(prog.lowered.note)
+    remote = int(costs.dsmem.sum())
+    if remote:
+        lines_ = sorted({prog.sites[i].line for i in np.flatnonzero(costs.dsmem)})
+        notes.append(f"{scale(remote)} distributed shared memory (shared::cluster) thread accesses on PTX "
+                     f"line(s) {', '.join(map(str, lines_[:8]))}: their own class, not costed")
     carried = archs.extrapolated(prog.arch, "the bank and coalescing rules of these costs")
     if carried:
         notes.append(carried)
@@ -241,7 +260,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
                seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
-               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None)
+               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
+               cluster=launch.cluster.dims if launch.cluster.explicit else None)
 
 
 def _note(prog, costs, i):

@@ -294,6 +294,9 @@ class Scheduler:
         mb = bt.mbarriers
         for pc, mask in sorted(self.mb_wait.items()):
             step = self.steps[pc]
+            if step.info.get("waits_on"):          # barrier.cluster.wait (ops_cluster.py)
+                waits.append((step.info["waits_on"], step, mask, int(np.flatnonzero(mask)[0]), None))
+                continue
             t, _, flat = mb.parked.get(step.site, (int(np.flatnonzero(mask)[0]), 0, None))
             waits.append(("mbarrier", step, mask, t, mb.describe(flat) if flat is not None else "an mbarrier"))
         return faults.deadlock(bt, waits)

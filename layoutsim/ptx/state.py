@@ -184,6 +184,8 @@ class Batch:
         self.wpc = -(-tpc // 32)                        # warps per CTA (last one may be partial)
         self.pad = self.wpc * 32                        # thread slots per CTA (whole warps)
         self.n_cta = len(self.ctas)
+        self.cluster_size = launch.cluster.size         # whole clusters, in rank order (cluster.order)
+        assert self.n_cta % self.cluster_size == 0
         self.T = self.n_cta * self.pad
         self.W = self.n_cta * self.wpc
         t = np.arange(self.T, dtype=np.int64)
@@ -217,6 +219,7 @@ class Batch:
         self.carry = np.zeros(self.T, np.uint64)        # the CC.CF flag of add.cc / addc
         self.async_groups = None                        # cp.async bookkeeping (ops_mem)
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
+        self.cluster_barrier = None                     # barrier.cluster phases (ops_cluster.py)
         self.events = Events()                          # the observers' bus (events.py): the runner subscribes them
         self.heap = launch.heap
         # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ..errors import LayoutsimError
 from . import lines
 from . import ops_async as A
+from . import ops_cluster as K
 from . import ops_control as C
 from . import ops_cvt as V
 from . import ops_float as F
@@ -210,6 +211,11 @@ ROWS = [
     *[_r("wgmma", "any", G._wgmma, "9.7.15.6", needs=(sub,), sync="aligned")
       for sub in ("fence", "commit_group", "wait_group")],
     _r("wgmma", "any", G._wgmma, "9.7.15.5.2", needs=("mma_async",), sync="warpgroup"),
+    # ---- thread-block clusters (issue 24; ops_cluster.py, cluster.py) ----------------------------
+    _r("barrier", "any", K.barrier_cluster, "9.7.13.3", needs=("cluster",),
+       mods=("arrive", "wait", "relaxed", "release", "acquire", "aligned"), operands=0),
+    _r("mapa", "any", K.mapa, "9.7.9.23", spaces=("shared",), operands=3),
+    _r("getctarank", "any", K.getctarank, "9.7.9.24", spaces=("shared",), operands=2),
     # ---- control flow (9.7.12) and miscellaneous (9.7.19) ----------------------------------------
     _r("bra", "any", C._bra, "9.7.12.2"),
     _r("exit", "any", C._exit, "9.7.12.7"),

@@ -74,7 +74,7 @@ SAMPLES = {
     "tma_at": "8,0", "tma_coords": "0,8", "other": "0x4000004000010080", "other_trans": None,
     "kernel": "transpose_padded", "grid": "1", "arg": "i32:1", "shared_bytes": "1024",
     "out": "outdir", "ctas": "1", "jobs": "2", "racecheck": None, "all": None, "nvcc_flag": "-O3", "quiet": None,
-    "initcheck": None, "show_line": "198", "max_steps": "5", "timeout": "1e-6",
+    "initcheck": None, "show_line": "198", "max_steps": "5", "timeout": "1e-6", "cluster": "2",
 }
 PER_MODE = {
     (("render",), "arch"): "sm_90", (("render",), "banks-addr", "op"): "ld.shared.v2.b32",

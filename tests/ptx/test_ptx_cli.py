@@ -42,7 +42,7 @@ def test_json_schema(capsys, tmp_path):
                      "--racecheck")
     assert rc == 0
     doc = json.loads(out)
-    assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "shared_wavefronts", "shared_ideal",
+    assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "cluster", "shared_wavefronts", "shared_ideal",
                         "global", "warp_instructions", "sampled", "notes", "hazards", "initcheck", "fault", "seconds",
                         "sass_source", "gmma_wavefronts", "tensor_maps", "instructions", "outputs"}
     assert doc["shared_wavefronts"] == {"ld": 32, "st": 32} and doc["hazards"] == []

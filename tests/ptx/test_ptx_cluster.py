@@ -1,0 +1,219 @@
+"""Thread-block clusters in the executor (layoutsim/ptx/cluster.py, ops_cluster.py): the launch shape,
+the cluster special registers, barrier.cluster, mapa/getctarank, ld/st/atom/red on .shared::cluster,
+remote mbarrier arrivals and multicast TMA, on the probe kernels of kernels/cluster.cu
+(gpu_check/clusters/cases.py launches them; the H200's buffers are test_ptx_cluster_replay.py's).
+
+Expected values come from the PTX ISA 9.0: section 10 (%cluster_ctaid = %ctaid mod the cluster
+shape, %clusterid = %ctaid / the shape, %cluster_ctarank = x + y*nx + z*nx*ny, %nclusterid = the
+grid / the shape, %is_explicit_cluster), 9.7.9.23 (mapa: the same offset in CTA `rank`),
+9.7.13.3 (barrier.cluster), 9.7.13.15 (mbarrier on .shared::cluster), 9.7.9.25 (cp.async.bulk.tensor: the
+multicast copy lands at the same CTA-relative offset in every CTA of ctaMask), and 11.7 (the
+cluster directives); CUDA C++ Programming Guide, Thread Block Clusters (8 CTAs portable, 16
+non-portable).
+"""
+import numpy as np
+import pytest
+from ptx_kernels import ptx
+
+import layoutsim.ptx as P
+from gpu_check.clusters import cases as C
+from layoutsim.errors import LayoutsimError
+
+SRC = ptx("cluster", C.ARCH)
+CASES = {c["name"]: c for c in C.cases()}
+
+
+def run(name, **kw):
+    c = CASES[name]
+    return P.run(SRC, c["kernel"], c["grid"], c["block"], C.executor_args(c), cluster=c["cluster"], **kw)
+
+
+def expected_regs(grid, cl):
+    """Rows of cluster_regs' 16 words per CTA from the ISA's definitions."""
+    explicit = cl is not None
+    cl = cl or (1, 1, 1)
+    rows = []
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                c = (x, y, z)
+                cc = [a % d for a, d in zip(c, cl)]
+                rows.append(cc + list(cl) + [a // d for a, d in zip(c, cl)] + [g // d for g, d in zip(grid, cl)]
+                            + [cc[0] + cc[1] * cl[0] + cc[2] * cl[0] * cl[1], int(np.prod(cl)), int(explicit),
+                               x + grid[0] * (y + grid[1] * z)])
+    return np.array(rows, np.uint32)
+
+
+@pytest.mark.parametrize("name", ["regs_2x2", "regs_none", "regs_1x2x2", "regs_8"])
+def test_cluster_registers(name):
+    c = CASES[name]
+    got = run(name).buffers[0].reshape(-1, 32, 16)
+    assert (got == got[:, :1]).all()                     # the same in every thread of a CTA
+    assert np.array_equal(got[:, 0], expected_regs(c["grid"], c["cluster"]))
+
+
+def test_dsmem_through_generic_addresses():
+    """cluster.map_shared_rank (mapa.u64 on generic addresses), plain ld and atom through them."""
+    r = run("ring_4")
+    out, sums = r.buffers
+    for b in range(8):
+        rank = b % 4
+        t = np.arange(128)
+        assert np.array_equal(out[b * 128:(b + 1) * 128], ((rank + 1) % 4) * 1000 + ((t + 5) % 128) * 3)
+    per = out.reshape(2, 4 * 128).sum(1)
+    assert np.array_equal(sums, [per[0], 0, 0, 0, per[1], 0, 0, 0])
+    assert any("distributed shared memory" in n for n in r.notes)
+    rows = [i for i in r.instructions if i.note and "distributed shared memory" in i.note]
+    assert rows and all(i.wavefronts is None for i in rows)          # not costed as local bank accesses
+
+
+@pytest.mark.parametrize("name,n", [("explicit_4", 4), ("explicit_8", 8), ("explicit_2", 2)])
+def test_shared_cluster_forms(name, n):
+    """mapa.shared::cluster, st/ld/atom/red.shared::cluster, getctarank, split arrive/wait."""
+    out = run(name).buffers[0].reshape(-1, 64, 5)
+    t = np.arange(64)
+    for b in range(out.shape[0]):
+        rank = b % n
+        assert np.array_equal(out[b, :, 0], ((rank - 1) % n) * 100 + t)           # what rank-1 stored
+        assert np.array_equal(out[b, :, 1], rank * 100 + t)                       # read back remotely
+        assert (out[b, :, 2] == (rank + 1) % n).all()                              # getctarank
+        mine = t[t % n == rank]
+        assert (out[b, :, 3] == n * (mine + 1).sum()).all()                       # atomics of n CTAs
+        assert np.array_equal(out[b, :, 4], rank * 7 + t)
+
+
+@pytest.mark.parametrize("name,n", [("mbarrier_2", 2), ("mbarrier_4", 4)])
+def test_remote_mbarrier_arrive(name, n):
+    out = run(name).buffers[0]
+    want = sum(r * 10 + w + 1 for r in range(n) for w in range(4))
+    assert (out == want).all()
+
+
+@pytest.mark.parametrize("name,n", [("multicast_2", 2), ("multicast_4", 4)])
+def test_multicast_tma(name, n):
+    """Each CTA issues one row block with ctaMask = every rank: every CTA holds the whole tile."""
+    c = CASES[name]
+    t = c["args"][0]["tensor"]
+    out = run(name).buffers[1].reshape(-1, C.MC_ROWS, C.MC_COLS)
+    for b in range(out.shape[0]):
+        assert np.array_equal(out[b], t[b // n * C.MC_ROWS:(b // n + 1) * C.MC_ROWS])
+
+
+def test_reqnctapercluster_directive():
+    """__cluster_dims__(2,2,1): .reqnctapercluster 2,2,1 gives the shape; the launch is explicit."""
+    assert ".reqnctapercluster" in SRC
+    out = run("fixed_2x2").buffers[0].reshape(2, 4)
+    rank = np.array([[0, 1, 0, 1], [2, 3, 2, 3]])
+    assert np.array_equal(out, ((rank + 3) % 4) * 11 + (2 << 8) + (2 << 12) + (1 << 20))
+    with pytest.raises(LayoutsimError, match="reqnctapercluster"):
+        P.run(SRC, "fixed_cluster", (4, 2), 32, [np.zeros(8, np.uint32)], cluster=(4, 1, 1))
+
+
+@pytest.mark.parametrize("grid,cl,match", [
+    (4, (3, 1, 1), "multiple of the cluster shape"),
+    (32, (32, 1, 1), "at most 8 .portable. or 16"),
+    ((2, 2, 1), (1, 1, 0), "at least 1"),
+])
+def test_cluster_shape_errors(grid, cl, match):
+    with pytest.raises(LayoutsimError, match=match):
+        P.run(SRC, "cluster_regs", grid, 32, [np.zeros(32 * 32 * 16, np.uint32)], cluster=cl)
+
+
+def test_non_portable_size_and_arch():
+    r = P.run(SRC, "cluster_regs", 16, 32, [np.zeros(16 * 32 * 16, np.uint32)], cluster=16)
+    assert any("non-portable" in n.lower() or "NonPortable" in n for n in r.notes)
+    with pytest.raises(LayoutsimError, match="sm_90"):
+        P.run(SRC.replace("sm_90a", "sm_80"), "cluster_regs", 2, 32, [np.zeros(2 * 32 * 16, np.uint32)],
+              arch="sm_80", cluster=2)
+
+
+HEAD = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+
+
+def test_explicitcluster_and_maxclusterrank():
+    src = HEAD + ".visible .entry k(.param .u64 p) .explicitcluster .maxclusterrank 4\n{ ret; }\n"
+    with pytest.raises(LayoutsimError, match="explicitcluster"):
+        P.run(src, "k", 4, 32, [np.zeros(4, np.uint32)])
+    with pytest.raises(LayoutsimError, match="maxclusterrank 4"):
+        P.run(src, "k", 8, 32, [np.zeros(4, np.uint32)], cluster=8)
+    assert P.run(src, "k", 8, 32, [np.zeros(4, np.uint32)], cluster=4).buffers[0].sum() == 0
+
+
+def test_sample_runs_whole_clusters():
+    r = run("ring_2", ctas=[3])
+    assert r.sampled["ctas"] == [(2, 0, 0), (3, 0, 0)]
+    out = r.buffers[0]
+    assert np.array_equal(out[3 * 128:3 * 128 + 4], 0 * 1000 + ((np.arange(4) + 5) % 128) * 3)
+
+
+BODY = """
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 %r<4>; .reg .b64 %rd<3>; .reg .pred %p<2>;
+  mov.u32 %r1, %cluster_ctarank;
+  {body}
+  ret;
+}}
+"""
+
+
+def kernel(body):
+    return HEAD + BODY.format(body=body)
+
+
+def test_exited_threads_release_the_cluster_barrier():
+    """9.7.12.7: threads that exit no longer hold barrier.cluster up."""
+    src = kernel("""setp.ne.u32 %p1, %r1, 0;
+  @%p1 exit;
+  barrier.cluster.arrive; barrier.cluster.wait;
+  ld.param.u64 %rd1, [p]; st.global.u32 [%rd1], 7;""")
+    assert P.run(src, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2).buffers[0][0] == 7
+
+
+def test_cluster_barrier_misuse_faults():
+    with pytest.raises(P.PtxFault, match="no barrier.cluster.arrive"):
+        P.run(kernel("barrier.cluster.wait;"), "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+    with pytest.raises(P.PtxFault, match="arrives again"):
+        P.run(kernel("barrier.cluster.arrive; barrier.cluster.arrive;"), "k", 2, 32, [np.zeros(1, np.uint32)],
+              cluster=2)
+
+
+def test_cluster_barrier_deadlock():
+    """Rank 1 never arrives and never exits (it spins on a barrier.cluster.wait of a later phase)."""
+    src = kernel("""setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  barrier.cluster.arrive; barrier.cluster.wait;
+  SKIP:
+  @%p1 bar.sync 0;
+  @%p1 barrier.cluster.wait;""")
+    with pytest.raises(P.PtxFault) as e:
+        P.run(src, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+    assert "deadlock" in str(e.value) or "no barrier.cluster.arrive" in str(e.value)
+
+
+def test_mapa_rank_outside_the_cluster_faults():
+    src = kernel(""".shared .b32 s;
+  mov.u32 %r2, s; mapa.shared::cluster.u32 %r3, %r2, 2;""")
+    with pytest.raises(P.PtxFault, match="rank 2 is outside the cluster of 2"):
+        P.run(src, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+
+
+def test_shared_cta_access_of_a_cluster_address_faults():
+    """A mapa'd (shared::cluster) address used by ld.shared::cta lies outside the CTA's window."""
+    src = kernel(""".shared .b32 s;
+  mov.u32 %r2, s; mapa.shared::cluster.u32 %r3, %r2, 1; ld.shared.u32 %r2, [%r3];""")
+    with pytest.raises(P.PtxFault, match="outside"):
+        P.run(src, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+
+
+def test_racecheck_says_dsmem_is_not_seen():
+    r = run("ring_2", racecheck=True)
+    assert any("racecheck does not see distributed shared memory" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("text", ["st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r2], %r1, [%r3];",
+                                  "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
+                                  "[%r2], %r1, [%r3];"])
+def test_async_remote_stores_are_refused(text):
+    with pytest.raises(LayoutsimError, match="async"):
+        P.run(kernel(text), "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
