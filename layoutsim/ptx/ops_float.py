@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
-from .builders import elementwise, sfu_model, unsupported
+from .builders import division_model, elementwise, sfu_model, unsupported
 from .ops_half import half_compare
 
 ROUND = ("rn", "rz", "rm", "rp")
@@ -236,6 +236,8 @@ def approx(ins, b, prog):
     rounded stand-in (the result the instruction approximates), reported as not proven exact."""
     t = T.instr_type(ins.mods, ins.line)
     model = sfu_model(ins.name)
+    if ins.opcode == "div" and division_model(ins.name) is not None:
+        return elementwise(ins, b, division_model(ins.name), T.get("b32"))
     if model is not None:
         return elementwise(ins, b, model, T.get(f"b{t.bits}"))
     ftz = "ftz" in ins.mods or (t.bits == 64)
