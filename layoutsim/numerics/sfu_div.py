@@ -19,7 +19,7 @@ kernels they were read from, and `python -m gpu_check.sfu.div_measure` prints th
                       MUFU.RCP r, b;  FMUL d, r, a
 No slow path: ptxas emits no branch for any of the four. FMUL is IEEE 754 multiplication rounded
 to nearest even (.FTZ: subnormal inputs and results are zeros of their sign); a NaN result is the
-canonical 0x7fffffff (CUDA C++ Programming Guide, 'Floating-Point Standard'), as MUFU's is.
+canonical NaN (CUDA C++ Programming Guide, 'Floating-Point Standard'), as MUFU's is.
 
 Proof on the H200: `python -m gpu_check.sfu.div_measure` runs the four instructions on the input
 set of gpu_check/sfu/div_inputs.py (random bits, every special class, subnormals, near-overflow
@@ -30,9 +30,10 @@ parts: MUFU.RCP proven over every input, FMUL/FSETP IEEE, and the SASS above.
 import numpy as np
 
 from ..errors import LayoutsimError
+from ..formats import canonical_nan
 from . import sfu
 
-_QNAN = np.uint32(0x7FFFFFFF)
+_QNAN = np.uint32(canonical_nan("f32"))
 _TINY, _BIG = np.float32(2.0 ** -126), np.float32(2.0 ** 126)
 _SCALE_UP, _QUARTER = np.float32(2.0 ** 24), np.float32(0.25)
 
