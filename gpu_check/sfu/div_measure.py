@@ -30,8 +30,8 @@ from layoutsim.numerics import sfu_div
 
 from .. import needs
 from . import div_inputs as DI
+from .measure import nvcc_cubin
 
-HERE = Path(__file__).resolve().parent
 NAME = "sfu_div_sm90"
 
 
@@ -99,17 +99,10 @@ class DryDevice:
 
 
 def compile_probe(work):
-    """(cubin, {kernel: the division SASS lines}) of div_probe.cu (nvcc -cubin -arch=sm_90 -O3)."""
+    """(cubin, {"nvcc": ..., "sass": the division SASS lines}) of div_probe.cu."""
     from gpu_check.build import tool
-    nvcc = tool("nvcc")
-    if not nvcc:
-        raise FileNotFoundError("nvcc not found")
     cubin = Path(work) / "div_probe.cubin"
-    cmd = [nvcc, "-cubin", "-arch=sm_90", "-O3", "-o", str(cubin), str(HERE / "div_probe.cu")]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()[:400]}")
-    facts = {"nvcc": " ".join(cmd)}
+    facts = {"nvcc": " ".join(nvcc_cubin("div_probe.cu", cubin))}
     cuobjdump = tool("cuobjdump")
     if cuobjdump:
         d = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True)
