@@ -60,17 +60,17 @@ def compute(prog, executions, warp_instructions):
                             "note": c.note if c else "not decided"}}
 
 
-def lines(f):
-    """The report's fidelity line (text), then one line per approximate or unknown instruction."""
+def lines(f, width=100):
+    """The report's fidelity lines (text, each cut to `width`): the counts, where ptxas's
+    contractions came from, then one line per approximate or unknown instruction (the JSON and
+    Run.fidelity hold them in full)."""
     c = f["contraction"]
-    head = (f"fidelity: {f['exact']} of {f['warp_instructions']} warp-instructions exact by proof, "
-            f"{f['approximate']} approximate, {f['unknown']} unknown; ptxas's multiply-add contractions: "
-            + (f"taken from its SASS ({c['fused']} fused)" if c["available"] else
-               f"not available ({c['note']}), add/sub computed unfused"))
-    out = [head]
+    out = [f"fidelity: {f['exact']} of {f['warp_instructions']} warp-instructions exact by proof, "
+           f"{f['approximate']} approximate, {f['unknown']} unknown",
+           "fidelity: ptxas's multiply-adds " + (f"taken from its SASS ({c['fused']} fused)" if c["available"]
+                                                  else f"not known, computed unfused ({c['note']})")]
     for r in f["approximate_instructions"]:
-        out.append(f"  approximate: line {r['line']} {r['instruction']} ({r['executions']} executions): {r['error']}"
-                   + (f", measured on {r['source']}" if r.get("source") else ""))
+        out.append(f"  approximate: line {r['line']} {r['instruction']} ({r['executions']}x): {r['error']}")
     for r in f["unknown_instructions"]:
-        out.append(f"  unknown: line {r['line']} {r['instruction']} ({r['executions']} executions): {r['why']}")
-    return out
+        out.append(f"  unknown: line {r['line']} {r['instruction']} ({r['executions']}x): {r['why']}")
+    return [x if len(x) <= width else x[:width - 3] + "..." for x in out]

@@ -155,7 +155,7 @@ class Run:
         if self.initcheck is not None:
             lines.extend(initcheck_lines(self.initcheck))
         if self.fidelity is not None:
-            lines.extend(fidelity_lines(self.fidelity))
+            lines.extend(fidelity_lines(self.fidelity, WIDTH))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

@@ -125,7 +125,7 @@ def test_without_ptxas_the_pair_is_unfused_and_the_fidelity_line_says_so(monkeyp
     assert f["unknown"] == 1 and f["unknown_instructions"][0]["instruction"] == "add.f32"
     assert f["exact"] == r.warp_instructions - 1
     text = r.format()
-    assert "fidelity: " in text and "not available" in text and "unknown: line" in text
+    assert "fidelity: " in text and "not known, computed unfused" in text and "unknown: line" in text
 
 
 def test_approximate_instructions_are_counted_with_their_measured_error():
