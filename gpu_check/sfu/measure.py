@@ -443,17 +443,25 @@ class Driver:
         return self.doc
 
 
-def compile_probe(work, log):
-    """(cubin, patched cubin, facts) from probe.cu with nvcc -cubin -arch=sm_90."""
+def nvcc_cubin(source, cubin):
+    """Build `source` (a .cu beside this file) into `cubin` with nvcc -cubin -arch=sm_90 -O3;
+    returns the command line."""
     from gpu_check.build import tool
     nvcc = tool("nvcc")
     if not nvcc:
         raise FileNotFoundError("nvcc not found")
-    cubin = Path(work) / "probe.cubin"
-    cmd = [nvcc, "-cubin", "-arch=sm_90", "-O3", "-o", str(cubin), str(HERE / "probe.cu")]
+    cmd = [nvcc, "-cubin", "-arch=sm_90", "-O3", "-o", str(cubin), str(HERE / source)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()[:400]}")
+    return cmd
+
+
+def compile_probe(work, log):
+    """(cubin, patched cubin, facts) from probe.cu with nvcc -cubin -arch=sm_90."""
+    from gpu_check.build import tool
+    cubin = Path(work) / "probe.cubin"
+    cmd = nvcc_cubin("probe.cu", cubin)
     data = cubin.read_bytes()
     patched, hits = patch_sincos(data)
     facts = {"nvcc": " ".join(cmd), "patched_immediates": [f"{s}+{o:#x}" for s, o in hits]}

@@ -23,7 +23,8 @@ addresses of a line's first warp executions (--picture FILE draws the first one)
 "sass_source","instructions":[{"line","cuda","text","executions","wavefronts","ideal","excess",
 "kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
 "gmma_wavefronts","tensor_maps":[{"arg","buffer","dims","box","swizzle","elem_bytes",
-"strides_bytes","offset"}],"outputs"} (+ "accesses", "picture" with --show-line/--picture).
+"strides_bytes","offset"}],"fidelity":{"warp_instructions","exact","approximate","unknown",
+"refused","approximate_instructions","unknown_instructions","contraction"},"outputs"} (+ "accesses", "picture" with --show-line/--picture).
 A fault (out of bounds, misaligned, deadlock, ...: layoutsim.ptx.faults.KINDS) stops the run
 with exit code 2 and one line on stderr; with --json stdout has the report so far, its "fault"
 {"kind","message","thread","cta","warp","lane","ptx_line","ptx","cuda","address","space",

@@ -9,7 +9,7 @@ from each other's modules' private names (table.py binds them; compile.py builds
 import inspect
 
 from ..errors import LayoutsimError
-from ..numerics import sfu
+from ..numerics import sfu, sfu_div
 from . import lines
 from .module import UnsupportedPtx
 
@@ -80,3 +80,9 @@ def sfu_model(name):
     """A function raw bits -> raw bits for this PTX instruction from layoutsim.numerics.sfu (the
     MUFU behaviour measured on the H200), or None where nothing was measured."""
     return sfu.model(name)
+
+
+def division_model(name):
+    """bits, bits -> bits for div.approx/div.full.f32 (layoutsim.numerics.sfu_div: the SASS
+    sequence ptxas emits around the proven MUFU.RCP model), or None for other divisions."""
+    return sfu_div.model(name)

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import fround as F
 from . import types as T
-from .builders import elementwise, sfu_model, unsupported
+from .builders import division_model, elementwise, sfu_model, unsupported
 from .ops_half import half_compare
 
 ROUND = ("rn", "rz", "rm", "rp")
@@ -236,6 +236,8 @@ def approx(ins, b, prog):
     rounded stand-in (the result the instruction approximates), reported as not proven exact."""
     t = T.instr_type(ins.mods, ins.line)
     model = sfu_model(ins.name)
+    if ins.opcode == "div" and division_model(ins.name) is not None:
+        return elementwise(ins, b, division_model(ins.name), T.get("b32"))
     if model is not None:
         return elementwise(ins, b, model, T.get(f"b{t.bits}"))
     ftz = "ftz" in ins.mods or (t.bits == 64)
@@ -261,3 +263,27 @@ def _out(r, t, ftz):
     return F.f32(r, "rn", ftz)
 
 
+
+
+# ---- a mul + add/sub pair ptxas contracted into one FFMA/DFMA (contract.py decides which) --------
+def contracted(add, mul, k, b, t):
+    """Step fields computing `add` (add/sub.f32/.f64, operand k the product of `mul`) as the FFMA
+    or DFMA ptxas emitted: fma(x, y, +-c) of the mul's sources, rounded once (to nearest, the
+    add's .ftz/.sat)."""
+    d = b.write(add.operands[0], t, add)
+    x, y = (b.read(o, t, mul) for o in mul.operands[1:3])
+    c = b.read(add.operands[3 - k], t, add)
+    neg_p = add.opcode == "sub" and k == 2          # c - x*y
+    neg_c = add.opcode == "sub" and k == 1          # x*y - c
+    ftz, sat = "ftz" in add.mods, "sat" in add.mods
+
+    def fma(xv, yv, cv):
+        if t.bits == 64:
+            xv, cv = np.asarray(xv, np.float64), np.asarray(cv, np.float64)
+            return F.fma64(-xv if neg_p else xv, yv, -cv if neg_c else cv, "rn")
+        xv, yv, cv = _in(xv, t, ftz), _in(yv, t, ftz), _in(cv, t, ftz)
+        with np.errstate(all="ignore"):
+            p = (-xv if neg_p else xv) * yv                       # exact
+        z = -cv if neg_c else cv
+        return _out32(F.sum_odd(p, z), "rn", ftz, sat)
+    return {"fn": lambda bt, g, full: d(bt, fma(x(bt), y(bt), c(bt)), g, full)}

@@ -55,6 +55,7 @@ class Program:
         self.param_size = 0
         self.notes = set()                 # what the compiled program cannot prove (approximations, ...)
         self.lowered = None                # sass.Lowered: the SASS of each line (set by runner.program)
+        self.contraction = None            # contract.Contraction: ptxas's fused mul+adds (runner.program)
         self.reads_clock = False           # an instruction reads %clock/%clock64/%globaltimer (operands.py)
         self._layout_kernel_params()
         self._place_globals()

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from . import samples
 from .initcheck import lines as initcheck_lines
+from .fidelity import lines as fidelity_lines
 
 SCHEMA = 1
 
@@ -75,6 +76,7 @@ class Run:
     initcheck: Optional[list] = None        # initcheck=True: reads of never-written shared memory, per line
     samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
+    fidelity: Optional[dict] = None         # exact / approximate / unknown warp-instructions (fidelity.py)
     extra: Any = None
     cluster: Optional[tuple] = None         # the thread-block cluster shape of a cluster launch (cluster.py)
 
@@ -114,7 +116,7 @@ class Run:
                 "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
-                "instructions": [s.to_json() for s in self.instructions]}
+                "fidelity": self.fidelity, "instructions": [s.to_json() for s in self.instructions]}
 
     def format(self, top=20, all_lines=False):
         """The default report: the shared-memory instructions sorted by excess wavefronts."""
@@ -155,6 +157,8 @@ class Run:
             lines.extend(_hazard_lines(self.hazards))
         if self.initcheck is not None:
             lines.extend(initcheck_lines(self.initcheck))
+        if self.fidelity is not None:
+            lines.extend(fidelity_lines(self.fidelity, WIDTH))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import archs
 from ..errors import LayoutsimError, integer
 from . import cluster as CL
-from . import parallel, sass
+from . import contract, fidelity, parallel, sass
 from .costs import Costs
 from .events import Events
 from .initcheck import InitCheck, merge as merge_initcheck
@@ -39,6 +39,7 @@ def program(ptx, kernel, arch):
         check_target(module.target, arch)
         prog = Program(module, kernel, arch)
         prog.lowered = sass.for_program(ptx, prog, arch)
+        prog.contraction = contract.decide(prog, *sass.every_line(ptx, prog, arch))
         if key[0]:
             if len(_PROGRAMS) > 32:
                 _PROGRAMS.clear()
@@ -261,7 +262,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
                seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
-               cluster=launch.cluster.dims if launch.cluster.explicit else None)
+               cluster=launch.cluster.dims if launch.cluster.explicit else None,
+               fidelity=fidelity.compute(prog, [scale(e) for e in costs.executions], scale(costs.warp_instructions)))
 
 
 def _note(prog, costs, i):

@@ -77,16 +77,30 @@ def global_op(op, sass):
     return op
 
 
-def _by_line(rows, prog):
-    """{line: memory SASS} over the SASS functions that hold the kernel's code: the entry itself
-    and the .funcs ptxas kept as functions (a .func it inlined has its lines in the entry)."""
+def _by_line(rows, prog, keep=SASS.MEMORY.match):
+    """{line: memory SASS (all of it with keep=None)} over the SASS functions that hold the
+    kernel's code: the entry itself and the .funcs ptxas kept as functions (a .func it inlined
+    has its lines in the entry)."""
     mine = {prog.fn.name} | {f.name for f in prog.module.functions.values() if f.kind != "entry"}
     out = {}
     for name, entries in rows.items():
         if name in mine:
             for r in entries:
-                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if SASS.MEMORY.match(s))
+                out[r["line"]] = out.get(r["line"], ()) + tuple(s for s in r["sass"] if keep is None or keep(s))
     return out
+
+
+def every_line(ptx, prog, arch):
+    """({PTX line: every SASS opcode ptxas emits there}, None), or (None, why not): from ptxas now
+    (or its cache), never the committed data, which keeps only memory and SFU lines. What
+    contract.py reads ptxas's multiply-add contractions from."""
+    if not isinstance(ptx, str):
+        return None, "the PTX was not given as text"
+    sha = hashlib.sha256(ptx.encode()).hexdigest()
+    rows, _, note = _computed(ptx, sha, archs.ptxas_arch(prog.module.target, arch))
+    if rows is None:
+        return None, note.replace(NOT_CONSULTED, "ptxas not consulted")
+    return _by_line(rows, prog, keep=None), None
 
 
 @lru_cache(maxsize=1)
