@@ -126,7 +126,10 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        if parallel.has_global_atomics(prog):
+        if launch.surfaces:
+            launch.notes.add(f"jobs={jobs} ignored: surface writes stay in one process")
+            jobs = 1
+        elif parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
