@@ -152,8 +152,9 @@ class Texture:
             return f"a .{rtype} result from a texture that returns {got}"
         return None
 
-    def fetch(self, geom, coords, layer, integer, rules=RULES):
+    def fetch(self, geom, coords, layer, integer, rules=None):
         """Result words uint32 [n, 4] of tex.geom at coords (x[, y[, z]] float64 or int64 arrays)."""
+        rules = rules or RULES
         if geom == "cube":
             layer, coords = cube_face(*coords)
             normalized = True
@@ -190,9 +191,10 @@ class Texture:
         out = COMBINE[rules.combine](np.stack(corners, 1), np.stack(weights, 1), n, alphas)
         return self._float_words(out, rules)
 
-    def gather(self, comp, coords, rules=RULES):
+    def gather(self, comp, coords, rules=None):
         """tld4.comp.2d: channel `comp` of the 2x2 footprint of bilinear filtering, in the PTX ISA's
         order (i, j+1), (i+1, j+1), (i+1, j), (i, j) (9.7.10.4)."""
+        rules = rules or RULES
         layer = np.zeros(len(coords[0]), np.int64)
         base = []
         for ax in range(2):
