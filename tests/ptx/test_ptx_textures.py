@@ -191,3 +191,30 @@ def test_the_probe_kernels_build_with_ptxas(tmp_path):
     src = tmp_path / "probes.ptx"
     src.write_text(probes.module())
     subprocess.run(["ptxas", "-arch=sm_90", str(src), "-o", str(tmp_path / "p.cubin")], check=True)
+
+
+def test_the_cli_takes_texture_and_surface_arguments(tmp_path, capsys):
+    from layoutsim.cli import main
+    (tmp_path / "k.ptx").write_text(probes.module(["tex_2d_f32_f32", "sust_2d_4_zero"]))
+    np.save(tmp_path / "img.npy", IMG)
+    np.save(tmp_path / "rows.npy", np.array([[2.0, 3.0, 0, 0]], np.float32).view(np.uint32))
+    base = ["ptx", "run", str(tmp_path / "k.ptx"), "--grid", "1", "--block", "1"]
+    rc = main(base + ["--kernel", "tex_2d_f32_f32", "--arg", f"tex:{tmp_path}/img.npy:filter=linear,address=border",
+                      "--arg", str(tmp_path / "rows.npy"), "--arg", "zeros:u32:1x4", "--arg", "u32:1",
+                      "--out", str(tmp_path / "o"), "--json"])
+    assert rc == 0
+    got = np.load(tmp_path / "o" / "arg2.npy").view(np.float32)[0, 0]
+    assert got == _linear_doc(IMG, 2.0, 3.0)
+    np.save(tmp_path / "s.npy", np.zeros((6, 8), np.uint32))
+    np.save(tmp_path / "w.npy", np.array([[8, 1, 0, 77]], np.uint32))
+    capsys.readouterr()
+    rc = main(base + ["--kernel", "sust_2d_4_zero", "--arg", f"surf:{tmp_path}/s.npy", "--arg",
+                      str(tmp_path / "w.npy"), "--arg", "zeros:u32:1x4", "--arg", "u32:1", "--out", str(tmp_path / "p")])
+    assert rc == 0 and np.load(tmp_path / "p" / "arg0.npy")[1, 2] == 77
+    capsys.readouterr()
+    for bad, what in (("tex:img.npy:filtr=linear", "did you mean: filter"), ("tex:img.npy:normalized=2", "valid 0, 1"),
+                      ("tex:img.txt", "FILE.npy"), ("surf:s.npy:filter=point", "KEY one of channels, layered")):
+        rc = main(base + ["--kernel", "tex_2d_f32_f32", "--arg", bad, "--arg", "zeros:u32:1x4", "--arg",
+                          "zeros:u32:1x4", "--arg", "u32:1"])
+        err = capsys.readouterr().err
+        assert rc == 2 and what in err and len(err.strip().splitlines()) == 1
