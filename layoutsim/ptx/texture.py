@@ -251,7 +251,7 @@ def _channel_values(a, fmt, read):
     """Float64 value of each stored channel as a float result reads it (read mode applied)."""
     v = a.astype(np.float64)
     if read == "normalized":
-        bits = {"u8": 8, "s8": 8, "u16": 16, "s16": 16}[fmt]
+        bits = a.dtype.itemsize * 8
         if fmt[0] == "u":
             v = v / ((1 << bits) - 1)
         else:
