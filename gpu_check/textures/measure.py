@@ -108,7 +108,8 @@ class Gpu:
         for k in range(3):
             tex.addressMode[k] = ADDRESS[o["address"]]
         tex.filterMode = FILTER[o["filter"]]
-        tex.flags = (READ_AS_INTEGER if o["read"] == "element" else 0) | \
+        as_int = o["read"] == "element" and o["fmt"] not in ("f16", "f32")    # cudaReadModeElementType
+        tex.flags = (READ_AS_INTEGER if as_int else 0) | \
             (NORMALIZED_COORDINATES if o["normalized"] else 0)
         self._check(self.lib.cuTexObjectCreate(ctypes.byref(handle), ctypes.byref(res), ctypes.byref(tex), None),
                     "cuTexObjectCreate")

@@ -63,6 +63,15 @@ def _each(bt, table, handles, thr, ins, kind):
         yield obj, sel
 
 
+def _threads(bt, g):
+    """The executing threads (None when there are none); the launch notes that fetches are not costed."""
+    thr = np.flatnonzero(g)
+    if len(thr) == 0:
+        return None
+    bt.launch.notes.add(NOTE)
+    return thr
+
+
 def _vals(reader, bt, thr):
     v = reader(bt)
     return np.asarray(v)[thr] if np.ndim(v) else np.full(len(thr), v)
@@ -123,10 +132,9 @@ def _fetch(ins, b, geom, rtype, ctype, sample):
     coord_rd = [b.read(c, T.get(ctype), ins) for c in cops[int(layered):int(layered) + n]]
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if len(thr) == 0:
+        thr = _threads(bt, g)
+        if thr is None:
             return
-        bt.launch.notes.add(NOTE)
         hs = _handles(handle, bt, thr)
         coords = [_vals(r, bt, thr) for r in coord_rd]
         coords = [c.astype(np.float64) if ctype == "f32" else c.astype(np.int64) for c in coords]
@@ -177,47 +185,45 @@ def _surface_where(ins, b, ref, geom):
 
 
 def suld(ins, b, prog):
-    geom, mode, t, vec = _surface_form(ins)
-    need(ins, 2)
-    writers = [b.write(e, t, ins) for e in b.elems(ins.operands[0], ins, vec if vec > 1 else None)]
-    handle, where = _surface_where(ins, b, ins.operands[1], geom)
-    e = t.bits // 8
-    raw = np.dtype(f"<u{e}")
-
-    def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if len(thr) == 0:
-            return
-        bt.launch.notes.add(NOTE)
-        data = np.zeros((len(thr), vec * e), np.uint8)
-        for s, sel in _each(bt, bt.launch.surfaces, _handles(handle, bt, thr), thr, ins, "surface"):
-            data[sel] = s.load(where(bt, thr, s, sel, vec * e, mode)).reshape(-1, vec * e)
-        vals = np.ascontiguousarray(data).view(raw).reshape(len(thr), vec)
-        for j, w in enumerate(writers):
-            out = np.zeros(bt.T, raw)
-            out[thr] = vals[:, j]
-            w(bt, out, g, full)
-    return {"fn": fn}
+    return _surface_step(ins, b, load=True)
 
 
 def sust(ins, b, prog):
+    return _surface_step(ins, b, load=False)
+
+
+def _surface_step(ins, b, load):
+    """suld.b d, [obj, {c}] (load) or sust.b [obj, {c}], a: raw bytes of vec x t per thread."""
     geom, mode, t, vec = _surface_form(ins)
     need(ins, 2)
-    handle, where = _surface_where(ins, b, ins.operands[0], geom)
-    readers = [b.read(e, t, ins) for e in b.elems(ins.operands[1], ins, vec if vec > 1 else None)]
+    regs = b.elems(ins.operands[0 if load else 1], ins, vec if vec > 1 else None)
+    handle, where = _surface_where(ins, b, ins.operands[1 if load else 0], geom)
+    io = [b.write(e, t, ins) for e in regs] if load else [b.read(e, t, ins) for e in regs]
     e = t.bits // 8
     raw = np.dtype(f"<u{e}")
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if len(thr) == 0:
+        thr = _threads(bt, g)
+        if thr is None:
             return
-        bt.launch.notes.add(NOTE)
-        vals = np.stack([np.asarray(_vals(r, bt, thr)).astype(raw) for r in readers], 1)
-        data = np.ascontiguousarray(vals).view(np.uint8).reshape(len(thr), vec * e)
-        for s, sel in _each(bt, bt.launch.surfaces, _handles(handle, bt, thr), thr, ins, "surface"):
+        handles = _handles(handle, bt, thr)
+        if not load:
+            vals = np.stack([np.asarray(_vals(r, bt, thr)).astype(raw) for r in io], 1)
+            data = np.ascontiguousarray(vals).view(np.uint8).reshape(len(thr), vec * e)
+        else:
+            data = np.zeros((len(thr), vec * e), np.uint8)
+        for s, sel in _each(bt, bt.launch.surfaces, handles, thr, ins, "surface"):
             loc = where(bt, thr, s, sel, vec * e, mode)
-            s.store(loc, data[sel].reshape(data[sel].shape[:1] + s.data.shape[-1:]))
+            if load:
+                data[sel] = s.load(loc).reshape(-1, vec * e)
+            else:
+                s.store(loc, data[sel])
+        if load:
+            vals = np.ascontiguousarray(data).view(raw).reshape(len(thr), vec)
+            for j, w in enumerate(io):
+                out = np.zeros(bt.T, raw)
+                out[thr] = vals[:, j]
+                w(bt, out, g, full)
     return {"fn": fn}
 
 
