@@ -13,6 +13,11 @@ tmap:BUF:DIMS:BOX[:SWIZZLE[:STRIDES]] a CUtensorMap (cuTensorMapEncodeTiled's fi
 the tensor or a FILE.npy of its own, DIMS and BOX innermost first like 200x120 and 64x64, SWIZZLE
 none (default), 32B, 64B or 128B, STRIDES the byte strides of dimensions 1.. (default dense), e.g.
 tmap:a.npy:200x120:64x64:128B; the element size is the tensor's dtype's.
+tex:FILE.npy[:KEY=VALUE,...] a cudaTextureObject_t over the array (x its last axis, or the one before
+the channels): channels=1|2|4, filter=point|linear, address=wrap|clamp|mirror|border (or one per
+axis, x/y/z: clamp/border), read=element|normalized, normalized=0|1 (coordinates), layered=0|1,
+cubemap=0|1, e.g. tex:img.npy:filter=linear,address=border,normalized=1; surf:FILE.npy[:channels=N,
+layered=0|1] a cudaSurfaceObject_t (its final content is written like an array argument's).
 The report lists the kernel's shared-memory instructions sorted by excess wavefronts (what
 bank conflicts cost beyond the ideal), then its global-memory instructions sorted by excess
 sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
@@ -230,6 +235,8 @@ def parse_arg(text, i, budget=None):
     budget = [0] if budget is None else budget
     if s.startswith("tmap:"):
         return tensor_map_arg(s, i)
+    if s.startswith(("tex:", "surf:")):
+        return object_arg(s, i, budget)
     if s.endswith(".npy"):
         from ..files import read_npy
         if not Path(s).exists():
@@ -275,7 +282,8 @@ def parse_arg(text, i, budget=None):
             raise LayoutsimError(f"--arg {i} {s!r}: {iv} is outside {t} ({info.min}..{info.max})")
         return np.dtype(DTYPES[t]).type(iv)
     raise LayoutsimError(f"--arg {i} {s!r}: give FILE.npy, zeros:DTYPE:SHAPE, ones:DTYPE:SHAPE, "
-                         f"arange:DTYPE:SHAPE or TYPE:VALUE with TYPE one of {', '.join(SCALARS)}")
+                         f"arange:DTYPE:SHAPE, tmap:..., tex:FILE.npy[:...], surf:FILE.npy[:...] or TYPE:VALUE "
+                         f"with TYPE one of {', '.join(SCALARS)}")
 
 
 def tensor_map_arg(s, i):
@@ -307,6 +315,36 @@ def tensor_map_arg(s, i):
     return TensorMapArg(buffer=buf, dims=sizes(parts[1], "DIMS"), box=sizes(parts[2], "BOX"),
                         swizzle=parts[3] if len(parts) > 3 else "none",
                         strides_bytes=sizes(parts[4], "STRIDES") if len(parts) > 4 else None)
+
+
+OBJECT_KEYS = {"tex": {"channels": int, "filter": str, "address": str, "read": str, "normalized": bool,
+                       "layered": bool, "cubemap": bool},
+               "surf": {"channels": int, "layered": bool}}
+
+
+def object_arg(s, i, budget):
+    """tex:FILE.npy[:KEY=VALUE,...] / surf:FILE.npy[:...] -> layoutsim.ptx.TextureArg / SurfaceArg."""
+    from ..ptx import SurfaceArg, TextureArg
+    kind, _, rest = s.partition(":")
+    path, _, opts = rest.partition(":")
+    keys = OBJECT_KEYS[kind]
+    if not path.endswith(".npy"):
+        raise LayoutsimError(f"--arg {i} {s!r}: give {kind}:FILE.npy[:KEY=VALUE,...] (keys: {', '.join(keys)})")
+    kw = {}
+    for item in filter(None, opts.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or k not in keys:
+            raise LayoutsimError(f"--arg {i} {s!r}: {item!r}: give KEY=VALUE with KEY one of {', '.join(keys)}"
+                                 f"{suggest(k, list(keys))}")
+        if keys[k] is str:
+            kw[k] = tuple(v.split("/")) if k == "address" and "/" in v else v
+        elif v not in (("0", "1") if keys[k] is bool else ("1", "2", "4")):
+            raise LayoutsimError(f"--arg {i} {s!r}: {k}={v!r}: valid "
+                                 f"{'0, 1' if keys[k] is bool else '1, 2, 4'}")
+        else:
+            kw[k] = keys[k](int(v))
+    arr = parse_arg(path, i, budget)
+    return (TextureArg if kind == "tex" else SurfaceArg)(arr, **kw)
 
 
 def _take(budget, nbytes, i, s):
@@ -345,7 +383,8 @@ def _out_paths(directory, values):
     that bring their own tensor), in argument order."""
     import numpy as np
     return [(i, Path(directory) / f"arg{i}.npy") for i, v in enumerate(values)
-            if isinstance(v, np.ndarray) or isinstance(getattr(v, "buffer", None), np.ndarray)]
+            if isinstance(v, np.ndarray) or isinstance(getattr(v, "buffer", None), np.ndarray)
+            or type(v).__name__ == "SurfaceArg"]
 
 
 def check_outputs(directory, values):

@@ -12,6 +12,8 @@
     text = ptx.compile_cu("k.cu", arch="sm_90", flags=["-std=c++17"])   # PTX with -lineinfo
     # a CUtensorMap argument (by value or pointer) over the array argument 0:
     ptx.TensorMapArg(buffer=0, dims=(K, M), box=(64, 64), swizzle="128B")
+    # a cudaTextureObject_t / cudaSurfaceObject_t argument over an array of its own:
+    ptx.TextureArg(img, filter="linear", address="border", normalized=True); ptx.SurfaceArg(out_img)
 
 Modules: syntax (statements, operands), module (the loader), program (linking: calls
 inlined, registers numbered, memory placed), table (the instruction table: one row per form,
@@ -23,7 +25,8 @@ memory instruction's execution is an Access record on the batch's bus, and these
 costs + costs_wmma (bank and coalescing models), racecheck, initcheck), lowering + sass (the
 SASS ptxas emits for each PTX line, which costs charge), samples (the lanes of each memory
 line's first executions, as costs saw them), faults (the record of a fault), launch
-(arguments, special registers), tensormap (CUtensorMap arguments), mbarrier (mbarrier
+(arguments, special registers), tensormap (CUtensorMap arguments), texture and surface
+(texture/surface object arguments, the sampler; ops_texture runs tex/tld4/suld/sust/txq/suq), mbarrier (mbarrier
 objects), report (Run), runner (`run`), nvcc
 (`compile_cu`: a .cu to PTX with line info, safely); ops_wgmma and ops_async hold wgmma and TMA/mbarrier.
 The matrix handlers (ops_matrix: ldmatrix, stmatrix, mma, wmma; ops_wgmma) are adapters over
@@ -35,9 +38,11 @@ from .internal import PtxInternalError
 from .module import UnsupportedPtx, load
 from .nvcc import compile_cu
 from .report import InstructionStats, Run
+from .surface import SurfaceArg
 from .tensormap import TensorMapArg
+from .texture import TextureArg
 from .runner import run
 from .state import PtxFault
 
 __all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx",
-           "PtxInternalError", "TensorMapArg"]
+           "PtxInternalError", "TensorMapArg", "TextureArg", "SurfaceArg"]

@@ -6,7 +6,7 @@ message made of the same facts.
      "warp": warp in the CTA, "lane", "ptx_line", "ptx": the instruction's text,
      "cuda": {"file", "line"} or None, "address": int or None (space-relative: a shared or local
      offset, a generic address for global), "space": "global" | "shared" | "local" | "kparam" |
-     "param" | None, "buffer": {"space", "name", "arg", "start", "bytes", "offset"} or None}
+     "param" | "texture" | "surface" | None, "buffer": {"space", "name", "arg", "start", "bytes", "offset"} or None}
 
 A deadlock adds "waits": one record per waiting instruction ({"wait", "threads", "ptx_line",
 "ptx", "cuda", "thread", "cta", "warp", "lane"} and, for an mbarrier, "mbarrier"); its thread,
@@ -29,6 +29,8 @@ KINDS = {
     "invalid_address": "an address in a state space the instruction cannot use (an mbarrier outside shared "
                        "memory, wmma from local memory)",
     "invalid_tensor_map": "a tensor-map address that holds no tensor map",
+    "invalid_texture": "a texture or surface handle that names no object of the launch, or a fetch its "
+                       "texture or surface does not serve (geometry, result type, access size)",
     "tma_coordinates": "TMA box coordinates the GPU refuses",
     "uninitialized_mbarrier": "an mbarrier used before mbarrier.init (or after mbarrier.inval)",
     "mbarrier_overflow": "more arrivals than the phase waits for, or a tx-count out of range",

@@ -8,7 +8,8 @@ by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size; 
 `TensorMapArg` (tensormap.py) is a CUtensorMap, by value for a 128-byte parameter or, for a
 64-bit parameter, in a 128-byte global buffer the launch allocates (the kernel gets its address);
 its tensor is another array argument, or an array of its own (then Run.buffers[i] is that
-tensor's final content).
+tensor's final content). A `TextureArg` / `SurfaceArg` (texture.py, surface.py) is a texture or
+surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final content).
 """
 import math
 
@@ -18,7 +19,9 @@ from .. import archs
 from ..errors import LayoutsimError
 from . import cluster as CL
 from . import state as S
+from . import surface as SF
 from . import tensormap as TM
+from . import texture as TX
 
 MAX_BATCH_THREADS = 1 << 16
 # The model's global memory (every array argument and .global/.const variable) may hold at most
@@ -109,8 +112,10 @@ class Launch:
             raise LayoutsimError(f"kernel {self.prog.fn.name} takes {len(params)} parameter(s) ({sig}); "
                                  f"{len(args)} argument(s) given")
         out = []
+        self.textures, self.surfaces = {}, {}
         for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
             out.append(self._tmap_arg(i, a, p, size) if isinstance(a, TM.TensorMapArg) else
+                       self._object_arg(i, a, p, size) if isinstance(a, (TX.TextureArg, SF.SurfaceArg)) else
                        self._arg(i, a, p, size))
         # a tensor map names its tensor by argument index (resolved once every buffer is placed)
         # or brings it (placed in global memory like an array argument)
@@ -151,6 +156,20 @@ class Launch:
                 raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
             own = (a.buffer, self.heap.alloc(a.buffer.nbytes, f"argument {i} (the tensor of its tensor map)"))
         return (kind, a, at, own)
+
+    def _object_arg(self, i, a, p, size):
+        """A texture or surface object: the 64-bit handle the kernel receives, its texels resolved."""
+        what = f"argument {i} ({_ptype(p)} parameter {p.name})"
+        if p.count is not None or size != 8:
+            raise LayoutsimError(f"{what}: a {type(a).__name__} is a 64-bit cudaTextureObject_t / "
+                                 f"cudaSurfaceObject_t; this parameter is {size} bytes")
+        if isinstance(a, TX.TextureArg):
+            h = TX.HANDLE + len(self.textures)
+            self.textures[h] = TX.Texture(a, what)
+        else:
+            h = SF.HANDLE + len(self.surfaces)
+            self.surfaces[h] = SF.Surface(a, what)
+        return ("object", a, h)
 
     def _arg(self, i, a, p, size):
         what = f"argument {i} ({_ptype(p)} parameter {p.name})"
@@ -198,6 +217,8 @@ class Launch:
             if a[0] == "array":
                 self.heap.write(a[2], np.ascontiguousarray(a[1]).reshape(-1).view(np.uint8))
                 kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
+            elif a[0] == "object":
+                kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
             elif a[0] in ("tmap", "tmap_ptr"):
                 if a[3] is not None:
                     self.heap.write(a[3][1], np.ascontiguousarray(a[3][0]).reshape(-1).view(np.uint8))
@@ -220,6 +241,9 @@ class Launch:
                 arr, at = a[1], a[2]
             elif a[0] in ("tmap", "tmap_ptr") and a[3] is not None:
                 arr, at = a[3]                     # the tensor a tensor map brought
+            elif a[0] == "object" and a[2] in self.surfaces:
+                out.append(self.surfaces[a[2]].final())
+                continue
             else:
                 out.append(None)
                 continue

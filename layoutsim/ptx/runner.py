@@ -137,6 +137,9 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         if launch.cluster.size > 1:
             launch.notes.add(f"jobs={jobs} ignored: a cluster launch runs in one process")
             jobs = 1
+        elif launch.surfaces:
+            launch.notes.add(f"jobs={jobs} ignored: surface writes stay in one process")
+            jobs = 1
         elif parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")

@@ -37,6 +37,7 @@ from . import ops_half as H
 from . import ops_int as I
 from . import ops_matrix as X
 from . import ops_mem as M
+from . import ops_texture as TX
 from . import ops_warp as W
 from . import ops_wgmma as G
 from . import types as T
@@ -216,6 +217,13 @@ ROWS = [
        mods=("arrive", "wait", "relaxed", "release", "acquire", "aligned"), operands=0),
     _r("mapa", "any", K.mapa, "9.7.9.23", spaces=("shared",), operands=3),
     _r("getctarank", "any", K.getctarank, "9.7.9.24", spaces=("shared",), operands=2),
+    # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
+    _r("tex", "any", TX.tex, "9.7.10.3"),
+    _r("tld4", "any", TX.tld4, "9.7.10.4"),
+    _r("txq", "any", TX.query, "9.7.10.5"),
+    _r("suld", "any", TX.suld, "9.7.11.1"),
+    _r("sust", "any", TX.sust, "9.7.11.2"),
+    _r("suq", "any", TX.query, "9.7.11.4"),
     # ---- control flow (9.7.12) and miscellaneous (9.7.19) ----------------------------------------
     _r("bra", "any", C._bra, "9.7.12.2"),
     _r("exit", "any", C._exit, "9.7.12.7"),

@@ -52,8 +52,8 @@ def test_unknown_kernel_lists_entries():
 
 def test_unsupported_instruction_names_itself_and_its_line():
     text = HEAD + ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\n.reg .f32 %f<2>;\n" \
-                  "ld.param.u64 %rd1, [p];\ntex.1d.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1}];\nret;\n}\n"
-    with pytest.raises(P.UnsupportedPtx, match=r"^line 9: unsupported instruction tex.1d.v4.f32.s32"):
+                  "ld.param.u64 %rd1, [p];\nsured.b.add.1d.b32.trap [%rd1, {%f1}], %f1;\nret;\n}\n"
+    with pytest.raises(P.UnsupportedPtx, match=r"^line 9: unsupported instruction sured.b.add.1d.b32.trap"):
         P.run(text, "k", 1, 32, [np.zeros(4)])
 
 
