@@ -40,6 +40,10 @@ KINDS = {
     "membermask": "a thread executes a .sync instruction whose membermask does not name it",
     "step_limit": "the run reached max_steps (--max-steps) before every CTA ended (watch.RunLimit)",
     "time_limit": "the run reached its timeout (--timeout) before every CTA ended (watch.RunLimit)",
+    "assert": "a device assert failed (__assertfail: the GPU traps, cudaErrorAssert); the message is the line "
+              "the CUDA runtime prints",
+    "stack_overflow": "more nested activations of a recursive function than the executor's call stack holds",
+    "invalid_call": "a call through a function pointer that holds no function's address",
     "fault": "any other fault",
 }
 

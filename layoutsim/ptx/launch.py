@@ -79,6 +79,8 @@ class Launch:
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
+        self.printed = bytearray()            # what printf printed (ops_sys.py), in the executor's order
+        self.assertions = []                  # the lines of failed asserts (ops_sys.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")

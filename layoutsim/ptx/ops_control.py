@@ -5,6 +5,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import types as T
 from .builders import need, unsupported
+from .ops_calls import recursive_ret
 
 
 def _label(prog, ins, name):
@@ -30,6 +31,9 @@ def _ret(ins, b, prog):
     end = ins.extra.get("ret_label")
     if end is None:
         return {"kind": "exit"}
+    prefix = ins.extra.get("prefix", "")
+    if prefix in prog.recursion:            # a copy recursive calls re-enter: a per-thread return
+        return {"kind": "jump", "fn": recursive_ret(ins, b, prog, prefix, prog.labels[end])}
     return {"kind": "bra", "target": prog.labels[end]}
 
 
@@ -102,20 +106,15 @@ def _nop(ins, b, prog):
     return {"fn": lambda bt, g, full: None}
 
 
-def _callret0(ins, b, prog):
-    """printf's int result: 0."""
-    copies = []
-    for op in ins.operands:
-        if op.kind == "sym":
-            off = prog.symbol_address(op.value, ins)
-            copies.append(off)
-
-    def fn(bt, g, full):
-        t = np.flatnonzero(g)
-        for off in copies:
-            bt.params[bt.param_base[t][:, None] + off + np.arange(4)] = 0
-    return {"fn": fn}
-
-
 def _trap(ins, b, prog):
     return {"kind": "trap"}
+
+
+def griddepcontrol(ins, b, prog):
+    """griddepcontrol.launch_dependents / .wait (PTX ISA 9.0, 9.7.13 'griddepcontrol'; CUDA's
+    programmatic dependent launch): launch_dependents lets grids that depend on this one start
+    early, wait blocks until the prerequisite grids have completed and their memory is visible.
+    The executor runs one launch: no dependent grid to start, no prerequisite grid in flight, so
+    wait returns at once and neither changes any state (what the GPU does for a launch without
+    programmatic dependencies)."""
+    return {"fn": lambda bt, g, full: None}

@@ -75,6 +75,8 @@ class Run:
     initcheck: Optional[list] = None        # initcheck=True: reads of never-written shared memory, per line
     samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
+    printf: str = ""                        # what the kernel's printf printed (ops_sys.py: the order)
+    assertions: list = field(default_factory=list)   # the runtime's lines of failed asserts
     extra: Any = None
 
     @property
@@ -112,6 +114,7 @@ class Run:
                 "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
+                "printf": self.printf, "assertions": self.assertions,
                 "instructions": [s.to_json() for s in self.instructions]}
 
     def format(self, top=20, all_lines=False):

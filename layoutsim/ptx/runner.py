@@ -126,7 +126,11 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        if parallel.has_global_atomics(prog):
+        if any(st.ins is not None and st.ins.opcode in ("vprintf", "assertfail") for st in prog.steps):
+            launch.notes.add(f"jobs={jobs} ignored: the kernel prints (printf/assert), in an order one "
+                             f"process keeps")
+            jobs = 1
+        elif parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")
             jobs = 1
@@ -241,7 +245,9 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
                seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
-               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None)
+               initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
+               printf=bytes(launch.printed).decode("utf-8", "backslashreplace"),
+               assertions=list(launch.assertions))
 
 
 def _note(prog, costs, i):
