@@ -257,8 +257,11 @@ class Launch:
               "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
               "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
               "%cluster_ctarank": u(0), "%cluster_nctarank": u(1), "%is_explicit_cluster": np.bool_(False),
+              # the system's reserved shared memory (PTX ISA 10.35): the model's CTA window holds
+              # none, so the region is empty (begin = end = cap = 0, and the two offsets 0)
               "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
-              "%reserved_smem_offset_cap": u(0)}
+              "%reserved_smem_offset_cap": u(0), "%reserved_smem_offset_0": u(0),
+              "%reserved_smem_offset_1": u(0)}
         sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
         sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
         for c, n in zip("xyz", (gx, gy, gz)):
