@@ -336,3 +336,18 @@ def test_device_launch_calls_are_refused_in_one_line():
 }"""
     with pytest.raises(LayoutsimError, match=r"^line \d+: a device-side graph call \(cudaGraphLaunch_ptsz\) is not"):
         P.run(src, "k", 1, 32, [])
+
+
+def test_line_tagging_keeps_local_frames_and_multi_line_calls_whole():
+    # the line-tagged PTX given to ptxas (lowering.py): nvcc's `.local` stack frame is no `.loc`,
+    # and a call spread over lines gets its .loc before its first line only (ptxas: "Parsing error
+    # near '.loc'" otherwise, and costing fell back to per-PTX-instruction)
+    from layoutsim.ptx import lowering as L
+    tagged = L.with_ptx_lines(PRINTF.replace("call.uni (retval0), vprintf, (param0, param1);",
+                                             "call.uni (retval0),\n\tvprintf,\n\t(\n\tparam0,\n\tparam1\n\t);"))
+    assert ".local .align 8 .b8 depot[32];" in tagged
+    call = tagged[tagged.index("call.uni"):tagged.index(");")]
+    assert ".loc" not in call
+    if L.find_ptxas() and L.find_nvdisasm():
+        rows, _ = L.lower(tagged, "sm_90", keep=None)
+        assert any(r["op"] == "call.uni" for r in rows["k"])
