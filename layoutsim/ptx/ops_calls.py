@@ -92,11 +92,13 @@ def frames(bt, prog, cprefix):
 
 
 def _copy_args(prog, b, ins, cprefix, callee, args):
-    from_ops = [_arg_copy(prog, b, ins, cprefix + p.name, a) for p, a in zip(callee.params, args)]
+    from_ops = [arg_copy(prog, b, ins, cprefix + p.name, a) for p, a in zip(callee.params, args)]
     return lambda bt, g: [c(bt, g) for c in from_ops]
 
 
-def _arg_copy(prog, b, ins, key, src):
+def arg_copy(prog, b, ins, key, src):
+    """A function(batch, g) copying one call argument (a .param variable, register or immediate)
+    into the per-thread storage of the callee parameter `key` (inlined calls and rcall)."""
     off, var = prog.param_vars[key]
     size = var.size
     if src.kind == "sym":
