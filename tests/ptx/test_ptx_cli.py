@@ -44,7 +44,8 @@ def test_json_schema(capsys, tmp_path):
     doc = json.loads(out)
     assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "shared_wavefronts", "shared_ideal",
                         "global", "warp_instructions", "sampled", "notes", "hazards", "initcheck", "fault", "seconds",
-                        "sass_source", "gmma_wavefronts", "tensor_maps", "instructions", "outputs"}
+                        "sass_source", "gmma_wavefronts", "tensor_maps", "printf", "assertions", "instructions",
+                        "outputs"}
     assert doc["shared_wavefronts"] == {"ld": 32, "st": 32} and doc["hazards"] == []
     ins = doc["instructions"][0]
     assert set(ins) == {"line", "cuda", "text", "executions", "wavefronts", "ideal", "excess", "kind", "sass",
