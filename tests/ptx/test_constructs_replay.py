@@ -10,7 +10,6 @@ import pytest
 import layoutsim.ptx as P
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "constructs" / "constructs.json"
-NOT_MODELLED = {"wmma_f64": "f64 wmma fragments (m8n8k4) are not modelled yet"}
 
 
 def _doc():
@@ -40,8 +39,6 @@ def _args(spec):
 def test_replays_the_h200(name):
     doc = _doc()
     run = {x["name"]: x for x in doc["launches"]}[name]
-    if name in NOT_MODELLED:
-        pytest.skip(NOT_MODELLED[name])
     args = _args(run["args"])
     outs = [i for i, a in enumerate(run["args"]) if a[0] == "out"]
     try:
