@@ -44,6 +44,7 @@ KINDS = {
               "the CUDA runtime prints",
     "stack_overflow": "more nested activations of a recursive function than the executor's call stack holds",
     "invalid_call": "a call through a function pointer that holds no function's address",
+    "invalid_free": "free of a pointer that in-kernel malloc did not return, or of a block already freed",
     "fault": "any other fault",
 }
 

@@ -18,6 +18,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from . import state as S
 from . import tensormap as TM
+from .malloc import HEAP_BYTES, DeviceHeap
 
 MAX_BATCH_THREADS = 1 << 16
 # The model's global memory (every array argument and .global/.const variable) may hold at most
@@ -92,6 +93,9 @@ class Launch:
         self.heap = prog.static_heap.copy()
         self.var_addr = dict(prog.global_vars)
         self.args = self._check_args(args)
+        self.device_heap = None               # in-kernel malloc/free (malloc.py): the launch's device heap
+        if any(st.ins is not None and st.ins.opcode in ("malloc", "free") for st in prog.steps):
+            self.device_heap = DeviceHeap(self.heap.alloc(HEAP_BYTES, "device heap (malloc)"))
         check_global_bytes(sum(self.heap.sizes), f"kernel {prog.fn.name}")
         self.heap.finish()
         self._fill()

@@ -1,6 +1,6 @@
-"""The CUDA runtime's device functions a kernel calls without defining them: `vprintf` (printf)
-and `__assertfail` (assert). program.py turns `call vprintf` / `call __assertfail` into these
-steps; the text is made by printf.py.
+"""The CUDA runtime's device functions a kernel calls without defining them: `vprintf` (printf),
+`__assertfail` (assert), `malloc` and `free`. program.py turns such calls into these steps; the
+text is made by printf.py, the heap is malloc.py's.
 
 printf: every thread that executes the call formats its line from its format string (global
 memory) and argument buffer (its local memory, or any address), in the executor's order: the
@@ -13,6 +13,10 @@ Guide: printf returns the number of arguments parsed, -1 for a null format).
 assert: `__assertfail(message, file, line, function, char size)`; every thread of the step prints
 the runtime's line (printf.assertion) and the launch stops with a fault of kind "assert" (the GPU
 traps: cudaErrorAssert), the first thread's line its message.
+
+malloc / free: the threads of a step allocate (release) in CTA, warp, lane order from the
+launch's device heap (malloc.py); free of a pointer malloc did not return, or of a freed one,
+is a fault of kind "invalid_free" (undefined behaviour in CUDA).
 """
 import numpy as np
 
@@ -42,8 +46,9 @@ def _arg_readers(ins, b, prog, sizes):
     return out
 
 
-def _result(ins, b, prog):
-    """A function(batch, int32 values, g, full) storing printf's result in the call's destination."""
+def _result(ins, b, prog, size=4):
+    """A function(batch, values, g, full) storing a call's result (`size` bytes: printf's int,
+    malloc's pointer) in the call's destination."""
     rets = ins.extra["rets"]
     if not rets:
         return None
@@ -53,9 +58,10 @@ def _result(ins, b, prog):
 
         def put(bt, v, g, full):
             t = np.flatnonzero(g)
-            bt.params[bt.param_base[t][:, None] + off + np.arange(4)] = v[t].astype("<u4").view(np.uint8).reshape(-1, 4)
+            bt.params[bt.param_base[t][:, None] + off + np.arange(size)] = \
+                v[t].astype(f"<u{size}").view(np.uint8).reshape(-1, size)
         return put
-    return b.write(op, T.get("b32"), ins)
+    return b.write(op, T.get(f"b{size * 8}"), ins)
 
 
 def read_bytes(bt, t, address, n):
@@ -135,4 +141,34 @@ def assertfail(ins, b, prog):
             bt.launch.assertions.append(text)
             first = (t, text) if first is None else first
         raise Fault(first[0], 0, first[1], "assert")
+    return {"fn": fn}
+
+
+def malloc(ins, b, prog):
+    if len(ins.extra["args"]) != 1:
+        raise LayoutsimError(f"line {ins.line}: malloc takes 1 argument (the size), not {len(ins.extra['args'])}")
+    (size,) = _arg_readers(ins, b, prog, (8,))
+    ret = _result(ins, b, prog, 8)
+
+    def fn(bt, g, full):
+        n = size(bt)
+        res = np.zeros(bt.T, np.uint64)
+        for t in np.flatnonzero(g):
+            res[t] = bt.launch.device_heap.malloc(int(n[t]))
+        if ret is not None:
+            ret(bt, res, g, full)
+    return {"fn": fn}
+
+
+def free(ins, b, prog):
+    if len(ins.extra["args"]) != 1:
+        raise LayoutsimError(f"line {ins.line}: free takes 1 argument (the pointer), not {len(ins.extra['args'])}")
+    (ptr,) = _arg_readers(ins, b, prog, (8,))
+
+    def fn(bt, g, full):
+        p = ptr(bt)
+        for t in np.flatnonzero(g):
+            if not bt.launch.device_heap.free(int(p[t])):
+                raise Fault(int(t), int(p[t]), f"free({int(p[t]):#x}): not a block malloc returned, or one "
+                                               f"already freed (undefined behaviour)", "invalid_free")
     return {"fn": fn}

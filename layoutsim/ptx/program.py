@@ -25,7 +25,7 @@ from .step import Step
 from .syntax import Instr, Operand
 
 # the CUDA runtime's device functions the executor models (ops_sys.py): the step each call becomes
-SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail"}
+SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail", "malloc": "malloc", "free": "free"}
 # the device runtime's launch and graph calls (CUDA dynamic parallelism, device graph launch): refused
 DEVICE_RUNTIME = {"cudaGetParameterBufferV2": "a device-side kernel launch (dynamic parallelism)",
                   "cudaLaunchDeviceV2": "a device-side kernel launch (dynamic parallelism)",
@@ -334,7 +334,7 @@ class Program:
         out.append(("label", join))
 
     def _external(self, ins, name, args, rets, out):
-        """vprintf and __assertfail (ops_sys.py); any other function the PTX only declares is refused."""
+        """vprintf, __assertfail, malloc and free (ops_sys.py); any other function the PTX only declares is refused."""
         if name not in SYSTEM_CALLS:
             what = DEVICE_RUNTIME.get(name) or ("a device-side graph call" if name.startswith(DEVICE_GRAPH_PREFIX)
                                                 else None)

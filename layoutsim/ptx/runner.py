@@ -130,6 +130,10 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: the kernel prints (printf/assert), in an order one "
                              f"process keeps")
             jobs = 1
+        elif launch.device_heap is not None:
+            launch.notes.add(f"jobs={jobs} ignored: the kernel calls malloc/free, whose device heap one "
+                             f"process keeps")
+            jobs = 1
         elif parallel.has_global_atomics(prog):
             launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
                            f"one process keeps")

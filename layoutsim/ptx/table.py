@@ -231,6 +231,9 @@ ROWS = [
     _r("vprintf", "any", S.vprintf, ""),
     _r("assertfail", "any", S.assertfail, ""),
     _r("griddepcontrol", "any", C.griddepcontrol, "9.7.13", mods=("launch_dependents", "wait"), operands=0),
+    # ---- issue 24: the device heap's malloc/free (linker steps of `call malloc` / `call free`)
+    _r("malloc", "any", S.malloc, ""),
+    _r("free", "any", S.free, ""),
 ]
 
 
@@ -250,7 +253,7 @@ def _index(rows):
 
 
 BY_OPCODE = _index(ROWS)
-LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail")
+LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free")
 
 
 def opcodes():
