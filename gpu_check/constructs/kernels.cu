@@ -92,3 +92,24 @@ extern "C" __global__ void k_wmma_f64(double *d, const double *a, const double *
   wmma::mma_sync(fc, fa, fb, fc);
   wmma::store_matrix_sync(d, fc, 8, wmma::mem_row_major);
 }
+
+// device malloc/free (the 8 MiB default heap): how many blocks of n bytes one CTA gets, that each
+// holds what its thread wrote, and that after free the same requests succeed again; which lanes get
+// a block is the allocator's business, so only counts are written
+extern "C" __global__ void k_malloc(int *out, unsigned long long n) {
+  int t = threadIdx.x;
+  int *p = (int *)malloc(n);
+  if (p) {
+    atomicAdd(&out[0], 1);
+    if (((unsigned long long)p & 15) == 0) atomicAdd(&out[1], 1);
+    p[0] = t; p[n / 4 - 1] = t;
+    if (p[0] == t && p[n / 4 - 1] == t) atomicAdd(&out[2], 1);
+  }
+  __syncthreads();
+  free(p);
+  __syncthreads();
+  int *q = (int *)malloc(n);
+  if (q) atomicAdd(&out[3], 1);
+  free(q);
+  free(0);
+}

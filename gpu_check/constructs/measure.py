@@ -1,5 +1,5 @@
 """Measure the constructs of issue 24 on the GPU: printf, assert, WARP_SZ and the shared-memory
-special registers, griddepcontrol, bmsk, recursion, function pointers, f64 wmma.
+special registers, griddepcontrol, bmsk, recursion, function pointers, f64 wmma, malloc/free.
 
     python -m gpu_check.constructs.measure --out DIR      # on the H200: writes DIR/constructs.json
 
@@ -43,6 +43,9 @@ def launches():
         ("function_pointers", "k_fnptr", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 64)]),
         ("wmma_f64", "k_wmma_f64", (1, 1, 1), (32, 1, 1), 0, [("out", "float64", 64), ("in", "float64", x(32)),
                                                              ("in", "float64", x(32)), ("in", "float64", x(64))]),
+        # 3 MiB blocks from the 8 MiB default heap: two fit, whatever the allocator's bookkeeping
+        ("malloc", "k_malloc", (1, 1, 1), (32, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 3 << 20)]),
+        ("malloc_small", "k_malloc", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 40)]),
     ]
 
 
