@@ -29,8 +29,10 @@ addresses of a line's first warp executions (--picture FILE draws the first one)
 "kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
 "gmma_wavefronts","tensor_maps":[{"arg","buffer","dims","box","swizzle","elem_bytes",
 "strides_bytes","offset"}],"fidelity":{"warp_instructions","exact","approximate","unknown",
-"refused","approximate_instructions","unknown_instructions","contraction"},"outputs"} (+ "accesses", "picture" with --show-line/--picture).
-A fault (out of bounds, misaligned, deadlock, ...: layoutsim.ptx.faults.KINDS) stops the run
+"refused","approximate_instructions","unknown_instructions","contraction"},"printf","assertions","outputs"} (+ "accesses", "picture" with --show-line/--picture).
+What the kernel's printf prints goes to stdout before the report (in --json: "printf"); a failed
+assert prints the CUDA runtime's line on stderr and stops the run as a fault of kind "assert".
+A fault (out of bounds, misaligned, deadlock, assert, ...: layoutsim.ptx.faults.KINDS) stops the run
 with exit code 2 and one line on stderr; with --json stdout has the report so far, its "fault"
 {"kind","message","thread","cta","warp","lane","ptx_line","ptx","cuda","address","space",
 "buffer":{"space","name","arg","start","bytes","offset"}} (a deadlock adds "waits"). --max-steps and
@@ -153,6 +155,8 @@ def run(args):
         # a fault: the buffers as they were, the report so far with its `fault` under --json, and
         # the one line on stderr with exit code 2 (cli.main), as for any other error
         outputs = write_outputs(args.out, e.run.buffers) if args.out is not None and e.run is not None else []
+        if not args.json and e.run is not None:
+            _printed(e.run)
         if args.json:
             report = e.run.to_json() if e.run is not None else {"fault": e.fault}
             print_json(dict(report, outputs=outputs))
@@ -162,6 +166,7 @@ def run(args):
     if args.json:
         print_json(dict(r.to_json(), outputs=outputs, **shown))
     else:
+        _printed(r)
         print(printable(r.format(top=args.top, all_lines=args.all)))    # CUDA lines from files: escaped
         if shown:
             print(printable("\n".join(access_lines(shown["accesses"]))))
@@ -170,6 +175,16 @@ def run(args):
         for path in outputs:
             print(f"wrote {path}")
     return 0
+
+
+def _printed(r):
+    """The kernel's printf output on stdout, as the program would print it; failed asserts' lines
+    on stderr, where the CUDA runtime prints them."""
+    if r.printf:
+        sys.stdout.write(r.printf)
+        sys.stdout.flush()
+    for line in r.assertions:
+        print(line, file=sys.stderr)
 
 
 def show_line(r, line, picture):

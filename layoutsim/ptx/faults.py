@@ -44,6 +44,11 @@ KINDS = {
     "time_limit": "the run reached its timeout (--timeout) before every CTA ended (watch.RunLimit)",
     "cluster_barrier": "barrier.cluster used against its rules (a second arrive before the wait, a wait "
                        "with no arrive)",
+    "assert": "a device assert failed (__assertfail: the GPU traps, cudaErrorAssert); the message is the line "
+              "the CUDA runtime prints",
+    "stack_overflow": "more nested activations of a recursive function than the executor's call stack holds",
+    "invalid_call": "a call through a function pointer that holds no function's address",
+    "invalid_free": "free of a pointer that in-kernel malloc did not return, or of a block already freed",
     "fault": "any other fault",
 }
 

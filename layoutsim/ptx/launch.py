@@ -22,6 +22,7 @@ from . import state as S
 from . import surface as SF
 from . import tensormap as TM
 from . import texture as TX
+from .malloc import HEAP_BYTES, DeviceHeap
 
 MAX_BATCH_THREADS = 1 << 16
 # The model's global memory (every array argument and .global/.const variable) may hold at most
@@ -86,6 +87,8 @@ class Launch:
         if CL.size_note(self.cluster):
             self.notes.add(CL.size_note(self.cluster))
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
+        self.printed = bytearray()            # what printf printed (ops_sys.py), in the executor's order
+        self.assertions = []                  # the lines of failed asserts (ops_sys.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
@@ -97,6 +100,9 @@ class Launch:
         self.heap = prog.static_heap.copy()
         self.var_addr = dict(prog.global_vars)
         self.args = self._check_args(args)
+        self.device_heap = None               # in-kernel malloc/free (malloc.py): the launch's device heap
+        if any(st.ins is not None and st.ins.opcode in ("malloc", "free") for st in prog.steps):
+            self.device_heap = DeviceHeap(self.heap.alloc(HEAP_BYTES, "device heap (malloc)"))
         check_global_bytes(sum(self.heap.sizes), f"kernel {prog.fn.name}")
         self.heap.finish()
         self._fill()
@@ -282,8 +288,11 @@ class Launch:
               "%dynamic_smem_size": u(self.shared_bytes),
               "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
               "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
+              # the system's reserved shared memory (PTX ISA 10.35): the model's CTA window holds
+              # none, so the region is empty (begin = end = cap = 0, and the two offsets 0)
               "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
-              "%reserved_smem_offset_cap": u(0)}
+              "%reserved_smem_offset_cap": u(0), "%reserved_smem_offset_0": u(0),
+              "%reserved_smem_offset_1": u(0)}
         sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
         sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
         sp.update(CL.registers(self.cluster, cta, self.grid))

@@ -39,6 +39,7 @@ def install_hint(*missing):
     return "install " + " and ".join(f"{t} ({INSTALL[t]})" for t in missing)
 
 _INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
+_DEBUG = re.compile(r"^\.(loc|file)\s")
 TAGGED = "kernel.ptx"        # the file name the rewritten PTX's .loc lines name (nvdisasm -g prints it)
 
 
@@ -80,16 +81,20 @@ def tool_version(path):
 
 def with_ptx_lines(ptx):
     """The PTX with every instruction's debug location set to its own line in `ptx`."""
-    out, depth = [], 0
+    out, depth, open_stmt = [], 0, False
     for i, line in enumerate(ptx.splitlines(), start=1):
         s = line.strip()
-        if s.startswith((".loc", ".file")):
+        if _DEBUG.match(s):                     # .loc / .file (not .local: a kernel's stack frame)
             out.append("")
             continue
-        if depth > 0 and _INSTR.match(s) and not s.endswith(":"):
+        # a statement nvcc spreads over lines (`call.uni (retval0),` / `vprintf,` / `(` ...) takes
+        # its .loc before its first line only: a .loc inside it is a ptxas syntax error
+        if depth > 0 and not open_stmt and _INSTR.match(s) and not s.endswith(":"):
             out.append(f"\t.loc 1 {i} 0")
-        if not s.startswith("//"):
-            depth += s.count("{") - s.count("}")
+        code = s.split("//", 1)[0].strip()
+        if code:
+            depth += code.count("{") - code.count("}")
+            open_stmt = depth > 0 and not code.endswith((";", "{", "}", ":"))
         out.append(line)
         if s.startswith(".address_size"):
             out.append(f'.file 1 "{TAGGED}"')

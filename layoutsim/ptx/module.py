@@ -24,7 +24,10 @@ from .syntax import Instr, Operand, PtxSyntaxError, parse_instruction, is_int, p
 
 SPACES = ("global", "shared", "const", "local", "param")
 IGNORED_BODY = {".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
-                ".noreturn"}
+                ".noreturn", ".callprototype"}     # a prototype: an indirect call checks its own arguments
+# a function's address (`mov.u64 %rd, func;`, a .global initialised with a function's name):
+# FUNCTION_BASE + 16 * its place among the module's functions, outside every data window (state.py)
+FUNCTION_BASE = 0x7B00_0000_0000
 
 
 class UnsupportedPtx(LayoutsimError):
@@ -85,9 +88,15 @@ class Module:
     functions: dict = field(default_factory=dict)
     variables: list = field(default_factory=list)  # module scope
     files: dict = field(default_factory=dict)      # index -> path
+    address_taken: set = field(default_factory=set)  # functions whose address is taken
 
     def entries(self):
         return [f.name for f in self.functions.values() if f.kind == "entry" and f.defined]
+
+    def function_address(self, name):
+        """The address of a function (None: no function of that name)."""
+        names = list(self.functions)
+        return FUNCTION_BASE + 16 * names.index(name) if name in self.functions else None
 
     def entry(self, name):
         """The entry `name` means: its PTX name, or a C++ kernel's source name (kernel_names)."""
@@ -279,6 +288,8 @@ def _parse_init(text, var, line):
                 with np.errstate(invalid="ignore"):       # a NaN given to an integer: as numpy casts
                     bits = int(f.astype(var.ptype.dtype).view(var.ptype.storage)[0])
             vals.append(bits)
+        elif op.kind == "sym" and var.ptype.bits == 64:
+            vals.append((op.value,))                # a function's address, once every function is known
         else:
             raise UnsupportedPtx(f"line {line}: initializer {t!r} of {var.name} (addresses of "
                                  f"variables in initializers are not supported)")
@@ -351,7 +362,23 @@ def load(text):
             raise PtxSyntaxError(f"line {st.line}: unexpected {st.text!r} outside a function")
         _module_stmt(st, mod)
         i += 1
+    for fn in mod.functions.values():               # functions whose address an instruction takes
+        for ins in fn.body:
+            if isinstance(ins, Instr) and ins.opcode != "call":
+                mod.address_taken.update(o.value for o in ins.operands if o.kind == "sym" and o.value in mod.functions)
+    for v in mod.variables:                         # function names in initializers: their addresses
+        if v.init and any(isinstance(x, tuple) for x in v.init):
+            v.init = [_function_value(mod, x, v) if isinstance(x, tuple) else x for x in v.init]
     return mod
+
+
+def _function_value(mod, x, v):
+    addr = mod.function_address(x[0])
+    mod.address_taken.add(x[0])
+    if addr is None:
+        raise UnsupportedPtx(f"line {v.line}: initializer {x[0]!r} of {v.name} (addresses of variables in "
+                             f"initializers are not supported; a function's name is)")
+    return addr & ((1 << v.ptype.bits) - 1)
 
 
 def _add_function(mod, fn):

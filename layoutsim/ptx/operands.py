@@ -27,6 +27,9 @@ SPECIAL.update({"%laneid": "u32", "%warpid": "u32", "%nwarpid": "u32", "%smid": 
 # the clocks: the count of warp-instructions the reading thread's warp has issued (state.Batch.clock)
 CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi")
 SPECIAL.update({f"%envreg{i}": "u32" for i in range(32)})
+SPECIAL.update({f"%reserved_smem_offset_{i}": "u32" for i in range(2)})
+# predefined identifiers (PTX ISA 9.0 section 4.3.3, Table 3): WARP_SZ, the warp size, a constant
+PREDEFINED = {"WARP_SZ": 32}
 SPECIAL.update({f"%pm{i}": "u32" for i in range(8)})
 
 
@@ -136,7 +139,7 @@ class Builder:
                 return round_to(np.float64(f), typ.name, "rn")[()]
             raise UnsupportedPtx(f"{lines.of(ins)}: float literal {op} used as .{getattr(typ, 'name', dt)}")
         if op.kind == "sym":
-            addr = self.prog.symbol_address(op.value, ins)
+            addr = PREDEFINED[op.value] if op.value in PREDEFINED else self.prog.symbol_address(op.value, ins)
             return np.array(addr & ((1 << (dt.itemsize * 8)) - 1), np.dtype(f"u{dt.itemsize}")).view(dt)[()]
         raise LayoutsimError(f"line {ins.line}: {op} is not a constant")
 

@@ -5,6 +5,7 @@ import numpy as np
 from ..errors import LayoutsimError
 from . import types as T
 from .builders import need, unsupported
+from .ops_calls import arg_copy, recursive_ret
 
 
 def _label(prog, ins, name):
@@ -30,40 +31,17 @@ def _ret(ins, b, prog):
     end = ins.extra.get("ret_label")
     if end is None:
         return {"kind": "exit"}
+    prefix = ins.extra.get("prefix", "")
+    if prefix in prog.recursion:            # a copy recursive calls re-enter: a per-thread return
+        return {"kind": "jump", "fn": recursive_ret(ins, b, prog, prefix, prog.labels[end])}
     return {"kind": "bra", "target": prog.labels[end]}
-
-
-def _param_copy(prog, b, ins, dst_key, src_op):
-    """A function(batch, g) copying one call argument (a .param variable, register or
-    immediate) into the per-thread storage of a callee parameter."""
-    off, var = prog.param_vars[dst_key]
-    size = var.size
-    if src_op.kind == "sym":
-        src_off = prog.symbol_address(src_op.value, ins)
-
-        def copy(bt, g):
-            t = np.flatnonzero(g)
-            base = bt.param_base[t][:, None]
-            bt.params[base + off + np.arange(size)] = bt.params[base + src_off + np.arange(size)]
-        return copy
-    typ = T.get(f"b{min(64, size * 8)}") if size in (1, 2, 4, 8) else None
-    if typ is None:
-        raise unsupported(ins, f"argument {src_op} for a {size}-byte parameter")
-    rd = b.read(src_op, typ, ins)
-
-    def copy(bt, g):
-        t = np.flatnonzero(g)
-        v = np.broadcast_to(np.asarray(rd(bt)), (bt.T,))[t]
-        raw = np.ascontiguousarray(v).view(np.uint8).reshape(len(t), -1)
-        bt.params[bt.param_base[t][:, None] + off + np.arange(size)] = raw
-    return copy
 
 
 def _call(ins, b, prog):
     """Copy the arguments into the callee's parameters and fall into its inlined body; threads
     whose guard is false skip the call (target: after the result copy)."""
     callee, cprefix = ins.extra["callee"], ins.extra["cprefix"]
-    copies = [_param_copy(prog, b, ins, cprefix + p.name, a) for p, a in zip(callee.params, ins.extra["args"])]
+    copies = [arg_copy(prog, b, ins, cprefix + p.name, a) for p, a in zip(callee.params, ins.extra["args"])]
 
     def fn(bt, g, full):
         for c in copies:
@@ -102,20 +80,15 @@ def _nop(ins, b, prog):
     return {"fn": lambda bt, g, full: None}
 
 
-def _callret0(ins, b, prog):
-    """printf's int result: 0."""
-    copies = []
-    for op in ins.operands:
-        if op.kind == "sym":
-            off = prog.symbol_address(op.value, ins)
-            copies.append(off)
-
-    def fn(bt, g, full):
-        t = np.flatnonzero(g)
-        for off in copies:
-            bt.params[bt.param_base[t][:, None] + off + np.arange(4)] = 0
-    return {"fn": fn}
-
-
 def _trap(ins, b, prog):
     return {"kind": "trap"}
+
+
+def griddepcontrol(ins, b, prog):
+    """griddepcontrol.launch_dependents / .wait (PTX ISA 9.0, 9.7.13 'griddepcontrol'; CUDA's
+    programmatic dependent launch): launch_dependents lets grids that depend on this one start
+    early, wait blocks until the prerequisite grids have completed and their memory is visible.
+    The executor runs one launch: no dependent grid to start, no prerequisite grid in flight, so
+    wait returns at once and neither changes any state (what the GPU does for a launch without
+    programmatic dependencies)."""
+    return {"fn": lambda bt, g, full: None}

@@ -22,9 +22,19 @@ from .module import Label, UnsupportedPtx
 from .operands import Builder
 from .state import Heap
 from .step import Step
-from .syntax import Instr
+from .syntax import Instr, Operand
 
-NO_RETURN_CALLS = {"vprintf"}        # called for printf: modelled as printing nothing
+# the CUDA runtime's device functions the executor models (ops_sys.py): the step each call becomes
+SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail", "malloc": "malloc", "free": "free"}
+# the device runtime's launch and graph calls (CUDA dynamic parallelism, device graph launch): refused
+DEVICE_RUNTIME = {"cudaGetParameterBufferV2": "a device-side kernel launch (dynamic parallelism)",
+                  "cudaLaunchDeviceV2": "a device-side kernel launch (dynamic parallelism)",
+                  "cudaGetParameterBuffer": "a device-side kernel launch (dynamic parallelism)",
+                  "cudaLaunchDevice": "a device-side kernel launch (dynamic parallelism)",
+                  "cudaCGGetIntrinsicHandle": "a grid-wide cooperative-groups handle (cooperative launch)",
+                  "cudaCGSynchronize": "a grid-wide cooperative-groups sync (cooperative launch)",
+                  "cudaCGSynchronizeGrid": "a grid-wide cooperative-groups sync (cooperative launch)"}
+DEVICE_GRAPH_PREFIX = "cudaGraph"    # cudaGraphLaunch_*, cudaGraphSetConditional, ...: device graph calls
 
 
 @dataclass
@@ -52,6 +62,8 @@ class Program:
         self.static_shared = 0
         self.dynamic_shared_offset = None
         self.local_size = 0
+        self.local_sizes = {}              # .local variable key -> bytes
+        self.recursion = {}                # copy prefix -> the rcall instructions that re-enter it
         self.param_size = 0
         self.notes = set()                 # what the compiled program cannot prove (approximations, ...)
         self.lowered = None                # sass.Lowered: the SASS of each line (set by runner.program)
@@ -147,6 +159,7 @@ class Program:
                 a = v.alignment
                 off = -(-self.local_size // a) * a
                 self.local_vars[key] = off
+                self.local_sizes[key] = v.size
                 self.local_size = off + v.size
             elif v.space == "param":
                 self._add_param(key, v)
@@ -182,6 +195,8 @@ class Program:
                 return self.param_vars[key][0]
         if name in self.global_vars:
             return self.global_vars[name]
+        if name in self.module.functions:          # a function's address (function pointers)
+            return self.module.function_address(name)
         for pname, _, off, _, _ in self.kernel_params:
             if pname == name:
                 return off
@@ -205,7 +220,7 @@ class Program:
     # ---- expansion and compilation ------------------------------------------------------------
     def _compile(self):
         flat = []                               # Instr copies and ("label", name), in program order
-        self._expand(self.fn, "", (self.fn.name,), flat, ret_label=None)
+        self._expand(self.fn, "", ((self.fn.name, ""),), flat, ret_label=None)
         self._place_module_shared([x for x in flat if not isinstance(x, tuple)])
         self._finish_layout()
         pcs, instrs = {}, []
@@ -248,43 +263,86 @@ class Program:
         rets = []
         if ops and ops[0].kind == "list":
             rets = list(ops.pop(0).value)
-        if not ops or ops[0].kind != "sym":
-            raise UnsupportedPtx(f"{lines.of(ins)}: indirect call ({ins.text}) is not supported")
-        name = ops.pop(0).value
+        if not ops or ops[0].kind not in ("sym", "reg"):
+            raise UnsupportedPtx(f"{lines.of(ins)}: call without a target ({ins.text})")
+        target = ops.pop(0)
         args = list(ops.pop(0).value) if ops and ops[0].kind == "list" else []
+        if target.kind == "reg":
+            return self._expand_indirect(ins, target, args, rets, ops, fn, prefix, stack, out)
         if ops:
-            raise UnsupportedPtx(f"{lines.of(ins)}: call with a target list or prototype "
-                                 f"({ins.text}) is not supported")
+            raise UnsupportedPtx(f"{lines.of(ins)}: call with a target list ({ins.text}) is not supported")
+        name = target.value
         callee = self.module.functions.get(name)
         if callee is None:
             raise LayoutsimError(f"line {ins.line}: call to undeclared function {name}")
         if not callee.defined:
-            if name in NO_RETURN_CALLS:
-                self.notes.add(f"{name} (printf) is modelled as printing nothing")
-                nop = Instr(ins.line, ins.text, "nop", (), (), ins.guard, ins.loc, extra=dict(ins.extra))
-                out.append(nop)
-                if rets:
-                    out.append(Instr(ins.line, ins.text, "callret0", (), tuple(rets), ins.guard, ins.loc,
-                                     extra=dict(ins.extra)))
-                return
-            raise UnsupportedPtx(f"{lines.of(ins)}: call to {name}, which the PTX declares but does "
-                                 f"not define (an external function)")
-        if name in stack:
-            raise UnsupportedPtx(f"{lines.of(ins)}: recursive call to {name} is not supported")
+            return self._external(ins, name, args, rets, out)
+        self._inline(ins, callee, args, rets, prefix, stack, out)
+
+    def _inline(self, ins, callee, args, rets, prefix, stack, out):
+        """A direct call: a copy of the callee in place; a call to a function already being
+        expanded (recursion) is a `rcall` step that pushes a frame of that copy (calls.py)."""
+        name = callee.name
         if len(args) != len(callee.params) or len(rets) != len(callee.rets):
             raise LayoutsimError(f"line {ins.line}: call to {name} passes {len(args)} argument(s) and "
                                  f"{len(rets)} result(s); it takes {len(callee.params)} and returns "
                                  f"{len(callee.rets)}")
+        outer = next((p for n, p in stack if n == name), None)
+        if outer is not None:
+            site = len(self.recursion.setdefault(outer, []))
+            resume = f"{prefix}$resume@{ins.line}.{len(self._slots)}.{site}"
+            rcall = Instr(ins.line, ins.text, "rcall", ins.mods, ins.operands, ins.guard, ins.loc,
+                          extra=dict(ins.extra, callee=callee, cprefix=outer, args=args, rets=rets,
+                                     site_index=site, start=f"{outer}$start", resume=resume))
+            self.recursion[outer].append(rcall)
+            out.append(rcall)
+            out.append(("label", resume))
+            return
         k = len(self._slots)
         cprefix = f"{prefix}{name}@{ins.line}.{k}/"
-        self._place(callee, cprefix, stack + (name,))
+        self._place(callee, cprefix, stack + ((name, cprefix),))
         end = ("label", f"{cprefix}$ret")
         call = Instr(ins.line, ins.text, "call", ins.mods, ins.operands, ins.guard, ins.loc,
                      extra=dict(ins.extra, callee=callee, cprefix=cprefix, args=args, rets=rets,
                                 end=end[1]))
         out.append(call)
-        self._expand(callee, cprefix, stack + (name,), out, ret_label=end[1])
+        out.append(("label", f"{cprefix}$start"))
+        self._expand(callee, cprefix, stack + ((name, cprefix),), out, ret_label=end[1])
         out.append(end)
         out.append(Instr(ins.line, ins.text, "retcopy", (), (), None, ins.loc,
                          extra=dict(call.extra, hidden=True)))
 
+    def _expand_indirect(self, ins, target, args, rets, ops, fn, prefix, stack, out):
+        """`call (r), %rd, (a), prototype;`: one inlined copy per function whose address the
+        module takes and whose parameters and results match; an `icall` step sends each thread
+        to the copy its register names (calls.py) and every copy ends at one join label."""
+        if len(ops) != 1 or ops[0].kind != "sym":
+            raise UnsupportedPtx(f"{lines.of(ins)}: indirect call without a .callprototype ({ins.text})")
+        cands = [f for f in self.module.functions.values() if f.kind == "func" and f.defined
+                 and f.name in self.module.address_taken and len(f.params) == len(args)
+                 and len(f.rets) == len(rets)]
+        join = f"{prefix}$join@{ins.line}.{len(self._slots)}"
+        labels = [f"{join}/{f.name}" for f in cands]
+        out.append(Instr(ins.line, ins.text, "icall", (), (target,), ins.guard, ins.loc,
+                         extra=dict(ins.extra, args=args, rets=rets, candidates=[(self.module.function_address(f.name), f.name)
+                                                           for f in cands], labels=labels, join=join)))
+        for f, lab in zip(cands, labels):
+            out.append(("label", lab))
+            self._inline(Instr(ins.line, ins.text, "call", ins.mods, (), None, ins.loc, extra=dict(ins.extra)),
+                         f, args, rets, prefix, stack, out)
+            out.append(Instr(ins.line, ins.text, "bra", ("uni",), (Operand("sym", join),), None, ins.loc,
+                             extra=dict(ins.extra, hidden=True, prefix="")))
+        out.append(("label", join))
+
+    def _external(self, ins, name, args, rets, out):
+        """vprintf, __assertfail, malloc and free (ops_sys.py); any other function the PTX only declares is refused."""
+        if name not in SYSTEM_CALLS:
+            what = DEVICE_RUNTIME.get(name) or ("a device-side graph call" if name.startswith(DEVICE_GRAPH_PREFIX)
+                                                else None)
+            if what is not None:
+                raise UnsupportedPtx(f"{lines.of(ins)}: {what} ({name}) is not modelled: the executor runs "
+                                     f"one launch")
+            raise UnsupportedPtx(f"{lines.of(ins)}: call to {name}, which the PTX declares but does "
+                                 f"not define (an external function)")
+        out.append(Instr(ins.line, ins.text, SYSTEM_CALLS[name], (), (), ins.guard, ins.loc,
+                         extra=dict(ins.extra, args=args, rets=rets)))

@@ -77,6 +77,8 @@ class Run:
     samples: Optional[list] = None          # per instruction: its first warp executions (samples.py)
     fault: Optional[dict] = None            # the fault that stopped the launch (faults.py), on PtxFault.run
     fidelity: Optional[dict] = None         # exact / approximate / unknown warp-instructions (fidelity.py)
+    printf: str = ""                        # what the kernel's printf printed (ops_sys.py: the order)
+    assertions: list = field(default_factory=list)   # the runtime's lines of failed asserts
     extra: Any = None
     cluster: Optional[tuple] = None         # the thread-block cluster shape of a cluster launch (cluster.py)
 
@@ -116,7 +118,8 @@ class Run:
                 "notes": self.notes, "hazards": self.hazards, "initcheck": self.initcheck, "fault": self.fault,
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
-                "fidelity": self.fidelity, "instructions": [s.to_json() for s in self.instructions]}
+                "fidelity": self.fidelity, "printf": self.printf, "assertions": self.assertions,
+                "instructions": [s.to_json() for s in self.instructions]}
 
     def format(self, top=20, all_lines=False):
         """The default report: the shared-memory instructions sorted by excess wavefronts."""

@@ -134,15 +134,9 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
     if jobs > 1 and len(ids) > 1:
-        if launch.cluster.size > 1:
-            launch.notes.add(f"jobs={jobs} ignored: a cluster launch runs in one process")
-            jobs = 1
-        elif launch.surfaces:
-            launch.notes.add(f"jobs={jobs} ignored: surface writes stay in one process")
-            jobs = 1
-        elif parallel.has_global_atomics(prog):
-            launch.notes.add(f"jobs={jobs} ignored: the kernel has global atomics, whose order across CTAs "
-                           f"one process keeps")
+        why_one = _one_process(prog, launch)
+        if why_one:
+            launch.notes.add(f"jobs={jobs} ignored: {why_one}")
             jobs = 1
         else:                  # every worker copies the launch: the run's memory bound holds for all
             batch = min(len(ids), _batch_ctas(prog, launch, batch_threads)) * _cta_bytes(prog, launch)[1]
@@ -216,6 +210,21 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads
             launch.initcheck.extend(init.report())
 
 
+def _one_process(prog, launch):
+    """Why a launch must run its CTAs in one process (state that workers cannot merge), or None."""
+    if launch.cluster.size > 1:
+        return "a cluster launch runs in one process"
+    if launch.surfaces:
+        return "surface writes stay in one process"
+    if any(st.ins is not None and st.ins.opcode in ("vprintf", "assertfail") for st in prog.steps):
+        return "the kernel prints (printf/assert), in an order one process keeps"
+    if launch.device_heap is not None:
+        return "the kernel calls malloc/free, whose device heap one process keeps"
+    if parallel.has_global_atomics(prog):
+        return "the kernel has global atomics, whose order across CTAs one process keeps"
+    return None
+
+
 def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     factor = launch.n_ctas / len(ids)
     scale = (lambda v: int(round(v * factor))) if factor != 1 else int
@@ -266,7 +275,9 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
                cluster=launch.cluster.dims if launch.cluster.explicit else None,
-               fidelity=fidelity.compute(prog, [scale(e) for e in costs.executions], scale(costs.warp_instructions)))
+               fidelity=fidelity.compute(prog, [scale(e) for e in costs.executions], scale(costs.warp_instructions)),
+               printf=bytes(launch.printed).decode("utf-8", "backslashreplace"),
+               assertions=list(launch.assertions))
 
 
 def _note(prog, costs, i):

@@ -113,6 +113,12 @@ class Scheduler:
                     _add(groups, p + 1, g)
                     if step.guard is not None:
                         _add(groups, step.target, m & ~g)
+                elif kind == "jump":                # per-thread targets: recursion, function pointers
+                    tgt = step.fn(bt, g, gfull)
+                    for q in np.unique(tgt[g]):
+                        _add(groups, int(q), g & (tgt == q))
+                    if step.guard is not None:
+                        _add(groups, step.target if step.target >= 0 else p + 1, m & ~g)
                 elif kind == "exit":
                     bt.live = bt.live & ~g
                     self.n_live = int(np.count_nonzero(bt.live))

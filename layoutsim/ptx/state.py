@@ -119,6 +119,8 @@ class Heap:
         k = np.searchsorted(self._starts, off, "right") - 1
         kk = np.maximum(k, 0)
         bad = (k < 0) | (off < self._starts[kk]) | (off + nb > self._ends[kk])
+        if not bad.any():                     # each thread inside a buffer, the warp across several
+            return off
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], self.describe(int(addr[j]), nb), "out_of_bounds", "global")
 
@@ -217,6 +219,7 @@ class Batch:
         self.param_base = t * self.P
         self.special = launch.special_registers(self)
         self.carry = np.zeros(self.T, np.uint64)        # the CC.CF flag of add.cc / addc
+        self.call_stacks = {}                           # recursive copies' per-thread frames (ops_calls)
         self.async_groups = None                        # cp.async bookkeeping (ops_mem)
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
         self.cluster_barrier = None                     # barrier.cluster phases (ops_cluster.py)

@@ -9,7 +9,7 @@ class Step:
     pc: int
     ins: Instr
     site: int
-    kind: str = "op"                 # op, bra, exit, call, bar, trap
+    kind: str = "op"                 # op, bra, exit, call, bar, trap, jump (fn -> per-thread targets)
     fn: object = None                # fn(batch, g, full) for "op"/"bar" steps
     guard: object = None             # (slot, negated) or None
     target: int = -1                 # bra: where taken threads go; call: where guard-false ones go

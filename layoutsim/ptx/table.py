@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from ..errors import LayoutsimError
 from . import lines
 from . import ops_async as A
+from . import ops_calls as CA
 from . import ops_cluster as K
+from . import ops_sys as S
 from . import ops_control as C
 from . import ops_cvt as V
 from . import ops_float as F
@@ -236,7 +238,16 @@ ROWS = [
     _r("nop", "any", C._nop, ""),
     # the linker's steps of an inlined call (program.py), no PTX of their own
     _r("retcopy", "any", C._retcopy, ""),
-    _r("callret0", "any", C._callret0, ""),
+    # ---- issue 24 (constructs real kernels use): calls that are not inlined copies, the runtime's
+    # printf/assert, griddepcontrol; the linker's steps first (program.py), no PTX of their own
+    _r("rcall", "any", CA.rcall, "9.7.12.5"),
+    _r("icall", "any", CA.icall, "9.7.12.5"),
+    _r("vprintf", "any", S.vprintf, ""),
+    _r("assertfail", "any", S.assertfail, ""),
+    _r("griddepcontrol", "any", C.griddepcontrol, "9.7.13", mods=("launch_dependents", "wait"), operands=0),
+    # ---- issue 24: the device heap's malloc/free (linker steps of `call malloc` / `call free`)
+    _r("malloc", "any", S.malloc, ""),
+    _r("free", "any", S.free, ""),
 ]
 
 
@@ -256,7 +267,7 @@ def _index(rows):
 
 
 BY_OPCODE = _index(ROWS)
-LINKER_STEPS = ("retcopy", "callret0")
+LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free")
 
 
 def opcodes():

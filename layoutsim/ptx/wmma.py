@@ -89,21 +89,25 @@ class MmaPlan:
 
 @functools.lru_cache(maxsize=None)
 def mma_plan(op):
-    m = re.match(r"^wmma\.mma\.sync\.aligned\.(row|col)\.(row|col)\.(m\d+n\d+k\d+)(?:\.(rn|rz|rm|rp))?\."
-                 r"(.+)$", op)
+    m = re.match(r"^wmma\.mma\.sync\.aligned\.(row|col)\.(row|col)\.(m\d+n\d+k\d+)\.(.+)$", op)
     if not m:
         raise LayoutsimError(f"{op}: not a wmma.mma instruction")
-    shape, types = m.group(3), m.group(5).split(".")
+    shape, types = m.group(3), m.group(4).split(".")
+    # f64 wmma takes a rounding modifier (PTX ISA 9.7.14.4.5 `.rnd`), which nvcc writes after the
+    # types; .rn is what DMMA computes, a directed rounding is not modelled
+    rnd = [t for t in types if t in ("rn", "rz", "rm", "rp")]
+    if any(r != "rn" for r in rnd):
+        raise LayoutsimError(f"{op}: wmma.mma with rounding .{rnd[0]} (only .rn, the default, is modelled)")
     satfinite = "satfinite" in types
-    types = [t for t in types if t != "satfinite"]
+    types = [t for t in types if t != "satfinite" and t not in rnd]
     if len(types) == 2:
         d, c, a, b = types[0], types[1], "f16", "f16"
     elif len(types) == 4:
         d, a, b, c = types
     else:
         raise LayoutsimError(f"{op}: give the types as .dtype.ctype or .dtype.atype.btype.ctype")
-    key = f"wmma.mma.sync.aligned.{m.group(1)}.{m.group(2)}.{shape}.{'.'.join(m.group(5).split('.'))}"
-    e = _data()[1].get(key) or _data()[1].get(_strip_sat(key))
+    key = f"wmma.mma.sync.aligned.{m.group(1)}.{m.group(2)}.{shape}.{'.'.join(types)}"
+    e = _data()[1].get(key)
     if e is None:
         raise LayoutsimError(f"{op}: not in the sm_90 wmma lowering data")
     t = SASS.MMA_TILE.match(e["sass"][0])
@@ -123,10 +127,6 @@ def mma_plan(op):
         raise LayoutsimError(f"{op}: ptxas emits {len(e['sass'])} x {e['sass'][0]}, which does not tile "
                              f"{shape} by m{mt}n{nt}k{kt}")
     return MmaPlan(tile, (mt, nt, kt), transposed, a, b, c, d, acc, tuple(e["sass"]))
-
-
-def _strip_sat(key):
-    return key.replace(".satfinite", "")
 
 
 # ---- the SASS accesses of a load/store ------------------------------------------------------------

@@ -1,0 +1,122 @@
+"""Measure the constructs of issue 24 on the GPU: printf, assert, WARP_SZ and the shared-memory
+special registers, griddepcontrol, bmsk, recursion, function pointers, f64 wmma, malloc/free.
+
+    python -m gpu_check.constructs.measure --out DIR      # on the H200: writes DIR/constructs.json
+
+kernels.cu (beside this file) is compiled once with nvcc to PTX (sm_90, -lineinfo); every launch
+runs that PTX through pycuda in a process of its own (a failed assert ends the CUDA context), whose
+stdout (the device printf) and stderr (the assert lines) are kept with its output buffers. The JSON
+holds the PTX, each launch (kernel, grid, block, shared bytes, arguments) and what came back;
+tests/ptx/test_constructs_replay.py runs the same PTX and launches on the executor and compares.
+Needs nvcc, a GPU, numpy and pycuda; under a minute.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SEED = 24
+
+
+def launches():
+    """[(name, kernel, grid, block, shared bytes, [args])]: an arg is ("out", dtype, n) (zeros,
+    copied back), ("in", dtype, values) or ("scalar", dtype, value)."""
+    rng = np.random.default_rng(SEED)
+    a = np.concatenate([np.arange(70), rng.integers(0, 1 << 32, 58, dtype=np.uint64)]).astype(np.uint32)
+    b = np.concatenate([np.arange(70)[::-1], rng.integers(0, 1 << 32, 58, dtype=np.uint64)]).astype(np.uint32)
+    x = lambda n: (rng.integers(-8, 8, n) / 4).tolist()          # exact in f64 products and sums
+    return [
+        ("printf", "k_printf", (2, 1, 1), (40, 1, 1), 0, [("out", "int32", 80)]),
+        ("assert", "k_assert", (2, 1, 1), (32, 1, 1), 0, [("out", "int32", 64), ("scalar", "int32", 30)]),
+        ("assert_passes", "k_assert", (1, 1, 1), (32, 1, 1), 0, [("out", "int32", 32), ("scalar", "int32", 32)]),
+        ("sregs", "k_sregs", (1, 1, 1), (64, 1, 1), 256, [("out", "uint32", 64 * 9)]),
+        ("griddepcontrol", "k_gdc", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 64)]),
+        ("bmsk", "k_bmsk", (1, 1, 1), (128, 1, 1), 0, [("out", "uint32", 256), ("in", "uint32", a.tolist()),
+                                                        ("in", "uint32", b.tolist())]),
+        ("recursion", "k_recurse", (1, 1, 1), (32, 1, 1), 0, [("out", "uint32", 64), ("in", "uint32", [5])]),
+        ("function_pointers", "k_fnptr", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 64)]),
+        ("wmma_f64", "k_wmma_f64", (1, 1, 1), (32, 1, 1), 0, [("out", "float64", 64), ("in", "float64", x(32)),
+                                                             ("in", "float64", x(32)), ("in", "float64", x(64))]),
+        # 3 MiB blocks from the 8 MiB default heap: two fit, whatever the allocator's bookkeeping
+        ("malloc", "k_malloc", (1, 1, 1), (32, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 3 << 20)]),
+        ("malloc_small", "k_malloc", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 40)]),
+    ]
+
+
+def compile_ptx():
+    out = subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-lineinfo", "-std=c++17", "-o", "-",
+                          str(HERE / "kernels.cu")], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def one(ptx_file, name, result_file):
+    """Run one launch in this process (pycuda), the output buffers into result_file."""
+    import pycuda.autoinit  # noqa: F401 - creates the context
+    import pycuda.driver as drv
+    spec = {x[0]: x for x in launches()}[name]
+    _, kernel, grid, block, shared, args = spec
+    mod = drv.module_from_buffer(Path(ptx_file).read_bytes())
+    fn = mod.get_function(kernel)
+    call, outs = [], []
+    for kind, dt, v in args:
+        if kind == "scalar":
+            call.append(np.dtype(dt).type(v))
+            continue
+        arr = np.zeros(v, dt) if kind == "out" else np.asarray(v, dt)
+        call.append(drv.InOut(arr) if kind == "out" else drv.In(arr))
+        if kind == "out":
+            outs.append(arr)
+    err = None
+    try:
+        fn(*call, grid=grid, block=block, shared=shared)
+        drv.Context.synchronize()
+    except drv.Error as e:                     # an assert: cudaErrorAssert, the context is gone
+        err = str(e)
+    sys.stdout.flush()
+    Path(result_file).write_text(json.dumps({"error": err, "outputs": [o.tolist() for o in outs]}))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="folder for constructs.json")
+    ap.add_argument("--one", nargs=3, metavar=("PTX", "NAME", "RESULT"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        return one(*a.one)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ptx = compile_ptx()
+    ptx_file = out / "constructs.ptx"
+    ptx_file.write_text(ptx)
+    runs = []
+    for name, kernel, grid, block, shared, args in launches():
+        res = out / f"{name}.result.json"
+        p = subprocess.run([sys.executable, "-m", "gpu_check.constructs.measure", "--out", str(out),
+                            "--one", str(ptx_file), name, str(res)], capture_output=True, timeout=120,
+                           cwd=HERE.parent.parent)
+        got = json.loads(res.read_text()) if res.exists() else {"error": f"no result (exit {p.returncode})",
+                                                                "outputs": None}
+        runs.append({"name": name, "kernel": kernel, "grid": grid, "block": block, "shared_bytes": shared,
+                     "args": [list(x) for x in args], "exit": p.returncode, "error": got["error"],
+                     "outputs": got["outputs"], "stdout": p.stdout.decode("utf-8", "backslashreplace"),
+                     "stderr": p.stderr.decode("utf-8", "backslashreplace")})
+        print(f"{name}: exit {p.returncode}, error {got['error']}, {len(p.stdout)} bytes printed", flush=True)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    doc = {"gpu": gpu, "nvcc": nvcc, "host": platform.node(), "seed": SEED, "ptx": ptx, "launches": runs}
+    tmp = out / "constructs.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1))
+    os.replace(tmp, out / "constructs.json")
+    print(f"wrote {out / 'constructs.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
