@@ -71,9 +71,7 @@ def launch(kernel, grid, *args, arch="sm_90a", config=None, options=None, **meta
     tuner = next((w for kind, w in wrappers if kind == "autotune"), None)
     if config == "all" and tuner is not None:
         return [launch_config(kernel, wrappers, fn, c, grid, args, meta, arch, options) for c in tuner.configs]
-    if tuner is None and config not in (None, "all"):
-        raise LayoutsimError(f"config={config!r}: kernel {fn.__name__} is not autotuned")
-    cfg = pick_config(tuner, config) if tuner is not None else None
+    wrappers, fn, cfg = choose(kernel, config)
     return launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options)
 
 
@@ -83,32 +81,9 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
     bad = [k for k in opts if k not in RUN_OPTIONS]
     if bad:
         raise LayoutsimError(f"options: unknown {bad[0]!r}; give {', '.join(RUN_OPTIONS)}")
-    names = [p.name for p in fn.params]
-    if len(args) > len(names):
-        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}) takes {len(names)} arguments; "
-                             f"{len(args)} given")
-    meta = dict(meta)
-    if cfg is not None:
-        for k, v in cfg.all_kwargs().items():
-            meta.setdefault(k, v)
-    for kind, w in reversed(wrappers):           # heuristics nearest the kernel first, as Triton runs them
-        if kind == "heuristics":
-            for v, heur in w.values.items():
-                meta[v] = heur({**dict(zip(w.arg_names, args)), **meta})
-    if cfg is not None and cfg.pre_hook is not None:
-        cfg.pre_hook({**dict(zip(names, args)), **meta})
-    given = dict(zip(names, args))
-    for k in list(meta):
-        if k in names:
-            if k in given:
-                raise LayoutsimError(f"kernel {fn.__name__}: parameter {k} given twice")
-            given[k] = meta.pop(k)
-    missing = [p.name for p in fn.params if p.name not in given and not p.has_default]
-    if missing:
-        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}): missing argument(s) {', '.join(missing)}")
-    for p in fn.params:
-        if p.name not in given:
-            given[p.name] = p.default
+    given, meta = bind(fn, wrappers, cfg, args, meta)
+    if cfg is not None and cfg.pre_hook is not None:         # as the autotuner runs it before a launch
+        cfg.pre_hook({**given, **meta})
     stands, arrays = [], {}
     for p in fn.params:
         s, arr = A.stand_in(given[p.name], p.name)
@@ -151,6 +126,45 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
                           "cached": compiled.cached, "triton_version": compiled.triton_version}}
     r.triton = compiled
     return r
+
+
+def choose(kernel, config):
+    """(wrappers, JITFunction, the Config to run or None) of a kernel and a config= value."""
+    wrappers, fn = layers(kernel)
+    tuner = next((w for kind, w in wrappers if kind == "autotune"), None)
+    if tuner is None and config is not None:
+        raise LayoutsimError(f"config={config!r}: kernel {fn.__name__} is not autotuned")
+    return wrappers, fn, (pick_config(tuner, config) if tuner is not None else None)
+
+
+def bind(fn, wrappers, cfg, args, meta):
+    """({parameter: value} with defaults, the remaining launch options) as kernel[grid](*args,
+    **meta) binds them: the config's values, then the heuristics, then the config's pre_hook."""
+    names = [p.name for p in fn.params]
+    if len(args) > len(names):
+        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}) takes {len(names)} arguments; "
+                             f"{len(args)} given")
+    meta = dict(meta)
+    if cfg is not None:
+        for k, v in cfg.all_kwargs().items():
+            meta.setdefault(k, v)
+    for kind, w in reversed(wrappers):           # heuristics nearest the kernel first, as Triton runs them
+        if kind == "heuristics":
+            for v, heur in w.values.items():
+                meta[v] = heur({**dict(zip(w.arg_names, args)), **meta})
+    given = dict(zip(names, args))
+    for k in list(meta):
+        if k in names:
+            if k in given:
+                raise LayoutsimError(f"kernel {fn.__name__}: parameter {k} given twice")
+            given[k] = meta.pop(k)
+    missing = [p.name for p in fn.params if p.name not in given and not p.has_default]
+    if missing:
+        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}): missing argument(s) {', '.join(missing)}")
+    for p in fn.params:
+        if p.name not in given:
+            given[p.name] = p.default
+    return given, meta
 
 
 def _grid(g):
