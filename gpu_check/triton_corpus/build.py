@@ -2,7 +2,7 @@
 
     python -m gpu_check.triton_corpus.build [--wheels .triton-src] [--out tests/data/triton_corpus]
 
-writes ptx/<case>.ptx (Triton's PTX for sm_90a), manifest.json (per case: the kernel's name,
+writes ptx/<case>.ptx (Triton's PTX for sm_90's arch-specific target), manifest.json (per case: the kernel's name,
 where it came from, grid, block, dynamic shared bytes, and what each PTX parameter is: a case
 argument by index, or a scratch pointer) and, beside PTX built from a package, its licence files
 (licences/<package>/...). Needs Triton (the pinned version) and the wheels of registry.WHEELS.
@@ -13,10 +13,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+from layoutsim.archs import target_of_device
+
 from . import cases as C
 from . import registry
 
-ARCH = "sm_90a"
+ARCH = target_of_device("sm_90")
 
 
 def compile_case(case, wheels, root="."):

@@ -35,7 +35,7 @@ def run_case(folder, entry, **options):
     args = C.inputs(entry["case"])
     values = arguments(entry, args)
     text = (Path(folder) / entry["ptx"]).read_text()
-    r = ptx.run(text, entry["kernel"], entry["grid"], entry["block"], values, arch="sm_90a",
+    r = ptx.run(text, entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
                 shared_bytes=entry["shared_bytes"], **options)
     finals = {}
     for p, b in zip(entry["params"], r.buffers):

@@ -19,14 +19,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..archs import target_of_device
 from ..errors import LayoutsimError, one_line
 from ..files import read_regular, write_atomic
 
 CACHE_FORMAT = 1
 SUPPORTED = ("3.6",)               # Triton versions this front end was built and tested against
 INSTALL = 'pip install "layoutsim[triton]"'
-# --arch names -> the compute capability Triton targets (sm_90a: Triton emits .target sm_90a for 90)
-ARCHS = {"sm_90a": 90, "sm_90": 90, "sm_89": 89, "sm_80": 80}
+# --arch names -> the compute capability Triton targets (for 90 Triton emits sm_90's arch-specific
+# .target, the default: what a kernel compiled on an H100/H200 gets)
+DEFAULT_ARCH = target_of_device("sm_90")
+ARCHS = {DEFAULT_ARCH: 90, "sm_90": 90, "sm_89": 89, "sm_80": 80}
 
 
 def triton_modules():
@@ -40,6 +43,9 @@ def triton_modules():
 
 
 def capability(arch):
+    """Triton's compute capability of an --arch name (None: the default)."""
+    if arch is None:
+        return ARCHS[DEFAULT_ARCH]
     if arch not in ARCHS:
         from ..errors import suggest
         raise LayoutsimError(f"arch {arch!r}{suggest(str(arch), list(ARCHS))}: Triton kernels run for "
@@ -146,6 +152,7 @@ def compile_kernel(fn, signature, constexprs, attrs, options, arch):
     triton, _ = triton_modules()
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    arch = arch or DEFAULT_ARCH
     cap = capability(arch)
     opts = dict(options.__dict__)
     key_doc = json.dumps({"fn": fn.cache_key, "name": fn.__name__, "signature": signature,

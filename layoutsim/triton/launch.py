@@ -10,6 +10,7 @@ import inspect
 
 import numpy as np
 
+from .. import ptx
 from ..errors import LayoutsimError
 from . import args as A
 from .compile import capability, compile_kernel, jit_function, specialise, triton_modules
@@ -62,9 +63,10 @@ def pick_config(tuner, config):
     raise LayoutsimError(f"config={config!r}: give an index, a dict of a config's values, or 'all'")
 
 
-def launch(kernel, grid, *args, arch="sm_90a", config=None, options=None, **meta):
+def launch(kernel, grid, *args, arch=None, config=None, options=None, **meta):
     """Run `kernel[grid](*args, **meta)` on the model; returns the layoutsim.ptx Run (costs per
-    Python line), or a list of Runs for config='all'. arch: sm_90a (default), sm_90, sm_89, sm_80.
+    Python line), or a list of Runs for config='all'. arch: compile.ARCHS (default: sm_90's
+    arch-specific target, as on an H100/H200).
     options: keywords of layoutsim.ptx.run (racecheck, initcheck, ctas, jobs, max_steps, timeout).
     Array arguments (numpy arrays, CPU torch tensors, bits(raw, fmt)) get their final content."""
     wrappers, fn = layers(kernel)
@@ -76,7 +78,6 @@ def launch(kernel, grid, *args, arch="sm_90a", config=None, options=None, **meta
 
 
 def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
-    from .. import ptx
     opts = dict(options or {})
     bad = [k for k in opts if k not in RUN_OPTIONS]
     if bad:
@@ -111,7 +112,7 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
     for size, align, what in ((compiled.global_scratch_size, compiled.global_scratch_align, "global"),
                               (compiled.profile_scratch_size, compiled.profile_scratch_align, "profile")):
         values.append(np.zeros(n * size, np.uint8) if size > 0 else np.uint64(0))
-    r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=arch,
+    r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=compiled.arch,
                 shared_bytes=compiled.shared, **opts)
     k = 0
     for p in fn.params:

@@ -31,7 +31,7 @@ class Patch:
 
 
 @contextlib.contextmanager
-def patch(arch="sm_90a", config=0, options=None):
+def patch(arch=None, config=0, options=None):
     """Run every `kernel[grid](...)` on the model inside the block; yields the Patch (its .runs)."""
     triton, _ = triton_modules()
     from triton.runtime.jit import KernelInterface

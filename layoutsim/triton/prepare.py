@@ -4,7 +4,7 @@ from .compile import capability, compile_kernel, specialise
 from .launch import bind, choose
 
 
-def compile_for(kernel, *args, arch="sm_90a", config=None, **meta):
+def compile_for(kernel, *args, arch=None, config=None, **meta):
     """The Compiled of `kernel[grid](*args, **meta)` for arch (no grid needed: nothing runs)."""
     wrappers, fn, cfg = choose(kernel, config)
     given, meta = bind(fn, wrappers, cfg, args, meta)
