@@ -44,9 +44,6 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 
 @triton.jit
 def exp_div(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
-    tl.store(out_ptr + offs, tl.exp(x) / y, mask=mask)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ratio = tl.exp(tl.load(x_ptr + offs, mask=offs < n)) / tl.load(y_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(out_ptr + offs, ratio, mask=offs < n)

@@ -20,11 +20,10 @@ from ._options import refuse
 
 
 def register(sub):
-    p = sub.add_parser("triton", help="run Triton kernels on the model (needs Triton)",
-                       description="Compile a Triton kernel for an NVIDIA target without a GPU and run "
-                                   "it on the model, or list the layouts Triton chose.")
-    ps = p.add_subparsers(dest="triton_command", metavar="SUBCOMMAND")
-    ps.required = True
+    about = ("Compile a Triton kernel for an NVIDIA target without a GPU and run it on the model, or list "
+             "the layouts Triton chose.")
+    ps = sub.add_parser("triton", help="run Triton kernels on the model (needs Triton)", description=about) \
+        .add_subparsers(dest="triton_command", metavar="SUBCOMMAND", required=True)
     for name, text in (("run", "run one launch of a Triton kernel"),
                        ("layouts", "list the layouts (ttgir encodings) Triton chose, as lane maps")):
         r = ps.add_parser(name, help=text, description=text)

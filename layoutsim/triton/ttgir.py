@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass, field
 
 ALIAS = re.compile(r"^(#\w+)\s*=\s*(#ttg\.\w+(?:<.*>)?)\s*$")
-LOC_FILE = re.compile(r'^(#loc\d*)\s*=\s*loc\("([^"]*)":(\d+):(\d+)\)')
-LOC_NAMED = re.compile(r'^(#loc\d*)\s*=\s*loc\("[^"]*"\((#loc\d*)\)\)')
-LOC_CALL = re.compile(r'^(#loc\d*)\s*=\s*loc\(callsite\((#loc\d*) at (#loc\d*)\)\)')
+# a location: a file position "f.py":L:C, a name around another location "x"(#loc2), or a call
+# site callsite(#callee at #caller) (an inlined @jit helper: the kernel's line is the caller's)
+LOC = re.compile(r'^(#loc\d*)\s*=\s*loc\((?:"([^"]*)":(\d+):(\d+)|"[^"]*"\((#loc\d*)\)'
+                 r'|callsite\((#loc\d*) at (#loc\d*)\))\)')
 TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([0-9x]+)x([a-z!][\w.<>]*?)\s*,\s*")
 OP = re.compile(r"=\s*([a-z_]+\.[\w.]+)|^\s*([a-z_]+\.[\w.]+)")
 OP_LOC = re.compile(r"loc\((#loc\d*)\)\s*$")
@@ -98,18 +99,13 @@ def _value(v):
 
 def _locations(lines):
     direct, named, calls = {}, {}, {}
-    for ln in lines:
-        m = LOC_FILE.match(ln)
-        if m:
+    for m in filter(None, map(LOC.match, lines)):
+        if m.group(2) is not None:
             direct[m.group(1)] = (m.group(2), int(m.group(3)))
-            continue
-        m = LOC_NAMED.match(ln)
-        if m:
-            named[m.group(1)] = m.group(2)
-            continue
-        m = LOC_CALL.match(ln)
-        if m:
-            calls[m.group(1)] = m.group(3)
+        elif m.group(5) is not None:
+            named[m.group(1)] = m.group(5)
+        else:
+            calls[m.group(1)] = m.group(7)
 
     def resolve(name, depth=0):
         if depth > 50 or name is None:
