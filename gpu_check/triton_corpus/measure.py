@@ -64,6 +64,16 @@ def child(out, wheels, runs):
     (Path(out) / "launch.json").write_text(json.dumps(record, indent=1))
 
 
+def assign_runs(record, rows, runs, problems):
+    """ncu's rows (one per launch, in the child's order: each case `runs` times) -> each case's
+    "runs" list of {metric: value}; a row naming another kernel stops the assignment (problems)."""
+    from gpu_check.kernel_corpus import ncu as N
+    planned = [{"kernel": record["cases"][c]["kernel"]} for c in C.CASES for _ in range(runs)]
+    got = N.assign(planned, rows, problems)
+    for k, case in enumerate(C.CASES):
+        record["cases"][case]["runs"] = got[k * runs:(k + 1) * runs]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.triton_corpus.measure", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -87,7 +97,7 @@ def main(argv=None):
     record = json.loads((out / "launch.json").read_text())
     names = sorted({c["kernel"] for c in record["cases"].values()})
     ncu = N.ncu_path()
-    problems, rows = [], []
+    problems = []
     if ncu is None:
         problems.append("ncu not found")
     else:
@@ -101,11 +111,7 @@ def main(argv=None):
         q = N._run(ncmd, 900)
         if q["rc"] != 0:
             problems.append(f"ncu exited {q['rc']}: {(q['stderr'] or q['stdout'])[-600:]}")
-        rows = ncu_csv.parse(log.read_text() if log.exists() else q["stdout"])
-        planned = [{"kernel": record["cases"][c]["kernel"]} for c in C.CASES for _ in range(a.runs)]
-        got = N.assign(planned, rows, problems)
-        for k, case in enumerate(C.CASES):
-            record["cases"][case]["runs"] = got[k * a.runs:(k + 1) * a.runs]
+        assign_runs(record, ncu_csv.parse(log.read_text() if log.exists() else q["stdout"]), a.runs, problems)
     record.update(problems=problems, metrics=list(N.BASE), runs=a.runs, date=datetime.date.today().isoformat(),
                   gpu=_gpu(), command="python -m gpu_check.triton_corpus.measure --out DIR")
     (out / "results.json").write_text(json.dumps(record, indent=1))

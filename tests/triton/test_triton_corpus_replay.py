@@ -72,3 +72,19 @@ def test_ptx_is_what_triton_compiles(case):
     c, _, plan = compile_case(case, WHEELS, Path(__file__).resolve().parents[2])
     assert c.ptx == (CORPUS / ENTRIES[case]["ptx"]).read_text()
     assert plan == ENTRIES[case]["params"]
+
+
+def test_measure_assigns_ncu_rows_to_cases_in_launch_order():
+    """The H200 script's bookkeeping, on ncu-style CSV made by ncu_csv.synthesize (a dry run)."""
+    from gpu_check.bank_probe import ncu_csv
+    from gpu_check.triton_corpus.measure import assign_runs
+    record = {"cases": {c: {"kernel": ENTRIES[c]["kernel"]} for c in C.CASES}}
+    launches = [(ENTRIES[c]["kernel"], {ncu_csv.LD: 10 * k + run}) for k, c in enumerate(C.CASES) for run in range(2)]
+    problems = []
+    assign_runs(record, ncu_csv.parse(ncu_csv.synthesize(launches)), 2, problems)
+    assert problems == []
+    for k, c in enumerate(C.CASES):
+        assert [r[ncu_csv.LD] for r in record["cases"][c]["runs"]] == [10 * k, 10 * k + 1]
+    record = {"cases": {c: {"kernel": ENTRIES[c]["kernel"]} for c in C.CASES}}
+    assign_runs(record, ncu_csv.parse(ncu_csv.synthesize(launches[:3])), 2, problems)
+    assert problems and record["cases"][sorted(C.CASES, key=list(C.CASES).index)[-1]]["runs"] == [None, None]
