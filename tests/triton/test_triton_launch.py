@@ -135,3 +135,29 @@ def test_raw_bits_and_compile_cache(K, lt, tmp_path, monkeypatch):
     assert out.view(np.uint16).tolist() == [0x4000] * 16 and not r1.extra["triton"]["cached"]
     r2 = lt.launch(K.vector_add, (1,), lt.bits(raw, "bf16"), lt.bits(raw, "bf16"), out, 16, BLOCK=16)
     assert r2.extra["triton"]["cached"] and list(tmp_path.glob("triton/*.json"))
+
+
+def test_cpu_torch_tensors_bf16_written_back(K, lt):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, y = torch.arange(64, dtype=torch.bfloat16), torch.ones(64, dtype=torch.bfloat16)
+    out = torch.zeros(64, dtype=torch.bfloat16)
+    r = lt.launch(K.vector_add, (1,), x, y, out, 64, BLOCK=64)
+    assert r.extra["triton"]["signature"]["x_ptr"] == "*bf16"
+    # every sum k + 1 for k < 64 is exact in bf16 (8 significant bits)
+    assert torch.equal(out, (torch.arange(64) + 1).to(torch.bfloat16))
+
+
+def test_pytest_plugin_runs_a_projects_test_on_the_model(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "test_project.py").write_text(
+        "import numpy as np\nfrom gpu_check.triton_corpus.kernels import vector_add\n\n"
+        "def test_add(triton_model):\n    x = np.ones(32, np.float32)\n    out = np.zeros(32, np.float32)\n"
+        "    vector_add[(1,)](x, x, out, 32, BLOCK=32)\n"
+        "    assert (out == 2).all() and len(triton_model.runs) == 1\n")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "layoutsim.triton.pytest_plugin",
+                        str(tmp_path / "test_project.py")], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout[-2000:]
