@@ -6,7 +6,11 @@ not need it. `functions(wheel, member)` reads one module of the wheel and execut
     the CUDA path these packages take on Triton 3.x, e.g. liger's `from
     triton.language.extra.libdevice import rsqrt`);
   * its top-level assignments whose value is a literal or a `tl.constexpr(...)` of one;
-  * its @triton.jit function definitions, at their own line numbers.
+  * its @triton.jit function definitions, at their own line numbers, with their other decorators
+    left out: a package's launch wrappers (flag_gems' @libentry, a caching launcher) and
+    @triton.autotune / @heuristics (a case names the config it runs: its meta-parameters and
+    num_warps), so the kernel is the @triton.jit function, compiled with the package's own
+    `do_not_specialize`.
 A name the kernels use that is none of these makes Triton's compile fail naming it, so nothing
 is silently different from the package. The source is registered under a virtual file name
 (`liger_kernel/ops/rms_norm.py`), the name Triton writes into the PTX's line table, so the PTX is
@@ -17,9 +21,12 @@ import linecache
 import zipfile
 from pathlib import Path
 
-WHEELS = {"liger-kernel": "liger_kernel-0.8.5-py3-none-any.whl"}
+WHEELS = {"liger-kernel": "liger_kernel-0.8.5-py3-none-any.whl", "flag-gems": "flag_gems-5.0.2-py3-none-any.whl",
+          "fla-core": "fla_core-0.6.0-py3-none-any.whl"}
 LICENCES = {"liger-kernel": ("liger_kernel-0.8.5.dist-info/licenses/LICENSE",
-                             "liger_kernel-0.8.5.dist-info/licenses/NOTICE")}
+                             "liger_kernel-0.8.5.dist-info/licenses/NOTICE"),
+            "flag-gems": ("flag_gems-5.0.2.dist-info/LICENSE",),
+            "fla-core": ("fla_core-0.6.0.dist-info/licenses/LICENSE",)}
 
 
 def wheel_path(package, folder):
@@ -53,12 +60,13 @@ def _constant(node):
     return isinstance(v, ast.UnaryOp) and isinstance(v.operand, ast.Constant)
 
 
+def _jit_decorator(d):
+    f = d.func if isinstance(d, ast.Call) else d
+    return isinstance(f, ast.Attribute) and f.attr == "jit" and isinstance(f.value, ast.Name) and f.value.id == "triton"
+
+
 def _is_jit(node):
-    for d in node.decorator_list:
-        f = d.func if isinstance(d, ast.Call) else d
-        if isinstance(f, ast.Attribute) and f.attr == "jit" and isinstance(f.value, ast.Name) and f.value.id == "triton":
-            return True
-    return False
+    return any(_jit_decorator(d) for d in node.decorator_list)
 
 
 def _keep(body):
@@ -73,6 +81,7 @@ def _keep(body):
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _constant(node):
             out.append(node)
         elif isinstance(node, ast.FunctionDef) and _is_jit(node):
+            node.decorator_list = [d for d in node.decorator_list if _jit_decorator(d)]
             out.append(node)
     return out
 

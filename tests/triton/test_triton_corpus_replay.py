@@ -34,7 +34,10 @@ def test_every_case_is_in_the_manifest():
     assert sorted(ENTRIES) == sorted(C.CASES)
     for e in ENTRIES.values():
         assert (CORPUS / e["ptx"]).is_file()
-    assert (CORPUS / "licences" / "liger-kernel" / "LICENSE").is_file()
+    from gpu_check.triton_corpus.registry import LICENCES
+    for pkg, members in LICENCES.items():          # each package's licence beside the PTX built from it
+        assert all((CORPUS / "licences" / pkg / Path(m).name).is_file() for m in members)
+    assert sum(C.CASES[c][0][0] != "local" for c in C.CASES) >= 10      # issue 25: 10 from real projects
 
 
 @pytest.mark.parametrize("case", sorted(C.CASES))
@@ -66,8 +69,8 @@ def test_ptx_is_what_triton_compiles(case):
     if triton.__version__ != MANIFEST["triton"]:
         pytest.skip(f"Triton {triton.__version__} installed; the corpus is Triton {MANIFEST['triton']}'s")
     if C.CASES[case][0][0] != "local" and not WHEELS.is_dir():
-        pytest.skip(f"{case}: the package wheels are not in .triton-src/ (pip download --no-deps liger-kernel==0.8.5 "
-                    f"-d .triton-src)")
+        pytest.skip(f"{case}: the package wheels are not in .triton-src/ (pip download --no-deps "
+                    f"liger-kernel==0.8.5 flag-gems==5.0.2 fla-core==0.6.0 -d .triton-src)")
     from gpu_check.triton_corpus.build import compile_case
     c, _, plan = compile_case(case, WHEELS, Path(__file__).resolve().parents[2])
     assert c.ptx == (CORPUS / ENTRIES[case]["ptx"]).read_text()
