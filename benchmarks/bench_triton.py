@@ -4,7 +4,7 @@ on the Triton corpus (gpu_check/triton_corpus/cases.py), same kernels and inputs
     python benchmarks/bench_triton.py [--cases vector_add,softmax_rows] [--wheels .triton-src] [--json]
 
 For each case: the wall time of one launch in each (layoutsim: the committed PTX through
-layoutsim.ptx, after a warm-up launch of the first case; the interpreter: `kernel[grid](...)` on CPU
+layoutsim.ptx, after a warm-up launch of the same case; the interpreter: `kernel[grid](...)` on CPU
 torch tensors in a process started with TRITON_INTERPRET=1, after a warm-up launch of the same
 case), and how many output elements of each differ, bit for bit, from the H200's
 (tests/data/triton_corpus/h200/outputs.npz; without it, the interpreter is compared with layoutsim).
@@ -86,10 +86,10 @@ def main():
     cases = a.cases.split(",") if a.cases else list(C.CASES)
     entries = {e["case"]: e for e in R.load_manifest(CORPUS)["cases"]}
     h200 = np.load(CORPUS / "h200" / "outputs.npz") if (CORPUS / "h200" / "outputs.npz").is_file() else None
-    R.run_case(CORPUS, entries[cases[0]])                   # warm-up: numba's caches
     rows = []
     ours = {}
     for case in cases:
+        R.run_case(CORPUS, entries[case])                   # warm-up: numba compiles what the case uses
         t = time.perf_counter()
         _, finals = R.run_case(CORPUS, entries[case])
         ours[case] = (time.perf_counter() - t, finals)
