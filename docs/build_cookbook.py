@@ -504,6 +504,7 @@ PYTHON_API = [
     ("Simulator", "layoutsim.sim", ["Warp", "Warpgroup"]),
     ("Running kernels", "layoutsim.ptx", ["run", "compile_cu", "Run", "Run.accesses", "Run.render_access", "InstructionStats",
                                          "PtxFault"]),
+    ("Triton kernels (needs Triton)", "layoutsim.triton", ["launch", "compile_for", "bits", "configs", "patch"]),
     ("Shared-memory operands (wgmma descriptors, TMA)", "layoutsim.smem",
      ["Descriptor", "Descriptor.dense", "operand_addresses", "operand_fault", "addresses", "TensorMap",
       "box_addresses", "box_fault", "check_coords", "coords_problem", "consistency", "problems", "Reading",

@@ -11,7 +11,7 @@ import sys
 
 from .script import Parser, run_script
 
-COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render", "desc", "ptx")
+COMMANDS = ("query", "show", "list", "banks", "coalesce", "swizzle_search", "render", "desc", "ptx", "triton")
 
 
 def build_parser(only=None):

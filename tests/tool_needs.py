@@ -5,6 +5,7 @@ program skips there, naming the program. Where every tool is required (CI sets
 gpu_check.backends.hip.REQUIRE_ENV, .ci/run, after installing them) a missing program fails the
 test instead, so CI cannot pass with a check left unrun. Imported by name (as h200_data).
 """
+import importlib.util
 import shutil
 
 import pytest
@@ -13,8 +14,10 @@ from gpu_check.backends.hip import REQUIRE_ENV, required
 
 
 def missing(tools):
-    """The programs of `tools` that are not on PATH, in order."""
-    return [t for t in tools if shutil.which(t) is None]
+    """The programs of `tools` that are not on PATH, in order; `python:MODULE` names a Python
+    module of an optional extra (python:triton) that must be importable."""
+    return [t for t in tools if (importlib.util.find_spec(t[7:]) is None if t.startswith("python:")
+                                 else shutil.which(t) is None)]
 
 
 def reason(gone):

@@ -176,14 +176,21 @@ def _attributes(rest, line, what):
     """(.align's byte count as written or None, vector count, type, the rest) from the leading
     `.word`s of a declaration."""
     align, vec, ptype = None, 1, None
+    pointer = False
     while rest.startswith("."):
         word, _, rest = rest.partition(" ")
         rest = rest.strip()
         w = word[1:]
         if w == "align":
             num, _, rest = rest.partition(" ")
-            align = num
             rest = rest.strip()
+            if not pointer:
+                align = num
+            # after .ptr, `.align N` is the pointee's alignment (PTX ISA 5.1.6.1, kernel parameter
+            # attribute .ptr [.space] [.align N]), not the parameter's: Triton's
+            # `.param .u64 .ptr .global .align 1 p` is an 8-byte-aligned .u64
+        elif w == "ptr":
+            pointer = True
         elif w in ("v2", "v4", "v8"):
             vec = int(w[1:])
         elif w == "ptr" or w in SPACES:

@@ -8,6 +8,7 @@ is checked in every mode, with nothing else to update: the class, not a list of 
 """
 import argparse
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -54,6 +55,18 @@ MODES = [
     (("ptx", "run"), "text", [TRANSPOSE, "--kernel", "transpose_conflicts", "--grid", "2", "--block", "32,8",
                               "--arg", "arange:f32:64x64", "--arg", "zeros:f32:64x64", "--arg", "i32:64"]),
 ]
+# `layoutsim triton` needs Triton (the optional extra): its modes are tried where it is installed
+HAS_TRITON = importlib.util.find_spec("triton") is not None
+TRITON_KERNELS = str(ROOT / "gpu_check" / "triton_corpus" / "kernels.py")
+if HAS_TRITON:
+    MODES += [
+        (("triton", "run"), "text", [f"{TRITON_KERNELS}:vector_add", "--grid", "4", "--arg", "arange:f32:1000",
+                                     "--arg", "ones:f32:1000", "--arg", "zeros:f32:1000", "--arg", "i32:1000",
+                                     "--meta", "BLOCK=256"]),
+        (("triton", "layouts"), "text", [f"{TRITON_KERNELS}:softmax_rows", "--arg", "zeros:f32:64x100",
+                                         "--arg", "zeros:f32:64x100", "--arg", "i32:100", "--arg", "i32:100",
+                                         "--meta", "BLOCK=128"]),
+    ]
 
 # a value of each option that matters wherever the option applies (dest -> arguments after it;
 # None: a flag). PER_MODE, by (path, dest) or (path, mode, dest): where one value cannot matter
@@ -75,6 +88,7 @@ SAMPLES = {
     "kernel": "transpose_padded", "grid": "1", "arg": "i32:1", "shared_bytes": "1024",
     "out": "outdir", "ctas": "1", "jobs": "2", "racecheck": None, "all": None, "nvcc_flag": "-O3", "quiet": None,
     "initcheck": None, "show_line": "198", "max_steps": "5", "timeout": "1e-6", "cluster": "2",
+    "meta": "num_warps=2", "config": "0", "lanes": None,
 }
 PER_MODE = {
     (("render",), "arch"): "sm_90", (("render",), "banks-addr", "op"): "ld.shared.v2.b32",
@@ -124,7 +138,7 @@ def _run(path, argv, folder):
 
 def test_every_subcommand_has_modes():
     paths = {path[0] for path, _, _ in MODES}
-    assert paths == {c.replace("_", "-") for c in COMMANDS}
+    assert paths == {c.replace("_", "-") for c in COMMANDS if HAS_TRITON or c != "triton"}
 
 
 CASES = [(path, mode, base, dest, flag) for path, mode, base in MODES for dest, flag in _options(path)]

@@ -1,0 +1,125 @@
+"""Triton kernels without a GPU: TRITON_INTERPRET=1 (Triton's CPU interpreter) against layoutsim,
+on the Triton corpus (gpu_check/triton_corpus/cases.py), same kernels and inputs.
+
+    python benchmarks/bench_triton.py [--cases vector_add,softmax_rows] [--wheels .triton-src] [--json]
+
+For each case: the wall time of one launch in each (layoutsim: the committed PTX through
+layoutsim.ptx, after a warm-up launch of the same case; the interpreter: `kernel[grid](...)` on CPU
+torch tensors in a process started with TRITON_INTERPRET=1, after a warm-up launch of the same
+case), and how many output elements of each differ, bit for bit, from the H200's
+(tests/data/triton_corpus/h200/outputs.npz; without it, the interpreter is compared with layoutsim).
+The interpreter needs torch (a CPU build is enough) and the wheels of the registry kernels in
+--wheels; without torch its column says so. Target (issue 25): layoutsim 0 differing words, and
+no slower than the interpreter on any case.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT / "tests" / "data" / "triton_corpus"
+CHILD = """
+import sys, time, numpy as np, torch
+sys.path.insert(0, {root!r})
+from gpu_check.triton_corpus import cases as C
+out = {{}}
+for case in {cases!r}:
+    k, _ = C.kernel(case, {wheels!r}, {root!r})
+    def once():
+        args = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in C.inputs(case)]
+        t = time.perf_counter()
+        k[C.grid(case)](*args, **C.meta(case))
+        return time.perf_counter() - t, args
+    try:
+        once()
+        dt, args = once()
+    except Exception as e:
+        out[case + "/error"] = np.array((type(e).__name__ + ": " + str(e)).splitlines()[0][:300])
+        continue
+    out[case + "/seconds"] = np.array(dt)
+    for i, a in enumerate(args):
+        if hasattr(a, "numpy"):
+            out[case + "/arg" + str(i)] = a.numpy()
+np.savez({path!r}, **out)
+"""
+
+
+def differing(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return int((a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)).any(axis=1).sum())
+
+
+def interpreter(cases, wheels):
+    """{case: (seconds, {argN: array})} from TRITON_INTERPRET=1, or a reason it did not run."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return "torch is not installed (TRITON_INTERPRET=1 needs it; pip install torch)"
+    with tempfile.TemporaryDirectory() as d:
+        path = str(Path(d) / "interp.npz")
+        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
+        p = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), cases=cases, wheels=wheels, path=path)],
+                           env=env, capture_output=True, text=True, timeout=3600)
+        if p.returncode != 0:
+            return "the interpreter failed: " + (p.stderr.strip().splitlines() or ["?"])[-1]
+        z = np.load(path)
+        return {c: (str(z[c + "/error"]) if c + "/error" in z.files else float(z[c + "/seconds"]),
+                    {k.split("/", 1)[1]: z[k] for k in z.files if k.startswith(c + "/arg")}) for c in cases}
+
+
+def main():
+    from gpu_check.triton_corpus import cases as C
+    from gpu_check.triton_corpus import replay as R
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", help="comma-separated case names (default: all)")
+    ap.add_argument("--wheels", default=str(ROOT / ".triton-src"))
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    cases = a.cases.split(",") if a.cases else list(C.CASES)
+    entries = {e["case"]: e for e in R.load_manifest(CORPUS)["cases"]}
+    h200 = np.load(CORPUS / "h200" / "outputs.npz") if (CORPUS / "h200" / "outputs.npz").is_file() else None
+    rows = []
+    ours = {}
+    for case in cases:
+        R.run_case(CORPUS, entries[case])                   # warm-up: numba compiles what the case uses
+        t = time.perf_counter()
+        _, finals = R.run_case(CORPUS, entries[case])
+        ours[case] = (time.perf_counter() - t, finals)
+    interp = interpreter(cases, a.wheels)
+    for case in cases:
+        sec, finals = ours[case]
+        ref = {k: h200[f"{case}/{k}"] for k in finals} if h200 is not None else None
+        row = {"case": case, "layoutsim_s": round(sec, 3),
+               "layoutsim_differ": sum(differing(finals[k], ref[k]) for k in finals) if ref else None}
+        if isinstance(interp, dict):
+            isec, iout = interp[case]
+            base = ref or finals
+            if isinstance(isec, str):
+                row.update(interpreter_error=isec)
+            else:
+                row.update(interpreter_s=round(isec, 3), compared_with="H200" if ref else "layoutsim",
+                           interpreter_differ=sum(differing(iout[k], base[k]) for k in finals))
+        rows.append(row)
+    if a.json:
+        print(json.dumps({"rows": rows, "interpreter": interp if isinstance(interp, str) else "ran"}, indent=1))
+        return
+    if isinstance(interp, str):
+        print(f"TRITON_INTERPRET=1: not run: {interp}")
+    print(f"{'case':24s} {'layoutsim s':>12s} {'differ':>7s} {'interp s':>9s} {'differ':>7s}  (vs)")
+    for r in rows:
+        print(f"{r['case']:24s} {r['layoutsim_s']:12.3f} {str(r['layoutsim_differ']):>7s} "
+              f"{str(r.get('interpreter_s', '-')):>9s} {str(r.get('interpreter_differ', '-')):>7s}  "
+              f"({r.get('compared_with', 'H200' if h200 is not None else '-')})"
+              + (f"  interpreter: {r['interpreter_error']}" if "interpreter_error" in r else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""layoutsim.triton.launch: `kernel[grid](*args, **meta)` on the model.
+
+The kernel is compiled with Triton for the target (compile.py), its PTX runs in layoutsim.ptx,
+and every array argument gets the launch's final content back. The PTX parameters are the
+kernel's non-constexpr arguments in order, then the two pointers Triton 3.x adds to every kernel
+(global scratch and profile scratch): as Triton's CUDA launcher does, each is a buffer of
+size x CTAs when the kernel asks for scratch, else a null pointer.
+"""
+import inspect
+
+import numpy as np
+
+from .. import ptx
+from ..errors import LayoutsimError
+from . import args as A
+from .compile import capability, compile_kernel, jit_function, specialise, triton_modules
+
+RUN_OPTIONS = ("racecheck", "initcheck", "ctas", "jobs", "max_steps", "timeout", "progress")
+
+
+def layers(kernel):
+    """[(kind, wrapper)] from the outside in, down to the JITFunction: autotune and heuristics."""
+    triton, _ = triton_modules()
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    out, k = [], kernel
+    while not isinstance(k, triton.runtime.jit.JITFunction):
+        if isinstance(k, Autotuner):
+            out.append(("autotune", k))
+        elif isinstance(k, Heuristics):
+            out.append(("heuristics", k))
+        else:
+            return out, jit_function(k)
+        k = k.fn
+    return out, k
+
+
+def configs(kernel):
+    """The autotune configs of a kernel ([] for a plain @triton.jit one)."""
+    wrappers, _ = layers(kernel)
+    return next((list(w.configs) for kind, w in wrappers if kind == "autotune"), [])
+
+
+def pick_config(tuner, config):
+    """The one Config `config` names: an index, or a dict of its meta-parameters and options."""
+    cfgs = list(tuner.configs)
+    if config is None:
+        if len(cfgs) == 1:
+            return cfgs[0]
+        raise LayoutsimError(f"kernel {tuner.fn.__name__ if hasattr(tuner.fn, '__name__') else ''} is autotuned over "
+                             f"{len(cfgs)} configs: give config=INDEX (0..{len(cfgs) - 1}), config=dict(...) of one, "
+                             f"or config='all' for each in turn")
+    if isinstance(config, (int, np.integer)) and not isinstance(config, bool):
+        if not 0 <= config < len(cfgs):
+            raise LayoutsimError(f"config={config}: the kernel has {len(cfgs)} autotune configs (0..{len(cfgs) - 1})")
+        return cfgs[int(config)]
+    if isinstance(config, dict):
+        hits = [c for c in cfgs if all(c.all_kwargs().get(k) == v for k, v in config.items())]
+        if len(hits) != 1:
+            shown = "; ".join(str(c) for c in cfgs[:6])
+            raise LayoutsimError(f"config={config}: {'no' if not hits else len(hits)} autotune config(s) match; "
+                                 f"the configs: {shown}")
+        return hits[0]
+    raise LayoutsimError(f"config={config!r}: give an index, a dict of a config's values, or 'all'")
+
+
+def launch(kernel, grid, *args, arch=None, config=None, options=None, **meta):
+    """Run `kernel[grid](*args, **meta)` on the model; returns the layoutsim.ptx Run (costs per
+    Python line), or a list of Runs for config='all'. arch: compile.ARCHS (default: sm_90's
+    arch-specific target, as on an H100/H200).
+    options: keywords of layoutsim.ptx.run (racecheck, initcheck, ctas, jobs, max_steps, timeout).
+    Array arguments (numpy arrays, CPU torch tensors, bits(raw, fmt)) get their final content."""
+    wrappers, fn = layers(kernel)
+    tuner = next((w for kind, w in wrappers if kind == "autotune"), None)
+    if config == "all" and tuner is not None:
+        return [launch_config(kernel, wrappers, fn, c, grid, args, meta, arch, options) for c in tuner.configs]
+    wrappers, fn, cfg = choose(kernel, config)
+    return launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options)
+
+
+def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
+    opts = dict(options or {})
+    bad = [k for k in opts if k not in RUN_OPTIONS]
+    if bad:
+        raise LayoutsimError(f"options: unknown {bad[0]!r}; give {', '.join(RUN_OPTIONS)}")
+    given, meta = bind(fn, wrappers, cfg, args, meta)
+    if cfg is not None and cfg.pre_hook is not None:         # as the autotuner runs it before a launch
+        cfg.pre_hook({**given, **meta})
+    stands, arrays = [], {}
+    for p in fn.params:
+        s, arr = A.stand_in(given[p.name], p.name)
+        stands.append(s)
+        if arr is not None:
+            arrays[p.name] = arr
+    bound, signature, constexprs, attrs, parsed = specialise(fn, stands, meta, capability(arch))
+    compiled = compile_kernel(fn, signature, constexprs, attrs, parsed, arch)
+    if compiled.num_ctas != 1:
+        raise LayoutsimError(f"num_ctas={compiled.num_ctas}: thread-block clusters are not modelled; give num_ctas=1")
+    g = grid({**given, **{k: v for k, v in meta.items()}}) if callable(grid) else grid
+    g = _grid(g)
+    if g is None:
+        return None                                 # an empty grid: Triton launches nothing either
+    values = []
+    for p in fn.params:
+        t = signature[p.name]
+        if t == "constexpr":
+            continue
+        if p.name in arrays:
+            values.append(arrays[p.name])
+        else:
+            values.append(A.scalar_value(given[p.name], t, p.name))
+    n = int(np.prod(g))
+    for size, align, what in ((compiled.global_scratch_size, compiled.global_scratch_align, "global"),
+                              (compiled.profile_scratch_size, compiled.profile_scratch_align, "profile")):
+        values.append(np.zeros(n * size, np.uint8) if size > 0 else np.uint64(0))
+    r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=compiled.arch,
+                shared_bytes=compiled.shared, **opts)
+    k = 0
+    for p in fn.params:
+        if signature[p.name] == "constexpr":
+            continue
+        if p.name in arrays:
+            np.copyto(arrays[p.name], r.buffers[k], casting="no")
+        k += 1
+    r.extra = {"triton": {"kernel": fn.__name__, "signature": compiled.signature,
+                          "constexprs": compiled.constexprs, "num_warps": compiled.num_warps,
+                          "shared": compiled.shared, "config": str(cfg) if cfg is not None else None,
+                          "cached": compiled.cached, "triton_version": compiled.triton_version}}
+    r.triton = compiled
+    return r
+
+
+def choose(kernel, config):
+    """(wrappers, JITFunction, the Config to run or None) of a kernel and a config= value."""
+    wrappers, fn = layers(kernel)
+    tuner = next((w for kind, w in wrappers if kind == "autotune"), None)
+    if tuner is None and config is not None:
+        raise LayoutsimError(f"config={config!r}: kernel {fn.__name__} is not autotuned")
+    return wrappers, fn, (pick_config(tuner, config) if tuner is not None else None)
+
+
+def bind(fn, wrappers, cfg, args, meta):
+    """({parameter: value} with defaults, the remaining launch options) as kernel[grid](*args,
+    **meta) binds them: the config's values, then the heuristics, then the config's pre_hook."""
+    names = [p.name for p in fn.params]
+    if len(args) > len(names):
+        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}) takes {len(names)} arguments; "
+                             f"{len(args)} given")
+    meta = dict(meta)
+    if cfg is not None:
+        for k, v in cfg.all_kwargs().items():
+            meta.setdefault(k, v)
+    for kind, w in reversed(wrappers):           # heuristics nearest the kernel first, as Triton runs them
+        if kind == "heuristics":
+            for v, heur in w.values.items():
+                meta[v] = heur({**dict(zip(w.arg_names, args)), **meta})
+    given = dict(zip(names, args))
+    for k in list(meta):
+        if k in names:
+            if k in given:
+                raise LayoutsimError(f"kernel {fn.__name__}: parameter {k} given twice")
+            given[k] = meta.pop(k)
+    missing = [p.name for p in fn.params if p.name not in given and not p.has_default]
+    if missing:
+        raise LayoutsimError(f"kernel {fn.__name__}({', '.join(names)}): missing argument(s) {', '.join(missing)}")
+    for p in fn.params:
+        if p.name not in given:
+            given[p.name] = p.default
+    return given, meta
+
+
+def _grid(g):
+    if isinstance(g, (int, np.integer)):
+        g = (g,)
+    if not isinstance(g, (tuple, list)) or not 1 <= len(g) <= 3:
+        raise LayoutsimError(f"grid {g!r}: give a tuple of 1 to 3 CTA counts, or a function of the meta-parameters")
+    try:
+        g = tuple(int(x) for x in g)
+    except (TypeError, ValueError):
+        raise LayoutsimError(f"grid {g!r}: give whole numbers") from None
+    if min(g) < 0:
+        raise LayoutsimError(f"grid {g!r}: a negative CTA count")
+    return None if 0 in g else g
+
+
+def signature_of(kernel):
+    """inspect.Signature of the @triton.jit function under any wrappers."""
+    return inspect.signature(layers(kernel)[1].fn)

@@ -1,0 +1,156 @@
+"""Reading Triton's ttgir text: the layout encodings it declares or spells inline, their
+parameters, and where each is used (the op, the tensor or shared-memory shape, the Python line).
+
+    encodings(ttgir) -> {text: Encoding}, where text is the alias (`#blocked1`) or an inline
+    encoding's own spelling (`#ttg.slice<{dim = 1, parent = #blocked}>`).
+"""
+import re
+from dataclasses import dataclass, field
+
+ALIAS = re.compile(r"^(#\w+)\s*=\s*(#ttg\.\w+(?:<.*>)?)\s*$")
+# a location: a file position "f.py":L:C, a name around another location "x"(#loc2), or a call
+# site callsite(#callee at #caller) (an inlined @jit helper: the kernel's line is the caller's)
+LOC = re.compile(r'^(#loc\d*)\s*=\s*loc\((?:"([^"]*)":(\d+):(\d+)|"[^"]*"\((#loc\d*)\)'
+                 r'|callsite\((#loc\d*) at (#loc\d*)\))\)')
+TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([0-9x]+)x([a-z!][\w.<>]*?)\s*,\s*")
+OP = re.compile(r"=\s*([a-z_]+\.[\w.]+)|^\s*([a-z_]+\.[\w.]+)")
+OP_LOC = re.compile(r"loc\((#loc\d*)\)\s*$")
+
+
+@dataclass
+class Encoding:
+    name: str                       # the alias or the inline text
+    kind: str                       # blocked, nvidia_mma, dot_op, slice, linear, nvmma_shared, swizzled_shared, ...
+    params: dict
+    uses: list = field(default_factory=list)   # {"op", "shape", "dtype", "memory", "line"}
+
+
+def _balanced(text, i):
+    """Index just past the '<...>' (or '{...}', '[...]') group starting at text[i]."""
+    pairs = {"<": ">", "{": "}", "[": "]", "(": ")"}
+    stack = []
+    for j in range(i, len(text)):
+        c = text[j]
+        if c in pairs:
+            stack.append(pairs[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+            if not stack:
+                return j + 1
+    return len(text)
+
+
+def parse_encoding(text):
+    """'#ttg.blocked<{sizePerThread = [1, 8], ...}>' -> ('blocked', {params})."""
+    m = re.match(r"#ttg\.(\w+)", text)
+    if not m:
+        return None, {}
+    kind = m.group(1)
+    body = text[m.end():]
+    if not body.startswith("<{"):
+        return kind, {}
+    return kind, _parse_dict(body[1:_balanced(body, 0) - 1])
+
+
+def _parse_dict(text):
+    """'{a = 1, b = [1, 2], parent = #mma, p2 = #ttg.blocked<{...}>, t = false}' -> dict."""
+    out, s = {}, text.strip()[1:-1]
+    i = 0
+    while i < len(s):
+        m = re.compile(r"\s*(\w+)\s*=\s*").match(s, i)
+        if not m:
+            break
+        key, j = m.group(1), m.end()
+        k = j
+        while k < len(s) and s[k] != ",":
+            if s[k] in "<{[(":
+                k = _balanced(s, k)
+            else:
+                k += 1
+        out[key] = _value(s[j:k].strip())
+        i = k + 1
+    return out
+
+
+def _value(v):
+    if v in ("true", "false"):
+        return v == "true"
+    if v.startswith("["):
+        inner = v[1:-1].strip()
+        if not inner:
+            return []
+        parts, depth, cur = [], 0, ""
+        for c in inner:
+            if c == "," and depth == 0:
+                parts.append(cur)
+                cur = ""
+                continue
+            depth += c in "[<{" 
+            depth -= c in "]>}"
+            cur += c
+        parts.append(cur)
+        return [_value(p.strip()) for p in parts]
+    v = v.split(":")[0].strip()          # '16 : i32'
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def _locations(lines):
+    direct, named, calls = {}, {}, {}
+    for m in filter(None, map(LOC.match, lines)):
+        if m.group(2) is not None:
+            direct[m.group(1)] = (m.group(2), int(m.group(3)))
+        elif m.group(5) is not None:
+            named[m.group(1)] = m.group(5)
+        else:
+            calls[m.group(1)] = m.group(7)
+
+    def resolve(name, depth=0):
+        if depth > 50 or name is None:
+            return None
+        if name in direct:
+            return direct[name]
+        return resolve(named.get(name) or calls.get(name), depth + 1)
+    return resolve
+
+
+def encodings(ttgir):
+    """Every encoding of the module with its uses, in the order the text first names them."""
+    lines = ttgir.splitlines()
+    found = {}
+    for ln in lines:
+        m = ALIAS.match(ln.strip())
+        if m and not m.group(2).startswith("#ttg.shared_memory"):
+            kind, params = parse_encoding(m.group(2))
+            found[m.group(1)] = Encoding(m.group(1), kind, params)
+    where = _locations(lines)
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith("#") or "tensor<" not in s and "memdesc<" not in s:
+            continue
+        om = OP.search(s)
+        op = (om.group(1) or om.group(2)) if om else "?"
+        lm = OP_LOC.search(s)
+        loc = where(lm.group(1)) if lm else None
+        for tm in TYPE.finditer(s):
+            start = tm.end()
+            if s.startswith("#ttg.", start):
+                end = _balanced(s, start + s[start:].index("<"))
+                enc = s[start:end]
+                if enc not in found:
+                    kind, params = parse_encoding(enc)
+                    found[enc] = Encoding(enc, kind, params)
+            else:
+                em = re.match(r"#\w+", s[start:])
+                if not em:
+                    continue
+                enc = em.group(0)
+            if enc not in found:
+                continue
+            use = {"op": op, "shape": [int(x) for x in tm.group(2).split("x")], "dtype": tm.group(3),
+                   "memory": tm.group(1) != "tensor", "line": list(loc) if loc else None}
+            if use not in found[enc].uses:
+                found[enc].uses.append(use)
+    return found
