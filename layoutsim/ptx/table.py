@@ -22,7 +22,8 @@ A row is (opcode, type class, handler, ...):
   model, as vector atomics).
 - `sync`: the synchronisation class: "none", "aligned" (the whole warp, .sync.aligned),
   "membermask" (the threads a mask names), "warpgroup" (four warps), "cta" (a CTA barrier).
-  compile.py sets Step.sync from it and checks the handler's step agrees.
+  This is the only place that states it: compile.py sets Step.sync (and a CTA barrier's "bar"
+  kind) from it; a handler returns no sync, only a membermask collective's `membermask` reader.
 - `section`: the PTX ISA 9.0 section.
 
 Adding an instruction is one row here and one handler in its family's module (see
@@ -401,7 +402,9 @@ def _check(row, ins, tys):
                 raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: .{m} needs one of {_dotted(alts)} "
                                      f"(PTX ISA {row.section})")
     if row.operands is not None and len(ins.operands) not in row.operands:
-        n = " or ".join(map(str, row.operands))
+        ns = row.operands
+        n = (f"{ns[0]} to {ns[-1]}" if len(ns) > 2 and ns == tuple(range(ns[0], ns[-1] + 1))
+             else " or ".join(map(str, ns)))
         raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes {n} operand{'s' * (row.operands != (1,))}, "
                              f"not {len(ins.operands)}: {ins.text}")
     if row.vectors is not None:
