@@ -18,6 +18,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from . import state as S
 from . import tensormap as TM
+from .samples import Samples
 
 MAX_BATCH_THREADS = 1 << 16
 # The model's global memory (every array argument and .global/.const variable) may hold at most
@@ -79,6 +80,7 @@ class Launch:
         self.shared_bytes = int(shared_bytes)
         self.notes = set()                    # what this launch could not prove or ignored
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
+        self.samples = Samples(len(prog.sites), arch)   # the hotspot samples, an observer (samples.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
