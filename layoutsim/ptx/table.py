@@ -399,7 +399,8 @@ def _check(row, ins, tys):
         present = set(ins.mods) | {m.split("::")[0] for m in ins.mods}
         for m, alts in row.requires:
             if m in present and not present & set(alts):
-                raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: .{m} needs one of {_dotted(alts)} "
+                need = f"one of {_dotted(alts)}" if len(alts) > 1 else f".{alts[0]}"
+                raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: .{m} needs {need} "
                                      f"(PTX ISA {row.section})")
     if row.operands is not None and len(ins.operands) not in row.operands:
         ns = row.operands
