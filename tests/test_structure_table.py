@@ -141,7 +141,7 @@ def test_add_f32_goes_straight_to_the_float_family():
     ("ldmatrix.sync.aligned.m8n8.x3.shared.b16 {%r1}, [%rd1];", ["ldmatrix.b16 does not take .x3"]),
     ("bar.sync.arrive 0;", ["names both .sync and .arrive", "PTX ISA 9.7.13.1"]),
     ("membar.gpu;", ["membar does not take .gpu", "PTX ISA 9.7.13.4"]),
-    ("cp.async.ca.cg.shared.global [%rd1], [%rd2], 4;", ["names both .ca and .cg", "PTX ISA 9.7.9.25.3"]),
+    ("cp.async.ca.cg.shared.global [%rd1], [%rd2], 4;", ["names both .ca and .cg", "PTX ISA 9.7.9.25"]),
 ])
 def test_the_table_refuses_an_illegal_form_in_one_line(body, words):
     with pytest.raises(LayoutsimError) as e:
