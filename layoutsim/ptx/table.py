@@ -142,6 +142,8 @@ SHFL, VOTE = ("up", "down", "bfly", "idx"), ("all", "any", "uni", "ballot")
 REDUX = ("add", "min", "max", "and", "or", "xor")
 BAR = dict(mods=("cta", "sync", "arrive", "red", "popc", "and", "or", "aligned"),
            one_of=(("sync", "arrive", "red"), ("popc", "and", "or")), requires={"popc": ("red",)})
+# barrier.cluster.arrive{.relaxed}/.wait{.acquire} (9.7.13.3): legal; the handler says clusters are not modelled
+BAR_CLUSTER = dict(BAR, mods=BAR["mods"] + ("cluster", "wait", "relaxed", "acquire"))
 MBARRIER = ("init", "inval", "expect_tx", "complete_tx", "arrive", "arrive_drop", "test_wait", "try_wait",
             "pending_count")
 # fences (9.7.13.4): semantics, scope, the proxy forms
@@ -277,7 +279,7 @@ ROWS = [
     _r("activemask", "any", W._activemask, "9.7.13.12", mods=(), operands=1),
     _r("bar", "any", W._barrier, "9.7.13.1", sync="cta", **BAR),
     _r("bar", "any", W._barrier, "9.7.13.2", needs=("warp",), sync="membermask", mods=("sync",), operands=1),
-    _r("barrier", "any", W._barrier, "9.7.13.1", sync="cta", **BAR),
+    _r("barrier", "any", W._barrier, "9.7.13.1", sync="cta", **BAR_CLUSTER),
     _r("mbarrier", "any", A._mbarrier, "9.7.13.15", spaces=("shared",), mods=MBARRIER + ("noComplete", "parity",
        "expect_tx") + ("relaxed", "acquire", "release") + SCOPES,
        one_of=(MBARRIER[:2] + MBARRIER[3:], ("relaxed", "acquire", "release"), SCOPES)),
