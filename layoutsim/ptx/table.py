@@ -134,6 +134,8 @@ LD = _memory(("weak", "volatile", "relaxed", "acquire"), LD_COP)
 LD["mods"] += ("nc",)
 LD["requires"]["nc"] = ("global",)
 ST = _memory(("weak", "volatile", "relaxed", "release"), ST_COP)
+ASYNC_REMOTE = ("async", "mbarrier::complete_tx::bytes")     # st.async, red.async: legal (the handlers refuse them)
+ST["mods"] += ASYNC_REMOTE
 # the matrix forms (9.7.14, 9.7.15): shapes are m<M>n<N>k<K> (the handler looks the form up)
 SHAPE = (r"m\d+n\d+(k\d+)?",)
 MMA_TYPES = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue8m0", "ue4m3", "tf32", "s4", "u4", "b1")
@@ -244,7 +246,8 @@ ROWS = [
        mods=ATOM_SEMS + SCOPES + ATOM_OPS + ("noftz", "L2::cache_hint"), operands=(3, 4, 5),
        one_of=(ATOM_SEMS, SCOPES, ATOM_OPS)),
     _r("red", "any", M._atomic, "9.7.13.6", spaces=("global", "shared"), vectors=VECTORS,
-       mods=("relaxed", "release") + SCOPES + ATOM_OPS[:2] + ATOM_OPS[2:3] + ATOM_OPS[5:] + ("noftz", "L2::cache_hint"),
+       mods=("relaxed", "release") + SCOPES + ATOM_OPS[:3] + ATOM_OPS[5:] + ("noftz", "L2::cache_hint")
+       + ASYNC_REMOTE,
        one_of=(("relaxed", "release"), SCOPES, ATOM_OPS), operands=(2, 3)),
     _r("cp", "any", M._cp_async, "9.7.9.25", spaces=("global", "shared"),
        mods=("async", "ca", "cg", "L2::cache_hint", "commit_group", "wait_group", "wait_all") + PREFETCH_SIZE,
