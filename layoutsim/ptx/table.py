@@ -143,7 +143,8 @@ MMA_TYPES = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue8m0", "ue4m3", "tf32", "
 SHFL, VOTE = ("up", "down", "bfly", "idx"), ("all", "any", "uni", "ballot")
 REDUX = ("add", "min", "max", "and", "or", "xor")
 BAR = dict(mods=("cta", "sync", "arrive", "red", "popc", "and", "or", "aligned"),
-           one_of=(("sync", "arrive", "red"), ("popc", "and", "or")), requires={"popc": ("red",)})
+           one_of=(("sync", "arrive", "red"), ("popc", "and", "or")),
+           requires={m: ("red",) for m in ("popc", "and", "or")})
 # barrier.cluster.arrive{.relaxed}/.wait{.acquire} (9.7.13.3): legal; the handler says clusters are not modelled
 BAR_CLUSTER = dict(BAR, mods=BAR["mods"] + ("cluster", "wait", "relaxed", "acquire"))
 MBARRIER = ("init", "inval", "expect_tx", "complete_tx", "arrive", "arrive_drop", "test_wait", "try_wait",
