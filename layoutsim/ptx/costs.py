@@ -198,8 +198,7 @@ class Costs:
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
         res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
-        self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw,
-                                 {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
+        self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw, res)
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))
         self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))

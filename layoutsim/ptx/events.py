@@ -130,7 +130,8 @@ class Events:
     def costed(self, site, space, op, O, M, warps, counts=None):
         """A cost model costed warp accesses of `site` (costs.py): O, M [N, 32] offsets (shared:
         CTA-relative; global: generic addresses) and active lanes of the batch warps `warps`, op
-        the model's spelling, counts {name: int[N]} what it counted per warp (None: shared, whose
-        bank counts the subscriber asks the bank model for)."""
+        the model's spelling, counts {name: int[N]} what it counted per warp (global: the
+        coalescing model's result; None: shared, whose bank counts a subscriber asks the bank model
+        for)."""
         for f in self._on_costed:
             f(site, space, op, O, M, warps, counts)

@@ -44,8 +44,8 @@ class Samples:
             return
         if space == "shared":
             self.shared(site, op, O, M, warps, self.arch)
-        else:
-            self.add(site, space, op, O, M, warps, counts)
+        else:                              # the coalescing model's counts (layoutsim.memory)
+            self.add(site, space, op, O, M, warps, {k: counts[k] for k in ("requests", "sectors", "ideal_sectors")})
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
         return dict(self.__dict__, batch=None)
