@@ -212,6 +212,17 @@ def test_no_import_cycle_in_ptx_counting_imports_inside_functions():
     assert not cycles, "import cycles:\n" + _shown(graph, cycles)
 
 
+def test_no_import_cycle_in_layoutsim_counting_imports_inside_functions():
+    """Nor anywhere in layoutsim: an import inside a function (a lazy import of numba's code,
+    say) may not close a cycle either (isa.amd_mfma <-> isa.registry, numerics.kernel <->
+    numerics.vector did: the registry now asks an entry for its modified form, and
+    numerics/block.py picks the kernel's path above both)."""
+    graph = _graph(module_level_only=False)
+    assert graph["layoutsim.numerics.api"]["layoutsim.numerics.block"] > 0      # a function-level import
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + _shown(graph, cycles)
+
+
 # ---------------------------------------------------------------- NaN patterns and widths
 def test_formats_gives_the_nan_patterns():
     assert [canonical_nan(f) for f in ("f32", "f16", "bf16", "e4m3", "e4m3fnuz")] == \

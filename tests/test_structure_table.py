@@ -121,6 +121,27 @@ def test_add_f32_goes_straight_to_the_float_family():
     ("bmsk.wrap.b32 %r1, %r2;", ["bmsk.wrap.b32 takes 3 operands, not 2"]),
     ("sin.approx.rn.f32 %f1, %f2;", ["sin.f32 does not take .rn"]),
     ("ld.global.v3.f32 {%f1, %f2, %f3}, [%rd1];", ["ld does not take .v3", "the vectors .v2, .v4, .v8"]),
+    # every row has its modifier set (PTX ISA 9.0 syntax blocks of the sections each message cites)
+    ("ld.global.ca.cg.u32 %r1, [%rd1];", ["names both .ca and .cg", "PTX ISA 9.7.9.8: ld takes at most one of .ca"]),
+    ("ld.global.L1::evict_last.L1::no_allocate.u32 %r1, [%rd1];", ["both .L1::evict_last and .L1::no_allocate"]),
+    ("ld.global.ca.L1::evict_last.u32 %r1, [%rd1];", ["names both .ca and .L1::evict_last"]),
+    ("ld.relaxed.global.u32 %r1, [%rd1];", [".relaxed needs one of .cta, .cluster, .gpu, .sys (PTX ISA 9.7.9.8)"]),
+    ("ld.global.gpu.u32 %r1, [%rd1];", [".gpu needs one of .relaxed, .acquire"]),
+    ("ld.shared.nc.u32 %r1, [%rd1];", [".nc needs .global (PTX ISA 9.7.9.8)"]),
+    ("ld.mmio.global.u32 %r1, [%rd1];", [".mmio needs .relaxed"]),
+    ("ld.global.L2::512B.u32 %r1, [%rd1];", ["ld.u32 does not take .L2::512B"]),
+    ("st.global.ca.u32 [%rd1], %r1;", ["st.u32 does not take .ca", "PTX ISA 9.7.9.10"]),
+    ("st.acquire.gpu.global.u32 [%rd1], %r1;", ["st.u32 does not take .acquire"]),
+    ("atom.global.add.exch.u32 %r1, [%rd1], %r2;", ["names both .add and .exch", "PTX ISA 9.7.13.5"]),
+    ("red.global.cas.b32 [%rd1], %r2;", ["red.b32 does not take .cas", "PTX ISA 9.7.13.6"]),
+    ("cvt.rn.rz.f32.f16 %f1, %r1;", ["names both .rn and .rz", "PTX ISA 9.7.9.21"]),
+    ("mov.sat.u32 %r1, %r2;", ["mov.u32 does not take .sat", "mov takes no modifier beside its type"]),
+    ("setp.lt.gt.s32 %p1, %r1, %r2;", ["names both .lt and .gt", "PTX ISA 9.7.6.2"]),
+    ("shfl.sync.up.down.b32 %r1, %r2, 1, 0, -1;", ["names both .up and .down", "PTX ISA 9.7.9.6"]),
+    ("ldmatrix.sync.aligned.m8n8.x3.shared.b16 {%r1}, [%rd1];", ["ldmatrix.b16 does not take .x3"]),
+    ("bar.sync.arrive 0;", ["names both .sync and .arrive", "PTX ISA 9.7.13.1"]),
+    ("membar.gpu;", ["membar does not take .gpu", "PTX ISA 9.7.13.4"]),
+    ("cp.async.ca.cg.shared.global [%rd1], [%rd2], 4;", ["names both .ca and .cg", "PTX ISA 9.7.9.25"]),
 ])
 def test_the_table_refuses_an_illegal_form_in_one_line(body, words):
     with pytest.raises(LayoutsimError) as e:
@@ -136,6 +157,59 @@ def test_legal_forms_pass_the_table():
             "    add.rz.ftz.sat.f32 %f1, %f2, %f3;\n    mad.hi.sat.s32 %r1, %r2, %r3, %r4;\n"
             "    mul.wide.s32 %rd1, %r1, %r2;\n    div.full.ftz.f32 %f1, %f2, %f3;\n")
     ptx.run(_kernel(body), "k", 1, 32, [])
+
+
+# spellings nvcc 13.0 emits (CUDA samples, llm.c and CUTLASS 4.2 compiled for sm_80/sm_90/sm_90a)
+# and the ISA's other legal forms of the rows that now list their modifiers (PTX ISA 9.0)
+LEGAL = """ld.global.nc.L1::no_allocate.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
+ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1], %rd2;
+ld.global.nc.L2::128B.f32 %f1, [%rd1];
+ld.global.L1::evict_first.L2::evict_last.L2::256B.u32 %r1, [%rd1];
+ld.relaxed.gpu.v2.u64 {%rd1, %rd2}, [%rd3];
+ld.acquire.sys.global.u8 %rs1, [%rd1];
+ld.volatile.shared.f32 %f1, [%rd1];
+ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];
+ld.weak.shared::cta.b32 %r1, [%rd1];
+ld.ca.u32 %r1, [%rd1];
+st.global.L1::no_allocate.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+st.release.sys.global.u8 [%rd1], %rs1;
+st.global.wt.L2::cache_hint.u32 [%rd1], %r1, %rd2;
+atom.global.sys.cas.b32 %r1, [%rd1], %r2, %r3;
+atom.or.acq_rel.cta.b32 %r1, [%rd1], %r2;
+atom.global.add.noftz.f16x2 %r1, [%rd1], %r2;
+red.and.release.cta.b32 [%rd1], %r1;
+red.relaxed.gpu.global.add.L2::cache_hint.u32 [%rd1], %r1, %rd2;
+cp.async.cg.shared.global.L2::128B [%r1], [%rd1], 16, %r2;
+cp.async.ca.shared.global.L2::cache_hint [%r1], [%rd1], 4, %rd2;
+cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];
+cp.async.bulk.wait_group.read 0;
+cvt.rna.tf32.f32 %r1, %f1;
+cvt.rn.relu.satfinite.bf16x2.f32 %r1, %f1, %f2;
+cvt.rn.satfinite.e4m3x2.f32 %rs1, %f1, %f2;
+cvt.rzi.ftz.sat.s32.f32 %r1, %f1;
+fence.proxy.async.shared::cta;
+fence.mbarrier_init.release.cluster;
+fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;
+fence.sc.gpu;
+mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p1, [%r1], %r2, %r3;
+mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %rd1, [%r1], %r2;
+ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];
+stmatrix.sync.aligned.m8n8.x2.shared::cta.b16 [%r1], {%r2, %r3};
+mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r11, %r12, %r13, %r14};
+wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%f1}, %rd1, %rd2, %p1, 1, 1;
+wgmma.wait_group.sync.aligned 0;
+barrier.sync.aligned 1, 128;
+bar.red.popc.u32 %r1, 0, %p1;
+setmaxnreg.inc.sync.aligned.u32 240;
+setp.ltu.and.ftz.f32 %p1, %f1, %f2, %p2;
+prefetch.global.L2::evict_last [%rd1];
+createpolicy.fractional.L2::evict_first.b64 %rd1, 1.0;"""
+
+
+def test_legal_spellings_pass_the_table():
+    from layoutsim.ptx.syntax import parse_instruction
+    for text in LEGAL.splitlines():
+        table.row_for(parse_instruction(text, 1))
 
 
 # ---------------------------------------------------------------- imports

@@ -392,6 +392,7 @@ def entries():
         out.append(Entry(name=mnemonic, family="mfma", vendor="amd", archs=archs,
                          build=lambda mn=mnemonic: build(mn), aliases=_aliases(mnemonic), wave=64,
                          variant=(lambda arch, mn=mnemonic: build(mn, arch=arch)) if per_arch else None,
+                         modified=lambda arch, mods, mn=mnemonic: build(mn, arch=arch, **modifiers(mods)),
                          summary=f"{m}x{n}x{k} D.{fd} = A.{fa} x B.{fb} + C.{fd}, wave64{blk}, "
                                  f"{'/'.join(archs)}{fp8}"))
     return out

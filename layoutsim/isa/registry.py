@@ -52,6 +52,8 @@ class Entry:
     variant: Callable = None      # arch -> Instruction, where some of `archs` read other operand
     #                               formats than the default build (AMD fp8/bf8 MFMAs: gfx942 FNUZ,
     #                               gfx950 OCP); None: one Instruction serves every arch
+    modified: Callable = None     # (arch, "cbsz:2 abid:1") -> Instruction: an entry that takes assembly
+    #                               modifiers (AMD MFMA's CBSZ/ABID/BLGP); None: it takes none
 
     def instruction(self, arch=None):
         """The Instruction (for `arch`, where the entry's archs differ in operand formats)."""
@@ -168,11 +170,10 @@ def get(name, arch=None, wave=None):
     mods = split_modifiers(name)[1]
     if not mods:
         return entry.instruction(A.normalize(arch))
-    if entry.family != "mfma":
+    if entry.modified is None:
         raise LayoutsimError(f"{entry.name} takes no modifiers ({mods!r}): cbsz/abid/blgp belong "
                              f"to AMD MFMA instructions")
-    from . import amd_mfma
-    return amd_mfma.build(entry.name, arch=A.normalize(arch), **amd_mfma.modifiers(mods))
+    return entry.modified(A.normalize(arch), mods)
 
 
 def listing(arch=None, family=None):

@@ -275,7 +275,7 @@ def _prepare(fmt, arith, raw, plan):
 
 
 def kernel_inputs(plan, A, B, C):
-    """(a, b, c, cfg): what kernel.block_fma takes for raw A (nb, M, K), B (nb, K, N),
+    """(a, b, c, cfg): what block.block_fma takes for raw A (nb, M, K), B (nb, K, N),
     C (nb, M, N) under a float Plan (k in the plan's block order; fp8/tf32 prepared)."""
     a = _prepare(plan.a, plan.arith_a, A, plan)
     b = _prepare(plan.b, plan.arith_b, B, plan)          # (nb, K, N): the kernel reads it so
@@ -288,9 +288,9 @@ def kernel_inputs(plan, A, B, C):
 
 
 def _run_float(plan, A, B, C):
-    from . import kernel
+    from . import block
     a, b, c, cfg = kernel_inputs(plan, A, B, C)
     out = np.empty(c.shape, np.uint32)
     if out.size:
-        kernel.block_fma(a, b, c, cfg, out)
+        block.block_fma(a, b, c, cfg, out)
     return out.astype(raw_dtype(plan.d), copy=False)

@@ -19,7 +19,7 @@ subnormals) and Sa the significand with its hidden bit. Its alignment exponent i
 Every parameter arrives in `cfg` (int64 array, indices in cfg.py), so one compiled function
 serves every instruction and every candidate behaviour.
 
-Three paths compute that same arithmetic (block_fma picks per call; each is bit-exact):
+Three paths compute that same arithmetic (block.block_fma picks per call; each is bit-exact):
   * the vector path (_vchunk in vector.py, its LLVM vector code in lanes.py): V = 8 outputs of
     a row, ROWS = 2 rows at a time; the profile defaults with N a multiple of 8. Values
     travel as float64 (or float32 where f32_ok proves every step exact), each truncated term
@@ -33,7 +33,7 @@ that is not a normal number to _round_pack, so the vector path only ever has to 
 case right.
 
 First-call compile time (issue 14): each piece is compiled only when a call first takes it,
-and holds only what its profiles need. The choice is made in Python (block_fma, _chunk,
+and holds only what its profiles need. The choice is made in Python (block.block_fma, _chunk,
 vector._vchunk) or by numba's pruning of a branch on `x is None` for an argument passed as
 None (vector._vcore's hold, general._dot's frame/plain/grouped/late, _fast_chunk's
 multi/late), and the batch runs in chunks on Python threads (in_chunks) rather than in a
@@ -307,29 +307,8 @@ def in_chunks(nb, fn):
     chunks.in_chunks(nb, fn, 1 if nb < SERIAL_BELOW else threads, "layoutsim-mma")
 
 
-def path(cfg, M, N, K):
-    """Which path block_fma takes: "vector f32", "vector f64" or "scalar"."""
-    from .vector import f32_ok, vector_ok
-    cfg = cfg.tolist()          # Python ints: these checks run on every call (ptx: per instruction)
-    if not vector_ok(cfg, M, N, K):
-        return "scalar"
-    return "vector f32" if f32_ok(cfg) else "vector f64"
-
-
 # Below this many instructions a batch runs on the calling thread: waking the worker threads
 # costs milliseconds on a busy machine (measured: an empty parallel region took 2.8 ms with the
 # load average at 10 on 2 cores), more than the work (layoutsim.ptx issues one call per warp-level
 # mma instruction, batched over the warps that execute it).
 SERIAL_BELOW = 16384
-
-
-def block_fma(a, b, c, cfg, out):
-    """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
-    formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
-    _, M, K = a.shape
-    which = path(cfg, M, b.shape[2], K)
-    if which == "scalar":
-        in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
-    else:
-        from . import vector
-        vector.run(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)

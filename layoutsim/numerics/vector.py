@@ -13,7 +13,7 @@ from numba import njit
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN, C_MB,
                   D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, PROD_NORM, ROUND)
 from .general import _late_add, _round_pack
-from .kernel import plain_steps
+from .kernel import general, in_chunks, plain_steps
 from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma
 
 E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
@@ -167,7 +167,6 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     if n_left:
         _vround(o2, cfg, left, n_left)
     if n:
-        from .kernel import general
         for bi in redo[:n]:
             general(a, b, c, cfg, out, bi, bi + 1)
 
@@ -211,5 +210,4 @@ def f32_ok(cfg):
 def run(a, b, c, cfg, out, vdt):
     """The batch, in chunks of consecutive instructions over numba.get_num_threads() threads
     (kernel.in_chunks; the compiled code releases the GIL)."""
-    from .kernel import in_chunks
     in_chunks(a.shape[0], lambda lo, hi: _vchunk(a, b, c, cfg, out, lo, hi, vdt))

@@ -22,9 +22,9 @@ compile (a step from its row), ops_* (one module per instruction family; shared 
 builders), step (Step), state (registers and memories of a batch of CTAs), scheduler (SIMT
 execution, barriers), access (address spaces), events (handlers compute, observers account: each
 memory instruction's execution is an Access record on the batch's bus, and these subscribe to it:
-costs + costs_wmma (bank and coalescing models), racecheck, initcheck), lowering + sass (the
-SASS ptxas emits for each PTX line, which costs charge), samples (the lanes of each memory
-line's first executions, as costs saw them), faults (the record of a fault), launch
+costs + costs_wmma (bank and coalescing models), samples (the lanes of each memory line's
+first executions, as costs costed them: its `costed` events), racecheck, initcheck), lowering +
+sass (the SASS ptxas emits for each PTX line, which costs charge), faults (the record of a fault), launch
 (arguments, special registers), tensormap (CUtensorMap arguments), texture and surface
 (texture/surface object arguments, the sampler; ops_texture runs tex/tld4/suld/sust/txq/suq), mbarrier (mbarrier
 objects), report (Run), runner (`run`), nvcc

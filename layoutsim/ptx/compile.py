@@ -3,17 +3,17 @@
 A handler is compile(ins, b, prog) -> dict of Step fields (builders.py); "fn" is fn(batch, g,
 full): g the threads that execute (active and guard true), full True when g holds every live
 thread (writes may then skip the merge with the old register value). Unknown instructions and
-illegal modifier combinations are refused at load time with their name and line (table.row_for);
-the row's synchronisation class sets Step.sync for the whole-warp and warpgroup collectives and
-is checked against the step the handler built.
+illegal modifier combinations are refused at load time with their name and line (table.row_for).
+The row's synchronisation class is the only statement of it: it sets Step.sync ("all" for the
+whole-warp collectives, "warpgroup", or the membermask reader the handler returns as
+`membermask`) and makes a CTA barrier's step a "bar" step; handlers never set either.
 """
 from ..errors import LayoutsimError
 from .internal import PtxInternalError
 from .step import Step
 from .table import BY_OPCODE, row_for
 
-_SYNC_OF = {"all": "aligned", "warpgroup": "warpgroup"}
-_ROW_SYNC = {"aligned": "all", "warpgroup": "warpgroup"}
+_STEP_SYNC = {"aligned": "all", "warpgroup": "warpgroup"}
 
 
 def ops():
@@ -32,23 +32,16 @@ def compile_step(prog, ins, pc, site):
             raise LayoutsimError(f"line {ins.line}: guard {ins.guard[0]} is not a predicate")
     row = row_for(ins)
     fields = row.handler(ins, prog.builder, prog)
+    membermask = fields.pop("membermask", None)
+    if "sync" in fields or (membermask is None) != (row.sync != "membermask"):
+        raise PtxInternalError(f"line {ins.line}: {ins.name}: the handler of a {row.sync} step stated "
+                               f"its synchronisation (the instruction table is its only place)")
     for k, v in fields.items():
         if k == "info":
             step.info.update(v)
         else:
             setattr(step, k, v)
-    if step.sync is None and row.sync in _ROW_SYNC:
-        step.sync = _ROW_SYNC[row.sync]
-    got = _sync_class(step)
-    if got != row.sync and step.kind not in ("exit", "trap"):
-        raise PtxInternalError(f"line {ins.line}: {ins.name}: the handler built a {got} step, the "
-                               f"instruction table says {row.sync}")
+    if row.sync == "cta":
+        step.kind = "bar"
+    step.sync = membermask if row.sync == "membermask" else _STEP_SYNC.get(row.sync)
     return step
-
-
-def _sync_class(step):
-    if step.kind == "bar":
-        return "cta"
-    if step.sync is None:
-        return "none"
-    return _SYNC_OF.get(step.sync, "membermask") if isinstance(step.sync, str) else "membermask"

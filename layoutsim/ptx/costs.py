@@ -28,7 +28,6 @@ from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
-from .samples import Samples
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -74,12 +73,11 @@ class Costs:
         self.global_kind = [None] * n     # the ncu op the global accesses are counted under
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
-        self.samples = Samples(n)         # the first warp executions of each memory line (samples.py)
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
 
     def begin(self, bt):
-        """The batch whose accesses come next (the samples name their CTA and warp)."""
-        self.samples.batch = self.batch = bt
+        """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
+        self.batch = bt
         return self
 
     def __getstate__(self):               # a worker process sends its costs back, not its batch
@@ -162,8 +160,7 @@ class Costs:
         the batch warps `warps` (None: not known)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
-        if self.samples.want(site):
-            self.samples.shared(site, op, O, M, warps, self.arch)
+        self.batch.events.costed(site, "shared", op, O, M, warps)
         Zu, Mu, counts = distinct_patterns(O, M)
         wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
         ideal = banks.ideal_batch(op, Zu, self.arch, active=Mu)
@@ -209,9 +206,7 @@ class Costs:
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
         res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
-        if self.samples.want(site):
-            self.samples.add(site, "global", spec.name, O + GLOBAL_BASE, M, uw,
-                             {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
+        self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw, res)
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))
         self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
@@ -245,7 +240,6 @@ class Costs:
         self.sectors += other.sectors
         self.ideal_sectors += other.ideal_sectors
         self.warp_instructions += other.warp_instructions
-        self.samples.merge(other.samples)
         for i, k in enumerate(other.kind):
             self.kind[i] = self.kind[i] or k
             self.sass[i] = self.sass[i] or other.sass[i]

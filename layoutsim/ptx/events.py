@@ -6,12 +6,17 @@ per thread), and a sync event where synchronization the observers track happens.
 an observer and never knows which ones listen. The runner subscribes them when it makes a batch
 (runner._run_ctas):
 
-    costs.Costs          the bank and coalescing models, per PTX line (and its hotspot samples)
+    costs.Costs          the bank and coalescing models, per PTX line
+    samples.Samples      the hotspot samples: the first warp executions of each memory line, as
+                         the cost models saw them (their `costed` events, below)
     racecheck.RaceCheck  shared-memory hazards between warps (--racecheck)
     initcheck.InitCheck  reads of shared memory never written (--initcheck)
 
-and a test or a trace subscribes anything with an `on_access(record)` and/or `on_sync(kind,
-ctas)` method the same way (`bt.events.subscribe(obj)`).
+and a test or a trace subscribes anything with an `on_access(record)`, `on_sync(kind, ctas)`
+and/or `on_costed(...)` method the same way (`bt.events.subscribe(obj)`). `costed` is the one
+event an observer emits: Costs tells what a model made of an access (its op spelling, the
+per-warp offsets and lanes, the model's counts), so a sample shows what was costed without a
+second copy of how an access is named.
 
 What a record holds is what happened, in the handler's terms: which instruction class, which
 state space, how many bytes per access, which threads, which addresses. How a model spells the
@@ -93,22 +98,26 @@ class WmmaPattern:
 
 class Events:
     """The bus of one batch: observers subscribe, handlers emit."""
-    __slots__ = ("_on_access", "_on_sync")
+    __slots__ = ("_on_access", "_on_sync", "_on_costed")
 
     def __init__(self, *observers):
         self._on_access = []
         self._on_sync = []
+        self._on_costed = []
         for o in observers:
             self.subscribe(o)
 
     def subscribe(self, observer):
-        """Add an observer: its on_access(record) and on_sync(kind, ctas), whichever it has."""
+        """Add an observer: its on_access(record), on_sync(kind, ctas) and on_costed(...), whichever
+        it has."""
         if observer is None:
             return
         if hasattr(observer, "on_access"):
             self._on_access.append(observer.on_access)
         if hasattr(observer, "on_sync"):
             self._on_sync.append(observer.on_sync)
+        if hasattr(observer, "on_costed"):
+            self._on_costed.append(observer.on_costed)
 
     def access(self, record):
         for f in self._on_access:
@@ -119,3 +128,12 @@ class Events:
         mbarrier phase; "async": an async-proxy copy or operand read ran."""
         for f in self._on_sync:
             f(kind, ctas)
+
+    def costed(self, site, space, op, O, M, warps, counts=None):
+        """A cost model costed warp accesses of `site` (costs.py): O, M [N, 32] offsets (shared:
+        CTA-relative; global: generic addresses) and active lanes of the batch warps `warps`, op
+        the model's spelling, counts {name: int[N]} what it counted per warp (global: the
+        coalescing model's result; None: shared, whose bank counts a subscriber asks the bank model
+        for)."""
+        for f in self._on_costed:
+            f(site, space, op, O, M, warps, counts)

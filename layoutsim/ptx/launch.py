@@ -23,6 +23,7 @@ from . import surface as SF
 from . import tensormap as TM
 from . import texture as TX
 from .malloc import HEAP_BYTES, DeviceHeap
+from .samples import Samples
 
 MAX_BATCH_THREADS = 1 << 16
 # The model's global memory (every array argument and .global/.const variable) may hold at most
@@ -89,6 +90,7 @@ class Launch:
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
         self.printed = bytearray()            # what printf printed (ops_sys.py), in the executor's order
         self.assertions = []                  # the lines of failed asserts (ops_sys.py)
+        self.samples = Samples(len(prog.sites), arch)   # the hotspot samples, an observer (samples.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")

@@ -373,4 +373,4 @@ def cp_async_arrive(ins, b, prog):
 def _setmaxnreg(ins, b, prog):
     # a register-allocation hint for warp-specialized kernels: no effect on the model's state;
     # .aligned: every lane of the warp executes it (collective.py)
-    return {"fn": check_warps(ins), "sync": "all"}
+    return {"fn": check_warps(ins)}

@@ -25,7 +25,6 @@ from .collective import whole_warps
 from .events import Access, WmmaPattern
 from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
-ALL = "all"
 
 
 def catalog(ins, name):
@@ -134,7 +133,7 @@ def _ldmatrix(ins, b, prog):
             write(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
         bt.events.access(Access(ins.opcode, "shared", ins.extra["site"], row_bytes, tl.reshape(-1), rows.reshape(-1),
                                 flat.reshape(-1), "write" if st else "read", count, trans, sass=sass))
-    return {"fn": fn, "sync": ALL}
+    return {"fn": fn}
 
 
 def _sass_matrix(cat, st):
@@ -148,7 +147,7 @@ def _mma(ins, b, prog):
     cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "sync": ALL}
+    return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)}
 
 
 def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
@@ -245,7 +244,7 @@ def _wmma_move(ins, b, prog):
                 f"wmma.{verb}", sp, ins.extra["site"], esize, thr[sel, 0], rel,
                 flat.reshape(-1) if sp == "shared" else None, "write" if store else "read",
                 detail=WmmaPattern(use, layout, shape, typ, frag, positions, st[sel], thr[sel]), per_thread=R * C))
-    return {"fn": fn, "sync": ALL}
+    return {"fn": fn}
 
 
 def _warp_spaces(space, base):
@@ -307,4 +306,4 @@ def _wmma_mma(ins, b, prog):
              "C": _fragment(ins, "c", "row", shape, plan.c), "D": _fragment(ins, "d", "row", shape, plan.d)}
     arch = prog.arch
     fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
-    return {"fn": fn, "sync": ALL, "info": {"sass": plan.sass}}
+    return {"fn": fn, "info": {"sass": plan.sass}}

@@ -2,9 +2,10 @@
 bar.warp.sync) and the CTA barriers (bar/barrier .sync/.arrive/.red), PTX ISA 9.0 sections
 9.7.9.6 and 9.7.13.1-3, 9.7.13.8-14.
 
-A warp-collective step declares `sync`: the lanes it waits for (its membermask, or the whole
-warp for .aligned instructions); the scheduler runs it for a warp only when every live lane
-named there has arrived. The values are computed per warp with the batch's arrays reshaped
+A membermask collective's handler returns `membermask`, the reader of its membermask operand;
+the instruction table's sync class (table.py) makes it the step's `sync`, the lanes the
+scheduler waits for before it runs the step for a warp (CTA barriers: the table makes the step
+a "bar" step). The values are computed per warp with the batch's arrays reshaped
 [warps, 32]. A thread executing one outside its own membermask is refused (collective.py).
 """
 import numpy as np
@@ -12,9 +13,6 @@ import numpy as np
 from . import types as T
 from .builders import need, unsupported
 from .collective import check_membermask
-
-ALL = "all"
-
 
 def _warps(x, bt):
     return np.broadcast_to(np.asarray(x), (bt.T,)).reshape(bt.W, 32)
@@ -78,7 +76,7 @@ def _shfl(ins, b, prog):
         wd(bt, a[src], g, full)
         if wp is not None:
             wp(bt, ok, g, full)
-    return {"fn": fn, "sync": mm}
+    return {"fn": fn, "membermask": mm}
 
 
 def _vote(ins, b, prog):
@@ -102,7 +100,7 @@ def _vote(ins, b, prog):
         else:
             out = np.repeat(~(np.any(G & A, axis=1) & np.any(G & ~A, axis=1)), 32)
         wd(bt, out, g, full)
-    return {"fn": fn, "sync": mm}
+    return {"fn": fn, "membermask": mm}
 
 
 def _match(ins, b, prog):
@@ -129,7 +127,7 @@ def _match(ins, b, prog):
         wd(bt, np.repeat(np.where(allsame, active, 0).astype(np.uint32), 32), g, full)
         if wp is not None:
             wp(bt, np.repeat(allsame, 32), g, full)
-    return {"fn": fn, "sync": mm}
+    return {"fn": fn, "membermask": mm}
 
 
 def _redux(ins, b, prog):
@@ -153,7 +151,7 @@ def _redux(ins, b, prog):
         G = g.reshape(bt.W, 32)
         r = f.reduce(np.where(G, A, np.array(ident).astype(t.dtype)), axis=1)
         wd(bt, np.repeat(r.astype(t.dtype), 32), g, full)
-    return {"fn": fn, "sync": mm}
+    return {"fn": fn, "membermask": mm}
 
 
 def _activemask(ins, b, prog):
@@ -175,12 +173,12 @@ def _elect(ins, b, prog):
             wd(bt, np.repeat(leader, 32), g, full)
         if wp is not None:
             wp(bt, bt.lane == np.repeat(leader, 32), g, full)
-    return {"fn": fn, "sync": mm}
+    return {"fn": fn, "membermask": mm}
 
 
 def _bar_warp(ins, b, prog):
     mm = _membermask(b, ins.operands[0], ins)
-    return {"fn": lambda bt, g, full: check_membermask(bt, g, mm(bt), ins), "sync": mm}
+    return {"fn": lambda bt, g, full: check_membermask(bt, g, mm(bt), ins), "membermask": mm}
 
 
 # ---- CTA barriers -------------------------------------------------------------------------------
@@ -207,4 +205,4 @@ def _barrier(ins, b, prog):
     info["count"] = b.read(ops[1], T.get("u32"), ins) if len(ops) > 1 else None
     if kind == "arrive" and info["count"] is None:
         raise unsupported(ins, "bar.arrive needs a thread count")
-    return {"kind": "bar", "info": info}
+    return {"info": info}

@@ -39,14 +39,13 @@ from .events import Access
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 
-WARPGROUP = "warpgroup"                 # Step.sync of warpgroup collectives (scheduler.py)
 THREADS = 128
 
 
 def _sync_only(ins, b, prog):
     # fence / commit_group / wait_group: the mma_async ran at its rendezvous, nothing to wait for;
     # .aligned: every lane of the warp executes them (collective.py)
-    return {"fn": check_warps(ins), "sync": "all"}
+    return {"fn": check_warps(ins)}
 
 
 def _imm(ins, op, what, valid):
@@ -121,7 +120,7 @@ def _wgmma(ins, b, prog):
                          lead, ins)
         D = core_wgmma.run(cat, A, B, rd(bt)[thr], scale, neg_a, neg_b, arch)
         wd(bt, D.reshape(thr.size, -1), thr.reshape(-1), g)
-    return {"fn": fn, "sync": WARPGROUP}
+    return {"fn": fn}
 
 
 def _words64(read, bt):

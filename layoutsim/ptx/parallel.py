@@ -107,6 +107,7 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
             data[lo:hi] = np.where(m, vals, data[lo:hi])
             written[lo:hi] |= m
         costs.merge(res["costs"])
+        launch.samples.merge(res["samples"])
         hazards.extend(res["hazards"])
         launch.notes.update(res["notes"])
         fault = fault or res["fault"]
@@ -166,4 +167,5 @@ def _worker(job):
     except PtxFault as e:
         fault = e.fault
     return {"changed": changed_pages(launch.heap.data, before), "costs": costs, "hazards": hazards,
+            "samples": launch.samples,
             "notes": launch.notes, "fault": fault}

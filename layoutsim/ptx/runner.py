@@ -199,7 +199,8 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads
         bt = Batch(prog, launch, chunk)
         race = RaceCheck(bt) if racecheck else None
         init = InitCheck(bt) if launch.initcheck is not None else None
-        bt.events = Events(costs.begin(bt), race, init)       # handlers emit, these account (events.py)
+        # handlers emit, these account (events.py); the samples keep what costs costed
+        bt.events = Events(costs.begin(bt), launch.samples.begin(bt), race, init)
         watch.batch(costs)
         with np.errstate(all="ignore"):
             steps = Scheduler(bt, costs, watch).run()
@@ -272,7 +273,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                sampled=sampled, global_totals=gt, sass_source=prog.lowered.source,
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
-               seconds=time.perf_counter() - t0, fault=fault, samples=costs.samples.rows,
+               seconds=time.perf_counter() - t0, fault=fault, samples=launch.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
                cluster=launch.cluster.dims if launch.cluster.explicit else None,
                fidelity=fidelity.compute(prog, [scale(e) for e in costs.executions], scale(costs.warp_instructions)),

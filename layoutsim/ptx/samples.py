@@ -26,16 +26,29 @@ PER_LINE = 8
 
 
 class Samples:
-    def __init__(self, n_sites, per_line=PER_LINE):
+    """The observer (events.py) that keeps them: it subscribes to the `costed` events of Costs."""
+
+    def __init__(self, n_sites, arch, per_line=PER_LINE):
         self.per_line = per_line
+        self.arch = arch
         self.rows = [[] for _ in range(n_sites)]
-        self.batch = None                  # the batch running now (set by Costs.begin)
+        self.batch = None                  # the batch running now (begin)
+
+    def begin(self, bt):
+        """The batch whose accesses come next (a sample names its CTA and warp)."""
+        self.batch = bt
+        return self
+
+    def on_costed(self, site, space, op, O, M, warps, counts=None):
+        if len(self.rows[site]) >= self.per_line:
+            return
+        if space == "shared":
+            self.shared(site, op, O, M, warps, self.arch)
+        else:                              # the coalescing model's counts (layoutsim.memory)
+            self.add(site, space, op, O, M, warps, {k: counts[k] for k in ("requests", "sectors", "ideal_sectors")})
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
         return dict(self.__dict__, batch=None)
-
-    def want(self, site):
-        return len(self.rows[site]) < self.per_line
 
     def _where(self, warps, k):
         """(CTA coordinates, warp in the CTA) of batch warp k's index warps[k] (None: unknown)."""

@@ -60,7 +60,7 @@ CASES = [
     ("add.s32 %r1", kernel("add.s32 %r1;"), BODY, ["add.s32 takes 3 operands, not 1"]),
     ("add.s32 with 4 operands", kernel("add.s32 %r1, %r2, %r3, %r4;"), BODY, ["takes 3 operands, not 4"]),
     ("cp.async.wait_group", kernel("cp.async.wait_group;"), BODY, ["needs more operands than the 0"]),
-    ("atom without operands", kernel("atom.global.add.u32;"), BODY, ["needs 3 operands"]),
+    ("atom without operands", kernel("atom.global.add.u32;"), BODY, ["takes 3 to 5 operands, not 0"]),
     # 7. OverflowError: literals past 64 bits
     ("10^23 immediate", kernel("add.s32 %r1, %r2, 100000000000000000000000;"), BODY,
      ["integer 100000000000000000000000 is out of range"]),

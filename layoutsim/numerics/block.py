@@ -1,0 +1,26 @@
+"""Which of the block-FMA kernel's paths runs a batch, and running it (kernel.py describes the
+three paths): the vector path (vector.py) where vector_ok proves it exact, else the scalar paths
+of kernel.py. It sits above both, so neither imports the other's caller."""
+import numpy as np
+
+from . import vector
+from .kernel import _chunk, in_chunks
+
+
+def path(cfg, M, N, K):
+    """Which path block_fma takes: "vector f32", "vector f64" or "scalar"."""
+    cfg = cfg.tolist()          # Python ints: these checks run on every call (ptx: per instruction)
+    if not vector.vector_ok(cfg, M, N, K):
+        return "scalar"
+    return "vector f32" if vector.f32_ok(cfg) else "vector f64"
+
+
+def block_fma(a, b, c, cfg, out):
+    """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
+    formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
+    _, M, K = a.shape
+    which = path(cfg, M, b.shape[2], K)
+    if which == "scalar":
+        in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
+    else:
+        vector.run(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
