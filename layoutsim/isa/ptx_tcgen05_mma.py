@@ -13,7 +13,10 @@ Shapes: PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape', Table 39 for .kind::f16, t
 .kind::i8 and the block-scaled kinds were not read here: their M/N are CUTLASS 4.2's
 (cute/arch/mma_sm100_umma.hpp static_asserts), marked assumed in each entry.
 """
+import dataclasses
+
 from ..archs import compile_target
+from ..errors import LayoutsimError
 from .instruction import Instruction, Operand
 from .ptx_tcgen05 import ARCHS, d_fragment, layout_letter
 from .registry import Entry
@@ -147,3 +150,23 @@ def entries():
                                         f"{layout_letter(cta_group, m, ws, sparse)}) "
                                         f"= A x B (+ D), kind::{kind}"))
     return out
+
+
+def with_types(inst, types):
+    """The tcgen05.mma Instruction with element types "d.a.b" (one of TYPES[kind]): the
+    descriptor's types, which the name does not spell."""
+    kind = inst.options.get("kind") if inst.family == "tcgen05.mma" else None
+    if kind is None:
+        raise LayoutsimError(f"types= sets tcgen05.mma's descriptor types; {inst.name} spells its types")
+    want = tuple(str(types).split("."))
+    vec = inst.options.get("scale_vec")
+    scales = SCALE_VEC[kind][vec][1] if vec else ()
+    scale = want[3] if len(want) == 4 and want[3] in scales else inst.formats.get("scale")
+    if want[:3] not in TYPES[kind] or len(want) not in (3, 4) or (len(want) == 4 and want[3] not in scales):
+        raise LayoutsimError(f"types {types!r} are not legal for {inst.name}; valid: "
+                             f"{', '.join('.'.join(t) for t in TYPES[kind])}"
+                             + (f", each with a scale format .{'/.'.join(scales)}" if scales else ""))
+    d, a, b = want[:3]
+    extra = {"scale": scale} if scale else {}
+    return dataclasses.replace(inst, formats={**inst.formats, "a": a, "b": b, "c": d, "d": d, **extra},
+                               operands={**inst.operands, "D": dataclasses.replace(inst.operands["D"], fmt=d)})
