@@ -17,7 +17,7 @@ from .. import archs as A
 from ..errors import LayoutsimError, integer, suggest
 
 FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma", "amd_mfma",
-                  "ptx_tcgen05", "ptx_tcgen05_mma")
+                  "ptx_tcgen05", "ptx_tcgen05_mma", "ptx_mma_kind")
 
 # Tokens that carry no layout information in a dotted PTX name, per opcode.
 _DROP = {

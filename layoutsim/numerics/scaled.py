@@ -69,9 +69,9 @@ def st_block(a, b, sa, sb, c, fmts, F, e_zero, d):
     fa, fb, fsa, fsb, fc = fmts
     with np.errstate(invalid="ignore", over="ignore"):
         values = a * b * (sa * sb)[..., None]
+        zero = (a * b == 0) | (sa * sb == 0)[..., None]
     exps = (_exponents(a, fa) + _exponents(b, fb)
             + (_exponents(sa, fsa) + _exponents(sb, fsb))[..., None])
-    zero = (a * b == 0) | (sa * sb == 0)[..., None]
     return _round(_fused(values, exps, c, fc, F, e_zero, zero & ~np.isnan(values)), d)
 
 

@@ -41,6 +41,19 @@ KINDS = [
     ("mxf4nvf4 ue8m0 x2", f"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.m128n{N}k64",
      "f32.e2m1.e2m1", "bs", f"m128n{N}k64.kind::mxf4nvf4.block32.f32.e2m1.e2m1.ue8m0", 32),
 ]
+# sm_120a's .kind:: mma.sync forms (MMA-Sim's "RTX Blackwell"): types are in the names
+KINDS += [
+    ("sm_120 f8f6f4 e2m1.e3m2", "mma.m16n8k32.kind::f8f6f4.f32.e2m1.e3m2.f32", None, "mma",
+     "m16n8k32.kind::f8f6f4.f32.e2m1.e3m2.f32", 0),
+    ("sm_120 f8f6f4 e4m3.e5m2->f16", "mma.m16n8k32.kind::f8f6f4.f16.e4m3.e5m2.f16", None, "mma",
+     "m16n8k32.kind::f8f6f4.f16.e4m3.e5m2.f16", 0),
+    ("sm_120 mxf8f6f4 e5m2.e2m3", "mma.m16n8k32.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0",
+     None, "bs", "m16n8k32.kind::mxf8f6f4.block32.f32.e5m2.e2m3.f32.ue8m0", 32),
+    ("sm_120 mxf4", "mma.m16n8k64.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", None,
+     "bs", "m16n8k64.kind::mxf4.block32.f32.e2m1.e2m1.f32.ue8m0", 32),
+    ("sm_120 mxf4nvf4 ue4m3", "mma.m16n8k64.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+     None, "bs", "m16n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3", 16),
+]
 WIDTH = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6,
          "e2m1": 4, "ue8m0": 8, "ue4m3": 8}
 
@@ -82,10 +95,15 @@ def compare(label, cases, seed=0, special=False):
     """(cases compared, cases that differ, first difference or None) for one KINDS label:
     `cases` random dot products (rows of A against columns of B, batched)."""
     import torch
-    from mmasim.nv_ptx import TCGen05MMA, TCGen05MMABlockScale
+    from mmasim.nv_ptx import MMA, MMABlockScale, TCGen05MMA, TCGen05MMABlockScale
     _, name, types, cls, mmasim_name, block = next(k for k in KINDS if k[0] == label)
+    sm120 = types is None
+    arch, classes = ("sm_120a", (MMA, MMABlockScale)) if sm120 else ("sm_100a", (TCGen05MMA, TCGen05MMABlockScale))
     inst = layoutsim.get(name)
     M, n, K = inst.shape
+    if sm120:
+        f = inst.formats
+        types = ".".join([f["d"], f["a"], f["b"]] + ([f["scale"]] if "scale" in f else []))
     d, fa, fb = types.split(".")[:3]
     fs = (types.split(".") + ["ue8m0"])[3] if block else None
     rng = np.random.default_rng(seed)
@@ -97,8 +115,8 @@ def compare(label, cases, seed=0, special=False):
     if block:
         kw = dict(scale_a=_random(rng, fs, (batch, M, K // block), special),
                   scale_b=_random(rng, fs, (batch, K // block, n), special))
-    ours = layoutsim.mma(inst, A, B, C, arch="sm_100a", raw=True, types=types, **kw)
-    op = (TCGen05MMA if cls == "mma" else TCGen05MMABlockScale)("Blackwell", mmasim_name)
+    ours = layoutsim.mma(inst, A, B, C, arch=arch, raw=True, types=None if sm120 else types, **kw)
+    op = classes[cls != "mma"]("RTX Blackwell" if sm120 else "Blackwell", mmasim_name)
     av = np.broadcast_to(A[:, :, None, :], (batch, M, n, K)).reshape(-1, K)
     bv = np.broadcast_to(np.swapaxes(B, 1, 2)[:, None], (batch, M, n, K)).reshape(-1, K)
     args = [_torch(fa, av), _torch(fb, bv), _torch(d, C.reshape(-1))]
