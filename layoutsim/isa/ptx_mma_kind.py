@@ -9,6 +9,7 @@ one FP8/FP6/FP4 element per byte (the 8-bit m16n8k32 maps), the k64 FP4 forms tw
 (the 4-bit m16n8k64 maps); C/D are the m16n8 accumulators. The scale-factor registers
 (scale-a-data with {byte-id-a, thread-id-a}, scale-b-data likewise) are not mapped here.
 """
+from ..formats import bits
 from ..fragment import FragmentMap
 from .instruction import Instruction, Operand
 from .ptx_mma import LAYOUTS
@@ -25,7 +26,7 @@ def _operand(name, shape, cls, fmt, role):
     rows, cols = {"A": (m, k), "B": (k, n), "C": (m, n), "D": (m, n)}[name]
     key = (shape[:shape.index("k")], "C") if name in "CD" else (shape, name, cls)
     formula = LAYOUTS[key]
-    w = {"8b": 8, "4b": 4}[cls] if name in "AB" else 32
+    w = {"8b": 8, "4b": 4}[cls] if name in "AB" else bits(fmt)     # f16 C/D: two per register
     frag = FragmentMap.from_formula(32, rows * cols // 32, 32 // w, w, (1, rows, cols),
                                     lambda l, i: (0, *formula(l, i)), prefix=name.lower())
     return Operand(name, fmt, frag, role)
@@ -38,7 +39,8 @@ def _variants():
     out += [("mxf8f6f4", "m16n8k32", "f32", a, b, "1X", "ue8m0") for a in F8F6F4 for b in F8F6F4]
     out += [("mxf4", "m16n8k64", "f32", "e2m1", "e2m1", "2X", "ue8m0"),
             ("mxf4nvf4", "m16n8k64", "f32", "e2m1", "e2m1", "2X", "ue8m0"),
-            ("mxf4nvf4", "m16n8k64", "f32", "e2m1", "e2m1", "4X", "ue8m0"),
+            # ("mxf4nvf4", ..., "4X", "ue8m0"): ptxas 13.0 refuses it ("Illegal modifier
+            # '.scale_vec::4X' for instruction 'mma' with type '.ue8m0'"); MMA-Sim lists it
             ("mxf4nvf4", "m16n8k64", "f32", "e2m1", "e2m1", "4X", "ue4m3")]
     return out
 
@@ -58,7 +60,9 @@ def _build(kind, shape, d, a, b, vec, s):
         ops = {"A": _operand("A", shape, cls, a, "input"), "B": _operand("B", shape, cls, b, "input"),
                "C": _operand("C", shape, cls, d, "input"), "D": _operand("D", shape, cls, d, "output")}
         block = {"1X": 32, "2X": 32, "4X": 16}.get(vec)
-        notes = [f"{'one element per byte (FP6/FP4 in the low bits of an 8-bit container)' if cls == '8b' else 'two FP4 elements per byte'}",
+        notes = [("one element per byte: FP8, FP6 in bits 5-0, FP4 in bits 5-2 (MMA-Sim's container, "
+                  "validated on RTX Blackwell; layoutsim.mma takes FP6/FP4 raw bits in the low bits)")
+                 if cls == "8b" else "two FP4 elements per byte",
                  "compile for sm_120a: the .kind:: forms are an arch-specific feature of sm_120"]
         if vec:
             notes.append(f"block scaling: one .{s} scale per {block} k of each A row and B column "

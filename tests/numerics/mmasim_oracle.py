@@ -137,8 +137,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cases", type=int, default=1_000_000, help="random dot products per kind")
     ap.add_argument("--chunk", type=int, default=65536)
+    ap.add_argument("--only", default="", help="comma-separated labels (default: every kind)")
     args = ap.parse_args(argv)
+    only = [x for x in args.only.split(",") if x]
     for label, *_ in KINDS:
+        if only and label not in only:
+            continue
         t = time.time()
         total = diff = 0
         for i, start in enumerate(range(0, args.cases, args.chunk)):
