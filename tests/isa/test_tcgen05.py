@@ -145,3 +145,16 @@ def test_list_arch_sm_100a_lists_tcgen05():
     assert {"tcgen05.ld", "tcgen05.st", "tcgen05.mma"} <= fams
     assert len(registry.listing("sm_100a", "tcgen05")) == len(
         [e for e in registry.all_entries() if e.family.startswith("tcgen05")])
+
+
+def test_accumulator_layouts_equal_cute_umma_tmem_frg():
+    # CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu: the per-CTA rows
+    # of D (CTA 0 of a pair) -> TMEM lane << 16 | column.
+    with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
+        layouts = {k: z[k] for k in z.files if k != "source"}
+    assert len(layouts) == 8
+    for key, offsets in layouts.items():
+        sms, m, n = (int(x) for x in key.split())
+        d = layoutsim.get(f"tcgen05.mma.cta_group::{sms}.kind::f16.m{m * sms}n{n}k16").operand("D")
+        holders = d.holders[0, :m, :, 0].astype(np.int64)           # [m, n, (lane, column, slot)]
+        assert np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), key

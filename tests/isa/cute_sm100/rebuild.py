@@ -1,4 +1,4 @@
-"""Rebuild tests/data/cute_sm100/tmem_load_atoms.npz: CuTe's SM100 TMEM load atoms as data.
+"""Rebuild tests/data/cute_sm100/: CuTe's SM100 TMEM load atoms and UMMA accumulator layouts as data.
 
     python tests/isa/cute_sm100/rebuild.py [--include DIR]
 
@@ -6,8 +6,10 @@ Gets the PyPI wheel nvidia-cutlass==4.2.0.0 (pip download, no dependencies; or t
 --include, an unpacked copy of that wheel's cutlass_library/source/include), compiles
 print_tmem_atoms.cu beside this script as host code with nvcc (no GPU needed), runs it, and
 stores per atom an int32 array [thread, word, 2]: the TMEM lane * 65536 + the 16-bit half-column
-of the word's bit 0 and of its bit 16 (CuTe's addresses, lane stride TMEM::DP_b bits). The
-wheel's licence goes beside the data.
+of the word's bit 0 and of its bit 16 (CuTe's addresses, lane stride TMEM::DP_b bits)
+(tmem_load_atoms.npz); likewise print_umma_frg.cu's TMEM offset (lane << 16 | column) of every
+D[i][j] of UMMA::tmem_frg_1sm/2sm<float> ("SMs M-per-SM N" -> int32 [M, N], umma_tmem_frg.npz).
+The wheel's licence goes beside the data.
 """
 import argparse
 import json
@@ -44,10 +46,14 @@ def main():
             root = inc.parents[2]
         else:
             inc, root = headers(tmp)
-        exe = Path(tmp) / "print_tmem_atoms"
-        subprocess.run(["nvcc", "-x", "cu", "-std=c++17", "--expt-relaxed-constexpr", "-I", str(inc),
-                        str(HERE / "print_tmem_atoms.cu"), "-o", str(exe)], check=True)
-        doc = json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
+        docs = {}
+        for prog in ("print_tmem_atoms", "print_umma_frg"):
+            exe = Path(tmp) / prog
+            subprocess.run(["nvcc", "-x", "cu", "-std=c++17", "--expt-relaxed-constexpr", "-I", str(inc),
+                            str(HERE / f"{prog}.cu"), "-o", str(exe)], check=True)
+            docs[prog] = json.loads(subprocess.run([str(exe)], check=True, capture_output=True,
+                                                   text=True).stdout)
+        doc = docs["print_tmem_atoms"]
         lic = next(root.glob("nvidia_cutlass-*.dist-info/licenses/LICENSE.txt"))
         OUT.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(lic, OUT / "LICENSE.txt")
@@ -63,7 +69,14 @@ def main():
     with open(tmp_out, "wb") as f:
         np.savez_compressed(f, source=np.array(doc["source"]), **arrays)
     tmp_out.replace(OUT / "tmem_load_atoms.npz")
-    print(f"{len(arrays)} atoms -> {OUT / 'tmem_load_atoms.npz'}")
+    frg = docs["print_umma_frg"]
+    layouts = {k: np.array(v, np.int32).reshape(int(k.split()[1]), int(k.split()[2]))
+               for k, v in frg["frg"].items()}
+    tmp_out = OUT / "umma_tmem_frg.npz.tmp"
+    with open(tmp_out, "wb") as f:
+        np.savez_compressed(f, source=np.array(frg["source"]), **layouts)
+    tmp_out.replace(OUT / "umma_tmem_frg.npz")
+    print(f"{len(arrays)} atoms, {len(layouts)} accumulator layouts -> {OUT}")
 
 
 if __name__ == "__main__":
