@@ -158,3 +158,42 @@ def test_accumulator_layouts_equal_cute_umma_tmem_frg():
         d = layoutsim.get(f"tcgen05.mma.cta_group::{sms}.kind::f16.m{m * sms}n{n}k16").operand("D")
         holders = d.holders[0, :m, :, 0].astype(np.int64)           # [m, n, (lane, column, slot)]
         assert np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), key
+
+
+# ---- Triton's own choice (tests/data/triton_sm100, from tests/isa/triton_sm100/rebuild.py) ---
+def _linear(bases, r, l, w):
+    """(row, col) of register r, lane l, warp w of a #ttg.linear layout (bases XORed per bit)."""
+    out = np.zeros(2, np.int64)
+    for key, v in (("register", r), ("lane", l), ("warp", w)):
+        for bit, b in enumerate(bases[key]):
+            if v >> bit & 1:
+                out ^= np.array(b)
+    return tuple(out)
+
+
+def test_triton_accumulator_loads_equal_the_catalog():
+    # Triton 3.6 compiles tl.dot for sm_100a: MMA D in TMEM (the data-path layout of M), read
+    # by warp w from its slab (lanes 32*(w%4)...) with the tcgen05.ld it emits; warps beyond 4
+    # read the next columns (Triton's address: + the columns one load covers). Prediction: the
+    # catalog's ld map composed with the catalog's D layout. Every register of every thread.
+    import json
+    doc = json.loads((CUTE.parents[1] / "triton_sm100" / "tmem_loads.json").read_text())
+    assert len(doc["configs"]) == 5
+    for cfg in doc["configs"]:
+        (ld,) = cfg["tcgen05_ld"]
+        m = re.match(r"tcgen05\.ld\.sync\.aligned\.(\w+)\.x(\d+)\.b32 \{\.\.\.\}, \[%r \+ 0\](?:, (\d+))?;", ld)
+        shape, num = m.group(1), int(m.group(2))
+        frag = layoutsim.get(f"tcgen05.ld.{shape}.x{num}").operand("R").fragment
+        split = int(m.group(3) or 0)
+        assert shape != "16x32bx2" or split == frag.shape[2]
+        mma = layoutsim.get(f"tcgen05.mma.cta_group::1.kind::f16.m{cfg['block_m']}n{cfg['block_n']}k16")
+        d = mma.operand("D").fragment.table
+        cols = frag.shape[2] * frag.shape[0]
+        for w in range(cfg["num_warps"]):
+            for l in range(32):
+                for r in range(frag.regs):
+                    mat, row, col = frag.table[l, r, 0]
+                    lane = 32 * (w % 4) + row
+                    column = (w // 4) * cols + col + mat * split
+                    want = tuple(d[lane, column, 0, 1:])
+                    assert _linear(cfg["linear"], r, l, w) == want, (cfg, w, l, r)
