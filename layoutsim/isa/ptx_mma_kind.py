@@ -9,6 +9,7 @@ one FP8/FP6/FP4 element per byte (the 8-bit m16n8k32 maps), the k64 FP4 forms tw
 (the 4-bit m16n8k64 maps); C/D are the m16n8 accumulators. The scale-factor registers
 (scale-a-data with {byte-id-a, thread-id-a}, scale-b-data likewise) are not mapped here.
 """
+from ..archs import compile_target
 from ..formats import bits
 from ..fragment import FragmentMap
 from .instruction import Instruction, Operand
@@ -63,7 +64,8 @@ def _build(kind, shape, d, a, b, vec, s):
         notes = [("one element per byte: FP8, FP6 in bits 5-0, FP4 in bits 5-2 (MMA-Sim's container, "
                   "validated on RTX Blackwell; layoutsim.mma takes FP6/FP4 raw bits in the low bits)")
                  if cls == "8b" else "two FP4 elements per byte",
-                 "compile for sm_120a: the .kind:: forms are an arch-specific feature of sm_120"]
+                 f"compile for {compile_target(ARCHS[0], arch_specific=True)}: the .kind:: forms are an "
+                 f"arch-specific feature of {ARCHS[0]}"]
         if vec:
             notes.append(f"block scaling: one .{s} scale per {block} k of each A row and B column "
                          f"(scale_vec::{vec}); the scale registers and their byte/thread selectors "
