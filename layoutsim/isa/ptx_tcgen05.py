@@ -98,6 +98,12 @@ def _ldst_notes(op, shape, packed):
            "col: the 32-bit TMEM column from the address's column (taddr bits 15-0)",
            f"compile for {compile_target(ARCHS[0], arch_specific=True)}: tcgen05 is an arch-specific "
            f"feature of {ARCHS[0]}"]
+    out.append("cross-checked (no B200 here): CUTLASS 4.2's SM100 TMEM "
+               + ("load atom (cute/atom/copy_traits_sm100.hpp) gives the same map"
+                  if op == "ld" else "store atom (cute/atom/copy_traits_sm100.hpp: the load atom's map "
+                  "reversed) gives the same map")
+               + ("; Triton 3.6 emits this shape for sm_100a accumulator loads with the same cells"
+                  if shape in ("32x32b", "16x32bx2") and not packed else ""))
     if shape == "16x32bx2":
         out.append("matrix 0 is the half at the address, matrix 1 the half at column address + "
                    "immHalfSplitoff (the instruction's immediate)")

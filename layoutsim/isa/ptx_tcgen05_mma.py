@@ -94,6 +94,13 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
            + (" ..." if len(TYPES[kind]) > 6 else "") + f" (layoutsim.mma types=; default {'.'.join(TYPES[kind][0])})",
            f"compile for {compile_target(ARCHS[0], arch_specific=True)}: tcgen05 is an arch-specific "
            f"feature of {ARCHS[0]}"]
+    if letter in "ABDF":
+        out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg "
+                   "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell"
+                   + ("; so do Triton 3.6's sm_100a accumulator loads" if letter in "DF" else ""))
+    else:
+        out.append(f"warning: Layout {letter} is assumed from the PTX ISA's description (TVM TIRx's "
+                   "closed form); no second implementation was compared")
     if source == CUTE:
         out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
     if TYPES[kind][0][0] == "f32" and any(t[0] == "f16" for t in TYPES[kind]):
