@@ -18,7 +18,7 @@ import dataclasses
 from ..archs import compile_target
 from ..errors import LayoutsimError
 from .instruction import Instruction, Operand
-from .ptx_tcgen05 import ARCHS, d_fragment, layout_letter
+from .ptx_tcgen05 import ARCHS, d_fragment, layout_letter, sf_fragment
 from .registry import Entry
 
 TABLE39 = "PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape' Table 39"
@@ -109,8 +109,14 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
     if scale_vec:
         block, fmts = SCALE_VEC[kind][scale_vec]
         out.append(f"block scaling: one {'/'.join(fmts)} scale per {block} K elements of each A row "
-                   f"and B column (scale_vec::{scale_vec}); the scale factors lie in TMEM "
-                   "(tcgen05.cp), their TMEM layout is not mapped here")
+                   f"and B column (scale_vec::{scale_vec}); the scale factors lie in TMEM (tcgen05.cp)"
+                   + (": operands SFA / SFB map them ('lane' the TMEM lane, 'reg' the 32-bit column "
+                      "from the scale address, slot the byte); every scale is held in 4 lanes, one per "
+                      "32-lane slab" if cta_group == 1 else "; their cta_group::2 layout is not mapped"))
+        if cta_group == 1:
+            out.append("warning: the SFA/SFB layout is CUTLASS 4.2's UMMA::tmem_sf_frg "
+                       "(ScaleFactorDuplicated4by1), assumed: the PTX ISA's scale-factor figures were "
+                       "not read here")
     return tuple(out)
 
 
@@ -121,6 +127,11 @@ def _build(name, alias, kind, cta_group, ws, sparse, scale_vec, m, n, k, source)
         d, a, b = TYPES[kind][0]
         frag = d_fragment(letter, m, n, cta_group, 32)
         ops = {"D": Operand("D", d, frag, "output")}
+        if scale_vec and cta_group == 1:
+            nsf = k // SCALE_VEC[kind][scale_vec][0]
+            fs = SCALE_VEC[kind][scale_vec][1][0]
+            ops["SFA"] = Operand("SFA", fs, sf_fragment(m, nsf, True), "input")
+            ops["SFB"] = Operand("SFB", fs, sf_fragment(n, nsf, False), "input")
         formats = {"a": a, "b": b, "c": d, "d": d}
         if scale_vec:
             formats["scale"] = SCALE_VEC[kind][scale_vec][1][0]

@@ -151,7 +151,7 @@ def test_accumulator_layouts_equal_cute_umma_tmem_frg():
     # CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu: the per-CTA rows
     # of D (CTA 0 of a pair) -> TMEM lane << 16 | column.
     with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
-        layouts = {k: z[k] for k in z.files if k != "source"}
+        layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith("sf")}
     assert len(layouts) == 8
     for key, offsets in layouts.items():
         sms, m, n = (int(x) for x in key.split())
@@ -197,3 +197,25 @@ def test_triton_accumulator_loads_equal_the_catalog():
                     column = (w // 4) * cols + col + mat * split
                     want = tuple(d[lane, column, 0, 1:])
                     assert _linear(cfg["linear"], r, l, w) == want, (cfg, w, l, r)
+
+
+@pytest.mark.parametrize("key, name", [
+    ("sfa 128 32 1", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n64k32"),
+    ("sfa 128 16 4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n64k64"),
+    ("sfb 256 32 2", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.m128n256k64"),
+    ("sfb 64 16 4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n64k64")])
+def test_scale_factor_layouts_equal_cute_tmem_sf_frg(key, name):
+    # CUTLASS 4.2 UMMA::tmem_sf_frg (ScaleFactorDuplicated4by1) printed by print_umma_frg.cu:
+    # [(row, replica), scale] -> lane * 65536 + byte column; the catalog's SFA/SFB holders.
+    with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
+        cute = z[key]
+    which, mn, _, nsf = key.split()
+    mn, nsf = int(mn), int(nsf)
+    op = layoutsim.get(name).operand(which.upper())
+    for x in range(4 * mn):
+        row = x % 32 + 32 * ((x // 32) % (mn // 32))
+        for s in range(nsf):
+            lane, byte = divmod(int(cute[x, s]), 65536)
+            held = op.who_holds(row, s) if which == "sfa" else op.who_holds(s, row)
+            assert (lane, byte // 4, byte % 4) in held, (key, x, s)
+            assert len(held) == 4

@@ -31,6 +31,21 @@ void dump2(bool first) {
   std::printf("]");
 }
 
+// Scale factors (UMMA::tmem_sf_frg<uint8_t, VS, 1, Is_SFA>, the default ScaleFactorDuplicated4by1):
+// mode 0 is (row, replica) (size 4 * MN), mode 1 is (k within a scale, scale index); the offset
+// of every (mode 0, mode 1 / VS) in tmem_ptr<uint8_t> units.
+template <int MN, int VS, int NSF, bool SFA>
+void dump_sf(bool first) {
+  auto shape = make_shape(make_shape(Int<MN>{}, make_shape(Int<VS>{}, Int<NSF>{})), Int<1>{}, Int<1>{});
+  auto t = UMMA::tmem_sf_frg<uint8_t, VS, 1, SFA>::make(shape);
+  auto l = t.layout();
+  std::printf("%s\"%s %d %d %d\": [", first ? "" : ",\n", SFA ? "sfa" : "sfb", MN, VS, NSF);
+  for (int x = 0; x < 4 * MN; ++x)
+    for (int s = 0; s < NSF; ++s)
+      std::printf("%s%d", x || s ? ", " : "", (int)l(make_coord(x, s * VS), 0, 0));
+  std::printf("]");
+}
+
 int main() {
   std::printf("{\"source\": \"CUTLASS 4.2 (PyPI nvidia-cutlass==4.2.0.0) cute/atom/mma_traits_sm100.hpp UMMA::tmem_frg_1sm/2sm<float>: (M per SM, N) -> TMEM offset, lane << 16 | column\", \"frg\": {\n");
   dump<1, 64, 64>(true);
@@ -41,6 +56,11 @@ int main() {
   dump2<64, 256>(false);
   dump2<128, 128>(false);
   dump2<128, 256>(false);
+  std::printf("}, \"dp_uint8\": %d, \"sf\": {\n", (int)TMEM::DP<uint8_t>{});
+  dump_sf<128, 32, 1, true>(true);
+  dump_sf<128, 16, 4, true>(false);
+  dump_sf<256, 32, 2, false>(false);
+  dump_sf<64, 16, 4, false>(false);
   std::printf("}}\n");
   return 0;
 }
