@@ -107,6 +107,7 @@ class MmaKindSpec(MmaSpec):
     not give: those entries are left out."""
     kind = "mma_kind"
     catalog_families = ("mma.kind",)
+    checked_by = ("layouts",)       # the numerics group's cases carry no scale factors
 
     @classmethod
     def supports(cls, instr):
