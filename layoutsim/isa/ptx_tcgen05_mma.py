@@ -104,8 +104,9 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
     if source == CUTE:
         out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
     if TYPES[kind][0][0] == "f32" and any(t[0] == "f16" for t in TYPES[kind]):
-        out.append("warning: a 16-bit D is assumed to take one 32-bit column per element (its low "
-                   "16 bits), as tcgen05.ld .pack::16b reads it; the PTX ISA figures show 32-bit D")
+        out.append("a 16-bit D takes one 32-bit column per element (its low 16 bits; tcgen05.ld "
+                   ".pack::16b packs two): Triton 3.6's sm_100a f16-accumulator kernels lay it out so "
+                   "(TMEM colStride 2) and read it so; the map above counts the same columns")
     if scale_vec:
         block, fmts = SCALE_VEC[kind][scale_vec]
         out.append(f"block scaling: one {'/'.join(fmts)} scale per {block} K elements of each A row "

@@ -175,16 +175,20 @@ def test_triton_accumulator_loads_equal_the_catalog():
     # Triton 3.6 compiles tl.dot for sm_100a: MMA D in TMEM (the data-path layout of M), read
     # by warp w from its slab (lanes 32*(w%4)...) with the tcgen05.ld it emits; warps beyond 4
     # read the next columns (Triton's address: + the columns one load covers). Prediction: the
-    # catalog's ld map composed with the catalog's D layout. Every register of every thread.
+    # catalog's ld map composed with the catalog's D layout, every element of every thread. An
+    # f16 accumulator: Triton's TMEM colStride 2 (one 16-bit element per 32-bit column) and
+    # .pack::16b, as the catalog's 16-bit D note says.
     import json
     doc = json.loads((CUTE.parents[1] / "triton_sm100" / "tmem_loads.json").read_text())
-    assert len(doc["configs"]) == 5
+    assert len(doc["configs"]) == 6
     for cfg in doc["configs"]:
         (ld,) = cfg["tcgen05_ld"]
-        m = re.match(r"tcgen05\.ld\.sync\.aligned\.(\w+)\.x(\d+)\.b32 \{\.\.\.\}, \[%r \+ 0\](?:, (\d+))?;", ld)
-        shape, num = m.group(1), int(m.group(2))
-        frag = layoutsim.get(f"tcgen05.ld.{shape}.x{num}").operand("R").fragment
-        split = int(m.group(3) or 0)
+        m = re.match(r"tcgen05\.ld\.sync\.aligned\.(\w+)\.x(\d+)(\.pack::16b)?\.b32 \{\.\.\.\}, "
+                     r"\[%r \+ 0\](?:, (\d+))?;", ld)
+        shape, num, packed = m.group(1), int(m.group(2)), bool(m.group(3))
+        assert packed == (cfg["acc"] == "fp16") and cfg["col_stride"] == (2 if packed else 1)
+        frag = layoutsim.get(f"tcgen05.ld.{shape}.x{num}" + (".pack::16b" if packed else "")).operand("R").fragment
+        split = int(m.group(4) or 0)
         assert shape != "16x32bx2" or split == frag.shape[2]
         mma = layoutsim.get(f"tcgen05.mma.cta_group::1.kind::f16.m{cfg['block_m']}n{cfg['block_n']}k16")
         d = mma.operand("D").fragment.table
@@ -192,11 +196,12 @@ def test_triton_accumulator_loads_equal_the_catalog():
         for w in range(cfg["num_warps"]):
             for l in range(32):
                 for r in range(frag.regs):
-                    mat, row, col = frag.table[l, r, 0]
-                    lane = 32 * (w % 4) + row
-                    column = (w // 4) * cols + col + mat * split
-                    want = tuple(d[lane, column, 0, 1:])
-                    assert _linear(cfg["linear"], r, l, w) == want, (cfg, w, l, r)
+                    for slot in range(frag.slots):
+                        mat, row, col = frag.table[l, r, slot]
+                        lane = 32 * (w % 4) + row
+                        column = (w // 4) * cols + col + mat * split
+                        want = tuple(d[lane, column, 0, 1:])
+                        assert _linear(cfg["linear"], r * frag.slots + slot, l, w) == want, (cfg, w, l, r)
 
 
 @pytest.mark.parametrize("key, name", [
