@@ -102,7 +102,7 @@ def _ldst_notes(op, shape, packed):
                + ("load atom (cute/atom/copy_traits_sm100.hpp) gives the same map"
                   if op == "ld" else "store atom (cute/atom/copy_traits_sm100.hpp: the load atom's map "
                   "reversed) gives the same map")
-               + ("; Triton 3.6 emits this shape for sm_100a accumulator loads with the same cells"
+               + ("; Triton 3.6 emits this shape for B200 accumulator loads with the same cells"
                   if shape in ("32x32b", "16x32bx2") and not packed else ""))
     if shape == "16x32bx2":
         out.append("matrix 0 is the half at the address, matrix 1 the half at column address + "

@@ -97,7 +97,7 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
     if letter in "ABDF":
         out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg "
                    "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell"
-                   + ("; so do Triton 3.6's sm_100a accumulator loads" if letter in "DF" else ""))
+                   + ("; so do Triton 3.6's B200 accumulator loads" if letter in "DF" else ""))
     else:
         out.append(f"warning: Layout {letter} is assumed from the PTX ISA's description (TVM TIRx's "
                    "closed form); no second implementation was compared")
@@ -105,7 +105,7 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
         out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
     if TYPES[kind][0][0] == "f32" and any(t[0] == "f16" for t in TYPES[kind]):
         out.append("a 16-bit D takes one 32-bit column per element (its low 16 bits; tcgen05.ld "
-                   ".pack::16b packs two): Triton 3.6's sm_100a f16-accumulator kernels lay it out so "
+                   ".pack::16b packs two): Triton 3.6's B200 f16-accumulator kernels lay it out so "
                    "(TMEM colStride 2) and read it so; the map above counts the same columns")
     if scale_vec:
         block, fmts = SCALE_VEC[kind][scale_vec]
