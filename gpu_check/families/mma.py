@@ -106,7 +106,7 @@ class MmaKindSpec(MmaSpec):
     sits in bits 5-2 of its byte (MMA-Sim's container), which the catalog's low-bits packing does
     not give: those entries are left out."""
     kind = "mma_kind"
-    catalog_families = ("mma.kind",)
+    catalog_families = ("mma_kind",)
     checked_by = ("layouts",)       # the numerics group's cases carry no scale factors
 
     @classmethod

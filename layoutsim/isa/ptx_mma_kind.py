@@ -71,7 +71,7 @@ def _build(kind, shape, d, a, b, vec, s):
                          f"(scale_vec::{vec}); the scale registers and their byte/thread selectors "
                          "are not mapped here (layoutsim.mma takes scale_a, scale_b as matrices)")
         formats = {"a": a, "b": b, "c": d, "d": d, **({"scale": s} if s else {})}
-        return Instruction(name=full, family="mma.kind", vendor="nvidia", threads=32, operands=ops,
+        return Instruction(name=full, family="mma_kind", vendor="nvidia", threads=32, operands=ops,
                            shape=(16, 8, k), archs=ARCHS, aliases=(short,), formats=formats,
                            source=SOURCE.format(k=k, cls={"8b": "8-bit", "4b": "4-bit"}[cls]),
                            notes=tuple(notes), arch_specific=True,
@@ -84,7 +84,7 @@ def entries():
     for v in _variants():
         full, short = _names(*v)
         kind, shape, d, a, b, vec, s = v
-        out.append(Entry(name=full, family="mma.kind", vendor="nvidia", archs=ARCHS,
+        out.append(Entry(name=full, family="mma_kind", vendor="nvidia", archs=ARCHS,
                          build=_build(*v), aliases=(short,), arch_specific=True,
                          summary=f"16x8x{shape.split('k')[1]} D.{d} = A.{a} x B.{b} + C"
                                  + (f", {s} scales per {'16' if vec == '4X' else '32'} k" if s else "")))

@@ -12,7 +12,7 @@ from .profiles import Profile
 INT_FORMATS = ("s8", "u8", "s4", "u4")
 FP8 = ("e4m3", "e5m2")
 F6F4 = ("e2m3", "e3m2", "e2m1")    # OCP MX FP6/FP4: no Inf/NaN, on the scaled path (scaled.py)
-MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma", "tcgen05.mma", "mma.kind")   # swmmac: the dense
+MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma", "tcgen05.mma", "mma_kind")   # swmmac: the dense
 #                                 arithmetic on its logical (expanded) A, see sparse.py
 
 

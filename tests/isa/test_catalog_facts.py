@@ -11,12 +11,14 @@ from layoutsim.isa.registry import listing, lookup
 
 def test_every_entry_builds_as_a_bijection_or_documented_replication():
     # construction checks the map (bijection, or the same count for every element); nvcuda::wmma
-    # and RDNA3 (gfx11) A/B are the only replicated fragments
+    # and RDNA3 (gfx11) A/B are the only replicated register fragments; tcgen05.mma's block scale
+    # factors lie in TMEM once per 32-lane slab (4 copies, CUTLASS 4.2 UMMA::tmem_sf_frg)
     for e in listing():
         inst = e.instruction()
         for op in inst.operands.values():
             rep = op.fragment.replication
-            assert rep == 1 or e.family == "wmma.load" or "gfx11" in e.name, (e.name, op.name, rep)
+            sf = e.family == "tcgen05.mma" and op.name in ("SFA", "SFB") and rep == 4
+            assert rep == 1 or sf or e.family == "wmma.load" or "gfx11" in e.name, (e.name, op.name, rep)
 
 
 def test_shapes_are_the_names():
@@ -152,9 +154,9 @@ def test_wgmma_needs_the_arch_specific_target():
     # PTX ISA 9.7.15: wgmma.mma_async requires sm_90a
     entries = listing(family="wgmma")
     assert entries and all(e.arch_specific and e.instruction().arch_specific for e in entries)
-    assert not any(e.arch_specific for e in listing(family="mma") if e.family == "mma")
+    assert not any(e.arch_specific for e in listing(family="mma"))
     # sm_120's mma.sync .kind:: forms (PTX ISA 9.7.14: sm_120a) are arch-specific
-    assert all(e.arch_specific for e in listing(family="mma.kind"))
+    assert all(e.arch_specific for e in listing(family="mma_kind"))
 
 
 def test_gfx12_wave64_lane_notes_name_the_right_operands():
