@@ -198,15 +198,16 @@ def d_fragment(letter, m, n, cta_group, elem_bits=32):
 def sf_fragment(mn, nsf, is_a):
     """The scale factors of one block-scaled MMA in TMEM (cta_group::1), as CUTLASS 4.2's
     UMMA::tmem_sf_frg lays them out (its default ScaleFactorDuplicated4by1): the scales of
-    row (SFA) / column (SFB) r lie in TMEM lane r % 32 of every 32-lane slab (4 copies), column
-    r // 32 from the scale address, byte s of that column for scale s. SFA: (1, M, nsf);
-    SFB: (1, nsf, N), as layoutsim.mma's scale_a / scale_b."""
+    row (SFA) / column (SFB) r lie in TMEM lane r % 32, column r // 32 from the scale address,
+    byte s of that column for scale s; the map is the first 32-lane slab's copy (lanes 32, 64
+    and 96 up hold the same). SFA: (1, M, nsf); SFB: (1, nsf, N), as layoutsim.mma's scale_a /
+    scale_b."""
     import numpy as np
     cols = -(-mn // 32)
-    table = np.full((128, cols, 4, 3), -1, np.int16)
-    r, sc, rep = np.meshgrid(np.arange(mn), np.arange(nsf), np.arange(4), indexing="ij")
+    table = np.full((32, cols, 4, 3), -1, np.int16)
+    r, sc = np.meshgrid(np.arange(mn), np.arange(nsf), indexing="ij")
     elem = np.stack([0 * r, r, sc] if is_a else [0 * r, sc, r], -1)
-    table[r % 32 + 32 * rep, r // 32, sc] = elem
+    table[r % 32, r // 32, sc] = elem
     shape = (1, mn, nsf) if is_a else (1, nsf, mn)
     return FragmentMap(table=table, shape=shape, elem_bits=8,
                        names=tuple(f"col{c}.b{b}" for c in range(cols) for b in range(4)))

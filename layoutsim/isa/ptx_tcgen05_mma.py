@@ -112,8 +112,8 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
         out.append(f"block scaling: one {'/'.join(fmts)} scale per {block} K elements of each A row "
                    f"and B column (scale_vec::{scale_vec}); the scale factors lie in TMEM (tcgen05.cp)"
                    + (": operands SFA / SFB map them ('lane' the TMEM lane, 'reg' the 32-bit column "
-                      "from the scale address, slot the byte); every scale is held in 4 lanes, one per "
-                      "32-lane slab" if cta_group == 1 else "; their cta_group::2 layout is not mapped"))
+                      "from the scale address, slot the byte); the map shows the first 32-lane slab, and "
+                      "every slab holds a copy (lane + 32, + 64, + 96)" if cta_group == 1 else "; their cta_group::2 layout is not mapped"))
         if cta_group == 1:
             out.append("warning: the SFA/SFB layout is CUTLASS 4.2's UMMA::tmem_sf_frg "
                        "(ScaleFactorDuplicated4by1), assumed: the PTX ISA's scale-factor figures were "

@@ -11,14 +11,12 @@ from layoutsim.isa.registry import listing, lookup
 
 def test_every_entry_builds_as_a_bijection_or_documented_replication():
     # construction checks the map (bijection, or the same count for every element); nvcuda::wmma
-    # and RDNA3 (gfx11) A/B are the only replicated register fragments; tcgen05.mma's block scale
-    # factors lie in TMEM once per 32-lane slab (4 copies, CUTLASS 4.2 UMMA::tmem_sf_frg)
+    # and RDNA3 (gfx11) A/B are the only replicated fragments
     for e in listing():
         inst = e.instruction()
         for op in inst.operands.values():
             rep = op.fragment.replication
-            sf = e.family == "tcgen05.mma" and op.name in ("SFA", "SFB") and rep == 4
-            assert rep == 1 or sf or e.family == "wmma.load" or "gfx11" in e.name, (e.name, op.name, rep)
+            assert rep == 1 or e.family == "wmma.load" or "gfx11" in e.name, (e.name, op.name, rep)
 
 
 def test_shapes_are_the_names():

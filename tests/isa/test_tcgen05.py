@@ -222,5 +222,5 @@ def test_scale_factor_layouts_equal_cute_tmem_sf_frg(key, name):
         for s in range(nsf):
             lane, byte = divmod(int(cute[x, s]), 65536)
             held = op.who_holds(row, s) if which == "sfa" else op.who_holds(s, row)
-            assert (lane, byte // 4, byte % 4) in held, (key, x, s)
-            assert len(held) == 4
+            assert held == [(lane % 32, byte // 4, byte % 4)], (key, x, s)
+            assert lane // 32 == x // mn            # CuTe's replica x // MN: the slab's copy
