@@ -8,9 +8,11 @@ from .errors import LayoutsimError, suggest
 NVIDIA = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")
 
 # Arch-specific compile targets ("a"): the features of that hardware only (sm_90: wgmma,
-# setmaxnreg), which the plain target of the same arch does not have. PTX ISA 9.0, 1.3 and
-# the .target directive.
-ARCH_SPECIFIC = {"sm_90": "sm_90a"}
+# setmaxnreg; sm_100: tcgen05 and tensor memory; sm_120: mma.sync .kind::mxf8f6f4/mxf4/mxf4nvf4
+# .block_scale), which the plain target of the same arch does not have. PTX ISA 9.0, 1.3 and
+# the .target directive; PTX ISA 9.x 9.7.16 'tcgen05' and 9.7.14 'mma' (target requirements:
+# sm_100a / sm_120a).
+ARCH_SPECIFIC = {"sm_90": "sm_90a", "sm_100": "sm_100a", "sm_120": "sm_120a"}
 
 # AMD RDNA3 (gfx11) and RDNA4 (gfx12) targets that have WMMA.
 GFX11 = ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153")
@@ -47,6 +49,8 @@ def shared_memory_limit(arch):
 
 ALIASES = {**{t: a for a, t in ARCH_SPECIFIC.items()}, "sm90": "sm_90", "sm80": "sm_80", "sm89": "sm_89",
            "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "a100": "sm_80",
+           "sm100": "sm_100", "sm120": "sm_120", "blackwell": "sm_100", "b200": "sm_100",
+           "b100": "sm_100", "gb200": "sm_100", "rtx5090": "sm_120",
            "ampere": "sm_80", "ada": "sm_89", "rdna3": "gfx1100", "rdna4": "gfx1201",
            "gfx11": "gfx1100", "gfx12": "gfx1201", "gfx940": "gfx942", "gfx941": "gfx942",
            "cdna1": "gfx908", "cdna2": "gfx90a", "cdna3": "gfx942", "cdna4": "gfx950",
@@ -195,11 +199,33 @@ GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 MAX_THREAD_REGISTERS = 255
 # SMs of one GPU of each arch (what %nsmid reads; %smid spreads the CTAs over them): A100 108, the
 # full GA102 (A40) 84, RTX 4090 128, H100/H200 SXM 132 (the product pages' SM counts).
-SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132}
+SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132, "sm_100": 148}   # B200: 148
 # Shared memory a kernel may use without opting in (cuFuncSetAttribute
 # MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
 # "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
 SMEM_WITHOUT_OPT_IN = 48 * 1024
+
+
+# Tensor memory (sm_100 and its arch-/family-specific targets; sm_120 has none): 128 lanes
+# (rows) x 512 columns of 32-bit cells per CTA, PTX ISA 9.x 9.7.16.2.2 'Tensor Memory' (and
+# the tcgen05 'Tensor Memory' figure); tcgen05.alloc takes a power of two of at least 32
+# columns (9.7.16.7.1 'tcgen05.alloc': nCols); warp w of a warpgroup reaches lanes
+# 32*(w%4) .. 32*(w%4)+31 only (9.7.16.2.2 'Access restrictions'). A TMEM address holds the
+# lane in bits 31-16 and the column in bits 15-0 (9.7.16.2.2.1 'Tensor Memory Addressing').
+TMEM = {"sm_100": {"lanes": 128, "columns": 512, "cell_bits": 32, "alloc_min_columns": 32,
+                   "lanes_per_warp": 32}}
+TMEM_SOURCE = ("PTX ISA 9.x 9.7.16.2.2 'Tensor Memory' (128 lanes x 512 columns of 32 bits per CTA; "
+               "address: lane << 16 | column) and 9.7.16.7.1 'tcgen05.alloc' (nCols a power of 2, "
+               ">= 32, <= 512)")
+
+
+def tmem(arch):
+    """The tensor memory of `arch` (TMEM: lanes, columns, cell_bits, alloc_min_columns,
+    lanes_per_warp), or a one-line error on an arch without it."""
+    if arch not in TMEM:
+        raise LayoutsimError(f"{arch} has no tensor memory (tcgen05); {', '.join(TMEM)} has "
+                             f"(compile for {', '.join(ARCH_SPECIFIC[a] for a in TMEM)})")
+    return TMEM[arch]
 
 
 def sm_count(arch):

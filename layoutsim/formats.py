@@ -26,7 +26,10 @@ class Format:
     #                          or "fnuz" (AMD CDNA3 fp8/bf8: bias one more than IEEE, no Inf, no
     #                          -0: 0x80 is the only NaN, every all-ones exponent is a number), or
     #                          "finite" (OCP MX FP6/FP4, OCP Microscaling Formats v1.0 5.3: no Inf,
-    #                          no NaN, every bit pattern is a number)
+    #                          no NaN, every bit pattern is a number), or "e8m0" (the MX scale, OCP
+    #                          MX v1.0 5.4.1: no sign, no fraction, no zero, no subnormal; exponent
+    #                          field e is 2**(e-127), 0xFF the one NaN)
+    signed: bool = True      # False: unsigned scale formats (ue8m0, ue4m3) have no sign bit
 
     @property
     def bias(self):
@@ -46,6 +49,8 @@ class Format:
     def max_finite(self):
         """The largest finite value (e4m3: 448, its all-ones fraction being NaN)."""
         top_frac = self.mbits - (1 if self.specials == "fn" else 0)
+        if self.specials == "e8m0":
+            return 2.0 ** (254 - self.bias)
         return 2.0 ** self.emax * (2 - 2.0 ** -top_frac)
 
     @property
@@ -73,6 +78,12 @@ FORMATS = {f.name: f for f in (
     Format("e4m3fnuz", 8, "float", 4, 3, "fnuz"), Format("e5m2fnuz", 8, "float", 5, 2, "fnuz"),
     Format("e2m3", 6, "float", 2, 3, "finite"), Format("e3m2", 6, "float", 3, 2, "finite"),
     Format("e2m1", 4, "float", 2, 1, "finite"),
+    # block scale factors of the MX / NVFP4 block-scaled MMAs (tcgen05.mma .kind::mxf8f6f4, mxf4,
+    # mxf4nvf4; sm_120 mma.sync .block_scale): ue8m0 is OCP MX v1.0 5.4.1's E8M0 (PTX ISA 9.x
+    # 5.2.5.5 'Block scaling': .ue8m0); ue4m3 is e4m3 without its sign bit (PTX ISA: "unsigned
+    # e4m3", the NVFP4 scale), held in a byte whose top bit this model ignores (assumed)
+    Format("ue8m0", 8, "float", 8, 0, "e8m0", signed=False),
+    Format("ue4m3", 8, "float", 4, 3, "fn", signed=False),
     Format("s32", 32, "int"), Format("s8", 8, "int"), Format("u8", 8, "uint"),
     Format("s4", 4, "int"), Format("u4", 4, "uint"),
     Format("b16", 16, "raw"), Format("b8", 8, "raw"), Format("b32", 32, "raw"),
@@ -107,6 +118,7 @@ def amd_fp8(kind, target):
 _VALUE = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16",
           "bf16": "ml:bfloat16", "e4m3": "ml:float8_e4m3fn", "e5m2": "ml:float8_e5m2",
           "e4m3fnuz": "ml:float8_e4m3fnuz", "e5m2fnuz": "ml:float8_e5m2fnuz",
+          "ue8m0": "ml:float8_e8m0fnu",
           "s32": "int32", "s8": "int8", "u8": "uint8", "s4": "int8", "u4": "uint8"}
 
 
@@ -210,7 +222,7 @@ def fields(name, raw):
     u = np.asarray(raw).astype(np.uint64) >> np.uint64(f.shift)
     frac = (u & np.uint64((1 << f.mbits) - 1)).astype(np.int64)
     exp = ((u >> np.uint64(f.mbits)) & np.uint64((1 << f.ebits) - 1)).astype(np.int64)
-    sign = ((u >> np.uint64(f.mbits + f.ebits)) & np.uint64(1)).astype(np.int64)
+    sign = ((u >> np.uint64(f.mbits + f.ebits)) & np.uint64(1 if f.signed else 0)).astype(np.int64)
     return sign, exp, frac
 
 
@@ -237,6 +249,8 @@ def classify(name, raw):
         return np.where((e == top) & (m == (1 << f.mbits) - 1), 2, 0).astype(np.int8)
     if f.specials == "finite":
         return np.zeros(np.shape(e), np.int8)
+    if f.specials == "e8m0":
+        return np.where(e == top, 2, 0).astype(np.int8)
     return np.where(e == top, np.where(m != 0, 2, 1), 0).astype(np.int8)
 
 
@@ -251,7 +265,7 @@ def decode(name, raw):
     if f.name == "f64":
         return raw.astype(np.uint64).view(np.float64).copy()
     s, e, m = fields(f, raw)
-    normal = e != 0
+    normal = (e != 0) | (f.specials == "e8m0")     # E8M0 has no subnormals: 0x00 is 2**-127
     sig = np.where(normal, m | (1 << f.mbits), m).astype(np.float64)
     ex = np.where(normal, e - f.bias, f.emin) - f.mbits
     val = np.ldexp(sig, ex.astype(np.int32))
@@ -322,6 +336,8 @@ def encode(name, values, mode="rn"):
         return (iv & ((1 << w) - 1)).astype(raw_dtype(f))
     if f.kind == "raw":
         return v.astype(raw_dtype(f))
+    if not f.signed:
+        return _encode_unsigned(f, v, mode)
     d = np.asarray(v, dtype=np.float64)
     if f.name == "f64":
         return d.view(np.uint64).copy()
@@ -385,6 +401,37 @@ def encode(name, values, mode="rn"):
         frac = np.where(nan, 1 << (f.mbits - 1), np.where(over & ~to_max | inf, 0,
                                                           np.where(to_max, (1 << f.mbits) - 1, frac)))
     return pack(f, sign, exp_field, frac)
+
+
+def _encode_unsigned(f, values, mode):
+    """ue4m3: e4m3's encoding of values >= 0 (a -0 gives +0). ue8m0: the power of two `mode`
+    rounds to (rn ties to the even exponent field, as PTX cvt .ue8m0x2 offers .rz and .rp),
+    saturated to 2**127 (0xFE) and 2**-127 (0x00) as cvt .satfinite does; NaN gives 0xFF."""
+    import numpy as np
+    d = np.asarray(values, dtype=np.float64)
+    if d.size and np.any(d < 0):
+        raise LayoutsimError(f"{f.name} is unsigned: values must be >= 0")
+    if f.specials != "e8m0":
+        return encode("e4m3", np.abs(d), mode)          # sign 0: the same low 7 bits
+    if d.size and np.any(d == 0):
+        raise LayoutsimError("ue8m0 has no zero (OCP MX v1.0 5.4.1): values must be > 0 or NaN")
+    nan = np.isnan(d)
+    safe = np.where(nan | np.isinf(d), 1.0, d)
+    mant, ex = np.frexp(safe)                         # safe = mant * 2**ex, mant in [0.5, 1)
+    lo = ex.astype(np.int64) - 1                      # 2**lo <= safe < 2**(lo+1)
+    frac = mant * 2                                   # in [1, 2)
+    field = lo + f.bias
+    if mode in ("rp",):
+        up = frac > 1
+    elif mode in ("rz", "rm"):
+        up = np.zeros(frac.shape, bool)
+    elif mode == "rna":
+        up = frac >= 1.5
+    else:
+        up = (frac > 1.5) | ((frac == 1.5) & (field % 2 == 1))
+    field = np.clip(field + up, 0, 254)
+    field = np.where(np.isinf(d), 254, field)
+    return np.where(nan, 255, field).astype(np.uint8)
 
 
 def _nan_bits(f, sign, frac):

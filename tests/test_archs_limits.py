@@ -62,3 +62,17 @@ def test_register_limit_of_nvcc_flags():
     assert nvcc.check_flags(["-maxrregcount=255"]) == [("tokens", ["-maxrregcount=255"])]
     with pytest.raises(LayoutsimError, match=f"N from 1 to {archs.MAX_THREAD_REGISTERS}"):
         nvcc.check_flags(["-maxrregcount=256"])
+
+
+def test_blackwell_targets_and_tensor_memory():
+    # PTX ISA 9.x 9.7.16 (tcgen05: sm_100a) and 9.7.14 mma .kind:: (sm_120a); 9.7.16.2.2 'Tensor
+    # Memory': 128 lanes x 512 columns of 32 bits; CUDA C++ Programming Guide, compute
+    # capability 10.0: 228 KiB shared memory per SM, 227 KiB per block.
+    assert archs.compile_target("sm_100", arch_specific=True) == "sm_100a"
+    assert archs.target_of_device("sm_120") == "sm_120a"
+    assert archs.normalize("sm_100a") == archs.normalize("b200") == "sm_100"
+    t = archs.tmem("sm_100")
+    assert (t["lanes"], t["columns"], t["cell_bits"], t["alloc_min_columns"]) == (128, 512, 32, 32)
+    assert archs.shared_memory_limit("sm_100")[0] == 227 * 1024 and archs.SMEM_KIB["sm_100"][0] == 228
+    with pytest.raises(LayoutsimError, match="sm_120 has no tensor memory"):
+        archs.tmem("sm_120")

@@ -31,6 +31,10 @@ class MmaSpec(OperandMapSpec):
         self.out_words = self.lanes * self.wd
         self.fmt = {x.lower(): ops[x].fmt for x in "ABCD"}
 
+    def _scale_operands(self, k):
+        """Text after C (none here; MmaKindSpec's block scales)."""
+        return "", []
+
     def body(self):
         ops = self.instr.operands
         loads, ins, stores = [], [], []
@@ -52,6 +56,9 @@ class MmaSpec(OperandMapSpec):
             text += f", {cuda.operand_list(k, len(names))}"
             ins += [f'"{c}"({v})' for v in names]
             k += len(names)
+        more, more_ins = self._scale_operands(k)
+        text += more
+        ins += more_ins
         outs = [f'"={dc}"({v})' for v in dnames]
         head, loop = cuda.warp_loop([f"const unsigned *p = in + ((size_t)cs * 32 + lane) * {self.lane_in};",
                                      f"unsigned *q = out + ((size_t)cs * 32 + lane) * {self.wd};",
@@ -86,3 +93,31 @@ class MmaSpec(OperandMapSpec):
             out[x] = unpack(f, w[..., off:off + words_per_lane(f)])[:, 0]
             off += words_per_lane(f)
         return out
+
+
+# The unit scale factor each scale byte holds: 2**0 in ue8m0 (bias 127), 1.0 in ue4m3.
+UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
+
+
+class MmaKindSpec(MmaSpec):
+    """sm_120a's mma.sync .kind:: forms. The block-scaled ones get unit scale factors in every
+    byte of scale-a-data / scale-b-data (byte-id 0, thread-id 0), so D = A.B + C and the probes
+    are the plain mma.sync ones. FP4 in an 8-bit container (.kind::f8f6f4 / mxf8f6f4 with e2m1)
+    sits in bits 5-2 of its byte (MMA-Sim's container), which the catalog's low-bits packing does
+    not give: those entries are left out."""
+    kind = "mma_kind"
+    catalog_families = ("mma_kind",)
+    checked_by = ("layouts",)       # the numerics group's cases carry no scale factors
+
+    @classmethod
+    def supports(cls, instr):
+        f = instr.formats
+        return instr.family in cls.catalog_families and not (
+            instr.shape[2] == 32 and "e2m1" in (f["a"], f["b"]))
+
+    def _scale_operands(self, k):
+        s = self.instr.formats.get("scale")
+        if not s:
+            return "", []
+        word = UNIT_SCALE[s] * 0x01010101
+        return (f", %{k}, {{0, 0}}, %{k + 1}, {{0, 0}}", [f'"r"({word:#x}u)', f'"r"({word:#x}u)'])

@@ -16,7 +16,8 @@ from typing import Callable
 from .. import archs as A
 from ..errors import LayoutsimError, integer, suggest
 
-FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma", "amd_mfma")
+FAMILY_MODULES = ("ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wmma", "amd_wmma", "amd_mfma",
+                  "ptx_tcgen05", "ptx_tcgen05_mma", "ptx_mma_kind")
 
 # Tokens that carry no layout information in a dotted PTX name, per opcode.
 _DROP = {
@@ -25,6 +26,7 @@ _DROP = {
     "stmatrix": {"sync", "aligned", "m8n8", "shared", "shared::cta", "b16"},
     "wgmma": {"mma_async", "sync", "aligned"},
     "wmma": {"sync", "aligned"},
+    "tcgen05": {"sync", "aligned", "b32"},
 }
 
 
@@ -183,7 +185,7 @@ def listing(arch=None, family=None):
     out = [e for e in all_entries() if arch is None or arch in e.archs]
     if family:
         fams = sorted({e.family for e in all_entries()})
-        if family not in fams:
+        if family not in fams and not any(f.startswith(family + ".") for f in fams):
             raise LayoutsimError(f"unknown family {family!r}{suggest(family, fams)}; valid: {', '.join(fams)}")
         out = [e for e in out if e.family == family or e.family.startswith(family + ".")]
     return out

@@ -13,7 +13,8 @@ Importing this package imports neither numpy nor numba.
 """
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None):
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
+        scale_a=None, scale_b=None, types=None):
     """D = A*B + C for one instruction, bit for bit as `arch`'s tensor core computes it,
     batched over leading dimensions.
 
@@ -31,9 +32,13 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     int32). Bad shapes, dtypes, names or an arch without the instruction raise LayoutsimError.
     max_bytes: the memory the call may take (default $LAYOUTSIM_MMA_BYTES, else 4 GiB): a
     larger batch is refused before anything is allocated, naming the chunk size that fits.
+    Blackwell: tcgen05.mma names spell the shape (tcgen05.mma.cta_group::1.kind::f16.m128n256k16);
+    types="d.a.b" picks its descriptor's element types; block-scaled kinds take scale_a
+    (..., M, K/block) and scale_b (..., K/block, N), raw ue8m0/ue4m3 bytes (module scaled).
     """
     from .api import mma as _mma
-    return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index, max_bytes=max_bytes)
+    return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index, max_bytes=max_bytes,
+                scale_a=scale_a, scale_b=scale_b, types=types)
 
 
 __all__ = ["mma"]

@@ -79,7 +79,8 @@ def _sparse_operand(fmt, a, index, M, K, inst):
     return sparse.expand(arr, index, K)
 
 
-def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None):
+def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
+        scale_a=None, scale_b=None, types=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
 
     instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
@@ -95,8 +96,16 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     Returns D (..., M, N) in D's value dtype (float32, float16, float64, int32).
     max_bytes: the memory the call may take (default $LAYOUTSIM_MMA_BYTES, else 4 GiB); a larger
     batch is refused before anything is allocated (layoutsim.numerics.budget).
+    Block-scaled MMAs (tcgen05.mma .kind::mxf8f6f4/mxf4/mxf4nvf4, sm_120 mma.sync .block_scale):
+    scale_a (..., M, K/block) and scale_b (..., K/block, N), raw uint8 ue8m0/ue4m3 bits (or
+    ml_dtypes float8_e8m0fnu values). FP6/FP4 elements are raw bits in the low bits of a uint8.
+    types: tcgen05.mma's element types, "d.a.b" (e.g. "f32.bf16.bf16"; its TYPES), which PTX
+    keeps in the instruction descriptor.
     """
     inst, prof = resolve(instr, arch, profile)
+    if types is not None:
+        from ..isa.ptx_tcgen05_mma import with_types
+        inst = with_types(inst, types)
     plan = make_plan(inst, prof)
     why = unverified(plan)
     if why:
@@ -111,6 +120,7 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
         A = _raw_operand("A", plan.a, a, M, K, inst)
     B = _raw_operand("B", plan.b, b, K, N, inst)
     C = _raw_operand("C", plan.c, c, M, N, inst)
+    scales = _scales(plan, inst, scale_a, scale_b, M, N, K)
     try:
         lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
     except ValueError:
@@ -119,8 +129,46 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     budget.check(inst.name, plan.kind, plan.shape, lead, max_bytes)    # before any allocation
     nb = math.prod(lead)
     A, B, C = (_batched(X, lead, nb) for X in (A, B, C))
+    if plan.kind == "scaled":
+        SA, SB = (None if S is None else _batched(S, lead, nb) for S in scales)
+        out = _run_scaled(plan, A, B, C, SA, SB).reshape(lead + (M, N))
+        return out if raw else from_raw(plan.d, out)
     out = run(plan, A, B, C).reshape(lead + (M, N))
     return out if raw else from_raw(plan.d, out)
+
+
+def _scales(plan, inst, scale_a, scale_b, M, N, K):
+    """(scale_a, scale_b) raw, checked against the plan (None, None without block scaling)."""
+    if not plan.scale:
+        if scale_a is not None or scale_b is not None:
+            raise LayoutsimError(f"scale_a/scale_b are the block scale factors of block-scaled MMAs; "
+                                 f"{inst.name} takes none")
+        return None, None
+    if scale_a is None or scale_b is None:
+        raise LayoutsimError(f"{inst.name} is block-scaled: give scale_a (..., {M}, {K // plan.scale_block}) "
+                             f"and scale_b (..., {K // plan.scale_block}, {N}) ({plan.scale})")
+    ns = K // plan.scale_block
+    return (_raw_operand("scale_a", plan.scale, scale_a, M, ns, inst),
+            _raw_operand("scale_b", plan.scale, scale_b, ns, N, inst))
+
+
+def _run_scaled(plan, A, B, C, SA, SB):
+    """Raw D (nb, M, N) of a "scaled" plan (scaled.py), one batch element at a time."""
+    from . import scaled
+    spec = dict(a=plan.a, b=plan.b, c=plan.c, d=plan.d, scale=plan.scale or None,
+                block=plan.scale_block, L=plan.block, G=plan.group, F=plan.align_bits,
+                e_zero=plan.floor)
+    nb, M, N = C.shape
+    out = np.empty((nb, M, N), raw_dtype(plan.d))
+    for i in range(nb):
+        a = np.broadcast_to(A[i][:, None, :], (M, N, A.shape[2]))
+        b = np.broadcast_to(np.swapaxes(B[i], 0, 1)[None], (M, N, B.shape[1]))
+        sa = sb = None
+        if SA is not None:
+            sa = np.broadcast_to(SA[i][:, None, :], (M, N, SA.shape[2]))
+            sb = np.broadcast_to(np.swapaxes(SB[i], 0, 1)[None], (M, N, SB.shape[1]))
+        out[i] = scaled.dot(a, b, C[i], sa, sb, spec)
+    return out
 
 
 def _batched(x, lead, nb):

@@ -11,14 +11,17 @@ from .profiles import Profile
 
 INT_FORMATS = ("s8", "u8", "s4", "u4")
 FP8 = ("e4m3", "e5m2")
-MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma")   # swmmac: the dense arithmetic on its
-#                                                    logical (expanded) A, see sparse.py
+F6F4 = ("e2m3", "e3m2", "e2m1")    # OCP MX FP6/FP4: no Inf/NaN, on the scaled path (scaled.py)
+MMA_FAMILIES = ("mma", "wgmma", "wmma", "swmmac", "mfma", "tcgen05.mma", "mma_kind")   # swmmac: the dense
+#                                 arithmetic on its logical (expanded) A, see sparse.py
 
 
 @dataclass(frozen=True)
 class Plan:
     kind: str                  # "float" (block FMA), "int" (exact), "f64" (fma chain),
-    #                            "cdna" (a CDNA MFMA float model of MMA-Sim, cdna.py)
+    #                            "cdna" (a CDNA MFMA float model of MMA-Sim, cdna.py),
+    #                            "scaled" (ST-/GST-FDPA on exact values, scaled.py: FP6/FP4
+    #                            inputs, block scale factors)
     instruction: str
     arch: str
     shape: tuple               # (M, N, K)
@@ -40,6 +43,8 @@ class Plan:
     nan_invalid: object = None  # ... of an invalid product's (Inf * 0, +Inf with -Inf)
     model: str = ""            # cdna: the MMA-Sim model (cdna.MODELS)
     saturate: bool = False     # integers: .satfinite
+    scale: str = ""            # scaled: the scale factors' format ("" none: unit scales)
+    scale_block: int = 0       # scaled: K elements per scale factor
     uses: tuple = ()           # profile parameters this result depends on
     profile: Profile = None
     inst: object = field(default=None, compare=False, repr=False)   # the Instruction
@@ -53,6 +58,14 @@ class Plan:
             return f"{head}\n  exact integer sum of {K} products and C, {sat}"
         if self.kind == "f64":
             return f"{head}\n  f64: {self.profile.f64} over k = 0..{K - 1}, IEEE round to nearest"
+        if self.kind == "scaled":
+            how = (f"groups of {self.group} products summed first, each scaled by its block's "
+                   f"{self.scale} factors (GST-FDPA)" if self.group else
+                   f"products{' x ' + self.scale + ' scales of ' + str(self.scale_block) + ' k' if self.scale else ''} "
+                   f"(ST-FDPA)")
+            return (f"{head}\n  inputs {self.a} x {self.b}, C {self.c}, D {self.d}\n  blocks of "
+                    f"{self.block} k: {how}; {self.align_bits} bits kept below the largest exponent "
+                    f"(zero at {self.floor}); result {self.rounding} to {self.keep_bits} fraction bits")
         if self.kind == "cdna":
             from .cdna import describe
             return (f"{head}\n  inputs {self.a} x {self.b}, C {self.c}, D {self.d}\n  "
@@ -107,6 +120,8 @@ def make_plan(inst, profile):
     if inst.options.get("signed_b"):
         b = signed.get(b, b)
     M, N, K = inst.shape
+    if inst.options.get("sparse"):
+        raise LayoutsimError(f"{inst.name}: no numeric model for sparse tcgen05.mma (.sp)")
     common = dict(instruction=inst.name, arch=profile.arch, shape=(M, N, K), a=a, b=b, c=c, d=d,
                   arith_a=a, arith_b=b, profile=profile, inst=inst)
     if a in INT_FORMATS:
@@ -122,6 +137,9 @@ def make_plan(inst, profile):
         return Plan(kind="cdna", model=model, block=min(L, K), align_bits=F_BITS, rounding="rne",
                     keep_bits=23,
                     uses=("mfma",), **common)
+    scale = inst.formats.get("scale", "")
+    if scale or a in F6F4 or b in F6F4:
+        return _scaled(inst, profile, scale, d, K, common)
     if (get_format(a).kind != "float" or d not in ("f32", "f16", "bf16")
             or {get_format(a).specials, get_format(b).specials} - {"ieee", "fn"}
             or a == "f32" or get_format(a).bits < 8):
@@ -174,3 +192,27 @@ def make_plan(inst, profile):
     return Plan(kind="float", block=min(block, K), align_bits=align, floor=floor,
                 rounding=rounding, keep_bits=keep, k_order=k_order, late_c=late, group=group,
                 nan_factor=nan_factor, nan_invalid=nan_invalid, uses=tuple(uses), **common)
+
+
+def _scaled(inst, profile, scale, d, K, common):
+    """Block-scaled kinds and FP6/FP4 inputs (scaled.py): ST-FDPA over blocks of block_fp8 k
+    (fp8_align_bits), or GST-FDPA over the whole K for the K=64 FP4 forms."""
+    if d not in ("f32", "f16") or inst.family == "wgmma":
+        raise LayoutsimError(f"{inst.name}: no numeric model for a {d} result")
+    f32_out = d == "f32"
+    uses = ["emax_floor_f32" if f32_out else "emax_floor_f16", "overflow",
+            "zero_sign", "nan_f32" if f32_out else "nan_f16"]
+    group = 0
+    block, align, floor = profile.block_fp8, profile.fp8_align_bits, (
+        profile.emax_floor_f32 if f32_out else profile.emax_floor_f16)
+    if scale and K == 64 and inst.formats["a"] == "e2m1":
+        group, block, align, floor = profile.gst_group, K, profile.gst_bits, profile.gst_e_zero
+        uses += ["gst_group", "gst_bits", "gst_e_zero"]
+        if not group:
+            raise LayoutsimError(f"{inst.name}: {profile.arch} has no block-scaled FP4 arithmetic")
+    else:
+        uses += ["block_fp8", "fp8_align_bits"]
+    return Plan(kind="scaled", block=min(block, K), align_bits=align, floor=floor,
+                rounding=profile.fp32_rounding if f32_out else profile.fp16_rounding,
+                keep_bits=23 if f32_out else 10, group=group, scale=scale,
+                scale_block=int(inst.options.get("block") or K), uses=tuple(uses), **common)

@@ -107,6 +107,10 @@ class Profile:
     #                              (a NaN factor),
     #                              "invalid.<d>" (Inf * 0, +Inf with -Inf), "invalid.fp8.<d>";
     #                              a cause not listed gives nan_f32 / nan_f16
+    # --- block-scaled FP4 (GST-FDPA, numerics/scaled.py; 0: no such MMA on the arch) ----------
+    gst_group: int = 0           # products summed exactly in groups of this many first
+    gst_bits: int = 0            # bits kept below the largest group-scale exponent (F)
+    gst_e_zero: int = 0          # exponent of an all-zero group or a zero scale (and of C = 0)
     # --- CDNA MFMA: MMA-Sim's models (numerics/cdna.py; NVIDIA, RDNA: none) -------------
     mfma: tuple = ()             # ((input kind, model, products per step), ...) of cdna.MODELS
     # --- provenance ----------------------------------------------------------------------
@@ -205,6 +209,9 @@ COMMON_SOURCES = MappingProxyType({
     "bf16_rounding": "as fp16_rounding", "nan_c": "MMASIM: every NaN result is the canonical NaN",
     "nan_payloads": "MMASIM: every NaN result is the canonical NaN",
     "mfma": "no MFMA (value unused)",
+    "gst_group": "no block-scaled FP4 MMA on this arch (value unused)",
+    "gst_bits": "no block-scaled FP4 MMA on this arch (value unused)",
+    "gst_e_zero": "no block-scaled FP4 MMA on this arch (value unused)",
     "sign_frame": "KM/MMASIM: terms truncated toward zero, signs kept", "subnormal_inputs_bf16":
     "as subnormal_inputs",
 })
@@ -303,22 +310,36 @@ SM90 = _derive(
         fp8_f16_c="fitted to the same report; KM Generic_BFMA_TC.m: fp8 via HMMA with 'c added at "
                   "the end with RNE'" + H200))
 
+# Blackwell's own MMAs (tcgen05.mma; sm_120's block-scaled mma.sync) take fp8/fp6/fp4 natively:
+# MMA-Sim (arXiv:2511.10909, validated by its authors bitwise on B200 and RTX Blackwell) models
+# them as T-FDPA / ST-FDPA with F = 25 and RZ-FP32 over 32-byte blocks, and the K=64 FP4 forms
+# as GST-FDPA (groups of 16, F = 35, e_zero = -139). The fp8 parameters below serve tcgen05.mma
+# and block-scaled mma.sync; sm_100's plain fp8 mma.sync stays on the fp16 path (fp8_mma_sync).
+_MMASIM_GST = dict(gst_group="MMASIM sim.py TCGen05MMABlockScale / MMABlockScale K=64: G=16",
+                   gst_bits="MMASIM K=64 block-scaled: F=35",
+                   gst_e_zero="MMASIM K=64 block-scaled: e_zero=-139")
 SM100 = _derive(
-    SM90, "sm_100", "Blackwell B200 (mma.sync as Hopper)", sources=dict(
+    SM90, "sm_100", "Blackwell B200 (mma.sync as Hopper)", block_fp8=32, fp8_align_bits=25,
+    fp8_f32_bits=23, gst_group=16, gst_bits=35, gst_e_zero=-139, sources=dict(
         block_16bit="MMASIM Blackwell L_max 32 bytes; KM B200TC.m fma=16",
         block_tf32="MMASIM Blackwell 32 bytes / 4; KM B200TC.m fma=8 for tf32",
         extra_bits="MMASIM Blackwell F=25; KM B200TC.m neab=2",
         emax_floor_f32="MMASIM e_zero Blackwell -133; KM B200TC.m min_exp_limit=-133",
         emax_floor_f16="MMASIM e_zero Blackwell -21 (KM B200TC.m: -15)",
         fp8_mma_sync="assumed as sm_90 (MMASIM lists no fp8 mma.sync for sm_100)",
-        block_fp8="assumed as sm_90", fp8_align_bits="assumed as sm_90",
-        fp8_f32_bits="assumed as sm_90", fp8_f16_split="assumed as sm_90 (fitted there)",
-        fp8_f16_c="assumed as sm_90 (fitted there)"))
+        block_fp8="MMASIM sim.py TCGen05MMA: 32 bytes / 1 (tcgen05.mma f8f6f4; ST-FDPA block of "
+                  "the block-scaled kinds: 32)",
+        fp8_align_bits="MMASIM sim.py TCGen05MMA / TCGen05MMABlockScale K=32: F=25 (the ~14 "
+                       "bits of Hopper's fp8 accumulation, DeepSeek-V3 report arXiv:2412.19437 "
+                       "3.3.2, do not carry over to tcgen05)",
+        fp8_f32_bits="MMASIM TCGen05MMA fp8/fp6/fp4: rho='RZ-FP32'",
+        fp8_f16_split="assumed as sm_90 (fitted there)",
+        fp8_f16_c="assumed as sm_90 (fitted there)", **_MMASIM_GST))
 
 SM120 = _derive(
     SM90, "sm_120", "Blackwell RTX 50 / RTX PRO", fp8_mma_sync="native",
-    fp8_align_bits=25,
-    fp8_f32_bits=23, sources=dict(
+    fp8_align_bits=25, gst_group=16, gst_bits=35, gst_e_zero=-139,
+    fp8_f32_bits=23, sources=dict(**_MMASIM_GST,
         block_16bit="MMASIM RTX Blackwell L_max 32 bytes", extra_bits="MMASIM RTX Blackwell F=25",
         block_tf32="MMASIM RTX Blackwell 32 bytes / 4",
         block_fp8="MMASIM RTX Blackwell 32 bytes / 1", fp8_mma_sync="MMASIM: native T-FDPA",

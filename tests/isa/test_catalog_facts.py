@@ -153,6 +153,8 @@ def test_wgmma_needs_the_arch_specific_target():
     entries = listing(family="wgmma")
     assert entries and all(e.arch_specific and e.instruction().arch_specific for e in entries)
     assert not any(e.arch_specific for e in listing(family="mma"))
+    # sm_120's mma.sync .kind:: forms (PTX ISA 9.7.14: sm_120a) are arch-specific
+    assert all(e.arch_specific for e in listing(family="mma_kind"))
 
 
 def test_gfx12_wave64_lane_notes_name_the_right_operands():

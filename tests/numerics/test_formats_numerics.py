@@ -171,3 +171,25 @@ def test_exact_integer_ranges():
     got = {n: F.get_format(n).exact_int_max for n in ("f16", "bf16", "f32", "e4m3", "s8", "s32", "u8", "s4", "u4")}
     assert got == {"f16": 2048, "bf16": 256, "f32": 1 << 24, "e4m3": 16, "s8": 127, "s32": (1 << 31) - 1,
                    "u8": 255, "s4": 7, "u4": 15}
+
+
+def test_scale_formats_ue8m0_and_ue4m3():
+    # OCP Microscaling Formats v1.0 5.4.1: E8M0 is 2**(e-127), no sign, no zero, 0xFF the NaN
+    # (ml_dtypes float8_e8m0fnu); ue4m3 (PTX ISA: the unsigned e4m3 scale of NVFP4) is e4m3 with
+    # sign 0 (its byte's top bit is not part of the format: MMA-Sim masks it, 0x7F).
+    from layoutsim.formats import canonical_nan, decode, encode, get_format
+    raw = np.arange(256, dtype=np.uint8)
+    assert np.array_equal(decode("ue8m0", raw), raw.view(ml_dtypes.float8_e8m0fnu).astype(np.float64),
+                          equal_nan=True)
+    assert np.array_equal(decode("ue4m3", raw), (raw & 0x7F).view(ml_dtypes.float8_e4m3fn).astype(np.float64),
+                          equal_nan=True)
+    assert canonical_nan("ue8m0") == 0xFF and canonical_nan("ue4m3") == 0x7F
+    assert get_format("ue8m0").max_finite == 2.0 ** 127 and get_format("ue4m3").max_finite == 448
+    assert np.array_equal(encode("ue8m0", decode("ue8m0", raw[:255])), raw[:255])
+    # 3 = 1.5 * 2: nearest-even picks the even exponent field (128 = 2**1), rp 2**2, rz 2**1
+    assert encode("ue8m0", [3.0, 1e300, np.nan]).tolist() == [128, 254, 255]
+    assert encode("ue8m0", [3.0], "rp").tolist() == [129] and encode("ue8m0", [3.0], "rz").tolist() == [128]
+    with pytest.raises(LayoutsimError, match="no zero"):
+        encode("ue8m0", [0.0])
+    with pytest.raises(LayoutsimError, match="unsigned"):
+        encode("ue4m3", [-1.0])

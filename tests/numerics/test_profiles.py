@@ -70,7 +70,8 @@ PUBLISHED = {
     "sm_87": (8, 4, 4, 1, 13, 13, -132, -20, "native", "rz"),
     "sm_89": (8, 4, 16, 1, 13, 13, -132, -20, "native", "rz"),  # KM AdaTC fp8 fma=16, neab=-10
     "sm_90": (16, 8, 32, 2, 13, 13, -133, -21, "f16", "rz"),    # KM H100TC; CUTLASS #1986
-    "sm_100": (16, 8, 32, 2, 13, 13, -133, -21, "f16", "rz"),   # MMASIM Blackwell as Hopper
+    "sm_100": (16, 8, 32, 2, 25, 23, -133, -21, "f16", "rz"),   # MMASIM Blackwell as Hopper; its
+    #          native fp8 (tcgen05.mma, TCGen05MMA: F=25, RZ-FP32); fp8 mma.sync on the f16 path
     "sm_120": (16, 8, 32, 2, 25, 23, -133, -21, "native", "rz"),  # MMASIM RTX Blackwell fp8 F=25, RZ-FP32
 }
 COLUMNS = ("block_16bit", "block_tf32", "block_fp8", "extra_bits", "fp8_align_bits", "fp8_f32_bits",

@@ -1,0 +1,84 @@
+"""gpu-check's Blackwell families: tcgen05.ld/st kernels (sm_100a) and sm_120a's mma.sync
+.kind:: kernels compile with ptxas (CI), and the host side judges a device correctly.
+
+The stand-in device for tcgen05.ld/st is CUTLASS 4.2's TMEM atoms (tests/data/cute_sm100, see
+tests/isa/test_tcgen05.py): the registers a real tcgen05.ld gives are taken from CuTe's map, not
+from the catalog, so the comparison is between two sources."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpu_check import build as B
+from gpu_check import families as F
+from gpu_check.families.tcgen05 import Tcgen05Spec
+
+from gpucheck_helpers import need_nvcc
+
+CUTE = Path(__file__).resolve().parents[1] / "data" / "cute_sm100" / "tmem_load_atoms.npz"
+PTX_SHAPE = {"16x256b": "16dp256b", "16x128b": "16dp128b", "16x64b": "16dp64b", "16x32bx2": "16dp32b",
+             "32x32b": "32dp32b"}
+
+
+@need_nvcc
+@pytest.mark.parametrize("target, kind, count", [("sm_100a", "tcgen05", 148), ("sm_120a", "mma_kind", 51)])
+def test_blackwell_kernels_compile(target, kind, count, kernel_cache):
+    specs = [s for s in F.nvidia_specs(target, wgmma_all=True) if s.kind == kind]
+    assert len(specs) == count
+    cubin, kept, rejected, _ = B.compile_specs(specs, target, use_cache=False)
+    assert not rejected, rejected
+    for s in kept:
+        assert s.name.encode() in cubin, s.name
+
+
+def test_no_blackwell_kernel_for_older_targets():
+    assert not [s for s in F.nvidia_specs("sm_90a", wgmma_all=True) if s.kind in ("tcgen05", "mma_kind")]
+
+
+def _cute_codes(spec):
+    m = re.fullmatch(r"tcgen05\.(ld|st)\.sync\.aligned\.(\w+)\.x(\d+)(\.(un)?pack::16b)?\.b32", spec.entry)
+    name = f"SM100_TMEM_LOAD_{PTX_SHAPE[m.group(2)]}{m.group(3)}x" + ("_16b" if m.group(4) else "")
+    with np.load(CUTE) as z:
+        return z[name]                          # [thread, word, 2]: lane * 65536 + half-column
+
+
+def _cute_device(spec, inp):
+    """What the kernel writes, by CuTe's map (load: registers from the image; store: the image
+    the registers make)."""
+    codes = _cute_codes(spec).astype(np.int64)
+    lane, half = codes // 65536, codes % 65536
+    col = half // 2
+    if spec.load:
+        image = np.asarray(inp, np.uint32).reshape(-1, 32, spec.columns)
+        lo = image[:, lane[..., 0], col[..., 0]]
+        if spec.frag.slots == 1:
+            return lo.reshape(len(image), -1)
+        hi = image[:, lane[..., 1], col[..., 1]]
+        return ((lo & 0xFFFF) | ((hi & 0xFFFF) << 16)).reshape(len(image), -1)
+    regs = np.asarray(inp, np.uint32).reshape(-1, 32, spec.regs)
+    image = np.zeros((len(regs), 32, spec.columns), np.uint32)
+    if spec.frag.slots == 1:
+        image[:, lane[..., 0], col[..., 0]] = regs
+    else:
+        image[:, lane[..., 0], col[..., 0]] = regs & 0xFFFF
+        image[:, lane[..., 1], col[..., 1]] = regs >> 16
+    return image.reshape(len(regs), -1)
+
+
+@pytest.mark.parametrize("op", ["ld", "st"])
+def test_tcgen05_checks_pass_on_cute_and_fail_on_a_wrong_map(op):
+    specs = [s for s in F.nvidia_specs("sm_100a", wgmma_all=True) if s.kind == "tcgen05" and s.entry.split(".")[1] == op]
+    assert len(specs) == 74
+    rng = np.random.default_rng(0)
+    for spec in specs:
+        (probe,) = spec.probes(rng, cases=2)
+        res = spec.compare(probe.check, probe.inp, _cute_device(spec, probe.inp), probe.meta)
+        assert res.mismatches == 0 and res.compared == 2 * 32 * spec.regs * spec.frag.slots, spec.entry
+    import layoutsim
+    wrong = Tcgen05Spec(layoutsim.get(f"tcgen05.{op}.16x256b.x1"))
+    right = Tcgen05Spec(layoutsim.get(f"tcgen05.{op}.16x64b.x4"))      # same register count
+    (probe,) = right.probes(rng, cases=1)
+    out = _cute_device(right, probe.inp)
+    wrong.columns, wrong.split = right.columns, right.split           # as if the catalog said 16x256b
+    assert wrong.compare(probe.check, probe.inp, out, probe.meta).mismatches > 0

@@ -1,0 +1,66 @@
+// Prints where CuTe puts the tcgen05.mma accumulator in TMEM (CUTLASS 4.2,
+// cute/atom/mma_traits_sm100.hpp, UMMA::tmem_frg_1sm / tmem_frg_2sm<float>) as JSON: host code
+// only, no GPU. Written for layoutsim's tests (tests/isa/test_tcgen05.py); rebuilt by
+// tests/isa/cute_sm100/rebuild.py from the PyPI wheel nvidia-cutlass==4.2.0.0. For each
+// (SMs, M per SM, N): the TMEM address offset (lane << 16 | column) of every D[i][j].
+#include <cstdio>
+#include <cute/tensor.hpp>
+#include <cute/atom/mma_traits_sm100.hpp>
+
+using namespace cute;
+
+template <int SM, int M, int N>
+void dump(bool first) {
+  auto shape = make_shape(make_shape(Int<M>{}, Int<N>{}), Int<1>{}, Int<1>{});
+  auto t = UMMA::tmem_frg_1sm<float>::make(shape);
+  std::printf("%s\"%d %d %d\": [", first ? "" : ",\n", SM, M, N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      std::printf("%s%d", i || j ? ", " : "", (int)t.layout()(make_coord(make_coord(i, j), 0, 0)));
+  std::printf("]");
+}
+
+template <int M, int N>
+void dump2(bool first) {
+  auto shape = make_shape(make_shape(Int<M>{}, Int<N>{}), Int<1>{}, Int<1>{});
+  auto t = UMMA::tmem_frg_2sm<float>::make(shape);
+  std::printf("%s\"2 %d %d\": [", first ? "" : ",\n", M, N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      std::printf("%s%d", i || j ? ", " : "", (int)t.layout()(make_coord(make_coord(i, j), 0, 0)));
+  std::printf("]");
+}
+
+// Scale factors (UMMA::tmem_sf_frg<uint8_t, VS, 1, Is_SFA>, the default ScaleFactorDuplicated4by1):
+// mode 0 is (row, replica) (size 4 * MN), mode 1 is (k within a scale, scale index); the offset
+// of every (mode 0, mode 1 / VS) in tmem_ptr<uint8_t> units.
+template <int MN, int VS, int NSF, bool SFA>
+void dump_sf(bool first) {
+  auto shape = make_shape(make_shape(Int<MN>{}, make_shape(Int<VS>{}, Int<NSF>{})), Int<1>{}, Int<1>{});
+  auto t = UMMA::tmem_sf_frg<uint8_t, VS, 1, SFA>::make(shape);
+  auto l = t.layout();
+  std::printf("%s\"%s %d %d %d\": [", first ? "" : ",\n", SFA ? "sfa" : "sfb", MN, VS, NSF);
+  for (int x = 0; x < 4 * MN; ++x)
+    for (int s = 0; s < NSF; ++s)
+      std::printf("%s%d", x || s ? ", " : "", (int)l(make_coord(x, s * VS), 0, 0));
+  std::printf("]");
+}
+
+int main() {
+  std::printf("{\"source\": \"CUTLASS 4.2 (PyPI nvidia-cutlass==4.2.0.0) cute/atom/mma_traits_sm100.hpp UMMA::tmem_frg_1sm/2sm<float>: (M per SM, N) -> TMEM offset, lane << 16 | column\", \"frg\": {\n");
+  dump<1, 64, 64>(true);
+  dump<1, 64, 256>(false);
+  dump<1, 128, 64>(false);
+  dump<1, 128, 256>(false);
+  dump2<64, 64>(false);
+  dump2<64, 256>(false);
+  dump2<128, 128>(false);
+  dump2<128, 256>(false);
+  std::printf("}, \"dp_uint8\": %d, \"sf\": {\n", (int)TMEM::DP<uint8_t>{});
+  dump_sf<128, 32, 1, true>(true);
+  dump_sf<128, 16, 4, true>(false);
+  dump_sf<256, 32, 2, false>(false);
+  dump_sf<64, 16, 4, false>(false);
+  std::printf("}}\n");
+  return 0;
+}

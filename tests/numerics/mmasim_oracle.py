@@ -1,0 +1,162 @@
+"""MMA-Sim (PyPI `mmasim`, arXiv:2511.10909; validated by its authors bitwise on B200 and RTX
+Blackwell) as the oracle of layoutsim's Blackwell arithmetic: random and special-value dot
+products per tcgen05.mma kind, compared bit for bit with `layoutsim.mma`.
+
+Used by tests/numerics/test_blackwell_mmasim.py (a few thousand cases) and by
+`python -m tests.numerics.mmasim_oracle --cases 1000000` (the agreement count per kind)."""
+import argparse
+import sys
+import time
+
+import numpy as np
+
+import layoutsim
+from layoutsim.formats import decode
+
+# (label, tcgen05.mma name, types, MMA-Sim class, MMA-Sim shape_and_type, scale block)
+N = 8
+KINDS = [
+    ("f16", f"tcgen05.mma.cta_group::1.kind::f16.m128n{N}k16", "f32.f16.f16", "mma",
+     f"m128n{N}k16.kind::f16.f32.f16.f16", 0),
+    ("bf16", f"tcgen05.mma.cta_group::1.kind::f16.m128n{N}k16", "f32.bf16.bf16", "mma",
+     f"m128n{N}k16.kind::f16.f32.bf16.bf16", 0),
+    ("f16->f16", f"tcgen05.mma.cta_group::1.kind::f16.m128n{N}k16", "f16.f16.f16", "mma",
+     f"m128n{N}k16.kind::f16.f16.f16.f16", 0),
+    ("tf32", f"tcgen05.mma.cta_group::1.kind::tf32.m128n{N}k8", "f32.tf32.tf32", "mma",
+     f"m128n{N}k8.kind::tf32.f32.tf32.tf32", 0),
+    ("f8f6f4 e4m3.e5m2", f"tcgen05.mma.cta_group::1.kind::f8f6f4.m128n{N}k32", "f32.e4m3.e5m2", "mma",
+     f"m128n{N}k32.kind::f8f6f4.f32.e4m3.e5m2", 0),
+    ("f8f6f4 e2m3.e2m1->f16", f"tcgen05.mma.cta_group::1.kind::f8f6f4.m128n{N}k32", "f16.e2m3.e2m1",
+     "mma", f"m128n{N}k32.kind::f8f6f4.f16.e2m3.e2m1", 0),
+    ("f8f6f4 e3m2.e4m3", f"tcgen05.mma.cta_group::1.kind::f8f6f4.m128n{N}k32", "f32.e3m2.e4m3", "mma",
+     f"m128n{N}k32.kind::f8f6f4.f32.e3m2.e4m3", 0),
+    ("mxf8f6f4 e4m3", f"tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n{N}k32",
+     "f32.e4m3.e4m3", "bs", f"m128n{N}k32.kind::mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0", 32),
+    ("mxf8f6f4 e2m1.e3m2", f"tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n{N}k32",
+     "f32.e2m1.e3m2", "bs", f"m128n{N}k32.kind::mxf8f6f4.block32.f32.e2m1.e3m2.ue8m0", 32),
+    ("mxf4", f"tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.m128n{N}k64",
+     "f32.e2m1.e2m1", "bs", f"m128n{N}k64.kind::mxf4.block32.f32.e2m1.e2m1.ue8m0", 32),
+    ("mxf4nvf4 ue4m3", f"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n{N}k64",
+     "f32.e2m1.e2m1.ue4m3", "bs", f"m128n{N}k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3", 16),
+    ("mxf4nvf4 ue8m0 x2", f"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.m128n{N}k64",
+     "f32.e2m1.e2m1", "bs", f"m128n{N}k64.kind::mxf4nvf4.block32.f32.e2m1.e2m1.ue8m0", 32),
+]
+# sm_120a's .kind:: mma.sync forms (MMA-Sim's "RTX Blackwell"): types are in the names
+KINDS += [
+    ("sm_120 f8f6f4 e2m1.e3m2", "mma.m16n8k32.kind::f8f6f4.f32.e2m1.e3m2.f32", None, "mma",
+     "m16n8k32.kind::f8f6f4.f32.e2m1.e3m2.f32", 0),
+    ("sm_120 f8f6f4 e4m3.e5m2->f16", "mma.m16n8k32.kind::f8f6f4.f16.e4m3.e5m2.f16", None, "mma",
+     "m16n8k32.kind::f8f6f4.f16.e4m3.e5m2.f16", 0),
+    ("sm_120 mxf8f6f4 e5m2.e2m3", "mma.m16n8k32.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0",
+     None, "bs", "m16n8k32.kind::mxf8f6f4.block32.f32.e5m2.e2m3.f32.ue8m0", 32),
+    ("sm_120 mxf4", "mma.m16n8k64.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", None,
+     "bs", "m16n8k64.kind::mxf4.block32.f32.e2m1.e2m1.f32.ue8m0", 32),
+    ("sm_120 mxf4nvf4 ue4m3", "mma.m16n8k64.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+     None, "bs", "m16n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3", 16),
+]
+WIDTH = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6,
+         "e2m1": 4, "ue8m0": 8, "ue4m3": 8}
+
+
+def _random(rng, fmt, shape, special):
+    """Raw bits: uniform over every pattern (special=True: NaN, Inf, zeros, subnormals and the
+    largest values where the format has them), or values near 1 with mixed exponents."""
+    w = WIDTH[fmt]
+    if special or w <= 8:
+        raw = rng.integers(0, 1 << w, shape, dtype=np.uint64)
+    else:
+        raw = rng.integers(0, 1 << w, shape, dtype=np.uint64)
+        e_bits = {"f16": (10, 5, 15), "bf16": (7, 8, 127), "tf32": (23, 8, 127), "f32": (23, 8, 127)}[fmt]
+        mb, eb, bias = e_bits
+        exp = np.clip(bias + rng.integers(-12, 12, shape), 1, (1 << eb) - 2).astype(np.uint64)
+        raw = (raw & np.uint64((1 << mb) - 1)) | (exp << np.uint64(mb)) | (
+            rng.integers(0, 2, shape, dtype=np.uint64) << np.uint64(w - 1))
+    if fmt == "tf32":
+        raw &= np.uint64(0xFFFFE000)
+    if fmt == "ue8m0" and not special:
+        raw = rng.integers(112, 142, shape, dtype=np.uint64)
+    return raw.astype({4: np.uint8, 6: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32}[w])
+
+
+def _torch(fmt, raw):
+    import torch
+    if fmt in ("e2m3", "e3m2"):
+        return torch.from_numpy(raw.astype(np.uint8))
+    if fmt == "e2m1":                         # MMA-Sim's f8f6f4 container: fp4 in bits 5:2
+        return torch.from_numpy(raw.astype(np.uint8) << 2)
+    view = {"f16": (np.uint16, torch.float16), "bf16": (np.uint16, torch.bfloat16),
+            "tf32": (np.uint32, torch.float32), "f32": (np.uint32, torch.float32),
+            "e4m3": (np.uint8, torch.float8_e4m3fn), "e5m2": (np.uint8, torch.float8_e5m2),
+            "ue8m0": (np.uint8, torch.float8_e8m0fnu), "ue4m3": (np.uint8, torch.float8_e4m3fn)}[fmt]
+    return torch.from_numpy(raw.astype(view[0])).view(view[1])
+
+
+def compare(label, cases, seed=0, special=False):
+    """(cases compared, cases that differ, first difference or None) for one KINDS label:
+    `cases` random dot products (rows of A against columns of B, batched)."""
+    import torch
+    from mmasim.nv_ptx import MMA, MMABlockScale, TCGen05MMA, TCGen05MMABlockScale
+    _, name, types, cls, mmasim_name, block = next(k for k in KINDS if k[0] == label)
+    sm120 = types is None
+    arch, classes = ("sm_120a", (MMA, MMABlockScale)) if sm120 else ("sm_100a", (TCGen05MMA, TCGen05MMABlockScale))
+    inst = layoutsim.get(name)
+    M, n, K = inst.shape
+    if sm120:
+        f = inst.formats
+        types = ".".join([f["d"], f["a"], f["b"]] + ([f["scale"]] if "scale" in f else []))
+    d, fa, fb = types.split(".")[:3]
+    fs = (types.split(".") + ["ue8m0"])[3] if block else None
+    rng = np.random.default_rng(seed)
+    batch = max(1, -(-cases // (M * n)))
+    A = _random(rng, fa, (batch, M, K), special)
+    B = _random(rng, fb, (batch, K, n), special)
+    C = _random(rng, d, (batch, M, n), special)
+    kw = {}
+    if block:
+        kw = dict(scale_a=_random(rng, fs, (batch, M, K // block), special),
+                  scale_b=_random(rng, fs, (batch, K // block, n), special))
+    ours = layoutsim.mma(inst, A, B, C, arch=arch, raw=True, types=None if sm120 else types, **kw)
+    op = classes[cls != "mma"]("RTX Blackwell" if sm120 else "Blackwell", mmasim_name)
+    av = np.broadcast_to(A[:, :, None, :], (batch, M, n, K)).reshape(-1, K)
+    bv = np.broadcast_to(np.swapaxes(B, 1, 2)[:, None], (batch, M, n, K)).reshape(-1, K)
+    args = [_torch(fa, av), _torch(fb, bv), _torch(d, C.reshape(-1))]
+    if block and K == 64:                      # GST-FDPA: MMA-Sim unpacks uint8 pairs; give values
+        args[:2] = [torch.from_numpy(decode(f, x).astype(np.float16)) for f, x in ((fa, av), (fb, bv))]
+    if block:
+        sa = np.broadcast_to(kw["scale_a"][:, :, None, :], (batch, M, n, K // block)).reshape(-1, K // block)
+        sb = np.broadcast_to(np.swapaxes(kw["scale_b"], 1, 2)[:, None], (batch, M, n, K // block)).reshape(-1, K // block)
+        args += [_torch(fs, sa), _torch(fs, sb)]
+    ref = op.dpa(*args).numpy().view(np.uint32 if d == "f32" else np.uint16)
+    got = ours.reshape(-1)
+    bad = np.nonzero(got != ref)[0]
+    first = None if not len(bad) else (int(bad[0]), int(got[bad[0]]), int(ref[bad[0]]))
+    return got.size, len(bad), first
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cases", type=int, default=1_000_000, help="random dot products per kind")
+    ap.add_argument("--chunk", type=int, default=65536)
+    ap.add_argument("--only", default="", help="comma-separated labels (default: every kind)")
+    args = ap.parse_args(argv)
+    only = [x for x in args.only.split(",") if x]
+    for label, *_ in KINDS:
+        if only and label not in only:
+            continue
+        t = time.time()
+        total = diff = 0
+        for i, start in enumerate(range(0, args.cases, args.chunk)):
+            for special in (False, True):
+                n, nd, first = compare(label, min(args.chunk, args.cases - start) // 2 or 1, seed=i,
+                                       special=special)
+                total += n
+                diff += nd
+                if first and diff == nd:
+                    print(f"  first difference ({label}): case {first[0]}: layoutsim {first[1]:#x}, "
+                          f"MMA-Sim {first[2]:#x}")
+        print(f"{label:24s} {total:9d} cases, {diff} differ ({time.time() - t:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
