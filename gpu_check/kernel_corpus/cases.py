@@ -54,6 +54,23 @@ def scalar(dtype, value):
 
 
 @dataclass(frozen=True)
+class Bytes:
+    """A by-value struct parameter (`.param .align A .b8 name[N]`) given as its exact bytes, as the
+    host program builds it (e.g. a CuTe tuple of ints; an empty struct is one byte)."""
+    data: bytes
+    role = "bytes"
+    is_array = False
+
+
+def struct_ints(*values, dtype="<i4"):
+    """A struct of consecutive ints (a cute::tuple of dynamic ints: int32 each, no padding)."""
+    return Bytes(np.asarray(values, dtype).tobytes())
+
+
+EMPTY = Bytes(b"\0")            # a struct of only compile-time members: one byte in the PTX
+
+
+@dataclass(frozen=True)
 class TensorMap:
     """A tiled CUtensorMap argument (cuTensorMapEncodeTiled; interleave none, element strides 1,
     L2 promotion none, OOB fill none): over array argument `buffer`, dims and box innermost first,

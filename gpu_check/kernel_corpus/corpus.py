@@ -51,6 +51,8 @@ def h200_file(name):
 
 
 def arg_entry(arg):
+    if arg.role == "bytes":
+        return {"kind": "bytes", "hex": arg.data.hex()}
     if arg.role == "tensormap":
         return {"kind": "tensormap", "buffer": arg.buffer, "dims": list(arg.dims), "box": list(arg.box),
                 "elem_bytes": arg.elem_bytes, "swizzle": arg.swizzle, "form": arg.form}
@@ -166,6 +168,8 @@ def launch_args(entry, arrays):
             from layoutsim.ptx import TensorMapArg
             out.append(TensorMapArg(buffer=a["buffer"], dims=tuple(a["dims"]), box=tuple(a["box"]),
                                     swizzle=a["swizzle"], elem_bytes=a["elem_bytes"]))
+        elif a["kind"] == "bytes":
+            out.append(bytes.fromhex(a["hex"]))
         else:
             out.append(np.array(v, copy=True) if a["kind"] == "array" else numpy_dtype(a["dtype"]).type(a["value"]))
     return out
@@ -188,7 +192,8 @@ def validate(directory=DATA):
     if len(set(names)) != len(names):
         problems.append("duplicate case names in manifest.json")
     for e in manifest:
-        for f in [e["source"], e["inputs"], *e["ptx"].values()]:
+        # a case built from a registry package names its source there (e["package"]), not here
+        for f in [*([] if e.get("package") else [e["source"]]), e["inputs"], *e["ptx"].values()]:
             if not (directory / f).is_file():
                 problems.append(f"{e['name']}: {f} is missing")
         for arch, f in e["ptx"].items():

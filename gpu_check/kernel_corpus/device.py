@@ -62,7 +62,7 @@ class Launcher:
 
     def run(self, image, entry, arrays):
         """Launch `entry` once with the given initial arrays; returns the final arrays."""
-        if any(a["kind"] == "tensormap" for a in entry["args"]):
+        if any(a["kind"] in ("tensormap", "bytes") for a in entry["args"]):
             return self._run_params(image, entry, arrays)
         drv = self.drv
         fn = self.module(image).get_function(entry["kernel"])
@@ -132,6 +132,8 @@ class Launcher:
                         bufs.append((dev, None))
                         raw = struct.pack("<Q", int(dev))
                     params.append(raw)
+                elif a["kind"] == "bytes":              # a by-value struct: its bytes as given
+                    params.append(bytes(v))
                 else:
                     params.append(np.asarray(v).tobytes())
             self._kernels[key].launch(params, grid=tuple(entry["grid"]), block=tuple(entry["block"]),

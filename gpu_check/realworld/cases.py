@@ -1,0 +1,75 @@
+"""The real-world launches: CUTLASS 4.2's CuTe tutorials (pip package nvidia-cutlass==4.2.0.0).
+
+Each tutorial's main() reads M, N, K and the transposes from its command line (defaults 5120 x
+5120 x 4096, NT) and calls its host function gemm_nt or gemm_tn, which builds the kernel's
+arguments from CuTe values and launches `gemm_device`. A case here is one such launch with the
+command line `m n k transA transB` it names (`argv`): the same kernel instantiation, grid, block,
+dynamic shared memory and argument bytes that host function gives for those sizes:
+  * ProblemShape = make_shape(int M, int N, int K): a cute::tuple of three ints, 12 bytes;
+  * a stride make_stride(Int<1>{}, ld) or make_stride(ld, Int<1>{}): one int, 4 bytes;
+  * a compile-time value (tiler, smem layout, thread layout, TiledCopy, TiledMma): an empty
+    struct, 1 byte in the PTX;
+  * A, B, C: device pointers (our buffers; A and B uniform in [-1, 1) as main() fills them,
+    C the 0xCD pattern: beta = 0, as main() sets it);
+  * alpha = 1, beta = 0 of the tutorial's TI (float; cute::half_t, a 2-byte struct, for the
+    half-precision ones).
+Leading dimensions as main() sets them: ldA = m (A m-major, 'N') or k ('T'), ldB = n ('N'... the
+tutorials' NT means A m-major, B n-major) or k, ldC = m. The build checks every argument's size
+against the PTX's .param list of the entry it picks.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpu_check.kernel_corpus.cases import EMPTY, Arg, Bytes, scalar, struct_ints
+
+PACKAGE = "nvidia-cutlass==4.2.0.0"
+ONE_F16, ZERO_F16 = Bytes(np.float16(1).tobytes()), Bytes(np.float16(0).tobytes())
+UNIFORM = ("uniform", -1, 1)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    source: str            # path in the package's source tree (cutlass_library/source/...)
+    entry: tuple           # (mangled-name prefix, index among the PTX's entries with it, in order)
+    arch: str              # the nvcc target (sm_90, or sm_90a for wgmma)
+    argv: tuple            # the example's command line that gives this launch
+    grid: tuple
+    block: tuple
+    shared_bytes: int
+    args: tuple
+    what: str
+
+    @property
+    def stem(self):
+        return self.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def _gemm_args(m, n, k, trans, dtype, alpha, beta):
+    """gemm_device's 16 arguments (sgemm_1/2, sm70) for the command line m n k transA transB."""
+    lda, ldb = (m, n) if trans == "NT" else (k, k)
+    a_shape, b_shape = ((k, m), (k, n)) if trans == "NT" else ((m, k), (n, k))
+    return (struct_ints(m, n, k), EMPTY,
+            Arg(dtype, a_shape, "in", UNIFORM), struct_ints(lda), EMPTY, EMPTY,
+            Arg(dtype, b_shape, "in", UNIFORM), struct_ints(ldb), EMPTY, EMPTY,
+            Arg(dtype, (n, m), "out"), struct_ints(m), EMPTY, EMPTY,
+            alpha, beta)
+
+
+def _f32(name, stem, trans, index, m, n, k, block, shared, what):
+    return Case(f"{name}_{trans.lower()}", f"examples/cute/tutorial/{stem}.cu", ("_Z11gemm_device", index),
+                "sm_90", (str(m), str(n), str(k), trans[0], trans[1]), (-(-m // 128), -(-n // 128), 1),
+                (block, 1, 1), shared,
+                _gemm_args(m, n, k, trans, "float32", scalar("float32", 1.0), scalar("float32", 0.0)),
+                what)
+
+
+CASES = (
+    _f32("cute_sgemm_1", "sgemm_1", "NT", 0, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_1 (NT): 128x128x8 f32 tiles through shared memory, 16x16 threads, FFMA"),
+    _f32("cute_sgemm_1", "sgemm_1", "TN", 1, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_1 (TN): k-major A and B, 128x128x8 tiles"),
+)
+
+BY_NAME = {c.name: c for c in CASES}
