@@ -65,11 +65,40 @@ def _f32(name, stem, trans, index, m, n, k, block, shared, what):
                 what)
 
 
+def _f16(name, source, arch, trans, index, m, n, k, block, shared, extra, what):
+    """The half-precision tutorials: A, B, C and alpha, beta in cute::half_t; `extra` adds the
+    compile-time S2R copy atom after each TiledCopy (sgemm_sm80); wgmma_sm90 has no C smem layout."""
+    base = _gemm_args(m, n, k, trans, "float16", ONE_F16, ZERO_F16)
+    if extra == "s2r":          # ... TiledCopyA, S2RAtomA, B, dB, sB, TiledCopyB, S2RAtomB, C, dC, sC, mma
+        args = base[:6] + (EMPTY,) + base[6:10] + (EMPTY,) + base[10:]
+    else:                       # wgmma_sm90: C, dC, TiledMma (no C smem layout)
+        args = base[:12] + base[13:]
+    return Case(f"{name}_{trans.lower()}", source, ("_Z11gemm_device", index), arch,
+                (str(m), str(n), str(k), trans[0], trans[1]), (-(-m // 128), -(-n // 128), 1), (block, 1, 1),
+                shared, args, what)
+
+
 CASES = (
     _f32("cute_sgemm_1", "sgemm_1", "NT", 0, 256, 128, 64, 256, 0,
          "CuTe tutorial sgemm_1 (NT): 128x128x8 f32 tiles through shared memory, 16x16 threads, FFMA"),
     _f32("cute_sgemm_1", "sgemm_1", "TN", 1, 256, 128, 64, 256, 0,
          "CuTe tutorial sgemm_1 (TN): k-major A and B, 128x128x8 tiles"),
+    _f32("cute_sgemm_2", "sgemm_2", "NT", 0, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_2 (NT): TiledCopy (vectorised 128-bit global loads) and a 16x16x1 UniversalFMA TiledMMA"),
+    _f32("cute_sgemm_2", "sgemm_2", "TN", 1, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_2 (TN): k-major tiles padded in shared memory, scalar TiledCopy"),
+    _f32("cute_sgemm_sm70", "sgemm_sm70", "NT", 0, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_sm70 (NT): shared and register double buffering (gmem->rmem->smem, smem->rmem waves)"),
+    _f32("cute_sgemm_sm70", "sgemm_sm70", "TN", 1, 256, 128, 64, 256, 0,
+         "CuTe tutorial sgemm_sm70 (TN): the pipelined mainloop on k-major, padded tiles"),
+    _f16("cute_hgemm_sm80", "examples/cute/tutorial/sgemm_sm80.cu", "sm_90", "TN", 0, 256, 128, 256, 128, 98304, "s2r",
+         "CuTe tutorial sgemm_sm80 (TN, half_t: its default types): 3-stage cp.async 16-byte pipeline into "
+         "128B-swizzled tiles, ldmatrix.x4, mma.sync m16n8k16 f16"),
+    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", "sm_90a", "NT", 0, 256, 128, 256, 128,
+         98304, "", "CuTe Hopper tutorial wgmma_sm90 (NT): 3-stage cp.async into MN-major 128B-swizzled tiles, "
+                    "wgmma m64n128k16 f16 from shared-memory descriptors"),
+    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", "sm_90a", "TN", 1, 256, 128, 256, 128,
+         98304, "", "CuTe Hopper tutorial wgmma_sm90 (TN): K-major 128B-swizzled tiles, wgmma from descriptors"),
 )
 
 BY_NAME = {c.name: c for c in CASES}
