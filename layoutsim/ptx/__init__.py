@@ -35,9 +35,10 @@ from .internal import PtxInternalError
 from .module import UnsupportedPtx, load
 from .nvcc import compile_cu
 from .report import InstructionStats, Run
+from .launch import StructArg
 from .tensormap import TensorMapArg
 from .runner import run
 from .state import PtxFault
 
 __all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx",
-           "PtxInternalError", "TensorMapArg"]
+           "PtxInternalError", "TensorMapArg", "StructArg"]
