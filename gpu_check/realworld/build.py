@@ -1,7 +1,7 @@
 """Build tests/data/realworld/ from the pip package: PTX, seeded inputs, manifest, the package's licence.
 
     pip install nvidia-cutlass==4.2.0.0
-    python -m gpu_check.realworld.build [--package-root DIR] [--dir DIR] [--check] [--json]
+    python -m gpu_check.realworld.build [--package-root DIR] [--dir DIR] [--check] [--json] [--reuse]
 
 --package-root: the directory holding the installed package (cutlass_library/ and
 nvidia_cutlass-4.2.0.0.dist-info/; default: where Python finds cutlass_library). nvcc writes the
@@ -69,18 +69,27 @@ def link_source(root):
     link.symlink_to(src.resolve())
 
 
-def compile_all(log=print):
-    """{(stem, arch): PTX text} for every (source, arch) the cases name."""
+def compile_all(log=print, reuse=False):
+    """{(stem, arch): PTX text} for every (source, arch) the cases name. reuse: keep a PTX that
+    BUILD_DIR holds from the same nvcc command (<ptx>.cmd says which)."""
     out = {}
     for case in CASES:
         key = (case.stem, case.arch)
         if key in out:
             continue
-        r = subprocess.run(nvcc_command(case), shell=True, capture_output=True, text=True)
+        ptx, cmd = Path(BUILD_DIR) / ptx_file(*key), nvcc_command(case)
+        stamp = ptx.with_name(ptx.name + ".cmd")
+        if reuse and ptx.is_file() and stamp.is_file() and stamp.read_text() == cmd:
+            out[key] = ptx.read_text()
+            log(f"reused {ptx} ({case.source} for {case.arch})")
+            continue
+        stamp.unlink(missing_ok=True)
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
         if r.returncode:
             msg = [x for x in (r.stderr or r.stdout).splitlines() if "error" in x] or ["nvcc failed"]
             raise RuntimeError(f"{case.source} for {case.arch}: {msg[0]}")
-        out[key] = (Path(BUILD_DIR) / ptx_file(*key)).read_text()
+        out[key] = ptx.read_text()
+        stamp.write_text(cmd)
         log(f"compiled {case.source} for {case.arch}")
     return out
 
@@ -115,9 +124,9 @@ def inputs(case):
             for i, a in enumerate(case.args) if a.is_array}
 
 
-def planned_files(root, log=print):
+def planned_files(root, log=print, reuse=False):
     link_source(root)
-    ptx = compile_all(log)
+    ptx = compile_all(log, reuse)
     files = {ptx_file(*k): text.encode() for k, text in ptx.items()}
     version = nvcc_version()
     manifest = []
@@ -138,6 +147,7 @@ def main(argv=None):
     ap.add_argument("--dir", default=str(DATA), help="the corpus directory (default tests/data/realworld)")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
     ap.add_argument("--json", action="store_true", help='print {"changed": [files], "written": bool}')
+    ap.add_argument("--reuse", action="store_true", help="keep the PTX BUILD_DIR holds from the same nvcc command")
     args = ap.parse_args(argv)
     directory = Path(args.dir)
     if shutil.which("nvcc") is None:
@@ -145,7 +155,7 @@ def main(argv=None):
         return 2
     log = (lambda s: print(s, file=sys.stderr)) if args.json else print
     try:
-        files = planned_files(package_root(args.package_root), log)
+        files = planned_files(package_root(args.package_root), log, args.reuse)
     except (RuntimeError, FileNotFoundError, OSError) as e:
         print(f"build: {e}", file=sys.stderr)
         return 2

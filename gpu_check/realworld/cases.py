@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_check.kernel_corpus.cases import EMPTY, Arg, Bytes, scalar, struct_ints
+from gpu_check.kernel_corpus.cases import EMPTY, HOPPER_ARCH_SPECIFIC, Arg, Bytes, scalar, struct_ints
 
 PACKAGE = "nvidia-cutlass==4.2.0.0"
 ONE_F16, ZERO_F16 = Bytes(np.float16(1).tobytes()), Bytes(np.float16(0).tobytes())
@@ -72,7 +72,9 @@ def _f16(name, source, arch, trans, index, m, n, k, block, shared, extra, what):
     if extra == "s2r":          # ... TiledCopyA, S2RAtomA, B, dB, sB, TiledCopyB, S2RAtomB, C, dC, sC, mma
         args = base[:6] + (EMPTY,) + base[6:10] + (EMPTY,) + base[10:]
     else:                       # wgmma_sm90: C, dC, TiledMma (no C smem layout)
-        args = base[:12] + base[13:]
+        # an SM90 GMMA TiledMMA is 8 bytes: its atom's GMMA::ScaleOut accumulate_ (an int enum,
+        # default One = 1), then an empty member padded to 4 bytes
+        args = base[:12] + (struct_ints(1, 0),) + base[14:]
     return Case(f"{name}_{trans.lower()}", source, ("_Z11gemm_device", index), arch,
                 (str(m), str(n), str(k), trans[0], trans[1]), (-(-m // 128), -(-n // 128), 1), (block, 1, 1),
                 shared, args, what)
@@ -94,10 +96,10 @@ CASES = (
     _f16("cute_hgemm_sm80", "examples/cute/tutorial/sgemm_sm80.cu", "sm_90", "TN", 0, 256, 128, 256, 128, 98304, "s2r",
          "CuTe tutorial sgemm_sm80 (TN, half_t: its default types): 3-stage cp.async 16-byte pipeline into "
          "128B-swizzled tiles, ldmatrix.x4, mma.sync m16n8k16 f16"),
-    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", "sm_90a", "NT", 0, 256, 128, 256, 128,
+    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", HOPPER_ARCH_SPECIFIC, "NT", 0, 256, 128, 256, 128,
          98304, "", "CuTe Hopper tutorial wgmma_sm90 (NT): 3-stage cp.async into MN-major 128B-swizzled tiles, "
                     "wgmma m64n128k16 f16 from shared-memory descriptors"),
-    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", "sm_90a", "TN", 1, 256, 128, 256, 128,
+    _f16("cute_wgmma_sm90", "examples/cute/tutorial/hopper/wgmma_sm90.cu", HOPPER_ARCH_SPECIFIC, "TN", 1, 256, 128, 256, 128,
          98304, "", "CuTe Hopper tutorial wgmma_sm90 (TN): K-major 128B-swizzled tiles, wgmma from descriptors"),
 )
 
