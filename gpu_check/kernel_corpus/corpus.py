@@ -30,6 +30,9 @@ MANIFEST = "manifest.json"
 BUILD_DIR = "/tmp/layoutsim-kernels"
 MAX_CASE_BYTES = 1 << 20          # arrays of one case (inputs + outputs), as the contract asks
 MAX_CORPUS_BYTES = 4 << 20        # every file of the corpus
+# other corpora in this format, by directory name: tests/data/realworld keeps nvcc's PTX of
+# template-heavy CUTLASS code (~0.4 MB a file, mostly mangled names)
+MAX_DIR_BYTES = {"realworld": 12 << 20}
 MEASURE = ("python -m gpu_check.kernel_corpus.measure --out OUT on the H200, then copy OUT/h200.json and "
            "OUT/*.h200.npz into tests/data/kernels/")
 
@@ -257,6 +260,7 @@ def validate(directory=DATA):
         if array_bytes(e) > MAX_CASE_BYTES:
             problems.append(f"{e['name']}: {array_bytes(e)} bytes of arrays (at most {MAX_CASE_BYTES})")
     total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
-    if total > MAX_CORPUS_BYTES:
-        problems.append(f"the corpus holds {total} bytes (at most {MAX_CORPUS_BYTES})")
+    most = MAX_DIR_BYTES.get(directory.name, MAX_CORPUS_BYTES)
+    if total > most:
+        problems.append(f"the corpus holds {total} bytes (at most {most})")
     return problems

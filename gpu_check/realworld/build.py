@@ -103,10 +103,11 @@ def pick_entry(case, ptx):
         raise RuntimeError(f"{case.name}: {len(names)} entries start with {prefix}, no entry {index}")
     name = names[index]
     params = load(ptx).entry(name).params
-    if len(params) != len(case.args):
-        raise RuntimeError(f"{case.name}: {name[:40]}... takes {len(params)} parameters, the case gives {len(case.args)}")
-    for i, (p, a) in enumerate(zip(params, case.args)):
-        if a.role == "bytes" and p.size != len(a.data):
+    given = [a for a in case.args if getattr(a, "param", True)]      # not the arrays only a struct points to
+    if len(params) != len(given):
+        raise RuntimeError(f"{case.name}: {name[:40]}... takes {len(params)} parameters, the case gives {len(given)}")
+    for i, (p, a) in enumerate(zip(params, given)):
+        if a.role in ("bytes", "struct") and p.size != len(a.data):
             raise RuntimeError(f"{case.name}: parameter {i} is {p.size} bytes, the case gives {len(a.data)}")
     return name
 

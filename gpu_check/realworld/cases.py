@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_check.kernel_corpus.cases import EMPTY, HOPPER_ARCH_SPECIFIC, Arg, Bytes, scalar, struct_ints
+from gpu_check.kernel_corpus.cases import EMPTY, HOPPER_ARCH_SPECIFIC, Arg, Bytes, Struct, scalar, struct_ints
 
 PACKAGE = "nvidia-cutlass==4.2.0.0"
 ONE_F16, ZERO_F16 = Bytes(np.float16(1).tobytes()), Bytes(np.float16(0).tobytes())
@@ -103,4 +103,26 @@ CASES = (
          98304, "", "CuTe Hopper tutorial wgmma_sm90 (TN): K-major 128B-swizzled tiles, wgmma from descriptors"),
 )
 
+
+def _tensor(shape_ints, stride_ints, buffer):
+    """A CuTe Tensor by value, as nvcc lays it out (24 bytes, align 8, the PTX's ld.param offsets):
+    its Layout (the shape's dynamic ints, then the stride's), then its engine's global pointer."""
+    ints = np.asarray(shape_ints + stride_ints, "<i4").tobytes()
+    return Struct(ints + bytes(16 - len(ints)) + bytes(8), ((16, buffer),))
+
+
+# tiled_copy's main(): a 256 x 512 float tensor (element i = i) copied to a zeroed one through
+# tiled_divide by (128, 64): ((_128, _64), 2, 8) : ((_1, 256), _128, 16384), grid (2, 8), 256 threads
+# (a 32 x 8 thread layout, 4 x 1 values: 128-bit UniversalCopy). Its fixed sizes are the only ones.
+CASES = CASES + (
+    Case("cute_tiled_copy_vectorized", "examples/cute/tutorial/tiled_copy.cu", ("_Z22copy_kernel_vectorized", 0),
+         "sm_90", (), (2, 8, 1), (256, 1, 1), 0,
+         (_tensor((2, 8), (256, 16384), 3), _tensor((2, 8), (256, 16384), 4), EMPTY,
+          Arg("float32", (512, 256), "in", ("iota",), param=False), Arg("float32", (512, 256), "out", ("const", 0),
+                                                                         param=False)),
+         "CuTe tutorial tiled_copy: copy_kernel_vectorized, tensors passed by value (a pointer and a layout's "
+         "dynamic ints), 128-bit global loads and stores through registers"),
+)
+# the sm_90a (wgmma) cases last: a launch that faults on the GPU ends the runs after it
+CASES = tuple(c for c in CASES if c.arch == "sm_90") + tuple(c for c in CASES if c.arch != "sm_90")
 BY_NAME = {c.name: c for c in CASES}

@@ -11,7 +11,7 @@ import numpy as np
 from gpu_check.kernel_corpus import corpus as C, measure, ncu as N
 from gpu_check.realworld import build, cases
 
-from .test_kernel_corpus import FakeDrv, PtxBackend
+from test_kernel_corpus import FakeDrv, PtxBackend
 
 
 def test_struct_arguments_are_launched_as_their_bytes():
