@@ -1,9 +1,9 @@
 """Acceptance over a whole project: compile every .cu under a directory to PTX and load every kernel.
 
-    python benchmarks/accept.py DIR [--arch sm_90 [sm_80 ...]] [-I DIR ...] [--nvcc-arg=ARG ...]
+    python benchmarks/accept.py DIR [DIR ...] [--arch sm_90 [sm_80 ...]] [-I DIR ...] [--nvcc-arg=ARG ...]
                                 [--timeout 120] [--jobs N] [--examples 1] [--json]
 
-Every `*.cu` under DIR is compiled on its own (nvcc -ptx -lineinfo -std=c++17 -arch=ARCH, the -I
+Every `*.cu` under the DIRs is compiled on its own (nvcc -ptx -lineinfo -std=c++17 -arch=ARCH, the -I
 directories and --nvcc-arg flags given; one nvcc per file, at most --jobs at a time, default the
 CPUs here, each stopped after --timeout seconds). A file nvcc refuses (it needs the project's build
 system, a library's headers, another target) counts as "failed to compile" and is not judged
@@ -32,7 +32,7 @@ from pathlib import Path
 
 NVCC_FLAGS = ("-ptx", "-lineinfo", "-std=c++17")
 MAX_FILES = 5000
-ENTRY = re.compile(r"^\s*\.(?:visible\s+|weak\s+)?entry\s+([\w$.]+)", re.M)
+ENTRY = re.compile(r"^\s*(?:\.(?:visible|weak)\s+)?\.entry\s+([\w$.]+)", re.M)
 WHERE = re.compile(r"^line \d+(?: \(([^:()]+):(\d+)\))?: ")
 FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.M)
 
@@ -158,7 +158,7 @@ def text(summary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python benchmarks/accept.py", description=__doc__.splitlines()[0])
-    ap.add_argument("dir", help="the project directory: every .cu below it is compiled")
+    ap.add_argument("dir", nargs="+", help="the project's directories: every .cu below them is compiled")
     ap.add_argument("--arch", nargs="+", default=["sm_90"], help="targets (default sm_90), e.g. sm_90 sm_80 sm_90a")
     ap.add_argument("-I", "--include", action="append", default=[], help="an include directory for nvcc (repeatable)")
     ap.add_argument("--nvcc-arg", action="append", default=[], help="one more nvcc flag (repeatable; give it as "
@@ -170,9 +170,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     from layoutsim import archs
     from layoutsim.errors import LayoutsimError
-    root = Path(args.dir)
+    dirs = [Path(d) for d in args.dir]
+    bad_dir = next((d for d in dirs if not d.is_dir()), None)
+    root = Path(os.path.commonpath([str(d.resolve()) for d in dirs])) if bad_dir is None else None
     nvcc = shutil.which("nvcc")
-    problem = (f"{root} is not a directory" if not root.is_dir() else
+    problem = (f"{bad_dir} is not a directory" if bad_dir is not None else
                "nvcc not found on PATH" if nvcc is None else
                f"--jobs {args.jobs}: give 1 to {4 * (os.cpu_count() or 1)}" if not 1 <= args.jobs <= 4 * (os.cpu_count() or 1) else
                f"--timeout {args.timeout}: give 1 to 3600 seconds" if not 1 <= args.timeout <= 3600 else
@@ -186,9 +188,9 @@ def main(argv=None):
     bad = [d for d in args.include if not Path(d).is_dir()]
     if problem is None and bad:
         problem = f"-I {bad[0]}: not a directory"
-    files = sorted(p.resolve() for p in root.rglob("*.cu") if p.is_file())
+    files = [] if problem else sorted({p.resolve() for d in dirs for p in d.rglob("*.cu") if p.is_file()})
     if problem is None and len(files) > MAX_FILES:
-        problem = f"{root}: {len(files)} .cu files (at most {MAX_FILES})"
+        problem = f"{len(files)} .cu files (at most {MAX_FILES})"
     if problem:
         print(f"accept: {problem}", file=sys.stderr)
         return 2
@@ -202,9 +204,9 @@ def main(argv=None):
             results.append(fut.result())
             if not args.json and i % 25 == 0:
                 print(f"  ... {i}/{len(futs)}", file=sys.stderr, flush=True)
-    summaries = [summarise(results, a, root.resolve(), args.examples) for a in args.arch]
+    summaries = [summarise(results, a, root, args.examples) for a in args.arch]
     if args.json:
-        print(json.dumps({"dir": str(root), "nvcc_flags": [*NVCC_FLAGS, *args.nvcc_arg], "includes": includes,
+        print(json.dumps({"dirs": [str(d) for d in dirs], "nvcc_flags": [*NVCC_FLAGS, *args.nvcc_arg], "includes": includes,
                           "archs": summaries}, indent=1))
     else:
         print("\n\n".join(text(s) for s in summaries))
