@@ -57,6 +57,11 @@ def tool_version(name, pattern="release"):
 
 
 # ---- 1. ptxas ---------------------------------------------------------------------------------------
+def stem_of(source):
+    """A source's file name without its extension (a package's source is a path: its last part)."""
+    return Path(source).name.rsplit(".", 1)[0]
+
+
 def assemble(directory, manifest, work, problems):
     """{(source, "ptxas_sm_90"): cubin path} and {stem: SASS text} for every sm_90 (or sm_90a) PTX file."""
     ptxas, cuobjdump = tool("ptxas"), tool("cuobjdump")
@@ -66,7 +71,7 @@ def assemble(directory, manifest, work, problems):
         return cubins, sass
     for source in sorted({e["source"] for e in manifest}):
         e = next(x for x in manifest if x["source"] == source)
-        stem = source.rsplit(".", 1)[0]
+        stem = stem_of(source)
         out = Path(work) / f"{stem}.ptxas_sm_90.cubin"
         # the sm_90 variant's PTX (sm_90a for wgmma/TMA cases: ptxas builds those only for sm_90a)
         cmd = [ptxas, f"-arch={C.run_arch(e)}", "-lineinfo", "-o", str(out), str(Path(directory) / C.run_ptx(e))]
@@ -219,7 +224,7 @@ def main(argv=None, backend=None):
     for stem, text in sass.items():
         C.write_atomic(out / "sass" / f"{stem}.ptxas_sm_90.sass", text)
     # what this machine's ptxas makes, fingerprinted as lowering_sm90.json's sass_sha256 is
-    run_file = {e["source"].rsplit(".", 1)[0]: C.run_ptx(e) for e in manifest}     # stem -> its sm_90(a) PTX
+    run_file = {stem_of(e["source"]): C.run_ptx(e) for e in manifest}     # stem -> its sm_90(a) PTX
     extra = {"ptxas_sass_sha256": {run_file[stem]: listing_sha256(text) for stem, text in sass.items()}}
     log(f"ptxas: {len(cubin_paths)} cubins ({time.time() - t0:.0f} s)")
     if "ptxas_sm_90" in variants and not cubin_paths:
