@@ -17,10 +17,11 @@ Steps (a failing step is logged and the others go on):
 DIR receives `<case>.h200.npz` (the sm_90 run: what tests/data/kernels/ keeps), a
 `<case>.h200.<variant>.npz` only where a variant's buffers differ, `h200.json` (environment,
 metrics, per case the ncu totals of every variant, the arch run, problems), raw/ (ncu output,
-the metric list) and sass/. Exit 0 when the sm_90 runs were recorded, 2 when nothing could run.
+the metric list; a file over 1 MiB gzip-compressed as NAME.gz) and sass/. Exit 0 when the sm_90 runs were recorded, 2 when nothing could run.
 """
 import argparse
 import datetime
+import gzip
 import json
 import os
 import shutil
@@ -124,6 +125,18 @@ def run_plain(drv, directory, manifest, variants, cubin_paths, problems, log=log
 
 
 # ---- recording --------------------------------------------------------------------------------------
+RAW_PLAIN_BYTES = 1 << 20       # a raw ncu text larger than this is kept gzip-compressed (NAME.gz)
+
+
+def write_raw(path, text):
+    """ncu's output as text, or as path.gz when it is large (the per-SASS-line source counters of a
+    template-heavy kernel run to megabytes: the measurement stays within what comes back)."""
+    data = text.encode()
+    if len(data) > RAW_PLAIN_BYTES:
+        return C.write_atomic(Path(str(path) + ".gz"), gzip.compress(data, mtime=0))
+    return C.write_atomic(path, data)
+
+
 def record(out, manifest, runs, variants, by_launch, env, metrics, problems, extra):
     """Write <case>.h200.npz (and differing variants' buffers) and h200.json into `out`;
     by_launch: {(case, variant): ncu totals}."""
@@ -274,7 +287,7 @@ def main(argv=None, backend=None):
                                                   work, args.max_seconds - (time.time() - t0) - 10)
             problems += probs
             extra["ncu_commands"].append(cmd)
-            C.write_atomic(out / "raw" / f"ncu_totals_{part}.csv", text)
+            write_raw(out / "raw" / f"ncu_totals_{part}.csv", text)
             if part == "sm_90" or part.startswith("sm_90_run"):        # every run's values are kept
                 for j, r in zip(jobs, rows):
                     ncu_runs.setdefault(j["case"], []).append(r)
@@ -289,7 +302,7 @@ def main(argv=None, backend=None):
             texts, probs = N.source_counters(ncu, args.dir, sm90, {}, work, left - 5)
             problems += probs
             for name, text in texts.items():
-                C.write_atomic(out / "raw" / name, text)
+                write_raw(out / "raw" / name, text)
             extra["source_counters"] = sorted(texts)
             log(f"ncu source counters: {', '.join(f'{k} {len(v)} chars' for k, v in texts.items())} ({time.time() - t0:.0f} s)")
         else:

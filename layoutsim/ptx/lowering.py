@@ -80,14 +80,17 @@ def tool_version(path):
 
 def with_ptx_lines(ptx):
     """The PTX with every instruction's debug location set to its own line in `ptx`."""
-    out, depth = [], 0
+    out, depth, inside = [], 0, False          # inside: a statement nvcc spread over several lines
     for i, line in enumerate(ptx.splitlines(), start=1):
         s = line.strip()
         if s.startswith((".loc", ".file")):
             out.append("")
             continue
-        if depth > 0 and _INSTR.match(s) and not s.endswith(":"):
+        if depth > 0 and not inside and _INSTR.match(s) and not s.endswith(":"):
             out.append(f"\t.loc 1 {i} 0")
+        code = s.split("//", 1)[0].strip()
+        if code:                               # `call.uni` / `__assertfail,` / `(` / `p0,` / `);`
+            inside = not code.endswith((";", "{", "}", ":"))
         if not s.startswith("//"):
             depth += s.count("{") - s.count("}")
         out.append(line)

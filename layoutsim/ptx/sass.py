@@ -2,9 +2,10 @@
 ptxas emits for a PTX instruction is what the hardware costs").
 
 Sources, in order:
-  (a) the committed lowering data (data/lowering_sm90.json, made by
-      `python -m gpu_check.kernel_corpus.lowering`), when the PTX text is one it describes (its
-      SHA-256 is among the data's `ptx_sha256`) and the run is on the data's arch;
+  (a) the committed lowering data (data/lowering_sm90.json and, for the real-world corpus,
+      data/lowering_sm90_realworld.json, made by `python -m gpu_check.kernel_corpus.lowering
+      [--corpus realworld]`), when the PTX text is one it describes (its SHA-256 is among the
+      data's `ptx_sha256`) and the run is on the data's arch;
   (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
       ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
       cache file is trusted only when it is a regular file holding this format (CACHE_FORMAT),
@@ -35,6 +36,7 @@ from . import lowering as L
 
 width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
+DATA_FILES = (DATA, DATA.with_name("lowering_sm90_realworld.json"))     # a missing one is skipped
 CACHE_FORMAT = 1            # of the cache files: bump when their contents change meaning
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
@@ -89,9 +91,9 @@ def _by_line(rows, prog):
     return out
 
 
-@lru_cache(maxsize=1)
-def _data():
-    return P.load_json(DATA, _check_data)
+@lru_cache(maxsize=None)
+def _data(path=DATA):
+    return P.load_json(path, _check_data)
 
 
 def _check_data(doc):
@@ -102,12 +104,15 @@ def _check_data(doc):
 
 
 def _committed(sha, arch):
-    doc = _data()
-    if arch != doc["arch"]:
-        return None, None
-    for f, h in doc.get("ptx_sha256", {}).items():
-        if h == sha:
-            return doc["kernels"][f], f"committed lowering data ({DATA.name}: {f}, {doc['source']['ptxas']})"
+    for path in DATA_FILES:
+        if path != DATA and not path.is_file():
+            continue
+        doc = _data(path)
+        if arch != doc["arch"]:
+            continue
+        for f, h in doc.get("ptx_sha256", {}).items():
+            if h == sha:
+                return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
     return None, None
 
 

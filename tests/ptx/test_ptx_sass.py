@@ -154,3 +154,16 @@ def test_an_access_ptxas_merged_or_split_is_costed_as_the_sass():
     assert sass_width(("LDS.64", "LDS.128"), 4) == (4, 1)       # mixed widths: as written
     assert sass_width(("LDS.64",), 16) == (16, 1)                # a split we cannot account for: as written
     assert sass_width(None, 4) == (4, 1) and sass_width(("LDGSTS.E.BYPASS.128",), None) == (None, 1)
+
+
+def test_a_statement_spread_over_lines_is_tagged_once():
+    """nvcc prints a call's operands one per line (CUTLASS's assert: `call.uni` / `__assertfail,` /
+    `(` / `param0,` / `);`): a .loc between them is a ptxas syntax error ("Parsing error near
+    '.loc'", issue 24), so only the statement's first line is tagged."""
+    ptx = "\n".join([".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
+                     "\t{ // callseq 0, 0", "\t.param .b64 param0;", "\tst.param.b64 \t[param0+0], 1;",
+                     "\tcall.uni ", "\t__assertfail, ", "\t(", "\tparam0, ", "\tparam1", "\t);", "\t} // callseq 0",
+                     "\tret;", "}"])
+    out = L.with_ptx_lines(ptx).splitlines()
+    tags = [int(x.split()[2]) for x in out if x.strip().startswith(".loc 1 ")]
+    assert tags == [8, 9, 16]
