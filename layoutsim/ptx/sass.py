@@ -36,7 +36,6 @@ from . import lowering as L
 
 width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
-DATA_FILES = (DATA, DATA.with_name("lowering_sm90_realworld.json"))     # a missing one is skipped
 CACHE_FORMAT = 1            # of the cache files: bump when their contents change meaning
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
@@ -91,8 +90,12 @@ def _by_line(rows, prog):
     return out
 
 
+def _data(path=None):
+    return _load(path or DATA)
+
+
 @lru_cache(maxsize=None)
-def _data(path=DATA):
+def _load(path):
     return P.load_json(path, _check_data)
 
 
@@ -103,8 +106,14 @@ def _check_data(doc):
         raise ValueError(f"ptx_sha256 names {lacking[0]}, which 'kernels' lacks")
 
 
+def data_files():
+    """The committed lowering files: the kernel corpus's, then the real-world corpus's (skipped
+    when missing)."""
+    return DATA, DATA.with_name("lowering_sm90_realworld.json")
+
+
 def _committed(sha, arch):
-    for path in DATA_FILES:
+    for path in data_files():
         if path != DATA and not path.is_file():
             continue
         doc = _data(path)
