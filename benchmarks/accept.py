@@ -115,7 +115,7 @@ def source_line(message, files, root):
     return None
 
 
-def summarise(results, arch, root, examples):
+def summarise(results, arch, root, examples, n_files):
     rs = [r for r in results if r["arch"] == arch]
     compiled = [r for r in rs if "kernels" in r]
     kernels = [(r, k, why) for r in compiled for k, why in r["kernels"]]
@@ -124,7 +124,7 @@ def summarise(results, arch, root, examples):
         if why:
             groups[(why[0], construct(why[1]))].append((r, k, why[1]))
     accepted = sum(1 for _, _, why in kernels if why is None)
-    out = {"arch": arch, "files": len(rs), "compiled": len(compiled), "failed_to_compile": len(rs) - len(compiled),
+    out = {"arch": arch, "files": n_files, "not_judged": n_files - len(rs), "compiled": len(compiled), "failed_to_compile": len(rs) - len(compiled),
            "files_without_kernels": sum(1 for r in compiled if not r["kernels"]),
            "kernels": len(kernels), "accepted": accepted, "refused": len(kernels) - accepted,
            "percent_accepted": round(100.0 * accepted / len(kernels), 2) if kernels else None,
@@ -143,7 +143,8 @@ def summarise(results, arch, root, examples):
 def text(summary):
     s = summary
     pct = "n/a" if s["percent_accepted"] is None else f"{s['percent_accepted']:.1f} %"
-    lines = [f"{s['arch']}: {s['files']} files: {s['compiled']} compiled, {s['failed_to_compile']} failed to compile "
+    lines = [f"{s['arch']}: {s['files']} files: {s['compiled']} compiled, {s['failed_to_compile']} failed to compile, "
+             f"{s['not_judged']} not judged in --max-seconds "
              f"({s['files_without_kernels']} compiled with no kernel); {s['kernels']} kernels: {s['accepted']} "
              f"accepted, {s['refused']} refused ({pct} accepted)"]
     for g in s["refusals"]:
@@ -165,6 +166,8 @@ def main(argv=None):
                                                                     "--nvcc-arg=--expt-relaxed-constexpr)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one nvcc may run (default 120)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="files compiled at once (default: the CPUs)")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="stop after this long: the files not compiled by then are counted as not judged")
     ap.add_argument("--examples", type=int, default=1, help="examples printed per refusal group (default 1)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
@@ -200,11 +203,16 @@ def main(argv=None):
             cf.ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futs = [pool.submit(job, nvcc, f, a, includes, list(args.nvcc_arg), tmp, args.timeout)
                 for a in args.arch for f in files]
-        for i, fut in enumerate(cf.as_completed(futs), 1):
-            results.append(fut.result())
-            if not args.json and i % 25 == 0:
-                print(f"  ... {i}/{len(futs)}", file=sys.stderr, flush=True)
-    summaries = [summarise(results, a, root, args.examples) for a in args.arch]
+        try:
+            for i, fut in enumerate(cf.as_completed(futs, timeout=args.max_seconds), 1):
+                results.append(fut.result())
+                if not args.json and i % 25 == 0:
+                    print(f"  ... {i}/{len(futs)}", file=sys.stderr, flush=True)
+        except cf.TimeoutError:               # the files not judged yet are reported as such
+            for fut in futs:
+                fut.cancel()
+            results += [f.result() for f in futs if f.done() and not f.cancelled() and f.result() not in results]
+    summaries = [summarise(results, a, root, args.examples, len(files)) for a in args.arch]
     if args.json:
         print(json.dumps({"dirs": [str(d) for d in dirs], "nvcc_flags": [*NVCC_FLAGS, *args.nvcc_arg], "includes": includes,
                           "archs": summaries}, indent=1))
