@@ -94,3 +94,18 @@ def test_measure_keeps_every_ncu_run(tmp_path, monkeypatch):
     for i, name in enumerate(names):
         assert [r[N.SHARED_LD] for r in runs[name]] == [100 * i, 100 * i + 1, 100 * i + 2]
         assert doc["cases"][name]["ncu"][N.SHARED_LD] == 100 * i              # the first run's totals
+
+
+def test_the_kernels_group_runs_the_realworld_corpus_too(monkeypatch):
+    """gpu-check run --group kernels: the real-world corpus (its buffers against the recorded run,
+    no ncu) and then the kernel corpus."""
+    from gpu_check.kernel_corpus import check
+    from gpu_check.run import Session
+    monkeypatch.setattr(check, "model_runner", lambda: None)
+    monkeypatch.setattr(N, "ncu_path", lambda: None)
+    s = Session(PtxBackend(), groups=("kernels",), log=lambda line: None)
+    s.run()
+    launched = [x[0] for x in s.backend.drv.launches]
+    realworld = [e["kernel"] for e in C.load_manifest(build.DATA)]
+    assert launched[:2 * len(realworld)] == [k for k in realworld for _ in (0, 1)]      # two runs each
+    assert len(launched) > 2 * len(realworld)
