@@ -18,8 +18,9 @@ from .build import DATA
 DEFAULTS = ["--dir", str(DATA), "--ncu-runs", "5", "--variants", "sm_90,ptxas_sm_90", "--max-seconds", "300"]
 
 
-def main(argv=None):
-    return measure.main(DEFAULTS + list(sys.argv[1:] if argv is None else argv))
+def main(argv=None, backend=None):
+    """backend: as gpu_check.kernel_corpus.measure.main takes it (tests pass a stand-in)."""
+    return measure.main(DEFAULTS + list(sys.argv[1:] if argv is None else argv), backend=backend)
 
 
 if __name__ == "__main__":
