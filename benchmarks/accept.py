@@ -88,7 +88,8 @@ def job(nvcc, src, arch, includes, extra, out_dir, timeout):
     ptx, err = compile_one(nvcc, src, arch, includes, extra, out_dir, timeout)
     if ptx is None:
         return {"file": str(src), "arch": arch, "error": err}
-    return {"file": str(src), "arch": arch, "kernels": load_entries(ptx, arch),
+    from layoutsim import archs
+    return {"file": str(src), "arch": arch, "kernels": load_entries(ptx, archs.normalize(arch)),   # sm_90a runs on sm_90
             "files": dict(FILE.findall(ptx))}
 
 
