@@ -39,7 +39,7 @@ def project(tmp_path):
 
 
 def test_counts_and_the_refusal_with_its_cuda_line(tmp_path):
-    r = accept(project(tmp_path), "--arch", "sm_90", "sm_80", "--json", "--jobs", "1")
+    r = accept(project(tmp_path), "--arch", "sm_90", "sm_80", "sm_90a", "--json", "--jobs", "1")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     for s in doc["archs"]:
