@@ -71,13 +71,23 @@ def test_every_opcode_of_the_committed_kernels_has_a_row():
     assert not missing, f"opcodes without a row: {missing}"
 
 
+# committed PTX of the real-world corpus (tests/data/realworld, issue 24) that uses a construct the
+# executor does not model yet: its refusal must name that construct (and nothing else may fail)
+PENDING = {"wgmma_sm90.sm_90a.ptx": "call to __assertfail"}
+
+
 def test_every_committed_kernel_binds_through_its_rows():
     """Every instruction of the committed kernels finds its row (its modifiers legal) and the
     step the handler builds has the row's synchronisation class."""
+    from layoutsim.ptx import UnsupportedPtx
     for path in _committed_ptx():
         text = path.read_text()
         for entry in re.findall(r"\.entry\s+([\w$]+)", text):
-            prog = program(text, entry, "sm_90")
+            try:
+                prog = program(text, entry, "sm_90")
+            except UnsupportedPtx as e:
+                assert PENDING.get(path.name, "\0") in str(e), (path.name, str(e))
+                continue
             for st in prog.steps:
                 if st.ins is None or st.kind in ("exit", "trap"):
                     continue

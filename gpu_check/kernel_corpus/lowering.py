@@ -87,7 +87,7 @@ def generate(directory=C.DATA, nvdisasm=None):
         kernels[f], fingerprints[f], hashes[f] = lower_file(Path(directory) / f, nvdisasm, None, files[f])
     return {"schema": 1, "arch": "sm_90",
             "what": "SASS that ptxas -arch=sm_90 emits for each memory, matrix and special-function PTX instruction "
-                    f"of the corpus in tests/data/{Path(directory).name} (its sm_90/sm_90a PTX), by PTX line; rules: "
+                    f"of the corpus in tests/data/{Path(directory).name} (the PTX each case runs), by PTX line; rules: "
                     "the same summed per PTX opcode (memory, MUFU and MMA SASS only)",
             "source": {"ptxas": M.tool_version(ptxas), "nvdisasm": M.tool_version(nvdisasm),
                        "generator": "python -m gpu_check.kernel_corpus.lowering",
