@@ -33,6 +33,8 @@ from ..sfu.patch import text_sections
 from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
+WHAT = {"kernels": "the kernel corpus (tests/data/kernels/*.sm_90.ptx)",
+        "realworld": "the real-world corpus (tests/data/realworld, the PTX each case runs)"}
 CORPORA = {"kernels": (C.DATA, OUT), "realworld": (C.measured_data("realworld"), OUT.with_name("lowering_sm90_realworld.json"))}
 
 
@@ -87,7 +89,7 @@ def generate(directory=C.DATA, nvdisasm=None):
         kernels[f], fingerprints[f], hashes[f] = lower_file(Path(directory) / f, nvdisasm, None, files[f])
     return {"schema": 1, "arch": "sm_90",
             "what": "SASS that ptxas -arch=sm_90 emits for each memory, matrix and special-function PTX instruction "
-                    f"of the corpus in tests/data/{Path(directory).name} (the PTX each case runs), by PTX line; rules: "
+                    f"of {WHAT.get(Path(directory).name, 'the corpus in ' + str(directory))}, by PTX line; rules: "
                     "the same summed per PTX opcode (memory, MUFU and MMA SASS only)",
             "source": {"ptxas": M.tool_version(ptxas), "nvdisasm": M.tool_version(nvdisasm),
                        "generator": "python -m gpu_check.kernel_corpus.lowering",
