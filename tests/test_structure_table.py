@@ -74,6 +74,7 @@ def test_every_opcode_of_the_committed_kernels_has_a_row():
 def test_every_committed_kernel_binds_through_its_rows():
     """Every instruction of the committed kernels finds its row (its modifiers legal) and the
     step the handler builds has the row's synchronisation class."""
+    from layoutsim.ptx import UnsupportedPtx
     for path in _committed_ptx():
         text = path.read_text()
         for entry in re.findall(r"\.entry\s+([\w$]+)", text):

@@ -13,6 +13,7 @@ Fill specs (a tuple, first item the kind):
     ("ints", lo, hi)             integers uniform in [lo, hi]
     ("skewed", nbins)            bytes, half of them in the first 8 bins (atomic contention)
     ("const", value)             every element the same value (e.g. a zero histogram)
+    ("iota",)                    element i is i, converted to the dtype (a host program's own fill)
     ("pattern", byte)            every byte the same (outputs: 0xCD)
 
 A case is compiled for `archs` (default ARCHS: sm_80 and sm_90); the wgmma and TMA cases only
@@ -43,6 +44,7 @@ class Arg:
     role: str = "in"              # in / out / inout; "scalar" for by-value parameters
     fill: tuple = OUT             # how an array starts (see the module docstring)
     value: object = None          # a scalar's value
+    param: bool = True            # False: an array only a Struct argument points to (not a parameter)
 
     @property
     def is_array(self):
@@ -51,6 +53,33 @@ class Arg:
 
 def scalar(dtype, value):
     return Arg(dtype, (), "scalar", (), value)
+
+
+@dataclass(frozen=True)
+class Bytes:
+    """A by-value struct parameter (`.param .align A .b8 name[N]`) given as its exact bytes, as the
+    host program builds it (e.g. a CuTe tuple of ints; an empty struct is one byte)."""
+    data: bytes
+    role = "bytes"
+    is_array = False
+
+
+def struct_ints(*values, dtype="<i4"):
+    """A struct of consecutive ints (a cute::tuple of dynamic ints: int32 each, no padding)."""
+    return Bytes(np.asarray(values, dtype).tobytes())
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A by-value struct parameter that holds device pointers (a CuTe Tensor by value): its bytes,
+    and at each (offset, i) of `pointers` the address of array argument i (one with param=False)."""
+    data: bytes
+    pointers: tuple
+    role = "struct"
+    is_array = False
+
+
+EMPTY = Bytes(b"\0")            # a struct of only compile-time members: one byte in the PTX
 
 
 @dataclass(frozen=True)
@@ -229,6 +258,8 @@ def fill(spec, dtype, shape, key):
         return np.full(n * dt.itemsize, spec[1], np.uint8).view(dt).reshape(shape)
     if kind == "const":
         return np.full(shape, spec[1], dt)
+    if kind == "iota":
+        return np.arange(n).astype(dt).reshape(shape)
     if kind in ("uniform", "rows"):
         lo, hi = spec[1], spec[2]
         v = lo + (hi - lo) * _unit(key, n)

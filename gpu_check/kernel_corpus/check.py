@@ -87,7 +87,7 @@ def _model_check(run, entry, directory, got):
     args = C.launch_args(entry, C.load_inputs(entry, directory))
     res = run(ptx, entry["kernel"], tuple(entry["grid"]), tuple(entry["block"]), args, arch="sm_90",
               shared_bytes=entry["shared_bytes"])
-    expected = [b if a["kind"] == "array" else None for a, b in zip(entry["args"], res.buffers)]
+    expected = C.buffers_by_arg(entry, res.buffers)
     return diff_buffers(entry, expected, got, "model"), res.shared_wavefronts
 
 
@@ -124,7 +124,7 @@ def run(backend, directory=C.DATA, record=None, log=print, use_ncu=True):
                               note="the model comparison is off: buffers compared with the recorded run only"))
     rows = _ncu(backend, directory, manifest, runs, use_ncu, results, committed, model_waves)
     if record:
-        out = Path(record) / "kernels"
+        out = Path(record) / Path(directory).name
         out.mkdir(parents=True, exist_ok=True)
         env = dict(backend.environment(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         M.record(out, manifest, runs, ["sm_90"], {(c, "sm_90"): v for c, v in (rows or {}).items()}, env,
@@ -141,7 +141,8 @@ def _ncu(backend, directory, manifest, runs, use_ncu, results, committed, model_
     ncu = N.ncu_path() if use_ncu else None
     if ncu is None:
         results.append(Result("kernels", "ncu totals", "ncu", status="skip",
-                              note="ncu (Nsight Compute) not found: wavefront totals not measured"))
+                              note=f"ncu not run for {Path(directory).name} (its totals are its measure's)" if not use_ncu
+                              else "ncu (Nsight Compute) not found: wavefront totals not measured"))
         return None
     release = getattr(backend, "release", None)
     if release:

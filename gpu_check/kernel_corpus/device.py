@@ -62,14 +62,14 @@ class Launcher:
 
     def run(self, image, entry, arrays):
         """Launch `entry` once with the given initial arrays; returns the final arrays."""
-        if any(a["kind"] == "tensormap" for a in entry["args"]):
+        if any(a["kind"] in ("tensormap", "bytes", "struct") for a in entry["args"]):
             return self._run_params(image, entry, arrays)
         drv = self.drv
         fn = self.module(image).get_function(entry["kernel"])
         if entry["shared_bytes"] > SMEM_WITHOUT_OPT_IN:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, entry["shared_bytes"])
-        from .corpus import launch_args
-        values = launch_args(entry, arrays)
+        from .corpus import arg_values
+        values = arg_values(entry, arrays)
         bufs = self._upload(entry, values)
         params = [b[0] if b is not None else v for b, v in zip(bufs, values)]
         try:
@@ -117,12 +117,19 @@ class Launcher:
         key = (image, entry["kernel"])
         if key not in self._kernels:
             self._kernels[key] = d.Kernel(image, entry["kernel"])
-        from .corpus import launch_args
-        values = launch_args(entry, arrays)
+        from .corpus import arg_values, is_param
+        values = arg_values(entry, arrays)
         bufs, params = self._upload(entry, values), []
         try:
             for i, (a, v) in enumerate(zip(entry["args"], values)):
-                if a["kind"] == "array":
+                if not is_param(a):                     # only a struct points to it
+                    continue
+                if a["kind"] == "struct":               # its bytes with the arrays' device addresses
+                    raw = bytearray(v)
+                    for off, j in a["pointers"]:
+                        raw[off:off + 8] = struct.pack("<Q", int(bufs[j][0]))
+                    params.append(bytes(raw))
+                elif a["kind"] == "array":
                     params.append(struct.pack("<Q", int(bufs[i][0])))
                 elif a["kind"] == "tensormap":
                     raw = d.encode(tensormap_arguments(a, int(bufs[a["buffer"]][0])))
@@ -132,6 +139,8 @@ class Launcher:
                         bufs.append((dev, None))
                         raw = struct.pack("<Q", int(dev))
                     params.append(raw)
+                elif a["kind"] == "bytes":              # a by-value struct: its bytes as given
+                    params.append(bytes(v))
                 else:
                     params.append(np.asarray(v).tobytes())
             self._kernels[key].launch(params, grid=tuple(entry["grid"]), block=tuple(entry["block"]),

@@ -2,7 +2,10 @@
 special-function PTX instruction of the corpus on sm_90, the SASS that really runs, so the executor
 costs that (layoutsim/ptx/data/lowering_sm90.json).
 
-    python -m gpu_check.kernel_corpus.lowering [--check] [--nvdisasm PATH] [--json]
+    python -m gpu_check.kernel_corpus.lowering [--check] [--nvdisasm PATH] [--json] [--corpus realworld]
+
+--corpus realworld: the same for tests/data/realworld (the CUTLASS PTX of issue 24), into
+layoutsim/ptx/data/lowering_sm90_realworld.json (the executor reads both files).
 
 The method (each instruction tagged with its own PTX line, ptxas -arch=sm_90 -lineinfo,
 nvdisasm -g, SASS checked equal to the untagged build) is layoutsim/ptx/lowering.py, which the
@@ -30,6 +33,9 @@ from ..sfu.patch import text_sections
 from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
+WHAT = {"kernels": "the kernel corpus (tests/data/kernels/*.sm_90.ptx)",
+        "realworld": "the real-world corpus (tests/data/realworld, the PTX each case runs)"}
+CORPORA = {"kernels": (C.DATA, OUT), "realworld": (C.measured_data("realworld"), OUT.with_name("lowering_sm90_realworld.json"))}
 
 
 def sass_sha256(cubin):
@@ -83,8 +89,8 @@ def generate(directory=C.DATA, nvdisasm=None):
         kernels[f], fingerprints[f], hashes[f] = lower_file(Path(directory) / f, nvdisasm, None, files[f])
     return {"schema": 1, "arch": "sm_90",
             "what": "SASS that ptxas -arch=sm_90 emits for each memory, matrix and special-function PTX instruction "
-                    "of the kernel corpus (tests/data/kernels/*.sm_90.ptx), by PTX line; rules: the same summed "
-                    "per PTX opcode (memory, MUFU and MMA SASS only)",
+                    f"of {WHAT.get(Path(directory).name, 'the corpus in ' + str(directory))}, by PTX line; rules: "
+                    "the same summed per PTX opcode (memory, MUFU and MMA SASS only)",
             "source": {"ptxas": M.tool_version(ptxas), "nvdisasm": M.tool_version(nvdisasm),
                        "generator": "python -m gpu_check.kernel_corpus.lowering",
                        "method": "each instruction tagged with its PTX line (.loc), ptxas -lineinfo, nvdisasm -g; "
@@ -115,25 +121,27 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.kernel_corpus.lowering", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file would change")
     ap.add_argument("--nvdisasm", help="the nvdisasm to use")
+    ap.add_argument("--corpus", default="kernels", choices=sorted(CORPORA), help="which corpus (default kernels)")
     ap.add_argument("--json", action="store_true",
                     help='print {"file": path, "changed": bool, "differences": [dotted paths, at most 20]} on stdout')
     args = ap.parse_args(argv)
     try:
-        doc = generate(nvdisasm=args.nvdisasm)
+        directory, out = CORPORA[args.corpus]
+        doc = generate(directory, nvdisasm=args.nvdisasm)
     except (FileNotFoundError, RuntimeError) as e:
         print(f"lowering: {e}", file=sys.stderr)
         return 2
     text = json.dumps(doc, indent=1) + "\n"
-    diff = differences(json.loads(OUT.read_text()), doc) if OUT.is_file() else ["(no file)"]
+    diff = differences(json.loads(out.read_text()), doc) if out.is_file() else ["(no file)"]
     changed = bool(diff)
     if changed and not args.check:
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        C.write_atomic(OUT, text)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        C.write_atomic(out, text)
     if args.json:
-        print(json.dumps({"file": str(OUT), "changed": changed, "differences": diff}))
+        print(json.dumps({"file": str(out), "changed": changed, "differences": diff}))
     else:
         n = sum(len(rows) for f in doc["kernels"].values() for rows in f.values())
-        print(f"{OUT}: {n} PTX instructions in {len(doc['kernels'])} files, {len(doc['rules'])} opcodes"
+        print(f"{out}: {n} PTX instructions in {len(doc['kernels'])} files, {len(doc['rules'])} opcodes"
               + (" (differs)" if args.check and changed else " (written)" if changed else " (unchanged)"))
     return 1 if (args.check and changed) else 0
 

@@ -1,7 +1,7 @@
 """Measure the kernel corpus on the GPU: final buffers, ncu totals, per-instruction counters, SASS.
 
     python -m gpu_check.kernel_corpus.measure --out DIR [--dir CORPUS] [--variants sm_90,sm_80,ptxas_sm_90]
-                                              [--max-seconds 150] [--no-source-counters]
+                                              [--max-seconds 150] [--no-source-counters] [--ncu-runs N]
 
 Steps (a failing step is logged and the others go on):
  1. ptxas -arch=sm_90 -lineinfo assembles every sm_90 PTX file (the `ptxas_sm_90` variant; -arch=sm_90a
@@ -10,16 +10,18 @@ Steps (a failing step is logged and the others go on):
  2. every case runs twice per variant in this process (pycuda): the final buffers, and whether
     the two runs agree bit for bit;
  3. the GPU context is released and every launch runs once more under ncu for the totals: the
-    sm_90 launches with ncu.BASE and what else the GPU offers, the other variants with ncu.BASE;
+    sm_90 launches with ncu.BASE and what else the GPU offers (and --ncu-runs - 1 more times with
+    ncu.BASE: h200.json's ncu_runs keeps every value), the other variants with ncu.BASE;
  4. with time left, the sm_90 launches run under ncu's SourceCounters section (per SASS
     instruction: executions, shared wavefronts and their ideal), printed as CSV.
 DIR receives `<case>.h200.npz` (the sm_90 run: what tests/data/kernels/ keeps), a
 `<case>.h200.<variant>.npz` only where a variant's buffers differ, `h200.json` (environment,
 metrics, per case the ncu totals of every variant, the arch run, problems), raw/ (ncu output,
-the metric list) and sass/. Exit 0 when the sm_90 runs were recorded, 2 when nothing could run.
+the metric list; a file over 1 MiB gzip-compressed as NAME.gz) and sass/. Exit 0 when the sm_90 runs were recorded, 2 when nothing could run.
 """
 import argparse
 import datetime
+import gzip
 import json
 import os
 import shutil
@@ -56,6 +58,11 @@ def tool_version(name, pattern="release"):
 
 
 # ---- 1. ptxas ---------------------------------------------------------------------------------------
+def stem_of(source):
+    """A source's file name without its extension (a package's source is a path: its last part)."""
+    return Path(source).name.rsplit(".", 1)[0]
+
+
 def assemble(directory, manifest, work, problems):
     """{(source, "ptxas_sm_90"): cubin path} and {stem: SASS text} for every sm_90 (or sm_90a) PTX file."""
     ptxas, cuobjdump = tool("ptxas"), tool("cuobjdump")
@@ -65,7 +72,7 @@ def assemble(directory, manifest, work, problems):
         return cubins, sass
     for source in sorted({e["source"] for e in manifest}):
         e = next(x for x in manifest if x["source"] == source)
-        stem = source.rsplit(".", 1)[0]
+        stem = stem_of(source)
         out = Path(work) / f"{stem}.ptxas_sm_90.cubin"
         # the sm_90 variant's PTX (sm_90a for wgmma/TMA cases: ptxas builds those only for sm_90a)
         cmd = [ptxas, f"-arch={C.run_arch(e)}", "-lineinfo", "-o", str(out), str(Path(directory) / C.run_ptx(e))]
@@ -118,6 +125,18 @@ def run_plain(drv, directory, manifest, variants, cubin_paths, problems, log=log
 
 
 # ---- recording --------------------------------------------------------------------------------------
+RAW_PLAIN_BYTES = 1 << 20       # a raw ncu text larger than this is kept gzip-compressed (NAME.gz)
+
+
+def write_raw(path, text):
+    """ncu's output as text, or as path.gz when it is large (the per-SASS-line source counters of a
+    template-heavy kernel run to megabytes: the measurement stays within what comes back)."""
+    data = text.encode()
+    if len(data) > RAW_PLAIN_BYTES:
+        return C.write_atomic(Path(str(path) + ".gz"), gzip.compress(data, mtime=0))
+    return C.write_atomic(path, data)
+
+
 def record(out, manifest, runs, variants, by_launch, env, metrics, problems, extra):
     """Write <case>.h200.npz (and differing variants' buffers) and h200.json into `out`;
     by_launch: {(case, variant): ncu totals}."""
@@ -193,6 +212,8 @@ def main(argv=None, backend=None):
     ap.add_argument("--variants", default="sm_90,sm_80,ptxas_sm_90", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--max-seconds", type=float, default=150.0, help="overall time budget (default 150)")
     ap.add_argument("--no-source-counters", action="store_true", help="skip the per-instruction ncu pass")
+    ap.add_argument("--ncu-runs", type=int, default=1, choices=range(1, 11), metavar="N",
+                    help="profile the sm_90 launches N times (1-10; every value kept in h200.json's ncu_runs)")
     args = ap.parse_args(argv)
     t0 = time.time()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -216,7 +237,7 @@ def main(argv=None, backend=None):
     for stem, text in sass.items():
         C.write_atomic(out / "sass" / f"{stem}.ptxas_sm_90.sass", text)
     # what this machine's ptxas makes, fingerprinted as lowering_sm90.json's sass_sha256 is
-    run_file = {e["source"].rsplit(".", 1)[0]: C.run_ptx(e) for e in manifest}     # stem -> its sm_90(a) PTX
+    run_file = {stem_of(e["source"]): C.run_ptx(e) for e in manifest}     # stem -> its sm_90(a) PTX
     extra = {"ptxas_sass_sha256": {run_file[stem]: listing_sha256(text) for stem, text in sass.items()}}
     log(f"ptxas: {len(cubin_paths)} cubins ({time.time() - t0:.0f} s)")
     if "ptxas_sm_90" in variants and not cubin_paths:
@@ -239,7 +260,7 @@ def main(argv=None, backend=None):
 
     launches = [{"case": e["name"], "variant": v, "kernel": e["kernel"]} for v in variants for e in manifest
                 if "buffers" in runs.get(e["name"], {}).get(v, {})]
-    metrics, by_launch = list(N.BASE), {}
+    metrics, by_launch, ncu_runs = list(N.BASE), {}, {}
     if ncu is None:
         problems.append("ncu not found: no totals")
     else:
@@ -249,8 +270,9 @@ def main(argv=None, backend=None):
         extra["ncu_commands"] = []
         # the sm_90 launches with every chosen metric first (what the corpus keeps), then the other
         # variants with the six base metrics, then per-instruction counters while time is left
-        for part, jobs, ms in (("sm_90", [j for j in launches if j["variant"] == "sm_90"], metrics),
-                               ("others", [j for j in launches if j["variant"] != "sm_90"], list(N.BASE))):
+        sm90 = [j for j in launches if j["variant"] == "sm_90"]
+        passes = [("sm_90", sm90, metrics)] + [(f"sm_90_run{r}", sm90, list(N.BASE)) for r in range(2, args.ncu_runs + 1)]
+        for part, jobs, ms in passes + [("others", [j for j in launches if j["variant"] != "sm_90"], list(N.BASE))]:
             left = args.max_seconds - (time.time() - t0)
             if not jobs:
                 continue
@@ -265,7 +287,12 @@ def main(argv=None, backend=None):
                                                   work, args.max_seconds - (time.time() - t0) - 10)
             problems += probs
             extra["ncu_commands"].append(cmd)
-            C.write_atomic(out / "raw" / f"ncu_totals_{part}.csv", text)
+            write_raw(out / "raw" / f"ncu_totals_{part}.csv", text)
+            if part == "sm_90" or part.startswith("sm_90_run"):        # every run's values are kept
+                for j, r in zip(jobs, rows):
+                    ncu_runs.setdefault(j["case"], []).append(r)
+            if part.startswith("sm_90_run"):
+                continue
             by_launch.update({(j["case"], j["variant"]): r for j, r in zip(jobs, rows)})
             log(f"ncu totals ({part}): {sum(r is not None for r in rows)}/{len(jobs)} launches, {len(ms)} metrics "
                 f"({time.time() - t0:.0f} s)")
@@ -275,11 +302,15 @@ def main(argv=None, backend=None):
             texts, probs = N.source_counters(ncu, args.dir, sm90, {}, work, left - 5)
             problems += probs
             for name, text in texts.items():
-                C.write_atomic(out / "raw" / name, text)
+                write_raw(out / "raw" / name, text)
             extra["source_counters"] = sorted(texts)
             log(f"ncu source counters: {', '.join(f'{k} {len(v)} chars' for k, v in texts.items())} ({time.time() - t0:.0f} s)")
         else:
             problems.append(f"source counters skipped ({left:.0f} s left)")
+    if ncu_runs:
+        extra["ncu_runs"] = {"what": f"per case, the sm_90 launch under ncu {args.ncu_runs} times (the first with "
+                                     f"every metric, the others with the base six): every value, in run order",
+                             "cases": ncu_runs}
     doc = record(out, manifest, runs, variants, by_launch, env, metrics, problems, extra)
     shutil.rmtree(work, ignore_errors=True)
     ok = sum("buffers" in c for c in doc["cases"].values())

@@ -39,10 +39,11 @@ from .module import UnsupportedPtx, load
 from .nvcc import compile_cu
 from .report import InstructionStats, Run
 from .surface import SurfaceArg
+from .launch import StructArg
 from .tensormap import TensorMapArg
 from .texture import TextureArg
 from .runner import run
 from .state import PtxFault
 
 __all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx",
-           "PtxInternalError", "TensorMapArg", "TextureArg", "SurfaceArg"]
+           "PtxInternalError", "TensorMapArg", "TextureArg", "SurfaceArg", "StructArg"]

@@ -124,7 +124,7 @@ class Costs:
     def _lowered(self, site, nbytes=None):
         """(costed, memory SASS or None) of a site: not costed when ptxas emits no memory
         instruction for its line. nbytes: the per-lane width of a plain ld/st, to say so when the
-        SASS moves another width (ptxas merged it with a neighbour): then it is costed as written."""
+        SASS moves another width (sass_width says how it is costed then)."""
         ms = self.lowered.memory_sass(self._line[site]) if self.lowered is not None else None
         if ms == ():
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
@@ -132,8 +132,11 @@ class Costs:
         if ms and nbytes and site not in self.notes:
             other = sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes})
             if other:
-                self.notes[site] = (f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: "
-                                    f"costed as the PTX access")
+                w, pieces = sass_width(ms, nbytes)
+                how = ("costed as the PTX access" if w == nbytes else
+                       f"merged with its neighbours: costed as one {w}-byte access at the {w}-byte aligned address"
+                       if pieces == 1 else f"split: costed as {pieces} {w}-byte accesses")
+                self.notes[site] = f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: {how}"
         if ms and self.sass[site] is None:
             self.sass[site] = " ".join(dict.fromkeys(ms))
         return True, ms
@@ -145,7 +148,8 @@ class Costs:
         (to note a SASS of another width)."""
         if len(threads) == 0:
             return
-        if not self._lowered(site, nbytes)[0]:
+        costed, ms = self._lowered(site, nbytes)
+        if not costed:
             return
         warp, lane = threads // 32, threads % 32
         uw, inv = np.unique(warp, return_inverse=True)
@@ -153,7 +157,11 @@ class Costs:
         M = np.zeros((len(uw), 32), bool)
         O[inv, lane] = offsets
         M[inv, lane] = True
-        self.shared_rows(site, op, kind, O, M, sass, uw)
+        w, pieces = sass_width(ms, nbytes)
+        if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
+            op, O = op_name(op.split(".")[0], "shared", w), O - O % w if pieces == 1 else O
+        for j in range(pieces):
+            self.shared_rows(site, op, kind, O + j * w if j else O, M, sass, uw)
 
     def shared_rows(self, site, op, kind, O, M, sass=None, warps=None):
         """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes) of
@@ -198,6 +206,7 @@ class Costs:
         costed, ms = self._lowered(site, spec.width if spec.kind in ("ld", "st") else None)
         if not costed:
             return
+        nbytes = spec.width if spec.kind in ("ld", "st") else None
         spec = _parse(S.global_op(op, ms))
         warp, lane = threads // 32, threads % 32
         uw, inv = np.unique(warp, return_inverse=True)
@@ -205,6 +214,14 @@ class Costs:
         M = np.zeros((len(uw), 32), bool)
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
+        w, pieces = sass_width(ms, nbytes)
+        if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
+            spec = _parse(spec.name[:-len(WIDTH_NAME[nbytes])] + WIDTH_NAME[w])
+            O = O - O % w if pieces == 1 else O
+        for j in range(pieces):
+            self._global_rows(site, spec, O + j * w if j else O, M, uw)
+
+    def _global_rows(self, site, spec, O, M, uw):
         res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
         self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw, res)
         self.requests[site] += int(np.sum(res["requests"]))
@@ -246,6 +263,26 @@ class Costs:
             self.global_kind[i] = self.global_kind[i] or other.global_kind[i]
         for site, note in other.notes.items():
             self.notes.setdefault(site, note)
+
+
+def sass_width(ms, nbytes):
+    """(bytes per lane, accesses) the SASS `ms` of a line moves a plain nbytes-wide ld/st in:
+    (nbytes, 1) as written; (W, 1) when every plain access ptxas emitted there is W > nbytes
+    bytes wide (it merged the line's access with its neighbours' into one vector access, attributed
+    to this line, at the W-aligned address, the neighbours' lines emitting none); (W, nbytes / W)
+    when it emitted exactly that many W-byte accesses (it split the access)."""
+    if not ms or not nbytes:
+        return nbytes, 1
+    plain = [m for m in ms if m.split(".")[0] in SASS.PLAIN and m.split(".")[0] != "LDGSTS"]
+    widths = {SASS.width(m) for m in plain}
+    if len(widths) != 1:
+        return nbytes, 1
+    w = widths.pop()
+    if w > nbytes and w % nbytes == 0 and w in WIDTH_NAME:
+        return w, 1
+    if w < nbytes and nbytes % w == 0 and len(plain) == nbytes // w:
+        return w, nbytes // w
+    return nbytes, 1
 
 
 @lru_cache(maxsize=None)

@@ -9,8 +9,14 @@ by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size; 
 64-bit parameter, in a 128-byte global buffer the launch allocates (the kernel gets its address);
 its tensor is another array argument, or an array of its own (then Run.buffers[i] is that
 tensor's final content). A `TextureArg` / `SurfaceArg` (texture.py, surface.py) is a texture or
-surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final content).
+surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final content). A
+`StructArg` is a by-value struct that holds device pointers (a CuTe Tensor passed by value: its
+pointer, then its layout's dynamic ints): its bytes, with the address of each of its own arrays
+written at the given offset; Run.buffers[i] is the tuple of those arrays' final contents, in the
+order given.
 """
+from dataclasses import dataclass
+
 import math
 
 import numpy as np
@@ -30,6 +36,14 @@ MAX_BATCH_THREADS = 1 << 16
 # this: it holds a copy of each array the caller passes, and Run.buffers a third copy, so 512 MiB
 # keeps a launch within ~2 GB (and a 3 GB address space with the interpreter and numba).
 MAX_GLOBAL_BYTES = 1 << 29
+
+
+@dataclass(frozen=True, eq=False)
+class StructArg:
+    """A by-value struct parameter of exactly len(data) bytes whose 8-byte fields at the offsets of
+    `pointers` ((offset, numpy array), ...) are the device addresses of those arrays."""
+    data: bytes
+    pointers: tuple = ()
 
 
 def check_global_bytes(total, what):
@@ -189,6 +203,8 @@ class Launch:
                 raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
             addr = self.heap.alloc(a.nbytes, f"argument {i}")
             return ("array", a, addr)
+        if isinstance(a, StructArg):
+            return self._struct_arg(i, a, what, size)
         if isinstance(a, (bytes, bytearray)):
             if len(a) != size:
                 raise LayoutsimError(f"{what}: {len(a)} bytes given; the parameter is {size} bytes")
@@ -215,6 +231,19 @@ class Launch:
             raise LayoutsimError(f"{what}: {a} does not fit in .{t.name}")
         return ("bytes", (a & ((1 << t.bits) - 1)).to_bytes(size, "little"))
 
+    def _struct_arg(self, i, a, what, size):
+        if not isinstance(a.data, (bytes, bytearray)) or len(a.data) != size:
+            raise LayoutsimError(f"{what}: a StructArg of {len(a.data) if isinstance(a.data, (bytes, bytearray)) else '?'}"
+                                 f" bytes given; the parameter is {size} bytes")
+        placed = []
+        for off, arr in a.pointers:
+            if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or not 0 <= off <= size - 8 \
+                    or not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
+                raise LayoutsimError(f"{what}: StructArg pointers are (offset, numpy array) pairs with the 8-byte "
+                                     f"field inside the {size}-byte struct; got ({off!r}, {type(arr).__name__})")
+            placed.append((int(off), arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
+        return ("struct", bytes(a.data), placed)
+
     # ---- memory ---------------------------------------------------------------------------------
     def _fill(self):
         for v in self.prog.module.variables:
@@ -235,6 +264,11 @@ class Launch:
                 else:
                     self.heap.write(a[2], np.frombuffer(TM.handle(a[4]), np.uint8))
                     kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
+            elif a[0] == "struct":
+                kp[off:off + size] = a[1]
+                for at, arr, addr in a[2]:
+                    self.heap.write(addr, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+                    kp[off + at:off + at + 8] = int(addr).to_bytes(8, "little")
             else:
                 kp[off:off + size] = a[1]
         pad = -(-len(kp) // 16) * 16
@@ -245,6 +279,9 @@ class Launch:
         """Final content of every array argument (None for scalars)."""
         out = []
         for a in self.args:
+            if a[0] == "struct":                   # the arrays a struct argument points to
+                out.append(tuple(self._final(arr, at) for _, arr, at in a[2]) or None)
+                continue
             if a[0] == "array":
                 arr, at = a[1], a[2]
             elif a[0] in ("tmap", "tmap_ptr") and a[3] is not None:
@@ -255,9 +292,12 @@ class Launch:
             else:
                 out.append(None)
                 continue
-            raw = self.heap.read(at, arr.nbytes).copy()
-            out.append(raw.view(arr.dtype).reshape(arr.shape) if arr.nbytes else arr.copy())
+            out.append(self._final(arr, at))
         return out
+
+    def _final(self, arr, at):
+        raw = self.heap.read(at, arr.nbytes).copy()
+        return raw.view(arr.dtype).reshape(arr.shape) if arr.nbytes else arr.copy()
 
     # ---- coordinates and special registers ------------------------------------------------------------
     def cta_coords(self, c):

@@ -2,9 +2,10 @@
 ptxas emits for a PTX instruction is what the hardware costs").
 
 Sources, in order:
-  (a) the committed lowering data (data/lowering_sm90.json, made by
-      `python -m gpu_check.kernel_corpus.lowering`), when the PTX text is one it describes (its
-      SHA-256 is among the data's `ptx_sha256`) and the run is on the data's arch;
+  (a) the committed lowering data (data/lowering_sm90.json and, for the real-world corpus,
+      data/lowering_sm90_realworld.json, made by `python -m gpu_check.kernel_corpus.lowering
+      [--corpus realworld]`), when the PTX text is one it describes (its SHA-256 is among the
+      data's `ptx_sha256`) and the run is on the data's arch;
   (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
       ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
       cache file is trusted only when it is a regular file holding this format (CACHE_FORMAT),
@@ -103,9 +104,13 @@ def every_line(ptx, prog, arch):
     return _by_line(rows, prog, keep=None), None
 
 
-@lru_cache(maxsize=1)
-def _data():
-    return P.load_json(DATA, _check_data)
+def _data(path=None):
+    return _load(path or DATA)
+
+
+@lru_cache(maxsize=None)
+def _load(path):
+    return P.load_json(path, _check_data)
 
 
 def _check_data(doc):
@@ -115,13 +120,22 @@ def _check_data(doc):
         raise ValueError(f"ptx_sha256 names {lacking[0]}, which 'kernels' lacks")
 
 
+def data_files():
+    """The committed lowering files: the kernel corpus's, then the real-world corpus's (skipped
+    when missing)."""
+    return DATA, DATA.with_name("lowering_sm90_realworld.json")
+
+
 def _committed(sha, arch):
-    doc = _data()
-    if arch != doc["arch"]:
-        return None, None
-    for f, h in doc.get("ptx_sha256", {}).items():
-        if h == sha:
-            return doc["kernels"][f], f"committed lowering data ({DATA.name}: {f}, {doc['source']['ptxas']})"
+    for path in data_files():
+        if path != DATA and not path.is_file():
+            continue
+        doc = _data(path)
+        if arch != doc["arch"]:
+            continue
+        for f, h in doc.get("ptx_sha256", {}).items():
+            if h == sha:
+                return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
     return None, None
 
 

@@ -111,7 +111,8 @@ def test_a_wider_sass_access_is_named(fresh, monkeypatch):
         return low
     monkeypatch.setattr(S, "for_program", merged)
     row = next(s for s in replay("warp_reduce", src).instructions if s.line == FIRST_LINE)
-    assert row.note == "ptxas emits LDG.E.64 for this 4-byte access: costed as the PTX access"
+    assert row.note == ("ptxas emits LDG.E.64 for this 4-byte access: merged with its neighbours: costed as one "
+                        "8-byte access at the 8-byte aligned address")
 
 
 def test_line_tagging_keeps_every_instruction_line():
@@ -137,3 +138,32 @@ def test_nvdisasm_is_found_in_the_wheel(monkeypatch, tmp_path):
     monkeypatch.setattr(L, "_existing", lambda path: None)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec if name == "nvidia" else None)
     assert L.find_nvdisasm() == str(tool)
+
+
+def test_an_access_ptxas_merged_or_split_is_costed_as_the_sass():
+    """ptxas merges neighbouring ld.shared.f32 of one row (matrixMul's As[ty][k..k+3]) into one
+    LDS.128 attributed to the first line, the others emitting none: the line is costed as that
+    16-byte access at the 16-byte aligned address (a uniform LDS.128 is 2 wavefronts, the bank
+    model's H200 rule, where the 4-byte PTX access is 1: matrixMul's 30,720 -> 36,864, issue 24).
+    An access it splits (ld.shared.v4 at 8-byte alignment: two LDS.64) is costed as the pieces."""
+    from layoutsim.ptx.costs import sass_width
+    assert sass_width(("LDS.128",), 4) == (16, 1)
+    assert sass_width(("LDS.64", "LDS.64"), 16) == (8, 2)
+    assert sass_width(("LDG.E.64",), 4) == (8, 1)
+    assert sass_width(("LDS",), 4) == (4, 1)
+    assert sass_width(("LDS.64", "LDS.128"), 4) == (4, 1)       # mixed widths: as written
+    assert sass_width(("LDS.64",), 16) == (16, 1)                # a split we cannot account for: as written
+    assert sass_width(None, 4) == (4, 1) and sass_width(("LDGSTS.E.BYPASS.128",), None) == (None, 1)
+
+
+def test_a_statement_spread_over_lines_is_tagged_once():
+    """nvcc prints a call's operands one per line (CUTLASS's assert: `call.uni` / `__assertfail,` /
+    `(` / `param0,` / `);`): a .loc between them is a ptxas syntax error ("Parsing error near
+    '.loc'", issue 24), so only the statement's first line is tagged."""
+    ptx = "\n".join([".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
+                     "\t{ // callseq 0, 0", "\t.param .b64 param0;", "\tst.param.b64 \t[param0+0], 1;",
+                     "\tcall.uni ", "\t__assertfail, ", "\t(", "\tparam0, ", "\tparam1", "\t);", "\t} // callseq 0",
+                     "\tret;", "}"])
+    out = L.with_ptx_lines(ptx).splitlines()
+    tags = [int(x.split()[2]) for x in out if x.strip().startswith(".loc 1 ")]
+    assert tags == [8, 9, 16]

@@ -1,0 +1,103 @@
+"""The real-world corpus (tests/data/realworld: CUTLASS 4.2's CuTe tutorials from the pip package
+nvidia-cutlass==4.2.0.0, launched as their host programs launch them; gpu_check/realworld/cases.py)
+replayed through the executor against its H200 measurement (h200.json, <case>.h200.npz, written by
+`python -m gpu_check.realworld.measure --out OUT` on the H200):
+
+  * every buffer bit for bit as the H200 left it;
+  * the launch's shared ld/st wavefronts and global ld/st sectors (Nsight Compute's
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st.sum, l1tex__t_sectors_pipe_lsu_mem_global_op_ld/st.sum,
+    all CTAs) inside the range of the five ncu runs h200.json's ncu_runs keeps (min..max over every
+    value: some totals vary from run to run).
+
+While the H200 data is absent, each of these skips, naming the command that makes it. The corpus's
+own files (manifest, PTX, inputs, the package's licence) are checked always.
+"""
+import json
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from gpu_check.kernel_corpus import corpus as C, ncu as N
+from gpu_check.realworld.build import DATA, LICENSE
+
+MANIFEST = {e["name"]: e for e in C.load_manifest(DATA)} if (DATA / C.MANIFEST).is_file() else {}
+H200_FILE = DATA / "h200.json"
+MEASURE = ("python -m gpu_check.realworld.measure --out OUT on the H200, then copy OUT/h200.json and "
+           "OUT/*.h200.npz into tests/data/realworld/")
+TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_ST,
+          "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}
+# case -> {total: why}: a launch whose model total is outside the H200's range, explained (none yet)
+OUTSIDE = {}
+
+
+def test_the_corpus_files_are_complete():
+    assert MANIFEST, f"{DATA}/manifest.json is missing: python -m gpu_check.realworld.build"
+    assert C.validate(DATA) == []
+    assert (DATA / LICENSE).is_file(), "the package's licence is kept beside its PTX"
+    for e in MANIFEST.values():
+        assert e["package"] == "nvidia-cutlass==4.2.0.0" and e["source"].startswith("examples/")
+
+
+def measured(name):
+    if not H200_FILE.is_file():
+        pytest.skip(f"no H200 measurement of the real-world corpus yet: {MEASURE}")
+    cases = json.loads(H200_FILE.read_text())["cases"]
+    if name not in cases or not (DATA / C.h200_file(name)).is_file():
+        pytest.skip(f"{name} awaits its H200 run: {MEASURE}")
+    return cases[name]
+
+
+def ncu_values(name):
+    """{total name: [every measured value]} over the ncu runs (the first run alone if only one)."""
+    doc = json.loads(H200_FILE.read_text())
+    runs = doc.get("ncu_runs", {}).get("cases", {}).get(name) or [measured(name)["ncu"]]
+    runs = [r for r in runs if r]
+    if not runs:
+        pytest.skip(f"{name}: ncu gave no totals on the H200 ({doc.get('problems', [])[:1]})")
+    return {k: [int(r[m]) for r in runs if r.get(m) is not None] for k, m in TOTALS.items()}
+
+
+@lru_cache(maxsize=None)
+def replay(name):
+    from layoutsim.ptx import run
+    e = MANIFEST[name]
+    ptx = (DATA / C.run_ptx(e)).read_text()
+    return run(ptx, e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, C.load_inputs(e, DATA)),
+               arch="sm_90", shared_bytes=e["shared_bytes"])
+
+
+def model_totals(r):
+    g = r.global_totals or {}
+    return {"shared ld wavefronts": r.shared_wavefronts["ld"], "shared st wavefronts": r.shared_wavefronts["st"],
+            "global ld sectors": g.get("ld", {}).get("sectors", 0), "global st sectors": g.get("st", {}).get("sectors", 0)}
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_every_buffer_is_the_h200s_bit_for_bit(name):
+    e = MANIFEST[name]
+    measured(name)
+    want = C.load_arrays(DATA / C.h200_file(name), e)
+    got = C.buffers_by_arg(e, replay(name).buffers)
+    for i, (a, w, g) in enumerate(zip(e["args"], want, got)):
+        if a["kind"] != "array":
+            continue
+        raw = np.dtype(f"u{w.dtype.itemsize}")
+        wv, gv = np.ascontiguousarray(w).view(raw).ravel(), np.ascontiguousarray(g).view(raw).ravel()
+        bad = np.flatnonzero(wv != gv)
+        assert bad.size == 0, (f"arg{i} ({a['dtype']}{a['shape']}): {bad.size} of {wv.size} elements differ, first at "
+                               f"{np.unravel_index(bad[0], w.shape)}: H200 {wv[bad[0]]:#x}, model {gv[bad[0]]:#x}")
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_costs_are_inside_the_h200s_range(name):
+    measured(name)
+    values = ncu_values(name)
+    got = model_totals(replay(name))
+    outside = []
+    for total, vs in values.items():
+        if not vs or total in OUTSIDE.get(name, {}):
+            continue
+        if not min(vs) <= got[total] <= max(vs):
+            outside.append(f"{total}: model {got[total]}, H200 {min(vs)}..{max(vs)} over {len(vs)} runs")
+    assert not outside, f"{name}: " + "; ".join(outside)

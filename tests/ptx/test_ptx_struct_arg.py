@@ -1,0 +1,50 @@
+"""A by-value struct parameter that holds device pointers (layoutsim.ptx.StructArg: how a CuTe
+Tensor is passed by value, its pointer first, then its layout's dynamic ints). The kernel below
+reads the pointer and an int from the struct as nvcc's PTX does (ld.param at the field's offset)."""
+import numpy as np
+import pytest
+
+import layoutsim.ptx as P
+from layoutsim.errors import LayoutsimError
+
+PTX = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .align 8 .b8 t[16], .param .u32 v)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<5>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u32 %r1, [t+8];
+    ld.param.u32 %r2, [v];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd3, %rd2, %rd3;
+    ld.global.u32 %r4, [%rd3];
+    add.u32 %r2, %r2, %r1;
+    add.u32 %r4, %r4, %r2;
+    st.global.u32 [%rd3], %r4;
+    ret;
+}
+"""
+
+
+def struct(n, arr, size=16):
+    return P.StructArg(np.int64(0).tobytes() + np.int32(n).tobytes() + bytes(size - 12), ((0, arr),))
+
+
+def test_the_kernel_reads_the_arrays_address_and_the_ints_from_the_struct():
+    a = np.arange(32, dtype=np.uint32)
+    r = P.run(PTX, "k", 1, 32, [struct(5, a), np.uint32(7)])
+    (out,) = r.buffers[0]
+    assert out.tolist() == [i + 12 for i in range(32)] and a.tolist() == list(range(32))
+    assert r.buffers[1] is None
+
+
+def test_a_struct_of_the_wrong_size_or_a_pointer_outside_it_is_refused():
+    a = np.zeros(32, np.uint32)
+    with pytest.raises(LayoutsimError, match="StructArg of 12 bytes given; the parameter is 16 bytes"):
+        P.run(PTX, "k", 1, 32, [struct(5, a, size=12), np.uint32(7)])
+    with pytest.raises(LayoutsimError, match="8-byte field inside the 16-byte struct"):
+        P.run(PTX, "k", 1, 32, [P.StructArg(bytes(16), ((12, a),)), np.uint32(7)])
