@@ -53,6 +53,31 @@ def distinct_patterns(O, M):
     return Z[first], M[first], counts
 
 
+_BANK_MEMO = {}          # (op, arch) -> {pattern bytes: (wavefronts, ideal)}
+MEMO_MAX = 1 << 16       # patterns kept per (op, arch); a full table starts again
+
+
+def bank_costs(op, arch, Z, M):
+    """(wavefronts int64[N], ideal int64[N]) of distinct warp accesses Z/M [N, 32] (offsets of
+    the active lanes, 0 elsewhere). The bank model is a function of (op, arch, pattern) alone,
+    so a pattern costed once, in this launch or an earlier one, is looked up, not recosted:
+    a GEMM's k loop repeats the same few patterns every iteration."""
+    memo = _BANK_MEMO.setdefault((op, arch), {})
+    lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
+    key = np.concatenate([Z, lanes[:, None]], axis=1)
+    keys = [k.tobytes() for k in key]
+    new = [i for i, k in enumerate(keys) if k not in memo]
+    if new:
+        if len(memo) + len(new) > MEMO_MAX:
+            memo.clear()
+        wf = banks.wavefronts_batch(op, Z[new], arch, active=M[new])
+        ideal = banks.ideal_batch(op, Z[new], arch, active=M[new])
+        for j, i in enumerate(new):
+            memo[keys[i]] = (int(wf[j]), int(ideal[j]))
+    got = [memo[k] for k in keys]
+    return np.array([g[0] for g in got], np.int64), np.array([g[1] for g in got], np.int64)
+
+
 DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
               "own class, not costed (no model of the SM-to-SM network) and not in the shared wavefront totals")
 
@@ -165,8 +190,7 @@ class Costs:
         if self.samples.want(site):
             self.samples.shared(site, op, O, M, warps, self.arch)
         Zu, Mu, counts = distinct_patterns(O, M)
-        wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
-        ideal = banks.ideal_batch(op, Zu, self.arch, active=Mu)
+        wf, ideal = bank_costs(op, self.arch, Zu, Mu)
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
