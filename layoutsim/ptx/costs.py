@@ -53,29 +53,27 @@ def distinct_patterns(O, M):
     return Z[first], M[first], counts
 
 
-_BANK_MEMO = {}          # (op, arch) -> {pattern bytes: (wavefronts, ideal)}
-MEMO_MAX = 1 << 16       # patterns kept per (op, arch); a full table starts again
+_MEMO = {}               # (model, op, arch) -> {pattern bytes: its counts}
+MEMO_MAX = 1 << 16       # patterns kept per (model, op, arch); a full table starts again
 
 
-def bank_costs(op, arch, Z, M):
-    """(wavefronts int64[N], ideal int64[N]) of distinct warp accesses Z/M [N, 32] (offsets of
-    the active lanes, 0 elsewhere). The bank model is a function of (op, arch, pattern) alone,
-    so a pattern costed once, in this launch or an earlier one, is looked up, not recosted:
-    a GEMM's k loop repeats the same few patterns every iteration."""
-    memo = _BANK_MEMO.setdefault((op, arch), {})
+def memo_rows(key, Z, M, compute):
+    """Counts of distinct warp accesses Z/M [N, 32] (offsets of the active lanes, 0 elsewhere,
+    as distinct_patterns gives them): a tuple of int64[N] arrays, compute(Z, M)'s, for the rows
+    not costed before under `key`, looked up for the others. The bank and coalescing models are
+    functions of (op, arch, pattern) alone, so a pattern costed once, in this launch or an
+    earlier one, is not recosted: a GEMM's k loop repeats the same few patterns every iteration."""
+    memo = _MEMO.setdefault(key, {})
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
-    key = np.concatenate([Z, lanes[:, None]], axis=1)
-    keys = [k.tobytes() for k in key]
+    keys = [k.tobytes() for k in np.concatenate([Z, lanes[:, None]], axis=1)]
     new = [i for i, k in enumerate(keys) if k not in memo]
     if new:
         if len(memo) + len(new) > MEMO_MAX:
             memo.clear()
-        wf = banks.wavefronts_batch(op, Z[new], arch, active=M[new])
-        ideal = banks.ideal_batch(op, Z[new], arch, active=M[new])
+        got = compute(Z[new], M[new])
         for j, i in enumerate(new):
-            memo[keys[i]] = (int(wf[j]), int(ideal[j]))
-    got = [memo[k] for k in keys]
-    return np.array([g[0] for g in got], np.int64), np.array([g[1] for g in got], np.int64)
+            memo[keys[i]] = tuple(int(v[j]) for v in got)
+    return tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
 
 
 DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
@@ -190,7 +188,8 @@ class Costs:
         if self.samples.want(site):
             self.samples.shared(site, op, O, M, warps, self.arch)
         Zu, Mu, counts = distinct_patterns(O, M)
-        wf, ideal = bank_costs(op, self.arch, Zu, Mu)
+        wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
+            banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
@@ -232,13 +231,19 @@ class Costs:
         M = np.zeros((len(uw), 32), bool)
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
-        res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
         if self.samples.want(site):
-            self.samples.add(site, "global", spec.name, O + GLOBAL_BASE, M, uw,
+            n = min(self.samples.per_line - len(self.samples.rows[site]), O.shape[0])
+            res = coalesce_batch(spec.name, O[:n], active=M[:n], arch=self.arch)
+            self.samples.add(site, "global", spec.name, O[:n] + GLOBAL_BASE, M[:n], uw,
                              {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
-        self.requests[site] += int(np.sum(res["requests"]))
-        self.sectors[site] += int(np.sum(res["sectors"]))
-        self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
+        # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
+        # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it)
+        Zu, Mu, counts = distinct_patterns(O, M)
+        req, sec, ideal = memo_rows(("coalesce", spec.name, self.arch), Zu, Mu, lambda Z, A: [
+            coalesce_batch(spec.name, Z, active=A, arch=self.arch)[k] for k in ("requests", "sectors", "ideal_sectors")])
+        self.requests[site] += int((req * counts).sum())
+        self.sectors[site] += int((sec * counts).sum())
+        self.ideal_sectors[site] += int((ideal * counts).sum())
         self.global_kind[site] = spec.metric_op
 
     # ---- totals ---------------------------------------------------------------------------------
