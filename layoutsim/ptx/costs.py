@@ -35,14 +35,21 @@ METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are c
 _MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 1
 
 
+FEW_ROWS = 64       # below this many rows grouping costs more than looking each row up (memo_rows)
+
+
 def distinct_patterns(O, M):
     """The distinct warp accesses among O/M [N, 32] up to a shift by a multiple of 128 bytes
     (which keeps every bank and every distinct word), with how often each occurs. Rows are
-    grouped by a 64-bit hash and each group is checked to hold identical rows."""
+    grouped by a 64-bit hash and each group is checked to hold identical rows. Fewer than
+    FEW_ROWS rows are returned shifted but not grouped (each once): every caller sums counts
+    per row, and memo_rows looks a repeated row up once costed."""
     big = np.iinfo(np.int64).max
     base = np.where(M, O, big).min(axis=1, keepdims=True)
     base = np.where(base == big, 0, base) // 128 * 128
     Z = np.where(M, O - base, 0)
+    if Z.shape[0] < FEW_ROWS:
+        return Z, M, np.ones(Z.shape[0], np.int64)
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
     h = (Z * _MIX[:32]).sum(axis=1) + lanes * _MIX[32]
     _, first, inv, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
