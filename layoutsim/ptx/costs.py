@@ -28,7 +28,7 @@ from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
-from .samples import Samples
+from .samples import PER_LINE, Samples
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -36,6 +36,7 @@ _MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 
 
 
 FEW_ROWS = 64       # below this many rows grouping costs more than looking each row up (memo_rows)
+assert PER_LINE < FEW_ROWS   # a line's sample rows come back one each, in order (Costs._sample)
 
 
 def distinct_patterns(O, M):
@@ -192,11 +193,14 @@ class Costs:
         the batch warps `warps` (None: not known)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
+        key = ("banks", op, self.arch)
+
+        def compute(Z, A):
+            return banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)
         if self.samples.want(site):
-            self.samples.shared(site, op, O, M, warps, self.arch)
+            self._sample(site, "shared", op, O, M, warps, key, compute, ("wavefronts", "ideal"))
         Zu, Mu, counts = distinct_patterns(O, M)
-        wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
-            banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
+        wf, ideal = memo_rows(key, Zu, Mu, compute)
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
@@ -238,20 +242,28 @@ class Costs:
         M = np.zeros((len(uw), 32), bool)
         O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
         M[inv, lane] = True
-        if self.samples.want(site):
-            n = min(self.samples.per_line - len(self.samples.rows[site]), O.shape[0])
-            res = coalesce_batch(spec.name, O[:n], active=M[:n], arch=self.arch)
-            self.samples.add(site, "global", spec.name, O[:n] + GLOBAL_BASE, M[:n], uw,
-                             {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
         # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
         # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it)
+        key, fields = ("coalesce", spec.name, self.arch), ("requests", "sectors", "ideal_sectors")
+
+        def compute(Z, A):
+            res = coalesce_batch(spec.name, Z, active=A, arch=self.arch)
+            return [res[k] for k in fields]
+        if self.samples.want(site):
+            self._sample(site, "global", spec.name, O + GLOBAL_BASE, M, uw, key, compute, fields, GLOBAL_BASE)
         Zu, Mu, counts = distinct_patterns(O, M)
-        req, sec, ideal = memo_rows(("coalesce", spec.name, self.arch), Zu, Mu, lambda Z, A: [
-            coalesce_batch(spec.name, Z, active=A, arch=self.arch)[k] for k in ("requests", "sectors", "ideal_sectors")])
+        req, sec, ideal = memo_rows(key, Zu, Mu, compute)
         self.requests[site] += int((req * counts).sum())
         self.sectors[site] += int((sec * counts).sum())
         self.ideal_sectors[site] += int((ideal * counts).sum())
         self.global_kind[site] = spec.metric_op
+
+    def _sample(self, site, space, op, O, M, warps, key, compute, names, base=0):
+        """Record the first rows of a line's accesses (samples.py) with their counts, looked up
+        as the totals' are (O - base: the offsets the models take)."""
+        n = min(self.samples.per_line - len(self.samples.rows[site]), O.shape[0])
+        Z, A, _ = distinct_patterns(O[:n] - base, M[:n])       # n < FEW_ROWS: each row, in order
+        self.samples.add(site, space, op, O[:n], M[:n], warps, dict(zip(names, memo_rows(key, Z, A, compute))))
 
     # ---- totals ---------------------------------------------------------------------------------
     def shared_totals(self):
