@@ -61,6 +61,26 @@ def distinct_patterns(O, M):
     return Z[first], M[first], counts
 
 
+def warp_rows(threads, offsets):
+    """(warps [n], offsets int64 [n, 32], active lanes bool [n, 32]) of per-thread accesses: one
+    row per batch warp that has any, in increasing order. Threads in increasing order (what the
+    handlers pass: np.flatnonzero of a mask) are grouped without a sort."""
+    threads = np.asarray(threads)
+    warp = threads >> 5
+    if threads.size and (threads.size == 1 or (threads[1:] > threads[:-1]).all()):
+        first = np.empty(warp.size, bool)
+        first[0] = True
+        np.not_equal(warp[1:], warp[:-1], out=first[1:])
+        uw, inv = warp[first], np.cumsum(first) - 1
+    else:
+        uw, inv = np.unique(warp, return_inverse=True)
+    O = np.zeros((len(uw), 32), np.int64)
+    M = np.zeros((len(uw), 32), bool)
+    O[inv, threads & 31] = offsets
+    M[inv, threads & 31] = True
+    return uw, O, M
+
+
 _MEMO = {}               # (model, op, arch) -> {pattern bytes: its counts}
 MEMO_MAX = 1 << 16       # patterns kept per (model, op, arch); a full table starts again
 
@@ -180,12 +200,7 @@ class Costs:
             return
         if not self._lowered(site, nbytes)[0]:
             return
-        warp, lane = threads // 32, threads % 32
-        uw, inv = np.unique(warp, return_inverse=True)
-        O = np.zeros((len(uw), 32), np.int64)
-        M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = offsets
-        M[inv, lane] = True
+        uw, O, M = warp_rows(threads, offsets)
         self.shared_rows(site, op, kind, O, M, sass, uw)
 
     def shared_rows(self, site, op, kind, O, M, sass=None, warps=None):
@@ -236,12 +251,8 @@ class Costs:
         if not costed:
             return
         spec = _parse(S.global_op(op, ms))
-        warp, lane = threads // 32, threads % 32
-        uw, inv = np.unique(warp, return_inverse=True)
-        O = np.zeros((len(uw), 32), np.int64)
-        M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
-        M[inv, lane] = True
+        # offsets from the heap's 256-byte aligned start
+        uw, O, M = warp_rows(threads, np.asarray(addresses, np.int64) - GLOBAL_BASE)
         # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
         # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it)
         key, fields = ("coalesce", spec.name, self.arch), ("requests", "sectors", "ideal_sectors")

@@ -55,3 +55,16 @@ def test_memo_rows_gives_what_the_models_give():
             for _ in range(2):                       # first sight, then every row looked up
                 got = K.memo_rows(key, Z, A, compute)
                 assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_warp_rows_sorted_and_unsorted_threads_agree():
+    """costs.warp_rows groups sorted threads without a sort; the rows equal np.unique's grouping."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        t = np.unique(rng.integers(0, 512, rng.integers(1, 300)))
+        off = rng.integers(0, 1 << 20, t.size)
+        uw, O, M = K.warp_rows(t, off)
+        perm = rng.permutation(t.size)                  # the same accesses, unsorted: np.unique's path
+        uw2, O2, M2 = K.warp_rows(t[perm], off[perm])
+        assert np.array_equal(uw, uw2) and np.array_equal(O, O2) and np.array_equal(M, M2)
+        assert np.array_equal(uw, np.unique(t // 32))
