@@ -45,10 +45,13 @@ def distinct_patterns(O, M):
     grouped by a 64-bit hash and each group is checked to hold identical rows. Fewer than
     FEW_ROWS rows are returned shifted but not grouped (each once): every caller sums counts
     per row, and memo_rows looks a repeated row up once costed."""
-    big = np.iinfo(np.int64).max
-    base = np.where(M, O, big).min(axis=1, keepdims=True)
-    base = np.where(base == big, 0, base) // 128 * 128
-    Z = np.where(M, O - base, 0)
+    if M.all():                  # every lane active (whole warps): no masking
+        Z = O - O.min(axis=1, keepdims=True) // 128 * 128
+    else:
+        big = np.iinfo(np.int64).max
+        base = np.where(M, O, big).min(axis=1, keepdims=True)
+        base = np.where(base == big, 0, base) // 128 * 128
+        Z = np.where(M, O - base, 0)
     if Z.shape[0] < FEW_ROWS:
         return Z, M, np.ones(Z.shape[0], np.int64)
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
@@ -66,6 +69,11 @@ def warp_rows(threads, offsets):
     row per batch warp that has any, in increasing order. Threads in increasing order (what the
     handlers pass: np.flatnonzero of a mask) are grouped without a sort."""
     threads = np.asarray(threads)
+    t = threads.reshape(-1, 32) if threads.size and threads.size % 32 == 0 else None
+    if t is not None and not (t[:, 0] & 31).any() and (t[:, 31] - t[:, 0] == 31).all() and \
+            (threads.size == 32 or (threads[1:] > threads[:-1]).all()):
+        # whole warps in order (what a full batch gives): the rows are the accesses as they are
+        return t[:, 0] >> 5, np.asarray(offsets, np.int64).reshape(-1, 32), np.ones(t.shape, bool)
     warp = threads >> 5
     if threads.size and (threads.size == 1 or (threads[1:] > threads[:-1]).all()):
         first = np.empty(warp.size, bool)

@@ -68,3 +68,28 @@ def test_warp_rows_sorted_and_unsorted_threads_agree():
         uw2, O2, M2 = K.warp_rows(t[perm], off[perm])
         assert np.array_equal(uw, uw2) and np.array_equal(O, O2) and np.array_equal(M, M2)
         assert np.array_equal(uw, np.unique(t // 32))
+
+
+def test_warp_rows_of_whole_warps_are_the_accesses_as_given():
+    """The whole-warp shortcut of costs.warp_rows gives the rows the general grouping gives."""
+    rng = np.random.default_rng(6)
+    warps = np.unique(rng.integers(0, 64, 20))
+    t = (warps[:, None] * 32 + np.arange(32)).reshape(-1)
+    off = rng.integers(0, 1 << 20, t.size)
+    uw, O, M = K.warp_rows(t, off)
+    uw2, O2, M2 = K.warp_rows(t[::-1], off[::-1])      # the same accesses unsorted: the general path
+    assert np.array_equal(uw, uw2) and np.array_equal(O, O2) and np.array_equal(M, M2) and M.all()
+
+
+def test_distinct_patterns_with_every_lane_active_equals_the_masked_reading():
+    rng = np.random.default_rng(8)
+    O = rng.integers(0, 4096, (200, 32)) * 4
+    O[100:] = O[:100] + rng.integers(0, 50, (100, 1)) * 128        # repeats shifted by lines
+    M = np.ones(O.shape, bool)
+    Z, A, counts = K.distinct_patterns(O, M)
+    M2 = M.copy()
+    M2[:, 0] = False                                   # the masked path, lane 0 off in every row
+    O2 = O.copy()
+    O2[:, 0] = O.min(axis=1)                           # keeps each row's 128-byte base
+    Z2, A2, counts2 = K.distinct_patterns(O2, M2)
+    assert counts.sum() == counts2.sum() == 200 and len(counts) == len(counts2) == 100
