@@ -28,7 +28,7 @@ from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
-from .samples import PER_LINE, Samples
+from .samples import Samples
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -36,7 +36,6 @@ _MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 
 
 
 FEW_ROWS = 64       # below this many rows grouping costs more than looking each row up (memo_rows)
-assert PER_LINE < FEW_ROWS   # a line's sample rows come back one each, in order (Costs._sample)
 
 
 def distinct_patterns(O, M):
@@ -44,7 +43,8 @@ def distinct_patterns(O, M):
     (which keeps every bank and every distinct word), with how often each occurs. Rows are
     grouped by a 64-bit hash and each group is checked to hold identical rows. Fewer than
     FEW_ROWS rows are returned shifted but not grouped (each once): every caller sums counts
-    per row, and memo_rows looks a repeated row up once costed."""
+    per row, and memo_rows looks a repeated row up once costed. Returns (Z, M, counts, inv):
+    inv [N], the pattern of each row."""
     if M.all():                  # every lane active (whole warps): no masking
         Z = O - O.min(axis=1, keepdims=True) // 128 * 128
     else:
@@ -53,15 +53,15 @@ def distinct_patterns(O, M):
         base = np.where(base == big, 0, base) // 128 * 128
         Z = np.where(M, O - base, 0)
     if Z.shape[0] < FEW_ROWS:
-        return Z, M, np.ones(Z.shape[0], np.int64)
+        return Z, M, np.ones(Z.shape[0], np.int64), np.arange(Z.shape[0])
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
     h = (Z * _MIX[:32]).sum(axis=1) + lanes * _MIX[32]
     _, first, inv, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
     if not (np.array_equal(Z, Z[first[inv]]) and np.array_equal(M, M[first[inv]])):
         key = np.concatenate([Z, M.astype(np.int64)], axis=1)          # a hash collision: exact
-        uniq, counts = np.unique(key, axis=0, return_counts=True)
-        return uniq[:, :32], uniq[:, 32:].astype(bool), counts
-    return Z[first], M[first], counts
+        uniq, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        return uniq[:, :32], uniq[:, 32:].astype(bool), counts, inv.reshape(-1)
+    return Z[first], M[first], counts, inv.reshape(-1)
 
 
 def warp_rows(threads, offsets):
@@ -216,14 +216,11 @@ class Costs:
         the batch warps `warps` (None: not known)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
-        key = ("banks", op, self.arch)
-
-        def compute(Z, A):
-            return banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)
         if self.samples.want(site):
-            self._sample(site, "shared", op, O, M, warps, key, compute, ("wavefronts", "ideal"))
-        Zu, Mu, counts = distinct_patterns(O, M)
-        wf, ideal = memo_rows(key, Zu, Mu, compute)
+            self.samples.shared(site, op, O, M, warps, self.arch)
+        Zu, Mu, counts, _ = distinct_patterns(O, M)
+        wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
+            banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
@@ -262,27 +259,19 @@ class Costs:
         # offsets from the heap's 256-byte aligned start
         uw, O, M = warp_rows(threads, np.asarray(addresses, np.int64) - GLOBAL_BASE)
         # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
-        # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it)
-        key, fields = ("coalesce", spec.name, self.arch), ("requests", "sectors", "ideal_sectors")
-
-        def compute(Z, A):
-            res = coalesce_batch(spec.name, Z, active=A, arch=self.arch)
-            return [res[k] for k in fields]
+        # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it); the
+        # counts of each row are its pattern's
+        Zu, Mu, _, inv = distinct_patterns(O, M)
+        fields = ("requests", "sectors", "ideal_sectors")
+        res = dict(zip(fields, (v[inv] for v in memo_rows(("coalesce", spec.name, self.arch), Zu, Mu, lambda Z, A: [
+            coalesce_batch(spec.name, Z, active=A, arch=self.arch)[k] for k in fields]))))
         if self.samples.want(site):
-            self._sample(site, "global", spec.name, O + GLOBAL_BASE, M, uw, key, compute, fields, GLOBAL_BASE)
-        Zu, Mu, counts = distinct_patterns(O, M)
-        req, sec, ideal = memo_rows(key, Zu, Mu, compute)
-        self.requests[site] += int((req * counts).sum())
-        self.sectors[site] += int((sec * counts).sum())
-        self.ideal_sectors[site] += int((ideal * counts).sum())
+            self.samples.add(site, "global", spec.name, O + GLOBAL_BASE, M, uw,
+                             {k: res[k] for k in ("requests", "sectors", "ideal_sectors")})
+        self.requests[site] += int(np.sum(res["requests"]))
+        self.sectors[site] += int(np.sum(res["sectors"]))
+        self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
         self.global_kind[site] = spec.metric_op
-
-    def _sample(self, site, space, op, O, M, warps, key, compute, names, base=0):
-        """Record the first rows of a line's accesses (samples.py) with their counts, looked up
-        as the totals' are (O - base: the offsets the models take)."""
-        n = min(self.samples.per_line - len(self.samples.rows[site]), O.shape[0])
-        Z, A, _ = distinct_patterns(O[:n] - base, M[:n])       # n < FEW_ROWS: each row, in order
-        self.samples.add(site, space, op, O[:n], M[:n], warps, dict(zip(names, memo_rows(key, Z, A, compute))))
 
     # ---- totals ---------------------------------------------------------------------------------
     def shared_totals(self):

@@ -15,6 +15,7 @@ patterns and are not sampled.
 """
 import numpy as np
 
+from .. import banks
 from ..errors import LayoutsimError
 from ..render import save
 from ..render.banks import Access, access_scene
@@ -54,6 +55,13 @@ class Samples:
                 "mask": int(np.packbits(M[k], bitorder="little").view("<u4")[0]),
                 "addresses": [a if m else None for a, m in zip(O[k].tolist(), M[k].tolist())],
                 **{n: int(v[k]) for n, v in counts.items()}})
+
+    def shared(self, site, op, O, M, warps, arch):
+        n = min(self.per_line - len(self.rows[site]), O.shape[0])
+        O, M = O[:n], M[:n]
+        self.add(site, "shared", op, O, M, warps, {
+            "wavefronts": banks.wavefronts_batch(op, O, arch, active=M),
+            "ideal": banks.ideal_batch(op, O, arch, active=M)})
 
     def merge(self, other):
         for mine, theirs in zip(self.rows, other.rows):

@@ -45,7 +45,7 @@ def test_memo_rows_gives_what_the_models_give():
     rng = np.random.default_rng(7)
     for _ in range(20):
         O, M = _patterns(rng, 4, 16)
-        Z, A, counts = K.distinct_patterns(O, M)
+        Z, A, counts, _ = K.distinct_patterns(O, M)
         for key, compute in ((("coalesce-test", "ld.global.b32", "sm_90"),
                               lambda z, a: [coalesce_batch("ld.global.b32", z, active=a)[f] for f in FIELDS]),
                              (("banks-test", "ld.shared.b32", "sm_90"),
@@ -86,10 +86,25 @@ def test_distinct_patterns_with_every_lane_active_equals_the_masked_reading():
     O = rng.integers(0, 4096, (200, 32)) * 4
     O[100:] = O[:100] + rng.integers(0, 50, (100, 1)) * 128        # repeats shifted by lines
     M = np.ones(O.shape, bool)
-    Z, A, counts = K.distinct_patterns(O, M)
+    Z, A, counts, inv = K.distinct_patterns(O, M)
     M2 = M.copy()
     M2[:, 0] = False                                   # the masked path, lane 0 off in every row
     O2 = O.copy()
     O2[:, 0] = O.min(axis=1)                           # keeps each row's 128-byte base
-    Z2, A2, counts2 = K.distinct_patterns(O2, M2)
+    Z2, A2, counts2, _ = K.distinct_patterns(O2, M2)
     assert counts.sum() == counts2.sum() == 200 and len(counts) == len(counts2) == 100
+
+
+def test_each_row_maps_to_its_pattern():
+    """distinct_patterns' inverse: row i is pattern inv[i] shifted by a multiple of 128 bytes."""
+    rng = np.random.default_rng(9)
+    for n in (5, 100):                                 # the row-by-row path and the grouped one
+        O = rng.integers(0, 64, (n, 32)) * 4
+        O[n // 2:] = O[:n - n // 2] + rng.integers(0, 50, (n - n // 2, 1)) * 128
+        M = rng.random((n, 32)) < 0.9
+        M[n // 2:] = M[:n - n // 2]
+        Z, A, counts, inv = K.distinct_patterns(O, M)
+        assert np.array_equal(A[inv], M) and counts.sum() == n
+        d = np.where(M, O - Z[inv], 0)
+        base = np.where(M, d, d.max()).min(axis=1, keepdims=True)
+        assert not (d[M] % 128).any() and np.array_equal(np.where(M, d - base, 0), np.zeros_like(d))
