@@ -1,6 +1,20 @@
-"""layoutsim.ptx speed: warp-instructions per second on a GEMM kernel, and a 1024^3 wmma GEMM.
+"""layoutsim.ptx speed: warp-instructions per second on a GEMM kernel, and a 1024^3 wmma GEMM;
+with --launches, per launch of the corpora: warp-instructions, steady-state rate, first-run time
+and peak memory.
 
     python benchmarks/bench_ptx.py [--size 1024] [--small 256] [--jobs 1] [--json]
+    python benchmarks/bench_ptx.py --launches [corpus,cutlass] [--repeat 3] [--cutlass-size 256,256,256] [--json]
+
+--launches (issue 26): each launch runs in a fresh process (python benchmarks/bench_ptx.py
+--child ...): "first" is the wall time of its first layoutsim.ptx.run (parse, link, the SASS
+lowering or its cache, numba's first call or its cache, the launch), "import" that of `import
+layoutsim.ptx` before it; the steady-state rate is warp-instructions / the median wall time of
+--repeat more runs of the same launch in that process (per CPU second too: the machine may be
+shared); peak memory is tracemalloc's peak during one more run (numpy's buffers included) per
+simulated thread (grid x block). Launches: "corpus" = every case of the project's H200 kernel
+corpus (tests/data/kernels/manifest.json, its committed PTX and inputs); "cutlass" = CUTLASS's
+CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt from the nvidia-cutlass wheel with
+nvcc; skipped with a note when either is missing), --cutlass-size M,N,K, output checked exactly.
 
 Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of 2 x 2 wmma
 16x16x16 fragments, A and B staged through padded shared memory; PTX compiled with
@@ -15,8 +29,13 @@ Targets (issue 10): >= 300 k warp-instructions/s on a GEMM kernel; 1024^3 in < 6
 """
 import argparse
 import json
+import os
 import resource
+import statistics
+import subprocess
+import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -60,14 +79,118 @@ def reference(A, B):
     return C.transpose(0, 3, 1, 2, 4).reshape(n, n)
 
 
+# ---- per launch (--launches) ------------------------------------------------------------------------
+def child(spec):
+    """One launch in this fresh process: {warp_instructions, import_s, first_s, steady_s, ...}."""
+    t = time.perf_counter()
+    import layoutsim.ptx as P
+    import_s = time.perf_counter() - t
+    if spec["kind"] == "corpus":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from gpu_check.kernel_corpus import corpus as C
+        e = {x["name"]: x for x in C.load_manifest()}[spec["name"]]
+        ptx = (C.DATA / C.run_ptx(e)).read_text()
+        kernel, grid, block, smem = e["kernel"], tuple(e["grid"]), tuple(e["block"]), e["shared_bytes"]
+        args, ref = C.launch_args(e, C.load_inputs(e)), None
+    else:
+        import cutlass_kernels as CK
+        ptx = Path(spec["ptx"]).read_text()
+        kernel, grid, block, args, smem, ref = CK.launch(spec["name"], ptx, *spec["size"])
+
+    def once():
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = P.run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=smem)
+        return r, time.perf_counter() - t0, time.process_time() - c0
+
+    r, first, _ = once()
+    walls, cpus = zip(*[once()[1:] for _ in range(spec["repeat"])])
+    tracemalloc.start()
+    once()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    threads = int(np.prod(grid)) * int(np.prod(block))
+    out = {"warp_instructions": r.warp_instructions, "import_s": import_s, "first_s": first,
+           "steady_s": statistics.median(walls), "steady_cpu_s": statistics.median(cpus),
+           "peak_bytes": peak, "threads": threads}
+    if ref is not None:              # C is the third array argument
+        out["exact"] = bool(np.array_equal(r.buffers[[i for i, a in enumerate(args) if isinstance(a, np.ndarray)][2]],
+                                           ref))
+    return out
+
+
+def launches(which, repeat, size, cutlass_root=None):
+    """[(name, spec)] of the launches to measure."""
+    out = []
+    if "corpus" in which:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from gpu_check.kernel_corpus import corpus as C
+        out += [(e["name"], {"kind": "corpus", "name": e["name"], "repeat": repeat}) for e in C.load_manifest()]
+    if "cutlass" in which:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import cutlass_kernels as CK
+        root = CK.source_root(cutlass_root)
+        if root is None:
+            print("cutlass: skipped (pip install nvidia-cutlass: its cutlass_library/source is the CUTLASS tree)")
+        else:
+            built = CK.build(root, CK.temp_dir())
+            m, n, k = size
+            out += [(f"{name} {m}x{n}x{k}", {"kind": "cutlass", "name": name, "ptx": str(p), "size": [m, n, k],
+                                             "repeat": repeat}) for name, p in built.items()]
+    return out
+
+
+def per_launch(args):
+    size = tuple(int(v) for v in args.cutlass_size.split(","))
+    rows = []
+    for name, spec in launches(args.launches.split(","), args.repeat, size, args.cutlass_root):
+        p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                               [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent),
+                                os.environ.get("PYTHONPATH", "")])))
+        if p.returncode:
+            rows.append({"launch": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})
+        else:
+            o = json.loads(p.stdout.strip().splitlines()[-1])
+            o["rate"] = o["warp_instructions"] / o["steady_s"]
+            o["cpu_rate"] = o["warp_instructions"] / o["steady_cpu_s"]
+            o["bytes_per_thread"] = o["peak_bytes"] / o["threads"]
+            rows.append(dict(o, launch=name))
+        if not args.json:
+            _print_row(rows[-1])
+    if args.json:
+        print(json.dumps(rows, indent=1))
+
+
+def _print_row(o):
+    if "error" in o:
+        print(f"{o['launch']:34s} failed: {o['error']}")
+        return
+    exact = "" if "exact" not in o else ("  output exact" if o["exact"] else "  OUTPUT DIFFERS")
+    print(f"{o['launch']:34s} {o['warp_instructions']:>9,} warp-instr  steady {o['rate']:>11,.0f}/s "
+          f"({o['cpu_rate']:>11,.0f}/CPU s)  first run {o['first_s']:5.2f} s (import {o['import_s']:.2f} s)  "
+          f"peak {o['bytes_per_thread']:>8,.0f} B/thread{exact}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        print(json.dumps(child(json.loads(sys.argv[2]))))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1024, help="M = N = K of the large GEMM (multiple of 64)")
     ap.add_argument("--small", type=int, default=256, help="M = N = K of the small GEMM")
     ap.add_argument("--jobs", type=int, default=1, help="processes for the CTAs (layoutsim.ptx.run jobs=)")
     ap.add_argument("--check", action="store_true", help="compare the large GEMM with layoutsim.mma tile by tile")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--launches", nargs="?", const="corpus,cutlass", default=None,
+                    help="per launch of these corpora (corpus, cutlass; default both) instead of the GEMM sizes")
+    ap.add_argument("--repeat", type=int, default=3, help="--launches: steady-state runs per launch (median)")
+    ap.add_argument("--cutlass-root", default=None,
+                    help="--launches: a CUTLASS source tree (default: the installed nvidia-cutlass wheel's)")
+    ap.add_argument("--cutlass-size", default="256,256,256", help="--launches: M,N,K of the CUTLASS GEMMs")
     args = ap.parse_args()
+    if args.launches:
+        per_launch(args)
+        return
     t0 = time.perf_counter()
     launch(64, 1)
     warm = time.perf_counter() - t0

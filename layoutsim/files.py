@@ -30,7 +30,8 @@ claim terabytes.
 
 Failures are one LayoutsimError naming the path and the reason.
 
-`measured_data` says where the GPU measurements of the source tree (tests/data) are.
+`measured_data` says where the GPU measurements of the source tree (tests/data) are, `cache_dir`
+where the caches layoutsim keeps between processes are.
 """
 import contextlib
 import os
@@ -108,6 +109,13 @@ def measured_data(name):
         return Path(env) / name
     beside = Path(__file__).resolve().parents[1] / "tests" / "data" / name
     return beside if beside.is_dir() else Path.cwd() / "tests" / "data" / name
+
+
+def cache_dir(name):
+    """$LAYOUTSIM_CACHE/<name> (default ~/.cache/layoutsim/<name>): where what layoutsim computes
+    once and keeps for later processes lives (the SASS lowering of a PTX, decoded MUFU tables).
+    Not created here: writers create it, best effort."""
+    return Path(os.environ.get("LAYOUTSIM_CACHE") or Path.home() / ".cache" / "layoutsim") / name
 
 
 def write_atomic(path, data, what="file"):

@@ -17,6 +17,8 @@ is taken for single-matrix operands). `unpack` returns them in the element's raw
 The index arrays of a map are built once and cached, so a pack or an unpack is a few numpy
 fancy-indexing operations, vectorised over lanes and over the batch.
 """
+import sys
+
 import numpy as np
 
 from .errors import LayoutsimError
@@ -62,6 +64,14 @@ class _FragmentIndex:
         field = np.where(self.used, self.mask << self.shifts, np.uint64(0))
         self.written = np.bitwise_or.reduce(field, axis=2)  # [lanes, regs] uint64
         self.full = bool((self.written == _mask(frag.reg_bits)).all())
+        # 8/16/32-bit elements in 32-bit registers are whole items of the words' bytes: an
+        # element is item g_flat * (32 / w) + slot of the words viewed as w-bit integers
+        # (little-endian: slot 0 is the low bits), so unpack is one gather of that view and a
+        # full pack one gather viewed back as words
+        self.items = self.words == 1 and w in (8, 16, 32) and sys.byteorder == "little"
+        if self.items:
+            self.g_item = self.g_flat * (32 // w) + h[..., 2]
+            self.s_item = self.s_flat.reshape(frag.lanes, -1)   # [lanes, regs * slots]
 
 
 def _index(frag):
@@ -107,6 +117,9 @@ def pack(frag, mats, old_words=None):
     """
     p = _index(frag)
     m = _batch_of_matrices(frag, mats)
+    if p.items and p.full and p.all_used and m.dtype == p.dtype:
+        vals = np.ascontiguousarray(m).reshape(m.shape[0], -1).take(p.s_item, axis=1)
+        return vals.view(np.uint32).reshape(m.shape[0], frag.lanes, frag.regs)
     dt = np.uint32 if p.words == 1 else np.uint64          # 32-bit registers: stay in uint32
     vals = m.reshape(m.shape[0], -1)[:, p.s_flat].astype(dt) & dt(p.mask)   # [batch, lanes, regs, slots]
     if p.all_used:                                         # every slot holds an element: shift and or
@@ -129,6 +142,9 @@ def unpack(frag, words):
     [batch, matrices, rows, cols] in the element's raw dtype (each element from its first holder)."""
     p = _index(frag)
     words = np.asarray(words, np.uint32).reshape(-1, frag.lanes, words_per_lane(frag))
+    if p.items:
+        items = np.ascontiguousarray(words).view(p.dtype).reshape(words.shape[0], -1)
+        return items.take(p.g_item, axis=1)
     if p.words == 1:                                       # 32-bit registers: stay in uint32
         vals = words.reshape(words.shape[0], -1)[:, p.g_flat]   # [batch, m, r, c]
         return ((vals >> p.g_shift.astype(np.uint32)) & np.uint32(p.mask)).astype(p.dtype)

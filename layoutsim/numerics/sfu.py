@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import package_data as P
 from ..errors import LayoutsimError
-from ..files import read_npz
+from ..files import cache_dir, read_npy, read_npz, write_atomic
 from ..formats import canonical_nan
 from . import sfu_tables
 
@@ -85,12 +85,46 @@ def _check_measured(doc):
 
 @lru_cache(maxsize=None)
 def table(op, name):
-    """A MUFU table (uint32 bits), decoded and checked against its recorded SHA-256."""
+    """A MUFU table (uint32 bits), decoded and checked against its recorded SHA-256. Decoding
+    (bz2 and the SHA-256) takes ~0.5 s a table, so the decoded table is kept in
+    files.cache_dir("sfu") under its SHA-256 and later processes read that file: only a regular
+    .npy file of exactly this table's dtype and length is taken (as the lowering cache takes
+    only a file of its own key and format); anything else there is decoded again and rewritten."""
     key = f"{op}.{name}"
     meta = measured()["tables"][key]
+    cached = _cached_table(meta)
+    if cached is not None:
+        return cached
     blobs = {k: P.load(DATA / f"{key}.{k}.bz2") for k in ("ref", "err")}
     with P.reading(DATA / f"{key}.{{ref,err}}.bz2"):      # a shell restores both with that spelling
-        return sfu_tables.decode(meta, blobs)
+        t = sfu_tables.decode(meta, blobs)
+    _keep_table(meta, t)
+    return t
+
+
+def _table_file(meta):
+    return cache_dir("sfu") / f"{meta['sha256']}.npy"
+
+
+def _cached_table(meta):
+    def accept(dtype, shape, nbytes):
+        if dtype != np.uint32 or shape != (meta["n"],):
+            raise LayoutsimError("not this table")
+    try:
+        f = _table_file(meta)
+        return None if f.is_symlink() else read_npy(f, "MUFU table cache", 4 * meta["n"], accept)
+    except (OSError, ValueError, LayoutsimError):
+        return None
+
+
+def _keep_table(meta, t):
+    """Best effort: an unwritable cache only costs the next process the decoding."""
+    try:
+        f = _table_file(meta)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(f, lambda out: np.save(out, np.ascontiguousarray(t, np.uint32)), "MUFU table cache")
+    except (OSError, LayoutsimError):
+        pass
 
 
 @lru_cache(maxsize=None)

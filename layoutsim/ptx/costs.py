@@ -34,22 +34,81 @@ METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are c
 _MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 1
 
 
+FEW_ROWS = 64       # below this many rows grouping costs more than looking each row up (memo_rows)
+
+
 def distinct_patterns(O, M):
     """The distinct warp accesses among O/M [N, 32] up to a shift by a multiple of 128 bytes
     (which keeps every bank and every distinct word), with how often each occurs. Rows are
-    grouped by a 64-bit hash and each group is checked to hold identical rows."""
-    big = np.iinfo(np.int64).max
-    base = np.where(M, O, big).min(axis=1, keepdims=True)
-    base = np.where(base == big, 0, base) // 128 * 128
-    Z = np.where(M, O - base, 0)
+    grouped by a 64-bit hash and each group is checked to hold identical rows. Fewer than
+    FEW_ROWS rows are returned shifted but not grouped (each once): every caller sums counts
+    per row, and memo_rows looks a repeated row up once costed. Returns (Z, M, counts, inv):
+    inv [N], the pattern of each row."""
+    if M.all():                  # every lane active (whole warps): no masking
+        Z = O - O.min(axis=1, keepdims=True) // 128 * 128
+    else:
+        big = np.iinfo(np.int64).max
+        base = np.where(M, O, big).min(axis=1, keepdims=True)
+        base = np.where(base == big, 0, base) // 128 * 128
+        Z = np.where(M, O - base, 0)
+    if Z.shape[0] < FEW_ROWS:
+        return Z, M, np.ones(Z.shape[0], np.int64), np.arange(Z.shape[0])
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
     h = (Z * _MIX[:32]).sum(axis=1) + lanes * _MIX[32]
     _, first, inv, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
     if not (np.array_equal(Z, Z[first[inv]]) and np.array_equal(M, M[first[inv]])):
         key = np.concatenate([Z, M.astype(np.int64)], axis=1)          # a hash collision: exact
-        uniq, counts = np.unique(key, axis=0, return_counts=True)
-        return uniq[:, :32], uniq[:, 32:].astype(bool), counts
-    return Z[first], M[first], counts
+        uniq, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        return uniq[:, :32], uniq[:, 32:].astype(bool), counts, inv.reshape(-1)
+    return Z[first], M[first], counts, inv.reshape(-1)
+
+
+def warp_rows(threads, offsets):
+    """(warps [n], offsets int64 [n, 32], active lanes bool [n, 32]) of per-thread accesses: one
+    row per batch warp that has any, in increasing order. Threads in increasing order (what the
+    handlers pass: np.flatnonzero of a mask) are grouped without a sort."""
+    threads = np.asarray(threads)
+    t = threads.reshape(-1, 32) if threads.size and threads.size % 32 == 0 else None
+    if t is not None and not (t[:, 0] & 31).any() and (t[:, 31] - t[:, 0] == 31).all() and \
+            (threads.size == 32 or (threads[1:] > threads[:-1]).all()):
+        # whole warps in order (what a full batch gives): the rows are the accesses as they are
+        return t[:, 0] >> 5, np.asarray(offsets, np.int64).reshape(-1, 32), np.ones(t.shape, bool)
+    warp = threads >> 5
+    if threads.size and (threads.size == 1 or (threads[1:] > threads[:-1]).all()):
+        first = np.empty(warp.size, bool)
+        first[0] = True
+        np.not_equal(warp[1:], warp[:-1], out=first[1:])
+        uw, inv = warp[first], np.cumsum(first) - 1
+    else:
+        uw, inv = np.unique(warp, return_inverse=True)
+    O = np.zeros((len(uw), 32), np.int64)
+    M = np.zeros((len(uw), 32), bool)
+    O[inv, threads & 31] = offsets
+    M[inv, threads & 31] = True
+    return uw, O, M
+
+
+_MEMO = {}               # (model, op, arch) -> {pattern bytes: its counts}
+MEMO_MAX = 1 << 16       # patterns kept per (model, op, arch); a full table starts again
+
+
+def memo_rows(key, Z, M, compute):
+    """Counts of distinct warp accesses Z/M [N, 32] (offsets of the active lanes, 0 elsewhere,
+    as distinct_patterns gives them): a tuple of int64[N] arrays, compute(Z, M)'s, for the rows
+    not costed before under `key`, looked up for the others. The bank and coalescing models are
+    functions of (op, arch, pattern) alone, so a pattern costed once, in this launch or an
+    earlier one, is not recosted: a GEMM's k loop repeats the same few patterns every iteration."""
+    memo = _MEMO.setdefault(key, {})
+    lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
+    keys = [k.tobytes() for k in np.concatenate([Z, lanes[:, None]], axis=1)]
+    new = [i for i, k in enumerate(keys) if k not in memo]
+    if new:
+        if len(memo) + len(new) > MEMO_MAX:
+            memo.clear()
+        got = compute(Z[new], M[new])
+        for j, i in enumerate(new):
+            memo[keys[i]] = tuple(int(v[j]) for v in got)
+    return tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
 
 
 DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
@@ -151,12 +210,7 @@ class Costs:
         costed, ms = self._lowered(site, nbytes)
         if not costed:
             return
-        warp, lane = threads // 32, threads % 32
-        uw, inv = np.unique(warp, return_inverse=True)
-        O = np.zeros((len(uw), 32), np.int64)
-        M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = offsets
-        M[inv, lane] = True
+        uw, O, M = warp_rows(threads, offsets)
         w, pieces = sass_width(ms, nbytes)
         if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
             op, O = op_name(op.split(".")[0], "shared", w), O - O % w if pieces == 1 else O
@@ -169,9 +223,9 @@ class Costs:
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
         self.batch.events.costed(site, "shared", op, O, M, warps)
-        Zu, Mu, counts = distinct_patterns(O, M)
-        wf = banks.wavefronts_batch(op, Zu, self.arch, active=Mu)
-        ideal = banks.ideal_batch(op, Zu, self.arch, active=Mu)
+        Zu, Mu, counts, _ = distinct_patterns(O, M)
+        wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
+            banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
@@ -208,12 +262,8 @@ class Costs:
             return
         nbytes = spec.width if spec.kind in ("ld", "st") else None
         spec = _parse(S.global_op(op, ms))
-        warp, lane = threads // 32, threads % 32
-        uw, inv = np.unique(warp, return_inverse=True)
-        O = np.zeros((len(uw), 32), np.int64)
-        M = np.zeros((len(uw), 32), bool)
-        O[inv, lane] = np.asarray(addresses, np.int64) - GLOBAL_BASE   # offsets from the heap's 256-byte aligned start
-        M[inv, lane] = True
+        # offsets from the heap's 256-byte aligned start
+        uw, O, M = warp_rows(threads, np.asarray(addresses, np.int64) - GLOBAL_BASE)
         w, pieces = sass_width(ms, nbytes)
         if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
             spec = _parse(spec.name[:-len(WIDTH_NAME[nbytes])] + WIDTH_NAME[w])
@@ -222,7 +272,13 @@ class Costs:
             self._global_rows(site, spec, O + j * w if j else O, M, uw)
 
     def _global_rows(self, site, spec, O, M, uw):
-        res = coalesce_batch(spec.name, O, active=M, arch=self.arch)
+        # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
+        # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it); the
+        # counts of each row are its pattern's
+        Zu, Mu, _, inv = distinct_patterns(O, M)
+        fields = ("requests", "sectors", "ideal_sectors")
+        res = dict(zip(fields, (v[inv] for v in memo_rows(("coalesce", spec.name, self.arch), Zu, Mu, lambda Z, A: [
+            coalesce_batch(spec.name, Z, active=A, arch=self.arch)[k] for k in fields]))))
         self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw, res)
         self.requests[site] += int(np.sum(res["requests"]))
         self.sectors[site] += int(np.sum(res["sectors"]))

@@ -50,15 +50,21 @@ def read_words(b, ops, ins):
         rt = b.rtype(o, ins)
         parts.append((b.read(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
 
+    n = sum(2 if wide else 1 for _, wide in parts)
+
     def f(bt):
-        cols = []
+        out = np.empty((bt.T, n), np.uint32)   # each column assigned (a scalar broadcasts), cast to 32 bits
+        j = 0
         for r, wide in parts:
-            v = np.broadcast_to(np.asarray(r(bt)), (bt.T,))
+            v = r(bt)
             if wide:
-                cols += [(v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)]
+                out[:, j] = v & np.uint64(0xFFFFFFFF)
+                out[:, j + 1] = v >> np.uint64(32)
+                j += 2
             else:
-                cols.append(v.astype(np.uint32))
-        return np.stack(cols, axis=1)
+                out[:, j] = v
+                j += 1
+        return out
     return f
 
 
@@ -79,11 +85,11 @@ def write_words(b, ops, ins):
             else:
                 val = words[:, j]
                 j += 1
-            if every:
-                v = np.ascontiguousarray(val)
-            else:
-                v = np.zeros(bt.T, val.dtype)
-                v[thr] = val
+            if every:                     # every thread executes (whole warps): no merge with the old values
+                w(bt, np.ascontiguousarray(val), g, True)
+                continue
+            v = np.zeros(bt.T, val.dtype)
+            v[thr] = val
             w(bt, v, g, False)
     return f
 

@@ -221,11 +221,16 @@ class AsyncCopies:
         still = []
         for e in self.pending:
             done = e["group"] < limit[e["threads"]]
-            if np.any(done):
-                scatter(bt.smem_v, e["flat"][done], e["data"][done])
-                bt.events.access(Access("cp.async", "shared", e["site"], e["data"].shape[1], e["threads"][done],
-                                        None, e["flat"][done], "write", issued=False))
-            if not np.all(done):
+            if not done.any():                 # none of it lands yet: kept as it is
+                still.append(e)
+                continue
+            every = done.all()
+            flat, data, threads = (e["flat"], e["data"], e["threads"]) if every else \
+                (e["flat"][done], e["data"][done], e["threads"][done])
+            scatter(bt.smem_v, flat, data)
+            bt.events.access(Access("cp.async", "shared", e["site"], data.shape[1], threads, None, flat, "write",
+                                    issued=False))
+            if not every:
                 keep_ = ~done
                 still.append({k: (v[keep_] if isinstance(v, np.ndarray) else v) for k, v in e.items()})
         self.pending = still
@@ -288,8 +293,8 @@ def _cp_async(ins, b, prog):
         if np.any(reads):
             sthr, n = thr[reads], n_src[reads]
             sa = _addresses(src, bt, sthr)
-            if srcsize is None:
-                off = locate(bt, "global", sa, sthr, size, ins.name)[0][2]
+            if srcsize is None:                    # every byte: aligned words of the heap
+                data[reads] = load(bt, locate(bt, "global", sa, sthr, size, ins.name), size)
             else:                                  # only the first src-size bytes are read
                 if np.any(sa % size):
                     j = int(np.flatnonzero(sa % size)[0])
@@ -297,11 +302,11 @@ def _cp_async(ins, b, prog):
                                 f"{ins.name} needs: the GPU faults (misaligned address)", "misaligned", "global")
                 off = bt.heap.check(sa, 1, sthr)
                 bt.heap.check(sa + n - 1, 1, sthr)
-            k = np.arange(size)
-            take = k[None, :] < n[:, None]
-            got = np.zeros((len(sthr), size), np.uint8)
-            got[take] = bt.heap.data[(off[:, None] + k)[take]]
-            data[reads] = got
+                k = np.arange(size)
+                take = k[None, :] < n[:, None]
+                got = np.zeros((len(sthr), size), np.uint8)
+                got[take] = bt.heap.data[(off[:, None] + k)[take]]
+                data[reads] = got
             bt.events.access(Access("cp.async", "global", ins.extra["site"], size, sthr, sa, path=cache))
         a = async_groups(bt)
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,

@@ -164,14 +164,19 @@ def _warpgroups(bt, g, ins):
 def _read_shared(bt, cat, which, desc, trans, lead, ins):
     """Raw bits of operand `which` ((M, K) for A, (K, N) for B) of each warpgroup, read through its
     descriptor value: layoutsim.smem.operand_addresses, then the CTA's shared memory."""
-    addr = core_wgmma.addresses(cat, which, desc, trans)                 # [nG, rows, cols]
+    # the warpgroups of a batch mostly hold the same few descriptor values (each CTA's own shared
+    # memory at the same offsets): each distinct value is decoded and checked once
+    vals, inv = np.unique(desc, return_inverse=True)
+    uaddr = core_wgmma.addresses(cat, which, vals, trans)                 # [distinct, rows, cols]
     e = core_wgmma.element_bytes(cat, which)
-    bad = (addr < 0) | (addr + e > bt.smem_size)
+    bad = (uaddr < 0) | (uaddr + e > bt.smem_size)
     if bad.any():
-        i, r, c = (int(x) for x in np.argwhere(bad)[0])
-        why = smem.operand_fault(cat, which, int(desc[i]), trans, bt.smem_size, addr[i]) if bt.smem_size \
+        i = int(np.flatnonzero(bad.reshape(len(vals), -1).any(1)[inv])[0])     # the first warpgroup hit
+        r, c = (int(x) for x in np.argwhere(bad[inv[i]])[0])
+        why = smem.operand_fault(cat, which, int(desc[i]), trans, bt.smem_size, uaddr[inv[i]]) if bt.smem_size \
             else f"the {which} descriptor reads shared memory and the CTA has none"
-        raise Fault(lead[i], int(addr[i, r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
+        raise Fault(lead[i], int(uaddr[inv[i], r, c]), f"{why} (the CTA's shared memory)", "out_of_bounds", "shared")
+    addr = uaddr[inv.reshape(-1)]                                         # [nG, rows, cols]
     flat = bt.smem_base[lead][:, None, None] + addr
     raw = core_wgmma.gather(cat, which, bt.smem, flat)
     # the warpgroup's operand, read by the GMMA unit for its first thread

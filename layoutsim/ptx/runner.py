@@ -230,6 +230,10 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     factor = launch.n_ctas / len(ids)
     scale = (lambda v: int(round(v * factor))) if factor != 1 else int
     rows = []
+    approx = {}                          # site -> the first of its steps' approximation notes
+    for st in prog.steps:
+        if st.info.get("approx"):
+            approx.setdefault(st.site, st.info["approx"])
     for i, site in enumerate(prog.sites):
         shared = costs.kind[i] is not None
         glob = costs.global_kind[i] is not None
@@ -240,7 +244,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
             requests=scale(costs.requests[i]) if glob else None,
             sectors=scale(costs.sectors[i]) if glob else None,
             ideal_sectors=scale(costs.ideal_sectors[i]) if glob else None,
-            global_kind=costs.global_kind[i], note=_note(prog, costs, i)))
+            global_kind=costs.global_kind[i], note=_note(costs, approx, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
     notes = sorted(prog.notes | launch.notes)
     if prog.lowered.note:
@@ -281,10 +285,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                assertions=list(launch.assertions))
 
 
-def _note(prog, costs, i):
+def _note(costs, approx, i):
     notes = [costs.notes[i]] if i in costs.notes else []
-    for st in prog.steps:
-        if st.site == i and st.info.get("approx"):
-            notes.append(st.info["approx"])
-            break
+    if i in approx:
+        notes.append(approx[i])
     return "; ".join(notes)

@@ -66,7 +66,7 @@ class Samples:
             self.rows[site].append({
                 "space": space, "op": op, "cta": cta, "warp": warp,
                 "mask": int(np.packbits(M[k], bitorder="little").view("<u4")[0]),
-                "addresses": [int(a) if m else None for a, m in zip(O[k], M[k])],
+                "addresses": [a if m else None for a, m in zip(O[k].tolist(), M[k].tolist())],
                 **{n: int(v[k]) for n, v in counts.items()}})
 
     def shared(self, site, op, O, M, warps, arch):

@@ -31,7 +31,7 @@ from .. import archs
 from .. import package_data as P
 from .. import sass as SASS
 from ..errors import LayoutsimError
-from ..files import read_regular, write_atomic
+from ..files import cache_dir, read_regular, write_atomic
 from . import lowering as L
 
 width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
@@ -163,8 +163,7 @@ def _computed(ptx, sha, arch):
 
 
 def _cache_file(key):
-    root = Path(os.environ.get("LAYOUTSIM_CACHE") or Path.home() / ".cache" / "layoutsim")
-    return root / "lowering" / f"{key}.json"
+    return cache_dir("lowering") / f"{key}.json"
 
 
 def _read_cache(key):

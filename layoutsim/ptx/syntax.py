@@ -265,17 +265,27 @@ def _nest(c, depth, where):
     return depth - 1 if c in ")]}" else depth
 
 
+_SPLIT = {}                 # sep -> the pattern of the characters split_top acts on
+
+
 def split_top(text, sep=","):
-    """Split at `sep` outside brackets, braces and parentheses."""
-    parts, depth, cur = [], 0, []
-    for c in text:
-        depth = _nest(c, depth, repr(text[:40]))
+    """Split at `sep` outside brackets, braces and parentheses. Only brackets and separators
+    are visited (a regular expression finds them), so an operand with a long mangled name
+    costs what a short one does."""
+    rx = _SPLIT.get(sep)
+    if rx is None:
+        rx = _SPLIT[sep] = re.compile("[][(){}" + re.escape(sep) + "]")
+    parts, depth, start = [], 0, 0
+    for m in rx.finditer(text):
+        c = m.group()
+        if c in "([{" or c in ")]}":
+            depth = _nest(c, depth, repr(text[:40]))
+            if c != sep:
+                continue
         if c == sep and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    last = "".join(cur).strip()
+            parts.append(text[start:m.start()].strip())
+            start = m.end()
+    last = text[start:].strip()
     if last or parts:
         parts.append(last)
     return parts

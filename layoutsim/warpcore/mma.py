@@ -6,10 +6,16 @@ the register side of wgmma and nvcuda::wmma.
 raw=True)`; callers pass their own only to put a different model of the same instruction in its
 place (the simulator's `mma=` option, wmma's tile sequence).
 """
+import warnings
+
 import numpy as np
 
+from ..formats import raw_dtype
+from ..numerics import api
 from ..numerics import mma as numeric_mma
 from . import registers as R
+
+_PLANS = {}          # (id(instruction), arch) -> (instruction, Plan, why unverified)
 
 
 def operands(ins, words, keys=("A", "B", "C")):
@@ -20,8 +26,41 @@ def operands(ins, words, keys=("A", "B", "C")):
 
 def default_compute(ins, arch):
     def compute(A, B, C, **extra):
+        if not extra:
+            D = planned(ins, arch, A, B, C)
+            if D is not None:
+                return D
         return numeric_mma(ins, A, B, C, arch=arch, raw=True, **extra)
     return compute
+
+
+def planned(ins, arch, A, B, C):
+    """layoutsim.mma(ins, A, B, C, arch=arch, raw=True) for the raw operands the core gathers
+    (batch, M, K), (batch, K, N), (batch, M, N) in their raw dtypes, with the instruction
+    resolved and planned once per (instruction, arch) instead of on every call (what
+    layoutsim.mma spends most of a small batch's time on); None for anything else (the caller
+    then calls layoutsim.mma). Its memory budget check is not repeated: a batch of the executor
+    is at most MAX_BATCH_THREADS threads (ptx/launch.py), so its operands are a few MiB."""
+    got = _PLANS.get((id(ins), arch))
+    if got is None or got[0] is not ins:
+        inst, prof = api.resolve(ins, arch)
+        if inst.family == "swmmac":
+            got = (ins, None, "")
+        else:
+            plan = api.make_plan(inst, prof)
+            got = (ins, plan, api.unverified(plan) and f"{prof.arch} {inst.name}: {api.unverified(plan)}")
+        _PLANS[(id(ins), arch)] = got
+    _, plan, why = got
+    if plan is None or A.ndim != 3 or B.ndim != 3 or C.ndim != 3:
+        return None
+    M, N, K = plan.shape
+    n = A.shape[0]
+    if (A.shape, B.shape, C.shape) != ((n, M, K), (n, K, N), (n, M, N)) or \
+            (A.dtype, B.dtype, C.dtype) != (raw_dtype(plan.a), raw_dtype(plan.b), raw_dtype(plan.c)):
+        return None
+    if why:
+        warnings.warn(why, api.UnverifiedProfileWarning, stacklevel=3)
+    return api.run(plan, A, B, C)
 
 
 def result(ins, D, batch, old=None, frag=None):
