@@ -5,6 +5,8 @@ A kernel is ("local", FUNCTION) from gpu_check/triton_corpus/kernels.py (written
 .triton-src/ or --wheels DIR). Inputs come from numpy's PCG64 with the case's seed, so the model
 here and the GPU get the same bytes; every array argument is recorded after the launch.
 """
+import re
+
 import numpy as np
 
 from layoutsim.formats import numpy_dtype
@@ -13,6 +15,15 @@ from . import registry
 
 KERNELS_FILE = "gpu_check/triton_corpus/kernels.py"       # its virtual name in the PTX line table
 MAX_OUTPUT_BYTES = 1 << 20
+_FILE = re.compile(r"^\s*\.file\s.*$", re.M)
+_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug_\w+\s*\{.*?^\s*\}", re.M | re.S)
+
+
+def code_of(ptx):
+    """The PTX without what names the machine that compiled it: the `.file` paths (Triton's own
+    modules are named where Triton is installed, the kernel's file where it was read) and the DWARF
+    sections, whose lengths follow those paths. Two compiles with equal code_of are the same kernel."""
+    return _DEBUG_SECTION.sub("", _FILE.sub("", ptx))
 
 
 def _rows(shape, dtype="float32"):

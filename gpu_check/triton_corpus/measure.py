@@ -51,7 +51,7 @@ def child(out, wheels, runs):
             if first is None:
                 first = finals
                 rec["kernel"] = compiled.metadata.name
-                rec["ptx_identical"] = compiled.asm["ptx"] == want
+                rec["ptx_identical"] = C.code_of(compiled.asm["ptx"]) == C.code_of(want)
                 if not rec["ptx_identical"]:
                     rec["ptx"] = compiled.asm["ptx"]
             else:

@@ -40,11 +40,22 @@ def test_every_case_is_in_the_manifest():
     assert sum(C.CASES[c][0][0] != "local" for c in C.CASES) >= 10      # issue 25: 10 from real projects
 
 
+# Launches whose ncu total the model does not reproduce, each explained in docs/triton.md ("Costs the
+# model does not reproduce"): (model, GPU min, GPU max, why).
+EXPLAINED = {
+    ("fla_l2norm_fwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
+        16, 4, 4, "ptxas sinks the ld.shared into the predicated st.global that alone reads it: the LDS "
+                  "runs in 1 warp of each CTA's 4, the PTX loads in all 4"),
+}
+
+
 @pytest.mark.parametrize("case", sorted(C.CASES))
 def test_replay_is_bit_identical_to_the_h200(case):
     results, outputs = _measured()
     rec = results["cases"][case]
-    assert rec["ptx_identical"], f"{case}: the H200's Triton compiled other PTX than the committed one"
+    # the GPU's compile, kept where it was not byte-identical (other install paths in .file lines)
+    same = rec["ptx_identical"] or C.code_of(rec["ptx"]) == C.code_of((CORPUS / ENTRIES[case]["ptx"]).read_text())
+    assert same, f"{case}: the GPU's Triton compiled other PTX than the committed one"
     r, finals = R.run_case(CORPUS, ENTRIES[case])
     for name, got in finals.items():
         want = outputs[f"{case}/{name}"]
@@ -59,7 +70,12 @@ def test_replay_is_bit_identical_to_the_h200(case):
             "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": r.global_totals["st"]["sectors"]}
     for metric, value in ours.items():
         seen = [x[metric] for x in runs if metric in x]
-        assert seen and min(seen) <= value <= max(seen), f"{case} {metric}: model {value}, H200 {min(seen)}..{max(seen)}"
+        inside = bool(seen) and min(seen) <= value <= max(seen)
+        if (case, metric) in EXPLAINED:         # a known difference: it must still be the one documented
+            assert not inside and (value, min(seen), max(seen)) == EXPLAINED[case, metric][:3], \
+                f"{case} {metric}: model {value}, GPU {min(seen)}..{max(seen)}: update EXPLAINED and docs/triton.md"
+            continue
+        assert inside, f"{case} {metric}: model {value}, GPU {min(seen)}..{max(seen)}"
 
 
 @needs_triton
@@ -73,7 +89,7 @@ def test_ptx_is_what_triton_compiles(case):
                     f"liger-kernel==0.8.5 flag-gems==5.0.2 fla-core==0.6.0 -d .triton-src)")
     from gpu_check.triton_corpus.build import compile_case
     c, _, plan = compile_case(case, WHEELS, Path(__file__).resolve().parents[2])
-    assert c.ptx == (CORPUS / ENTRIES[case]["ptx"]).read_text()
+    assert C.code_of(c.ptx) == C.code_of((CORPUS / ENTRIES[case]["ptx"]).read_text())
     assert plan == ENTRIES[case]["params"]
 
 
