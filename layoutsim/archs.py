@@ -204,6 +204,17 @@ SM_COUNT = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132, "sm_100": 148
 # MAX_DYNAMIC_SHARED_SIZE_BYTES): 48 KiB on every compute capability (CUDA C++ Programming Guide,
 # "Shared Memory": more than 48 KB per block needs dynamic shared memory and the explicit opt-in).
 SMEM_WITHOUT_OPT_IN = 48 * 1024
+# What the driver allocates a CTA's shared memory in, and what it reserves for the system per block
+# (CUDA 13.0's cuda_occupancy.h: cudaOccSMemAllocationGranularity, 256 bytes for compute capability
+# 3.x-7.x and 128 from 8.x; cudaDeviceProp::reservedSharedMemPerBlock, 1 KiB from 8.x). On an H100
+# %total_smem_size read 384 for 100 static + 256 dynamic bytes (the unit's rounding, the reserved
+# KiB not counted) and %reserved_smem_offset_cap 1024 (tests/data/constructs/constructs.json).
+def smem_allocation_unit(arch):
+    return 128 if nvidia_at_least(arch, "sm_80") else 256
+
+
+def reserved_smem_per_block(arch):
+    return 1024 if nvidia_at_least(arch, "sm_80") else 0
 
 
 # Tensor memory (sm_100 and its arch-/family-specific targets; sm_120 has none): 128 lanes

@@ -315,6 +315,7 @@ class Launch:
         cta = bt.ctas[bt.cta_index]
         u = np.uint32
         lane = bt.lane
+        unit = archs.smem_allocation_unit(self.arch)
         sp = {"%tid.x": (lt % bx).astype(u), "%tid.y": ((lt // bx) % by).astype(u),
               "%tid.z": (lt // (bx * by)).astype(u),
               "%ntid.x": u(bx), "%ntid.y": u(by), "%ntid.z": u(bz),
@@ -328,13 +329,15 @@ class Launch:
               "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%dynamic_smem_size": u(self.shared_bytes),
-              "%total_smem_size": u(self.prog.smem_size(self.shared_bytes)),
+              "%total_smem_size": u(-(-self.prog.smem_size(self.shared_bytes) // unit) * unit),
               "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
-              # the system's reserved shared memory (PTX ISA 10.35): the model's CTA window holds
-              # none, so the region is empty (begin = end = cap = 0, and the two offsets 0)
+              # the system's reserved shared memory (PTX ISA 10.35): its capacity is the driver's
+              # reservedSharedMemPerBlock (archs.py); the model's CTA window keeps nothing in it,
+              # so begin and the two offsets are 0 (as an H100 reads them) and end is begin.
+              # An H100 read end = 288 for tests/data/constructs' probe: not modelled (docs/ptx.md)
               "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
-              "%reserved_smem_offset_cap": u(0), "%reserved_smem_offset_0": u(0),
-              "%reserved_smem_offset_1": u(0)}
+              "%reserved_smem_offset_cap": u(archs.reserved_smem_per_block(self.arch)),
+              "%reserved_smem_offset_0": u(0), "%reserved_smem_offset_1": u(0)}
         sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
         sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
         sp.update(CL.registers(self.cluster, cta, self.grid))

@@ -113,9 +113,6 @@ REFUSED = """
 
 
 @pytest.mark.parametrize("statement,what", [
-    ("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;",
-     "unsupported instruction barrier.cluster.arrive.aligned (cluster barriers: clusters are not modelled"),
-    ("barrier.cluster.wait;", "unsupported instruction barrier.cluster.wait (cluster barriers"),
     ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;", "unsupported instruction tcgen05"),
     ("redux.sync.min.f32 %f1, %f2, 0xffffffff;", "unsupported instruction redux.sync.min.f32 (floating-point redux)"),
 ])

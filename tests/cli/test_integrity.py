@@ -151,8 +151,10 @@ def _fresh_caches(monkeypatch):
 @pytest.fixture
 def copies(tmp_path, monkeypatch):
     """Point a loader at a copy of its file (the checkout's files are never damaged): copy(module,
-    attribute) -> the copied path, the module's constant patched, the loaders' caches fresh."""
+    attribute) -> the copied path, the module's constant patched, the loaders' caches fresh (the
+    on-disk cache too: a table decoded by an earlier run must not stand in for the damaged file)."""
     _fresh_caches(monkeypatch)
+    monkeypatch.setenv("LAYOUTSIM_CACHE", str(tmp_path / "cache"))
 
     def copy(module, attr="DATA"):
         mod = importlib.import_module(module)

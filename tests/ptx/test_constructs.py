@@ -38,7 +38,9 @@ def test_warp_sz_and_special_registers():
 }"""
     r = P.run(src, "k", 1, 64, [np.zeros(64 * 6, np.uint32)], shared_bytes=0)
     o = r.buffers[0].reshape(64, 6)
-    assert (o[:, 0] == 32).all() and (o[:, 1] == 0).all() and (o[:, 2] == 100).all()
+    # 100 static bytes: %total_smem_size rounds to the 128-byte allocation unit (archs.py; an H100 read 384
+    # for 100 + 256: tests/data/constructs)
+    assert (o[:, 0] == 32).all() and (o[:, 1] == 0).all() and (o[:, 2] == 128).all()
     lane = np.arange(64) % 32
     assert np.array_equal(o[:, 3], ((1 << lane) - 1).astype(np.uint32))
     assert np.array_equal(o[:, 4], np.arange(64) // 32)
