@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from gpu_check.bank_probe import ncu_csv
+from layoutsim.demangle import demangle
 
 SHARED_LD = ncu_csv.LD
 SHARED_ST = ncu_csv.ST
@@ -99,6 +100,25 @@ def totals(ncu, corpus_dir, launches, cubin_paths, metrics, work, timeout):
     return assign(launches, rows, problems), problems, text + "\n" + r["stdout"][-4000:], " ".join(cmd)
 
 
+def _base(name):
+    """A kernel's function name without namespaces, template arguments or return type: ncu prints
+    C++ kernels demangled in its own spelling ('void gemm_device<tuple<int, ...>>'), the plan
+    names their PTX entry ('_Z11gemm_deviceIN4cute5tuple...')."""
+    if name.startswith("_Z"):
+        full = demangle(name)
+        if full is None:                  # beyond the demangler: the mangled name's last source name
+            i, last = 3 if name.startswith("_ZN") else 2, name
+            while i < len(name) and name[i].isdigit():
+                j = i
+                while j < len(name) and name[j].isdigit():
+                    j += 1
+                n = int(name[i:j])
+                last, i = name[j:j + n], j + n
+            return last
+        name = full
+    return name.split("(")[0].split("<")[0].split()[-1].split("::")[-1] if name.strip() else name
+
+
 def assign(launches, rows, problems):
     """ncu rows -> one {metric: value} per planned launch (None where ncu gave none); checks the
     kernel names."""
@@ -108,7 +128,7 @@ def assign(launches, rows, problems):
     for i, (job, row) in enumerate(zip(launches, rows)):
         want = job.get("kernel")
         got = (row.get("kernel") or "").split("(")[0].strip()
-        if want and got and got != want:
+        if want and got and got != want and _base(got) != _base(want):
             problems.append(f"launch {i}: ncu names kernel {got!r}, the plan {want!r}; later launches not assigned")
             break
         out[i] = row["metrics"]

@@ -62,7 +62,7 @@ class GpuDevice:
         hashes = drv.mem_alloc(nblocks * 8)
         drv.memset_d8(hashes, 0, nblocks * 8)
         out = drv.mem_alloc(n * 4) if want_results else None
-        p = dict(seed=0, a_and=0, a_or=0, b_and=0, b_or=0, fixed_a=0, **params)
+        p = {**dict(seed=0, a_and=0, a_or=0, b_and=0, b_or=0, fixed_a=0), **params}
         self.fn(np.int32(op), np.int32(mode), np.uint64(n), np.uint64(p["seed"]), np.uint32(p["a_and"]),
                 np.uint32(p["a_or"]), np.uint32(p["b_and"]), np.uint32(p["b_or"]), self.special,
                 np.uint32(p["fixed_a"]), np.int32(log2_block), hashes, out if out is not None else np.uintp(0),
