@@ -16,8 +16,14 @@ from gpu_check.backends.hip import REQUIRE_ENV, required
 def missing(tools):
     """The programs of `tools` that are not on PATH, in order; `python:MODULE` names a Python
     module of an optional extra (python:triton) that must be importable."""
-    return [t for t in tools if (importlib.util.find_spec(t[7:]) is None if t.startswith("python:")
-                                 else shutil.which(t) is None)]
+    return [t for t in tools if (not _importable(t[7:]) if t.startswith("python:") else shutil.which(t) is None)]
+
+
+def _importable(module):
+    """A module that imports as itself: not a folder of that name on sys.path, which Python would
+    take for a namespace package (spec without an origin)."""
+    spec = importlib.util.find_spec(module)
+    return spec is not None and spec.origin is not None
 
 
 def reason(gone):

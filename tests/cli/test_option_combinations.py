@@ -8,7 +8,6 @@ is checked in every mode, with nothing else to update: the class, not a list of 
 """
 import argparse
 import contextlib
-import importlib.util
 import io
 import os
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from layoutsim.cli import COMMANDS, build_parser, main
+from tool_needs import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 MMA = "mma.m16n8k16.f32.f16.f16.f32"
@@ -56,7 +56,7 @@ MODES = [
                               "--arg", "arange:f32:64x64", "--arg", "zeros:f32:64x64", "--arg", "i32:64"]),
 ]
 # `layoutsim triton` needs Triton (the optional extra): its modes are tried where it is installed
-HAS_TRITON = importlib.util.find_spec("triton") is not None
+HAS_TRITON = not missing(["python:triton"])
 TRITON_KERNELS = str(ROOT / "gpu_check" / "triton_corpus" / "kernels.py")
 if HAS_TRITON:
     MODES += [

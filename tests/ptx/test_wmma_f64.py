@@ -5,6 +5,8 @@ wmma::load_matrix_sync / mma_sync / store_matrix_sync on double fragments (the r
 after the types). Expected values: PTX ISA 9.0 section 9.7.14.4 (wmma: D = A x B + C on the
 matrices in memory, row or column major with the given leading dimension); inputs are multiples of
 1/4 below 2, so every product and sum is exact in f64 and numpy's A @ B + C is the answer."""
+import shutil
+
 import numpy as np
 import pytest
 
@@ -84,7 +86,10 @@ def test_f64_wmma_costs_the_sass_ptxas_emits():
               [np.zeros(64), np.zeros(32), np.zeros(32), np.zeros(64)])
     got = [(s.sass, s.requests, s.sectors) for s in r.instructions
            if s.text.startswith(("wmma.load", "wmma.store"))]
-    assert got == [("LD.E.64", 1, 8), ("LD.E.64", 1, 8), ("LD.E.128", 1, 16), ("ST.E.128", 1, 16)]
+    want = [("LD.E.64", 1, 8), ("LD.E.64", 1, 8), ("LD.E.128", 1, 16), ("ST.E.128", 1, 16)]
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    if shutil.which("ptxas"):             # the SASS column names what ptxas emitted (none without it)
+        assert got == want
 
 
 def test_f64_wmma_directed_rounding_is_refused():
