@@ -143,51 +143,90 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
         zero32, one32 = L.splat(0, L.i32), L.splat(1, L.i32)
         vsh31 = L.splat(b.sub(c32(31), b.add(eb32, mb32)))      # sign bit to bit 31
         vp2off = L.splat(b.sub(b.sub(c32(127), bias), mb32))    # float32 bias - bias - mb
+        vmag = L.splat(b.sub(b.shl(c32(1), b.add(eb32, mb32)), c32(1)))   # all but the sign
         anyv = cgutils.alloca_once_value(builder, ir.Constant(L.vi1, [0] * V))
         count = b.sdiv(nv, ir.Constant(L.i64, V))
         plain = b.and_(b.icmp_signed("==", fnv, ir.Constant(L.i64, 0)),
                        b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0)))
         dup = b.icmp_signed("!=", dupv, ir.Constant(L.i64, 0))
 
-        def body(general):
+        def body(mode):
             with cgutils.for_range(builder, count) as loop:
                 k = b.mul(loop.index, ir.Constant(L.i64, V))
                 bits = L.load(SRC, [rowv, k], vsrc)
+                raw = bits
                 if vsrc.element.width < 32:
                     bits = b.zext(bits, L.vi32)
                 e = b.and_(b.lshr(bits, vmb), emask)
                 fr = b.and_(bits, fmask)
                 normal = b.icmp_signed("!=", e, zero32)
-                m = b.or_(fr, b.shl(b.zext(normal, L.vi32), vmb))
                 e1 = L.call("llvm.smax", L.vi32, e, one32)           # subnormals: emin
                 ex = b.sub(e1, vbias)
                 special = b.icmp_signed("==", e, emask)
-                if general:
+                if mode == "general":
+                    m = b.or_(fr, b.shl(b.zext(normal, L.vi32), vmb))
                     # e4m3 ("fn"): only S.1111.111 is special; flushed subnormal inputs
                     not_fn = L.splat(b.icmp_signed("==", fnv, ir.Constant(L.i64, 0)))
                     keep_sub = L.splat(b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0)))
                     special = b.and_(special, b.or_(not_fn, b.icmp_signed("==", fr, fmask)))
                     m = b.select(b.or_(normal, keep_sub), m, zero32)
-                # value = +-m * 2**(ex - mb), exact (an Inf/NaN's is a finite stand-in)
-                if f32:
-                    sgn = b.and_(b.shl(bits, vsh31), L.splat(-(1 << 31), L.i32))
-                    p2 = b.or_(b.shl(b.add(e1, vp2off), L.splat(23, L.i32)), sgn)
-                    v = b.fmul(b.sitofp(m, L.vf32), b.bitcast(p2, L.vf32))
+                    nonzero = b.icmp_signed("!=", m, zero32)
+                    # value = +-m * 2**(ex - mb), exact (an Inf/NaN's is a finite stand-in)
+                    if f32:
+                        sgn = b.and_(b.shl(bits, vsh31), L.splat(-(1 << 31), L.i32))
+                        p2 = b.or_(b.shl(b.add(e1, vp2off), L.splat(23, L.i32)), sgn)
+                        v = b.fmul(b.sitofp(m, L.vf32), b.bitcast(p2, L.vf32))
+                    else:
+                        neg = b.icmp_signed("!=", b.and_(b.lshr(bits, vsb), one32), zero32)
+                        v = b.fmul(b.sitofp(m, L.vf64), L.pow2(b.sext(b.sub(ex, vmb), L.vi64)))
+                        v = b.select(neg, b.fsub(ir.Constant(v.type, [0.0] * V), v), v)
                 else:
-                    neg = b.icmp_signed("!=", b.and_(b.lshr(bits, vsb), one32), zero32)
-                    v = b.fmul(b.sitofp(m, L.vf64), L.pow2(b.sext(b.sub(ex, vmb), L.vi64)))
-                    v = b.select(neg, b.fsub(ir.Constant(v.type, [0.0] * V), v), v)
-                exz = b.select(b.icmp_signed("!=", m, zero32), ex, L.splat(VZERO, L.i32))
+                    # an IEEE format with its own (half or float) exponent width, no flush:
+                    # the bits shifted into that container are the value (the CPU's exact
+                    # conversion; an Inf/NaN's stand-in is 0)
+                    nonzero = b.icmp_signed("!=", b.and_(bits, vmag), zero32)
+                    wide = 16 if mode == "half" else 32
+                    ct = ir.VectorType(ir.HalfType() if wide == 16 else L.f32, V)
+                    it = ir.VectorType(ir.IntType(wide), V)
+                    cb = raw if vsrc.element.width == wide else (
+                        b.zext(raw, it) if vsrc.element.width < wide else b.trunc(raw, it))
+                    cb = b.shl(cb, L.splat(b.trunc(b.sub(c32(10 if wide == 16 else 23), mb32),
+                                                   ir.IntType(wide))))
+                    v = b.bitcast(cb, ct)
+                    lane = L.vf32 if f32 else L.vf64
+                    if ct != lane:
+                        v = b.fpext(v, lane)
+                    v = b.select(special, ir.Constant(lane, [0.0] * V), v)
+                exz = b.select(nonzero, ex, L.splat(VZERO, L.i32))
                 pair = b.or_(b.and_(exz, L.splat(0xFFFF, L.i32)), b.shl(exz, L.splat(16, L.i32)))
                 L.store_flat(v, VAL, k)
                 L.store_flat(b.select(dup, pair, exz), EXP, k)
                 b.store(b.or_(b.load(anyv), special), anyv)
 
+        # the container the CPU converts exactly: half for 5 exponent bits, float for 8
+        ieee = [("half", 5, 10), ("float", 8, 23)]
+        ieee = [x for x in ieee if x[0] == "float" or vsrc.element.width <= 16]
         with b.if_else(plain) as (then, otherwise):
             with then:
-                body(False)
+                blocks = []
+                for mode, ebits, mbits in ieee:
+                    ok = b.and_(b.icmp_signed("==", ebv, ir.Constant(L.i64, ebits)),
+                                b.icmp_signed("<=", mbv, ir.Constant(L.i64, mbits)))
+                    blocks.append((mode, ok))
+                done = b.append_basic_block("decode.done")
+                for mode, ok in blocks:
+                    nxt = b.append_basic_block("decode.next")
+                    yes = b.append_basic_block("decode." + mode)
+                    b.cbranch(ok, yes, nxt)
+                    b.position_at_end(yes)
+                    body(mode)
+                    b.branch(done)
+                    b.position_at_end(nxt)
+                body("general")
+                b.branch(done)
+                b.position_at_end(done)
             with otherwise:
-                body(True)
+                body("general")
         mask = b.bitcast(b.load(anyv), ir.IntType(V))
         return b.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(V), 0))
     return sig, codegen
