@@ -236,8 +236,9 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
 def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, out, orow,
                eb, mb, keep, rnd):
     """One block of the ROWS * V outputs (i + r, j0 + l), r < ROWS, l < V (lane r * V + l).
-    av/ae (M, K): A's values and exponents; bv (K, N): B's values, be (K, N) its exponents as
-    int16 pairs; cv/ce (M * N, flat): C's value and exponent (or the last block's D), and
+    av (M, K): A's values; ae (M / 2, K): A's exponents of rows 2p and 2p + 1 as the low and
+    high int16 halves of ae[p, k] (pair_rows); bv (K, N): B's values, be (K, N) its exponents
+    as int16 pairs; cv/ce (M * N, flat): C's value and exponent (or the last block's D), and
     max(ce, clo) C's part of Emax. Writes em[lane] = Emax (at least E_ZERO_SUM), S[lane] =
     the exact sum of C and the products k0..k1-1, each truncated toward zero to a multiple of
     2**(Emax - F), in units of 2**(Emax - F), and out[orow, (i + r) * N + j0 + l] = the raw D
@@ -282,9 +283,8 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
             t = loop.index
             bev = b.bitcast(L.load(BE, [t, j0v], L.vi32), vi16)
             for q in range(ROWS // 2):
-                lo_ = b.and_(b.load(L.ptr(AE, [rows[2 * q], t])), ir.Constant(L.i32, 0xFFFF))
-                hi_ = b.shl(b.load(L.ptr(AE, [rows[2 * q + 1], t])), ir.Constant(L.i32, 16))
-                s = b.bitcast(L.splat(b.or_(lo_, hi_)), vi16)
+                pr = b.add(b.ashr(iv, c64(1)), c64(q))
+                s = b.bitcast(L.splat(b.load(L.ptr(AE, [pr, t]))), vi16)
                 s = b.call(_fn16("llvm.sadd.sat"), [s, bev])
                 b.store(b.call(_fn16("llvm.smax"), [b.load(acc_p[q]), s]), acc_p[q])
         clo32 = L.splat(b.trunc(clov, L.i32))
@@ -308,15 +308,37 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
             # 2**(F - Emax) as a float32; above 2**F32_SCALE_MAX no product is nonzero
             sc32 = [L.pow2f(L.call("llvm.smin", L.vi32, b.sub(L.splat(b.trunc(Fv, L.i32)), e),
                                    L.splat(F32_SCALE_MAX, L.i32))) for e in es]
-            acc = [cgutils.alloca_once_value(b, L.splat(0, L.i32)) for _ in range(ROWS)]
+            # two rows per <2V x float> (lanes r * V + l: 512-bit registers where the CPU has
+            # them): B's V values twice, A's two values each over V lanes
+            two = [ir.Constant(L.i32, r) for r in range(2 * V)]
+            lo = ir.Constant(ir.VectorType(L.i32, 2 * V), two)
+            cat = lambda x, y: b.shuffle_vector(x, y, lo)         # noqa: E731
+            halves = [ir.Constant(ir.VectorType(L.i32, V), list(range(h * V, h * V + V)))
+                      for h in range(2)]
+            vf2, vi2 = ir.VectorType(L.f32, 2 * V), ir.VectorType(L.i32, 2 * V)
+            rep = ir.Constant(ir.VectorType(L.i32, 2 * V), [r // V for r in range(2 * V)])
+            dup = ir.Constant(ir.VectorType(L.i32, 2 * V), [r % V for r in range(2 * V)])
+            accs, scs2 = [], []
+            for q in range(ROWS // 2):
+                accs.append(cgutils.alloca_once_value(b, ir.Constant(vi2, [0] * (2 * V))))
+                scs2.append(cat(sc32[2 * q], sc32[2 * q + 1]))
             with cgutils.for_range(b, k1v, start=k0v) as loop:
                 t = loop.index
                 bvv = L.load(BV, [t, j0v], L.vf32)
-                for r in range(ROWS):
-                    x = L.splat(b.load(L.ptr(AV, [rows[r], t])))
-                    p = b.fmul(b.fmul(x, bvv), sc32[r])
-                    b.store(b.add(b.load(acc[r]), b.fptosi(p, L.vi32)), acc[r])
-            Ss = [b.fadd(b.sitofp(b.load(acc[r]), L.vf64), cterms[r]) for r in range(ROWS)]
+                bv2 = b.shuffle_vector(bvv, ir.Constant(L.vf32, ir.Undefined), dup)
+                for q in range(ROWS // 2):
+                    x2 = ir.Constant(ir.VectorType(L.f32, 2), ir.Undefined)
+                    for r in range(2):
+                        x2 = b.insert_element(x2, b.load(L.ptr(AV, [rows[2 * q + r], t])),
+                                              ir.Constant(L.i32, r))
+                    x = b.shuffle_vector(x2, ir.Constant(x2.type, ir.Undefined), rep)
+                    p = b.fmul(b.fmul(x, bv2), scs2[q])
+                    b.store(b.add(b.load(accs[q]), b.fptosi(p, vi2)), accs[q])
+            sums = []
+            for q in range(ROWS // 2):
+                a2 = b.load(accs[q])
+                sums += [b.shuffle_vector(a2, ir.Constant(vi2, ir.Undefined), h) for h in halves]
+            Ss = [b.fadd(b.sitofp(sums[r], L.vf64), cterms[r]) for r in range(ROWS)]
         else:
             acc = [cgutils.alloca_once_value(b, ct) for ct in cterms]
             with cgutils.for_range(b, k1v, start=k0v) as loop:

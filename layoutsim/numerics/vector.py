@@ -20,12 +20,12 @@ E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real 
 
 
 @njit(cache=True, nogil=True)
-def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em, redo, left,
-           hold):
+def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs, es, S, em, redo,
+           left, hold):
     """Instances lo..hi-1 of the batch, ROWS x V outputs at a time (see the notes above), with
     A, B, C and out as (nb, M * K), (nb, K * N), (nb, M * N), (nb, M * N). Values as vdt
     (float32 lanes where f32_ok, else float64) in the scratch arrays av (M, K), bv (K, N);
-    exponents in ae, be (int32, same shapes); fs (2, M * N) float64 and es (2, M * N) int32:
+    exponents in ae, be (int32, same shapes), A's as row pairs in ap (M / 2, K: pair_rows); fs (2, M * N) float64 and es (2, M * N) int32:
     C's values and exponents, and a later block's C (the last D); S (float64) and em (int32):
     one per lane.
 
@@ -69,13 +69,14 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
             redo[n_redo] = bi
             n_redo += 1
             continue
+        pair_rows(ae, ap)
         for blk in range(nblk if hold is not None else 1):
             ccv, cce, clo = cv, ce, c0e             # block 0 starts from C
             if hold is not None and blk > 0:
                 ccv, cce, clo = cl, cle, d0e        # a later block from the last D
             for i0 in range(0, M, ROWS):
                 for j0 in range(0, N, V):
-                    fb = _lanes_mma(av, ae, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
+                    fb = _lanes_mma(av, ap, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
                                     clo, S, em, o2, bi, d_eb, d_mb, keep, rnd)
                     if fb != 0:
                         for l in range(LN):
@@ -112,6 +113,15 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
     return n_redo, n_left
 
 
+@njit(cache=True, inline="always")
+def pair_rows(ae, ap):
+    """ap[p, k]: the exponents ae[2p, k] and ae[2p + 1, k] as its low and high int16 halves
+    (what _lanes_mma's int16 lanes take for two rows at once)."""
+    for p in range(ap.shape[0]):
+        for k in range(ap.shape[1]):
+            ap[p, k] = (ae[2 * p, k] & 0xFFFF) | (ae[2 * p + 1, k] << 16)
+
+
 @njit(cache=True, nogil=True)
 def _vround(o2, cfg, left, n):
     """The results _vcore left: _round_pack of their exact sums."""
@@ -141,7 +151,7 @@ def _scratch(M, N, K, vdt):
     if s is None:
         LN = ROWS * V
         s = sets[key] = (np.empty((M, K), vdt), np.empty((M, K), np.int32),
-                         np.empty((K, N), vdt), np.empty((K, N), np.int32),
+                         np.empty((M // 2, K), np.int32), np.empty((K, N), vdt), np.empty((K, N), np.int32),
                          np.empty((2, M * N), np.float64), np.empty((2, M * N), np.int32),
                          np.empty(LN, np.float64), np.empty(LN, np.int32),
                          np.empty(M * N, np.int64))
