@@ -25,7 +25,7 @@ _late_add (vector._vcore).
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, typeof_impl
 
 from .cfg import RNE, RZ
 
@@ -111,9 +111,39 @@ def _c_array(ty, ndim, dtype=None):
             and (dtype is None or ty.dtype == dtype))
 
 
+class FormatCodes(int):
+    """The element formats of A, B, C and D (11 bits each: exponent bits, fraction bits,
+    e4m3's "fn"), an int that numba types as a literal: _vcore compiles once per combination
+    of formats, with every mask and shift of a format an immediate and only the decoders its
+    formats need (see formats_code)."""
+
+
+@typeof_impl.register(FormatCodes)
+def _typeof_codes(val, c):
+    return types.IntegerLiteral(int(val))
+
+
+def formats_code(*fmts):
+    """FormatCodes of (eb, mb, fn) for A, B, C, D."""
+    v = 0
+    for k, (eb, mb, fn) in enumerate(fmts):
+        v |= (int(eb) | int(mb) << 4 | int(fn) << 10) << (11 * k)
+    return FormatCodes(v)
+
+
+def _fmt(codes, which):
+    """(eb, mb, fn) of operand `which` (0..3: A, B, C, D; a literal) of a FormatCodes literal,
+    else None."""
+    if not (isinstance(codes, types.IntegerLiteral) and isinstance(which, types.IntegerLiteral)):
+        return None
+    v = codes.literal_value >> (11 * which.literal_value)
+    return v & 15, (v >> 4) & 63, (v >> 10) & 1
+
+
 @intrinsic
-def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
-    """Decode src[row, 0:n] (raw bits, an unsigned dtype; n a multiple of V), V at a time, as
+def _lanes_decode(typingctx, src, row, n, fmts, which, ftz, val, exp, dup):
+    """Decode src[row, 0:n] (raw bits of operand `which`'s format in fmts (FormatCodes and
+    a constant: literals); an unsigned dtype; n a multiple of V), V at a time, as
     kernel._fast_decode does: val[k] = exact value (float64, or float32 where the caller knows it fits;
     a finite stand-in for an Inf/NaN), exp[k] = exponent (emin for a subnormal) or VZERO
     for a zero (dup != 0: that exponent as two equal int16 halves of the int32, for the int16
@@ -122,20 +152,22 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
     if not (_c_array(src, 2) and isinstance(src.dtype, types.Integer) and not src.dtype.signed
             and src.dtype.bitwidth <= 32 and _c_array(val, getattr(val, "ndim", -1))
             and val.dtype in (types.float32, types.float64)
-            and _c_array(exp, getattr(exp, "ndim", -1), types.int32)):
+            and _c_array(exp, getattr(exp, "ndim", -1), types.int32) and _fmt(fmts, which)):
         return None
     i64 = types.int64
-    sig = types.boolean(src, i64, i64, i64, i64, i64, i64, val, exp, i64)
+    sig = types.boolean(src, i64, i64, fmts, which, i64, val, exp, i64)
     f32 = val.dtype == types.float32
+    eb, mb, fn = _fmt(fmts, which)
 
     def codegen(context, builder, signature, args):
         L = _Lanes(context, builder)
         b = builder
-        srcv, rowv, nv, ebv, mbv, fnv, ftzv, valv, expv, dupv = args
-        SRC, VAL, EXP = (L.array(signature.args[k], args[k]) for k in (0, 7, 8))
+        srcv, rowv, nv, _, _, ftzv, valv, expv, dupv = args
+        SRC, VAL, EXP = (L.array(signature.args[k], args[k]) for k in (0, 6, 7))
+        fnv = ir.Constant(L.i64, fn)
         vsrc = ir.VectorType(ir.IntType(signature.args[0].dtype.bitwidth), V)
         c32 = lambda x: ir.Constant(L.i32, x)        # noqa: E731
-        eb32, mb32 = b.trunc(ebv, L.i32), b.trunc(mbv, L.i32)
+        eb32, mb32 = c32(eb), c32(mb)
         emask = L.splat(b.sub(b.shl(c32(1), eb32), c32(1)))
         fmask = L.splat(b.sub(b.shl(c32(1), mb32), c32(1)))
         bias = b.sub(b.shl(c32(1), b.sub(eb32, c32(1))), c32(1))
@@ -146,8 +178,6 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
         vmag = L.splat(b.sub(b.shl(c32(1), b.add(eb32, mb32)), c32(1)))   # all but the sign
         anyv = cgutils.alloca_once_value(builder, ir.Constant(L.vi1, [0] * V))
         count = b.sdiv(nv, ir.Constant(L.i64, V))
-        plain = b.and_(b.icmp_signed("==", fnv, ir.Constant(L.i64, 0)),
-                       b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0)))
         dup = b.icmp_signed("!=", dupv, ir.Constant(L.i64, 0))
 
         def body(mode):
@@ -203,30 +233,17 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
                 L.store_flat(b.select(dup, pair, exz), EXP, k)
                 b.store(b.or_(b.load(anyv), special), anyv)
 
-        # the container the CPU converts exactly: half for 5 exponent bits, float for 8
-        ieee = [("half", 5, 10), ("float", 8, 23)]
-        ieee = [x for x in ieee if x[0] == "float" or vsrc.element.width <= 16]
-        with b.if_else(plain) as (then, otherwise):
-            with then:
-                blocks = []
-                for mode, ebits, mbits in ieee:
-                    ok = b.and_(b.icmp_signed("==", ebv, ir.Constant(L.i64, ebits)),
-                                b.icmp_signed("<=", mbv, ir.Constant(L.i64, mbits)))
-                    blocks.append((mode, ok))
-                done = b.append_basic_block("decode.done")
-                for mode, ok in blocks:
-                    nxt = b.append_basic_block("decode.next")
-                    yes = b.append_basic_block("decode." + mode)
-                    b.cbranch(ok, yes, nxt)
-                    b.position_at_end(yes)
-                    body(mode)
-                    b.branch(done)
-                    b.position_at_end(nxt)
-                body("general")
-                b.branch(done)
-                b.position_at_end(done)
-            with otherwise:
-                body("general")
+        # the container the CPU converts exactly: half for 5 exponent bits, float for 8 (an
+        # IEEE format, no flushed subnormal input: ftz is a profile's, decided at run time)
+        wide = {5: (16, 10), 8: (32, 23)}.get(eb)
+        if fn == 0 and wide and mb <= wide[1] and vsrc.element.width <= wide[0]:
+            with b.if_else(b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0))) as (then, other):
+                with then:
+                    body("half" if eb == 5 else "float")
+                with other:
+                    body("general")
+        else:
+            body("general")
         mask = b.bitcast(b.load(anyv), ir.IntType(V))
         return b.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(V), 0))
     return sig, codegen
@@ -234,7 +251,7 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
 
 @intrinsic
 def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, out, orow,
-               eb, mb, keep, rnd):
+               fmts, keep, rnd):
     """One block of the ROWS * V outputs (i + r, j0 + l), r < ROWS, l < V (lane r * V + l).
     av (M, K): A's values; ae (M / 2, K): A's exponents of rows 2p and 2p + 1 as the low and
     high int16 halves of ae[p, k] (pair_rows); bv (K, N): B's values, be (K, N) its exponents
@@ -242,7 +259,7 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
     max(ce, clo) C's part of Emax. Writes em[lane] = Emax (at least E_ZERO_SUM), S[lane] =
     the exact sum of C and the products k0..k1-1, each truncated toward zero to a multiple of
     2**(Emax - F), in units of 2**(Emax - F), and out[orow, (i + r) * N + j0 + l] = the raw D
-    bits (eb, mb; keep fraction bits; RZ or RNE) where that is a normal number or 0. Returns
+    bits (D's format in fmts, FormatCodes; keep fraction bits; RZ or RNE) where that is a normal number or 0. Returns
     a bit mask of the lanes left to _round_pack (every lane under RD/RU).
 
     With float32 av/bv (f32_ok: products and their scaled terms are normal float32 numbers,
@@ -253,19 +270,21 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
     vt = types.float32 if f32lanes else f64
     if not (_c_array(av, 2, vt) and _c_array(ae, 2, i32) and _c_array(bv, 2, vt)
             and _c_array(be, 2, i32) and _c_array(cv, 1, f64) and _c_array(ce, 1, i32)
-            and _c_array(S, 1, f64) and _c_array(em, 1, i32) and _c_array(out, 2, types.uint32)):
+            and _c_array(S, 1, f64) and _c_array(em, 1, i32) and _c_array(out, 2, types.uint32)
+            and _fmt(fmts, types.IntegerLiteral(3))):
         return None
-    sig = i64(av, ae, bv, be, i64, i64, i64, i64, i64, cv, ce, i64, S, em, out, i64, i64, i64, i64,
+    sig = i64(av, ae, bv, be, i64, i64, i64, i64, i64, cv, ce, i64, S, em, out, i64, fmts, i64,
               i64)
+    d_eb, d_mb, _ = _fmt(fmts, types.IntegerLiteral(3))
 
     def codegen(context, builder, signature, args):
         L = _Lanes(context, builder)
         b = builder
-        (_, _, _, _, iv, j0v, k0v, k1v, Fv, _, _, clov, _, _, _, orowv, ebv, mbv, keepv,
-         rndv) = args
+        (_, _, _, _, iv, j0v, k0v, k1v, Fv, _, _, clov, _, _, _, orowv, _, keepv, rndv) = args
         AV, AE, BV, BE, CV, CE, SS, EM, OUT = (L.array(signature.args[k], args[k])
                                                for k in (0, 1, 2, 3, 9, 10, 12, 13, 14))
         c64 = lambda x: ir.Constant(L.i64, x)        # noqa: E731
+        ebv, mbv = c64(d_eb), c64(d_mb)
         N = cgutils.unpack_tuple(b, BV.shape)[1]
         rows = [b.add(iv, c64(r)) for r in range(ROWS)]
         offs = [b.add(b.mul(row, N), j0v) for row in rows]       # C / out offsets of each row
