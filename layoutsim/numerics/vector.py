@@ -11,12 +11,15 @@ import numpy as np
 from numba import njit
 
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN, C_MB,
-                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, PROD_NORM, ROUND)
+                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF, PROD_NORM,
+                  ROUND)
 from .general import _late_add, _round_pack
 from .kernel import plain_steps
 from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma, formats_code
 
-E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
+E_LOW = -(1 << 20)
+F32_TINY = np.float32(2.0 ** -126)       # the least normal float32
+F32_MAX = np.float32(3.4028234663852886e38)        # floor of Emax when the profile has none (every real exponent is above)
 
 
 @njit(cache=True, nogil=True)
@@ -53,6 +56,12 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
     d0e = np.int64(max(2 - (1 << (d_eb - 1)), floor) if czero else floor)
     cv, cl = fs[0], fs[1]                               # C; C of a later block: the last D
     ce, cle = es[0], es[1]
+    # a late C added to an f32 D from an f32 C (sm_90's fp8 mma.sync): IEEE overflow to Inf,
+    # no flushed subnormal, so that the CPU's float32 rounding is _late_add's for normal results
+    f32_late = (late and d_eb == 8 and d_mb == 23 and c_eb == 8 and cfg[C_MB] == 23
+                and cfg[C_FN] == 0 and cfg[OVF_INF] != 0 and c_ftz == 0)
+    pf = o2.view(np.float32)
+    cf = c2.view(np.float32)                             # C: uint32 bits (kernel_inputs)
     for o in range(M * N):                              # a late C: the blocks see C = 0
         cv[o] = 0.0
         ce[o] = c0e
@@ -106,6 +115,17 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                 if hold[o] >= 0:                    # a block's D was Inf/NaN: so is the result
                     # (kernel._special_c of it: an Inf stays that Inf, a NaN is NAN_BITS)
                     r = cfg[NAN_BITS] if hold[o] & ((np.int64(1) << d_mb) - 1) else hold[o]
+                elif late and f32_late:
+                    # _late_add's double sum, rounded to f32 by the CPU (RNE) where the result
+                    # is 0 or a normal number (anything else: _late_add)
+                    x = np.float64(pf[bi, o]) + np.float64(cf[bi, o])
+                    y = np.float32(x)
+                    if x == 0.0:
+                        o2[bi, o] = 0
+                        continue
+                    if abs(y) >= F32_TINY and abs(y) <= F32_MAX:
+                        pf[bi, o] = y
+                        continue
                 if late:
                     r = _late_add(r, np.int64(c2[bi, o]), cfg)
                 o2[bi, o] = r
