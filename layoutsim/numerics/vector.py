@@ -60,8 +60,6 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
     # no flushed subnormal, so that the CPU's float32 rounding is _late_add's for normal results
     f32_late = (late and d_eb == 8 and d_mb == 23 and c_eb == 8 and cfg[C_MB] == 23
                 and cfg[C_FN] == 0 and cfg[OVF_INF] != 0 and c_ftz == 0)
-    pf = o2.view(np.float32)
-    cf = c2.view(np.float32)                             # C: uint32 bits (kernel_inputs)
     for o in range(M * N):                              # a late C: the blocks see C = 0
         cv[o] = 0.0
         ce[o] = c0e
@@ -110,6 +108,8 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                             if hold[o] < 0 and _is_special(r, d_eb, d_mb):
                                 hold[o] = r
         if hold is not None:
+            pf = o2.view(np.float32)
+            cf = c2.view(np.float32)                    # C: uint32 bits (kernel_inputs)
             for o in range(M * N):
                 r = np.int64(o2[bi, o])
                 if hold[o] >= 0:                    # a block's D was Inf/NaN: so is the result
