@@ -15,7 +15,8 @@ from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, 
                   ROUND)
 from .general import _late_add, _round_pack
 from .kernel import plain_steps
-from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma, formats_code
+from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma
+from .lanes import formats_code
 
 E_LOW = -(1 << 20)
 F32_TINY = np.float32(2.0 ** -126)       # the least normal float32
