@@ -12,10 +12,12 @@ Run it on an otherwise quiet machine (check `uptime`): both simulators use every
 (numba's and torch's thread pools), so other jobs skew the ratio. Without MMA-Sim
 (`python benchmarks/bench_mma.py`) it says so and times layoutsim and numpy alone.
 
-One batch of `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (A, B: f16 ~ N(0,1) scaled by
-2**U(-4,4); C: f32 likewise; fixed seed), run in this one process through
+One batch of one instruction (--form, default f16: `mma.sync.aligned.m16n8k16.row.col.f32.f16.
+f16.f32`; A, B ~ N(0,1) scaled by 2**U(-4,4) in their format; C: f32 likewise; fixed seed), run
+in this one process through
   * layoutsim.mma(..., arch="sm_90")                         (numba kernel)
-  * MMA-Sim's Hopper model, mmasim.nv_ptx.MMA("Hopper", "m16n8k16.f32.f16.f16.f32"), through
+  * MMA-Sim's Hopper model of the same instruction (for f16: mmasim.nv_ptx.MMA("Hopper",
+    "m16n8k16.f32.f16.f16.f32"); wgmma forms through mmasim.nv_ptx.WGMMA), through
     its batched API `dpa` (torch-vectorised over every dot product of a chunk of the batch;
     the chunk size it runs fastest at is picked first, from --chunks), and, for reference,
     its one-instruction call on --per-call instructions
@@ -41,23 +43,39 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import layoutsim  # noqa: E402
-from layoutsim.formats import encode  # noqa: E402
+from layoutsim.formats import as_raw, decode, encode  # noqa: E402
 
 NAME = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
 MMASIM_SHAPE = "m16n8k16.f32.f16.f16.f32"
 TARGET = 100.0
+# --form: (layoutsim instruction, MMA-Sim class and shape) of the forms MMA-Sim's Hopper model
+# has (it has no fp8 mma.sync on Hopper: fp8 is wgmma there)
+FORMS = {
+    "f16": (NAME, "MMA", MMASIM_SHAPE),
+    "bf16": ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "MMA",
+             "m16n8k16.f32.bf16.bf16.f32"),
+    "tf32": ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "MMA", "m16n8k8.f32.tf32.tf32.f32"),
+    "fp8": ("wgmma.m64n8k32.f32.e4m3.e4m3", "WGMMA", "m64n8k32.f32.e4m3.e4m3"),
+    "wgmma": ("wgmma.m64n256k16.f32.f16.f16", "WGMMA", "m64n256k16.f32.f16.f16"),
+}
+UNIT = 16 * 8 * 16          # --n and --chunks count m16n8k16 instructions' worth of products
 
 
-def batch(n, seed=0):
-    """Raw f16 A (n, 16, 16), f16 B (n, 16, 8), f32 C (n, 16, 8) as float16/float32 arrays."""
+def batch(n, seed=0, name=NAME):
+    """Raw A (n, M, K), B (n, K, N), C (n, M, N) bits of instruction `name` (f16 A/B and f32 C
+    as float16/float32 arrays, as the f16 benchmark always gave them)."""
+    inst = layoutsim.get(name)
+    M, N, K = inst.shape
+    f = inst.formats
     rng = np.random.default_rng(seed)
 
     def vals(shape):
         return rng.standard_normal(shape) * np.exp2(rng.integers(-4, 5, shape))
-    a = encode("f16", vals((n, 16, 16))).view(np.float16)
-    b = encode("f16", vals((n, 16, 8))).view(np.float16)
-    c = encode("f32", vals((n, 16, 8))).view(np.float32)
-    return a, b, c
+    out = []
+    for fmt, shape in ((f["a"], (n, M, K)), (f["b"], (n, K, N)), (f.get("c", f["d"]), (n, M, N))):
+        raw = encode(fmt, vals(shape))
+        out.append(raw.view({"f16": np.float16, "f32": np.float32}.get(fmt, raw.dtype)))
+    return tuple(out)
 
 
 def timed(fn, repeat, window=0.0):
@@ -92,25 +110,39 @@ def load_mmasim():
     return (torch, MMA), None
 
 
-def run_mmasim(mods, a, b, c, repeat, window, chunks, per_call_n):
-    torch, MMA = mods
-    op = MMA("Hopper", MMASIM_SHAPE)
-    A = torch.from_numpy(a.view(np.int16)).view(torch.float16)
-    B = torch.from_numpy(b.view(np.int16)).view(torch.float16)
-    C = torch.from_numpy(c.copy())
+def _tensor(torch, x, fmt):
+    """Raw bits x of format fmt as a torch tensor of MMA-Sim's dtype (tf32: its float32)."""
+    raw = x.view({1: np.uint8, 2: np.int16, 4: np.int32}[x.dtype.itemsize])
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+          "tf32": torch.float32, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[fmt]
+    return torch.from_numpy(raw.copy()).view(dt)
+
+
+def run_mmasim(mods, a, b, c, repeat, window, chunks, per_call_n, form="f16"):
+    torch, _ = mods
+    from mmasim import nv_ptx
+    name, cls, shape = FORMS[form]
+    op = getattr(nv_ptx, cls)("Hopper", shape)
+    inst = layoutsim.get(name)
+    M, N, K = inst.shape
+    f = inst.formats
+    A, B, C = (_tensor(torch, x, fmt) for x, fmt in ((a, f["a"]), (b, f["b"]),
+                                                       (c, f.get("c", f["d"]))))
     n = len(a)
+    scale = max(1, M * N * K // UNIT)           # chunks are in m16n8k16 instructions' worth
 
     def batched(chunk, stop=n):
+        chunk = max(1, chunk // scale)
         outs = []
         for s in range(0, stop, chunk):
             e = min(s + chunk, stop)
-            av = A[s:e, :, None, :].expand(-1, 16, 8, 16)                   # (chunk, M, N, K)
-            bv = B[s:e].transpose(1, 2)[:, None, :, :].expand(-1, 16, 8, 16)
+            av = A[s:e, :, None, :].expand(-1, M, N, K)                     # (chunk, M, N, K)
+            bv = B[s:e].transpose(1, 2)[:, None, :, :].expand(-1, M, N, K)
             outs.append(op.dpa(av, bv, C[s:e]))
         return torch.cat(outs).numpy()
 
     # warm-up, and the chunk size MMA-Sim runs fastest at (on a part of the batch)
-    probe = min(n, max(chunks))
+    probe = min(n, max(1, max(chunks) // scale))
     speed = {}
     for ch in chunks:
         batched(ch, probe)
@@ -132,7 +164,12 @@ def run_mmasim(mods, a, b, c, repeat, window, chunks, per_call_n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20000, help="instructions in the batch")
+    ap.add_argument("--form", default="f16", choices=sorted(FORMS),
+                    help="the instruction (MMA-Sim's Hopper forms): " + ", ".join(
+                        f"{k} = {v[0]}" for k, v in FORMS.items()))
+    ap.add_argument("--n", type=int, default=20000,
+                    help="instructions in the batch, in m16n8k16 instructions' worth of products "
+                         "(a wgmma m64n256k16 counts 128)")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs of each (median)")
     ap.add_argument("--window", type=float, default=1.0,
                     help="seconds each timed run lasts at least (calls back to back)")
@@ -142,25 +179,28 @@ def main():
                     help="instructions timed through MMA-Sim's one-instruction call")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = ap.parse_args()
-    res = {"instruction": NAME, "batch": args.n, "repeat": args.repeat, "window_s": args.window,
+    name = FORMS[args.form][0]
+    inst = layoutsim.get(name)
+    M, N, K = inst.shape
+    n = max(1, args.n * UNIT // (M * N * K))
+    res = {"instruction": name, "form": args.form, "batch": n, "repeat": args.repeat, "window_s": args.window,
            "cpus": os.cpu_count(), "target_ratio": TARGET}
 
     def say(line):
         if not args.json:
             print(line)
-    n = args.n
-    a, b, c = batch(n)
+    a, b, c = batch(n, name=name)
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = float("nan")
-    say(f"batch: {n} x {NAME} (f16 A/B, f32 C), {n * 128} dot products of 16; "
+    say(f"batch: {n} x {name} ({inst.formats['a']} A/B, f32 C), {n * M * N} dot products of {K}; "
           f"{os.cpu_count()} CPUs, load average {load:.2f}; medians of {args.repeat} runs of at "
           f"least {args.window:g} s each")
 
-    layoutsim.mma(NAME, a[:64], b[:64], c[:64], arch="sm_90")        # compile / load the cache
-    layoutsim.mma(NAME, a, b, c, arch="sm_90")
-    t_ls, c_ls, w_ls, d_ls = timed(lambda: layoutsim.mma(NAME, a, b, c, arch="sm_90"),
+    layoutsim.mma(name, a[:64], b[:64], c[:64], arch="sm_90")        # compile / load the cache
+    layoutsim.mma(name, a, b, c, arch="sm_90")
+    t_ls, c_ls, w_ls, d_ls = timed(lambda: layoutsim.mma(name, a, b, c, arch="sm_90"),
                                    args.repeat, args.window)
     import numba
     res["layoutsim"] = {"instr_per_s": n / t_ls, "s_per_call": t_ls, "cpu_s_per_call": c_ls,
@@ -169,7 +209,9 @@ def main():
           f"{c_ls * 1e3:.1f} ms CPU; numba {numba.__version__}, {numba.get_num_threads()} threads; "
           f"per call over the runs {min(w_ls) * 1e3:.1f}..{max(w_ls) * 1e3:.1f} ms)")
 
-    a64, b64, c64 = a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)
+    fm = inst.formats
+    a64, b64, c64 = (decode(fmt, as_raw(fmt, x)).astype(np.float64)
+                     for x, fmt in ((a, fm["a"]), (b, fm["b"]), (c, fm.get("c", fm["d"]))))
     np.einsum("bmk,bkn->bmn", a64[:64], b64[:64])
     t_np, _, _, _ = timed(lambda: np.einsum("bmk,bkn->bmn", a64, b64) + c64, args.repeat,
                           args.window)
@@ -183,7 +225,8 @@ def main():
         res["mmasim"] = {"error": why.splitlines()[0]}
     else:
         chunks = [int(x) for x in args.chunks.split(",")]
-        info = run_mmasim(mods, a, b, c, args.repeat, args.window, chunks, args.per_call)
+        info = run_mmasim(mods, a, b, c, args.repeat, args.window, chunks, args.per_call,
+                          args.form)
         t_ms = info["batched_s"]
         say(f"MMA-Sim Hopper, batched dpa  {n / t_ms:12,.0f} instr/s  ({t_ms * 1e3:8.1f} ms "
               f"wall, "

@@ -250,7 +250,7 @@ def _fp8_to_f16(fmt, raw):
     """fp8 raw bits -> the f16 raw bits of the same value (exact: every fp8 value is an f16)."""
     if fmt not in _FP8_TO_F16:
         _FP8_TO_F16[fmt] = encode("f16", decode(fmt, np.arange(256, dtype=np.uint8)))
-    return _FP8_TO_F16[fmt][raw]
+    return np.take(_FP8_TO_F16[fmt], raw)        # np.take: twice as fast as fancy indexing
 
 
 def _tf32(raw, mode):
@@ -329,7 +329,7 @@ def kernel_inputs(plan, A, B, C):
     b = _prepare(plan.b, plan.arith_b, B, plan)          # (nb, K, N): the kernel reads it so
     if plan.k_order:            # blocks are consecutive runs of k in this order
         order = np.asarray(plan.k_order)
-        a, b = a[..., order], b[:, order, :]
+        a, b = np.take(a, order, axis=-1), np.take(b, order, axis=1)
     a = _kernel_array(a)
     b = _kernel_array(b, a.dtype)        # one compiled kernel per input dtype
     return a, b, _kernel_array(C, np.uint32), float_config(plan)

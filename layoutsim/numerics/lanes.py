@@ -25,7 +25,7 @@ _late_add (vector._vcore).
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, typeof_impl
 
 from .cfg import RNE, RZ
 
@@ -111,9 +111,39 @@ def _c_array(ty, ndim, dtype=None):
             and (dtype is None or ty.dtype == dtype))
 
 
+class FormatCodes(int):
+    """The element formats of A, B, C and D (11 bits each: exponent bits, fraction bits,
+    e4m3's "fn"), an int that numba types as a literal: _vcore compiles once per combination
+    of formats, with every mask and shift of a format an immediate and only the decoders its
+    formats need (see formats_code)."""
+
+
+@typeof_impl.register(FormatCodes)
+def _typeof_codes(val, c):
+    return types.IntegerLiteral(int(val))
+
+
+def formats_code(*fmts):
+    """FormatCodes of (eb, mb, fn) for A, B, C, D."""
+    v = 0
+    for k, (eb, mb, fn) in enumerate(fmts):
+        v |= (int(eb) | int(mb) << 4 | int(fn) << 10) << (11 * k)
+    return FormatCodes(v)
+
+
+def _fmt(codes, which):
+    """(eb, mb, fn) of operand `which` (0..3: A, B, C, D; a literal) of a FormatCodes literal,
+    else None."""
+    if not (isinstance(codes, types.IntegerLiteral) and isinstance(which, types.IntegerLiteral)):
+        return None
+    v = codes.literal_value >> (11 * which.literal_value)
+    return v & 15, (v >> 4) & 63, (v >> 10) & 1
+
+
 @intrinsic
-def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
-    """Decode src[row, 0:n] (raw bits, an unsigned dtype; n a multiple of V), V at a time, as
+def _lanes_decode(typingctx, src, row, n, fmts, which, ftz, val, exp, dup):
+    """Decode src[row, 0:n] (raw bits of operand `which`'s format in fmts (FormatCodes and
+    a constant: literals); an unsigned dtype; n a multiple of V), V at a time, as
     kernel._fast_decode does: val[k] = exact value (float64, or float32 where the caller knows it fits;
     a finite stand-in for an Inf/NaN), exp[k] = exponent (emin for a subnormal) or VZERO
     for a zero (dup != 0: that exponent as two equal int16 halves of the int32, for the int16
@@ -122,20 +152,22 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
     if not (_c_array(src, 2) and isinstance(src.dtype, types.Integer) and not src.dtype.signed
             and src.dtype.bitwidth <= 32 and _c_array(val, getattr(val, "ndim", -1))
             and val.dtype in (types.float32, types.float64)
-            and _c_array(exp, getattr(exp, "ndim", -1), types.int32)):
+            and _c_array(exp, getattr(exp, "ndim", -1), types.int32) and _fmt(fmts, which)):
         return None
     i64 = types.int64
-    sig = types.boolean(src, i64, i64, i64, i64, i64, i64, val, exp, i64)
+    sig = types.boolean(src, i64, i64, fmts, which, i64, val, exp, i64)
     f32 = val.dtype == types.float32
+    eb, mb, fn = _fmt(fmts, which)
 
     def codegen(context, builder, signature, args):
         L = _Lanes(context, builder)
         b = builder
-        srcv, rowv, nv, ebv, mbv, fnv, ftzv, valv, expv, dupv = args
-        SRC, VAL, EXP = (L.array(signature.args[k], args[k]) for k in (0, 7, 8))
+        srcv, rowv, nv, _, _, ftzv, valv, expv, dupv = args
+        SRC, VAL, EXP = (L.array(signature.args[k], args[k]) for k in (0, 6, 7))
+        fnv = ir.Constant(L.i64, fn)
         vsrc = ir.VectorType(ir.IntType(signature.args[0].dtype.bitwidth), V)
         c32 = lambda x: ir.Constant(L.i32, x)        # noqa: E731
-        eb32, mb32 = b.trunc(ebv, L.i32), b.trunc(mbv, L.i32)
+        eb32, mb32 = c32(eb), c32(mb)
         emask = L.splat(b.sub(b.shl(c32(1), eb32), c32(1)))
         fmask = L.splat(b.sub(b.shl(c32(1), mb32), c32(1)))
         bias = b.sub(b.shl(c32(1), b.sub(eb32, c32(1))), c32(1))
@@ -143,51 +175,75 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
         zero32, one32 = L.splat(0, L.i32), L.splat(1, L.i32)
         vsh31 = L.splat(b.sub(c32(31), b.add(eb32, mb32)))      # sign bit to bit 31
         vp2off = L.splat(b.sub(b.sub(c32(127), bias), mb32))    # float32 bias - bias - mb
+        vmag = L.splat(b.sub(b.shl(c32(1), b.add(eb32, mb32)), c32(1)))   # all but the sign
         anyv = cgutils.alloca_once_value(builder, ir.Constant(L.vi1, [0] * V))
         count = b.sdiv(nv, ir.Constant(L.i64, V))
-        plain = b.and_(b.icmp_signed("==", fnv, ir.Constant(L.i64, 0)),
-                       b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0)))
         dup = b.icmp_signed("!=", dupv, ir.Constant(L.i64, 0))
 
-        def body(general):
+        def body(mode):
             with cgutils.for_range(builder, count) as loop:
                 k = b.mul(loop.index, ir.Constant(L.i64, V))
                 bits = L.load(SRC, [rowv, k], vsrc)
+                raw = bits
                 if vsrc.element.width < 32:
                     bits = b.zext(bits, L.vi32)
                 e = b.and_(b.lshr(bits, vmb), emask)
                 fr = b.and_(bits, fmask)
                 normal = b.icmp_signed("!=", e, zero32)
-                m = b.or_(fr, b.shl(b.zext(normal, L.vi32), vmb))
                 e1 = L.call("llvm.smax", L.vi32, e, one32)           # subnormals: emin
                 ex = b.sub(e1, vbias)
                 special = b.icmp_signed("==", e, emask)
-                if general:
+                if mode == "general":
+                    m = b.or_(fr, b.shl(b.zext(normal, L.vi32), vmb))
                     # e4m3 ("fn"): only S.1111.111 is special; flushed subnormal inputs
                     not_fn = L.splat(b.icmp_signed("==", fnv, ir.Constant(L.i64, 0)))
                     keep_sub = L.splat(b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0)))
                     special = b.and_(special, b.or_(not_fn, b.icmp_signed("==", fr, fmask)))
                     m = b.select(b.or_(normal, keep_sub), m, zero32)
-                # value = +-m * 2**(ex - mb), exact (an Inf/NaN's is a finite stand-in)
-                if f32:
-                    sgn = b.and_(b.shl(bits, vsh31), L.splat(-(1 << 31), L.i32))
-                    p2 = b.or_(b.shl(b.add(e1, vp2off), L.splat(23, L.i32)), sgn)
-                    v = b.fmul(b.sitofp(m, L.vf32), b.bitcast(p2, L.vf32))
+                    nonzero = b.icmp_signed("!=", m, zero32)
+                    # value = +-m * 2**(ex - mb), exact (an Inf/NaN's is a finite stand-in)
+                    if f32:
+                        sgn = b.and_(b.shl(bits, vsh31), L.splat(-(1 << 31), L.i32))
+                        p2 = b.or_(b.shl(b.add(e1, vp2off), L.splat(23, L.i32)), sgn)
+                        v = b.fmul(b.sitofp(m, L.vf32), b.bitcast(p2, L.vf32))
+                    else:
+                        neg = b.icmp_signed("!=", b.and_(b.lshr(bits, vsb), one32), zero32)
+                        v = b.fmul(b.sitofp(m, L.vf64), L.pow2(b.sext(b.sub(ex, vmb), L.vi64)))
+                        v = b.select(neg, b.fsub(ir.Constant(v.type, [0.0] * V), v), v)
                 else:
-                    neg = b.icmp_signed("!=", b.and_(b.lshr(bits, vsb), one32), zero32)
-                    v = b.fmul(b.sitofp(m, L.vf64), L.pow2(b.sext(b.sub(ex, vmb), L.vi64)))
-                    v = b.select(neg, b.fsub(ir.Constant(v.type, [0.0] * V), v), v)
-                exz = b.select(b.icmp_signed("!=", m, zero32), ex, L.splat(VZERO, L.i32))
+                    # an IEEE format with its own (half or float) exponent width, no flush:
+                    # the bits shifted into that container are the value (the CPU's exact
+                    # conversion; an Inf/NaN's stand-in is 0)
+                    nonzero = b.icmp_signed("!=", b.and_(bits, vmag), zero32)
+                    wide = 16 if mode == "half" else 32
+                    ct = ir.VectorType(ir.HalfType() if wide == 16 else L.f32, V)
+                    it = ir.VectorType(ir.IntType(wide), V)
+                    cb = raw if vsrc.element.width == wide else (
+                        b.zext(raw, it) if vsrc.element.width < wide else b.trunc(raw, it))
+                    cb = b.shl(cb, L.splat(b.trunc(b.sub(c32(10 if wide == 16 else 23), mb32),
+                                                   ir.IntType(wide))))
+                    v = b.bitcast(cb, ct)
+                    lane = L.vf32 if f32 else L.vf64
+                    if ct != lane:
+                        v = b.fpext(v, lane)
+                    v = b.select(special, ir.Constant(lane, [0.0] * V), v)
+                exz = b.select(nonzero, ex, L.splat(VZERO, L.i32))
                 pair = b.or_(b.and_(exz, L.splat(0xFFFF, L.i32)), b.shl(exz, L.splat(16, L.i32)))
                 L.store_flat(v, VAL, k)
                 L.store_flat(b.select(dup, pair, exz), EXP, k)
                 b.store(b.or_(b.load(anyv), special), anyv)
 
-        with b.if_else(plain) as (then, otherwise):
-            with then:
-                body(False)
-            with otherwise:
-                body(True)
+        # the container the CPU converts exactly: half for 5 exponent bits, float for 8 (an
+        # IEEE format, no flushed subnormal input: ftz is a profile's, decided at run time)
+        wide = {5: (16, 10), 8: (32, 23)}.get(eb)
+        if fn == 0 and wide and mb <= wide[1] and vsrc.element.width <= wide[0]:
+            with b.if_else(b.icmp_signed("==", ftzv, ir.Constant(L.i64, 0))) as (then, other):
+                with then:
+                    body("half" if eb == 5 else "float")
+                with other:
+                    body("general")
+        else:
+            body("general")
         mask = b.bitcast(b.load(anyv), ir.IntType(V))
         return b.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(V), 0))
     return sig, codegen
@@ -195,14 +251,15 @@ def _lanes_decode(typingctx, src, row, n, eb, mb, fn, ftz, val, exp, dup):
 
 @intrinsic
 def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, out, orow,
-               eb, mb, keep, rnd):
+               fmts, keep, rnd):
     """One block of the ROWS * V outputs (i + r, j0 + l), r < ROWS, l < V (lane r * V + l).
-    av/ae (M, K): A's values and exponents; bv (K, N): B's values, be (K, N) its exponents as
-    int16 pairs; cv/ce (M * N, flat): C's value and exponent (or the last block's D), and
+    av (M, K): A's values; ae (M / 2, K): A's exponents of rows 2p and 2p + 1 as the low and
+    high int16 halves of ae[p, k] (pair_rows); bv (K, N): B's values, be (K, N) its exponents
+    as int16 pairs; cv/ce (M * N, flat): C's value and exponent (or the last block's D), and
     max(ce, clo) C's part of Emax. Writes em[lane] = Emax (at least E_ZERO_SUM), S[lane] =
     the exact sum of C and the products k0..k1-1, each truncated toward zero to a multiple of
     2**(Emax - F), in units of 2**(Emax - F), and out[orow, (i + r) * N + j0 + l] = the raw D
-    bits (eb, mb; keep fraction bits; RZ or RNE) where that is a normal number or 0. Returns
+    bits (D's format in fmts, FormatCodes; keep fraction bits; RZ or RNE) where that is a normal number or 0. Returns
     a bit mask of the lanes left to _round_pack (every lane under RD/RU).
 
     With float32 av/bv (f32_ok: products and their scaled terms are normal float32 numbers,
@@ -213,19 +270,21 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
     vt = types.float32 if f32lanes else f64
     if not (_c_array(av, 2, vt) and _c_array(ae, 2, i32) and _c_array(bv, 2, vt)
             and _c_array(be, 2, i32) and _c_array(cv, 1, f64) and _c_array(ce, 1, i32)
-            and _c_array(S, 1, f64) and _c_array(em, 1, i32) and _c_array(out, 2, types.uint32)):
+            and _c_array(S, 1, f64) and _c_array(em, 1, i32) and _c_array(out, 2, types.uint32)
+            and _fmt(fmts, types.IntegerLiteral(3))):
         return None
-    sig = i64(av, ae, bv, be, i64, i64, i64, i64, i64, cv, ce, i64, S, em, out, i64, i64, i64, i64,
+    sig = i64(av, ae, bv, be, i64, i64, i64, i64, i64, cv, ce, i64, S, em, out, i64, fmts, i64,
               i64)
+    d_eb, d_mb, _ = _fmt(fmts, types.IntegerLiteral(3))
 
     def codegen(context, builder, signature, args):
         L = _Lanes(context, builder)
         b = builder
-        (_, _, _, _, iv, j0v, k0v, k1v, Fv, _, _, clov, _, _, _, orowv, ebv, mbv, keepv,
-         rndv) = args
+        (_, _, _, _, iv, j0v, k0v, k1v, Fv, _, _, clov, _, _, _, orowv, _, keepv, rndv) = args
         AV, AE, BV, BE, CV, CE, SS, EM, OUT = (L.array(signature.args[k], args[k])
                                                for k in (0, 1, 2, 3, 9, 10, 12, 13, 14))
         c64 = lambda x: ir.Constant(L.i64, x)        # noqa: E731
+        ebv, mbv = c64(d_eb), c64(d_mb)
         N = cgutils.unpack_tuple(b, BV.shape)[1]
         rows = [b.add(iv, c64(r)) for r in range(ROWS)]
         offs = [b.add(b.mul(row, N), j0v) for row in rows]       # C / out offsets of each row
@@ -243,9 +302,8 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
             t = loop.index
             bev = b.bitcast(L.load(BE, [t, j0v], L.vi32), vi16)
             for q in range(ROWS // 2):
-                lo_ = b.and_(b.load(L.ptr(AE, [rows[2 * q], t])), ir.Constant(L.i32, 0xFFFF))
-                hi_ = b.shl(b.load(L.ptr(AE, [rows[2 * q + 1], t])), ir.Constant(L.i32, 16))
-                s = b.bitcast(L.splat(b.or_(lo_, hi_)), vi16)
+                pr = b.add(b.ashr(iv, c64(1)), c64(q))
+                s = b.bitcast(L.splat(b.load(L.ptr(AE, [pr, t]))), vi16)
                 s = b.call(_fn16("llvm.sadd.sat"), [s, bev])
                 b.store(b.call(_fn16("llvm.smax"), [b.load(acc_p[q]), s]), acc_p[q])
         clo32 = L.splat(b.trunc(clov, L.i32))
@@ -269,15 +327,37 @@ def _lanes_mma(typingctx, av, ae, bv, be, i, j0, k0, k1, F, cv, ce, clo, S, em, 
             # 2**(F - Emax) as a float32; above 2**F32_SCALE_MAX no product is nonzero
             sc32 = [L.pow2f(L.call("llvm.smin", L.vi32, b.sub(L.splat(b.trunc(Fv, L.i32)), e),
                                    L.splat(F32_SCALE_MAX, L.i32))) for e in es]
-            acc = [cgutils.alloca_once_value(b, L.splat(0, L.i32)) for _ in range(ROWS)]
+            # two rows per <2V x float> (lanes r * V + l: 512-bit registers where the CPU has
+            # them): B's V values twice, A's two values each over V lanes
+            two = [ir.Constant(L.i32, r) for r in range(2 * V)]
+            lo = ir.Constant(ir.VectorType(L.i32, 2 * V), two)
+            cat = lambda x, y: b.shuffle_vector(x, y, lo)         # noqa: E731
+            halves = [ir.Constant(ir.VectorType(L.i32, V), list(range(h * V, h * V + V)))
+                      for h in range(2)]
+            vf2, vi2 = ir.VectorType(L.f32, 2 * V), ir.VectorType(L.i32, 2 * V)
+            rep = ir.Constant(ir.VectorType(L.i32, 2 * V), [r // V for r in range(2 * V)])
+            dup = ir.Constant(ir.VectorType(L.i32, 2 * V), [r % V for r in range(2 * V)])
+            accs, scs2 = [], []
+            for q in range(ROWS // 2):
+                accs.append(cgutils.alloca_once_value(b, ir.Constant(vi2, [0] * (2 * V))))
+                scs2.append(cat(sc32[2 * q], sc32[2 * q + 1]))
             with cgutils.for_range(b, k1v, start=k0v) as loop:
                 t = loop.index
                 bvv = L.load(BV, [t, j0v], L.vf32)
-                for r in range(ROWS):
-                    x = L.splat(b.load(L.ptr(AV, [rows[r], t])))
-                    p = b.fmul(b.fmul(x, bvv), sc32[r])
-                    b.store(b.add(b.load(acc[r]), b.fptosi(p, L.vi32)), acc[r])
-            Ss = [b.fadd(b.sitofp(b.load(acc[r]), L.vf64), cterms[r]) for r in range(ROWS)]
+                bv2 = b.shuffle_vector(bvv, ir.Constant(L.vf32, ir.Undefined), dup)
+                for q in range(ROWS // 2):
+                    x2 = ir.Constant(ir.VectorType(L.f32, 2), ir.Undefined)
+                    for r in range(2):
+                        x2 = b.insert_element(x2, b.load(L.ptr(AV, [rows[2 * q + r], t])),
+                                              ir.Constant(L.i32, r))
+                    x = b.shuffle_vector(x2, ir.Constant(x2.type, ir.Undefined), rep)
+                    p = b.fmul(b.fmul(x, bv2), scs2[q])
+                    b.store(b.add(b.load(accs[q]), b.fptosi(p, vi2)), accs[q])
+            sums = []
+            for q in range(ROWS // 2):
+                a2 = b.load(accs[q])
+                sums += [b.shuffle_vector(a2, ir.Constant(vi2, ir.Undefined), h) for h in halves]
+            Ss = [b.fadd(b.sitofp(sums[r], L.vf64), cterms[r]) for r in range(ROWS)]
         else:
             acc = [cgutils.alloca_once_value(b, ct) for ct in cterms]
             with cgutils.for_range(b, k1v, start=k0v) as loop:

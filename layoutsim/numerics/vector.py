@@ -11,23 +11,28 @@ import numpy as np
 from numba import njit
 
 from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, C_EB, C_FN, C_MB,
-                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, PROD_NORM, ROUND)
+                  D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF, PROD_NORM,
+                  ROUND)
 from .general import _late_add, _round_pack
 from .kernel import general, in_chunks, plain_steps
 from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma
+from .lanes import formats_code
 
-E_LOW = -(1 << 20)        # floor of Emax when the profile has none (every real exponent is above)
+E_LOW = -(1 << 20)
+F32_TINY = np.float32(2.0 ** -126)       # the least normal float32
+F32_MAX = np.float32(3.4028234663852886e38)        # floor of Emax when the profile has none (every real exponent is above)
 
 
 @njit(cache=True, nogil=True)
-def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em, redo, left,
-           hold):
+def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs, es, S, em,
+           redo, left, hold):
     """Instances lo..hi-1 of the batch, ROWS x V outputs at a time (see the notes above), with
     A, B, C and out as (nb, M * K), (nb, K * N), (nb, M * N), (nb, M * N). Values as vdt
     (float32 lanes where f32_ok, else float64) in the scratch arrays av (M, K), bv (K, N);
-    exponents in ae, be (int32, same shapes); fs (2, M * N) float64 and es (2, M * N) int32:
+    exponents in ae, be (int32, same shapes), A's as row pairs in ap (M / 2, K: pair_rows); fs (2, M * N) float64 and es (2, M * N) int32:
     C's values and exponents, and a later block's C (the last D); S (float64) and em (int32):
-    one per lane.
+    one per lane. fmts: the formats of A, B, C and D (lanes.FormatCodes: a compile-time
+    constant, one compilation per combination of formats).
 
     An instance with an Inf/NaN input is left to the scalar paths: its index goes to
     redo[n_redo]. hold: None for instructions of one block and no late C (every NVIDIA
@@ -43,9 +48,7 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
     late = cfg[LATE_C] != 0
     floor = max(cfg[FLOOR], E_LOW)
     ftz = cfg[IN_FTZ]
-    a_eb, a_mb, a_fn = cfg[A_EB], cfg[A_MB], cfg[A_FN]
-    b_eb, b_mb, b_fn = cfg[B_EB], cfg[B_MB], cfg[B_FN]
-    c_eb, c_mb, c_fn, c_ftz = cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ]
+    c_eb, c_ftz = cfg[C_EB], cfg[OUT_FTZ]
     d_eb, d_mb = cfg[D_EB], cfg[D_MB]
     keep, rnd = cfg[KEEP], cfg[ROUND]
     # Emax's start from C: its exponent, or (C = 0) its format's emin when C counts, or the floor
@@ -54,6 +57,10 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
     d0e = np.int64(max(2 - (1 << (d_eb - 1)), floor) if czero else floor)
     cv, cl = fs[0], fs[1]                               # C; C of a later block: the last D
     ce, cle = es[0], es[1]
+    # a late C added to an f32 D from an f32 C (sm_90's fp8 mma.sync): IEEE overflow to Inf,
+    # no flushed subnormal, so that the CPU's float32 rounding is _late_add's for normal results
+    f32_late = (late and d_eb == 8 and d_mb == 23 and c_eb == 8 and cfg[C_MB] == 23
+                and cfg[C_FN] == 0 and cfg[OVF_INF] != 0 and c_ftz == 0)
     for o in range(M * N):                              # a late C: the blocks see C = 0
         cv[o] = 0.0
         ce[o] = c0e
@@ -61,22 +68,23 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
     n_redo = 0
     n_left = 0
     for bi in range(lo, hi):
-        anysp = _lanes_decode(a2, bi, M * K, a_eb, a_mb, a_fn, ftz, av, ae, 0)
-        anysp |= _lanes_decode(b2, bi, K * N, b_eb, b_mb, b_fn, ftz, bv, be, 1)
+        anysp = _lanes_decode(a2, bi, M * K, fmts, 0, ftz, av, ae, 0)
+        anysp |= _lanes_decode(b2, bi, K * N, fmts, 1, ftz, bv, be, 1)
         if not late:
-            anysp |= _lanes_decode(c2, bi, M * N, c_eb, c_mb, c_fn, c_ftz, cv, ce, 0)
+            anysp |= _lanes_decode(c2, bi, M * N, fmts, 2, c_ftz, cv, ce, 0)
         if anysp:                       # an Inf/NaN input: the scalar paths take the instance
             redo[n_redo] = bi
             n_redo += 1
             continue
+        pair_rows(ae, ap)
         for blk in range(nblk if hold is not None else 1):
             ccv, cce, clo = cv, ce, c0e             # block 0 starts from C
             if hold is not None and blk > 0:
                 ccv, cce, clo = cl, cle, d0e        # a later block from the last D
             for i0 in range(0, M, ROWS):
                 for j0 in range(0, N, V):
-                    fb = _lanes_mma(av, ae, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
-                                    clo, S, em, o2, bi, d_eb, d_mb, keep, rnd)
+                    fb = _lanes_mma(av, ap, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
+                                    clo, S, em, o2, bi, fmts, keep, rnd)
                     if fb != 0:
                         for l in range(LN):
                             if fb & (1 << l):
@@ -95,21 +103,43 @@ def _vcore(a2, b2, c2, o2, cfg, M, K, lo, hi, vdt, av, ae, bv, be, fs, es, S, em
                         hold[o] = -1                # >= 0: the first block D that was Inf/NaN
                 if blk + 1 < nblk:
                     # the next block's C: this D, decoded as C is (an Inf/NaN: held)
-                    if _lanes_decode(o2, bi, M * N, d_eb, d_mb, 0, 0, cl, cle, 0):
+                    if _lanes_decode(o2, bi, M * N, fmts, 3, 0, cl, cle, 0):
                         for o in range(M * N):
                             r = np.int64(o2[bi, o])
                             if hold[o] < 0 and _is_special(r, d_eb, d_mb):
                                 hold[o] = r
         if hold is not None:
+            pf = o2.view(np.float32)
+            cf = c2.view(np.float32)                    # C: uint32 bits (kernel_inputs)
             for o in range(M * N):
                 r = np.int64(o2[bi, o])
                 if hold[o] >= 0:                    # a block's D was Inf/NaN: so is the result
                     # (kernel._special_c of it: an Inf stays that Inf, a NaN is NAN_BITS)
                     r = cfg[NAN_BITS] if hold[o] & ((np.int64(1) << d_mb) - 1) else hold[o]
+                elif late and f32_late:
+                    # _late_add's double sum, rounded to f32 by the CPU (RNE) where the result
+                    # is 0 or a normal number (anything else: _late_add)
+                    x = np.float64(pf[bi, o]) + np.float64(cf[bi, o])
+                    y = np.float32(x)
+                    if x == 0.0:
+                        o2[bi, o] = 0
+                        continue
+                    if abs(y) >= F32_TINY and abs(y) <= F32_MAX:
+                        pf[bi, o] = y
+                        continue
                 if late:
                     r = _late_add(r, np.int64(c2[bi, o]), cfg)
                 o2[bi, o] = r
     return n_redo, n_left
+
+
+@njit(cache=True, inline="always")
+def pair_rows(ae, ap):
+    """ap[p, k]: the exponents ae[2p, k] and ae[2p + 1, k] as its low and high int16 halves
+    (what _lanes_mma's int16 lanes take for two rows at once)."""
+    for p in range(ap.shape[0]):
+        for k in range(ap.shape[1]):
+            ap[p, k] = (ae[2 * p, k] & 0xFFFF) | (ae[2 * p + 1, k] << 16)
 
 
 @njit(cache=True, nogil=True)
@@ -141,7 +171,7 @@ def _scratch(M, N, K, vdt):
     if s is None:
         LN = ROWS * V
         s = sets[key] = (np.empty((M, K), vdt), np.empty((M, K), np.int32),
-                         np.empty((K, N), vdt), np.empty((K, N), np.int32),
+                         np.empty((M // 2, K), np.int32), np.empty((K, N), vdt), np.empty((K, N), np.int32),
                          np.empty((2, M * N), np.float64), np.empty((2, M * N), np.int32),
                          np.empty(LN, np.float64), np.empty(LN, np.int32),
                          np.empty(M * N, np.int64))
@@ -163,12 +193,18 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
         left = np.empty((0, 3), np.int64)       # unused: _vcore rounds every result itself
     o2 = out.reshape(nb, M * N)
     n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c.reshape(nb, M * N), o2,
-                       cfg, M, K, lo, hi, vdt, *scratch, redo, left, hold)
+                       cfg, formats(cfg), M, K, lo, hi, vdt, *scratch, redo, left, hold)
     if n_left:
         _vround(o2, cfg, left, n_left)
     if n:
         for bi in redo[:n]:
             general(a, b, c, cfg, out, bi, bi + 1)
+
+
+def formats(cfg):
+    """The formats of A, B, C and D as _vcore takes them (lanes.FormatCodes)."""
+    return formats_code(*((cfg[e], cfg[e + 1], cfg[e + 2]) for e in (A_EB, B_EB, C_EB)),
+                        (cfg[D_EB], cfg[D_MB], 0))
 
 
 def vector_ok(cfg, M, N, K):
