@@ -49,17 +49,33 @@ def launches():
     ]
 
 
-def compile_ptx():
+def smem_launches():
+    """smem_probe.cu: where the user's shared memory starts and what the reserved-region registers
+    read, and a 64-thread tile reduce whose scratch lives in the reserved region beside a static
+    shared array (does the model keep them apart?)."""
+    rng = np.random.default_rng(SEED)
+    return [
+        ("smem_addresses", "k_addr", (1, 1, 1), (32, 1, 1), 128, [("out", "uint32", 8)]),
+        ("cg_tile64_reduce", "k_cg_tile", (2, 1, 1), (256, 1, 1), 0,
+         [("out", "int32", 1024), ("in", "int32", rng.integers(-1000, 1000, 256).tolist())]),
+    ]
+
+
+# --set NAME: the kernels file beside this module and its launches; NAME.json is what is written
+SETS = {"constructs": ("kernels.cu", launches), "smem": ("smem_probe.cu", smem_launches)}
+
+
+def compile_ptx(source="kernels.cu"):
     out = subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-lineinfo", "-std=c++17", "-o", "-",
-                          str(HERE / "kernels.cu")], capture_output=True, text=True, check=True)
+                          str(HERE / source)], capture_output=True, text=True, check=True)
     return out.stdout
 
 
-def one(ptx_file, name, result_file):
+def one(ptx_file, name, result_file, set_name="constructs"):
     """Run one launch in this process (pycuda), the output buffers into result_file."""
     import pycuda.autoinit  # noqa: F401 - creates the context
     import pycuda.driver as drv
-    spec = {x[0]: x for x in launches()}[name]
+    spec = {x[0]: x for x in SETS[set_name][1]()}[name]
     _, kernel, grid, block, shared, args = spec
     mod = drv.module_from_buffer(Path(ptx_file).read_bytes())
     fn = mod.get_function(kernel)
@@ -84,21 +100,23 @@ def one(ptx_file, name, result_file):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, help="folder for constructs.json")
+    ap.add_argument("--out", required=True, help="folder for SET.json")
+    ap.add_argument("--set", default="constructs", choices=sorted(SETS), help="which kernels (default constructs)")
     ap.add_argument("--one", nargs=3, metavar=("PTX", "NAME", "RESULT"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    source, launch_list = SETS[a.set]
     if a.one:
-        return one(*a.one)
+        return one(*a.one, set_name=a.set)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    ptx = compile_ptx()
-    ptx_file = out / "constructs.ptx"
+    ptx = compile_ptx(source)
+    ptx_file = out / f"{a.set}.ptx"
     ptx_file.write_text(ptx)
     runs = []
-    for name, kernel, grid, block, shared, args in launches():
+    for name, kernel, grid, block, shared, args in launch_list():
         res = out / f"{name}.result.json"
         p = subprocess.run([sys.executable, "-m", "gpu_check.constructs.measure", "--out", str(out),
-                            "--one", str(ptx_file), name, str(res)], capture_output=True, timeout=120,
+                            "--set", a.set, "--one", str(ptx_file), name, str(res)], capture_output=True, timeout=120,
                            cwd=HERE.parent.parent)
         got = json.loads(res.read_text()) if res.exists() else {"error": f"no result (exit {p.returncode})",
                                                                 "outputs": None}
@@ -111,10 +129,10 @@ def main(argv=None):
                          capture_output=True, text=True).stdout.strip()
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     doc = {"gpu": gpu, "nvcc": nvcc, "host": platform.node(), "seed": SEED, "ptx": ptx, "launches": runs}
-    tmp = out / "constructs.json.tmp"
+    tmp = out / f"{a.set}.json.tmp"
     tmp.write_text(json.dumps(doc, indent=1))
-    os.replace(tmp, out / "constructs.json")
-    print(f"wrote {out / 'constructs.json'}")
+    os.replace(tmp, out / f"{a.set}.json")
+    print(f"wrote {out / a.set}.json")
     return 0
 
 
