@@ -43,6 +43,10 @@ def _uniform(shape, lo, hi, dtype="float32"):
     return lambda rng: rng.uniform(lo, hi, shape).astype(numpy_dtype(dtype))
 
 
+def _ints(shape, lo, hi, dtype):
+    return lambda rng: rng.integers(lo, hi, shape, endpoint=True).astype(numpy_dtype(dtype))
+
+
 def _values(values, dtype):
     return lambda rng: np.array(values, numpy_dtype(dtype))
 
@@ -221,6 +225,20 @@ CASES = {
                     32, 4096, 128, 64, 1, 4096, 128, 64, 1],
                    {"BLOCK_K": 32, "IS_SEQLEN_OFFSETS_TENSOR": False, "IS_VARLEN": False, "INTERLEAVED": False,
                     "CONJUGATE": False, "BLOCK_M": 8}, (4, 2, 2)),
+    # int8 activations x 2-bit weights packed four to a byte, int32 accumulation (s8 wgmma): one of
+    # the kernel's autotune configs; M 128, N 128, K 512
+    "liger_mm_int8int2": (("liger-kernel", "liger_kernel/ops/experimental/mm_int8int2.py", "matmul_kernel"),
+                          [_ints((128, 512), -128, 127, "int8"), _ints((128, 128), 0, 255, "uint8"),
+                           _zeros((128, 128), "int32"), 128, 128, 512, 512, 1, 128, 1, 128, 1],
+                          {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+                           "num_stages": 4, "num_warps": 4}, (2,)),
+    # flag_gems' Hopper matmul: the shapes divide the tiles, so it takes its TMA path (device-side
+    # tensor descriptors, tl.make_tensor_descriptor, in Triton's global scratch)
+    "flaggems_mm_hopper_tma": (("flag-gems", "flag_gems/runtime/backend/_nvidia/hopper/ops/mm.py", "mm_kernel_general"),
+                               [_rows((128, 128), "float16"), _rows((128, 128), "float16"),
+                                _zeros((128, 128), "float16"), 128, 128, 128, 128, 1, 128, 1, 128, 1],
+                               {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_stages": 3,
+                                "num_warps": 4}, (4,)),
 }
 SEED = 2026
 
