@@ -96,7 +96,8 @@ def _static_test(test, imports):
     bound = set().union(*(_bound(i) for i in imports)) if imports else set()
     if not names or not names <= {"os", "hasattr"} | bound:
         return None
-    ns = {"__builtins__": {"hasattr": hasattr, "__import__": __import__}, "os": _NO_ENVIRONMENT}
+    ns = {"__builtins__": {"hasattr": hasattr, "__import__": __import__, "ModuleNotFoundError": ModuleNotFoundError},
+          "os": _NO_ENVIRONMENT}
     try:
         exec(compile(ast.fix_missing_locations(ast.Module(body=[_unless_missing(i) for i in imports],
                                                           type_ignores=[])), "<imports>", "exec"), ns)
