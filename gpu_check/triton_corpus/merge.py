@@ -4,8 +4,10 @@
 
 DIR is what `python -m gpu_check.triton_corpus.measure --out DIR --new` (or --cases ...) wrote:
 results.json and outputs.npz. They become the batch h200/NAME/ (default: batch-<the measurement's
-date>): results.json (results.json.gz where it is over 100 KB) and outputs.npz holding only the
-measured cases' arrays, compressed. The batches already there are left as they are; a case one of
+date>): results.json (results.json.gz where it is over 100 KB) and outputs.npz holding the
+measured cases' arrays, compressed, but for an argument the GPU left as the case's input made it
+(cases.inputs): that one is listed in its case's "unchanged" instead, and the replay compares
+with the input. The batches already there are left as they are; a case one of
 them holds is refused (each case is measured in one place). replay.measurements reads every batch.
 """
 import argparse
@@ -32,6 +34,7 @@ def merge(src, h200=H200, name=None):
     if got is None:
         raise ValueError(f"{src}: no results.json and outputs.npz (run gpu_check.triton_corpus.measure --out {src})")
     results, npz = got
+    results = dict(results, cases={c: dict(r) for c, r in results["cases"].items()})
     cases = list(results["cases"])
     unknown = [c for c in cases if c not in C.CASES]
     if unknown:
@@ -54,7 +57,17 @@ def merge(src, h200=H200, name=None):
             keys = [k for k in z.files if k.startswith(c + "/")]
             if not keys:
                 raise ValueError(f"{npz}: no outputs of {c}")
-            arrays.update({k: z[k] for k in keys})
+            inputs = C.inputs(c)
+            unchanged = []
+            for k in keys:
+                i, got = int(k.rsplit("/arg", 1)[1]), z[k]
+                given = inputs[i]
+                if isinstance(given, np.ndarray) and given.dtype == got.dtype and given.shape == got.shape \
+                        and given.tobytes() == got.tobytes():
+                    unchanged.append(i)
+                else:
+                    arrays[k] = got
+            results["cases"][c]["unchanged"] = unchanged
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     text = (json.dumps(results, indent=1) + "\n").encode()

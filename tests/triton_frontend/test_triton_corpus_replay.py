@@ -63,8 +63,13 @@ def test_replay_is_bit_identical_to_the_h200(case):
         or C.code_of(rec["ptx"]) == C.code_of(R.ptx_text(CORPUS, ENTRIES[case]))
     assert same, f"{case}: the GPU's Triton compiled other PTX than the committed one"
     r, finals = R.run_case(CORPUS, ENTRIES[case])
+    inputs = C.inputs(case)
     for name, got in finals.items():
-        want = outputs[f"{case}/{name}"]
+        if f"{case}/{name}" not in outputs.files:     # merge kept only what the GPU changed
+            assert int(name[3:]) in rec.get("unchanged", ()), f"{case} {name}: no GPU output"
+            want = inputs[int(name[3:])]
+        else:
+            want = outputs[f"{case}/{name}"]
         assert want.dtype == got.dtype and want.shape == got.shape, f"{case} {name}: {want.dtype}{want.shape}"
         diff = int((got.view(np.uint8) != want.view(np.uint8)).sum())
         assert diff == 0, f"{case} {name}: {diff} bytes differ from the H200"
@@ -150,7 +155,10 @@ def _fake_batch(folder, cases, value=0):
     rec = {c: {"kernel": ENTRIES[c]["kernel"], "ptx_identical": True, "ptx_code_identical": True,
                "runs": [{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": value}]} for c in cases}
     (folder / "results.json").write_text(json.dumps({"date": "2026-12-07", "gpu": "fake", "cases": rec}))
-    np.savez(folder / "outputs.npz", **{f"{c}/arg0": np.full(3, value, np.float32) for c in cases})
+    arrays = {f"{c}/arg0": np.full(3, value, np.float32) for c in cases}
+    arrays.update({f"{c}/arg{i}": a for c in cases for i, a in enumerate(C.inputs(c))
+                   if isinstance(a, np.ndarray) and i})       # the other arguments: left as given
+    np.savez(folder / "outputs.npz", **arrays)
     return folder
 
 
@@ -166,6 +174,9 @@ def test_merge_adds_a_batch_beside_the_committed_ones(tmp_path):
     assert got[order[2]][0]["runs"][0]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 2
     assert Path(got[order[2]][1]).parent == dest and Path(got[order[0]][1]).parent == h200
     assert np.load(got[order[3]][1])[f"{order[3]}/arg0"].tolist() == [2, 2, 2]
+    rec = got[order[3]][0]                 # the arguments the GPU left as given are listed, not stored
+    kept = np.load(got[order[3]][1]).files
+    assert rec["unchanged"] and all(f"{order[3]}/arg{i}" not in kept for i in rec["unchanged"])
     with pytest.raises(ValueError, match="already measured"):
         merge(_fake_batch(tmp_path / "m2", order[1:2]), h200, "batch-y")
     merge(_fake_batch(tmp_path / "m3", order[4:5], value=3), h200, "batch-x")
@@ -184,3 +195,31 @@ def test_measure_assigns_ncu_rows_of_a_subset():
     assign_runs(record, ncu_csv.parse(ncu_csv.synthesize(launches)), 2, problems, chosen)
     assert problems == []
     assert [[r[ncu_csv.LD] for r in record["cases"][c]["runs"]] for c in chosen] == [[0, 1], [7, 8], [14, 15]]
+
+
+def test_a_merged_batch_replays_through_the_same_path(tmp_path):
+    """measure's files -> merge -> measurements -> the replay's comparison, end to end, with the
+    model's own outputs standing in for the GPU's (a dry run of the plumbing, not a measurement)."""
+    from gpu_check.triton_corpus.merge import merge
+    cases = ["liger_flce_element_mul", "fat_rotary"]
+    src = tmp_path / "measured"
+    src.mkdir()
+    arrays, rec = {}, {}
+    for c in cases:
+        r, finals = R.run_case(CORPUS, ENTRIES[c])
+        arrays.update({f"{c}/{k}": v for k, v in finals.items()})
+        rec[c] = {"kernel": ENTRIES[c]["kernel"], "ptx_identical": False, "ptx_code_identical": True,
+                  "runs": [{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": r.global_totals["ld"]["sectors"]}]}
+    np.savez_compressed(src / "outputs.npz", **arrays)
+    (src / "results.json").write_text(json.dumps({"date": "2026-12-07", "cases": rec}))
+    dest = merge(src, tmp_path / "h200")
+    got = R.measurements(tmp_path / "h200")
+    assert sorted(got) == sorted(cases) and (dest / "results.json").is_file()
+    for c in cases:
+        stored, npz, _ = got[c]
+        _, finals = R.run_case(CORPUS, ENTRIES[c])
+        with np.load(npz) as z:
+            for k, v in finals.items():
+                want = z[f"{c}/{k}"] if f"{c}/{k}" in z.files else C.inputs(c)[int(k[3:])]
+                assert want.tobytes() == v.tobytes()
+        assert stored["unchanged"]               # the inputs the kernel only reads are not stored
