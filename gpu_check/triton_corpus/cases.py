@@ -194,6 +194,15 @@ CASES = {
                              _zeros((1, 64, 2, 64)), None, None, 0.17677669, 64],
                             {"H": 2, "K": 32, "BT": 64, "BC": 16, "BK": 32, "IS_VARLEN": False, "num_warps": 2,
                              "num_stages": 2}, (1, 4, 2)),
+    # its output kernel: o = (q * exp2(g)) @ h * scale + tril(A) @ v, f16 q/v/h, f32 gates and A (tl.dot:
+    # f16 wgmma), one chunk of 64, K 32, V 64, 2 heads
+    "fla_gla_fwd_o": (("fla-core", "fla/ops/gla/chunk.py", "chunk_gla_fwd_kernel_o"),
+                      [_rows((1, 64, 2, 32), "float16"), _rows((1, 64, 2, 64), "float16"),
+                       _uniform((1, 64, 2, 32), -0.2, 0.0), _scaled((1, 1, 2, 32, 64), 0.1, "float16"),
+                       _zeros((1, 64, 2, 64), "float16"), _scaled((1, 64, 2, 64), 0.1), None, None, 0.17677669,
+                       64], {"H": 2, "HV": 2, "K": 32, "V": 64, "BT": 64, "BK": 32, "BV": 64,
+                             "STATE_V_FIRST": False, "IS_VARLEN": False, "USE_GRAPH": False, "num_warps": 4,
+                             "num_stages": 2}, (1, 2)),
     "fla_chunk_local_cumsum": (("fla-core", "fla/ops/utils/cumsum.py", "chunk_local_cumsum_scalar_kernel"),
                                [_rows((2, 100, 2)), _zeros((2, 100, 2)), None, None, None, 100],
                                {"B": 2, "H": 2, "BT": 64, "REVERSE": False, "HAS_SCALE": False, "IS_VARLEN": False,
