@@ -7,7 +7,8 @@ For each case: the wall time of one launch in each (layoutsim: the committed PTX
 layoutsim.ptx, after a warm-up launch of the same case; the interpreter: `kernel[grid](...)` on CPU
 torch tensors in a process started with TRITON_INTERPRET=1, after a warm-up launch of the same
 case), and how many output elements of each differ, bit for bit, from the H200's
-(tests/data/triton_corpus/h200/outputs.npz; without it, the interpreter is compared with layoutsim).
+(tests/data/triton_corpus/h200/, every batch; for a case not measured yet, the interpreter is
+compared with layoutsim).
 The interpreter needs torch (a CPU build is enough) and the wheels of the registry kernels in
 --wheels; without torch its column says so. Target (issue 25): layoutsim 0 differing words, and
 no slower than the interpreter on any case.
@@ -30,11 +31,13 @@ CHILD = """
 import sys, time, numpy as np, torch
 sys.path.insert(0, {root!r})
 from gpu_check.triton_corpus import cases as C
+from gpu_check.triton_corpus.measure import torch_args, to_numpy
 out = {{}}
 for case in {cases!r}:
     k, _ = C.kernel(case, {wheels!r}, {root!r})
+    inputs = C.launch_inputs(case)
     def once():
-        args = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in C.inputs(case)]
+        args = torch_args(inputs, "cpu")
         t = time.perf_counter()
         k[C.grid(case)](*args, **C.meta(case))
         return time.perf_counter() - t, args
@@ -47,7 +50,7 @@ for case in {cases!r}:
     out[case + "/seconds"] = np.array(dt)
     for i, a in enumerate(args):
         if hasattr(a, "numpy"):
-            out[case + "/arg" + str(i)] = a.numpy()
+            out[case + "/arg" + str(i)] = to_numpy(a, inputs[i])
 np.savez({path!r}, **out)
 """
 
@@ -85,7 +88,7 @@ def main():
     a = ap.parse_args()
     cases = a.cases.split(",") if a.cases else list(C.CASES)
     entries = {e["case"]: e for e in R.load_manifest(CORPUS)["cases"]}
-    h200 = np.load(CORPUS / "h200" / "outputs.npz") if (CORPUS / "h200" / "outputs.npz").is_file() else None
+    measured = R.measurements(CORPUS / "h200")
     rows = []
     ours = {}
     for case in cases:
@@ -96,7 +99,10 @@ def main():
     interp = interpreter(cases, a.wheels)
     for case in cases:
         sec, finals = ours[case]
-        ref = {k: h200[f"{case}/{k}"] for k in finals} if h200 is not None else None
+        ref = None
+        if case in measured:
+            with np.load(measured[case][1]) as z:
+                ref = {k: z[f"{case}/{k}"] for k in finals}
         row = {"case": case, "layoutsim_s": round(sec, 3),
                "layoutsim_differ": sum(differing(finals[k], ref[k]) for k in finals) if ref else None}
         if isinstance(interp, dict):
@@ -117,7 +123,7 @@ def main():
     for r in rows:
         print(f"{r['case']:24s} {r['layoutsim_s']:12.3f} {str(r['layoutsim_differ']):>7s} "
               f"{str(r.get('interpreter_s', '-')):>9s} {str(r.get('interpreter_differ', '-')):>7s}  "
-              f"({r.get('compared_with', 'H200' if h200 is not None else '-')})"
+              f"({r.get('compared_with', 'H200' if r['layoutsim_differ'] is not None else '-')})"
               + (f"  interpreter: {r['interpreter_error']}" if "interpreter_error" in r else ""))
 
 

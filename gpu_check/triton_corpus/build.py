@@ -2,12 +2,13 @@
 
     python -m gpu_check.triton_corpus.build [--wheels .triton-src] [--out tests/data/triton_corpus]
 
-writes ptx/<case>.ptx (Triton's PTX for sm_90's arch-specific target), manifest.json (per case: the kernel's name,
+writes ptx/<case>.ptx.gz (Triton's PTX, gzip-compressed for sm_90's arch-specific target), manifest.json (per case: the kernel's name,
 where it came from, grid, block, dynamic shared bytes, and what each PTX parameter is: a case
 argument by index, or a scratch pointer) and, beside PTX built from a package, its licence files
 (licences/<package>/...). Needs Triton (the pinned version) and the wheels of registry.WHEELS.
 """
 import argparse
+import gzip
 import json
 import sys
 import zipfile
@@ -26,7 +27,7 @@ def compile_case(case, wheels, root="."):
     from layoutsim.triton import compile_for
     from layoutsim.triton.launch import layers
     k, source = C.kernel(case, wheels, root)
-    args = C.inputs(case)
+    args = C.launch_inputs(case)
     c = compile_for(k, *args, arch=ARCH, **C.meta(case))
     fn = layers(k)[1]
     plan = [i for i, p in enumerate(fn.params) if c.signature[p.name] != "constexpr"]
@@ -40,7 +41,7 @@ def entry(case, c, source, plan):
     return {"case": case, "kernel": c.name, "source": source, "grid": list(C.grid(case)),
             "block": 32 * c.num_warps, "shared_bytes": c.shared, "params": plan, "signature": c.signature,
             "constexprs": c.constexprs, "triton_version": c.triton_version, "arch": ARCH,
-            "ptx": f"ptx/{case}.ptx"}
+            "ptx": f"ptx/{case}.ptx.gz"}
 
 
 def main(argv=None):
@@ -54,7 +55,7 @@ def main(argv=None):
     manifest = []
     for case in C.CASES:
         c, source, plan = compile_case(case, a.wheels)
-        write_atomic(out / "ptx" / f"{case}.ptx", c.ptx)
+        write_atomic(out / "ptx" / f"{case}.ptx.gz", gzip.compress(c.ptx.encode(), mtime=0))
         manifest.append(entry(case, c, source, plan))
         print(f"{case}: {c.name}, {len(c.ptx)} bytes of PTX ({source})")
     for pkg, members in registry.LICENCES.items():

@@ -1,12 +1,17 @@
 """The Triton corpus on the GPU (H200), through Triton's own launcher, and under Nsight Compute.
 
     python -m gpu_check.triton_corpus.measure --out DIR [--wheels .triton-src] [--runs 5]
+                                              [--cases NAME,NAME | --new]
 
 Needs: an NVIDIA GPU, torch with CUDA, Triton (the version of tests/data/triton_corpus/manifest.json),
-ncu, and the wheels of registry.WHEELS in --wheels (no network). For every case of cases.py:
+ncu, and the wheels of registry.WHEELS in --wheels (no network). For every case of cases.py (or
+those --cases names, or with --new those no batch in tests/data/triton_corpus/h200 measured yet;
+`python -m gpu_check.triton_corpus.merge DIR` then adds DIR to tests/data/triton_corpus/h200/):
   1. `kernel[grid](*tensors, **meta)` (Triton compiles it on this machine and launches its cubin)
      on the case's inputs copied to the GPU (host-to-device copies only: no torch kernel runs);
-     the PTX Triton compiled here is compared with the committed ptx/<case>.ptx, byte for byte;
+     the PTX Triton compiled here is compared with the committed ptx/<case>.ptx.gz, byte for byte
+     (ptx_identical) and without the lines that name install paths (ptx_code_identical, cases.code_of;
+     the PTX is kept in the record only where that differs);
      every array argument's final content goes to DIR/outputs.npz as "<case>/argN";
      the launch is repeated --runs times on fresh copies (the outputs must not change);
   2. the same launches under ncu (`--kernel-name` the corpus's kernels only): shared ld/st
@@ -24,35 +29,79 @@ from pathlib import Path
 import numpy as np
 
 from . import cases as C
+from . import replay as R
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "triton_corpus"
 
 
-def _torch_args(args):
+def selected(names=None, new=False, h200=CORPUS / "h200"):
+    """The cases to measure, in cases.py's order: all, those named (comma-separated), or with
+    `new` those no batch in `h200` holds."""
+    if names:
+        want = [n.strip() for n in names.split(",") if n.strip()]
+        unknown = [n for n in want if n not in C.CASES]
+        if unknown:
+            raise SystemExit(f"--cases: no such case: {', '.join(unknown)} (see gpu_check/triton_corpus/cases.py)")
+        return [c for c in C.CASES if c in want]
+    if new:
+        done = R.measurements(h200)
+        return [c for c in C.CASES if c not in done]
+    return list(C.CASES)
+
+
+def torch_args(args, device="cuda"):
+    """The case's arrays as torch tensors on `device` (bf16/fp8 arrays of ml_dtypes through their bits)."""
     import torch
-    return [torch.from_numpy(np.ascontiguousarray(a).copy()).cuda() if isinstance(a, np.ndarray) else a for a in args]
+    out = []
+    for a in args:
+        if not isinstance(a, np.ndarray):
+            out.append(a)
+            continue
+        a = np.ascontiguousarray(a).copy()
+        kind = getattr(torch, a.dtype.name, None) if a.dtype.kind == "V" else None
+        if kind is not None:                         # ml_dtypes (bfloat16, float8_*): numpy kind "V"
+            t = torch.from_numpy(a.view(f"u{a.dtype.itemsize}")).view(kind)
+        else:
+            t = torch.from_numpy(a)
+        out.append(t.to(device))
+    return out
 
 
-def child(out, wheels, runs):
+def to_numpy(t, like):
+    """A tensor's final content as an array of the case's dtype `like` (bits through bf16/fp8)."""
+    import torch
+    if isinstance(like, np.ndarray) and like.dtype.kind == "V":
+        bits = {1: torch.uint8, 2: torch.int16}[like.dtype.itemsize]
+        return t.cpu().view(bits).numpy().view(like.dtype)
+    return t.cpu().numpy()
+
+
+def child(out, wheels, runs, cases):
     """The launches (this process is what ncu profiles): writes DIR/launch.json and outputs.npz."""
     import torch
     import triton
     record, arrays = {"triton": triton.__version__, "torch": torch.__version__, "cases": {}}, {}
-    for case in C.CASES:
+    # the global scratch of kernels that build tensor maps (tl.make_tensor_descriptor), as the
+    # packages set it (flag_gems' Hopper mm: torch.empty of int8 on the device)
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    entries = {e["case"]: e for e in R.load_manifest(CORPUS)["cases"]}
+    for case in cases:
         kernel, source = C.kernel(case, wheels, ROOT)
-        want = (CORPUS / "ptx" / f"{case}.ptx").read_text()
+        want = R.ptx_text(CORPUS, entries[case])
         first, same, rec = None, True, {"source": source}
         for run in range(runs):
-            targs = _torch_args(C.inputs(case))
+            inputs = C.launch_inputs(case)
+            targs = torch_args(inputs)
             compiled = kernel[C.grid(case)](*targs, **C.meta(case))
             torch.cuda.synchronize()
-            finals = {f"{case}/arg{i}": t.cpu().numpy() for i, t in enumerate(targs) if hasattr(t, "data_ptr")}
+            finals = {f"{case}/arg{i}": to_numpy(t, inputs[i]) for i, t in enumerate(targs) if hasattr(t, "data_ptr")}
             if first is None:
                 first = finals
                 rec["kernel"] = compiled.metadata.name
-                rec["ptx_identical"] = C.code_of(compiled.asm["ptx"]) == C.code_of(want)
-                if not rec["ptx_identical"]:
+                rec["ptx_identical"] = compiled.asm["ptx"] == want
+                rec["ptx_code_identical"] = C.code_of(compiled.asm["ptx"]) == C.code_of(want)
+                if not rec["ptx_code_identical"]:
                     rec["ptx"] = compiled.asm["ptx"]
             else:
                 same &= all(np.array_equal(first[k].view(np.uint8), finals[k].view(np.uint8)) for k in first)
@@ -64,13 +113,14 @@ def child(out, wheels, runs):
     (Path(out) / "launch.json").write_text(json.dumps(record, indent=1))
 
 
-def assign_runs(record, rows, runs, problems):
+def assign_runs(record, rows, runs, problems, cases=None):
     """ncu's rows (one per launch, in the child's order: each case `runs` times) -> each case's
     "runs" list of {metric: value}; a row naming another kernel stops the assignment (problems)."""
     from gpu_check.kernel_corpus import ncu as N
-    planned = [{"kernel": record["cases"][c]["kernel"]} for c in C.CASES for _ in range(runs)]
+    cases = list(C.CASES) if cases is None else cases
+    planned = [{"kernel": record["cases"][c]["kernel"]} for c in cases for _ in range(runs)]
     got = N.assign(planned, rows, problems)
-    for k, case in enumerate(C.CASES):
+    for k, case in enumerate(cases):
         record["cases"][case]["runs"] = got[k * runs:(k + 1) * runs]
 
 
@@ -79,17 +129,24 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--wheels", default=str(ROOT / ".triton-src"))
     ap.add_argument("--runs", type=int, default=5)
+    pick = ap.add_mutually_exclusive_group()
+    pick.add_argument("--cases", help="comma-separated case names (default: every case)")
+    pick.add_argument("--new", action="store_true", help="only the cases tests/data/triton_corpus/h200 lacks")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    cases = selected(a.cases, a.new)
+    if not cases:
+        print("nothing to measure: every case has a measurement in tests/data/triton_corpus/h200")
+        return 0
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     if a.child:
-        child(out, a.wheels, a.runs)
+        child(out, a.wheels, a.runs, cases)
         return 0
     from gpu_check.bank_probe import ncu_csv
     from gpu_check.kernel_corpus import ncu as N
     cmd = [sys.executable, "-m", "gpu_check.triton_corpus.measure", "--child", "--out", str(out),
-           "--wheels", a.wheels, "--runs", str(a.runs)]
+           "--wheels", a.wheels, "--runs", str(a.runs), "--cases", ",".join(cases)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT, env=N._env())
     print(r.stdout[-4000:], r.stderr[-4000:])
     if r.returncode != 0:
@@ -107,13 +164,14 @@ def main(argv=None):
         ncmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(N.BASE),
                 "--kernel-name", "regex:^(" + "|".join(names) + ")$", "--log-file", str(log),
                 sys.executable, "-m", "gpu_check.triton_corpus.measure", "--child", "--out", str(prof),
-                "--wheels", a.wheels, "--runs", str(a.runs)]
+                "--wheels", a.wheels, "--runs", str(a.runs), "--cases", ",".join(cases)]
         q = N._run(ncmd, 900)
         if q["rc"] != 0:
             problems.append(f"ncu exited {q['rc']}: {(q['stderr'] or q['stdout'])[-600:]}")
-        assign_runs(record, ncu_csv.parse(log.read_text() if log.exists() else q["stdout"]), a.runs, problems)
+        assign_runs(record, ncu_csv.parse(log.read_text() if log.exists() else q["stdout"]), a.runs, problems, cases)
     record.update(problems=problems, metrics=list(N.BASE), runs=a.runs, date=datetime.date.today().isoformat(),
-                  gpu=_gpu(), command="python -m gpu_check.triton_corpus.measure --out DIR")
+                  gpu=_gpu(), command="python -m gpu_check.triton_corpus.measure --out DIR"
+                  + (f" --cases {','.join(cases)}" if a.cases or a.new else ""))
     (out / "results.json").write_text(json.dumps(record, indent=1))
     print(f"wrote {out / 'results.json'} and {out / 'outputs.npz'}; problems: {problems or 'none'}")
     return 0

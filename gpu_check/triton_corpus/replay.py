@@ -1,4 +1,10 @@
-"""The corpus's committed PTX through layoutsim.ptx, with the case's inputs (no Triton needed)."""
+"""The corpus's committed PTX through layoutsim.ptx, with the case's inputs (no Triton needed),
+and the GPU measurements it is compared with.
+
+The measurements are in tests/data/triton_corpus/h200/: results.json and outputs.npz of the
+first batch, and one folder per later batch (h200/<name>/results.json[.gz], outputs.npz, written by
+`python -m gpu_check.triton_corpus.merge`); a case is taken from the batch that holds it."""
+import gzip
 import json
 from pathlib import Path
 
@@ -9,6 +15,42 @@ from . import cases as C
 
 def load_manifest(folder):
     return json.loads((Path(folder) / "manifest.json").read_text())
+
+
+def read_text(path):
+    """A committed text file, gzip-compressed where its name ends in .gz."""
+    path = Path(path)
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def ptx_text(folder, entry):
+    return read_text(Path(folder) / entry["ptx"])
+
+
+def _batch(folder):
+    """(results, outputs path) of one measurement folder, or None where it has none."""
+    folder = Path(folder)
+    for name in ("results.json", "results.json.gz"):
+        if (folder / name).is_file() and (folder / "outputs.npz").is_file():
+            return json.loads(read_text(folder / name)), folder / "outputs.npz"
+    return None
+
+
+def measurements(h200):
+    """{case: (its results.json record, the npz holding its outputs "<case>/argN", the batch's
+    results without "cases")} over every batch in `h200`, later batches after the first."""
+    h200 = Path(h200)
+    folders = [h200] + sorted(p for p in h200.iterdir() if p.is_dir()) if h200.is_dir() else []
+    out = {}
+    for f in folders:
+        got = _batch(f)
+        if got is None:
+            continue
+        results, npz = got
+        meta = {k: v for k, v in results.items() if k != "cases"}
+        for case, rec in results["cases"].items():
+            out.setdefault(case, (rec, npz, meta))
+    return out
 
 
 def arguments(entry, args):
@@ -34,8 +76,7 @@ def run_case(folder, entry, **options):
     import layoutsim.ptx as ptx
     args = C.inputs(entry["case"])
     values = arguments(entry, args)
-    text = (Path(folder) / entry["ptx"]).read_text()
-    r = ptx.run(text, entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
+    r = ptx.run(ptx_text(folder, entry), entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
                 shared_bytes=entry["shared_bytes"], **options)
     finals = {}
     for p, b in zip(entry["params"], r.buffers):

@@ -18,6 +18,11 @@ lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit
 each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
 offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused.
 
+Tensor maps built by the kernel (issue 25, Triton's tl.make_tensor_descriptor): tensormap.replace
+sets one field of a 128-byte map object in shared or global memory (tensormap.py's encoding),
+tensormap.cp_fenceproxy copies one from shared to global memory; neither is an LSU access (the
+tensormap proxy), so neither adds shared or global ld/st counts.
+
 test_wait and try_wait are the scheduler's yield points (scheduler.py, step kind "mbwait"): a
 thread whose phase has not completed parks there until some mbarrier changes, so the warps that
 will arrive run; a kernel whose every warp waits on phases nobody completes is a deadlock.
@@ -28,7 +33,9 @@ from .. import smem
 from . import cluster as CL
 from . import tensormap as TM
 from . import types as T
+from .access import load as load_parts
 from .access import locate, space_of
+from .access import store as store_parts
 from .builders import need, unsupported
 from .collective import check_warps
 from .events import Access
@@ -374,3 +381,74 @@ def _setmaxnreg(ins, b, prog):
     # a register-allocation hint for warp-specialized kernels: no effect on the model's state;
     # .aligned: every lane of the warp executes it (collective.py)
     return {"fn": check_warps(ins)}
+
+
+# ---- tensor maps built by the kernel (tensormap.replace, tensormap.cp_fenceproxy; issue 25) ---------
+def _map_parts(bt, space, addr, thr, what):
+    """The located 128 bytes of a tensor-map object at `addr` (64-byte aligned, PTX ISA 9.7.9.29)."""
+    return [locate(bt, space, addr + h, thr, TM.MAP_BYTES // 2, what) for h in (0, TM.MAP_BYTES // 2)]
+
+
+def _map_read(bt, parts, nthr):
+    return np.concatenate([load_parts(bt, p, TM.MAP_BYTES // 2) for p in parts], axis=1).reshape(nthr, TM.MAP_BYTES)
+
+
+def _map_write(bt, parts, data, thr):
+    for h, p in enumerate(parts):
+        store_parts(bt, p, data[:, h * (TM.MAP_BYTES // 2):(h + 1) * (TM.MAP_BYTES // 2)], thr)
+
+
+def tensormap_replace(ins, b, prog):
+    mods = ins.mods
+    field = mods[2] if len(mods) > 2 and mods[1] == "tile" else ""
+    if field not in TM.FIELDS:
+        raise unsupported(ins, "tensormap.replace.tile.<field> (global_address, rank, box_dim, global_dim, "
+                               "global_stride, element_stride, elemtype, interleave_layout, swizzle_mode, "
+                               "swizzle_atomicity, fill_mode)")
+    space = space_of(mods)
+    if space not in ("shared", "global"):
+        raise unsupported(ins, "a tensor map in .shared::cta or .global memory")
+    o = ins.operands
+    with_ord = TM.FIELDS[field][2] > 1
+    need(ins, 3 if with_ord else 2)
+    addr, _ = b.address(o[0], ins)
+    ordinal = b.constant(o[1], T.get("u32"), ins) if with_ord else None
+    value = b.read(o[-1], T.get("b64" if "b64" in mods else "b32"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        a = _vals(addr, bt, thr)
+        v = _vals(value, bt, thr, np.uint64)
+        parts = _map_parts(bt, space, a, thr, ins.name)
+        raw = _map_read(bt, parts, len(thr))
+        for j in range(len(thr)):                 # threads in order: a later one's value wins
+            raw[j] = np.frombuffer(TM.replace(raw[j].tobytes(), field, None if ordinal is None else int(ordinal),
+                                              int(v[j]), ins.name), np.uint8)
+            same = (a == a[j])
+            raw[same] = raw[j]
+        _map_write(bt, parts, raw, thr)
+    return {"fn": fn}
+
+
+def tensormap_cp_fenceproxy(ins, b, prog):
+    """tensormap.cp_fenceproxy.global.shared::cta...: the 128-byte map from shared to global memory."""
+    spaces = [m for m in ins.mods if m.split("::")[0] in ("global", "shared")]
+    if spaces != ["global", "shared::cta"]:
+        raise unsupported(ins, "the copy .global.shared::cta (a map from shared to global memory)")
+    o = ins.operands
+    need(ins, 3)
+    dst, _ = b.address(o[0], ins)
+    src, _ = b.address(o[1], ins)
+    size = b.constant(o[2], T.get("u32"), ins)
+    if int(size) != TM.MAP_BYTES:
+        raise unsupported(ins, f"a size of {int(size)} bytes (a tensor map is {TM.MAP_BYTES})")
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if len(thr) == 0:
+            return
+        raw = _map_read(bt, _map_parts(bt, "shared", _vals(src, bt, thr), thr, ins.name), len(thr))
+        _map_write(bt, _map_parts(bt, "global", _vals(dst, bt, thr), thr, ins.name), raw, thr)
+    return {"fn": fn}

@@ -308,6 +308,12 @@ ROWS = [
       for sub in ("fence", "commit_group", "wait_group")],
     _r("wgmma", "any", G._wgmma, "9.7.15.5.2", needs=("mma_async",), sync="warpgroup", patterns=SHAPE,
        mods=("sync", "aligned", "satfinite", "sp", "and", "popc") + MMA_TYPES),
+    # ---- tensor maps built by the kernel (issue 25: Triton's tl.make_tensor_descriptor) -----------
+    _r("tensormap", "any", A.tensormap_replace, "9.7.9.29", needs=("replace",), spaces=("global", "shared"),
+       mods=("tile", "b1024") + tuple(A.TM.FIELDS)),
+    _r("tensormap", "any", A.tensormap_cp_fenceproxy, "9.7.13.4", needs=("cp_fenceproxy",), sync="aligned",
+       spaces=("global", "shared"), mods=("tensormap::generic", "release", "sync", "aligned") + SCOPES,
+       one_of=(SCOPES,), operands=3),
     # ---- thread-block clusters (issue 24; ops_cluster.py, cluster.py) ----------------------------
     _r("barrier", "any", K.barrier_cluster, "9.7.13.3", needs=("cluster",),
        mods=("arrive", "wait", "relaxed", "release", "acquire", "aligned"), operands=0),

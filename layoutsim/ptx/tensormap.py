@@ -18,6 +18,16 @@ opaque handle where the parameter (or, for a pointer parameter, a 128-byte globa
 allocates) holds the map, and cp.async.bulk.tensor resolves the map's address to it by content,
 so a kernel may pass the map's address around as it likes.
 
+A kernel may also build a map itself (Triton's `tl.make_tensor_descriptor`): it fills 128 bytes
+of shared (or global) memory with zeros, sets each field with `tensormap.replace.tile.<field>`
+(PTX ISA 9.7.9.29: new_val as the ISA encodes it: the rank minus 1, the element type as its
+table numbers it, .u8 0 ... .tf32.ftz 12) and copies the object to global memory with
+`tensormap.cp_fenceproxy`. The executor keeps such a map's fields in its own encoding of those
+128 bytes (DEVICE_MAGIC, then the fields; the GPU's layout of a CUtensorMap is not documented), so
+a copy of the bytes is a copy of the map, and cp.async.bulk.tensor reads it as it reads a
+TensorMapArg. Replacing a field of a map the launch was given is refused, as are the packed
+sub-byte element types, interleaved layouts, element strides other than 1 and the NaN fill.
+
 The shared-memory side (where each box element lands, the innermost-coordinate rule) is
 layoutsim.smem's (TensorMap, box_addresses, box_coords, coords_problem), measured on the H200.
 The global side is cuda.h's: element (x0, x1, ...) is at globalAddress + x0 * e + sum(xi *
@@ -170,9 +180,86 @@ def resolve(bt, address, thread, what):
     else:
         bt.heap.check(np.array([a], np.int64), MAP_BYTES, np.array([thread]))
         raw = bytes(bt.heap.read(a, MAP_BYTES))
+    if raw[:len(DEVICE_MAGIC)] == DEVICE_MAGIC:
+        gm = DeviceMap(raw, what)
+        bt.heap.check(np.array([gm.base], np.int64), gm.span, np.array([thread]))   # the tensor's bytes
+        return gm
     i = _index(raw)
     maps = bt.launch.tensor_maps
     if i is None or i >= len(maps):
         raise Fault(thread, a, f"{what}: address {a:#x} does not hold a tensor map (pass a "
                                f"layoutsim.ptx.TensorMapArg for the kernel's CUtensorMap)", "invalid_tensor_map")
     return maps[i]
+
+
+# ---- maps built by the kernel (tensormap.replace; see the module docstring) --------------------------
+DEVICE_MAGIC = b"lsTMAPd\x01"
+# PTX ISA 9.7.9.29, the element types tensormap.replace.elemtype numbers: their sizes in bytes
+ELEMTYPE_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 4, 9: 8, 10: 2, 11: 4, 12: 4}
+SWIZZLE_MODE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+# field: (byte offset in our encoding, struct format, how many (ord 0..n-1), or 1 without ord)
+FIELDS = {"global_address": (8, "<Q", 1), "rank": (16, "<I", 1), "box_dim": (20, "<I", 5),
+          "global_dim": (40, "<I", 5), "global_stride": (64, "<Q", 4), "element_stride": (96, "<I", 5),
+          "elemtype": (116, "<I", 1), "interleave_layout": (120, "<I", 1), "swizzle_mode": (124, "<H", 1),
+          "swizzle_atomicity": (126, "B", 1), "fill_mode": (127, "B", 1)}
+
+
+def replace(raw, field, ordinal, value, where):
+    """The 128 bytes of a kernel-built map after `tensormap.replace.tile.<field>` (ordinal: the
+    dimension for box_dim/global_dim/global_stride/element_stride, else None)."""
+    raw = bytes(raw)
+    if _index(raw) is not None:
+        raise LayoutsimError(f"{where}: replacing a field of a tensor map the launch was given (a "
+                             f"TensorMapArg) is not modelled; build the map in the kernel or pass it whole")
+    if raw[:len(DEVICE_MAGIC)] != DEVICE_MAGIC:    # a fresh object (the kernel zero-filled it)
+        raw = DEVICE_MAGIC + bytes(MAP_BYTES - len(DEVICE_MAGIC))
+    off, fmt, n = FIELDS[field]
+    size = struct.calcsize(fmt)
+    if (ordinal is None) != (n == 1) or (ordinal is not None and not 0 <= ordinal < n):
+        raise LayoutsimError(f"{where}: .{field} takes {'an ordinal 0..' + str(n - 1) if n > 1 else 'no ordinal'}")
+    at = off + (ordinal or 0) * size
+    v = int(value) & ((1 << (8 * size)) - 1)
+    return raw[:at] + struct.pack(fmt, v) + raw[at + size:]
+
+
+def _fields(raw):
+    return {f: [struct.unpack_from(fmt, raw, off + i * struct.calcsize(fmt))[0] for i in range(n)]
+            for f, (off, fmt, n) in FIELDS.items()}
+
+
+class DeviceMap(GlobalMap):
+    """A map the kernel built (tensormap.replace), resolved as GlobalMap resolves a TensorMapArg."""
+
+    def __init__(self, raw, where):                 # noqa: the fields come from the bytes, not an arg
+        f = _fields(raw)
+        rank = f["rank"][0] + 1
+        code = f["elemtype"][0]
+        bad = None
+        if not 1 <= rank <= smem.tma.MAX_RANK:
+            bad = f"rank {rank}"
+        elif code not in ELEMTYPE_BYTES:
+            bad = f"element type {code} (the packed sub-byte types are not modelled)"
+        elif f["swizzle_mode"][0] not in SWIZZLE_MODE:
+            bad = f"swizzle mode {f['swizzle_mode'][0]}"
+        elif f["interleave_layout"][0] or f["fill_mode"][0] or f["swizzle_atomicity"][0]:
+            bad = "an interleaved layout, the NaN fill or a swizzle atomicity (only 0 is modelled)"
+        elif any(s != 1 for s in f["element_stride"][:rank]):
+            bad = f"element strides {f['element_stride'][:rank]} (only 1 is modelled)"
+        if bad:
+            raise LayoutsimError(f"{where}: the kernel-built tensor map has {bad}")
+        self.arg, self.where, self.index = None, where, None
+        e = ELEMTYPE_BYTES[code]
+        try:
+            self.tmap = smem.TensorMap(tuple(f["box_dim"][:rank]), e, SWIZZLE_MODE[f["swizzle_mode"][0]])
+        except LayoutsimError as err:
+            raise LayoutsimError(f"{where}: the kernel-built tensor map: {err}") from None
+        self.e, self.dims = e, np.asarray(f["global_dim"][:rank], np.int64)
+        self.strides = np.asarray([e] + f["global_stride"][:rank - 1], np.int64)
+        self.base = int(f["global_address"][0])
+        self.box_bytes = int(np.prod(self.tmap.box, dtype=np.int64)) * e
+        self.span = int(e + sum((d - 1) * s for d, s in zip(self.dims, self.strides)))
+
+    def to_json(self):
+        return {"built_by": "kernel", "dims": [int(d) for d in self.dims], "box": list(self.tmap.box),
+                "swizzle": self.tmap.swizzle, "elem_bytes": self.e,
+                "strides_bytes": [int(s) for s in self.strides[1:]], "address": self.base}
