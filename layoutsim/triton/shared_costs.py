@@ -32,7 +32,7 @@ from ..access import op_name
 from ..sim.costing import wgmma_cost
 from .compile import capability
 from .layouts import bases, coordinates
-from .ttgir import memory_ops
+from .ttgir import memory_ops, scratch_ops  # noqa: F401 - scratch_ops: layouts.describe's
 
 MAX_VECTOR_BYTES = 16          # the widest per-lane shared access (ld/st.shared.v4.b32, cp.async 16)
 CP_ASYNC_BYTES = (4, 8, 16)

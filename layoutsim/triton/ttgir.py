@@ -211,3 +211,33 @@ def memory_ops(ttgir):
                     "registers": tensors if kind != "gmma" else [t for t in tensors[:-1]],
                     "result": tensors[-1] if kind == "gmma" and tensors else None, "attrs": attrs})
     return out
+
+
+# ops whose lowering may go through shared-memory scratch that no ttgir encoding names
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan")
+
+
+def scratch_ops(ttgir):
+    """[{"op", "line"}]: the distinct SCRATCH_OPS of the kernel with their Python lines (a
+    region op such as tt.reduce carries its location where its region closes)."""
+    lines = ttgir.splitlines()
+    where = _locations(lines)
+    out, open_ops = [], []
+    for ln in lines:
+        s = ln.strip()
+        m = re.search(r'=\s*"?(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
+        lm = OP_LOC.search(s)
+        if m and (lm is None or s.endswith("({")):
+            open_ops.append(m.group(1))
+            continue
+        if m:
+            op = m.group(1)
+        elif open_ops and s.startswith("})") and lm:
+            op = open_ops.pop()
+        else:
+            continue
+        loc = where(lm.group(1)) if lm else None
+        rec = {"op": op, "line": list(loc) if loc else None}
+        if rec not in out:
+            out.append(rec)
+    return out
