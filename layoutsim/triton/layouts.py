@@ -9,7 +9,7 @@ FragmentMap (`lanes` = the CTA's threads, one element per register). An MMA enco
 to the catalog: its first instruction tile is compared, position by position, with the catalog
 map of the instruction Triton emits for it (mma.m16n8kK, wgmma.m64nNk16). Shared encodings
 (#nvmma_shared, #swizzled_shared) are listed with their parameters and the wgmma/TMA swizzle
-mode they are.
+mode they are; their bank costs under the ops that touch them are shared_costs.py's.
 """
 import numpy as np
 
@@ -175,9 +175,7 @@ def describe(compiled):
         else:
             rec["shared"] = shared_note(enc)
         out.append(rec)
-    from .shared_costs import predict, scratch_ops
-    return {"kernel": compiled.name, "arch": compiled.arch, "encodings": out,
-            "shared_accesses": predict(compiled, table), "scratch": scratch_ops(compiled.ttgir)}
+    return {"kernel": compiled.name, "arch": compiled.arch, "encodings": out}
 
 
 def _site_line(a):

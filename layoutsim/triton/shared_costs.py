@@ -31,8 +31,8 @@ from .. import banks
 from ..access import op_name
 from ..sim.costing import wgmma_cost
 from .compile import capability
-from .layouts import bases, coordinates
-from .ttgir import memory_ops, scratch_ops  # noqa: F401 - scratch_ops: layouts.describe's
+from .layouts import bases, coordinates, describe as describe_layouts
+from .ttgir import Encoding, encodings, memory_ops, parse_encoding, scratch_ops
 
 MAX_VECTOR_BYTES = 16          # the widest per-lane shared access (ld/st.shared.v4.b32, cp.async 16)
 CP_ASYNC_BYTES = (4, 8, 16)
@@ -256,7 +256,6 @@ class _Encodings:
     def __call__(self, text):
         if text in self.table:
             return self.table[text]
-        from .ttgir import Encoding, parse_encoding
         kind, params = parse_encoding(text)
         return Encoding(text, kind, params) if kind else None
 
@@ -290,6 +289,15 @@ def predict(compiled, table):
             rec["per_instruction"] = {k: ratio(rec[k], rec["instructions"]) for k in ("wavefronts", "ideal")}
         sites[key] = rec
     return list(sites.values())
+
+
+def describe(compiled):
+    """layouts.describe's document with "shared_accesses" (predict) and "scratch" (the ops whose
+    shared memory Triton lays out in its lowering: ttgir.scratch_ops): `layoutsim triton layouts`."""
+    doc = describe_layouts(compiled)
+    doc["shared_accesses"] = predict(compiled, encodings(compiled.ttgir))
+    doc["scratch"] = scratch_ops(compiled.ttgir)
+    return doc
 
 
 def ratio(a, b):
