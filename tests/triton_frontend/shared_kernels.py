@@ -1,31 +1,23 @@
-"""Kernels whose shared memory the layouts tests predict: a tl.dot whose A is scaled in registers
-(on sm_80 a local_load of a dot operand: ldmatrix, .trans for B), and A @ B.T (tl.trans of a
-loaded tile: a transposed shared encoding). Importing this module needs Triton."""
+"""A kernel whose shared memory the layouts tests predict, in variants chosen by constexprs: A
+scaled in registers before tl.dot (on sm_80 a local_load of a dot operand: ldmatrix, .trans for
+B), and A @ B.T (tl.trans of a loaded tile: a transposed shared encoding). Needs Triton."""
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def matmul_scaled(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
+def matmul_variants(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    SCALED: tl.constexpr, B_TRANSPOSED: tl.constexpr):
+    """C = (2 A if SCALED else A) @ B; B_TRANSPOSED: B given as its (BN, K) transpose."""
+    rows, cols, ks = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
-        acc += tl.dot(a * 2.0, b)
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
-
-
-@triton.jit
-def matmul_bt(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + rn[:, None] * K + (k + rk)[None, :])
-        acc += tl.dot(a, tl.trans(b))
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rows[:, None] * K + k0 + ks[None, :])
+        if SCALED:
+            a = a * 2.0
+        if B_TRANSPOSED:
+            b = tl.trans(tl.load(b_ptr + cols[:, None] * K + k0 + ks[None, :]))
+        else:
+            b = tl.load(b_ptr + (k0 + ks)[:, None] * BN + cols[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rows[:, None] * BN + cols[None, :], acc)

@@ -78,7 +78,8 @@ def test_shared_kernels_prediction_agrees_with_execution(kernel, arch, dtype):
     a = rng.standard_normal((BM, K)).astype(dtype)
     b = rng.standard_normal((K, BN) if kernel == "matmul_scaled" else (BN, K)).astype(dtype)
     c = np.zeros((BM, BN), np.float32)
-    r = lt.launch(getattr(S, kernel), (1,), a, b, c, K, arch=arch, BM=BM, BN=BN, BK=BK)
+    r = lt.launch(S.matmul_variants, (1,), a, b, c, K, arch=arch, BM=BM, BN=BN, BK=BK,
+                  SCALED=kernel == "matmul_scaled", B_TRANSPOSED=kernel == "matmul_bt")
     sites, rows = _check(r)
     assert sum(row["agrees"] for row in rows) >= 3
     if arch == "sm_80" and kernel == "matmul_scaled":
