@@ -61,11 +61,17 @@ def test_corpus_prediction_agrees_with_execution(case):
         assert b["instruction"] == "cp.async 4 B" and b["per_instruction"] == {"wavefronts": 8, "ideal": 1}
 
 
+VARIANTS = {"scaled_a": (1, False), "scaled_b": (2, False), "b_transposed": (0, True)}
+
+
 @pytest.mark.parametrize("kernel,arch,dtype", [
-    ("matmul_scaled", "sm_80", "float16"),          # ldmatrix.x4 of A, ldmatrix.x4.trans of B
-    ("matmul_scaled", None, "float16"),             # sm_90a: A to registers by ldmatrix, B by wgmma
-    ("matmul_bt", None, "float16"),                 # tl.trans of a loaded tile read by wgmma
-    ("matmul_bt", "sm_80", "float32"),              # tf32 on sm_80: ldmatrix of 32-bit elements
+    ("scaled_a", "sm_80", "float16"),               # ldmatrix.x4 of A, ldmatrix.x4.trans of B
+    ("scaled_a", None, "float16"),                  # sm_90a: A to registers by ldmatrix, B by wgmma
+    ("b_transposed", None, "float16"),              # tl.trans of a loaded tile read by wgmma
+    ("b_transposed", "sm_80", "float32"),           # tf32 on sm_80: ldmatrix of 32-bit elements
+    # B doubled in registers: local_load (ld.shared.v4) back and local_alloc of the result for
+    # wgmma, K-major for tf32: st.shared.b32 at 8 wavefronts where 1 would do
+    ("scaled_b", None, "float32"),
 ])
 def test_shared_kernels_prediction_agrees_with_execution(kernel, arch, dtype):
     import sys
@@ -76,14 +82,18 @@ def test_shared_kernels_prediction_agrees_with_execution(kernel, arch, dtype):
     BK, K = 32, 64
     rng = np.random.default_rng(0)
     a = rng.standard_normal((BM, K)).astype(dtype)
-    b = rng.standard_normal((K, BN) if kernel == "matmul_scaled" else (BN, K)).astype(dtype)
+    scaled, transposed = VARIANTS[kernel]
+    b = rng.standard_normal((BN, K) if transposed else (K, BN)).astype(dtype)
     c = np.zeros((BM, BN), np.float32)
-    r = lt.launch(S.matmul_variants, (1,), a, b, c, K, arch=arch, BM=BM, BN=BN, BK=BK,
-                  SCALED=kernel == "matmul_scaled", B_TRANSPOSED=kernel == "matmul_bt")
+    r = lt.launch(S.matmul_variants, (1,), a, b, c, K, arch=arch, BM=BM, BN=BN, BK=BK, SCALED=scaled,
+                  B_TRANSPOSED=transposed)
     sites, rows = _check(r)
     assert sum(row["agrees"] for row in rows) >= 3
-    if arch == "sm_80" and kernel == "matmul_scaled":
+    if arch == "sm_80" and kernel == "scaled_a":
         assert {s["instruction"] for s in sites if s["kind"] == "ld"} == {"ldmatrix.x4", "ldmatrix.x4.trans"}
+    if kernel == "scaled_b":
+        store = next(s for s in sites if s["op"] == "ttg.local_alloc")
+        assert store["instruction"] == "st.shared.b32" and store["per_instruction"] == {"wavefronts": 8, "ideal": 1}
 
 
 def test_element_offsets_are_the_encodings_definitions():
