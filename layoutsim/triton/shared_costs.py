@@ -10,17 +10,20 @@ wgmma/TMA swizzle mode of layoutsim.smem). Composing the two gives the element o
 thread's register touches. The lowering is the one Triton's shared-memory lowering performs:
 registers that hold the same element are moved once, a store by one of the threads that hold an
 element (lanes and warps whose linear-layout basis is zero are masked off), a load by every
-thread; consecutive registers at consecutive, aligned offsets are one vector access of up to 16
-bytes (cp.async: no more than the `contiguity` Triton proved for the global side). Each warp's
+thread; a local_load/local_store whose registers are not a #blocked layout moves by ldmatrix
+(sm_75+) / stmatrix (sm_90+) where the composed layout is 8x8 matrices of 16-byte rows
+(`matrix_rows`); otherwise consecutive registers at consecutive, aligned offsets are one vector
+access of up to 16 bytes (cp.async: no more than the `contiguity` Triton proved for the global
+side). Each warp's
 access is costed by the project's bank model (`layoutsim.banks`, the same function and rules the
 executor's costs use), its op spelt by `layoutsim.access.op_name`; wgmma operands by
 `layoutsim.sim.costing.wgmma_cost`, the GMMA unit's rule the executor charges. TMA copies cost
 no LSU wavefront (the TMA unit writes them).
 
 What this does not predict: the scratch Triton allocates in its LLVM lowering for
-convert_layout, reductions and scans (no shared encoding in the ttgir names it), and where
-Triton or ptxas choose another instruction for an access (ldmatrix/stmatrix, a merged or split
-SASS access): docs/triton.md lists where the prediction and the executed costs differ.
+convert_layout, reductions and scans (no shared encoding in the ttgir names it: ttgir.scratch_ops
+lists those ops), nor where ptxas merges or splits an access in SASS. `compare` sets the
+prediction against an executed Run line by line; docs/triton.md says where they differ.
 """
 from fractions import Fraction
 import re
@@ -30,14 +33,15 @@ import numpy as np
 from .. import banks
 from ..access import op_name
 from ..sim.costing import wgmma_cost
+from ..smem.swizzle import mode
 from .compile import capability
 from .layouts import bases, coordinates, describe as describe_layouts
 from .ttgir import Encoding, encodings, memory_ops, parse_encoding, scratch_ops
 
 MAX_VECTOR_BYTES = 16          # the widest per-lane shared access (ld/st.shared.v4.b32, cp.async 16)
-CP_ASYNC_BYTES = (4, 8, 16)
+CP_ASYNC_BYTES = (4, 8, 16)    # cp.async's copy sizes (PTX ISA 9.7.9.25.3.1, cp.async)
 # the first arch with ldmatrix (sm_75) and stmatrix (sm_90): PTX ISA 9.7.14.5.15 / 9.7.14.5.16
-MATRIX_SM = {"ld": 75, "st": 90}    # cp.async's copy sizes (PTX ISA 9.7.9.25.3.1, cp.async)
+MATRIX_SM = {"ld": 75, "st": 90}
 WARP = 32
 
 
@@ -72,7 +76,6 @@ def element_offsets(enc, shape, elem_bits):
     if enc.kind == "nvmma_shared":
         if rank < 2:
             return None, "a rank-1 buffer"
-        from ..smem.swizzle import mode
         width = int(p.get("swizzlingByteWidth", 0))
         eb = int(p.get("elementBitWidth", elem_bits)) // 8
         inner, outer = (rank - 2, rank - 1) if p.get("transposed") else (rank - 1, rank - 2)
@@ -284,7 +287,10 @@ def predict(compiled, table):
         elif not op["registers"]:
             rec["unpredicted"] = "no register tensor"
         else:
-            rec.update(_site_cost(op, op["registers"][0], op["shared"][0], enc_of, compiled.arch))
+            try:
+                rec.update(_site_cost(op, op["registers"][0], op["shared"][0], enc_of, compiled.arch))
+            except (IndexError, KeyError, TypeError, ValueError) as e:     # a layout this does not read
+                rec["unpredicted"] = f"the layouts could not be composed ({type(e).__name__}: {e})"[:200]
         if rec.get("instructions"):
             rec["per_instruction"] = {k: ratio(rec[k], rec["instructions"]) for k in ("wavefronts", "ideal")}
         sites[key] = rec
