@@ -60,10 +60,12 @@ def test_errors_are_one_line(capsys, argv, needle):
     assert needle in err and err.count("\n") == 1, err
 
 
-def test_missing_triton_says_how_to_install(tmp_path):
+@pytest.mark.parametrize("tail", [["run", "--grid", "1"], ["layouts"]])
+def test_missing_triton_says_how_to_install(tmp_path, tail):
+    argv = ["triton", tail[0], KERNELS + ":vector_add", *tail[1:]]
     code = ("import sys; sys.modules['triton'] = None\n"
             "from layoutsim.cli import main\n"
-            f"sys.exit(main(['triton', 'run', {KERNELS + ':vector_add'!r}, '--grid', '1']))\n")
+            f"sys.exit(main({argv!r}))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 2 and 'pip install "layoutsim[triton]"' in p.stderr and p.stderr.count("\n") == 1
