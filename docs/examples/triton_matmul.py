@@ -5,12 +5,14 @@ import triton.language as tl
 
 @triton.jit
 def matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
+    a_tile = a_ptr + tl.arange(0, BM)[:, None] * K + tl.arange(0, BK)[None, :]
+    b_tile = b_ptr + tl.arange(0, BK)[:, None] * BN + tl.arange(0, BN)[None, :]
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+    for _ in range(0, K, BK):
+        a = tl.load(a_tile)
+        b = tl.load(b_tile)
+        acc = tl.dot(a, b, acc)
+        a_tile += BK
+        b_tile += BK * BN
+    c_tile = c_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(c_tile, acc)
