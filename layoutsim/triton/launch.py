@@ -4,7 +4,9 @@ The kernel is compiled with Triton for the target (compile.py), its PTX runs in 
 and every array argument gets the launch's final content back. The PTX parameters are the
 kernel's non-constexpr arguments in order, then the two pointers Triton 3.x adds to every kernel
 (global scratch and profile scratch): as Triton's CUDA launcher does, each is a buffer of
-size x CTAs when the kernel asks for scratch, else a null pointer.
+size x CTAs when the kernel asks for scratch, else a null pointer. With num_ctas > 1 (sm_90) each
+program is a thread-block cluster of num_ctas CTAs along x, as that launcher runs it. A fault
+names the kernel parameter whose buffer an access left.
 """
 import inspect
 import re
@@ -132,8 +134,8 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
         k += 1
     r.extra = {"triton": {"kernel": fn.__name__, "signature": compiled.signature,
                           "constexprs": compiled.constexprs, "num_warps": compiled.num_warps,
-                          "shared": compiled.shared, "num_ctas": compiled.num_ctas, "config": str(cfg) if cfg is not None else None,
-                          "cached": compiled.cached, "triton_version": compiled.triton_version}}
+                          "shared": compiled.shared, "num_ctas": compiled.num_ctas,
+                          "config": str(cfg) if cfg is not None else None, "cached": compiled.cached, "triton_version": compiled.triton_version}}
     r.triton = compiled
     return r
 
@@ -144,8 +146,7 @@ def named(fault, names):
         i = int(m.group(1))
         return f"parameter {names[i]} (argument {i})" if i < len(names) else m.group(0)
     msg = re.sub(r"\bargument (\d+)\b", sub, str(fault))
-    out = PtxFault(msg, run=fault.run, fault=dict(fault.fault, message=msg))
-    return out
+    return PtxFault(msg, run=fault.run, fault=dict(fault.fault, message=msg))
 
 
 def choose(kernel, config):
