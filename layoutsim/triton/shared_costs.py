@@ -318,15 +318,18 @@ GMMA_WARPS = 4         # the executor counts a wgmma once per warp of its warpgr
 def compare(sites, run):
     """Per (Python line, kind): the predicted wavefronts and ideal per instruction against the
     executed Run's (its instructions whose source line is that line, summed): [{"line", "kind",
-    "predicted": {"wavefronts", "ideal"}, "executed": {...} or None, "instructions" (executed),
-    "agrees"}], then the executed shared lines no site predicts ("predicted": None)."""
-    want = {}
+    "predicted": [{"wavefronts", "ideal"}], "executed": {...} or None, "instructions" (executed),
+    "op_executions" (executed instructions / the op's instructions per execution, where the line
+    has one op size), "agrees" (same per-instruction costs, whole op executions)}]; an executed
+    shared line no site predicts has "predicted": None."""
+    want, sizes = {}, {}
     for s in sites:
         if not s.get("per_instruction") or not s.get("line"):
             continue
         key = (s["line"][0].rsplit("/", 1)[-1], int(s["line"][1]), s["kind"])
         want.setdefault(key, set()).add((Fraction(s["wavefronts"], s["instructions"]),
                                          Fraction(s["ideal"], s["instructions"])))
+        sizes.setdefault(key, set()).add(s["instructions"])
     got = {}
     for i in run.instructions:
         if i.wavefronts is None or i.kind is None or not i.cuda or not i.executions:
@@ -346,6 +349,10 @@ def compare(sites, run):
                     for a, b in sorted(w)]
         agrees = (w is not None and g is not None and g[2] > 0 and len(w) == 1
                   and next(iter(w)) == (Fraction(g[0], g[2]), Fraction(g[1], g[2])))
+        # one op size at the line: the executed instructions are whole executions of the op
+        size = next(iter(sizes[key])) if w is not None and len(sizes[key]) == 1 else None
+        runs = ratio(g[2], size) if size and g else None
+        agrees = agrees and (size is None or g[2] % size == 0)
         out.append({"file": key[0], "line": key[1], "kind": key[2], "predicted": pred, "executed": ex,
-                    "instructions": g[2] if g else 0, "agrees": bool(agrees)})
+                    "instructions": g[2] if g else 0, "op_executions": runs, "agrees": bool(agrees)})
     return out
