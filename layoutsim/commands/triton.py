@@ -11,8 +11,8 @@ it: i32 when it fits, else i64; floats fp32). --meta NAME=VALUE gives constexprs
 options (num_warps, num_stages, num_ctas, maxnreg): VALUE an integer, a float, True or False.
 The report is `ptx run`'s, its source lines the kernel's Python lines. --json prints `ptx run
 --json`'s object with "triton": {"kernel","signature","constexprs","num_warps","shared","config",
-"cached","triton_version"} and "outputs". `layouts` --json: {"kernel","arch","encodings":[...]}
-(layoutsim.triton.layouts).
+"cached","triton_version","num_ctas"} and "outputs". `layouts` --json: {"kernel","arch",
+"encodings":[...],"shared_accesses":[...],"scratch":[...]} (layoutsim.triton.layouts, shared_costs).
 """
 from ..errors import LayoutsimError, printable
 from . import print_json
@@ -32,7 +32,7 @@ def register(sub):
                        help="one per kernel parameter, in order, spelt as for ptx run: FILE.npy, zeros:DTYPE:SHAPE, "
                             "ones:DTYPE:SHAPE, arange:DTYPE:SHAPE, TYPE:VALUE")
         r.add_argument("--meta", action="append", default=[], metavar="NAME=VALUE",
-                       help="a constexpr or launch option (num_warps, num_stages, maxnreg), e.g. BLOCK=128")
+                       help="a constexpr or launch option (num_warps, num_stages, num_ctas, maxnreg), e.g. BLOCK=128")
         r.add_argument("--arch", help="the target Triton compiles for: sm_90's arch-specific target (default), "
                        "sm_90, sm_89, sm_80")
         r.add_argument("--config", type=int, help="an @triton.autotune kernel: the index of the config to run")
@@ -108,7 +108,8 @@ def run(args):
 
 def _layouts(args, kernel, values, meta):
     from ..triton import compile_for
-    from ..triton.layouts import describe, format_text
+    from ..triton.layouts import format_text
+    from ..triton.shared_costs import describe
     c = compile_for(kernel, *values, arch=args.arch, config=args.config, **meta)
     doc = describe(c)
     if args.json:

@@ -8,7 +8,10 @@ collides. Operands are rewritten to those unique names here, once.
 Debug lines: `.loc FILE LINE COL[, function_name F, inlined_at FILE LINE COL]` gives every
 following instruction its position; `.file N "path"` names the files. The CUDA source line of an
 instruction is its position in the kernel's own source file (the file of the function's first
-.loc): the .loc itself when it lies in that file, else the place it was inlined at.
+.loc): the .loc itself when it lies in that file, else the place it was inlined at: the
+`inlined_at` attribute, or where a .loc has none the outermost `@[ FILE:LINE:COL ]` of the comment
+LLVM writes after it (Triton's PTX: `.loc 2 191 40 // standard.py:191:40 @[ kernels.py:23:19 ]`, a
+`tl.max` inlined from triton/language/standard.py into line 23 of the kernel's file).
 """
 import re
 from dataclasses import dataclass, field
@@ -89,6 +92,7 @@ class Module:
     variables: list = field(default_factory=list)  # module scope
     files: dict = field(default_factory=dict)      # index -> path
     address_taken: set = field(default_factory=set)  # functions whose address is taken
+    callers: dict = field(default_factory=dict)    # PTX line of a .loc -> (file name, line) its comment says it is inlined at
 
     def entries(self):
         return [f.name for f in self.functions.values() if f.kind == "entry" and f.defined]
@@ -112,8 +116,12 @@ class Module:
             hit = line
         elif inl and inl[0] == fn.source_file:
             hit = inl[1]
+        elif inl and isinstance(inl[0], str) and inl[0] == _base(self.files.get(fn.source_file, "")):
+            hit = inl[1]                    # the caller LLVM's comment names (a file name, not an index)
         else:
             hit = last
+        if isinstance(hit, tuple):          # the last commented call site if in this file, else the line before
+            hit = hit[1] if hit[0] == _base(self.files.get(fn.source_file, "")) else hit[2]
         if not hit:
             return None
         return (self.files.get(fn.source_file, f"file {fn.source_file}"), hit)
@@ -356,6 +364,7 @@ def load(text):
         raise LayoutsimError(f"ptx: give the PTX text as a string, not {type(text).__name__}")
     mod = Module()
     items = statements(text)
+    mod.callers = _commented_callers(text)
     i = 0
     while i < len(items):
         st = items[i]
@@ -473,7 +482,7 @@ def _body(items, i, fn, mod):
             if head == ".reg":
                 _declare_regs(text, st.line, scope, fn)
             elif head == ".loc":
-                loc, last_user = _loc(text, st.line, fn, last_user)
+                loc, last_user = _loc(text, st.line, fn, last_user, mod.callers.get(st.line))
             elif _DECL.match(text):
                 for v in _parse_decl(text, st.line):
                     if v.space in ("global", "const"):
@@ -546,12 +555,30 @@ def _declare_regs(text, line, scope, fn):
             fn.regs[key] = ptype
 
 
-def _loc(text, line, fn, last_user):
+_CALLER = re.compile(r"@\[\s*([^\s:@\[\]]+):(\d+):\d+")
+
+
+def _base(path):
+    return str(path).replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _commented_callers(text):
+    """{PTX line: (file name, line)}: the outermost call site of each `.loc ... // ... @[ F:L:C ]`."""
+    out = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        if "@[" in raw and raw.lstrip().startswith(".loc"):
+            sites = _CALLER.findall(raw.split("//", 1)[-1])
+            if sites:
+                out[n] = (_base(sites[-1][0]), int(sites[-1][1]))
+    return out
+
+
+def _loc(text, line, fn, last_user, caller=None):
     m = re.match(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$", text)
     if not m:
         raise PtxSyntaxError(f"line {line}: cannot read {text!r}")
     f, ln = int(m.group(1)), int(m.group(2))
-    inl = None
+    inl = caller
     mi = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", m.group(4))
     if mi:
         inl = (int(mi.group(1)), int(mi.group(2)))
@@ -559,8 +586,10 @@ def _loc(text, line, fn, last_user):
         fn.source_file = f
     if f == fn.source_file and ln > 0:
         last_user = ln
-    elif inl and inl[0] == fn.source_file:
-        last_user = inl[1]
+    elif inl and (inl[0] == fn.source_file or isinstance(inl[0], str)):
+        # a commented call site is checked by its file's name later, the kernel line before it kept
+        before = last_user[2] if isinstance(last_user, tuple) else last_user
+        last_user = inl[1] if inl[0] == fn.source_file else (inl[0], inl[1], before)
     return (f, ln, inl, last_user), last_user
 
 

@@ -12,7 +12,8 @@
 Triton is optional (`pip install "layoutsim[triton]"`, Triton 3.6). Modules: compile (Triton's
 binder and compile for a target, the compile cache), args (arrays, torch tensors, raw bits,
 scalars), launch (`launch`), loader (FILE.py:KERNEL without running its __main__), ttgir +
-layouts (the encodings Triton chose, as lane maps), patch (`patch`, the pytest fixture).
+layouts (the encodings Triton chose, as lane maps), shared_costs (each shared
+encoding's bank cost under the ops that touch it), patch (`patch`, the pytest fixture).
 See docs/triton.md.
 """
 from .args import bits

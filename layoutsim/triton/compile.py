@@ -121,6 +121,12 @@ def specialise(fn, stand_ins, meta, target_cap):
         options = backend.parse_options(kwargs)
     except (ValueError, TypeError) as e:
         raise LayoutsimError(f"kernel {fn.__name__}: {one_line(str(e))}") from None
+    n_ctas = getattr(options, "num_ctas", 1)
+    if isinstance(n_ctas, bool) or not isinstance(n_ctas, int) or n_ctas < 1 or n_ctas & (n_ctas - 1):
+        # Triton's CTA layouts split a tensor over a power-of-two number of CTAs; its passes fail
+        # on any other count (printing MLIR diagnostics): refused here in one line instead
+        raise LayoutsimError(f"kernel {fn.__name__}: num_ctas={n_ctas!r}: give a power of two (1, 2, 4, 8, 16): "
+                             f"Triton splits each tensor over the CTAs of a cluster")
     for k in kwargs:
         if k not in options.__dict__ and k not in names:
             raise LayoutsimError(f"kernel {fn.__name__}: unknown keyword {k!r}: give its parameters "

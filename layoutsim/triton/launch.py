@@ -4,14 +4,18 @@ The kernel is compiled with Triton for the target (compile.py), its PTX runs in 
 and every array argument gets the launch's final content back. The PTX parameters are the
 kernel's non-constexpr arguments in order, then the two pointers Triton 3.x adds to every kernel
 (global scratch and profile scratch): as Triton's CUDA launcher does, each is a buffer of
-size x CTAs when the kernel asks for scratch, else a null pointer.
+size x CTAs when the kernel asks for scratch, else a null pointer. With num_ctas > 1 (sm_90) each
+program is a thread-block cluster of num_ctas CTAs along x, as that launcher runs it. A fault
+names the kernel parameter whose buffer an access left.
 """
 import inspect
+import re
 
 import numpy as np
 
 from .. import ptx
 from ..errors import LayoutsimError
+from ..ptx.state import PtxFault
 from . import args as A
 from .compile import capability, compile_kernel, jit_function, specialise, triton_modules
 
@@ -93,12 +97,15 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
             arrays[p.name] = arr
     bound, signature, constexprs, attrs, parsed = specialise(fn, stands, meta, capability(arch))
     compiled = compile_kernel(fn, signature, constexprs, attrs, parsed, arch)
-    if compiled.num_ctas != 1:
-        raise LayoutsimError(f"num_ctas={compiled.num_ctas}: thread-block clusters are not modelled; give num_ctas=1")
     g = grid({**given, **{k: v for k, v in meta.items()}}) if callable(grid) else grid
     g = _grid(g)
     if g is None:
         return None                                 # an empty grid: Triton launches nothing either
+    # num_ctas > 1 (sm_90): each program is a cluster of num_ctas CTAs along x, as Triton's CUDA
+    # launcher runs it (gridDimX = grid x * num_ctas, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    # (num_ctas, 1, 1); its scratch is per CTA)
+    cluster = (compiled.num_ctas, 1, 1) if compiled.num_ctas != 1 else None
+    g = (g[0] * compiled.num_ctas,) + g[1:]
     values = []
     for p in fn.params:
         t = signature[p.name]
@@ -112,8 +119,12 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
     for size, align, what in ((compiled.global_scratch_size, compiled.global_scratch_align, "global"),
                               (compiled.profile_scratch_size, compiled.profile_scratch_align, "profile")):
         values.append(np.zeros(n * size, np.uint8) if size > 0 else np.uint64(0))
-    r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=compiled.arch,
-                shared_bytes=compiled.shared, **opts)
+    names = [p.name for p in fn.params if signature[p.name] != "constexpr"] + ["global scratch", "profile scratch"]
+    try:
+        r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=compiled.arch,
+                    shared_bytes=compiled.shared, cluster=cluster, **opts)
+    except PtxFault as e:
+        raise named(e, names) from None
     k = 0
     for p in fn.params:
         if signature[p.name] == "constexpr":
@@ -123,10 +134,19 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
         k += 1
     r.extra = {"triton": {"kernel": fn.__name__, "signature": compiled.signature,
                           "constexprs": compiled.constexprs, "num_warps": compiled.num_warps,
-                          "shared": compiled.shared, "config": str(cfg) if cfg is not None else None,
-                          "cached": compiled.cached, "triton_version": compiled.triton_version}}
+                          "shared": compiled.shared, "num_ctas": compiled.num_ctas,
+                          "config": str(cfg) if cfg is not None else None, "cached": compiled.cached, "triton_version": compiled.triton_version}}
     r.triton = compiled
     return r
+
+
+def named(fault, names):
+    """The fault with each PTX `argument N` it mentions called by the kernel parameter it is."""
+    def sub(m):
+        i = int(m.group(1))
+        return f"parameter {names[i]} (argument {i})" if i < len(names) else m.group(0)
+    msg = re.sub(r"\bargument (\d+)\b", sub, str(fault))
+    return PtxFault(msg, run=fault.run, fault=dict(fault.fault, message=msg))
 
 
 def choose(kernel, config):

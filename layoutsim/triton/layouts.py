@@ -9,7 +9,7 @@ FragmentMap (`lanes` = the CTA's threads, one element per register). An MMA enco
 to the catalog: its first instruction tile is compared, position by position, with the catalog
 map of the instruction Triton emits for it (mma.m16n8kK, wgmma.m64nNk16). Shared encodings
 (#nvmma_shared, #swizzled_shared) are listed with their parameters and the wgmma/TMA swizzle
-mode they are.
+mode they are; their bank costs under the ops that touch them are shared_costs.py's.
 """
 import numpy as np
 
@@ -178,6 +178,26 @@ def describe(compiled):
     return {"kernel": compiled.name, "arch": compiled.arch, "encodings": out}
 
 
+def _site_line(a):
+    where = f"line {a['line'][1]}" if a.get("line") else "line ?"
+    src = f" from {a['registers']}" if a.get("registers") else ""
+    head = f"  {where} {a['op']}{src} ({'x'.join(map(str, a['shape']))} {a['dtype']})"
+    if a.get("unpredicted"):
+        return f"{head}: not predicted: {a['unpredicted']}"
+    if a["kind"] == "tma":
+        return f"{head}: {a['instruction']}, {a['note']}"
+    if a["kind"] == "gmma":
+        count = f"{a['per_warpgroup']} per warpgroup x {a['warpgroups']} warpgroup(s)"
+    else:
+        count = f"{a['per_warp']} per warp x {a['warps']} warps"
+    pi = a["per_instruction"]
+    hist = ""
+    if len(a["histogram"]) > 1:
+        hist = " (" + ", ".join(f"{n} with {w}" for w, n in sorted(a["histogram"].items(), key=lambda x: int(x[0]))) + ")"
+    return (f"{head}: {a['instruction']}, {count}: {pi['wavefronts']} wavefronts per instruction "
+            f"(ideal {pi['ideal']}){hist}, {a['wavefronts']} per execution (ideal {a['ideal']})")
+
+
 def format_text(doc, lanes=False):
     lines = [f"kernel {doc['kernel']} on {doc['arch']}: {len(doc['encodings'])} encodings"]
     for e in doc["encodings"]:
@@ -191,6 +211,10 @@ def format_text(doc, lanes=False):
             lines.append(f"  ... and {len(used) - 12} more uses")
         if e.get("shared"):
             lines.append(f"  {e['shared']}")
+            touching = [a for a in doc.get("shared_accesses", []) if e["name"] in a["shared"]]
+            if touching:
+                lines.append("  bank cost of the accesses that touch it (layoutsim.banks):")
+                lines.extend("  " + _site_line(a) for a in touching)
         for m in e["maps"]:
             shape = "x".join(map(str, m["shape"]))
             lines.append(f"  {shape}: {m['threads']} threads x {m['registers']} registers"
@@ -205,4 +229,8 @@ def format_text(doc, lanes=False):
                 lines.append(f"    thread {t:3d}: {cells}" + (" ..." if len(regs) > 16 else ""))
             if not lanes and m["threads"] > 4:
                 lines.append(f"    ... threads 4-{m['threads'] - 1} (--lanes lists them all)")
+    if doc.get("scratch"):
+        lines.append("shared-memory scratch Triton lays out in its lowering (not predicted here; `layoutsim triton "
+                     "run` costs it): " + ", ".join(f"{o['op']} at line {o['line'][1] if o['line'] else '?'}"
+                                                   for o in doc["scratch"]))
     return "\n".join(lines)

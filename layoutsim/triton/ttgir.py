@@ -154,3 +154,90 @@ def encodings(ttgir):
             if use not in found[enc].uses:
                 found[enc].uses.append(use)
     return found
+
+
+# ---- the ops that read or write a shared-memory allocation ------------------------------------
+# op -> what it does to the memdesc it names: a store of registers (st), a load into registers
+# (ld), a cp.async of a pointer tensor (cp.async), the TMA unit's copy (tma), wgmma's operand
+# read (gmma); local_alloc stores only when it is given a value
+MEMORY_OPS = {"ttg.local_store": "st", "ttg.local_alloc": "st", "ttg.local_load": "ld",
+              "ttg.async_copy_global_to_local": "cp.async", "ttng.async_tma_copy_global_to_local": "tma",
+              "ttng.async_tma_copy_local_to_global": "tma", "ttng.warp_group_dot": "gmma"}
+SHARED_TYPE = re.compile(r"(?:!ttg\.memdesc|(?<=-> ))<([0-9x]+)x(\w+)\s*,\s*(#\w+)")
+ATTR_INT = re.compile(r"(\w+)\s*=\s*(-?\d+)\s*:\s*i32")
+
+
+def _tensor_types(s):
+    """[(shape, dtype, encoding text)] of the tensor<...> types of an op line, in order."""
+    out = []
+    for tm in re.finditer(r"tensor<([0-9x]+)x((?:!tt\.ptr<\w+>)|[\w.]+)\s*,\s*", s):
+        start = tm.end()
+        if s.startswith("#ttg.", start):
+            enc = s[start:_balanced(s, start + s[start:].index("<"))]
+        else:
+            em = re.match(r"#\w+", s[start:])
+            if not em:
+                continue
+            enc = em.group(0)
+        out.append(([int(x) for x in tm.group(1).split("x")], tm.group(2), enc))
+    return out
+
+
+def memory_ops(ttgir):
+    """Every op of MEMORY_OPS that names a shared-memory descriptor, in program order:
+    {"op", "kind", "line" ([file, line] or None), "registers": [(shape, dtype, encoding)] (the
+    tensors it moves; a pointer tensor for cp.async), "shared": [(shape, dtype, encoding)]
+    (the memdescs, wgmma's A then B), "attrs": {name: int}, "result": tensor or None}."""
+    lines = ttgir.splitlines()
+    where = _locations(lines)
+    out = []
+    for ln in lines:
+        s = ln.strip()
+        om = OP.search(s)
+        op = (om.group(1) or om.group(2)) if om else None
+        if op not in MEMORY_OPS:
+            continue
+        shared = [([int(x) for x in m.group(1).split("x")], m.group(2), m.group(3)) for m in SHARED_TYPE.finditer(s)]
+        if not shared:
+            continue
+        lm = OP_LOC.search(s)
+        loc = where(lm.group(1)) if lm else None
+        tensors = _tensor_types(s)
+        kind = MEMORY_OPS[op]
+        if op == "ttg.local_alloc" and not tensors:
+            continue                          # an allocation without a value moves nothing
+        attrs = {k: int(v) for k, v in ATTR_INT.findall(s)}
+        out.append({"op": op, "kind": kind, "line": list(loc) if loc else None, "shared": shared,
+                    "registers": tensors if kind != "gmma" else [t for t in tensors[:-1]],
+                    "result": tensors[-1] if kind == "gmma" and tensors else None, "attrs": attrs})
+    return out
+
+
+# ops whose lowering may go through shared-memory scratch that no ttgir encoding names
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan")
+
+
+def scratch_ops(ttgir):
+    """[{"op", "line"}]: the distinct SCRATCH_OPS of the kernel with their Python lines (a
+    region op such as tt.reduce carries its location where its region closes)."""
+    lines = ttgir.splitlines()
+    where = _locations(lines)
+    out, open_ops = [], []
+    for ln in lines:
+        s = ln.strip()
+        m = re.search(r'=\s*"?(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
+        lm = OP_LOC.search(s)
+        if m and (lm is None or s.endswith("({")):
+            open_ops.append(m.group(1))
+            continue
+        if m:
+            op = m.group(1)
+        elif open_ops and s.startswith("})") and lm:
+            op = open_ops.pop()
+        else:
+            continue
+        loc = where(lm.group(1)) if lm else None
+        rec = {"op": op, "line": list(loc) if loc else None}
+        if rec not in out:
+            out.append(rec)
+    return out

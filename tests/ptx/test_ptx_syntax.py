@@ -44,6 +44,37 @@ def test_scoped_registers_and_cuda_lines():
     assert {path.rsplit("/", 1)[-1] for path, _ in lines if path} == {"wmma.cu"}
 
 
+INLINED = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<4>;
+	.loc	1 22 16                         // kernels.py:22:16
+	mov.u32 %r1, 1;
+	.loc	2 191 40                        // standard.py:191:40 @[ kernels.py:23:19 ]
+	mov.u32 %r2, 2;
+	.loc	2 170 27                        // standard.py:170:27 @[ standard.py:191:40 @[ kernels.py:23:19 ] ]
+	mov.u32 %r3, 3;
+	.loc	2 60 1                          // standard.py:60:1
+	ret;
+}
+	.file	1 "/home/u/kernels.py"
+	.file	2 "/usr/lib/python3/site-packages/triton/language/standard.py"
+"""
+
+
+def test_a_loc_without_inlined_at_takes_the_call_site_llvm_writes_in_its_comment():
+    # Triton's PTX gives an inlined tl.max only a comment: `.loc 2 191 40 // standard.py:191:40
+    # @[ kernels.py:23:19 ]` (no inlined_at attribute); its cost belongs to line 23, not to the
+    # kernel line before it (22). Without a call site the previous kernel line stands.
+    m = load(INLINED)
+    fn = m.functions["k"]
+    got = [m.cuda_line(i, fn) for i in fn.body if hasattr(i, "opcode")]
+    assert [line for _, line in got] == [22, 23, 23, 23]
+    assert {path for path, _ in got} == {"/home/u/kernels.py"}
+
+
 def test_unknown_kernel_lists_entries():
     with pytest.raises(LayoutsimError, match=r"kernel 'gemm' is not in the PTX .did you mean: .*; its entries: "
                                              r"gemm_f16, gemm_bf16"):

@@ -43,6 +43,16 @@ def test_run_json(capsys):
     (["triton", "run", f"{KERNELS}:nope", "--grid", "1"], "no Triton kernel 'nope'"),
     (["triton", "run", "kernels.txt", "--grid", "1"], "give FILE.py:KERNEL"),
     (["triton", "layouts", *ADD[:1], "--config", "1"], "is not autotuned"),
+    # a kernel Triton refuses: its own message with the kernel's Python line (tl.dot of f16 by f32)
+    (["triton", "run", f"{KERNELS}:matmul", "--grid", "1,1", "--arg", "zeros:f16:64x64", "--arg", "zeros:f32:64x64",
+      "--arg", "zeros:f32:64x64", *sum((["--arg", "i32:64"] for _ in range(6)), []), "--meta", "BM=64",
+      "--meta", "BN=64", "--meta", "BK=32"], "kernels.py:41: Triton refuses matmul: Both operands must be same dtype"),
+    (["triton", "run", *ADD[:-2], "--meta", "BLOCK=100"], "kernels.py:10: Triton refuses vector_add: arange's range "
+                                                         "must be a power of 2"),
+    # a wrong dtype and a wrong shape name the parameter
+    (["triton", "run", *ADD[:5], "--arg", "zeros:c64:1000", *ADD[7:]], "--arg 1: unknown dtype 'c64'"),
+    (["triton", "run", *ADD[:5], "--arg", "ones:f32:100", *ADD[7:]], "parameter y_ptr (argument 1)"),
+    (["triton", "run", *ADD, "--meta", "num_ctas=3"], "num_ctas=3: give a power of two"),
 ])
 def test_errors_are_one_line(capsys, argv, needle):
     assert main(argv) == 2
@@ -50,10 +60,12 @@ def test_errors_are_one_line(capsys, argv, needle):
     assert needle in err and err.count("\n") == 1, err
 
 
-def test_missing_triton_says_how_to_install(tmp_path):
+@pytest.mark.parametrize("tail", [["run", "--grid", "1"], ["layouts"]])
+def test_missing_triton_says_how_to_install(tmp_path, tail):
+    argv = ["triton", tail[0], KERNELS + ":vector_add", *tail[1:]]
     code = ("import sys; sys.modules['triton'] = None\n"
             "from layoutsim.cli import main\n"
-            f"sys.exit(main(['triton', 'run', {KERNELS + ':vector_add'!r}, '--grid', '1']))\n")
+            f"sys.exit(main({argv!r}))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 2 and 'pip install "layoutsim[triton]"' in p.stderr and p.stderr.count("\n") == 1

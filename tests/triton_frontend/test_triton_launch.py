@@ -85,6 +85,39 @@ def test_bad_arguments_name_the_parameter(K, lt):
         lt.launch(K.vector_add, (1,), np.zeros((4, 8), np.float32)[:, ::2], x, x, 16, BLOCK=16)
     with pytest.raises(LayoutsimError, match="unknown keyword 'BLOK'"):
         lt.launch(K.vector_add, (1,), x, x, x, 16, BLOCK=16, BLOK=3)
+    # an array shorter than the kernel reads: the model's fault names the parameter, not the PTX argument
+    with pytest.raises(LayoutsimError, match=r"outside global memory: .* parameter y_ptr \(argument 1\)") as e:
+        lt.launch(K.vector_add, (1,), x, np.zeros(8, np.float32), x, 16, BLOCK=16)
+    assert "\n" not in str(e.value)
+
+
+def test_num_ctas_runs_each_program_as_a_cluster(K, lt):
+    # Triton 3.6 on sm_90 compiles num_ctas=2 with .reqnctapercluster 2 and its CUDA launcher runs
+    # grid x * num_ctas CTAs in clusters of (num_ctas, 1, 1) (triton/backends/nvidia/driver.py)
+    x, y = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    out = np.zeros(1000, np.float32)
+    r = lt.launch(K.vector_add, (4,), x, y, out, 1000, BLOCK=256, num_ctas=2)
+    assert r.grid == (8, 1, 1) and r.cluster == (2, 1, 1) and r.extra["triton"]["num_ctas"] == 2
+    assert ".reqnctapercluster 2" in r.triton.ptx
+    assert np.array_equal(out, x + y)                     # f32 add: exact (IEEE 754, add.f32.rn)
+    from layoutsim.errors import LayoutsimError
+    with pytest.raises(LayoutsimError, match="num_ctas=3: give a power of two"):
+        lt.launch(K.vector_add, (4,), x, y, out, 1000, BLOCK=256, num_ctas=3)
+    with pytest.raises(LayoutsimError, match="num_ctas > 1 requires NVIDIA SM90"):     # Triton's own refusal
+        lt.launch(K.vector_add, (4,), x, y, out, 1000, BLOCK=256, num_ctas=2, arch="sm_80")
+
+
+def test_num_ctas_2_matmul_splits_the_tile_over_the_cluster(K, lt):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 128)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    r = lt.launch(K.matmul, (1, 1), a, b, c, 128, 128, 64, 64, 128, 128, BM=128, BN=128, BK=32, num_ctas=2)
+    assert r.cluster == (2, 1, 1) and r.grid == (2, 1, 1)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    # f16 products are exact in f32; 64 of them summed in f32 by wgmma: a bound, not bits (the bits
+    # of wgmma are checked by the corpus replay)
+    assert np.abs(c - ref).max() < 1e-4
 
 
 def test_a_kernel_triton_refuses_is_one_line_with_its_python_line(tmp_path, lt):

@@ -1,0 +1,139 @@
+"""`layoutsim triton layouts`' bank costs of the shared encodings (layoutsim.triton.shared_costs),
+checked against execution: the same kernel launched through layoutsim.triton.launch, its
+executed shared wavefronts per Python line (Run.instructions, costed by layoutsim.banks as the
+PTX ran) against what the layouts predicted for the ttgir ops at that line (their `loc`).
+
+Expected values come from the executed run, not from constants: each predicted (line, kind) must
+have the executed wavefronts and ideal per instruction. Every executed shared line that no
+prediction covers must be the line of an op whose shared memory Triton lays out in its lowering
+(convert_layout, reduce, scan: ttgir.scratch_ops), which docs/triton.md says is not predicted.
+The swizzle formulas are Triton's (TritonGPUAttrDefs.td, SwizzledSharedEncodingAttr) and the
+wgmma/TMA modes of layoutsim.smem (PTX ISA 9.7.15.5.1.2.2)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from triton_needs import needs_triton
+
+pytestmark = needs_triton
+ROOT = Path(__file__).resolve().parents[2]
+WHEELS = ROOT / ".triton-src"
+
+
+def _check(r):
+    from layoutsim.triton.shared_costs import compare, predict
+    from layoutsim.triton.ttgir import encodings, scratch_ops
+    sites = predict(r.triton, encodings(r.triton.ttgir))
+    rows = compare(sites, r)
+    scratch = {(o["line"][0].rsplit("/", 1)[-1], o["line"][1]) for o in scratch_ops(r.triton.ttgir) if o["line"]}
+    for row in rows:
+        if row["predicted"] is None:
+            assert (row["file"], row["line"]) in scratch, f"{row}: executed shared accesses at a line no op explains"
+        else:
+            assert row["agrees"], f"predicted {row['predicted']} but executed {row['executed']} at {row}"
+    return sites, rows
+
+
+def _corpus_cases():
+    from gpu_check.triton_corpus import cases as C
+    return sorted(C.CASES)
+
+
+@pytest.mark.parametrize("case", _corpus_cases())
+def test_corpus_prediction_agrees_with_execution(case):
+    from gpu_check.triton_corpus import cases as C
+    import layoutsim.triton as lt
+    if C.CASES[case][0][0] != "local" and not WHEELS.is_dir():
+        pytest.skip(f"{case}: the package wheels are not in .triton-src/ (pip download --no-deps liger-kernel==0.8.5 "
+                    f"flag-gems==5.0.2 fla-core==0.6.0 -d .triton-src)")
+    k, _ = C.kernel(case, WHEELS, ROOT)
+    r = lt.launch(k, C.grid(case), *C.inputs(case), **C.meta(case))
+    sites, rows = _check(r)
+    if case.startswith("matmul"):
+        # cp.async of A and B, wgmma's operand reads: every one predicted and agreeing
+        assert {s["kind"] for s in sites} == {"ldgsts", "gmma"}
+        assert sum(1 for row in rows if row["agrees"]) == 3
+    if case == "matmul_tf32":
+        # B (f32, N contiguous in global) goes to a K-contiguous (transposed) 128B-swizzled buffer:
+        # 4-byte cp.async, 8 wavefronts each where 1 would do
+        b = next(s for s in sites if s["kind"] == "ldgsts" and s["shared"] == ["#shared1"])
+        assert b["instruction"] == "cp.async 4 B" and b["per_instruction"] == {"wavefronts": 8, "ideal": 1}
+
+
+VARIANTS = {"scaled_a": (1, False), "scaled_b": (2, False), "b_transposed": (0, True)}
+
+
+@pytest.mark.parametrize("kernel,arch,dtype", [
+    ("scaled_a", "sm_80", "float16"),               # ldmatrix.x4 of A, ldmatrix.x4.trans of B
+    ("scaled_a", None, "float16"),                  # sm_90a: A to registers by ldmatrix, B by wgmma
+    ("b_transposed", None, "float16"),              # tl.trans of a loaded tile read by wgmma
+    ("b_transposed", "sm_80", "float32"),           # tf32 on sm_80: ldmatrix of 32-bit elements
+    # B doubled in registers: local_load (ld.shared.v4) back and local_alloc of the result for
+    # wgmma, K-major for tf32: st.shared.b32 at 8 wavefronts where 1 would do
+    ("scaled_b", None, "float32"),
+])
+def test_shared_kernels_prediction_agrees_with_execution(kernel, arch, dtype):
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    import shared_kernels as S
+    import layoutsim.triton as lt
+    BM = BN = 64
+    BK, K = 32, 64
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((BM, K)).astype(dtype)
+    scaled, transposed = VARIANTS[kernel]
+    b = rng.standard_normal((BN, K) if transposed else (K, BN)).astype(dtype)
+    c = np.zeros((BM, BN), np.float32)
+    r = lt.launch(S.matmul_variants, (1,), a, b, c, K, arch=arch, BM=BM, BN=BN, BK=BK, SCALED=scaled,
+                  B_TRANSPOSED=transposed)
+    sites, rows = _check(r)
+    assert sum(row["agrees"] for row in rows) >= 3
+    if arch == "sm_80" and kernel == "scaled_a":
+        assert {s["instruction"] for s in sites if s["kind"] == "ld"} == {"ldmatrix.x4", "ldmatrix.x4.trans"}
+    if kernel == "scaled_b":
+        store = next(s for s in sites if s["op"] == "ttg.local_alloc")
+        assert store["instruction"] == "st.shared.b32" and store["per_instruction"] == {"wavefronts": 8, "ideal": 1}
+
+
+def test_element_offsets_are_the_encodings_definitions():
+    from layoutsim.smem.swizzle import mode
+    from layoutsim.triton.shared_costs import element_offsets
+    from layoutsim.triton.ttgir import Encoding
+    # #swizzled_shared (TritonGPUAttrDefs.td): (row, col) at row * cols + ((col / vec) ^ phase) * vec + col % vec,
+    # phase = (row / perPhase) % maxPhase, col the dim order[0]
+    enc = Encoding("#s", "swizzled_shared", {"vec": 8, "perPhase": 2, "maxPhase": 4, "order": [1, 0]})
+    off, _ = element_offsets(enc, [64, 32], 16)
+    for row, col in ((0, 0), (2, 3), (3, 9), (7, 31), (63, 17)):
+        phase = (row // 2) % 4
+        assert off[row, col] == row * 32 + ((col // 8) ^ phase) * 8 + col % 8
+    assert sorted(off.ravel()) == list(range(64 * 32))
+    # #nvmma_shared 128B, f16, 64 columns per row of the span: the wgmma/TMA 128B mode on byte addresses
+    enc = Encoding("#n", "nvmma_shared", {"swizzlingByteWidth": 128, "transposed": False, "elementBitWidth": 16})
+    off, _ = element_offsets(enc, [32, 128], 16)
+    want = mode("128B").apply((np.arange(32)[:, None] * 64 + np.arange(64)[None, :]) * 2) // 2
+    assert np.array_equal(off[:, :64], want)
+    assert np.array_equal(off[:, 64:], want + 32 * 64)      # the second span-wide column block after the first
+    assert sorted(off.ravel()) == list(range(32 * 128))
+    got, why = element_offsets(Encoding("#p", "padded_shared", {}), [8, 8], 16)
+    assert got is None and "padded_shared" in why
+
+
+def test_layouts_cli_lists_the_bank_cost_of_each_shared_encoding(capsys):
+    import json
+    from layoutsim.cli import main
+    kernels = str(ROOT / "gpu_check" / "triton_corpus" / "kernels.py")
+    argv = ["triton", "layouts", f"{kernels}:matmul", "--arg", "zeros:f32:64x64", "--arg", "zeros:f32:64x64",
+            "--arg", "zeros:f32:64x64", *sum((["--arg", "i32:64"] for _ in range(6)), []),
+            "--meta", "BM=64", "--meta", "BN=64", "--meta", "BK=32"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    by_line = {(a["line"][1], a["kind"]): a for a in doc["shared_accesses"]}
+    assert by_line[40, "ldgsts"]["per_instruction"] == {"wavefronts": 8, "ideal": 1}
+    assert by_line[41, "gmma"]["instruction"].startswith("wgmma m64n64k8")
+    assert doc["scratch"][0]["op"] == "ttg.convert_layout" and doc["scratch"][0]["line"][1] == 42
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert ("line 40 ttg.async_copy_global_to_local from #blocked1 (32x64 f32): cp.async 4 B, 16 per warp x 4 warps: "
+            "8 wavefronts per instruction (ideal 1)") in out
+    assert "ttg.convert_layout at line 42" in out
