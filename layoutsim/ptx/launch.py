@@ -13,11 +13,12 @@ surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final 
 `StructArg` is a by-value struct that holds device pointers (a CuTe Tensor passed by value: its
 pointer, then its layout's dynamic ints): its bytes, with the address of each of its own arrays
 written at the given offset; Run.buffers[i] is the tuple of those arrays' final contents, in the
-order given. Its `maps` are CUtensorMaps inside the struct (a CUTLASS 3.x kernel's Params holds its
-TMA descriptors): each a TensorMapArg at a 64-byte aligned offset, written as the same opaque handle
-as a by-value map; a map's buffer is the index of an array argument, one of the struct's own arrays
-(the same numpy object: its tensor is that array) or an array of its own (then its final content
-follows the pointers' in Run.buffers[i]).
+order given (an array given at several offsets is one buffer, listed once). Its `maps` are
+CUtensorMaps inside the struct (a CUTLASS 3.x kernel's Params holds its TMA descriptors): each
+a TensorMapArg at a 64-byte aligned offset, written as the same opaque handle as a by-value map;
+a map's buffer is the index of an array argument, one of the struct's own arrays (the same numpy
+object: its tensor is that array) or an array of its own (then its final content follows the
+pointers' in Run.buffers[i]).
 """
 from dataclasses import dataclass
 
@@ -185,7 +186,7 @@ class Launch:
                     if k.dtype.hasobject:
                         raise LayoutsimError(f"{where}: arrays of Python objects cannot be device buffers")
                     buf, addr = k, self.heap.alloc(k.nbytes, f"{where}: its tensor")
-                    a[2].append((None, k, addr))          # an array of its own, after the pointers
+                    a[2].append(([], k, addr))            # an array of its own, after the pointers
             elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(out) \
                     or out[k][0] != "array":
                 raise LayoutsimError(f"{where}: buffer={k!r} must be the index of an array argument, one of "
@@ -275,7 +276,11 @@ class Launch:
                     or not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
                 raise LayoutsimError(f"{what}: StructArg pointers are (offset, numpy array) pairs with the 8-byte "
                                      f"field inside the {size}-byte struct; got ({off!r}, {type(arr).__name__})")
-            placed.append((int(off), arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
+            same = [x for x in placed if x[1] is arr]       # one array at several offsets: one buffer
+            if same:
+                same[0][0].append(int(off))
+            else:
+                placed.append(([int(off)], arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
         maps = []
         for off, m in a.maps:
             if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or not 0 <= off <= size - TM.MAP_BYTES \
@@ -308,9 +313,9 @@ class Launch:
                     kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
             elif a[0] == "struct":
                 kp[off:off + size] = a[1]
-                for at, arr, addr in a[2]:
+                for ats, arr, addr in a[2]:
                     self.heap.write(addr, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-                    if at is not None:
+                    for at in ats:
                         kp[off + at:off + at + 8] = int(addr).to_bytes(8, "little")
                 for at, index in a[3]:
                     kp[off + at:off + at + TM.MAP_BYTES] = TM.handle(index)
