@@ -48,3 +48,36 @@ def test_a_struct_of_the_wrong_size_or_a_pointer_outside_it_is_refused():
         P.run(PTX, "k", 1, 32, [struct(5, a, size=12), np.uint32(7)])
     with pytest.raises(LayoutsimError, match="8-byte field inside the 16-byte struct"):
         P.run(PTX, "k", 1, 32, [P.StructArg(bytes(16), ((12, a),)), np.uint32(7)])
+
+
+REG_PTX = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .align 8 .b8 t[16], .param .u32 v)
+{
+    .reg .b64 %rd<5>;
+    .reg .b32 %r<5>;
+    mov.b64 %rd4, t;
+    ld.param.u64 %rd1, [%rd4];
+    ld.param.u32 %r1, [%rd4+8];
+    ld.param.u32 %r2, [v];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd3, %rd2, %rd3;
+    ld.global.u32 %r4, [%rd3];
+    add.u32 %r2, %r2, %r1;
+    add.u32 %r4, %r4, %r2;
+    st.global.u32 [%rd3], %r4;
+    ret;
+}
+"""
+
+
+def test_a_kernel_reads_its_struct_through_the_parameters_address_in_a_register():
+    """PTX ISA 9.0 section 5.1.6.1: `mov.b64 %rd, t` in the entry takes the kernel parameter's
+    .param address, and ld.param through that register reads the parameter (nvcc reads CUTLASS's
+    1-KB Params struct this way)."""
+    a = np.arange(32, dtype=np.uint32)
+    r = P.run(REG_PTX, "k", 1, 32, [struct(5, a), np.uint32(7)])
+    assert r.buffers[0][0].tolist() == [i + 12 for i in range(32)]
