@@ -26,13 +26,14 @@
 #define MAX_MAPS 256
 #define MAX_PARAM 32768
 
-typedef struct { uintptr_t addr; size_t bytes; } Alloc;
+typedef struct { uintptr_t addr; size_t bytes; int epoch; } Alloc;
 typedef struct {
   unsigned char raw[128];
   int dtype, rank, interleave, swizzle, l2, oob;
   uintptr_t gaddr;
   uint64_t dims[5], strides[5];
   uint32_t box[5], estr[5];
+  int epoch;            /* captured launches before it was encoded */
 } Map;
 
 static Alloc allocs[MAX_ALLOCS];
@@ -66,6 +67,7 @@ static CUresult encode_wrap(CUtensorMap* m, CUtensorMapDataType dt, cuuint32_t r
     memcpy(x->raw, m, 128);
     x->dtype = dt; x->rank = rank; x->interleave = il; x->swizzle = sw; x->l2 = l2; x->oob = oob;
     x->gaddr = (uintptr_t)gaddr;
+    x->epoch = n_launches;
     for (unsigned i = 0; i < rank; i++) {
       x->dims[i] = dims[i]; x->box[i] = box[i]; x->estr[i] = estr[i];
       if (i + 1 < rank) x->strides[i] = strides[i];
@@ -114,6 +116,7 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   cudaError_t e = real(p, bytes);
   if (e == cudaSuccess && n_allocs < MAX_ALLOCS) {
     allocs[n_allocs].addr = (uintptr_t)*p;
+    allocs[n_allocs].epoch = n_launches;
     allocs[n_allocs++].bytes = bytes;
   }
   return e;
@@ -130,9 +133,11 @@ cudaError_t cudaFree(void* p) {
   return real(p);
 }
 
+/* Only what was allocated or encoded since the previous captured launch counts: a Params struct's
+   padding holds stale bytes of earlier Params (pointers and maps the kernel never reads) */
 static int alloc_of(uintptr_t a) {
   for (int i = 0; i < n_allocs; i++)
-    if (a >= allocs[i].addr && a < allocs[i].addr + allocs[i].bytes) return i;
+    if (a >= allocs[i].addr && a < allocs[i].addr + allocs[i].bytes) return allocs[i].epoch == n_launches ? i : -1;
   return -1;
 }
 
@@ -188,6 +193,7 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
     if (i >= 0 && !seen) used[n_used++] = i;
   }
   for (int m = 0; m < n_maps; m++) {                        /* the tensors of the maps the params hold */
+    if (maps[m].epoch != n_launches) continue;
     for (size_t o = 0; o + 128 <= total; o += 64)
       if (memcmp(params + o, maps[m].raw, 128) == 0) {
         int i = alloc_of(maps[m].gaddr), seen = 0;
@@ -225,10 +231,11 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
     fprintf(f, "%s{\"address\": %llu, \"bytes\": %zu}", k ? ", " : "", (unsigned long long)snap[k].addr,
             snap[k].bytes);
   fprintf(f, "],\n \"maps\": [");
-  for (int m = 0; m < n_maps; m++) {
+  for (int m = 0, first = 1; m < n_maps; m++) {
     Map* x = &maps[m];
+    if (x->epoch != id) continue;
     fprintf(f, "%s\n  {\"data_type\": %d, \"rank\": %d, \"global_address\": %llu, \"interleave\": %d, "
-            "\"swizzle\": %d, \"l2_promotion\": %d, \"oob_fill\": %d, \"dims\": [", m ? "," : "", x->dtype, x->rank,
+            "\"swizzle\": %d, \"l2_promotion\": %d, \"oob_fill\": %d, \"dims\": [", first ? "" : ",", x->dtype, x->rank,
             (unsigned long long)x->gaddr, x->interleave, x->swizzle, x->l2, x->oob);
     for (int i = 0; i < x->rank; i++) fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)x->dims[i]);
     fprintf(f, "], \"strides_bytes\": [");
@@ -240,6 +247,7 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
     fprintf(f, "], \"raw\": \"");
     hex(f, x->raw, 128);
     fprintf(f, "\"}");
+    first = 0;
   }
   fprintf(f, "]}\n");
   fclose(f);
@@ -271,4 +279,18 @@ static cudaError_t launch_plain(void* p) {
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem, cudaStream_t stream) {
   LCtx c = {func, grid, block, args, smem, stream};
   return capture(func, grid, block, smem, NULL, 0, args, launch_plain, &c);
+}
+
+/* nvcc 13's <<<...>>> launches through __cudaLaunchKernel (crt/device_functions.h) */
+typedef struct { cudaKernel_t kernel; dim3 grid, block; void** args; size_t smem; cudaStream_t stream; } KCtx;
+static cudaError_t launch_kernel(void* p) {
+  static cudaError_t (*real)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+  if (!real) real = next("__cudaLaunchKernel");
+  KCtx* c = p;
+  return real(c->kernel, c->grid, c->block, c->args, c->smem, c->stream);
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t smem, cudaStream_t stream) {
+  KCtx c = {kernel, grid, block, args, smem, stream};
+  return capture((const void*)kernel, grid, block, smem, NULL, 0, args, launch_kernel, &c);
 }

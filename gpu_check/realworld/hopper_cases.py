@@ -15,7 +15,7 @@ example: `launch` is its index among the example's captured launches, in order.
   * 49_hopper_gemm_with_collective_builder: f16 with f32 accumulation, 128x128x64 tiles on 2x1x1
     clusters; main() runs seven schedules in turn. Kept: the ping-pong warp-specialised kernel
     with the TMA epilogue (launch 4) and the cooperative one with its custom epilogue visitor tree
-    (launch 6); `--m=256 --n=256 --k=128`.
+    (launch 6); `--m=256 --n=128 --k=192` (one 2x1x1 cluster of tiles, three k-tiles).
 """
 from dataclasses import dataclass
 
@@ -32,6 +32,7 @@ class Example:
     source: str            # path in the package's source tree (cutlass_library/source/...)
     argv: tuple            # the command line the measurement runs it with
     launches: int          # GemmUniversal launches one run makes
+    dtype: str             # A, B, C and D (row-major A, column-major B, C and D; alpha 1, beta 0)
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,9 @@ class Case:
 
 EXAMPLES = (
     Example("48_hopper_warp_specialized_gemm", "examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu",
-            ("--m=512", "--n=256", "--k=64", "--iterations=0"), 1),
+            ("--m=512", "--n=256", "--k=64", "--iterations=0"), 1, "float32"),
     Example("49_collective_builder", "examples/49_hopper_gemm_with_collective_builder/49_collective_builder.cu",
-            ("--m=256", "--n=256", "--k=128"), 7),
+            ("--m=256", "--n=128", "--k=192"), 7, "float16"),
 )
 BY_STEM = {e.stem: e for e in EXAMPLES}
 
@@ -62,6 +63,12 @@ CASES = (
          "(beta * C + alpha * acc), TMA epilogue, 2x1x1 clusters"),
 )
 BY_NAME = {c.name: c for c in CASES}
+
+
+def problem(example):
+    """(m, n, k) of the example's command line."""
+    opts = dict(a[2:].split("=", 1) for a in example.argv)
+    return int(opts["m"]), int(opts["n"]), int(opts["k"])
 
 
 def binary_name(stem):
