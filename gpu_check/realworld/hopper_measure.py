@@ -52,11 +52,15 @@ def cuda_include():
     raise FileNotFoundError("cuda.h not found (nvcc's include directory, /usr/local/cuda/include)")
 
 
-def build_shim(work):
-    so = Path(work) / "hopper_capture.so"
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(SHIM), f"-I{cuda_include()}", "-ldl"],
+def gcc(source, so):
+    """A preloadable shared object from one of this package's C files."""
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(source), f"-I{cuda_include()}", "-ldl"],
                    check=True, capture_output=True, text=True)
     return so
+
+
+def build_shim(work):
+    return gcc(SHIM, Path(work) / "hopper_capture.so")
 
 
 def unpack(bin_dir, stem, work):
@@ -66,9 +70,11 @@ def unpack(bin_dir, stem, work):
     return exe
 
 
-def capture(exe, argv, shim, cap_dir, problems):
+def capture(exe, argv, preload, cap_dir, problems, extra_env=None):
+    """Run the example with `preload` (the shim, and hopper_local's stand-in runtime after it)."""
     cap_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=KERNEL_MATCH, LD_PRELOAD=str(shim))
+    env = dict(os.environ, CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=KERNEL_MATCH, LD_PRELOAD=str(preload),
+               **(extra_env or {}))
     try:
         r = subprocess.run([str(exe), *argv], env=env, capture_output=True, text=True, timeout=180)
         out = {"rc": r.returncode, "stdout": r.stdout[-6000:], "stderr": r.stderr[-3000:]}

@@ -42,11 +42,14 @@ class Launch:
     args: list
     order: list          # capture buffer index of each array in Run.buffers[0], in order
     before: dict         # buffer index -> bytes before the launch
-    after: dict          # buffer index -> bytes after the launch (the H200's)
+    after: dict          # buffer index -> bytes after the launch (the H200's; None for a CPU capture)
+    arrays: list         # buffer index -> the array the launch's arguments hold (fill them before a run)
 
 
-def files(name, directory=DATA):
-    return Path(directory) / f"{name}.capture.json", Path(directory) / f"{name}.buffers.npz"
+def files(name, directory=DATA, kind="capture"):
+    """The capture of a case: the H200's ("capture", with the buffers' bytes) or the CPU run's
+    ("cpu": hopper_local.py, Params and maps only; its buffers are zeros of the captured sizes)."""
+    return Path(directory) / f"{name}.{kind}.json", Path(directory) / f"{name}.buffers.npz"
 
 
 def cluster_of(doc):
@@ -71,17 +74,22 @@ def tensor_map(m, arrays, bases):
                            l2_promotion=m["l2_promotion"], oob_fill=m["oob_fill"])
 
 
-def load(name, directory=DATA):
-    """The Launch of a captured case."""
+def load(name, directory=DATA, kind="capture"):
+    """The Launch of a captured case (kind: see files)."""
     from layoutsim.ptx import StructArg
     case = BY_NAME[name]
-    cap, buf = files(name, directory)
+    cap, buf = files(name, directory, kind)
     doc = json.loads(cap.read_text())
     if doc["param_count"] != 1:
         raise CaptureError(f"{name}: {doc['param_count']} kernel parameters; a CUTLASS kernel takes its Params only")
-    with np.load(buf) as z:
-        before = {k: z[f"before{k}"] for k in range(len(doc["buffers"]))}
-        after = {k: z[f"after{k}"] if f"after{k}" in z else z[f"before{k}"] for k in range(len(doc["buffers"]))}
+    n = len(doc["buffers"])
+    if kind == "capture":
+        with np.load(buf) as z:
+            before = {k: z[f"before{k}"] for k in range(n)}
+            after = {k: z[f"after{k}"] if f"after{k}" in z else z[f"before{k}"] for k in range(n)}
+    else:
+        before = {k: np.zeros(b["bytes"], np.uint8) for k, b in enumerate(doc["buffers"])}
+        after = None
     params = bytes.fromhex(doc["params"])
     bases = [b["address"] for b in doc["buffers"]]
     arrays = [before[k].copy() for k in range(len(bases))]
@@ -109,4 +117,4 @@ def load(name, directory=DATA):
     if f".entry {kernel}(" not in ptx:
         raise CaptureError(f"{name}: {ptx_name(case.example)} has no .entry {kernel[:60]}...")
     return Launch(ptx, kernel, tuple(doc["grid"]), tuple(doc["block"]), cluster_of(doc), doc["shared_bytes"],
-                  [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after)
+                  [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)

@@ -99,3 +99,65 @@ def test_costs_are_inside_the_h200s_range(name):
     outside = [f"{t}: model {got[t]}, H200 {min(vs)}..{max(vs)} over {len(vs)} runs"
                for t, vs in values.items() if vs and t not in OUTSIDE.get(name, {}) and not min(vs) <= got[t] <= max(vs)]
     assert not outside, f"{name}: " + "; ".join(outside)
+
+
+
+def operands(launch, name):
+    """(example, (m, n, k), index of A, index of B) among the launch's buffers, by their sizes
+    (hopper_cases picks sizes that tell A, B and C/D apart)."""
+    from gpu_check.realworld.hopper_cases import BY_NAME, BY_STEM, problem
+    ex = BY_STEM[BY_NAME[name].example]
+    m, n, k = problem(ex)
+    e = np.dtype(ex.dtype).itemsize
+    by_size = {}
+    for i, b in launch.before.items():
+        by_size.setdefault(b.nbytes, []).append(i)
+    (ia,), (ib,) = by_size[m * k * e], by_size[n * k * e]
+    return ex, (m, n, k), ia, ib
+
+
+def numpy_gemm(a, b, dtype):
+    """A @ B (A [m, k], B [n, k]: row-major A, column-major B) as column-major D [n, m], exact in
+    float64 (small integers), rounded once to D's type."""
+    return (a.astype(np.float64) @ b.astype(np.float64).T).T.astype(dtype)
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_the_executor_computes_numpys_gemm_from_the_examples_own_params(name):
+    """The launch the example's host code builds (captured on this machine: hopper_local.py, the
+    CPU stand-in runtime) on seeded integer operands in [-8, 8] (the examples' own range): the
+    whole warp-specialised kernel (TMA producer, mbarrier pipeline, wgmma consumers, epilogue) runs
+    to completion on its cluster shape and D is numpy's GEMM exactly."""
+    from gpu_check.realworld import hopper_replay as R
+    from layoutsim.ptx import run
+    if not R.files(name, kind="cpu")[0].is_file():
+        pytest.skip(f"no CPU capture of {name}: python -m gpu_check.realworld.hopper_local")
+    launch = R.load(name, kind="cpu")
+    ex, (m, n, k), ia, ib = operands(launch, name)
+    rng = np.random.default_rng(24)
+    a = rng.integers(-8, 9, (m, k)).astype(ex.dtype)
+    b = rng.integers(-8, 9, (n, k)).astype(ex.dtype)
+    launch.arrays[ia][:] = a.reshape(-1).view(np.uint8)
+    launch.arrays[ib][:] = b.reshape(-1).view(np.uint8)
+    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch="sm_90a",
+            shared_bytes=launch.shared_bytes, cluster=launch.cluster)
+    out = dict(zip(launch.order, r.buffers[0]))
+    written = [i for i, o in out.items() if o.nbytes == m * n * a.itemsize and o.any()]
+    assert len(written) == 1, f"{name}: {len(written)} buffers of D's size were written"
+    assert np.array_equal(out[written[0]].view(ex.dtype).reshape(n, m), numpy_gemm(a, b, ex.dtype))
+    assert launch.cluster is not None and r.grid == launch.grid
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_d_is_numpys_gemm_of_the_captured_operands(name):
+    """On the H200's capture: D (the buffer the launch changed) is numpy's GEMM of the example's own
+    operands (small integers: exact), in the H200's bytes and the model's."""
+    launch, r = replay(name)
+    ex, (m, n, k), ia, ib = operands(launch, name)
+    a = launch.before[ia].view(ex.dtype).reshape(m, k)
+    b = launch.before[ib].view(ex.dtype).reshape(n, k)
+    assert np.array_equal(a, np.round(a)) and np.array_equal(b, np.round(b))
+    want = numpy_gemm(a, b, ex.dtype)
+    (h200, model), = changed(launch, r).values()
+    assert np.array_equal(model.view(ex.dtype).reshape(n, m), want)
+    assert np.array_equal(h200.view(ex.dtype).reshape(n, m), want)
