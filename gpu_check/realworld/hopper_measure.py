@@ -52,6 +52,18 @@ def cuda_include():
     raise FileNotFoundError("cuda.h not found (nvcc's include directory, /usr/local/cuda/include)")
 
 
+def runtime_env(**extra):
+    """The environment an example runs in: the CUDA toolkit's libraries on the loader's path (the
+    binaries load libcudart.so.13 from there: -cudart shared)."""
+    env = dict(os.environ, **extra)
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        root = Path(nvcc).resolve().parents[1]
+        libs = [str(d) for d in (root / "lib64", root / "lib", root / "targets" / "x86_64-linux" / "lib") if d.is_dir()]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(libs + [p for p in [env.get("LD_LIBRARY_PATH")] if p])
+    return env
+
+
 def gcc(source, so):
     """A preloadable shared object from one of this package's C files."""
     subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(source), f"-I{cuda_include()}", "-ldl"],
@@ -73,8 +85,8 @@ def unpack(bin_dir, stem, work):
 def capture(exe, argv, preload, cap_dir, problems, extra_env=None):
     """Run the example with `preload` (the shim, and hopper_local's stand-in runtime after it)."""
     cap_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=KERNEL_MATCH, LD_PRELOAD=str(preload),
-               **(extra_env or {}))
+    env = runtime_env(CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=KERNEL_MATCH, LD_PRELOAD=str(preload),
+                      **(extra_env or {}))
     try:
         r = subprocess.run([str(exe), *argv], env=env, capture_output=True, text=True, timeout=180)
         out = {"rc": r.returncode, "stdout": r.stdout[-6000:], "stderr": r.stderr[-3000:]}
@@ -110,10 +122,12 @@ def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems):
     out = []
     for i in range(runs):
         log_file = raw_dir / f"{exe.name}.ncu{i}.csv"
-        cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none", "-k", f"regex:{KERNEL_MATCH}",
-               "--metrics", ",".join(metrics), "--log-file", str(log_file), str(exe), *argv]
+        # the mangled name holds GemmUniversal (ncu's default base, "function", is device_kernel)
+        cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none", "--kernel-name-base", "mangled",
+               "-k", f"regex:{KERNEL_MATCH}", "--metrics", ",".join(metrics), "--log-file", str(log_file),
+               str(exe), *argv]
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=runtime_env())
             rc, err = r.returncode, r.stderr
         except subprocess.TimeoutExpired:
             rc, err = 124, "timed out after 300 s"
