@@ -19,8 +19,10 @@ example: `launch` is its index among the example's captured launches, in order.
 """
 from dataclasses import dataclass
 
+from gpu_check.kernel_corpus.cases import HOPPER_ARCH_SPECIFIC
+
 PACKAGE = "nvidia-cutlass==4.2.0.0"
-ARCH = "sm_90a"
+ARCH = HOPPER_ARCH_SPECIFIC          # sm_90a: wgmma, TMA multicast, setmaxnreg
 # CUTLASS's CMake Release flags for an example (-O3 -DNDEBUG), -lineinfo as the rest of the corpus
 NVCC_FLAGS = ("-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "--expt-relaxed-constexpr")
 KERNEL_MATCH = "GemmUniversal"      # the shim captures (and ncu profiles) launches of these kernels

@@ -24,7 +24,7 @@ import pytest
 
 from gpu_check.kernel_corpus import ncu as N
 from gpu_check.realworld.hopper_build import DATA, ENTRY
-from gpu_check.realworld.hopper_cases import CASES, EXAMPLES, KERNEL_MATCH, ptx_name
+from gpu_check.realworld.hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, ptx_name
 
 H200_FILE = DATA / "h200.json"
 MEASURE = ("python -m gpu_check.realworld.hopper_measure --out OUT on the H200 (build/hopper/*.xz from "
@@ -43,7 +43,7 @@ def test_the_ptx_holds_the_examples_gemm_kernels(stem):
     text = gzip.decompress(path.read_bytes()).decode()
     names = ENTRY.findall(text)
     assert names and all(KERNEL_MATCH in n for n in names)
-    assert ".target sm_90a" in text
+    assert f".target {ARCH}" in text
 
 
 def captured(name):
@@ -58,7 +58,7 @@ def captured(name):
 def replay(name):
     from layoutsim.ptx import run
     launch = captured(name)
-    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch="sm_90a",
+    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch=ARCH,
             shared_bytes=launch.shared_bytes, cluster=launch.cluster)
     return launch, r
 
@@ -139,7 +139,7 @@ def test_the_executor_computes_numpys_gemm_from_the_examples_own_params(name):
     b = rng.integers(-8, 9, (n, k)).astype(ex.dtype)
     launch.arrays[ia][:] = a.reshape(-1).view(np.uint8)
     launch.arrays[ib][:] = b.reshape(-1).view(np.uint8)
-    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch="sm_90a",
+    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch=ARCH,
             shared_bytes=launch.shared_bytes, cluster=launch.cluster)
     out = dict(zip(launch.order, r.buffers[0]))
     written = [i for i, o in out.items() if o.nbytes == m * n * a.itemsize and o.any()]
