@@ -282,3 +282,14 @@ def test_a_struct_map_must_be_aligned_and_inside():
         s = P.StructArg(s.data, s.pointers, ((off, tm),))
         with pytest.raises(layoutsim.LayoutsimError, match="StructArg maps are"):
             P.run(SRC, "tma_box_struct", 1, 128, [s, np.uint32(16), np.uint32(16)])
+
+
+def test_a_batch_dimension_of_stride_zero():
+    """CUTLASS 3.x encodes its batch mode L = 1 as a third dimension of extent 1 and stride 0
+    (cuda.h: strides are multiples of 16 below 2^40; 0 is one): the box lands as in 2-D."""
+    x = np.arange(64 * 100, dtype=np.float32).reshape(100, 64)
+    tm = P.TensorMapArg(buffer=x, dims=(64, 100, 1), strides_bytes=(256, 0), box=(32, 16, 1), swizzle="128B")
+    r = P.run(SRC, "tma_box", 1, 128, box_args(tm, (32, 8, 0), 3))
+    want = landing(x, (64, 100), (32, 16), "128B", (32, 8))
+    at = np.array(sorted(want))
+    assert np.array_equal(r.buffers[1][at], np.array([want[a] for a in at], np.uint8))
