@@ -50,28 +50,10 @@ def test_a_struct_of_the_wrong_size_or_a_pointer_outside_it_is_refused():
         P.run(PTX, "k", 1, 32, [P.StructArg(bytes(16), ((12, a),)), np.uint32(7)])
 
 
-REG_PTX = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .align 8 .b8 t[16], .param .u32 v)
-{
-    .reg .b64 %rd<5>;
-    .reg .b32 %r<5>;
-    mov.b64 %rd4, t;
-    ld.param.u64 %rd1, [%rd4];
-    ld.param.u32 %r1, [%rd4+8];
-    ld.param.u32 %r2, [v];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r3, %tid.x;
-    mul.wide.u32 %rd3, %r3, 4;
-    add.s64 %rd3, %rd2, %rd3;
-    ld.global.u32 %r4, [%rd3];
-    add.u32 %r2, %r2, %r1;
-    add.u32 %r4, %r4, %r2;
-    st.global.u32 [%rd3], %r4;
-    ret;
-}
-"""
+# the same kernel reading its struct through the parameter's address in a register
+REG_PTX = (PTX.replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<5>;")
+           .replace("ld.param.u64 %rd1, [t];", "mov.b64 %rd4, t;\n    ld.param.u64 %rd1, [%rd4];")
+           .replace("[t+8]", "[%rd4+8]"))
 
 
 def test_a_kernel_reads_its_struct_through_the_parameters_address_in_a_register():
@@ -79,5 +61,6 @@ def test_a_kernel_reads_its_struct_through_the_parameters_address_in_a_register(
     .param address, and ld.param through that register reads the parameter (nvcc reads CUTLASS's
     1-KB Params struct this way)."""
     a = np.arange(32, dtype=np.uint32)
+    assert "[%rd4+8]" in REG_PTX and "[t]" not in REG_PTX
     r = P.run(REG_PTX, "k", 1, 32, [struct(5, a), np.uint32(7)])
     assert r.buffers[0][0].tolist() == [i + 12 for i in range(32)]
