@@ -8,7 +8,7 @@ nvcc compiles each example for sm_90a with `-cudart shared` (the capture shim in
 runtime) and `-keep`: the PTX it kept is the PTX of the binary's kernels. The binary, stripped and
 xz-compressed, goes to --bin (default build/hopper/, not committed: the lead carries it to the GPU
 machine, each well under 3 MB); tests/data/realworld/hopper/<stem>.sm_90a.ptx.gz keeps that PTX
-cut down to the example's GemmUniversal entries (the header, the variables those entries name,
+cut down to its cases' GemmUniversal entries (the header, the variables those entries name,
 the entries, and the .file table; the example's own reference and random-fill kernels and the
 curand tables they use are dropped, every kept line is nvcc's). Sources are compiled in
 build.BUILD_DIR (the PTX holds their absolute paths). CUTLASS's reference fills include
@@ -29,7 +29,7 @@ from pathlib import Path
 from gpu_check.kernel_corpus import corpus as C
 
 from . import build as B
-from .hopper_cases import ARCH, EXAMPLES, KERNEL_MATCH, NVCC_FLAGS, binary_name, ptx_name
+from .hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, NVCC_FLAGS, binary_name, ptx_name
 
 DATA = B.DATA / "hopper"
 BIN = Path(__file__).resolve().parents[2] / "build" / "hopper"
@@ -69,14 +69,26 @@ def _block_end(text, start):
         i += 1
 
 
-def slice_ptx(text, keep=lambda name: KERNEL_MATCH in name):
-    """The PTX with only the entries `keep` accepts (and the top-level variables they name)."""
+def entry_of(case, names):
+    """The case's entry among `names`: the one GemmUniversal entry holding its Case.entry substrings."""
+    hits = [n for n in names if KERNEL_MATCH in n and all(s in n for s in case.entry)]
+    if len(hits) != 1:
+        raise RuntimeError(f"{case.name}: {len(hits)} entries of {case.example} hold {' and '.join(case.entry)}")
+    return hits[0]
+
+
+def case_entries(example, names):
+    """The entries of the example's cases among `names`."""
+    return [entry_of(case, names) for case in CASES if case.example == example.stem]
+
+
+def slice_ptx(text, example):
+    """The PTX with only the example's cases' entries (and the top-level variables they name)."""
     blocks = [(m.start(), _block_end(text, m.end()), m.group(1)) for m in ENTRY.finditer(text)]
     if not blocks:
         raise RuntimeError("no .entry in the PTX")
-    kept = [text[a:b] for a, b, name in blocks if keep(name)]
-    if not kept:
-        raise RuntimeError(f"no entry whose name contains {KERNEL_MATCH}")
+    want = case_entries(example, [name for _, _, name in blocks])
+    kept = [text[a:b] for a, b, name in blocks if name in want]
     body = "\n".join(kept)
     head = []
     for line in text[:blocks[0][0]].splitlines():
@@ -101,7 +113,7 @@ def build_example(example, bin_dir, curand, log=print):
             raise RuntimeError(f"{example.source}: nvcc -keep left {len(ptx)} PTX files")
         subprocess.run(["strip", str(binary)], check=True)
         log(f"compiled {example.source}: {binary.stat().st_size} bytes stripped")
-        return slice_ptx(ptx[0].read_text()), lzma.compress(binary.read_bytes(), preset=9)
+        return slice_ptx(ptx[0].read_text(), example), lzma.compress(binary.read_bytes(), preset=9)
 
 
 def main(argv=None):

@@ -42,6 +42,7 @@ class Case:
     name: str
     example: str           # Example.stem
     launch: int            # index among the example's captured GemmUniversal launches
+    entry: tuple           # substrings that single out its kernel among the PTX's GemmUniversal entries
     what: str
 
 
@@ -54,13 +55,13 @@ EXAMPLES = (
 BY_STEM = {e.stem: e for e in EXAMPLES}
 
 CASES = (
-    Case("cutlass48_ws_cooperative_tf32_cluster4x2", "48_hopper_warp_specialized_gemm", 0,
+    Case("cutlass48_ws_cooperative_tf32_cluster4x2", "48_hopper_warp_specialized_gemm", 0, ("KernelTmaWarpSpecializedCooperative",),
          "CUTLASS example 48: tf32 GEMM, cooperative warp specialisation (TMA producer warpgroup, two wgmma "
          "consumer warpgroups), multicast TMA on 4x2x1 clusters, persistent scheduler, 7-stage pipeline"),
-    Case("cutlass49_ws_pingpong_f16_cluster2x1", "49_collective_builder", 4,
+    Case("cutlass49_ws_pingpong_f16_cluster2x1", "49_collective_builder", 4, ("KernelTmaWarpSpecializedPingpong",),
          "CUTLASS example 49: f16 GEMM, ping-pong warp specialisation (two consumer warpgroups alternating "
          "tiles), TMA epilogue, 2x1x1 clusters"),
-    Case("cutlass49_ws_cooperative_evt_f16_cluster2x1", "49_collective_builder", 6,
+    Case("cutlass49_ws_cooperative_evt_f16_cluster2x1", "49_collective_builder", 6, ("KernelTmaWarpSpecializedCooperative", "Sm90Compute"),
          "CUTLASS example 49: f16 GEMM, cooperative warp specialisation, custom epilogue visitor tree "
          "(beta * C + alpha * acc), TMA epilogue, 2x1x1 clusters"),
 )

@@ -65,9 +65,14 @@ def runtime_env(**extra):
 
 
 def gcc(source, so):
-    """A preloadable shared object from one of this package's C files."""
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(source), f"-I{cuda_include()}", "-ldl"],
-                   check=True, capture_output=True, text=True)
+    """A preloadable shared object from one of this package's C files (gcc, cc or clang)."""
+    cc = next((c for c in ("gcc", "cc", "clang") if shutil.which(c)), None)
+    if cc is None:
+        raise FileNotFoundError("no C compiler (gcc, cc, clang) for the capture shim")
+    r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(source), f"-I{cuda_include()}", "-ldl"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise FileNotFoundError(f"{cc} {Path(source).name}: {(r.stderr or r.stdout).strip()[-300:]}")
     return so
 
 
@@ -172,7 +177,11 @@ def main(argv=None):
     available, _ = N.available_metrics(ncu, log) if ncu else (None, "")
     metrics = N.choose_metrics(available)
     with tempfile.TemporaryDirectory(prefix="hopper-measure-") as work:
-        shim = build_shim(work)
+        try:
+            shim = build_shim(work)
+        except FileNotFoundError as e:
+            print(f"hopper_measure: {e}", file=sys.stderr)
+            return 2
         for ex in examples_run:
             exe = unpack(args.bin, ex.stem, work)
             cap_dir = Path(work) / "cap" / ex.stem

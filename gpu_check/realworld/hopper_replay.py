@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .hopper_build import DATA
+from .hopper_build import DATA, ENTRY, entry_of
 from .hopper_cases import BY_NAME, ptx_name
 
 # CUtensorMapDataType: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
@@ -113,8 +113,9 @@ def load(name, directory=DATA, kind="capture"):
                 if k not in order and k not in own:
                     own.append(k)
     ptx = gzip.decompress((Path(directory) / ptx_name(case.example)).read_bytes()).decode()
-    kernel = doc["kernel"]
-    if f".entry {kernel}(" not in ptx:
-        raise CaptureError(f"{name}: {ptx_name(case.example)} has no .entry {kernel[:60]}...")
+    # the case's entry (hopper_cases.Case.entry); the runtime's name for it, where mangled, must agree
+    kernel = entry_of(case, ENTRY.findall(ptx))
+    if doc["kernel"].startswith("_Z") and doc["kernel"] != kernel:
+        raise CaptureError(f"{name}: the capture launched {doc['kernel'][:60]}..., not the case's entry {kernel[:60]}...")
     return Launch(ptx, kernel, tuple(doc["grid"]), tuple(doc["block"]), cluster_of(doc), doc["shared_bytes"],
                   [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)

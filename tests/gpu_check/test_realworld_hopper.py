@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from gpu_check.kernel_corpus import ncu as N
-from gpu_check.realworld.hopper_build import DATA, ENTRY
-from gpu_check.realworld.hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, ptx_name
+from gpu_check.realworld.hopper_build import DATA, ENTRY, case_entries
+from gpu_check.realworld.hopper_cases import ARCH, BY_STEM, CASES, EXAMPLES, KERNEL_MATCH, ptx_name
 
 H200_FILE = DATA / "h200.json"
 MEASURE = ("python -m gpu_check.realworld.hopper_measure --out OUT on the H200 (build/hopper/*.xz from "
@@ -43,6 +43,7 @@ def test_the_ptx_holds_the_examples_gemm_kernels(stem):
     text = gzip.decompress(path.read_bytes()).decode()
     names = ENTRY.findall(text)
     assert names and all(KERNEL_MATCH in n for n in names)
+    assert sorted(case_entries(BY_STEM[stem], names)) == sorted(names)     # its cases' kernels, no others
     assert f".target {ARCH}" in text
 
 
