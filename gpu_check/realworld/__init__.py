@@ -10,4 +10,15 @@ Modules:
     measure.py   the H200 measurement: gpu_check.kernel_corpus.measure over this directory,
                  every launch under ncu five times
 The replay: tests/gpu_check/test_realworld_replay.py.
+
+The CUTLASS 3.x Hopper examples (warp-specialised GEMMs on clusters, whose TMA descriptors live
+inside the kernel's Params), in tests/data/realworld/hopper/:
+    hopper_cases.py          the examples, their command lines, which launches are cases
+    hopper_build.py          nvcc over the pip package -> the binaries (carried) and their PTX (cut)
+    hopper_capture.c         the LD_PRELOAD shim that records a launch and its buffers on the GPU
+    hopper_fake_runtime.c    a CPU stand-in for the CUDA runtime (the examples' host code without a GPU)
+    hopper_measure.py        the H200 run: capture, ncu five times
+    hopper_local.py          the same capture on this machine over the stand-in (Params, maps)
+    hopper_replay.py         a capture as the executor's launch (StructArg with pointers and maps)
+The replay: tests/gpu_check/test_realworld_hopper.py.
 """

@@ -13,7 +13,12 @@ surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final 
 `StructArg` is a by-value struct that holds device pointers (a CuTe Tensor passed by value: its
 pointer, then its layout's dynamic ints): its bytes, with the address of each of its own arrays
 written at the given offset; Run.buffers[i] is the tuple of those arrays' final contents, in the
-order given.
+order given (an array given at several offsets is one buffer, listed once). Its `maps` are
+CUtensorMaps inside the struct (a CUTLASS 3.x kernel's Params holds its TMA descriptors): each
+a TensorMapArg at a 64-byte aligned offset, written as the same opaque handle as a by-value map;
+a map's buffer is the index of an array argument, one of the struct's own arrays (the same numpy
+object: its tensor is that array) or an array of its own (then its final content follows the
+pointers' in Run.buffers[i]).
 """
 from dataclasses import dataclass
 
@@ -44,6 +49,7 @@ class StructArg:
     `pointers` ((offset, numpy array), ...) are the device addresses of those arrays."""
     data: bytes
     pointers: tuple = ()
+    maps: tuple = ()        # ((offset, TensorMapArg), ...): tensor maps inside the struct
 
 
 def check_global_bytes(total, what):
@@ -160,7 +166,36 @@ class Launch:
                 buf, addr = out[k][1], out[k][2]
             self.tensor_maps.append(TM.GlobalMap(a[1], where, buf, addr, index=i))
             out[i] = a + (len(self.tensor_maps) - 1,)
+        for i, a in enumerate(out):
+            if a[0] == "struct":
+                out[i] = a[:3] + (self._struct_maps(i, a, out),)
         return out
+
+    def _struct_maps(self, i, a, out):
+        """[(offset in the struct, tensor map index)] of a StructArg's maps, each resolved against an
+        array argument, one of the struct's arrays (by identity) or an array of its own."""
+        placed = []
+        for off, m in a[3]:
+            where = f"argument {i} (the tensor map at byte {off} of its struct)"
+            k = m.buffer
+            if isinstance(k, np.ndarray):
+                mine = [(arr, addr) for _, arr, addr in a[2] if arr is k]
+                if mine:
+                    buf, addr = mine[0]
+                else:
+                    if k.dtype.hasobject:
+                        raise LayoutsimError(f"{where}: arrays of Python objects cannot be device buffers")
+                    buf, addr = k, self.heap.alloc(k.nbytes, f"{where}: its tensor")
+                    a[2].append(([], k, addr))            # an array of its own, after the pointers
+            elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(out) \
+                    or out[k][0] != "array":
+                raise LayoutsimError(f"{where}: buffer={k!r} must be the index of an array argument, one of "
+                                     f"the struct's arrays or a numpy array of its own")
+            else:
+                buf, addr = out[k][1], out[k][2]
+            self.tensor_maps.append(TM.GlobalMap(m, where, buf, addr, index=i))
+            placed.append((off, len(self.tensor_maps) - 1))
+        return placed
 
     def _tmap_arg(self, i, a, p, size):
         what = f"argument {i} ({_ptype(p)} parameter {p.name})"
@@ -241,8 +276,20 @@ class Launch:
                     or not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
                 raise LayoutsimError(f"{what}: StructArg pointers are (offset, numpy array) pairs with the 8-byte "
                                      f"field inside the {size}-byte struct; got ({off!r}, {type(arr).__name__})")
-            placed.append((int(off), arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
-        return ("struct", bytes(a.data), placed)
+            same = [x for x in placed if x[1] is arr]       # one array at several offsets: one buffer
+            if same:
+                same[0][0].append(int(off))
+            else:
+                placed.append(([int(off)], arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
+        maps = []
+        for off, m in a.maps:
+            if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or not 0 <= off <= size - TM.MAP_BYTES \
+                    or off % TM.MAP_ALIGN or not isinstance(m, TM.TensorMapArg):
+                raise LayoutsimError(f"{what}: StructArg maps are (offset, TensorMapArg) pairs with the 128-byte map "
+                                     f"inside the {size}-byte struct at a multiple of {TM.MAP_ALIGN} bytes; got "
+                                     f"({off!r}, {type(m).__name__})")
+            maps.append((int(off), m))
+        return ("struct", bytes(a.data), placed, maps)
 
     # ---- memory ---------------------------------------------------------------------------------
     def _fill(self):
@@ -266,9 +313,12 @@ class Launch:
                     kp[off:off + 8] = int(a[2]).to_bytes(8, "little")
             elif a[0] == "struct":
                 kp[off:off + size] = a[1]
-                for at, arr, addr in a[2]:
+                for ats, arr, addr in a[2]:
                     self.heap.write(addr, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-                    kp[off + at:off + at + 8] = int(addr).to_bytes(8, "little")
+                    for at in ats:
+                        kp[off + at:off + at + 8] = int(addr).to_bytes(8, "little")
+                for at, index in a[3]:
+                    kp[off + at:off + at + TM.MAP_BYTES] = TM.handle(index)
             else:
                 kp[off:off + size] = a[1]
         pad = -(-len(kp) // 16) * 16

@@ -38,7 +38,7 @@ def install_hint(*missing):
     """'install nvdisasm (pip install nvidia-cuda-nvdisasm)' for the tools named."""
     return "install " + " and ".join(f"{t} ({INSTALL[t]})" for t in missing)
 
-_INSTR = re.compile(r"^\{?\s*(@!?%\w+\s+)?[a-z]")
+_INSTR = re.compile(r"^\{?\s*(@!?[%$\w]+\s+)?[a-z]")        # a guard may name a predicate without % (`@p`)
 _DEBUG = re.compile(r"^\.(loc|file)\s")
 TAGGED = "kernel.ptx"        # the file name the rewritten PTX's .loc lines name (nvdisasm -g prints it)
 
@@ -104,7 +104,7 @@ def with_ptx_lines(ptx):
 def ptx_instruction(line):
     """('ld.shared.v4.u32', full text) of a PTX instruction line, without predicate and braces."""
     s = line.strip().lstrip("{").strip()
-    s = re.sub(r"^@!?%\w+\s+", "", s)
+    s = re.sub(r"^@!?[%$\w]+\s+", "", s)
     return s.split()[0].rstrip(";") if s else "", s.rstrip("}").strip()
 
 

@@ -46,7 +46,15 @@ def _emit(bt, ins, parts, op, nbytes, vec):
 
 
 def _kparam(prog, ins, sym, space):
-    return space == "param" and sym is not None and prog.symbol_space(sym, ins) == "kparam"
+    """Whether an ld/st.param names the kernel's parameters: by the parameter's symbol, or by a
+    register in the kernel's own body (not an inlined .func): PTX ISA 9.0 section 5.1.6.1, an
+    entry's `mov.u64 %rd, param` takes the parameter's .param address, which ld.param reads
+    (nvcc reads a large by-value struct such as CUTLASS's Params this way)."""
+    if space != "param":
+        return False
+    if sym is None:
+        return not ins.extra.get("prefix")
+    return prog.symbol_space(sym, ins) == "kparam"
 
 
 def _shape(ins):

@@ -36,7 +36,7 @@ from . import lowering as L
 
 width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
-CACHE_FORMAT = 1            # of the cache files: bump when their contents change meaning
+CACHE_FORMAT = 2            # of the cache files: bump when their contents change meaning (2: `@p` guards tagged)
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}

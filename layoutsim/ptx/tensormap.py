@@ -108,7 +108,9 @@ class GlobalMap:
             raise LayoutsimError(f"{where}: dims {dims}: every dimension must be 1..2^32 (cuTensorMapEncodeTiled)")
         strides = dense_strides(dims, e) if arg.strides_bytes is None else list(_ints(arg.strides_bytes,
                                                                                      "strides_bytes", where))
-        if len(strides) != len(dims) - 1 or any(s % 16 or not 16 <= s < STRIDE_LIMIT for s in strides):
+        # cuda.h: each a multiple of 16 below 2^40; 0 is one (CUTLASS 3.x encodes a batch
+        # dimension of extent 1 with stride 0, and the H200 takes it)
+        if len(strides) != len(dims) - 1 or any(s % 16 or not 0 <= s < STRIDE_LIMIT for s in strides):
             raise LayoutsimError(f"{where}: strides_bytes {tuple(strides)}: give {len(dims) - 1} strides "
                                  f"(dimensions 1..{len(dims) - 1}, bytes), multiples of 16 below 2^40")
         if arg.element_strides is not None and any(int(s) != 1 for s in arg.element_strides):

@@ -167,3 +167,16 @@ def test_a_statement_spread_over_lines_is_tagged_once():
     out = L.with_ptx_lines(ptx).splitlines()
     tags = [int(x.split()[2]) for x in out if x.strip().startswith(".loc 1 ")]
     assert tags == [8, 9, 16]
+
+
+def test_a_guard_naming_a_predicate_without_percent_is_tagged():
+    """CUTLASS's epilogue stores through inline asm `{ .reg .pred p; setp.ne.b32 p, %r1, 0; @p
+    st.global.u32 [%rd1], %r2; }`: the guarded store gets its own line (untagged, its STG was
+    attributed to the setp, and the store went uncosted: 'ptxas emits no memory instruction')."""
+    ptx = "\n".join([".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
+                     "\t{", "  .reg .pred p;", "  setp.ne.b32 p, %r1, 0;", "  @p st.global.u32 [%rd1], %r2;", "}",
+                     "\t@!p ret;", "}"])
+    out = L.with_ptx_lines(ptx).splitlines()
+    tags = [int(x.split()[2]) for x in out if x.strip().startswith(".loc 1 ")]
+    assert tags == [8, 9, 11]
+    assert L.ptx_instruction("  @p st.global.u32 [%rd1], %r2;")[0] == "st.global.u32"

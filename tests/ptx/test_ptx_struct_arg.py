@@ -48,3 +48,19 @@ def test_a_struct_of_the_wrong_size_or_a_pointer_outside_it_is_refused():
         P.run(PTX, "k", 1, 32, [struct(5, a, size=12), np.uint32(7)])
     with pytest.raises(LayoutsimError, match="8-byte field inside the 16-byte struct"):
         P.run(PTX, "k", 1, 32, [P.StructArg(bytes(16), ((12, a),)), np.uint32(7)])
+
+
+# the same kernel reading its struct through the parameter's address in a register
+REG_PTX = (PTX.replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<5>;")
+           .replace("ld.param.u64 %rd1, [t];", "mov.b64 %rd4, t;\n    ld.param.u64 %rd1, [%rd4];")
+           .replace("[t+8]", "[%rd4+8]"))
+
+
+def test_a_kernel_reads_its_struct_through_the_parameters_address_in_a_register():
+    """PTX ISA 9.0 section 5.1.6.1: `mov.b64 %rd, t` in the entry takes the kernel parameter's
+    .param address, and ld.param through that register reads the parameter (nvcc reads CUTLASS's
+    1-KB Params struct this way)."""
+    a = np.arange(32, dtype=np.uint32)
+    assert "[%rd4+8]" in REG_PTX and "[t]" not in REG_PTX
+    r = P.run(REG_PTX, "k", 1, 32, [struct(5, a), np.uint32(7)])
+    assert r.buffers[0][0].tolist() == [i + 12 for i in range(32)]

@@ -237,3 +237,59 @@ def test_cli_errors_are_one_line_exit_2(capsys, args, match):
                "64", *args, "--quiet"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and match in err and len(err.splitlines()) == 1
+
+
+
+def box_params(out, c0, c1, tm, size=256):
+    """tma.cu's BoxParams (256 bytes: CUDA 13's CUtensorMap is 128-byte aligned): the output
+    pointer at 0, c0 and c1 at 8 and 12, the map at 128 (the PTX's ld.param offsets)."""
+    data = bytes(8) + np.int32(c0).tobytes() + np.int32(c1).tobytes() + bytes(size - 16)
+    return P.StructArg(data, ((0, out),), ((128, tm),))
+
+
+@pytest.mark.parametrize("buffer", ["argument", "pointer", "own"])
+def test_a_tensor_map_inside_a_struct(buffer):
+    """tma_box_struct takes a by-value struct holding its output pointer and a CUtensorMap (how
+    CUTLASS 3.x kernels receive their TMA descriptors inside Params); the map's tensor is an array
+    argument, one of the struct's own arrays (the same numpy object) or an array of its own."""
+    x = np.arange(64 * 100, dtype=np.float32).reshape(100, 64)
+    out = np.zeros(2048, np.uint8)
+    if buffer == "pointer":                                   # the map reads the struct's own array
+        out = x.view(np.uint8).reshape(-1).copy()
+        tm = P.TensorMapArg(buffer=out, dims=(64, 100), box=(32, 16), swizzle="128B", elem_bytes=4)
+    else:
+        tm = P.TensorMapArg(buffer=x if buffer == "own" else 1, dims=(64, 100), box=(32, 16), swizzle="128B")
+    args = [box_params(out, 32, 8, tm), np.uint32(2048), np.uint32(2048)]
+    if buffer == "argument":
+        with pytest.raises(layoutsim.LayoutsimError, match="buffer=1 must be the index of an array argument"):
+            P.run(SRC, "tma_box_struct", 1, 128, args)
+        return
+    r = P.run(SRC, "tma_box_struct", 1, 128, args)
+    want = landing(x, (64, 100), (32, 16), "128B", (32, 8))
+    at = np.array(sorted(want))
+    assert np.array_equal(r.buffers[0][0][at], np.array([want[a] for a in at], np.uint8))
+    assert len(r.buffers[0]) == (2 if buffer == "own" else 1)
+    if buffer == "own":
+        assert np.array_equal(r.buffers[0][1], x)             # the map's own tensor follows the pointers
+    assert r.tensor_maps[0]["box"] == [32, 16]
+
+
+def test_a_struct_map_must_be_aligned_and_inside():
+    x = np.zeros((100, 64), np.float32)
+    tm = P.TensorMapArg(buffer=x, dims=(64, 100), box=(32, 16))
+    for off in (96, 192):
+        s = box_params(np.zeros(2048, np.uint8), 0, 0, tm)
+        s = P.StructArg(s.data, s.pointers, ((off, tm),))
+        with pytest.raises(layoutsim.LayoutsimError, match="StructArg maps are"):
+            P.run(SRC, "tma_box_struct", 1, 128, [s, np.uint32(16), np.uint32(16)])
+
+
+def test_a_batch_dimension_of_stride_zero():
+    """CUTLASS 3.x encodes its batch mode L = 1 as a third dimension of extent 1 and stride 0
+    (cuda.h: strides are multiples of 16 below 2^40; 0 is one): the box lands as in 2-D."""
+    x = np.arange(64 * 100, dtype=np.float32).reshape(100, 64)
+    tm = P.TensorMapArg(buffer=x, dims=(64, 100, 1), strides_bytes=(256, 0), box=(32, 16, 1), swizzle="128B")
+    r = P.run(SRC, "tma_box", 1, 128, box_args(tm, (32, 8, 0), 3))
+    want = landing(x, (64, 100), (32, 16), "128B", (32, 8))
+    at = np.array(sorted(want))
+    assert np.array_equal(r.buffers[1][at], np.array([want[a] for a in at], np.uint8))

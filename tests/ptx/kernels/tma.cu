@@ -83,6 +83,19 @@ extern "C" __global__ void tma_box_ptr(const CUtensorMap* m, unsigned char* out,
   load_box(m, out, c, rank, 0, nbytes, tx);
 }
 
+// the map inside a by-value struct, as a CUTLASS 3.x kernel's Params holds its TMA descriptors:
+// the output pointer and the coordinates first, the map at byte 64
+struct BoxParams {
+  unsigned char* out;
+  int c0, c1;
+  alignas(64) CUtensorMap m;
+};
+
+extern "C" __global__ void tma_box_struct(const __grid_constant__ BoxParams p, unsigned nbytes, unsigned tx) {
+  int c[5] = {p.c0, p.c1, 0, 0, 0};
+  load_box(&p.m, p.out, c, 2, 0, nbytes, tx);
+}
+
 // TMA store of a 2-D box: `in` (nbytes) into shared memory, then cp.async.bulk.tensor to global
 extern "C" __global__ void tma_store(const __grid_constant__ CUtensorMap m, const unsigned char* in, int c0,
                                      int c1, unsigned nbytes) {

@@ -1,0 +1,153 @@
+"""Build the CUTLASS 3.x Hopper examples (hopper_cases.py) from the pip package: the binaries the
+H200 runs and the PTX the replay runs, from one nvcc command per example.
+
+    pip install nvidia-cutlass==4.2.0.0
+    python -m gpu_check.realworld.hopper_build [--package-root DIR] [--bin DIR] [--dir DIR] [--check]
+
+nvcc compiles each example for sm_90a with `-cudart shared` (the capture shim interposes the
+runtime) and `-keep`: the PTX it kept is the PTX of the binary's kernels. The binary, stripped and
+xz-compressed, goes to --bin (default build/hopper/, not committed: the lead carries it to the GPU
+machine, each well under 3 MB); tests/data/realworld/hopper/<stem>.sm_90a.ptx.gz keeps that PTX
+cut down to its cases' GemmUniversal entries (the header, the variables those entries name,
+the entries, and the .file table; the example's own reference and random-fill kernels and the
+curand tables they use are dropped, every kept line is nvcc's). Sources are compiled in
+build.BUILD_DIR (the PTX holds their absolute paths). CUTLASS's reference fills include
+curand_kernel.h: where the CUDA toolkit lacks it, the pip package nvidia-curand's include
+directory is used (--curand-include). --check writes nothing and exits 1 when a PTX would change.
+"""
+import argparse
+import glob
+import gzip
+import lzma
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gpu_check.kernel_corpus import corpus as C
+
+from . import build as B
+from .hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, NVCC_FLAGS, binary_name, ptx_name
+
+DATA = B.DATA / "hopper"
+BIN = Path(__file__).resolve().parents[2] / "build" / "hopper"
+ENTRY = re.compile(r"^(?:// \.globl[^\n]*\n)?(?:\.visible |\.weak )?\.(?:entry|func)\s+([\w$]+)\(", re.M)
+DECL = re.compile(r"^\.(?:global|const|shared|extern|visible|weak)\b.*?([\w$]+)(?:\[\d*\])?(?:\s*=.*)?;$")
+
+
+def curand_include(given=None):
+    """A directory holding curand_kernel.h if nvcc's own include directory lacks it, else None."""
+    if given:
+        return given
+    nvcc = shutil.which("nvcc")
+    if nvcc and list(Path(nvcc).resolve().parents[1].glob("**/include/curand_kernel.h")):
+        return None
+    for p in sys.path:
+        hits = glob.glob(f"{p}/nvidia/cu*/include/curand_kernel.h")
+        if hits:
+            return str(Path(hits[0]).parent)
+    return None
+
+
+def nvcc_command(example, keep_dir, binary, curand=None):
+    inc = [f"-I{B.SOURCE}/include", f"-I{B.SOURCE}/tools/util/include", f"-I{B.SOURCE}/examples/common"]
+    if curand:
+        inc.append(f"-I{curand}")
+    return ["nvcc", *NVCC_FLAGS, *inc, f"-gencode=arch=compute_{ARCH[3:]},code={ARCH}", "-cudart", "shared",
+            "-keep", f"-keep-dir={keep_dir}", "-o", str(binary), f"{B.SOURCE}/{example.source}"]
+
+
+def _block_end(text, start):
+    depth, i = 0, text.index("{", start)
+    while True:
+        c = text[i]
+        depth += (c == "{") - (c == "}")
+        if depth == 0:
+            return i + 1
+        i += 1
+
+
+def entry_of(case, names):
+    """The case's entry among `names`: the one GemmUniversal entry holding its Case.entry substrings."""
+    hits = [n for n in names if KERNEL_MATCH in n and all(s in n for s in case.entry)]
+    if len(hits) != 1:
+        raise RuntimeError(f"{case.name}: {len(hits)} entries of {case.example} hold {' and '.join(case.entry)}")
+    return hits[0]
+
+
+def case_entries(example, names):
+    """The entries of the example's cases among `names`."""
+    return [entry_of(case, names) for case in CASES if case.example == example.stem]
+
+
+def slice_ptx(text, example):
+    """The PTX with only the example's cases' entries (and the top-level variables they name)."""
+    blocks = [(m.start(), _block_end(text, m.end()), m.group(1)) for m in ENTRY.finditer(text)]
+    if not blocks:
+        raise RuntimeError("no .entry in the PTX")
+    want = case_entries(example, [name for _, _, name in blocks])
+    kept = [text[a:b] for a, b, name in blocks if name in want]
+    body = "\n".join(kept)
+    head = []
+    for line in text[:blocks[0][0]].splitlines():
+        m = DECL.match(line)
+        if m is None or m.group(1) in body:
+            head.append(line)
+    tail = text[blocks[-1][1]:]
+    return "\n".join(head) + "\n" + "\n\n".join(kept) + tail
+
+
+def build_example(example, bin_dir, curand, log=print):
+    """(PTX slice, xz bytes of the stripped binary)."""
+    with tempfile.TemporaryDirectory(prefix="hopper-build-") as work:
+        binary = Path(work) / example.stem
+        cmd = nvcc_command(example, work, binary, curand)
+        r = subprocess.run(cmd, cwd=B.BUILD_DIR, capture_output=True, text=True)
+        if r.returncode:
+            msg = [x for x in (r.stderr or r.stdout).splitlines() if "error" in x] or ["nvcc failed"]
+            raise RuntimeError(f"{example.source}: {msg[0]}")
+        ptx = list(Path(work).glob("*.ptx"))
+        if len(ptx) != 1:
+            raise RuntimeError(f"{example.source}: nvcc -keep left {len(ptx)} PTX files")
+        subprocess.run(["strip", str(binary)], check=True)
+        log(f"compiled {example.source}: {binary.stat().st_size} bytes stripped")
+        return slice_ptx(ptx[0].read_text(), example), lzma.compress(binary.read_bytes(), preset=9)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m gpu_check.realworld.hopper_build", description=__doc__.splitlines()[0])
+    ap.add_argument("--package-root", help="where nvidia-cutlass is installed (default: found by Python)")
+    ap.add_argument("--bin", default=str(BIN), help="where the xz-compressed binaries go (default build/hopper)")
+    ap.add_argument("--dir", default=str(DATA), help="where the PTX goes (default tests/data/realworld/hopper)")
+    ap.add_argument("--curand-include", help="a directory with curand_kernel.h (default: nvcc's, else pip's)")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a PTX would change")
+    args = ap.parse_args(argv)
+    if shutil.which("nvcc") is None:
+        print("hopper_build: nvcc not found on PATH", file=sys.stderr)
+        return 2
+    try:
+        B.link_source(B.package_root(args.package_root))
+        changed = []
+        for ex in EXAMPLES:
+            ptx, xz = build_example(ex, args.bin, curand_include(args.curand_include))
+            data = gzip.compress(ptx.encode(), 9, mtime=0)
+            path = Path(args.dir) / ptx_name(ex.stem)
+            if not path.is_file() or gzip.decompress(path.read_bytes()) != ptx.encode():
+                changed.append(path.name)
+            if not args.check:
+                Path(args.dir).mkdir(parents=True, exist_ok=True)
+                C.write_atomic(path, data)
+                Path(args.bin).mkdir(parents=True, exist_ok=True)
+                C.write_atomic(Path(args.bin) / binary_name(ex.stem), xz)
+    except (RuntimeError, FileNotFoundError, OSError, subprocess.CalledProcessError) as e:
+        print(f"hopper_build: {e}", file=sys.stderr)
+        return 2
+    print(f"{len(EXAMPLES)} examples, {len(changed)} PTX {'differ' if args.check else 'written'}"
+          + (": " + ", ".join(changed) if changed else ""))
+    return 1 if (args.check and changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
