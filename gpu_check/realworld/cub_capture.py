@@ -18,11 +18,13 @@ allocation's final bytes, which the caller compares with "out" bit for bit.
 """
 import hashlib
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from layoutsim.demangle import demangle
 from layoutsim.ptx import StructArg, run
 
 MAX_ALLOCATION = 1 << 26          # bytes of one captured allocation the reader accepts

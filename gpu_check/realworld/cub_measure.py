@@ -16,8 +16,10 @@ tests/gpu_check/test_realworld_cub_replay.py replays them. Exit 0 when the captu
 problems are listed in capture.json's "problems"), 2 when it did not (one line).
 """
 import argparse
+import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +41,21 @@ def gpu_info():
         return r.stdout.strip().splitlines()[0] if r.stdout.strip() else None
     except (OSError, subprocess.TimeoutExpired):
         return None
+
+
+def ptx_check(binary):
+    """Whether the program's embedded PTX (cuobjdump -ptx) is the committed PTX, statement for
+    statement (comments and blank space aside): the kernels the GPU ran are the ones replayed."""
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return "cuobjdump not found"
+    r = subprocess.run([tool, "-ptx", str(binary)], capture_output=True, text=True, timeout=120)
+
+    def norm(text):
+        text = text[text.find(".version"):]
+        return [re.sub(r"\s+", " ", x.strip()) for x in text.splitlines() if x.strip() and not x.strip().startswith("//")]
+    committed = gzip.decompress((DATA / PTX).read_bytes()).decode()
+    return "same" if r.returncode == 0 and norm(r.stdout) == norm(committed) else "differs"
 
 
 def capture(binary, work, timeout):
@@ -104,7 +121,7 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
     print(f"captured {len(records)} launches in {time.time() - t0:.0f} s")
     runs, problems = ncu_runs(binary, records, out, args.ncu_runs, args.timeout, print)
-    doc = {"package": PACKAGE, "ptx": PTX, "gpu": gpu_info(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+    doc = {"package": PACKAGE, "ptx": PTX, "gpu": gpu_info(), "ptx_check": ptx_check(binary), "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "program_output": printed[-2000:], "metrics": list(N.BASE), "launches": records,
            "blobs": store.index, "ncu_runs": runs, "problems": problems}
     C.write_atomic(out / "capture.json", json.dumps(doc, indent=1) + "\n")

@@ -149,3 +149,34 @@ def test_captured_launch_costs_are_inside_the_gpus_range(launch):
         if vs and total not in OUTSIDE.get(launch, {}) and not min(vs) <= got[total] <= max(vs):
             outside.append(f"{total}: model {got[total]}, GPU {min(vs)}..{max(vs)} over {len(vs)} runs")
     assert not outside, f"{launch}: " + "; ".join(outside)
+
+
+def test_a_capture_folder_is_stored_and_read_back_byte_for_byte(tmp_path):
+    """capture.cpp's folder (launches.jsonl, L<k>_A<id>.in/.out) -> capture.json + capture.npz as
+    cub_measure writes them -> the same bytes; an output is kept as its XOR with its input, and an
+    input equal to an earlier output is stored once."""
+    from gpu_check.kernel_corpus import corpus as C
+    a_in = np.arange(256, dtype=np.uint8)
+    a_out = a_in.copy()
+    a_out[7] = 99
+    rec = {"launch": 0, "label": "x", "kernel": "k", "grid": [1, 1, 1], "block": [32, 1, 1], "shared_bytes": 0,
+           "params": [{"offset": 0, "size": 8, "hex": "00" * 8}], "pointers": [[0, 0, 0, 0]], "allocations": {"0": 256}}
+    rec1 = dict(rec, launch=1)
+    (tmp_path / "launches.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(rec1) + "\n")
+    for k, (i, o) in enumerate(((a_in, a_out), (a_out, a_out))):
+        i.tofile(tmp_path / f"L{k}_A0.in")
+        o.tofile(tmp_path / f"L{k}_A0.out")
+    records, store = K.read_capture(tmp_path)
+    assert len(store.arrays) == 2 and store.arrays["b1"].tolist().count(0) == 255      # the XOR: one byte set
+    (tmp_path / "capture.json").write_text(json.dumps({"launches": records, "blobs": store.index}))
+    (tmp_path / "capture.npz").write_bytes(C.npz_bytes(store.arrays))
+    doc, contents = K.load(tmp_path)
+    for r, (i, o) in zip(doc["launches"], ((a_in, a_out), (a_out, a_out))):
+        assert contents[r["in"]["0"]].tolist() == i.tolist() and contents[r["out"]["0"]].tolist() == o.tolist()
+
+
+def test_the_measure_without_its_program_is_one_line(tmp_path, capsys):
+    from gpu_check.realworld import cub_measure
+    assert cub_measure.main(["--out", str(tmp_path), "--binary", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cub_build" in err
