@@ -1,4 +1,4 @@
-"""Measure CUB's device-wide algorithms on the GPU (one command, about a minute):
+"""Measure CUB's device-wide algorithms on the GPU (one command, about two minutes):
 
     python -m gpu_check.realworld.cub_measure --out DIR [--binary build/cub_launches/cub_launches] [--ncu-runs 5]
 
