@@ -1,7 +1,13 @@
 """Acceptance over a whole project: compile every .cu under a directory to PTX and load every kernel.
 
-    python benchmarks/accept.py DIR [DIR ...] [--arch sm_90 [sm_80 ...]] [-I DIR ...] [--nvcc-arg=ARG ...]
-                                [--timeout 120] [--jobs N] [--examples 1] [--json]
+    python benchmarks/accept.py [DIR ...] [--project NAME[=ROOT] ...] [--arch sm_90 [sm_80 ...]] [-I DIR ...]
+                                [--nvcc-arg=ARG ...] [--timeout 120] [--jobs N] [--examples 1] [--json]
+
+--project judges a registry project whole, from its pip package (gpu_check/realworld/projects.py:
+cub = nvidia-cuda-cccl's CUB through our instantiating translation units, cutlass = nvidia-cutlass's
+CuTe tutorials, warp = warp-lang's runtime kernels warp/native/*.cu), with that project's own include
+directories and nvcc flags (-I and --nvcc-arg apply to the DIRs). Each project is summarised on its
+own; --json then prints {"projects": [{"name", "package", "dirs", "includes", "archs"}]}.
 
 Every `*.cu` under the DIRs is compiled on its own (nvcc -ptx -lineinfo -std=c++17 -arch=ARCH, the -I
 directories and --nvcc-arg flags given; one nvcc per file, at most --jobs at a time, default the
@@ -160,7 +166,9 @@ def text(summary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python benchmarks/accept.py", description=__doc__.splitlines()[0])
-    ap.add_argument("dir", nargs="+", help="the project's directories: every .cu below them is compiled")
+    ap.add_argument("dir", nargs="*", help="the project's directories: every .cu below them is compiled")
+    ap.add_argument("--project", action="append", default=[], help="a registry project judged whole: NAME or "
+                    "NAME=ROOT (where its package is unpacked): cub, cutlass, warp (repeatable)")
     ap.add_argument("--arch", nargs="+", default=["sm_90"], help="targets (default sm_90), e.g. sm_90 sm_80 sm_90a")
     ap.add_argument("-I", "--include", action="append", default=[], help="an include directory for nvcc (repeatable)")
     ap.add_argument("--nvcc-arg", action="append", default=[], help="one more nvcc flag (repeatable; give it as "
@@ -174,15 +182,26 @@ def main(argv=None):
     args = ap.parse_args(argv)
     from layoutsim import archs
     from layoutsim.errors import LayoutsimError
-    dirs = [Path(d) for d in args.dir]
-    bad_dir = next((d for d in dirs if not d.is_dir()), None)
-    root = Path(os.path.commonpath([str(d.resolve()) for d in dirs])) if bad_dir is None else None
+    groups, problem = [], None
+    if args.dir:
+        groups.append({"name": None, "package": None, "dirs": [Path(d) for d in args.dir], "includes": args.include,
+                       "nvcc_args": list(args.nvcc_arg)})
+    for spec in args.project:
+        try:
+            from gpu_check.realworld.projects import resolve
+            name, p = resolve(spec)
+            groups.append({"name": name, **p})
+        except (KeyError, FileNotFoundError) as e:
+            problem = problem or str(e).strip("'\"")
+    dirs = [d for g in groups for d in g["dirs"]]
+    bad_dir = next((d for d in dirs if not Path(d).is_dir()), None)
     nvcc = shutil.which("nvcc")
-    problem = (f"{bad_dir} is not a directory" if bad_dir is not None else
-               "nvcc not found on PATH" if nvcc is None else
-               f"--jobs {args.jobs}: give 1 to {4 * (os.cpu_count() or 1)}" if not 1 <= args.jobs <= 4 * (os.cpu_count() or 1) else
-               f"--timeout {args.timeout}: give 1 to 3600 seconds" if not 1 <= args.timeout <= 3600 else
-               f"--examples {args.examples}: give 0 to 20" if not 0 <= args.examples <= 20 else None)
+    problem = (problem or ("give a DIR or --project NAME" if not groups else None) or
+               (f"{bad_dir} is not a directory" if bad_dir is not None else
+                "nvcc not found on PATH" if nvcc is None else
+                f"--jobs {args.jobs}: give 1 to {4 * (os.cpu_count() or 1)}" if not 1 <= args.jobs <= 4 * (os.cpu_count() or 1) else
+                f"--timeout {args.timeout}: give 1 to 3600 seconds" if not 1 <= args.timeout <= 3600 else
+                f"--examples {args.examples}: give 0 to 20" if not 0 <= args.examples <= 20 else None))
     if problem is None:
         try:
             for a in args.arch:
@@ -192,33 +211,42 @@ def main(argv=None):
     bad = [d for d in args.include if not Path(d).is_dir()]
     if problem is None and bad:
         problem = f"-I {bad[0]}: not a directory"
-    files = [] if problem else sorted({p.resolve() for d in dirs for p in d.rglob("*.cu") if p.is_file()})
-    if problem is None and len(files) > MAX_FILES:
-        problem = f"{len(files)} .cu files (at most {MAX_FILES})"
+    for g in groups if problem is None else ():
+        g["root"] = Path(os.path.commonpath([str(Path(d).resolve()) for d in g["dirs"]]))
+        g["files"] = sorted({p.resolve() for d in g["dirs"] for p in Path(d).rglob("*.cu") if p.is_file()})
+        g["includes"] = [str(Path(d).resolve()) for d in g["includes"]]
+    n_files = sum(len(g.get("files", ())) for g in groups)
+    if problem is None and n_files > MAX_FILES:
+        problem = f"{n_files} .cu files (at most {MAX_FILES})"
     if problem:
         print(f"accept: {problem}", file=sys.stderr)
         return 2
-    includes = [str(Path(d).resolve()) for d in args.include]
-    results = []
+    results = {}
     with tempfile.TemporaryDirectory(prefix="layoutsim-accept-") as tmp, \
             cf.ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futs = [pool.submit(job, nvcc, f, a, includes, list(args.nvcc_arg), tmp, args.timeout)
-                for a in args.arch for f in files]
+        futs = {pool.submit(job, nvcc, f, a, g["includes"], g["nvcc_args"], tmp, args.timeout): i
+                for a in args.arch for i, g in enumerate(groups) for f in g["files"]}
         try:
-            for i, fut in enumerate(cf.as_completed(futs, timeout=args.max_seconds), 1):
-                results.append(fut.result())
-                if not args.json and i % 25 == 0:
-                    print(f"  ... {i}/{len(futs)}", file=sys.stderr, flush=True)
+            for k, fut in enumerate(cf.as_completed(futs, timeout=args.max_seconds), 1):
+                results.setdefault(futs[fut], []).append(fut.result())
+                if not args.json and k % 25 == 0:
+                    print(f"  ... {k}/{len(futs)}", file=sys.stderr, flush=True)
         except cf.TimeoutError:               # the files not judged yet are reported as such
             for fut in futs:
                 fut.cancel()
-            results += [f.result() for f in futs if f.done() and not f.cancelled() and f.result() not in results]
-    summaries = [summarise(results, a, root, args.examples, len(files)) for a in args.arch]
+            for fut, i in futs.items():
+                if fut.done() and not fut.cancelled() and fut.result() not in results.get(i, []):
+                    results.setdefault(i, []).append(fut.result())
+    for i, g in enumerate(groups):
+        g["summaries"] = [summarise(results.get(i, []), a, g["root"], args.examples, len(g["files"])) for a in args.arch]
     if args.json:
-        print(json.dumps({"dirs": [str(d) for d in dirs], "nvcc_flags": [*NVCC_FLAGS, *args.nvcc_arg], "includes": includes,
-                          "archs": summaries}, indent=1))
+        docs = [{"name": g["name"], "package": g["package"], "dirs": [str(d) for d in g["dirs"]],
+                 "nvcc_flags": [*NVCC_FLAGS, *g["nvcc_args"]], "includes": g["includes"], "archs": g["summaries"]}
+                for g in groups]
+        print(json.dumps(docs[0] if not args.project else {"projects": docs}, indent=1))
     else:
-        print("\n\n".join(text(s) for s in summaries))
+        print("\n\n".join((f"project {g['name']} ({g['package']}):\n" if g["name"] else "") +
+                           "\n\n".join(text(s) for s in g["summaries"]) for g in groups))
     return 0
 
 

@@ -21,4 +21,13 @@ inside the kernel's Params), in tests/data/realworld/hopper/:
     hopper_local.py          the same capture on this machine over the stand-in (Params, maps)
     hopper_replay.py         a capture as the executor's launch (StructArg with pointers and maps)
 The replay: tests/gpu_check/test_realworld_hopper.py.
+
+CUB (pip package nvidia-cuda-cccl==13.0.85), in tests/data/realworld/cub/: kernels that exist only
+once a host call instantiates them, so our host program cub/cub_launches.cu calls CUB's
+device-wide algorithms and cub/capture.cpp, linked into it, records every launch on the GPU:
+    cub_build.py    the PTX (committed) and the capture program (build/cub_launches, carried)
+    cub_measure.py  on the GPU: the capture, then ncu five times over the program
+    cub_capture.py  the capture's files, stored compactly, and each launch replayed by the executor
+    projects.py     the registry projects benchmarks/accept.py --project judges whole
+The replay: tests/gpu_check/test_realworld_cub_replay.py.
 """

@@ -13,7 +13,10 @@ surface object for a 64-bit parameter (Run.buffers[i] of a surface is its final 
 `StructArg` is a by-value struct that holds device pointers (a CuTe Tensor passed by value: its
 pointer, then its layout's dynamic ints): its bytes, with the address of each of its own arrays
 written at the given offset; Run.buffers[i] is the tuple of those arrays' final contents, in the
-order given (an array given at several offsets is one buffer, listed once). Its `maps` are
+order given (an array given at several offsets is one buffer, listed once). A pointer (offset,
+array, byte) points `byte` bytes into its array (a CUB temporary storage carved into parts), and
+one array object named by several StructArg pointers of a launch is one allocation (the segment
+offsets d_offsets and d_offsets + 1 of a segmented reduction). Its `maps` are
 CUtensorMaps inside the struct (a CUTLASS 3.x kernel's Params holds its TMA descriptors): each
 a TensorMapArg at a 64-byte aligned offset, written as the same opaque handle as a by-value map;
 a map's buffer is the index of an array argument, one of the struct's own arrays (the same numpy
@@ -46,7 +49,8 @@ MAX_GLOBAL_BYTES = 1 << 29
 @dataclass(frozen=True, eq=False)
 class StructArg:
     """A by-value struct parameter of exactly len(data) bytes whose 8-byte fields at the offsets of
-    `pointers` ((offset, numpy array), ...) are the device addresses of those arrays."""
+    `pointers` ((offset, numpy array) or (offset, numpy array, byte in it), ...) are the device
+    addresses of those arrays (plus the byte); an array object named twice in a launch is placed once."""
     data: bytes
     pointers: tuple = ()
     maps: tuple = ()        # ((offset, TensorMapArg), ...): tensor maps inside the struct
@@ -141,6 +145,7 @@ class Launch:
                                  f"{len(args)} argument(s) given")
         out = []
         self.textures, self.surfaces = {}, {}
+        self._struct_arrays = {}              # id(array) -> (array, address): StructArg arrays, placed once
         for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
             out.append(self._tmap_arg(i, a, p, size) if isinstance(a, TM.TensorMapArg) else
                        self._object_arg(i, a, p, size) if isinstance(a, (TX.TextureArg, SF.SurfaceArg)) else
@@ -271,16 +276,22 @@ class Launch:
             raise LayoutsimError(f"{what}: a StructArg of {len(a.data) if isinstance(a.data, (bytes, bytearray)) else '?'}"
                                  f" bytes given; the parameter is {size} bytes")
         placed = []
-        for off, arr in a.pointers:
+        for ptr in a.pointers:
+            off, arr, byte = (tuple(ptr) + (0,))[:3] if isinstance(ptr, tuple) and len(ptr) in (2, 3) else (None,) * 3
             if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or not 0 <= off <= size - 8 \
-                    or not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
-                raise LayoutsimError(f"{what}: StructArg pointers are (offset, numpy array) pairs with the 8-byte "
-                                     f"field inside the {size}-byte struct; got ({off!r}, {type(arr).__name__})")
+                    or not isinstance(arr, np.ndarray) or arr.dtype.hasobject or isinstance(byte, bool) \
+                    or not isinstance(byte, (int, np.integer)) or not 0 <= byte <= arr.nbytes:
+                raise LayoutsimError(f"{what}: StructArg pointers are (offset, numpy array[, byte in it]) with the "
+                                     f"8-byte field inside the {size}-byte struct and the byte inside the array; "
+                                     f"got {ptr!r:.80}")
             same = [x for x in placed if x[1] is arr]       # one array at several offsets: one buffer
             if same:
-                same[0][0].append(int(off))
-            else:
-                placed.append(([int(off)], arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)")))
+                same[0][0].append((int(off), int(byte)))
+                continue
+            shared = self._struct_arrays
+            if id(arr) not in shared:             # one allocation per array object of the launch
+                shared[id(arr)] = (arr, self.heap.alloc(arr.nbytes, f"argument {i} (an array of its struct)"))
+            placed.append(([(int(off), int(byte))], arr, shared[id(arr)][1]))
         maps = []
         for off, m in a.maps:
             if isinstance(off, bool) or not isinstance(off, (int, np.integer)) or not 0 <= off <= size - TM.MAP_BYTES \
@@ -315,8 +326,8 @@ class Launch:
                 kp[off:off + size] = a[1]
                 for ats, arr, addr in a[2]:
                     self.heap.write(addr, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-                    for at in ats:
-                        kp[off + at:off + at + 8] = int(addr).to_bytes(8, "little")
+                    for at, byte in ats:
+                        kp[off + at:off + at + 8] = int(addr + byte).to_bytes(8, "little")
                 for at, index in a[3]:
                     kp[off + at:off + at + TM.MAP_BYTES] = TM.handle(index)
             else:

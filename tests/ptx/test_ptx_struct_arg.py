@@ -64,3 +64,21 @@ def test_a_kernel_reads_its_struct_through_the_parameters_address_in_a_register(
     assert "[%rd4+8]" in REG_PTX and "[t]" not in REG_PTX
     r = P.run(REG_PTX, "k", 1, 32, [struct(5, a), np.uint32(7)])
     assert r.buffers[0][0].tolist() == [i + 12 for i in range(32)]
+
+
+def test_a_pointer_into_an_array_and_an_array_named_twice_are_one_allocation():
+    """(offset, array, byte): the field holds the array's address plus the byte (CUB hands a kernel
+    d_offsets and d_offsets + 1): the kernel's threads add 12 to the 32 words from that byte on."""
+    a = np.arange(64, dtype=np.uint32)
+    first = P.StructArg(np.int64(0).tobytes() + np.int32(5).tobytes() + bytes(4), ((0, a, 0),))
+    r = P.run(PTX, "k", 1, 32, [first, np.uint32(7)])
+    assert r.buffers[0][0].tolist() == [i + 12 for i in range(32)] + list(range(32, 64))
+    shifted = P.StructArg(np.int64(0).tobytes() + np.int32(5).tobytes() + bytes(4), ((0, a, 128),))
+    r = P.run(PTX, "k", 1, 32, [shifted, np.uint32(7)])
+    assert r.buffers[0][0].tolist() == list(range(32)) + [i + 12 for i in range(32, 64)]
+
+
+def test_a_pointer_past_its_array_is_refused():
+    a = np.zeros(32, np.uint32)
+    with pytest.raises(LayoutsimError, match="the byte inside the array"):
+        P.run(PTX, "k", 1, 32, [P.StructArg(bytes(16), ((0, a, 129),)), np.uint32(7)])
