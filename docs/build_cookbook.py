@@ -456,6 +456,7 @@ JSON_EXAMPLES = [
      'exit code is then 2; a run stopped by --max-steps or --timeout prints only {"fault": {"kind": '
      '"step_limit" or "time_limit", "message", "steps"}, "outputs": []}), "seconds", "sass_source" (where the SASS costed came from; null: costed per '
      'PTX instruction), "fidelity": {"warp_instructions", "exact", "approximate", "unknown", "refused", '
+     '"documented", "documented_instructions": [{"line", "instruction", "source", "executions"}], '
      '"approximate_instructions": [{"line", "instruction", "executions", "error", "source"}], '
      '"unknown_instructions": [{"line", "instruction", "why", "executions"}], "contraction": {"available", '
      '"fused", "note"}} (see [running kernels](ptx.md)), "instructions": [{"line", "cuda": {"file", "line"} or null, "text", "executions", '

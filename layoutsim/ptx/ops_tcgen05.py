@@ -40,8 +40,14 @@ from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 
 ARCHS = ("sm_100",)
+# what the fidelity line says of every tcgen05 step (fidelity.py "documented")
+DOCUMENTED = "tcgen05 per PTX ISA 9.7.16 + CuTe SM100; no Blackwell GPU"
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+
+
+def _step(fn):
+    return {"fn": fn, "info": {"documented": DOCUMENTED}}
 
 
 def _arch(ins, prog):
@@ -88,7 +94,7 @@ def alloc(ins, b, prog):
         for sp, views, flat, who, rel in parts:
             views[4][flat // 4] = cols[np.searchsorted(lead, who)]
             bt.events.access(Access("st", sp, ins.extra["site"], 4, who, rel, flat, "write"))
-    return {"fn": fn}
+    return _step(fn)
 
 
 def dealloc(ins, b, prog):
@@ -103,7 +109,7 @@ def dealloc(ins, b, prog):
         ta, n = _per_warp(taddr, bt, thr, ins, "taddr"), _per_warp(ncols, bt, thr, ins, "nCols")
         for t, a, k in zip(thr[:, 0], ta, n):
             TM.of(bt).dealloc(int(bt.cta_index[t]), int(a), int(k), int(t))
-    return {"fn": fn}
+    return _step(fn)
 
 
 def relinquish(ins, b, prog):
@@ -114,7 +120,7 @@ def relinquish(ins, b, prog):
         w, thr = whole_warps(bt, g, ins)
         for t in thr[:, 0]:
             TM.of(bt).relinquish(int(bt.cta_index[t]))
-    return {"fn": fn}
+    return _step(fn)
 
 
 def sync_only(ins, b, prog):
@@ -122,8 +128,8 @@ def sync_only(ins, b, prog):
     they order completed when issued."""
     _arch(ins, prog)
     if ins.mods[0].startswith("wait"):
-        return {"fn": check_warps(ins)}
-    return {"fn": lambda bt, g, full: None}
+        return _step(check_warps(ins))
+    return _step(lambda bt, g, full: None)
 
 
 # ---- tcgen05.ld / tcgen05.st ---------------------------------------------------------------------
@@ -170,7 +176,7 @@ def ldst(ins, b, prog):
             rw(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
         else:
             core.store(frag, tm.cells, cta, lanes, cols, rw(bt)[thr], packed)
-    return {"fn": fn}
+    return _step(fn)
 
 
 # ---- tcgen05.mma and its commit ------------------------------------------------------------------
@@ -210,7 +216,7 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j])
-    return {"fn": fn}
+    return _step(fn)
 
 
 def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
@@ -276,7 +282,7 @@ def commit(ins, b, prog):
         flat, rel = at(bt, thr)
         mb = _mb(bt)
         mb.arrive(mb.slots(flat, rel, thr, ins.name), np.ones(len(thr), np.int64), thr, rel)
-    return {"fn": fn}
+    return _step(fn)
 
 
 def refuse(ins, b, prog):
