@@ -24,6 +24,7 @@ from pathlib import Path
 from gpu_check.kernel_corpus import corpus as C
 from gpu_check.kernel_corpus.build import nvcc_version
 from gpu_check.realworld.build import DIST_INFO, package_root
+from layoutsim.archs import target_of_device
 
 HERE = Path(__file__).resolve().parent
 DATA = C.measured_data("tcgen05_cute")
@@ -35,13 +36,14 @@ TUTORIAL = "examples/cute/tutorial/blackwell"
 KERNELS = (("01_mma_sm100", "CuTe Blackwell tutorial 01: cooperative copies to 128B-swizzled K-major shared "
                             "tiles, tcgen05.mma.cta_group::1.kind::f16 128x256x16 from sm_100 descriptors into "
                             "TMEM, tcgen05.commit to an mbarrier, tcgen05.ld.32x32b epilogue"),)
+TARGET = target_of_device("sm_100")
 FLAGS = ("-ptx", "-lineinfo", "-std=c++17", "--expt-relaxed-constexpr", f"-I{SOURCE}/include",
-         f"-I{SOURCE}/tools/util/include", f"-I{SOURCE}/{TUTORIAL}", "-arch=sm_100a")
+         f"-I{SOURCE}/tools/util/include", f"-I{SOURCE}/{TUTORIAL}", f"-arch={TARGET}")
 LICENSE = "LICENSE.cutlass.txt"
 
 
 def ptx_file(stem):
-    return f"{stem}.sm_100a.ptx.gz"
+    return f"{stem}.{TARGET}.ptx.gz"
 
 
 def nvcc_command(stem):

@@ -25,7 +25,9 @@ cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test
 """
 import numpy as np
 
+from ..archs import target_of_device
 from ..errors import LayoutsimError
+from ..formats import bits
 from ..isa import ptx_tcgen05_idesc as IDESC
 from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
@@ -35,7 +37,7 @@ from .access import locate, space_of
 from .builders import need, unsupported
 from .collective import check_warps, whole_warps
 from .events import Access
-from .ops_async import _barrier_addr, _mb
+from .ops_async import barrier_address, batch_mbarriers
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 
@@ -43,7 +45,6 @@ ARCHS = ("sm_100",)
 # what the fidelity line says of every tcgen05 step (fidelity.py "documented")
 DOCUMENTED = "tcgen05 per PTX ISA 9.7.16 + CuTe SM100; no Blackwell GPU"
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
 
 
 def _step(fn):
@@ -52,8 +53,8 @@ def _step(fn):
 
 def _arch(ins, prog):
     if prog.arch not in ARCHS:
-        raise unsupported(ins, f"tcgen05 exists on sm_100a only (compiled for sm_100a); this run's arch is "
-                               f"{prog.arch} (--arch sm_100)")
+        raise unsupported(ins, f"tcgen05 exists on {', '.join(ARCHS)} only (compiled for "
+                               f"{', '.join(map(target_of_device, ARCHS))}); this run's arch is {prog.arch}")
 
 
 def _one_cta(ins):
@@ -226,7 +227,7 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x}: {e}", "invalid_operand") from None
     d, fa, fb = info["types"].split(".")
-    if fa not in BITS or fb not in BITS:
+    if bits(fa) < 8 or bits(fb) < 8:
         raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "
                           f"shared-memory container is not", "invalid_operand")
     if info["sparse"] or info["max_shift"]:
@@ -237,8 +238,8 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
                     "invalid_operand")
     M, N, K = inst.shape
     cta = int(bt.cta_index[t])
-    A = _operand(bt, ins, t, adesc, M, K, BITS[fa], info["a_mn_major"], "A")
-    B = _operand(bt, ins, t, bdesc, N, K, BITS[fb], info["b_mn_major"], "B").T
+    A = _operand(bt, ins, t, adesc, M, K, bits(fa), info["a_mn_major"], "A")
+    B = _operand(bt, ins, t, bdesc, N, K, bits(fb), info["b_mn_major"], "B").T
     tm = TM.of(bt)
     _, lane, col = core.d_cells(inst)
     lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
@@ -252,17 +253,17 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
 
 
-def _operand(bt, ins, t, desc, mn, k, bits, mn_major, which):
+def _operand(bt, ins, t, desc, mn, k, width, mn_major, which):
     try:
-        addr = core.addresses(desc, mn, k, bits, mn_major)
+        addr = core.addresses(desc, mn, k, width, mn_major)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {which} descriptor: {e}", "invalid_operand") from None
-    bad = (addr < 0) | (addr + bits // 8 > bt.smem_size)
+    bad = (addr < 0) | (addr + width // 8 > bt.smem_size)
     if bad.any():
         a = int(addr[tuple(np.argwhere(bad)[0])])
         raise Fault(t, a, f"{ins.name}: the {which} descriptor {desc:#018x} reads shared address {a:#x}, outside "
                           f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
-    return core.gather(bt.smem, int(bt.smem_base[t]) + addr, bits)
+    return core.gather(bt.smem, int(bt.smem_base[t]) + addr, width)
 
 
 def commit(ins, b, prog):
@@ -273,14 +274,14 @@ def commit(ins, b, prog):
     if "mbarrier::arrive::one" not in ins.mods:
         raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
     need(ins, 1)
-    at = _barrier_addr(b, ins, ins.operands[0])
+    at = barrier_address(b, ins, ins.operands[0])
 
     def fn(bt, g, full):
         thr = np.flatnonzero(g)
         if not len(thr):
             return
         flat, rel = at(bt, thr)
-        mb = _mb(bt)
+        mb = batch_mbarriers(bt)
         mb.arrive(mb.slots(flat, rel, thr, ins.name), np.ones(len(thr), np.int64), thr, rel)
     return _step(fn)
 

@@ -64,7 +64,7 @@ def d_cells(inst):
     return np.broadcast_to(cta, i.shape), lane, col
 
 
-def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100a"):
+def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100"):
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
     + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma."""
     A = negate(A) if neg_a else A

@@ -310,5 +310,5 @@ def test_alloc_writes_a_column_address_and_two_allocations_do_not_overlap():
 
 
 def test_tcgen05_on_another_arch_is_refused_in_one_line():
-    with pytest.raises(layoutsim.LayoutsimError, match="tcgen05 exists on sm_100a only"):
+    with pytest.raises(layoutsim.LayoutsimError, match="tcgen05 exists on sm_100 only"):
         ptx.run(rules_kernel(ALLOC.format(n=32)).replace("sm_100a", "sm_90a"), "k", 1, 32, [], arch="sm_90")
