@@ -73,6 +73,14 @@ def _per_warp(read, bt, thr, ins, what):
     return v[:, 0]
 
 
+def _warps(bt, g, ins, read, what):
+    """(threads [nW, 32], each warp's first thread [nW], the batch's TensorMemory, the warp-uniform
+    operand `read` per warp) of the warps executing an .aligned tcgen05 instruction (whole warps:
+    collective.py), or None."""
+    w, thr = whole_warps(bt, g, ins)
+    return (thr, thr[:, 0], TM.of(bt), _per_warp(read, bt, thr, ins, what)) if len(w) else None
+
+
 # ---- allocation ----------------------------------------------------------------------------------
 def alloc(ins, b, prog):
     _arch(ins, prog)
@@ -83,13 +91,11 @@ def alloc(ins, b, prog):
     ncols = b.read(ins.operands[1], T.get("u32"), ins)
 
     def fn(bt, g, full):
-        w, thr = whole_warps(bt, g, ins)
-        if not len(w):
+        on = _warps(bt, g, ins, addr, "destination address")
+        if on is None:
             return
-        tm = TM.of(bt)
+        thr, lead, tm, dst = on
         n = _per_warp(ncols, bt, thr, ins, "nCols")
-        dst = _per_warp(addr, bt, thr, ins, "destination address")
-        lead = thr[:, 0]
         cols = np.array([tm.alloc(int(bt.cta_index[t]), int(k), int(t)) for t, k in zip(lead, n)], np.uint32)
         parts = locate(bt, "shared" if space == "generic" else space, dst, lead, 4, ins.name)
         for sp, views, flat, who, rel in parts:
@@ -162,12 +168,10 @@ def ldst(ins, b, prog):
     rw = write_words(b, regs, ins) if op == "ld" else read_words(b, regs, ins)
 
     def fn(bt, g, full):
-        w, thr = whole_warps(bt, g, ins)
-        if not len(w):
+        on = _warps(bt, g, ins, addr, "taddr")
+        if on is None:
             return
-        tm = TM.of(bt)
-        ta = _per_warp(addr, bt, thr, ins, "taddr")
-        lead = thr[:, 0]
+        thr, lead, tm, ta = on
         cta = bt.cta_index[lead]
         lanes, cols = core.ldst_cells(frag, ta >> 16, ta & 0xFFFF, half)
         tm.warp_slab(bt.local_tid[lead] // 32, lanes, lead, ins.name)

@@ -29,6 +29,14 @@ def regs(prefix, n, start=0):
     return "{" + ", ".join(f"%{prefix}{start + i}" for i in range(n)) + "}"
 
 
+def read_back(taddr, read, tid, param="out"):
+    """PTX: tcgen05.ld.32x32b.x<read> at taddr (the identity map), each thread's row to out[tid]."""
+    outs = "\n".join(f"  st.global.u32 [%rd4+{4 * c}], %o{c};" for c in range(read))
+    return (f"  tcgen05.ld.sync.aligned.32x32b.x{read}.b32 {regs('o', read)}, [{taddr}];\n"
+            f"  tcgen05.wait::ld.sync.aligned;\n  ld.param.u64 %rd2, [{param}];\n"
+            f"  mul.wide.u32 %rd3, {tid}, {4 * read};\n  add.s64 %rd4, %rd2, %rd3;\n{outs}\n")
+
+
 # ---- tcgen05.st shapes, read back with the identity 32x32b load ------------------------------------
 # (rows, regs of .x1, cols of .x1) and the ISA's position of register r of lane l in an unpacked .x1
 ISA = {"32x32b": (32, 1, 1, lambda l, r: (l, r)),
@@ -44,7 +52,6 @@ def st_kernel(shape, num, packed):
     split = ", 20" if shape == "16x32bx2" else ""
     read = 64
     body = "\n".join(f"  add.u32 %v{k}, %r4, {k + 1};" for k in range(n))
-    outs = "\n".join(f"  st.global.u32 [%rd4+{4 * c}], %o{c};" for c in range(read))
     return HEAD + f""".visible .entry k(.param .u64 out)
 {{
   .reg .b32 %r<10>; .reg .b32 %v<{n}>; .reg .b32 %o<{read}>; .reg .b64 %rd<6>;
@@ -57,13 +64,7 @@ def st_kernel(shape, num, packed):
 {body}
   tcgen05.st.sync.aligned.{shape}.x{num}{'.unpack::16b' if packed else ''}.b32 [%r2]{split}, {regs('v', n)};
   tcgen05.wait::st.sync.aligned;
-  tcgen05.ld.sync.aligned.32x32b.x{read}.b32 {regs('o', read)}, [%r2];
-  tcgen05.wait::ld.sync.aligned;
-  ld.param.u64 %rd1, [out];
-  mul.wide.u32 %rd3, %r3, {4 * read};
-  add.s64 %rd4, %rd1, %rd3;
-{outs}
-  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+{read_back("%r2", read, "%r3")}  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
   tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;
   ret;
 }}
@@ -129,7 +130,6 @@ def mma_kernel(n_cols, smem_bytes, extra_mma=False, mask=None):
     movs = "" if mask is None else "".join(f"  mov.u32 %r{21 + i}, {m};\n" for i, m in enumerate(mask))
     second = ("  mov.pred %p2, 1;\n  tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20," + mask_op
               + " %p2;\n") if extra_mma else ""
-    outs = "\n".join(f"  st.global.u32 [%rd4+{4 * c}], %o{c};" for c in range(read))
     return HEAD + f""".visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 idesc)
 {{
   .reg .b32 %r<30>; .reg .b32 %o<{read}>; .reg .b64 %rd<20>; .reg .pred %p<4>;
@@ -175,13 +175,7 @@ WAIT:
   tcgen05.fence::after_thread_sync;
   shl.b32 %r11, %r5, 21;
   add.u32 %r12, %r2, %r11;
-  tcgen05.ld.sync.aligned.32x32b.x{read}.b32 {regs('o', read)}, [%r12];
-  tcgen05.wait::ld.sync.aligned;
-  ld.param.u64 %rd2, [out];
-  mul.wide.u32 %rd3, %r3, {4 * read};
-  add.s64 %rd4, %rd2, %rd3;
-{outs}
-  bar.sync 0;
+{read_back("%r12", read, "%r3")}  bar.sync 0;
   @%p1 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
   @%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 512;
   ret;
