@@ -1,4 +1,4 @@
-"""The CuTe Blackwell tutorial kernels (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
+"""The CuTe Blackwell tutorial kernels 01 and 02 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
 gpu_check/tcgen05_cute/build.py; the PTX and the package's licence in tests/data/tcgen05_cute/) run
 in layoutsim.ptx. No Blackwell GPU exists here: what these tests prove is that the executor's
 reading of the PTX ISA (TMEM allocation, the sm_100 descriptors, tcgen05.mma, commit, tcgen05.ld)
@@ -22,6 +22,7 @@ from layoutsim import ptx
 from layoutsim.files import measured_data
 from layoutsim.isa.ptx_tcgen05_idesc import decode, encode
 from layoutsim.ptx.launch import StructArg
+from layoutsim.ptx.tensormap import TensorMapArg
 
 DATA = measured_data("tcgen05_cute")
 pytestmark = pytest.mark.skipif(not (DATA / "manifest.json").is_file(),
@@ -54,19 +55,29 @@ def test_cute_instruction_descriptors_decode_to_what_cute_meant():
                       b_mn_major=bool(r["b_mn_major"])) == r["idesc"]
 
 
-def _run_01(A, B, C, alpha=1.0, beta=0.0):
+def _entry(src):
+    return next(x.split()[-1].split("(")[0] for x in src.splitlines() if ".entry _Z11gemm_device" in x)
+
+
+def _run(stem, A, B, C, alpha=1.0, beta=0.0):
+    """D of one launch of the tutorial's gemm_device (its main()'s arguments, M x N x K given)."""
     M, K = A.shape
     N = B.shape[0]
     D = np.zeros((M, N), np.float32)
     # the tutorial's TiledMMA by value: UMMA::InstrDescriptor idesc_ (CuTe's value), accumulate_ (One)
     tiled = np.asarray([_cute_idesc("f16", "f32.f16.f16", 128, 256)], "<u4").tobytes() + bytes([1, 0, 0, 0])
-    src = gzip.decompress((DATA / "01_mma_sm100.sm_100a.ptx.gz").read_bytes()).decode()
-    # SharedStorage: A 128x64 f16, B 256x64 f16 (128-byte aligned), the mbarrier, the TMEM address
+    src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
+    # SharedStorage: A 128x64 f16, B 256x64 f16 (128-byte aligned), the mbarrier(s), the TMEM address
     shared = 128 * 64 * 2 + 256 * 64 * 2 + 128
-    r = ptx.run(src, "gemm_device", (M // 128, N // 256), 128,
-                [_tensor((M, K), (K,), A), _tensor((N, K), (K,), B), _tensor((M, N), (N,), C),
-                 _tensor((M, N), (N,), D), b"\0", tiled, b"\0", np.float32(alpha), np.float32(beta)],
-                arch="sm_100", shared_bytes=shared)
+    if stem.startswith("01"):
+        ab = [_tensor((M, K), (K,), A), _tensor((N, K), (K,), B)]
+        tma = []
+    else:   # mA_tma, mB_tma: coordinate tensors (shape, the iterator's int); the TMA atoms' CUtensorMaps
+        ab = [np.asarray([M, K, 0], "<i4").tobytes(), np.asarray([N, K, 0], "<i4").tobytes()]
+        tma = [TensorMapArg(A, (K, M), (64, 128), "128B"), TensorMapArg(B, (K, N), (64, 256), "128B")]
+    r = ptx.run(src, _entry(src), (M // 128, N // 256), 128,
+                ab + [_tensor((M, N), (N,), C), _tensor((M, N), (N,), D), b"\0", tiled, b"\0"] + tma
+                + [np.float32(alpha), np.float32(beta)], arch="sm_100", shared_bytes=shared)
     return r.buffers[3][0], r
 
 
@@ -87,24 +98,26 @@ def _model(A, B):
     return out.view(np.float32)
 
 
-def test_tutorial_01_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs():
+@pytest.mark.parametrize("stem", ["01_mma_sm100", "02_mma_tma_sm100"])
+def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem):
     M, N, K = 128, 256, 128          # one CTA, two 64-wide k-tiles: the mbarrier's phase flips once
     rng = np.random.default_rng(27)
     # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
     A = rng.integers(-2, 2, (M, K)).astype(np.float16)
     B = rng.integers(-2, 2, (N, K)).astype(np.float16)
     C = rng.integers(-2, 2, (M, N)).astype(np.float32)
-    D, run = _run_01(A, B, C)
+    D, run = _run(stem, A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     assert np.abs(D - ref).max() == 0                       # example_utils.hpp compare_results: diff == 0
     assert (np.abs(D) > 0).any()
     # random f16 inputs: every bit as layoutsim's own tcgen05.mma model chains them
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
-    D, run = _run_01(A, B, C)
+    D, run = _run(stem, A, B, C)
     acc = _model(A, B)
     want = acc + np.float32(0.0) * C                         # the epilogue: alpha * acc + beta * C
     assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
     assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
+    assert run.fidelity["documented"] > 0
