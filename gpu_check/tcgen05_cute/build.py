@@ -37,7 +37,10 @@ KERNELS = (("01_mma_sm100", "CuTe Blackwell tutorial 01: cooperative copies to 1
                             "tiles, tcgen05.mma.cta_group::1.kind::f16 128x256x16 from sm_100 descriptors into "
                             "TMEM, tcgen05.commit to an mbarrier, tcgen05.ld.32x32b epilogue"),
            ("02_mma_tma_sm100", "CuTe Blackwell tutorial 02: as 01, the tiles brought by TMA (128B swizzle, "
-                                "an mbarrier with transaction bytes); CuTe's TMA atoms passed by value"))
+                                "an mbarrier with transaction bytes); CuTe's TMA atoms passed by value"),
+           ("03_mma_tma_multicast_sm100", "CuTe Blackwell tutorial 03: as 02 in 4x4 clusters, each CTA's TMA "
+                                          "slice multicast along its cluster row/column, tcgen05.commit "
+                                          "multicast to the CTAs that read the tiles"))
 TARGET = target_of_device("sm_100")
 FLAGS = ("-ptx", "-lineinfo", "-std=c++17", "--expt-relaxed-constexpr", f"-I{SOURCE}/include",
          f"-I{SOURCE}/tools/util/include", f"-I{SOURCE}/{TUTORIAL}", f"-arch={TARGET}")

@@ -13,12 +13,13 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]: one arrival
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
+      [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
-.ws, .sp, the block-scaled kinds, A from TMEM, scale-input-d, FP6/FP4 operands, multicast commit,
-tcgen05.cp and tcgen05.shift.
+.ws, .sp, the block-scaled kinds, A from TMEM, scale-input-d, FP6/FP4 operands, tcgen05.cp and
+tcgen05.shift.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
@@ -31,6 +32,7 @@ from ..formats import bits
 from ..isa import ptx_tcgen05_idesc as IDESC
 from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
+from . import cluster as CL
 from . import tmem as TM
 from . import types as T
 from .access import locate, space_of
@@ -271,20 +273,27 @@ def _operand(bt, ins, t, desc, mn, k, width, mn_major, which):
 
 
 def commit(ins, b, prog):
+    """tcgen05.commit ... [mbar]{, ctaMask}: one arrival on the mbarrier; .multicast::cluster: on the
+    mbarrier at the same CTA-relative offset in each CTA of the cluster the 16-bit ctaMask names."""
     _arch(ins, prog)
     _one_cta(ins)
-    if "multicast::cluster" in ins.mods:
-        raise unsupported(ins, "tcgen05.commit .multicast::cluster")
     if "mbarrier::arrive::one" not in ins.mods:
         raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
-    need(ins, 1)
+    multicast = "multicast::cluster" in ins.mods
+    need(ins, 2 if multicast else 1)
     at = barrier_address(b, ins, ins.operands[0])
+    mask = b.read(ins.operands[1], T.get("u16"), ins) if multicast else None
 
     def fn(bt, g, full):
         thr = np.flatnonzero(g)
         if not len(thr):
             return
         flat, rel = at(bt, thr)
+        if multicast:
+            mk = np.broadcast_to(np.asarray(mask(bt)), (bt.T,))[thr]
+            hits = [(j, c) for j, t in enumerate(thr) for c in CL.mask_targets(bt, t, mk[j], ins.name)]
+            j = np.array([h[0] for h in hits])
+            flat, rel, thr = np.array([h[1] for h in hits], np.int64) * bt.S + rel[j], rel[j], thr[j]
         mb = batch_mbarriers(bt)
         mb.arrive(mb.slots(flat, rel, thr, ins.name), np.ones(len(thr), np.int64), thr, rel)
     return _step(fn)

@@ -1,4 +1,4 @@
-"""The CuTe Blackwell tutorial kernels 01 and 02 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
+"""The CuTe Blackwell tutorial kernels 01, 02 and 03 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
 gpu_check/tcgen05_cute/build.py; the PTX and the package's licence in tests/data/tcgen05_cute/) run
 in layoutsim.ptx. No Blackwell GPU exists here: what these tests prove is that the executor's
 reading of the PTX ISA (TMEM allocation, the sm_100 descriptors, tcgen05.mma, commit, tcgen05.ld)
@@ -74,10 +74,13 @@ def _run(stem, A, B, C, alpha=1.0, beta=0.0):
         tma = []
     else:   # mA_tma, mB_tma: coordinate tensors (shape, the iterator's int); the TMA atoms' CUtensorMaps
         ab = [np.asarray([M, K, 0], "<i4").tobytes(), np.asarray([N, K, 0], "<i4").tobytes()]
-        tma = [TensorMapArg(A, (K, M), (64, 128), "128B"), TensorMapArg(B, (K, N), (64, 256), "128B")]
+        # 03: 4x4 clusters; each CTA's box is 1/4 of the tile, multicast to the other 3 of its row/column
+        split = 4 if stem.startswith("03") else 1
+        tma = [TensorMapArg(A, (K, M), (64, 128 // split), "128B"), TensorMapArg(B, (K, N), (64, 256 // split), "128B")]
     r = ptx.run(src, _entry(src), (M // 128, N // 256), 128,
                 ab + [_tensor((M, N), (N,), C), _tensor((M, N), (N,), D), b"\0", tiled, b"\0"] + tma
-                + [np.float32(alpha), np.float32(beta)], arch="sm_100", shared_bytes=shared)
+                + [np.float32(alpha), np.float32(beta)], arch="sm_100", shared_bytes=shared,
+                cluster=(4, 4, 1) if stem.startswith("03") else None)
     return r.buffers[3][0], r
 
 
@@ -98,9 +101,10 @@ def _model(A, B):
     return out.view(np.float32)
 
 
-@pytest.mark.parametrize("stem", ["01_mma_sm100", "02_mma_tma_sm100"])
-def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem):
-    M, N, K = 128, 256, 128          # one CTA, two 64-wide k-tiles: the mbarrier's phase flips once
+@pytest.mark.parametrize("stem,M,N,K", [("01_mma_sm100", 128, 256, 128), ("02_mma_tma_sm100", 128, 256, 128),
+                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64)])
+def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem, M, N, K):
+    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster
     rng = np.random.default_rng(27)
     # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
     A = rng.integers(-2, 2, (M, K)).astype(np.float16)
