@@ -30,6 +30,7 @@ from ..archs import target_of_device
 from ..errors import LayoutsimError
 from ..formats import bits
 from ..isa import ptx_tcgen05_idesc as IDESC
+from ..isa.registry import get
 from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
 from . import cluster as CL
@@ -229,9 +230,14 @@ def mma(ins, b, prog):
 def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
     try:
         info = IDESC.decode(idesc, kind)
-        inst = catalog(ins, info["name"])
     except LayoutsimError as e:
-        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x}: {e}", "invalid_operand") from None
+        raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
+    try:
+        inst = get(info["name"])
+    except LayoutsimError:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} gives M={info['m']} N={info['n']}: "
+                          f"{info['name']} is not a legal shape (`layoutsim list --arch {target_of_device(ARCHS[0])} "
+                          f"--family tcgen05.mma`)", "invalid_operand") from None
     d, fa, fb = info["types"].split(".")
     if bits(fa) < 8 or bits(fb) < 8:
         raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "

@@ -306,3 +306,36 @@ def test_alloc_writes_a_column_address_and_two_allocations_do_not_overlap():
 def test_tcgen05_on_another_arch_is_refused_in_one_line():
     with pytest.raises(layoutsim.LayoutsimError, match="tcgen05 exists on sm_100 only"):
         ptx.run(rules_kernel(ALLOC.format(n=32)).replace("sm_100a", "sm_90a"), "k", 1, 32, [], arch="sm_90")
+
+
+@pytest.mark.parametrize("line,match", [
+    ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 32;", "cta_group::2"),
+    ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     "block-scaled tcgen05.mma is not modelled"),
+    ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
+    ("tcgen05.mma.cta_group::1.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory"),
+    ("tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;", "tcgen05.cp is not modelled"),
+    ("tcgen05.shift.cta_group::1.down [%r1];", "tcgen05.shift is not modelled"),
+    ("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1}, [%r1];", "moves 2 32-bit registers per thread; 1 given"),
+])
+def test_what_is_not_modelled_is_refused_when_loaded(line, match):
+    src = rules_kernel(f"  .reg .b64 %rd<2>;\n  {line}")
+    with pytest.raises(layoutsim.LayoutsimError, match=match):
+        ptx.run(src, "k", 1, 32, [], arch="sm_100")
+
+
+def test_an_instruction_descriptor_of_fp4_operands_or_an_illegal_shape_is_a_fault():
+    from layoutsim.isa.ptx_tcgen05_idesc import decode
+    with pytest.raises(layoutsim.LayoutsimError, match="not a legal type combination"):
+        decode(encode("f16", 128, 64, "f32.f16.f16") | (3 << 4), "f16")      # D format 3: none
+    fp4 = encode("f8f6f4", 128, 32, "f32.e2m1.e2m1")
+    assert decode(fp4, "f8f6f4")["types"] == "f32.e2m1.e2m1"
+    img, out = np.zeros(16384, np.uint8), np.zeros((128, 32), np.uint32)
+    src = mma_kernel(32, 16384).replace("KIND", "f8f6f4")
+    d = UmmaDescriptor(0, 128, 512).encode()
+    with pytest.raises(PtxFault, match="FP6/FP4 operands"):
+        ptx.run(src, "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(fp4)], arch="sm_100")
+    no_n = encode("f16", 128, 8, "f32.f16.f16") & ~(0x3F << 17)            # N >> 3 = 0
+    with pytest.raises(PtxFault, match="gives M=128 N=0: tcgen05.mma.cta_group::1.kind::f16.m128n0k16 is not"):
+        ptx.run(src.replace("f8f6f4", "f16"), "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(no_n)],
+                arch="sm_100")
