@@ -15,11 +15,13 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
   tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
+  tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
+      s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
-.ws, .sp, the block-scaled kinds, A from TMEM, scale-input-d, FP6/FP4 operands, tcgen05.cp and
-tcgen05.shift.
+.ws, .sp, the block-scaled kinds, A from TMEM, scale-input-d, FP6/FP4 operands, tcgen05.cp's .4x256b
+and decompression, tcgen05.shift.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
@@ -265,16 +267,20 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
 
 
+def _in_shared(bt, ins, t, addr, nbytes, desc, which):
+    bad = (addr < 0) | (addr + nbytes > bt.smem_size)
+    if bad.any():
+        a = int(addr[tuple(np.argwhere(bad)[0])])
+        raise Fault(t, a, f"{ins.name}: the {which} descriptor {desc:#018x} reads shared address {a:#x}, outside "
+                          f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
+
+
 def _operand(bt, ins, t, desc, mn, k, width, mn_major, which):
     try:
         addr = core.addresses(desc, mn, k, width, mn_major)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {which} descriptor: {e}", "invalid_operand") from None
-    bad = (addr < 0) | (addr + width // 8 > bt.smem_size)
-    if bad.any():
-        a = int(addr[tuple(np.argwhere(bad)[0])])
-        raise Fault(t, a, f"{ins.name}: the {which} descriptor {desc:#018x} reads shared address {a:#x}, outside "
-                          f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
+    _in_shared(bt, ins, t, addr, width // 8, desc, which)
     return core.gather(bt.smem, int(bt.smem_base[t]) + addr, width)
 
 
@@ -302,6 +308,44 @@ def commit(ins, b, prog):
             flat, rel, thr = np.array([h[1] for h in hits], np.int64) * bt.S + rel[j], rel[j], thr[j]
         mb = batch_mbarriers(bt)
         mb.arrive(mb.slots(flat, rel, thr, ins.name), np.ones(len(thr), np.int64), thr, rel)
+    return _step(fn)
+
+
+def cp(ins, b, prog):
+    """tcgen05.cp.cta_group::1.<shape> [taddr], s-desc: the rows of a shared-memory matrix (its sm_100
+    descriptor, 8-bit elements, K-major) into TMEM lanes (isa/ptx_tcgen05.cp_lanes), issued by each
+    thread that executes it, done at once (tcgen05.commit tracks it as an MMA)."""
+    _arch(ins, prog)
+    _one_cta(ins)
+    if any(m in ins.mods for m in ("b8x16", "b6x16_p32", "b4x16_p64")):
+        raise unsupported(ins, "tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64) is not modelled")
+    shape = ".".join(m for m in ins.mods[1:] if not m.startswith("cta_group"))
+    if core.cp_lanes(shape) is None:
+        raise unsupported(ins, f"tcgen05.cp.{shape} is not modelled (128x256b, 128x128b, 32x128b.warpx4, "
+                               f"64x128b.warpx2::02_13 / ::01_23 are)")
+    need(ins, 2)
+    taddr, _ = b.address(ins.operands[0], ins)
+    sdesc = b.read(ins.operands[1], T.get("b64"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        bt.events.sync("async")
+        tm = TM.of(bt)
+        at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
+        for t, ta, d in zip(thr.tolist(), at(taddr).tolist(), at(sdesc).tolist()):
+            try:
+                addr, lanes, cols = core.cp_cells(shape, int(d))
+            except LayoutsimError as e:
+                raise Fault(t, 0, f"{ins.name}: source descriptor: {e}", "invalid_operand") from None
+            _in_shared(bt, ins, t, addr, 1, int(d), "source")
+            words = core.cp_words(bt.smem, int(bt.smem_base[t]) + addr)          # [rows, cols]
+            cta = int(bt.cta_index[t])
+            L = np.broadcast_to((int(ta) >> 16) + lanes[:, :, None], lanes.shape + cols.shape)
+            C = np.broadcast_to((int(ta) & 0xFFFF) + cols, L.shape)
+            tm.check(np.array([cta]), L[None], C[None], np.array([t]), ins.name)
+            tm.cells[cta, L, C] = words[:, None, :]
     return _step(fn)
 
 

@@ -338,7 +338,11 @@ ROWS = [
     _r("tcgen05", "any", TC.commit, "9.7.16 tcgen05.commit", needs=("commit",), spaces=("shared",),
        mods=("cta_group::1", "cta_group::2", "mbarrier::arrive::one", "multicast::cluster"),
        one_of=(("cta_group::1", "cta_group::2"),), operands=(1, 2)),
-    *[_r("tcgen05", "any", TC.refuse, f"9.7.16 tcgen05.{x}", needs=(x,)) for x in ("cp", "shift")],
+    _r("tcgen05", "any", TC.cp, "9.7.16 tcgen05.cp", needs=("cp",), operands=2,
+       mods=("cta_group::1", "cta_group::2", "128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13",
+             "warpx2::01_23", "warpx4", "b8x16", "b6x16_p32", "b4x16_p64"),
+       one_of=(("cta_group::1", "cta_group::2"), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b"))),
+    _r("tcgen05", "any", TC.refuse, "9.7.16 tcgen05.shift", needs=("shift",)),
     # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
     _r("tex", "any", TX.tex, "9.7.10.3"),
     _r("tld4", "any", TX.tld4, "9.7.10.4"),

@@ -10,7 +10,7 @@ caller (the executor) checks allocation, lanes, addresses and charges costs.
 """
 import numpy as np
 
-from ..isa.ptx_tcgen05 import d_position
+from ..isa.ptx_tcgen05 import cp_lanes, d_position
 from ..numerics import api
 from ..packing import pack, unpack
 from ..smem import umma
@@ -71,3 +71,17 @@ def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100"):
     B = negate(B) if neg_b else B
     d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types)
     return np.asarray(d).astype(np.uint32)
+
+
+def cp_cells(shape, desc):
+    """tcgen05.cp of `shape` through sm_100 descriptor `desc`: (shared-window byte addresses int64
+    [rows, bytes] of the source, TMEM lane offsets [rows, copies], columns [bytes // 4])."""
+    rows, nbytes, lanes = cp_lanes(shape)
+    addr = addresses(desc, rows, nbytes, 8, False)
+    return addr, np.array([lanes(r) for r in range(rows)], np.int64), np.arange(nbytes // 4)
+
+
+def cp_words(image, flat):
+    """The source rows as 32-bit TMEM words uint32 [rows, bytes // 4] (byte c: bits 8(c % 4) ..)."""
+    raw = np.ascontiguousarray(image[flat])
+    return raw.view("<u4")

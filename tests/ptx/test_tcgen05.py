@@ -314,7 +314,8 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
      "block-scaled tcgen05.mma is not modelled"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
     ("tcgen05.mma.cta_group::1.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory"),
-    ("tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;", "tcgen05.cp is not modelled"),
+    ("tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;", "tcgen05.cp.4x256b is not modelled"),
+    ("tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [%r1], %rd1;", "decompression"),
     ("tcgen05.shift.cta_group::1.down [%r1];", "tcgen05.shift is not modelled"),
     ("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1}, [%r1];", "moves 2 32-bit registers per thread; 1 given"),
 ])
@@ -339,3 +340,33 @@ def test_an_instruction_descriptor_of_fp4_operands_or_an_illegal_shape_is_a_faul
     with pytest.raises(PtxFault, match="gives M=128 N=0: tcgen05.mma.cta_group::1.kind::f16.m128n0k16 is not"):
         ptx.run(src.replace("f8f6f4", "f16"), "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(no_n)],
                 arch="sm_100")
+
+
+# tcgen05.cp (PTX ISA 9.7.16 'tcgen05.cp'): which TMEM lanes each source row reaches, as CUTLASS 4.2's
+# SM100_UTCCP traits' ValID layouts state it (copy_traits_sm100.hpp; the ISA's .warpx4 / .warpx2 words)
+CP = {"128x256b": (128, 32, lambda r: [r]), "128x128b": (128, 16, lambda r: [r]),
+      "32x128b.warpx4": (32, 16, lambda r: [r, r + 32, r + 64, r + 96]),
+      "64x128b.warpx2::02_13": (64, 16, lambda r: [r, r + 64]),
+      "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32])}
+
+
+@pytest.mark.parametrize("shape", list(CP))
+def test_tcgen05_cp_puts_each_row_in_the_lanes_of_its_shape(shape):
+    rows, nbytes, lanes = CP[shape]
+    rng = np.random.default_rng(rows + nbytes)
+    src = rng.integers(0, 256, (rows, nbytes), dtype=np.uint8)
+    img = np.zeros(16384, np.uint8)
+    lbo, sbo = 128, 128 * (nbytes // 16)                    # K-major core matrices of 8 rows x 16 bytes
+    img[k_major(rows, nbytes, 1, lbo, sbo)] = src
+    kernel = mma_kernel(8, 16384).replace(
+        "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",
+        f"tcgen05.cp.cta_group::1.{shape} [%r2], %rd10;")
+    out = np.zeros((128, 8), np.uint32)
+    got = ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(UmmaDescriptor(0, lbo, sbo).encode()), np.uint64(0),
+                                        np.uint32(0)], arch="sm_100").buffers[1]
+    want = np.zeros((128, 8), np.uint32)
+    words = src.view("<u4")                                  # byte c of a row: bits 8(c % 4) of column c // 4
+    for r in range(rows):
+        for lane in lanes(r):
+            want[lane, :nbytes // 4] = words[r]
+    assert np.array_equal(got, want)
