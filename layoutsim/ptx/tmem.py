@@ -56,6 +56,14 @@ class TensorMemory:
         del self.allocs[cta][col]
         self.owned[cta, col:col + ncols] = False
 
+    def exit_notes(self, where):
+        """Notes for the CTAs that ended holding allocations (PTX ISA 9.7.16.7.1: every allocation is
+        released with tcgen05.dealloc before the kernel exits); where(cta) names a batch CTA."""
+        return [f"{where(c)} ended holding tensor memory (column+nCols "
+                f"{', '.join(f'{k}+{n}' for k, n in sorted(a.items()))}): PTX ISA 9.7.16.7.1 asks every "
+                f"tcgen05.alloc to be released with tcgen05.dealloc before the kernel exits"
+                for c, a in enumerate(self.allocs) if a]
+
     def relinquish(self, cta):
         self.relinquished[cta] = True
 

@@ -370,3 +370,10 @@ def test_tcgen05_cp_puts_each_row_in_the_lanes_of_its_shape(shape):
         for lane in lanes(r):
             want[lane, :nbytes // 4] = words[r]
     assert np.array_equal(got, want)
+
+
+def test_a_cta_that_ends_holding_tensor_memory_gets_a_note():
+    # PTX ISA 9.7.16.7.1: what tcgen05.alloc took is released with tcgen05.dealloc before the kernel exits
+    r = ptx.run(rules_kernel(ALLOC.format(n=64)), "k", 2, 32, [], arch="sm_100")
+    held = [n for n in r.notes if "ended holding tensor memory" in n]
+    assert len(held) == 2 and "column+nCols 0+64" in held[0]
