@@ -13,6 +13,10 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
+  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale[.scale_vec::1X] [d], a-desc, b-desc, idesc,
+      [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
+      tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
+      copies must agree (which one the tensor core reads is not documented: a fault otherwise)
   tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
   tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
@@ -20,8 +24,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
-.ws, .sp, the block-scaled kinds, A from TMEM, scale-input-d, FP6/FP4 operands, tcgen05.cp's .4x256b
-and decompression, tcgen05.shift.
+.ws, .sp, the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X, A from TMEM, scale-input-d,
+FP6/FP4 operands, tcgen05.cp's .4x256b and decompression, tcgen05.shift.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
@@ -194,22 +198,26 @@ def mma(ins, b, prog):
     _arch(ins, prog)
     _one_cta(ins)
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
-    for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"),
-                      ("block_scale", "block-scaled tcgen05.mma"), ("ashift", ".ashift")):
+    for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
         if mod in ins.mods:
             raise unsupported(ins, f"{what} is not modelled")
-    if kind not in IDESC.AB_FORMAT:
-        raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)})")
+    scaled = "block_scale" in ins.mods
+    if scaled and (kind != "mxf8f6f4" or any(m.startswith("scale_vec::") and m != "scale_vec::1X" for m in ins.mods)):
+        raise unsupported(ins, f"block-scaled .kind::{kind} is not modelled (.kind::mxf8f6f4 .scale_vec::1X is)")
+    if not scaled and kind not in IDESC.AB_FORMAT:
+        raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)}, "
+                               f"mxf8f6f4.block_scale)")
     o = ins.operands
     if len(o) < 5 or o[1].kind == "addr":
         raise unsupported(ins, "A from tensor memory ([a-tmem])" if len(o) > 1 and o[1].kind == "addr"
                           else "tcgen05.mma takes [d-tmem], a-desc, b-desc, idesc{, {disable-output-lane}}, "
                                "enable-input-d")
     rest = list(o[4:])
+    sf = [b.address(rest.pop(0), ins)[0] for _ in range(2)] if scaled and len(rest) >= 2 else None
     mask = None
     if rest and rest[0].kind == "vec":
         mask = read_words(b, b.elems(rest.pop(0), ins, 4), ins)
-    if len(rest) != 1:
+    if len(rest) != 1 or (scaled and sf is None):
         raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
     d_at, _ = b.address(o[0], ins)
     adesc, bdesc = b.read(o[1], T.get("b64"), ins), b.read(o[2], T.get("b64"), ins)
@@ -223,15 +231,17 @@ def mma(ins, b, prog):
         bt.events.sync("async")
         at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
         da, av, bv, iv, en = at(d_at), at(adesc), at(bdesc), at(idesc), at(enable)
+        sfs = [at(x) for x in sf] if sf else None
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4), np.uint32)
         for j, t in enumerate(thr):
-            _one_mma(bt, ins, kind, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j])
+            _one_mma(bt, ins, kind, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])))
     return _step(fn)
 
 
-def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
+def _decode(ins, t, idesc, kind, scaled):
     try:
-        info = IDESC.decode(idesc, kind)
+        info = IDESC.decode_scaled(idesc, kind) if scaled else IDESC.decode(idesc, kind)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
     try:
@@ -240,16 +250,19 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} gives M={info['m']} N={info['n']}: "
                           f"{info['name']} is not a legal shape (`layoutsim list --arch {target_of_device(ARCHS[0])} "
                           f"--family tcgen05.mma`)", "invalid_operand") from None
-    d, fa, fb = info["types"].split(".")
+    fa, fb = info["types"].split(".")[1:3]
     if bits(fa) < 8 or bits(fb) < 8:
         raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "
                           f"shared-memory container is not", "invalid_operand")
-    if info["sparse"] or info["max_shift"]:
-        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} asks for sparsity or a .ws shift; "
-                          f"this dense tcgen05.mma takes neither", "invalid_operand")
-    if info["saturate"]:
-        raise Fault(t, 0, f"{ins.name}: the saturate bit of the instruction descriptor is not modelled",
-                    "invalid_operand")
+    if info["sparse"] or info["max_shift"] or info["saturate"]:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} asks for sparsity, a .ws shift or "
+                          f"saturation; none is modelled for this dense tcgen05.mma", "invalid_operand")
+    return info, inst
+
+
+def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None):
+    info, inst = _decode(ins, t, idesc, kind, sf is not None)
+    d, fa, fb = info["types"].split(".")[:3]
     M, N, K = inst.shape
     cta = int(bt.cta_index[t])
     A = _operand(bt, ins, t, adesc, M, K, bits(fa), info["a_mn_major"], "A")
@@ -261,10 +274,30 @@ def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask):
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
+    scales = {} if sf is None else {
+        "scale_a": _scales(bt, ins, t, tm, cta, inst, "SFA", sf[0], info["a_sf_id"], (M, K // 32)),
+        "scale_b": _scales(bt, ins, t, tm, cta, inst, "SFB", sf[1], info["b_sf_id"], (K // 32, N))}
     D = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
-                 info["neg_a"], info["neg_b"])
+                 info["neg_a"], info["neg_b"], **scales)
     keep = ((mask[lanes // 32] >> (lanes % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
+
+
+def _scales(bt, ins, t, tm, cta, inst, which, taddr, sf_id, shape):
+    """The scale factors of SFA / SFB at TMEM address taddr (the catalog's map, from byte sf_id); the
+    copies in the four 32-lane slabs must agree (which one the tensor core reads is not documented)."""
+    lanes, col, byte, _, _ = core.scale_cells(inst, which, sf_id)
+    L, Cc = (taddr >> 16) + lanes, (taddr & 0xFFFF) + np.broadcast_to(col[:, None], lanes.shape)
+    tm.check(np.array([cta]), L[None], Cc[None], np.array([t]), f"{ins.name} ({which})")
+    if (byte > 3).any():
+        raise Fault(t, taddr, f"{ins.name}: scale-factor id {sf_id} puts {which}'s scales past byte 3 of their "
+                              f"TMEM column", "invalid_operand")
+    raw, agree = core.scales(inst, which, tm.cells[cta, (taddr >> 16):, (taddr & 0xFFFF):], sf_id, shape)
+    if not agree:
+        raise Fault(t, taddr, f"{ins.name}: the four 32-lane copies of {which}'s scale factors differ; which copy "
+                              f"the tensor core reads is not documented here (CUTLASS writes all four)",
+                    "invalid_operand")
+    return raw
 
 
 def _in_shared(bt, ins, t, addr, nbytes, desc, which):

@@ -64,12 +64,13 @@ def d_cells(inst):
     return np.broadcast_to(cta, i.shape), lane, col
 
 
-def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100"):
+def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=None, scale_b=None):
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
-    + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma."""
+    + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma
+    (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N])."""
     A = negate(A) if neg_a else A
     B = negate(B) if neg_b else B
-    d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types)
+    d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b)
     return np.asarray(d).astype(np.uint32)
 
 
@@ -85,3 +86,24 @@ def cp_words(image, flat):
     """The source rows as 32-bit TMEM words uint32 [rows, bytes // 4] (byte c: bits 8(c % 4) ..)."""
     raw = np.ascontiguousarray(image[flat])
     return raw.view("<u4")
+
+
+def scale_cells(inst, operand, sf_id):
+    """Where the block scale factors of operand "SFA" / "SFB" of a tcgen05.mma entry lie (its catalog
+    map, isa/ptx_tcgen05.sf_fragment): (TMEM lane offsets [n, 4] (the copy in each 32-lane slab),
+    columns [n], bytes [n] (from byte sf_id), rows [n], cols [n] of the scale matrix)."""
+    t = inst.operand(operand).fragment.table
+    lane, col, byte = np.nonzero(t[..., 0] >= 0)
+    _, r, c = (t[lane, col, byte].astype(np.int64)).T
+    return lane[:, None] + 32 * np.arange(4), col, byte + sf_id, r, c
+
+
+def scales(inst, operand, cells, sf_id, shape):
+    """The raw scale matrix (uint8 `shape`) of SFA/SFB read from `cells` (TMEM [lanes, columns] of the
+    CTA at the scale address), and whether the four slab copies agree."""
+    lanes, col, byte, r, c = scale_cells(inst, operand, sf_id)
+    words = cells[lanes, col[:, None]]                                     # [n, 4]
+    vals = (words >> (8 * byte[:, None]).astype(np.uint32)) & np.uint32(0xFF)
+    out = np.zeros(shape, np.uint8)
+    out[r, c] = vals[:, 0]
+    return out, bool((vals == vals[:, :1]).all())

@@ -310,8 +310,8 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
 
 @pytest.mark.parametrize("line,match", [
     ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 32;", "cta_group::2"),
-    ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
-     "block-scaled tcgen05.mma is not modelled"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     "block-scaled .kind::mxf4nvf4 is not modelled"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
     ("tcgen05.mma.cta_group::1.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory"),
     ("tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;", "tcgen05.cp.4x256b is not modelled"),
@@ -377,3 +377,52 @@ def test_a_cta_that_ends_holding_tensor_memory_gets_a_note():
     r = ptx.run(rules_kernel(ALLOC.format(n=64)), "k", 2, 32, [], arch="sm_100")
     held = [n for n in r.notes if "ended holding tensor memory" in n]
     assert len(held) == 2 and "column+nCols 0+64" in held[0]
+
+
+def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma():
+    # .kind::mxf8f6f4.block_scale.scale_vec::1X, M=128 N=32 K=32: one ue8m0 scale per row of A and
+    # column of B, in TMEM as the catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg: row r at lane r % 32,
+    # column r // 32, in every 32-lane slab), from byte a_sf_id / b_sf_id of the column (CuTe keeps
+    # that byte in its TMEM address's top bits: make_runtime_instr_desc_block_scaled)
+    from layoutsim.isa.ptx_tcgen05_idesc import encode_scaled
+    M, N, K = 128, 32, 32
+    rng = np.random.default_rng(7)
+    A, B = operand(rng, "e4m3", (M, K)), operand(rng, "e5m2", (N, K))
+    img = np.zeros(16384, np.uint8)
+    for x, mn, base in ((A, M, 0), (B, N, 8192)):
+        img[base + k_major(mn, K, 1, 128, 128 * (K // 16))] = x.view(np.uint8)
+    d = [UmmaDescriptor(base, 128, 128 * (K // 16)).encode() for base in (0, 8192)]
+    sa = rng.integers(120, 135, M).astype(np.uint8)                  # ue8m0: 2**(s - 127)
+    sb = rng.integers(120, 135, N).astype(np.uint8)
+    sf = np.zeros((128, 8), np.uint32)                                # TMEM columns 256..263, every slab
+    for lane in range(128):
+        r = lane % 32
+        for c in range(4):                                            # SFA: byte 2 (a_sf_id 2), columns 256-259
+            sf[lane, c] = np.uint32(sa[r + 32 * c]) << 16
+        sf[lane, 4] = np.uint32(sb[r]) << 8                           # SFB: byte 1 (b_sf_id 1), column 260
+    store = ("  mul.wide.u32 %rd12, %r3, 32;\n  ld.param.u64 %rd13, [sfimg];\n  add.s64 %rd13, %rd13, %rd12;\n"
+             + "".join(f"  ld.global.u32 %r{40 + c}, [%rd13+{4 * c}];\n" for c in range(8))
+             + "  shl.b32 %r13, %r5, 21;\n  add.u32 %r14, %r2, %r13;\n  add.u32 %r14, %r14, 256;\n"
+             + "  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r14], {%r40, %r41, %r42, %r43, %r44, %r45, %r46, %r47};\n"
+             + "  tcgen05.wait::st.sync.aligned;\n  bar.sync 0;\n")
+    kernel = mma_kernel(N, 16384).replace(".reg .b32 %r<30>;", ".reg .b32 %r<50>;").replace(
+        ".param .u32 idesc)", ".param .u32 idesc, .param .u64 sfimg)").replace(
+        "  ld.param.u64 %rd10, [da];", store + "  ld.param.u64 %rd10, [da];").replace(
+        "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",
+        "add.u32 %r15, %r2, 256;\n  add.u32 %r16, %r2, 260;\n"
+        "  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r2], %rd10, %rd11, %r20, [%r15], "
+        "[%r16], %p3;")
+    idesc = encode_scaled(M, N, "f32.e4m3.e5m2", a_sf_id=2, b_sf_id=1)
+    out = np.zeros((128, N), np.uint32)
+    got = ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(d[0]), np.uint64(d[1]), np.uint32(idesc), sf],
+                  arch="sm_100").buffers[1]
+    inst = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n32k32"
+    want = layoutsim.mma(inst, A.view(np.uint8), np.ascontiguousarray(B.view(np.uint8).T),
+                         np.zeros((M, N), np.uint32), arch="sm_100a", raw=True, types="f32.e4m3.e5m2",
+                         scale_a=sa[:, None], scale_b=sb[None, :])
+    assert np.array_equal(got, want)
+    # one slab's copy changed: which copy the tensor core reads is not documented -> refused
+    sf[40, 0] ^= 1 << 16
+    with pytest.raises(PtxFault, match="copies of SFA's scale factors differ"):
+        ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(d[0]), np.uint64(d[1]), np.uint32(idesc), sf],
+                arch="sm_100")
