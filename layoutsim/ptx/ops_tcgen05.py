@@ -254,6 +254,9 @@ def _decode(ins, t, idesc, kind, scaled):
     if bits(fa) < 8 or bits(fb) < 8:
         raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "
                           f"shared-memory container is not", "invalid_operand")
+    if (info["neg_a"] or info["neg_b"]) and kind == "i8":
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an integer operand "
+                          f"(negation is for the floating-point kinds only; PTX ISA 9.7.16.4.2)", "invalid_operand")
     if info["sparse"] or info["max_shift"] or info["saturate"]:
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} asks for sparsity, a .ws shift or "
                           f"saturation; none is modelled for this dense tcgen05.mma", "invalid_operand")
