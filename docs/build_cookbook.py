@@ -429,7 +429,10 @@ JSON_EXAMPLES = [
      '"cute"}, "reading", "notes", "confirmed", "operand": {"instruction", "operand", "major", '
      '"format", "shape", "addresses"}}`: `addresses` is the shared-window byte address of every '
      'element, (M, K) for A and (K, N) for B; `operand` only with `--instr`. `desc encode` prints '
-     'the same. See [Shared-memory operands](smem.md).'),
+     'the same. With `--arch sm_100` (a tcgen05.mma descriptor): `{"value", "arch", "fields": '
+     '{"start"|"lbo"|"sbo": {"raw", "bytes"}, "version"|"base_offset"|"lbo_mode": {"raw"}, "swizzle": '
+     '{"raw", "name"}}, "problem" (a line, or null), "source", "sm90_equivalent" (the wgmma descriptor '
+     'with the same element addresses, or null)}`. See [Shared-memory operands](smem.md).'),
     ("desc check", "layoutsim desc check 0x4000004000010048 --instr wgmma.m64n8k16.f32.f16.f16 "
      "--operand B --json",
      'The `desc decode` object plus `"problems": [{"kind", "field", "message"}]` (kinds: fault, '
@@ -456,6 +459,7 @@ JSON_EXAMPLES = [
      'exit code is then 2; a run stopped by --max-steps or --timeout prints only {"fault": {"kind": '
      '"step_limit" or "time_limit", "message", "steps"}, "outputs": []}), "seconds", "sass_source" (where the SASS costed came from; null: costed per '
      'PTX instruction), "fidelity": {"warp_instructions", "exact", "approximate", "unknown", "refused", '
+     '"documented", "documented_instructions": [{"line", "instruction", "source", "executions"}], '
      '"approximate_instructions": [{"line", "instruction", "executions", "error", "source"}], '
      '"unknown_instructions": [{"line", "instruction", "why", "executions"}], "contraction": {"available", '
      '"fused", "note"}} (see [running kernels](ptx.md)), "instructions": [{"line", "cuda": {"file", "line"} or null, "text", "executions", '

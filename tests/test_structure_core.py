@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "layoutsim"
-ADAPTERS = ["sim/machine.py", "ptx/ops_matrix.py", "ptx/ops_wgmma.py", "ptx/wmma.py"]
+ADAPTERS = ["sim/machine.py", "ptx/ops_matrix.py", "ptx/ops_wgmma.py", "ptx/wmma.py", "ptx/ops_tcgen05.py"]
 
 # what only the core may do: pack/unpack words, read FragmentMap tables or the ldmatrix
 # addressing lanes, compute descriptor addresses, call the MMA arithmetic

@@ -1,6 +1,7 @@
 """`layoutsim desc decode|encode|check`: wgmma matrix descriptors (layoutsim.smem).
 
     layoutsim desc decode 0x4000004000010040 [--instr wgmma.m64n128k16.f32.f16.f16 --operand A]
+    layoutsim desc decode 0x4000404000010040 --arch sm_100      (a tcgen05.mma descriptor: smem/umma.py)
     layoutsim desc encode --start 0x400 --swizzle 128B --instr wgmma.m64n128k16.f32.f16.f16 --operand A
     layoutsim desc check 0x4000004000010040 --instr wgmma.m64n128k16.f32.f16.f16 --operand A \\
         [--tma-box 64x64 --tma-swizzle 128B --tma-dst 0x400 --tma-coords 0,128] [--other 0x...]
@@ -44,6 +45,8 @@ def register(sub):
     d.add_argument("value", help="the 64-bit descriptor, e.g. 0x4000004000010040")
     _operand_args(d)
     d.add_argument("--rows", default="16", help="rows of the address table shown (default 16)")
+    d.add_argument("--arch", default=None, help="sm_100: read the value as a tcgen05.mma (sm_100) descriptor "
+                                                "(default: a wgmma, sm_90, one)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(run=run_decode)
     e = s.add_parser("encode", help="the 64-bit value of descriptor fields (LBO/SBO default to the dense "
@@ -129,7 +132,50 @@ def _table(ins, op, major, w, addr, rows):
 
 def run_decode(args):
     from ..smem import Descriptor
+    if args.arch is not None:
+        return _decode_sm100(args)
     return _emit(Descriptor.decode(_num(args.value, "descriptor")), args)
+
+
+def _decode_sm100(args):
+    """desc decode --arch sm_100: the fields of a tcgen05.mma shared-memory descriptor (smem/umma.py)."""
+    from ..archs import tmem
+    from ..errors import choose
+    from ..smem import umma
+    choose("--arch (desc decode)", args.arch, ("sm_100",))
+    tmem(args.arch)
+    refuse(args, ("instr", "operand", "trans", "rows"), "with --arch sm_100",
+           "the operand table reads wgmma entries; layoutsim.smem.umma.element_addresses gives tcgen05's")
+    v = _num(args.value, "descriptor")
+    why = umma.problem(v)
+    d = umma.UmmaDescriptor.decode(v) if why is None else None
+    code = (v >> 61) & 7
+    fields = {"start": {"raw": v & 0x3FFF, "bytes": (v & 0x3FFF) << 4},
+              "lbo": {"raw": (v >> 16) & 0x3FFF, "bytes": ((v >> 16) & 0x3FFF) << 4},
+              "sbo": {"raw": (v >> 32) & 0x3FFF, "bytes": ((v >> 32) & 0x3FFF) << 4},
+              "version": {"raw": (v >> 46) & 7}, "base_offset": {"raw": (v >> 49) & 7},
+              "lbo_mode": {"raw": (v >> 52) & 1},
+              "swizzle": {"raw": code, "name": umma.SWIZZLE.get(code, "128B with 32B atomicity" if code == 1
+                                                                 else "reserved")}}
+    js = {"value": f"{v:#018x}", "arch": "sm_100", "fields": fields, "problem": why, "source": umma.SOURCE,
+          "sm90_equivalent": f"{d.sm90().encode():#018x}" if d is not None else None}
+    if args.json:
+        print_json(js)
+        return 0
+    f = fields
+    print("\n".join([f"sm_100 (tcgen05) descriptor {v:#018x}",
+                     f"  start        {f['start']['raw']:#06x} x 16 = {f['start']['bytes']:#x}   bits 0-13",
+                     f"  LBO          {f['lbo']['raw']:#06x} x 16 = {f['lbo']['bytes']} bytes   bits 16-29",
+                     f"  SBO          {f['sbo']['raw']:#06x} x 16 = {f['sbo']['bytes']} bytes   bits 32-45",
+                     f"  version      {f['version']['raw']:#05b} (fixed 0b001)   bits 46-48",
+                     f"  base offset  {f['base_offset']['raw']}   bits 49-51",
+                     f"  LBO mode     {f['lbo_mode']['raw']} ({'absolute' if f['lbo_mode']['raw'] else 'relative'})"
+                     f"   bit 52",
+                     f"  swizzle      {code} = {f['swizzle']['name']}   bits 61-63"]
+                    + ([f"  as sm_90     {js['sm90_equivalent']} (the same element addresses)"] if d is not None
+                       and why is None else [])
+                    + ([f"problem: {why}"] if why else []) + [f"source: {umma.SOURCE}"]))
+    return 0
 
 
 def _emit(desc, args):

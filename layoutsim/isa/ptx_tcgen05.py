@@ -211,3 +211,20 @@ def sf_fragment(mn, nsf, is_a):
     shape = (1, mn, nsf) if is_a else (1, nsf, mn)
     return FragmentMap(table=table, shape=shape, elem_bits=8,
                        names=tuple(f"col{c}.b{b}" for c in range(cols) for b in range(4)))
+
+
+# ---- tcgen05.cp: shared memory -> TMEM ------------------------------------------------------
+# shape -> (rows, bytes per row, [TMEM lane offset of each copy of row r]) as functions of r: PTX ISA
+# 9.x 9.7.16 'tcgen05.cp' (.128x256b, .128x128b, .32x128b.warpx4, .64x128b.warpx2::02_13 /
+# ::01_23); the lanes as CUTLASS 4.2's SM100_UTCCP traits state them (cute/atom/copy_traits_sm100.hpp
+# ValID: 128dp -> lane r; 4x32dp -> r + 32i, i < 4; 2x64dp lw0213 -> r + 64i; lw0123 -> r % 32 +
+# 64 (r // 32) + 32i, i < 2). The source is rows x bytes in the K-major canonical layout of its
+# matrix descriptor (8-bit elements: CuTe's [core_matrix_strided, core_matrix_leading]); byte c of
+# row r goes to byte c % 4 of column c // 4 from the address. .4x256b is not mapped here.
+def cp_lanes(shape):
+    """(rows, bytes per row, lanes(r) -> list of TMEM lane offsets) of a tcgen05.cp shape, or None."""
+    return {"128x256b": (128, 32, lambda r: [r]), "128x128b": (128, 16, lambda r: [r]),
+            "32x128b.warpx4": (32, 16, lambda r: [r + 32 * i for i in range(4)]),
+            "64x128b.warpx2::02_13": (64, 16, lambda r: [r, r + 64]),
+            "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32])
+            }.get(shape)

@@ -49,6 +49,9 @@ KINDS = {
     "stack_overflow": "more nested activations of a recursive function than the executor's call stack holds",
     "invalid_call": "a call through a function pointer that holds no function's address",
     "invalid_free": "free of a pointer that in-kernel malloc did not return, or of a block already freed",
+    "tensor_memory": "tcgen05 against tensor memory's rules: an alloc column count outside 32..512 or not a "
+                     "power of 2, an alloc after relinquish_alloc_permit or with no free columns, a dealloc, "
+                     "tcgen05.ld/st/mma of columns not allocated, a TMEM lane outside the warp's 32-lane slab",
     "fault": "any other fault",
 }
 

@@ -8,6 +8,10 @@ the GPU does, by proof, and how many it approximates or cannot vouch for.
 - approximate: instructions computed by a model not proven exact or by a correctly rounded
   stand-in (their step carries info["approx"]), each with the error the H200 run measured for
   its MUFU and where that was measured (numerics/sfu.info);
+- documented (a part of exact): instructions of an architecture no GPU here has (tcgen05 on
+  sm_100a: ops_tcgen05.py), computed from the vendor's documents and checked against an
+  independent implementation of them (CUTLASS's CuTe), not measured; their step carries
+  info["documented"] (the sources);
 - unknown: add/sub whose contraction by ptxas is not known (ptxas not consulted, or its decision
   could not be placed: contract.py), computed as written.
 Refused instructions never run: a kernel holding one is refused when it is loaded (exit 2), so
@@ -38,11 +42,14 @@ def _error(name):
 def compute(prog, executions, warp_instructions):
     """The fidelity record of a run (Run.fidelity): counts, the approximate and unknown lines,
     and whether ptxas's contraction decisions were available."""
-    approx, unknown = {}, {}
+    approx, unknown, documented = {}, {}, {}
     c = prog.contraction
     for st in prog.steps:
         if st.site < 0:
             continue
+        if st.info.get("documented") and st.site not in documented:
+            documented[st.site] = {"line": st.ins.line, "instruction": st.ins.name, "source": st.info["documented"],
+                                   "executions": int(executions[st.site])}
         if st.info.get("approx") and st.site not in approx:
             approx[st.site] = dict(_error(st.ins.name), line=st.ins.line, instruction=st.ins.name,
                                    executions=int(executions[st.site]))
@@ -54,6 +61,8 @@ def compute(prog, executions, warp_instructions):
     n_unknown = sum(r["executions"] for r in unknown.values())
     return {"warp_instructions": int(warp_instructions), "exact": int(warp_instructions) - n_approx - n_unknown,
             "approximate": n_approx, "unknown": n_unknown, "refused": 0,
+            "documented": sum(r["executions"] for r in documented.values()),
+            "documented_instructions": [r for r in documented.values() if r["executions"]],
             "approximate_instructions": [r for r in approx.values() if r["executions"]],
             "unknown_instructions": [r for r in unknown.values() if r["executions"]],
             "contraction": {"available": bool(c and c.available), "fused": len(c.fused) if c else 0,
@@ -69,6 +78,9 @@ def lines(f, width=100):
            f"{f['approximate']} approximate, {f['unknown']} unknown",
            "fidelity: ptxas's multiply-adds " + (f"taken from its SASS ({c['fused']} fused)" if c["available"]
                                                   else f"not known, computed unfused ({c['note']})")]
+    if f.get("documented"):
+        srcs = sorted({r["source"] for r in f["documented_instructions"]})
+        out.append(f"fidelity: {f['documented']} from documents, not measured: {'; '.join(srcs)}")
     for r in f["approximate_instructions"]:
         out.append(f"  approximate: line {r['line']} {r['instruction']} ({r['executions']}x): {r['error']}")
     for r in f["unknown_instructions"]:

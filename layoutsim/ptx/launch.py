@@ -5,7 +5,8 @@ Arguments (issue 10's interface): a numpy array is a global buffer (the kernel r
 address; a pointer parameter is 64-bit); a numpy scalar (np.int32, np.float32, np.uint64, ...)
 or a Python number is passed by value and must fit the parameter's type; `bytes` fill a
 by-value struct parameter (`.param .align A .b8 name[N]`) of exactly that size; a
-`TensorMapArg` (tensormap.py) is a CUtensorMap, by value for a 128-byte parameter or, for a
+`TensorMapArg` (tensormap.py) is a CUtensorMap, by value for a 128-byte parameter (or the first
+128 bytes of a larger multiple of 128, the rest 0: CuTe's TMA Copy_Atom) or, for a
 64-bit parameter, in a 128-byte global buffer the launch allocates (the kernel gets its address);
 its tensor is another array argument, or an array of its own (then Run.buffers[i] is that
 tensor's final content). A `TextureArg` / `SurfaceArg` (texture.py, surface.py) is a texture or
@@ -204,13 +205,16 @@ class Launch:
 
     def _tmap_arg(self, i, a, p, size):
         what = f"argument {i} ({_ptype(p)} parameter {p.name})"
-        if p.count is not None and size == TM.MAP_BYTES:
+        if p.count is not None and size >= TM.MAP_BYTES and size % TM.MAP_BYTES == 0:
+            # a CUtensorMap, or a struct that begins with one (CuTe's Copy_Atom of a TMA op, 256
+            # bytes in its Blackwell tutorials, whose PTX reads nothing after the map): the rest 0
             kind, at = "tmap", None
         elif p.count is None and size == 8:
             kind, at = "tmap_ptr", self.heap.alloc(TM.MAP_BYTES, f"argument {i} (tensor map)")
         else:
             raise LayoutsimError(f"{what}: a TensorMapArg is a CUtensorMap: a 128-byte by-value parameter "
-                                 f"(const __grid_constant__ CUtensorMap) or a 64-bit pointer to one; this "
+                                 f"(const __grid_constant__ CUtensorMap, or a struct of 256, 384 ... bytes "
+                                 f"beginning with one) or a 64-bit pointer to one; this "
                                  f"parameter is {size} bytes")
         own = None
         if isinstance(a.buffer, np.ndarray):

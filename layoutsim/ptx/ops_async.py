@@ -89,6 +89,10 @@ def _on_barrier(at, bt, g):
     return thr, flat, rel, _mb(bt)
 
 
+# the two for other families' mbarrier operands (tcgen05.commit: ops_tcgen05.py)
+barrier_address, batch_mbarriers = _barrier_addr, _mb
+
+
 # ---- mbarrier ------------------------------------------------------------------------------------
 def _mbarrier(ins, b, prog):
     op = ins.mods[0] if ins.mods else ""

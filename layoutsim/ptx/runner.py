@@ -205,6 +205,8 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads
         with np.errstate(all="ignore"):
             steps = Scheduler(bt, costs, watch).run()
         watch.batch_done(len(chunk), steps)
+        if bt.tmem is not None:                 # tcgen05 (tmem.py): allocations a CTA did not release
+            launch.notes.update(bt.tmem.exit_notes(lambda c: f"CTA {launch.cta_coords(int(bt.ctas[c]))}"))
         if race is not None:
             hazards.extend(race.report())
         if init is not None:

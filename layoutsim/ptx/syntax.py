@@ -455,6 +455,9 @@ def parse_instruction(text, line):
         guard = (m.group(2), m.group(1) == "!")
         t = m.group(3)
     head, _, rest = t.partition(" ")
+    cut = re.search(r"[{\[]", head)          # no space before the operands (CuTe's tcgen05.ld asm)
+    if cut:
+        head, rest = head[:cut.start()], head[cut.start():] + (" " + rest if rest else "")
     parts = head.split(".")
     opcode, mods = parts[0], tuple(p for p in parts[1:])
     if not re.match(r"^[a-z][a-z0-9_]*$", opcode):

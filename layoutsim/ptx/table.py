@@ -38,6 +38,7 @@ from . import ops_async as A
 from . import ops_calls as CA
 from . import ops_cluster as K
 from . import ops_sys as S
+from . import ops_tcgen05 as TC
 from . import ops_control as C
 from . import ops_cvt as V
 from . import ops_float as F
@@ -319,6 +320,35 @@ ROWS = [
        mods=("arrive", "wait", "relaxed", "release", "acquire", "aligned"), operands=0),
     _r("mapa", "any", K.mapa, "9.7.9.23", spaces=("shared",), operands=3),
     _r("getctarank", "any", K.getctarank, "9.7.9.24", spaces=("shared",), operands=2),
+    # ---- tcgen05 and tensor memory (issue 27, sm_100a; ops_tcgen05.py, tmem.py): PTX ISA 9.x 9.7.16 --
+    _r("tcgen05", "any", TC.alloc, "9.7.16.7.1", needs=("alloc",), sync="aligned", spaces=("shared",),
+       mods=("cta_group::1", "cta_group::2", "sync", "aligned"), one_of=(("cta_group::1", "cta_group::2"),),
+       operands=2),
+    _r("tcgen05", "any", TC.dealloc, "9.7.16.7.1", needs=("dealloc",), sync="aligned",
+       mods=("cta_group::1", "cta_group::2", "sync", "aligned"), one_of=(("cta_group::1", "cta_group::2"),),
+       operands=2),
+    _r("tcgen05", "any", TC.relinquish, "9.7.16.7.1", needs=("relinquish_alloc_permit",), sync="aligned",
+       mods=("cta_group::1", "cta_group::2", "sync", "aligned"), one_of=(("cta_group::1", "cta_group::2"),),
+       operands=0),
+    *[_r("tcgen05", "any", TC.ldst, f"9.7.16 tcgen05.{op}", needs=(op,), sync="aligned",
+         mods=("sync", "aligned", pk), patterns=(r"(32x32b|16x64b|16x128b|16x256b|16x32bx2)", r"x\d+"),
+         operands=(2, 3)) for op, pk in (("ld", "pack::16b"), ("st", "unpack::16b"))],
+    *[_r("tcgen05", "any", TC.sync_only, "9.7.16 tcgen05.wait", needs=(w,), sync="aligned", mods=("sync", "aligned"),
+         operands=0) for w in ("wait::ld", "wait::st")],
+    *[_r("tcgen05", "any", TC.sync_only, "9.7.16 tcgen05.fence", needs=(f,), mods=(), operands=0)
+      for f in ("fence::before_thread_sync", "fence::after_thread_sync")],
+    _r("tcgen05", "any", TC.mma, "9.7.16 tcgen05.mma", needs=("mma",), operands=(5, 6, 7, 8),
+       mods=("cta_group::1", "cta_group::2", "ws", "sp", "block_scale", "ashift"),
+       patterns=(r"kind::\w+", r"scale_vec::\w+", r"block(16|32)", r"collector::\w+::\w+"),
+       one_of=(("cta_group::1", "cta_group::2"),)),
+    _r("tcgen05", "any", TC.commit, "9.7.16 tcgen05.commit", needs=("commit",), spaces=("shared",),
+       mods=("cta_group::1", "cta_group::2", "mbarrier::arrive::one", "multicast::cluster"),
+       one_of=(("cta_group::1", "cta_group::2"),), operands=(1, 2)),
+    _r("tcgen05", "any", TC.cp, "9.7.16 tcgen05.cp", needs=("cp",), operands=2,
+       mods=("cta_group::1", "cta_group::2", "128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13",
+             "warpx2::01_23", "warpx4", "b8x16", "b6x16_p32", "b4x16_p64"),
+       one_of=(("cta_group::1", "cta_group::2"), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b"))),
+    _r("tcgen05", "any", TC.refuse, "9.7.16 tcgen05.shift", needs=("shift",)),
     # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
     _r("tex", "any", TX.tex, "9.7.10.3"),
     _r("tld4", "any", TX.tld4, "9.7.10.4"),

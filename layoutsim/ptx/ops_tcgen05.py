@@ -1,0 +1,389 @@
+"""tcgen05 (sm_100a, Blackwell's fifth-generation tensor core) in the executor: tensor memory
+allocation, tcgen05.ld / st / wait, tcgen05.mma with commit to an mbarrier, and the fences.
+PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
+
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], nCols   one allocation per warp;
+      the TMEM address (lane 0 << 16 | column) is written to shared memory at dst (ptx/tmem.py)
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, nCols; tcgen05.relinquish_alloc_permit...
+  tcgen05.ld / st .sync.aligned.<shape>.x<N>[.pack::16b|.unpack::16b].b32: every shape and .num of
+      the catalog (isa/ptx_tcgen05.py: the register map of each); 16x32bx2 takes immHalfSplitoff
+  tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
+  tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
+      {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
+      from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
+      types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
+      data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
+  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale[.scale_vec::1X] [d], a-desc, b-desc, idesc,
+      [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
+      tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
+      copies must agree (which one the tensor core reads is not documented: a fault otherwise)
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
+      [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
+  tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
+      s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
+  tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
+The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
+already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
+.ws, .sp, the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X, A from TMEM, scale-input-d,
+FP6/FP4 operands, tcgen05.cp's .4x256b and decompression, tcgen05.shift.
+Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
+PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
+cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
+"""
+import numpy as np
+
+from ..archs import target_of_device
+from ..errors import LayoutsimError
+from ..formats import bits
+from ..isa import ptx_tcgen05_idesc as IDESC
+from ..isa.registry import get
+from ..warpcore import registers as core_regs
+from ..warpcore import tcgen05 as core
+from . import cluster as CL
+from . import tmem as TM
+from . import types as T
+from .access import locate, space_of
+from .builders import need, unsupported
+from .collective import check_warps, whole_warps
+from .events import Access
+from .ops_async import barrier_address, batch_mbarriers
+from .ops_matrix import catalog, read_words, write_words
+from .state import Fault
+
+ARCHS = ("sm_100",)
+# what the fidelity line says of every tcgen05 step (fidelity.py "documented")
+DOCUMENTED = "tcgen05 per PTX ISA 9.7.16 + CuTe SM100; no Blackwell GPU"
+SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+
+
+def _step(fn):
+    return {"fn": fn, "info": {"documented": DOCUMENTED}}
+
+
+def _arch(ins, prog):
+    if prog.arch not in ARCHS:
+        raise unsupported(ins, f"tcgen05 exists on {', '.join(ARCHS)} only (compiled for "
+                               f"{', '.join(map(target_of_device, ARCHS))}); this run's arch is {prog.arch}")
+
+
+def _one_cta(ins):
+    if "cta_group::2" in ins.mods:
+        raise unsupported(ins, "cta_group::2 (a CTA pair's tensor memory) is not modelled")
+
+
+def _per_warp(read, bt, thr, ins, what):
+    """One value per warp [nW] of a warp-uniform operand (PTX: the same in every lane)."""
+    v = np.broadcast_to(np.asarray(read(bt)), (bt.T,))[thr].astype(np.int64)
+    bad = v != v[:, :1]
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise Fault(thr[i, j], 0, f"{ins.name}: the lanes of the warp give different {what} values "
+                                  f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour", "not_uniform")
+    return v[:, 0]
+
+
+def _warps(bt, g, ins, read, what):
+    """(threads [nW, 32], each warp's first thread [nW], the batch's TensorMemory, the warp-uniform
+    operand `read` per warp) of the warps executing an .aligned tcgen05 instruction (whole warps:
+    collective.py), or None."""
+    w, thr = whole_warps(bt, g, ins)
+    return (thr, thr[:, 0], TM.of(bt), _per_warp(read, bt, thr, ins, what)) if len(w) else None
+
+
+# ---- allocation ----------------------------------------------------------------------------------
+def alloc(ins, b, prog):
+    _arch(ins, prog)
+    _one_cta(ins)
+    need(ins, 2)
+    space = space_of(ins.mods)
+    addr, _ = b.address(ins.operands[0], ins)
+    ncols = b.read(ins.operands[1], T.get("u32"), ins)
+
+    def fn(bt, g, full):
+        on = _warps(bt, g, ins, addr, "destination address")
+        if on is None:
+            return
+        thr, lead, tm, dst = on
+        n = _per_warp(ncols, bt, thr, ins, "nCols")
+        cols = np.array([tm.alloc(int(bt.cta_index[t]), int(k), int(t)) for t, k in zip(lead, n)], np.uint32)
+        parts = locate(bt, "shared" if space == "generic" else space, dst, lead, 4, ins.name)
+        for sp, views, flat, who, rel in parts:
+            views[4][flat // 4] = cols[np.searchsorted(lead, who)]
+            bt.events.access(Access("st", sp, ins.extra["site"], 4, who, rel, flat, "write"))
+    return _step(fn)
+
+
+def dealloc(ins, b, prog):
+    _arch(ins, prog)
+    _one_cta(ins)
+    need(ins, 2)
+    taddr = b.read(ins.operands[0], T.get("u32"), ins)
+    ncols = b.read(ins.operands[1], T.get("u32"), ins)
+
+    def fn(bt, g, full):
+        w, thr = whole_warps(bt, g, ins)
+        ta, n = _per_warp(taddr, bt, thr, ins, "taddr"), _per_warp(ncols, bt, thr, ins, "nCols")
+        for t, a, k in zip(thr[:, 0], ta, n):
+            TM.of(bt).dealloc(int(bt.cta_index[t]), int(a), int(k), int(t))
+    return _step(fn)
+
+
+def relinquish(ins, b, prog):
+    _arch(ins, prog)
+    _one_cta(ins)
+
+    def fn(bt, g, full):
+        w, thr = whole_warps(bt, g, ins)
+        for t in thr[:, 0]:
+            TM.of(bt).relinquish(int(bt.cta_index[t]))
+    return _step(fn)
+
+
+def sync_only(ins, b, prog):
+    """tcgen05.wait::ld / wait::st (.sync.aligned: the whole warp) and the fences: the ld/st/mma
+    they order completed when issued."""
+    _arch(ins, prog)
+    if ins.mods[0].startswith("wait"):
+        return _step(check_warps(ins))
+    return _step(lambda bt, g, full: None)
+
+
+# ---- tcgen05.ld / tcgen05.st ---------------------------------------------------------------------
+def ldst(ins, b, prog):
+    _arch(ins, prog)
+    op = ins.mods[0]
+    shape = next((m for m in ins.mods if m in SHAPES), None)
+    num = next((m for m in ins.mods if m[:1] == "x" and m[1:].isdigit()), None)
+    if shape is None or num is None:
+        raise unsupported(ins, f"tcgen05.{op} names a shape ({', '.join(SHAPES)}) and a .num (.x1 ...)")
+    packed = ("pack::16b" if op == "ld" else "unpack::16b") in ins.mods
+    pk = (".pack::16b" if op == "ld" else ".unpack::16b") if packed else ""
+    cat = catalog(ins, f"tcgen05.{op}.sync.aligned.{shape}.{num}{pk}.b32")
+    frag = cat.operand("R").fragment
+    o = ins.operands
+    split = shape == "16x32bx2"
+    need(ins, 3 if split else 2)
+    regs = b.elems(o[0] if op == "ld" else o[-1], ins)
+    if len(regs) != core_regs.n_words(frag):
+        raise LayoutsimError(f"line {ins.line}: {ins.name} moves {core_regs.n_words(frag)} 32-bit registers per "
+                             f"thread; {len(regs)} given")
+    addr, _ = b.address(o[1] if op == "ld" else o[0], ins)
+    half = 0
+    if split:
+        imm = o[2] if op == "ld" else o[1]
+        if imm.kind != "imm":
+            raise LayoutsimError(f"line {ins.line}: {ins.name}: immHalfSplitoff must be an immediate, not {imm}")
+        half = imm.value
+    rw = write_words(b, regs, ins) if op == "ld" else read_words(b, regs, ins)
+
+    def fn(bt, g, full):
+        on = _warps(bt, g, ins, addr, "taddr")
+        if on is None:
+            return
+        thr, lead, tm, ta = on
+        cta = bt.cta_index[lead]
+        lanes, cols = core.ldst_cells(frag, ta >> 16, ta & 0xFFFF, half)
+        tm.warp_slab(bt.local_tid[lead] // 32, lanes, lead, ins.name)
+        tm.check(cta, lanes, cols, lead, ins.name)
+        if op == "ld":
+            words = core.load(frag, tm.cells, cta, lanes, cols, packed)
+            rw(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
+        else:
+            core.store(frag, tm.cells, cta, lanes, cols, rw(bt)[thr], packed)
+    return _step(fn)
+
+
+# ---- tcgen05.mma and its commit ------------------------------------------------------------------
+def mma(ins, b, prog):
+    _arch(ins, prog)
+    _one_cta(ins)
+    kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
+    for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
+        if mod in ins.mods:
+            raise unsupported(ins, f"{what} is not modelled")
+    scaled = "block_scale" in ins.mods
+    if scaled and (kind != "mxf8f6f4" or any(m.startswith("scale_vec::") and m != "scale_vec::1X" for m in ins.mods)):
+        raise unsupported(ins, f"block-scaled .kind::{kind} is not modelled (.kind::mxf8f6f4 .scale_vec::1X is)")
+    if not scaled and kind not in IDESC.AB_FORMAT:
+        raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)}, "
+                               f"mxf8f6f4.block_scale)")
+    o = ins.operands
+    if len(o) < 5 or o[1].kind == "addr":
+        raise unsupported(ins, "A from tensor memory ([a-tmem])" if len(o) > 1 and o[1].kind == "addr"
+                          else "tcgen05.mma takes [d-tmem], a-desc, b-desc, idesc{, {disable-output-lane}}, "
+                               "enable-input-d")
+    rest = list(o[4:])
+    sf = [b.address(rest.pop(0), ins)[0] for _ in range(2)] if scaled and len(rest) >= 2 else None
+    mask = None
+    if rest and rest[0].kind == "vec":
+        mask = read_words(b, b.elems(rest.pop(0), ins, 4), ins)
+    if len(rest) != 1 or (scaled and sf is None):
+        raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
+    d_at, _ = b.address(o[0], ins)
+    adesc, bdesc = b.read(o[1], T.get("b64"), ins), b.read(o[2], T.get("b64"), ins)
+    idesc = b.read(o[3], T.get("b32"), ins)
+    enable = b.read(rest[0], T.get("pred"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        bt.events.sync("async")
+        at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
+        da, av, bv, iv, en = at(d_at), at(adesc), at(bdesc), at(idesc), at(enable)
+        sfs = [at(x) for x in sf] if sf else None
+        masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4), np.uint32)
+        for j, t in enumerate(thr):
+            _one_mma(bt, ins, kind, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])))
+    return _step(fn)
+
+
+def _decode(ins, t, idesc, kind, scaled):
+    try:
+        info = IDESC.decode_scaled(idesc, kind) if scaled else IDESC.decode(idesc, kind)
+    except LayoutsimError as e:
+        raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
+    try:
+        inst = get(info["name"])
+    except LayoutsimError:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} gives M={info['m']} N={info['n']}: "
+                          f"{info['name']} is not a legal shape (`layoutsim list --arch {target_of_device(ARCHS[0])} "
+                          f"--family tcgen05.mma`)", "invalid_operand") from None
+    fa, fb = info["types"].split(".")[1:3]
+    if bits(fa) < 8 or bits(fb) < 8:
+        raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "
+                          f"shared-memory container is not", "invalid_operand")
+    if (info["neg_a"] or info["neg_b"]) and kind == "i8":
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an integer operand "
+                          f"(negation is for the floating-point kinds only; PTX ISA 9.7.16.4.2)", "invalid_operand")
+    if info["sparse"] or info["max_shift"] or info["saturate"]:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} asks for sparsity, a .ws shift or "
+                          f"saturation; none is modelled for this dense tcgen05.mma", "invalid_operand")
+    return info, inst
+
+
+def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None):
+    info, inst = _decode(ins, t, idesc, kind, sf is not None)
+    d, fa, fb = info["types"].split(".")[:3]
+    M, N, K = inst.shape
+    cta = int(bt.cta_index[t])
+    A = _operand(bt, ins, t, adesc, M, K, bits(fa), info["a_mn_major"], "A")
+    B = _operand(bt, ins, t, bdesc, N, K, bits(fb), info["b_mn_major"], "B").T
+    tm = TM.of(bt)
+    _, lane, col = core.d_cells(inst)
+    lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
+    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), ins.name)
+    old = tm.cells[cta, lanes, cols]
+    low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
+    C = (old & low) if enable else np.zeros_like(old)
+    scales = {} if sf is None else {
+        "scale_a": _scales(bt, ins, t, tm, cta, inst, "SFA", sf[0], info["a_sf_id"], (M, K // 32)),
+        "scale_b": _scales(bt, ins, t, tm, cta, inst, "SFB", sf[1], info["b_sf_id"], (K // 32, N))}
+    D = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
+                 info["neg_a"], info["neg_b"], **scales)
+    keep = ((mask[lanes // 32] >> (lanes % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
+    tm.cells[cta, lanes, cols] = np.where(keep, old, D)
+
+
+def _scales(bt, ins, t, tm, cta, inst, which, taddr, sf_id, shape):
+    """The scale factors of SFA / SFB at TMEM address taddr (the catalog's map, from byte sf_id); the
+    copies in the four 32-lane slabs must agree (which one the tensor core reads is not documented)."""
+    lanes, col, byte, _, _ = core.scale_cells(inst, which, sf_id)
+    L, Cc = (taddr >> 16) + lanes, (taddr & 0xFFFF) + np.broadcast_to(col[:, None], lanes.shape)
+    tm.check(np.array([cta]), L[None], Cc[None], np.array([t]), f"{ins.name} ({which})")
+    if (byte > 3).any():
+        raise Fault(t, taddr, f"{ins.name}: scale-factor id {sf_id} puts {which}'s scales past byte 3 of their "
+                              f"TMEM column", "invalid_operand")
+    raw, agree = core.scales(inst, which, tm.cells[cta, (taddr >> 16):, (taddr & 0xFFFF):], sf_id, shape)
+    if not agree:
+        raise Fault(t, taddr, f"{ins.name}: the four 32-lane copies of {which}'s scale factors differ; which copy "
+                              f"the tensor core reads is not documented here (CUTLASS writes all four)",
+                    "invalid_operand")
+    return raw
+
+
+def _in_shared(bt, ins, t, addr, nbytes, desc, which):
+    bad = (addr < 0) | (addr + nbytes > bt.smem_size)
+    if bad.any():
+        a = int(addr[tuple(np.argwhere(bad)[0])])
+        raise Fault(t, a, f"{ins.name}: the {which} descriptor {desc:#018x} reads shared address {a:#x}, outside "
+                          f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
+
+
+def _operand(bt, ins, t, desc, mn, k, width, mn_major, which):
+    try:
+        addr = core.addresses(desc, mn, k, width, mn_major)
+    except LayoutsimError as e:
+        raise Fault(t, 0, f"{ins.name}: {which} descriptor: {e}", "invalid_operand") from None
+    _in_shared(bt, ins, t, addr, width // 8, desc, which)
+    return core.gather(bt.smem, int(bt.smem_base[t]) + addr, width)
+
+
+def commit(ins, b, prog):
+    """tcgen05.commit ... [mbar]{, ctaMask}: one arrival on the mbarrier; .multicast::cluster: on the
+    mbarrier at the same CTA-relative offset in each CTA of the cluster the 16-bit ctaMask names."""
+    _arch(ins, prog)
+    _one_cta(ins)
+    if "mbarrier::arrive::one" not in ins.mods:
+        raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
+    multicast = "multicast::cluster" in ins.mods
+    need(ins, 2 if multicast else 1)
+    at = barrier_address(b, ins, ins.operands[0])
+    mask = b.read(ins.operands[1], T.get("u16"), ins) if multicast else None
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        flat, rel = at(bt, thr)
+        if multicast:
+            mk = np.broadcast_to(np.asarray(mask(bt)), (bt.T,))[thr]
+            hits = [(j, c) for j, t in enumerate(thr) for c in CL.mask_targets(bt, t, mk[j], ins.name)]
+            j = np.array([h[0] for h in hits])
+            flat, rel, thr = np.array([h[1] for h in hits], np.int64) * bt.S + rel[j], rel[j], thr[j]
+        mb = batch_mbarriers(bt)
+        mb.arrive(mb.slots(flat, rel, thr, ins.name), np.ones(len(thr), np.int64), thr, rel)
+    return _step(fn)
+
+
+def cp(ins, b, prog):
+    """tcgen05.cp.cta_group::1.<shape> [taddr], s-desc: the rows of a shared-memory matrix (its sm_100
+    descriptor, 8-bit elements, K-major) into TMEM lanes (isa/ptx_tcgen05.cp_lanes), issued by each
+    thread that executes it, done at once (tcgen05.commit tracks it as an MMA)."""
+    _arch(ins, prog)
+    _one_cta(ins)
+    if any(m in ins.mods for m in ("b8x16", "b6x16_p32", "b4x16_p64")):
+        raise unsupported(ins, "tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64) is not modelled")
+    shape = ".".join(m for m in ins.mods[1:] if not m.startswith("cta_group"))
+    if core.cp_lanes(shape) is None:
+        raise unsupported(ins, f"tcgen05.cp.{shape} is not modelled (128x256b, 128x128b, 32x128b.warpx4, "
+                               f"64x128b.warpx2::02_13 / ::01_23 are)")
+    need(ins, 2)
+    taddr, _ = b.address(ins.operands[0], ins)
+    sdesc = b.read(ins.operands[1], T.get("b64"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        bt.events.sync("async")
+        tm = TM.of(bt)
+        at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
+        for t, ta, d in zip(thr.tolist(), at(taddr).tolist(), at(sdesc).tolist()):
+            try:
+                addr, lanes, cols = core.cp_cells(shape, int(d))
+            except LayoutsimError as e:
+                raise Fault(t, 0, f"{ins.name}: source descriptor: {e}", "invalid_operand") from None
+            _in_shared(bt, ins, t, addr, 1, int(d), "source")
+            words = core.cp_words(bt.smem, int(bt.smem_base[t]) + addr)          # [rows, cols]
+            cta = int(bt.cta_index[t])
+            L = np.broadcast_to((int(ta) >> 16) + lanes[:, :, None], lanes.shape + cols.shape)
+            C = np.broadcast_to((int(ta) & 0xFFFF) + cols, L.shape)
+            tm.check(np.array([cta]), L[None], C[None], np.array([t]), ins.name)
+            tm.cells[cta, L, C] = words[:, None, :]
+    return _step(fn)
+
+
+def refuse(ins, b, prog):
+    raise unsupported(ins, f"tcgen05.{ins.mods[0]} is not modelled")

@@ -1,0 +1,109 @@
+"""tcgen05 (sm_100a) on tensor memory images: tcgen05.ld / tcgen05.st between TMEM and a warp's
+registers, and tcgen05.mma's D = A*B (+ D) from shared-memory descriptor operands into TMEM.
+
+A TMEM image is uint32 [CTAs, lanes, columns] (archs.tmem: 128 x 512 cells of 32 bits). The maps
+are the catalog's: tcgen05.ld/st's "R" FragmentMap (isa/ptx_tcgen05.py, PTX ISA 9.7.16.2.3.1
+Figures 183-187) through layoutsim.packing, D's cells by the data-path layout of the entry
+(ptx_tcgen05.d_position, PTX ISA 9.7.16.10 Layouts A-G), shared operands by the sm_100 matrix
+descriptor (layoutsim.smem.umma), the arithmetic layoutsim.mma's for sm_100a (numerics). The
+caller (the executor) checks allocation, lanes, addresses and charges costs.
+"""
+import numpy as np
+
+from ..isa.ptx_tcgen05 import cp_lanes, d_position
+from ..numerics import api
+from ..packing import pack, unpack
+from ..smem import umma
+from .wgmma import negate
+
+LOW16 = np.uint32(0xFFFF)
+
+
+def ldst_cells(frag, lane0, col0, split=0):
+    """(TMEM lane, column) int64 [batch, matrices, rows, cols] of every element of a
+    tcgen05.ld/st "R" map for base lanes / columns [batch] (16x32bx2: matrix 1 `split` columns on)."""
+    nm, nr, nc = frag.shape
+    m, r, c = np.meshgrid(np.arange(nm), np.arange(nr), np.arange(nc), indexing="ij")
+    lanes = np.asarray(lane0, np.int64)[:, None, None, None] + r
+    cols = np.asarray(col0, np.int64)[:, None, None, None] + c + m * np.asarray(split, np.int64).reshape(-1, 1, 1, 1)
+    return lanes, cols
+
+
+def load(frag, tmem, cta, lanes, cols, packed):
+    """Register words uint32 [batch, 32, n] of tcgen05.ld: cells (lanes, cols) of TMEM image `cta`
+    (.pack::16b: each element is its column's low 16 bits)."""
+    vals = tmem[np.asarray(cta)[:, None, None, None], lanes, cols]
+    return pack(frag, (vals & LOW16).astype(np.uint16) if packed else vals)
+
+
+def store(frag, tmem, cta, lanes, cols, words, packed):
+    """tcgen05.st: the register words into the cells (.unpack::16b: an element into its column's low
+    16 bits, the high 16 bits 0, as the ISA's 'one 16-bit value per column' reads)."""
+    vals = unpack(frag, words).astype(np.uint32)
+    tmem[np.asarray(cta)[:, None, None, None], lanes, cols] = vals
+
+
+def addresses(desc, mn, k, elem_bits, mn_major):
+    """Shared-window byte addresses int64 [mn, k] of an operand read through sm_100 descriptor
+    `desc` (layoutsim.smem.umma; a descriptor it cannot read raises its one line)."""
+    return umma.element_addresses(desc, mn, k, elem_bits, "MN" if mn_major else "K")
+
+
+def gather(image, flat, elem_bits):
+    """Raw bits of the elements at byte offsets `flat` [...] of the byte image (uint8)."""
+    e = elem_bits // 8
+    raw = image[np.asarray(flat)[..., None] + np.arange(e)]
+    return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
+
+
+def d_cells(inst):
+    """(CTA of the pair, TMEM lane, column) int64 [M, N] of every D[i][j] of a tcgen05.mma entry."""
+    m, n, _ = inst.shape
+    i, j = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    cta, lane, col = d_position(inst.options["layout"], m, n, i, j)
+    return np.broadcast_to(cta, i.shape), lane, col
+
+
+def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=None, scale_b=None):
+    """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
+    + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma
+    (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N])."""
+    A = negate(A) if neg_a else A
+    B = negate(B) if neg_b else B
+    d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b)
+    return np.asarray(d).astype(np.uint32)
+
+
+def cp_cells(shape, desc):
+    """tcgen05.cp of `shape` through sm_100 descriptor `desc`: (shared-window byte addresses int64
+    [rows, bytes] of the source, TMEM lane offsets [rows, copies], columns [bytes // 4])."""
+    rows, nbytes, lanes = cp_lanes(shape)
+    addr = addresses(desc, rows, nbytes, 8, False)
+    return addr, np.array([lanes(r) for r in range(rows)], np.int64), np.arange(nbytes // 4)
+
+
+def cp_words(image, flat):
+    """The source rows as 32-bit TMEM words uint32 [rows, bytes // 4] (byte c: bits 8(c % 4) ..)."""
+    raw = np.ascontiguousarray(image[flat])
+    return raw.view("<u4")
+
+
+def scale_cells(inst, operand, sf_id):
+    """Where the block scale factors of operand "SFA" / "SFB" of a tcgen05.mma entry lie (its catalog
+    map, isa/ptx_tcgen05.sf_fragment): (TMEM lane offsets [n, 4] (the copy in each 32-lane slab),
+    columns [n], bytes [n] (from byte sf_id), rows [n], cols [n] of the scale matrix)."""
+    t = inst.operand(operand).fragment.table
+    lane, col, byte = np.nonzero(t[..., 0] >= 0)
+    _, r, c = (t[lane, col, byte].astype(np.int64)).T
+    return lane[:, None] + 32 * np.arange(4), col, byte + sf_id, r, c
+
+
+def scales(inst, operand, cells, sf_id, shape):
+    """The raw scale matrix (uint8 `shape`) of SFA/SFB read from `cells` (TMEM [lanes, columns] of the
+    CTA at the scale address), and whether the four slab copies agree."""
+    lanes, col, byte, r, c = scale_cells(inst, operand, sf_id)
+    words = cells[lanes, col[:, None]]                                     # [n, 4]
+    vals = (words >> (8 * byte[:, None]).astype(np.uint32)) & np.uint32(0xFF)
+    out = np.zeros(shape, np.uint8)
+    out[r, c] = vals[:, 0]
+    return out, bool((vals == vals[:, :1]).all())

@@ -1,0 +1,127 @@
+"""The CuTe Blackwell tutorial kernels 01, 02 and 03 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
+gpu_check/tcgen05_cute/build.py; the PTX and the package's licence in tests/data/tcgen05_cute/) run
+in layoutsim.ptx. No Blackwell GPU exists here: what these tests prove is that the executor's
+reading of the PTX ISA (TMEM allocation, the sm_100 descriptors, tcgen05.mma, commit, tcgen05.ld)
+and CuTe's independent implementation of the same documents (its descriptors, its TMEM layouts)
+produce the GEMM the tutorial computes:
+  - bit for bit layoutsim's own tcgen05.mma model (layoutsim.mma, the MMAs chained as the kernel
+    issues them: 4 k-blocks of K=16 per 64-wide k-tile, the first with enable-input-d false);
+  - exactly the float64 product for the tutorial's own inputs (integers in [-2, 2), its
+    initialize_tensor) and its own check (example_utils.hpp compare_results: max |D - ref| == 0);
+  - CuTe's instruction descriptors (UMMA::make_instr_desc, printed by print_idesc.cu) decode to the
+    fields CuTe meant (ptx/table's tcgen05.mma reads them with isa/ptx_tcgen05_idesc.py).
+"""
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+import layoutsim
+from layoutsim import ptx
+from layoutsim.files import measured_data
+from layoutsim.isa.ptx_tcgen05_idesc import decode, encode
+from layoutsim.ptx.launch import StructArg
+from layoutsim.ptx.tensormap import TensorMapArg
+
+DATA = measured_data("tcgen05_cute")
+pytestmark = pytest.mark.skipif(not (DATA / "manifest.json").is_file(),
+                                reason="tests/data/tcgen05_cute/ absent: python -m gpu_check.tcgen05_cute.build")
+
+
+def _manifest():
+    return json.loads((DATA / "manifest.json").read_text())
+
+
+def _tensor(shape, stride, arr):
+    """A CuTe Tensor by value (24 bytes): the layout's dynamic ints, then the global pointer at 16."""
+    ints = np.asarray(shape + stride, "<i4").tobytes()
+    return StructArg(ints + bytes(16 - len(ints)) + bytes(8), ((16, arr),))
+
+
+def _cute_idesc(kind, types, m, n):
+    return next(r["idesc"] for r in _manifest()["idesc"]
+                if (r["kind"], r["types"], r["m"], r["n"], r["a_mn_major"], r["b_mn_major"]) == (kind, types, m, n, 0, 0))
+
+
+def test_cute_instruction_descriptors_decode_to_what_cute_meant():
+    rows = _manifest()["idesc"]
+    assert len(rows) >= 6
+    for r in rows:
+        d = decode(r["idesc"], r["kind"])
+        assert (d["types"], d["m"], d["n"], d["a_mn_major"], d["b_mn_major"], d["neg_a"]) == \
+            (r["types"], r["m"], r["n"], bool(r["a_mn_major"]), bool(r["b_mn_major"]), bool(r["neg_a"]))
+        assert encode(r["kind"], r["m"], r["n"], r["types"], neg_a=bool(r["neg_a"]), a_mn_major=bool(r["a_mn_major"]),
+                      b_mn_major=bool(r["b_mn_major"])) == r["idesc"]
+
+
+def _entry(src):
+    return next(x.split()[-1].split("(")[0] for x in src.splitlines() if ".entry _Z11gemm_device" in x)
+
+
+def _run(stem, A, B, C, alpha=1.0, beta=0.0):
+    """D of one launch of the tutorial's gemm_device (its main()'s arguments, M x N x K given)."""
+    M, K = A.shape
+    N = B.shape[0]
+    D = np.zeros((M, N), np.float32)
+    # the tutorial's TiledMMA by value: UMMA::InstrDescriptor idesc_ (CuTe's value), accumulate_ (One)
+    tiled = np.asarray([_cute_idesc("f16", "f32.f16.f16", 128, 256)], "<u4").tobytes() + bytes([1, 0, 0, 0])
+    src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
+    # SharedStorage: A 128x64 f16, B 256x64 f16 (128-byte aligned), the mbarrier(s), the TMEM address
+    shared = 128 * 64 * 2 + 256 * 64 * 2 + 128
+    if stem.startswith("01"):
+        ab = [_tensor((M, K), (K,), A), _tensor((N, K), (K,), B)]
+        tma = []
+    else:   # mA_tma, mB_tma: coordinate tensors (shape, the iterator's int); the TMA atoms' CUtensorMaps
+        ab = [np.asarray([M, K, 0], "<i4").tobytes(), np.asarray([N, K, 0], "<i4").tobytes()]
+        # 03: 4x4 clusters; each CTA's box is 1/4 of the tile, multicast to the other 3 of its row/column
+        split = 4 if stem.startswith("03") else 1
+        tma = [TensorMapArg(A, (K, M), (64, 128 // split), "128B"), TensorMapArg(B, (K, N), (64, 256 // split), "128B")]
+    r = ptx.run(src, _entry(src), (M // 128, N // 256), 128,
+                ab + [_tensor((M, N), (N,), C), _tensor((M, N), (N,), D), b"\0", tiled, b"\0"] + tma
+                + [np.float32(alpha), np.float32(beta)], arch="sm_100", shared_bytes=shared,
+                cluster=(4, 4, 1) if stem.startswith("03") else None)
+    return r.buffers[3][0], r
+
+
+def _model(A, B):
+    """The accumulator as the kernel's MMAs build it, through layoutsim.mma (bit for bit)."""
+    M, K = A.shape
+    N = B.shape[0]
+    inst = "tcgen05.mma.cta_group::1.kind::f16.m128n256k16"
+    out = np.zeros((M, N), np.uint32)
+    for i in range(0, M, 128):
+        for j in range(0, N, 256):
+            acc = np.zeros((128, 256), np.uint32)
+            for k in range(0, K, 16):
+                a = A[i:i + 128, k:k + 16].view(np.uint16)
+                b = np.ascontiguousarray(B[j:j + 256, k:k + 16].T).view(np.uint16)
+                acc = layoutsim.mma(inst, a, b, acc, arch="sm_100a", raw=True, types="f32.f16.f16")
+            out[i:i + 128, j:j + 256] = acc
+    return out.view(np.float32)
+
+
+@pytest.mark.parametrize("stem,M,N,K", [("01_mma_sm100", 128, 256, 128), ("02_mma_tma_sm100", 128, 256, 128),
+                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64)])
+def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem, M, N, K):
+    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster
+    rng = np.random.default_rng(27)
+    # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
+    A = rng.integers(-2, 2, (M, K)).astype(np.float16)
+    B = rng.integers(-2, 2, (N, K)).astype(np.float16)
+    C = rng.integers(-2, 2, (M, N)).astype(np.float32)
+    D, run = _run(stem, A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    assert np.abs(D - ref).max() == 0                       # example_utils.hpp compare_results: diff == 0
+    assert (np.abs(D) > 0).any()
+    # random f16 inputs: every bit as layoutsim's own tcgen05.mma model chains them
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((N, K)).astype(np.float16)
+    D, run = _run(stem, A, B, C)
+    acc = _model(A, B)
+    want = acc + np.float32(0.0) * C                         # the epilogue: alpha * acc + beta * C
+    assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
+    assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
+    assert run.fidelity["documented"] > 0
