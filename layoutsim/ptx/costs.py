@@ -222,10 +222,11 @@ class Costs:
         the batch warps `warps` (None: not known)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
-        self.batch.events.costed(site, "shared", op, O, M, warps)
-        Zu, Mu, counts, _ = distinct_patterns(O, M)
+        Zu, Mu, counts, inv = distinct_patterns(O, M)
         wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
             banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
+        # each row's counts are its pattern's (a shift by 128 bytes keeps every bank)
+        self.batch.events.costed(site, "shared", op, O, M, warps, {"wavefronts": wf[inv], "ideal": ideal[inv]})
         self.wavefronts[site] += int((wf * counts).sum())
         self.ideal[site] += int((ideal * counts).sum())
         self.kind[site] = kind
