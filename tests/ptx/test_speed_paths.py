@@ -1,0 +1,89 @@
+"""The executor's speed paths give what the plain ones give (issue 26):
+
+  * a hotspot sample's bank counts are the ones costs.py computed for that warp access, handed on
+    with the `costed` event; they equal the bank model's (layoutsim.banks) for the sampled
+    addresses, every sample of every shared line of a CuTe GEMM (ldmatrix, cp.async, st.shared);
+  * the lowering runner.program starts in a thread while the program links (sass.start) is the
+    one computed in line, and one started for a program that then fails to link is dropped;
+  * a float Plan's cfg and block path, kept per Plan (numerics.api), are float_config's and
+    block.path's, and repeated MMAs on one Plan give the bits fresh Plans give.
+The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
+import numpy as np
+import pytest
+
+import layoutsim
+import layoutsim.ptx as P
+from gpu_check.kernel_corpus import corpus as C
+from gpu_check.realworld.build import DATA as REALWORLD
+from layoutsim import banks
+from layoutsim.numerics import api, block
+from layoutsim.ptx import lowering as L, runner, sass as S
+
+TOOLS = L.find_ptxas() is not None and L.find_nvdisasm() is not None
+
+
+def _realworld(name):
+    e = {x["name"]: x for x in C.load_manifest(REALWORLD)}[name]
+    ptx = (REALWORLD / C.run_ptx(e)).read_text()
+    return P.run(ptx, e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, C.load_inputs(e, REALWORLD)),
+                 shared_bytes=e["shared_bytes"])
+
+
+def test_every_shared_sample_has_the_bank_models_counts():
+    r = _realworld("cute_hgemm_sm80_tn")
+    seen = 0
+    for site, rows in enumerate(r.samples):
+        for rec in rows:
+            if rec["space"] != "shared":
+                continue
+            offs = np.array([[a if a is not None else 0 for a in rec["addresses"]]], np.int64)
+            active = np.array([[a is not None for a in rec["addresses"]]])
+            assert rec["wavefronts"] == int(banks.wavefronts_batch(rec["op"], offs, r.arch, active=active)[0]), rec
+            assert rec["ideal"] == int(banks.ideal_batch(rec["op"], offs, r.arch, active=active)[0]), rec
+            seen += 1
+    assert seen > 50                     # ldmatrix, cp.async and st.shared lines, 8 samples each
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "_PROGRAMS", {})
+    monkeypatch.setattr(S, "_MEMO", {})
+    monkeypatch.setenv("LAYOUTSIM_CACHE", str(tmp_path))
+
+
+@pytest.mark.skipif(not TOOLS, reason=f"needs ptxas and nvdisasm ({L.install_hint('ptxas', 'nvdisasm')})")
+def test_a_started_lowering_is_the_one_computed_in_line(fresh, monkeypatch):
+    e = {x["name"]: x for x in C.load_manifest()}["warp_reduce"]
+    ptx = (C.DATA / e["ptx"]["sm_90"]).read_text() + "// not the committed text\n"
+    module = runner.load(ptx)
+    key = S.start(ptx, module, "sm_90")
+    assert key in S._PENDING
+    started = S._computed(ptx, *key)
+    assert key not in S._PENDING
+    monkeypatch.setattr(S, "_MEMO", {})
+    monkeypatch.setattr(S, "_read_cache", lambda key: None)
+    assert S._computed(ptx, *key) == started and started[0]
+
+
+def test_a_lowering_started_for_a_program_that_fails_is_dropped(fresh):
+    e = {x["name"]: x for x in C.load_manifest()}["warp_reduce"]
+    ptx = (C.DATA / e["ptx"]["sm_90"]).read_text() + "// other text\n"
+    with pytest.raises(layoutsim.LayoutsimError):
+        P.run(ptx, "no_such_kernel", (1, 1, 1), (32, 1, 1), [])
+    assert S._PENDING == {}
+
+
+def test_a_plans_kept_config_is_its_own_and_repeats_give_fresh_plans_bits():
+    name = "mma.m16n8k16.f32.f16.f16.f32"
+    inst, prof = api.resolve(name, "sm_90")
+    plan = api.make_plan(inst, prof)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        A = rng.integers(0, 1 << 16, (4, 16, 16), dtype=np.uint64).astype(np.uint16)   # every f16, Inf/NaN too
+        B = rng.integers(0, 1 << 16, (4, 16, 8), dtype=np.uint64).astype(np.uint16)
+        Cm = rng.integers(0, 1 << 32, (4, 16, 8), dtype=np.uint64).astype(np.uint32)
+        got = api.run(plan, A, B, Cm)
+        assert np.array_equal(got, api.run(api.make_plan(inst, prof), A, B, Cm))
+    _, cfg, paths = api._configured(plan)
+    assert np.array_equal(cfg, api.float_config(plan))
+    assert paths == {(16, 8, 16): block.path(api.float_config(plan), 16, 8, 16)}
