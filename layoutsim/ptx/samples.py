@@ -58,13 +58,17 @@ class Samples:
     def add(self, site, space, op, O, M, warps, counts):
         """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
         take = min(self.per_line - len(self.rows[site]), O.shape[0])
+        if take <= 0:
+            return
+        masks = np.packbits(M[:take], axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
+        offs, lanes = O[:take].tolist(), M[:take].tolist()
+        counted = {n: np.asarray(v[:take]).tolist() for n, v in counts.items()}
         for k in range(take):
             cta, warp = self._where(warps, k)
             self.rows[site].append({
-                "space": space, "op": op, "cta": cta, "warp": warp,
-                "mask": int(np.packbits(M[k], bitorder="little").view("<u4")[0]),
-                "addresses": [a if m else None for a, m in zip(O[k].tolist(), M[k].tolist())],
-                **{n: int(v[k]) for n, v in counts.items()}})
+                "space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
+                "addresses": [a if m else None for a, m in zip(offs[k], lanes[k])],
+                **{n: int(v[k]) for n, v in counted.items()}})
 
     def merge(self, other):
         for mine, theirs in zip(self.rows, other.rows):
