@@ -46,18 +46,18 @@ def planned(ins, arch, A, B, C):
     if got is None or (got[0] is not ins and not isinstance(ins, str)):
         inst, prof = api.resolve(ins, arch)
         if inst.family == "swmmac":
-            got = (ins, None, "")
+            got = (ins, None, "", None)
         else:
             plan = api.make_plan(inst, prof)
-            got = (ins, plan, api.unverified(plan) and f"{prof.arch} {inst.name}: {api.unverified(plan)}")
+            got = (ins, plan, api.unverified(plan) and f"{prof.arch} {inst.name}: {api.unverified(plan)}",
+                   (raw_dtype(plan.a), raw_dtype(plan.b), raw_dtype(plan.c)))
         _PLANS[key] = got
-    _, plan, why = got
+    _, plan, why, dtypes = got
     if plan is None or A.ndim != 3 or B.ndim != 3 or C.ndim != 3:
         return None
     M, N, K = plan.shape
     n = A.shape[0]
-    if (A.shape, B.shape, C.shape) != ((n, M, K), (n, K, N), (n, M, N)) or \
-            (A.dtype, B.dtype, C.dtype) != (raw_dtype(plan.a), raw_dtype(plan.b), raw_dtype(plan.c)):
+    if (A.shape, B.shape, C.shape) != ((n, M, K), (n, K, N), (n, M, N)) or (A.dtype, B.dtype, C.dtype) != dtypes:
         return None
     if why:
         warnings.warn(why, api.UnverifiedProfileWarning, stacklevel=3)

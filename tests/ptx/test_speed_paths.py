@@ -6,7 +6,8 @@
   * the lowering runner.program starts in a thread while the program links (sass.start) is the
     one computed in line, and one started for a program that then fails to link is dropped;
   * a float Plan's cfg and block path, kept per Plan (numerics.api), are float_config's and
-    block.path's, and repeated MMAs on one Plan give the bits fresh Plans give.
+    block.path's, and repeated MMAs on one Plan give the bits fresh Plans give;
+  * the wgmma descriptor decodings kept per value (warpcore.wgmma) are smem.operand_addresses'.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
 import numpy as np
 import pytest
@@ -18,6 +19,8 @@ from gpu_check.realworld.build import DATA as REALWORLD
 from layoutsim import banks
 from layoutsim.numerics import api, block
 from layoutsim.ptx import lowering as L, runner, sass as S
+from layoutsim.smem import Descriptor, operand_addresses
+from layoutsim.warpcore import wgmma as core_wgmma
 
 TOOLS = L.find_ptxas() is not None and L.find_nvdisasm() is not None
 
@@ -87,3 +90,15 @@ def test_a_plans_kept_config_is_its_own_and_repeats_give_fresh_plans_bits():
     _, cfg, paths = api._configured(plan)
     assert np.array_equal(cfg, api.float_config(plan))
     assert paths == {(16, 8, 16): block.path(api.float_config(plan), 16, 8, 16)}
+
+
+def test_kept_descriptor_addresses_are_the_decoders():
+    """warpcore.wgmma.addresses keeps each descriptor value's decoding: every value, repeated or
+    new, in any order, gives smem.operand_addresses' array for it."""
+    ins = layoutsim.get("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16")
+    vals = np.array([Descriptor(start=s, lbo=16, sbo=1024, swizzle=sw).encode()
+                     for s in (0, 1024, 8192) for sw in ("none", "128B", "64B")], np.uint64)
+    for which, trans in (("A", False), ("B", False), ("B", True)):
+        for desc in (vals, vals[::-1], np.concatenate([vals[:3], vals[:3]])):
+            got = core_wgmma.addresses(ins, which, desc, trans)
+            assert np.array_equal(got, operand_addresses(ins, which, desc, trans))
