@@ -90,6 +90,9 @@ def warp_rows(threads, offsets):
 
 _MEMO = {}               # (model, op, arch) -> {pattern bytes: its counts}
 MEMO_MAX = 1 << 16       # patterns kept per (model, op, arch); a full table starts again
+_BLOCKS = {}             # ((model, op, arch), the block's bytes) -> memo_rows' result for a whole block
+BLOCK_ROWS = 16          # blocks of at most this many rows are kept whole (keys of at most 4.2 KB)
+BLOCKS_MAX = 4096        # whole blocks kept; a full table starts again
 
 
 def memo_rows(key, Z, M, compute):
@@ -100,6 +103,12 @@ def memo_rows(key, Z, M, compute):
     earlier one, is not recosted: a GEMM's k loop repeats the same few patterns every iteration."""
     memo = _MEMO.setdefault(key, {})
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
+    block = None
+    if Z.shape[0] <= BLOCK_ROWS:          # a small step's whole block, as it recurs (a k loop's)
+        block = Z.tobytes() + lanes.tobytes()
+        got = _BLOCKS.get((key, block))
+        if got is not None:
+            return got
     keys = [k.tobytes() for k in np.concatenate([Z, lanes[:, None]], axis=1)]
     new = [i for i, k in enumerate(keys) if k not in memo]
     if new:
@@ -108,7 +117,14 @@ def memo_rows(key, Z, M, compute):
         got = compute(Z[new], M[new])
         for j, i in enumerate(new):
             memo[keys[i]] = tuple(int(v[j]) for v in got)
-    return tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
+    out = tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
+    if block is not None:
+        if len(_BLOCKS) >= BLOCKS_MAX:
+            _BLOCKS.clear()
+        for v in out:
+            v.flags.writeable = False         # shared by every later step with this block
+        _BLOCKS[(key, block)] = out
+    return out
 
 
 DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
