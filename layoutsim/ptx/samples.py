@@ -61,13 +61,13 @@ class Samples:
         if take <= 0:
             return
         masks = np.packbits(M[:take], axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
-        offs, lanes = O[:take].tolist(), M[:take].tolist()
+        addresses = np.where(M[:take], O[:take].astype(object), None).tolist()     # an int per active lane
         counted = {n: np.asarray(v[:take]).tolist() for n, v in counts.items()}
         for k in range(take):
             cta, warp = self._where(warps, k)
             self.rows[site].append({
                 "space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
-                "addresses": [a if m else None for a, m in zip(offs[k], lanes[k])],
+                "addresses": addresses[k],
                 **{n: int(v[k]) for n, v in counted.items()}})
 
     def merge(self, other):
