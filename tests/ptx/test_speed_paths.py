@@ -7,7 +7,10 @@
     one computed in line, and one started for a program that then fails to link is dropped;
   * a float Plan's cfg and block path, kept per Plan (numerics.api), are float_config's and
     block.path's, and repeated MMAs on one Plan give the bits fresh Plans give;
-  * the wgmma descriptor decodings kept per value (warpcore.wgmma) are smem.operand_addresses'.
+  * the wgmma descriptor decodings kept per value (warpcore.wgmma) are smem.operand_addresses';
+  * fma.rn.f32's double rounding (ops_float.fma32_rn) gives fma32's round-to-odd bits on every
+    lane: random bit patterns (NaN, Inf, subnormals), cancellations, constructed halfway points
+    and subnormal results.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
 import numpy as np
 import pytest
@@ -18,7 +21,7 @@ from gpu_check.kernel_corpus import corpus as C
 from gpu_check.realworld.build import DATA as REALWORLD
 from layoutsim import banks
 from layoutsim.numerics import api, block
-from layoutsim.ptx import lowering as L, runner, sass as S
+from layoutsim.ptx import lowering as L, ops_float, runner, sass as S, types as PT
 from layoutsim.smem import Descriptor, operand_addresses
 from layoutsim.warpcore import wgmma as core_wgmma
 
@@ -102,3 +105,30 @@ def test_kept_descriptor_addresses_are_the_decoders():
         for desc in (vals, vals[::-1], np.concatenate([vals[:3], vals[:3]])):
             got = core_wgmma.addresses(ins, which, desc, trans)
             assert np.array_equal(got, operand_addresses(ins, which, desc, trans))
+
+
+def _fma_operands(rng, kind, n):
+    if kind == 0:                       # every bit pattern: NaN, Inf, subnormal, zeros
+        return [rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32) for _ in range(3)]
+    if kind == 1:                       # products of many bits, cancelled by z
+        x, y = ((1 + rng.integers(0, 1 << 23, n) * 2.0 ** -23).astype(np.float32) for _ in range(2))
+        z = -(x.astype(np.float64) * y).astype(np.float32) * rng.choice([1, -1, 0.5], n).astype(np.float32)
+        return [x, y, z]
+    if kind == 2:                       # exact sums on and next to f32 halfway points
+        x = (1 + rng.integers(0, 1 << 12, n) * 2.0 ** -12).astype(np.float32)
+        y = (1 + rng.integers(0, 1 << 11, n) * 2.0 ** -11).astype(np.float32)
+        return [x, y, (rng.integers(-(1 << 20), 1 << 20, n) * 2.0 ** -24).astype(np.float32)]
+    return [(rng.standard_normal(n) * 2.0 ** e).astype(np.float32) for e in (-70, -60, -128)]   # subnormal results
+
+
+def test_fma_rn_f32_double_rounding_is_round_to_odds():
+    rng = np.random.default_rng(3)
+    f32 = PT.get("f32")
+    with np.errstate(all="ignore"):
+        for trial in range(160):
+            x, y, z = _fma_operands(rng, trial % 4, 2048)
+            for lo in range(0, 2048, 64):         # batches of 64 lanes: a risky lane sends its batch to fma32
+                a, b, c = x[lo:lo + 64], y[lo:lo + 64], z[lo:lo + 64]
+                fast = np.asarray(ops_float.fma32_rn(a, b, c), np.float32).view(np.uint32)
+                exact = np.asarray(ops_float.fma32(a, b, c, f32, "rn", False, False)).view(np.uint32)
+                assert np.array_equal(fast, exact), (a, b, c)
