@@ -10,7 +10,9 @@
   * the wgmma descriptor decodings kept per value (warpcore.wgmma) are smem.operand_addresses';
   * fma.rn.f32's double rounding (ops_float.fma32_rn) gives fma32's round-to-odd bits on every
     lane: random bit patterns (NaN, Inf, subnormals), cancellations, constructed halfway points
-    and subnormal results.
+    and subnormal results;
+  * a step's costing kept and replayed (costs.py) gives the run that costing every step afresh
+    gives: counts, notes, samples, buffers.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ from gpu_check.kernel_corpus import corpus as C
 from gpu_check.realworld.build import DATA as REALWORLD
 from layoutsim import banks
 from layoutsim.numerics import api, block
-from layoutsim.ptx import lowering as L, ops_float, runner, sass as S, types as PT
+from layoutsim.ptx import costs as K, lowering as L, ops_float, runner, sass as S, types as PT
 from layoutsim.smem import Descriptor, operand_addresses
 from layoutsim.warpcore import wgmma as core_wgmma
 
@@ -132,3 +134,20 @@ def test_fma_rn_f32_double_rounding_is_round_to_odds():
                 fast = np.asarray(ops_float.fma32_rn(a, b, c), np.float32).view(np.uint32)
                 exact = np.asarray(ops_float.fma32(a, b, c, f32, "rn", False, False)).view(np.uint32)
                 assert np.array_equal(fast, exact), (a, b, c)
+
+
+def _same_runs(a, b):
+    assert a.warp_instructions == b.warp_instructions
+    assert a.instructions == b.instructions and a.samples == b.samples
+    assert a.shared_wavefronts == b.shared_wavefronts and a.global_totals == b.global_totals
+    assert len(a.buffers) == len(b.buffers) and all(np.array_equal(x, y) for x, y in zip(a.buffers, b.buffers))
+
+
+@pytest.mark.parametrize("name", ["cute_sgemm_sm70_tn", "cute_hgemm_sm80_tn", "cute_tiled_copy_vectorized"])
+def test_kept_step_costings_change_nothing(name, monkeypatch):
+    """costs.py keeps a step's costing by its threads and addresses and replays it: every count,
+    note, sample and buffer of the run is what costing every step afresh gives."""
+    kept = _realworld(name)
+    monkeypatch.setattr(K, "STEP_THREADS", 0)          # no step kept: each costed afresh
+    monkeypatch.setattr(K, "_BLOCKS", {})
+    _same_runs(kept, _realworld(name))
