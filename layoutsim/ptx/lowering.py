@@ -6,7 +6,8 @@ each instruction), assembled with `ptxas -arch=ARCH -lineinfo`, and disassembled
 `nvdisasm -g`, which names the PTX line of every SASS instruction. The SASS of the rewritten file
 is checked to be the same instruction sequence as that of the file as given, so the rewriting
 changed nothing but the line table. A PTX line inside a loop ptxas unrolled appears once per
-copy; instructions predicated @!PT (never executed: ptxas padding) are left out.
+copy; instructions predicated @!PT (never executed: ptxas padding) are left out. The two ptxas runs
+(tagged and as given) run side by side, then the two nvdisasm runs.
 
 Used by the executor at run time (sass.py, for PTX the committed data does not describe) and by
 the generator of that data (gpu_check/kernel_corpus/lowering.py).

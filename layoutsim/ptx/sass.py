@@ -6,7 +6,8 @@ Sources, in order:
       data/lowering_sm90_realworld.json, made by `python -m gpu_check.kernel_corpus.lowering
       [--corpus realworld]`), when the PTX text is one it describes (its SHA-256 is among the
       data's `ptx_sha256`) and the run is on the data's arch;
-  (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
+  (b) otherwise computed now by lowering.py (ptxas + nvdisasm; runner.program starts it in a
+      thread before it links the program, `start`, so both go on at once), cached per PTX hash, arch and
       ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
       cache file is trusted only when it is a regular file holding this format (CACHE_FORMAT),
       this key and the rows' shape; anything else (truncated, edited, another PTX's, a folder or
