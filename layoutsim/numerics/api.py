@@ -325,6 +325,11 @@ def _prepare(fmt, arith, raw, plan):
 def kernel_inputs(plan, A, B, C):
     """(a, b, c, cfg): what block.block_fma takes for raw A (nb, M, K), B (nb, K, N),
     C (nb, M, N) under a float Plan (k in the plan's block order; fp8/tf32 prepared)."""
+    return (*_kernel_operands(plan, A, B, C), float_config(plan))
+
+
+def _kernel_operands(plan, A, B, C):
+    """kernel_inputs' (a, b, c)."""
     a = _prepare(plan.a, plan.arith_a, A, plan)
     b = _prepare(plan.b, plan.arith_b, B, plan)          # (nb, K, N): the kernel reads it so
     if plan.k_order:            # blocks are consecutive runs of k in this order
@@ -332,13 +337,34 @@ def kernel_inputs(plan, A, B, C):
         a, b = np.take(a, order, axis=-1), np.take(b, order, axis=1)
     a = _kernel_array(a)
     b = _kernel_array(b, a.dtype)        # one compiled kernel per input dtype
-    return a, b, _kernel_array(C, np.uint32), float_config(plan)
+    return a, b, _kernel_array(C, np.uint32)
+
+
+# id(plan) -> [plan, cfg, {(M, N, K): block path}]: what _run_float derives from a Plan, once per
+# Plan (the executor runs one Plan per mma instruction thousands of times; a call of
+# layoutsim.mma makes a new Plan, so the table is bounded). The Plan is held: its id stays its own.
+_CONFIGS = {}
+_CONFIGS_MAX = 256
+
+
+def _configured(plan):
+    got = _CONFIGS.get(id(plan))
+    if got is None or got[0] is not plan:
+        if len(_CONFIGS) >= _CONFIGS_MAX:
+            _CONFIGS.clear()
+        got = _CONFIGS[id(plan)] = [plan, float_config(plan), {}]
+    return got
 
 
 def _run_float(plan, A, B, C):
     from . import block
-    a, b, c, cfg = kernel_inputs(plan, A, B, C)
+    a, b, c = _kernel_operands(plan, A, B, C)
+    _, cfg, paths = _configured(plan)
+    shape = (a.shape[1], b.shape[2], a.shape[2])
+    which = paths.get(shape)
+    if which is None:
+        which = paths[shape] = block.path(cfg, *shape)
     out = np.empty(c.shape, np.uint32)
     if out.size:
-        block.block_fma(a, b, c, cfg, out)
+        block.block_fma(a, b, c, cfg, out, which)
     return out.astype(raw_dtype(plan.d), copy=False)

@@ -15,11 +15,13 @@ def path(cfg, M, N, K):
     return "vector f32" if vector.f32_ok(cfg) else "vector f64"
 
 
-def block_fma(a, b, c, cfg, out):
+def block_fma(a, b, c, cfg, out, which=None):
     """a (B, M, K), b (B, K, N) (k already in the plan's order), c (B, M, N): raw bits of the
-    formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits."""
+    formats in cfg (a and b one unsigned dtype, c uint32); out (B, M, N) uint32: raw D bits.
+    which: path(cfg, M, N, K) where the caller has it already (api keeps it per Plan)."""
     _, M, K = a.shape
-    which = path(cfg, M, b.shape[2], K)
+    if which is None:
+        which = path(cfg, M, b.shape[2], K)
     if which == "scalar":
         in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
     else:

@@ -118,9 +118,15 @@ class FormatCodes(int):
     formats need (see formats_code)."""
 
 
+_CODE_TYPES = {}         # int -> its IntegerLiteral: numba types every argument on every call
+
+
 @typeof_impl.register(FormatCodes)
 def _typeof_codes(val, c):
-    return types.IntegerLiteral(int(val))
+    t = _CODE_TYPES.get(int(val))
+    if t is None:
+        t = _CODE_TYPES[int(val)] = types.IntegerLiteral(int(val))
+    return t
 
 
 def formats_code(*fmts):

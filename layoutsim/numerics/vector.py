@@ -201,8 +201,21 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
             general(a, b, c, cfg, out, bi, bi + 1)
 
 
+_FORMATS = {}            # cfg's bytes -> formats(cfg) (per call otherwise: the executor's thousands)
+
+
 def formats(cfg):
     """The formats of A, B, C and D as _vcore takes them (lanes.FormatCodes)."""
+    key = cfg.tobytes()
+    got = _FORMATS.get(key)
+    if got is None:
+        if len(_FORMATS) >= 256:
+            _FORMATS.clear()
+        got = _FORMATS[key] = _formats(cfg)
+    return got
+
+
+def _formats(cfg):
     return formats_code(*((cfg[e], cfg[e + 1], cfg[e + 2]) for e in (A_EB, B_EB, C_EB)),
                         (cfg[D_EB], cfg[D_MB], 0))
 

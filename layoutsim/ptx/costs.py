@@ -90,6 +90,9 @@ def warp_rows(threads, offsets):
 
 _MEMO = {}               # (model, op, arch) -> {pattern bytes: its counts}
 MEMO_MAX = 1 << 16       # patterns kept per (model, op, arch); a full table starts again
+_BLOCKS = {}             # ((model, op, arch), the block's bytes) -> memo_rows' result for a whole block
+BLOCK_ROWS = 16          # blocks of at most this many rows are kept whole (keys of at most 4.2 KB)
+BLOCKS_MAX = 4096        # whole blocks kept; a full table starts again
 
 
 def memo_rows(key, Z, M, compute):
@@ -100,6 +103,12 @@ def memo_rows(key, Z, M, compute):
     earlier one, is not recosted: a GEMM's k loop repeats the same few patterns every iteration."""
     memo = _MEMO.setdefault(key, {})
     lanes = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).astype(np.int64)
+    block = None
+    if Z.shape[0] <= BLOCK_ROWS:          # a small step's whole block, as it recurs (a k loop's)
+        block = Z.tobytes() + lanes.tobytes()
+        got = _BLOCKS.get((key, block))
+        if got is not None:
+            return got
     keys = [k.tobytes() for k in np.concatenate([Z, lanes[:, None]], axis=1)]
     new = [i for i, k in enumerate(keys) if k not in memo]
     if new:
@@ -108,7 +117,29 @@ def memo_rows(key, Z, M, compute):
         got = compute(Z[new], M[new])
         for j, i in enumerate(new):
             memo[keys[i]] = tuple(int(v[j]) for v in got)
-    return tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
+    out = tuple(np.array(v, np.int64) for v in zip(*(memo[k] for k in keys)))
+    if block is not None:
+        if len(_BLOCKS) >= BLOCKS_MAX:
+            _BLOCKS.clear()
+        for v in out:
+            v.flags.writeable = False         # shared by every later step with this block
+        _BLOCKS[(key, block)] = out
+    return out
+
+
+# A step's whole costing (its rows, counts and totals) kept by its threads and addresses: a k loop
+# issues the same shared-memory access pattern every iteration. Steps of at most STEP_THREADS
+# threads (keys of at most 16 KiB), at most STEPS_MAX of them per run (a full table starts again).
+STEP_THREADS = 1024
+STEPS_MAX = 512
+
+
+def _step_key(what, threads, offsets):
+    """The key of a step's costing, or None for a step too large to keep."""
+    threads, offsets = np.asarray(threads), np.asarray(offsets)
+    if threads.size > STEP_THREADS or offsets.shape != threads.shape:
+        return None
+    return what + (threads.dtype.str, threads.tobytes(), offsets.dtype.str, offsets.tobytes())
 
 
 DSMEM_NOTE = ("distributed shared memory (.shared::cluster, another CTA's shared memory): counted as its "
@@ -133,6 +164,7 @@ class Costs:
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
+        self._steps = {}                      # _step_key -> what the step did (_replay)
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
@@ -140,7 +172,22 @@ class Costs:
         return self
 
     def __getstate__(self):               # a worker process sends its costs back, not its batch
-        return dict(self.__dict__, batch=None)
+        return dict(self.__dict__, batch=None, _steps={})
+
+    def _replay(self, done):
+        """Do again what a kept step did: its costed events, totals and marks."""
+        for site, space, op, O, M, warps, counts, sums, marks in done:
+            self.batch.events.costed(site, space, op, O, M, warps, counts)
+            for name, v in sums:
+                getattr(self, name)[site] += v
+            for name, v in marks:
+                getattr(self, name)[site] = v
+
+    def _keep(self, key, done):
+        if key is not None:
+            if len(self._steps) >= STEPS_MAX:
+                self._steps.clear()
+            self._steps[key] = done
 
     # ---- the observer: every access the handlers emit (events.py) -------------------------------
     def on_access(self, rec):
@@ -210,27 +257,33 @@ class Costs:
         costed, ms = self._lowered(site, nbytes)
         if not costed:
             return
+        key = _step_key(("shared", site, op, kind, sass, nbytes), threads, offsets)
+        if key in self._steps:
+            return self._replay(self._steps[key])
         uw, O, M = warp_rows(threads, offsets)
         w, pieces = sass_width(ms, nbytes)
         if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
             op, O = op_name(op.split(".")[0], "shared", w), O - O % w if pieces == 1 else O
+        done = []
         for j in range(pieces):
-            self.shared_rows(site, op, kind, O + j * w if j else O, M, sass, uw)
+            self.shared_rows(site, op, kind, O + j * w if j else O, M, sass, uw, done)
+        self._keep(key, done)
 
-    def shared_rows(self, site, op, kind, O, M, sass=None, warps=None):
+    def shared_rows(self, site, op, kind, O, M, sass=None, warps=None, done=None):
         """Warp accesses [N, 32] offsets and active lanes (matrix ops: the row-address lanes) of
-        the batch warps `warps` (None: not known)."""
+        the batch warps `warps` (None: not known); done: a list that gets what this did (_replay)."""
         if O.shape[0] == 0 or not self._lowered(site)[0]:
             return
-        self.batch.events.costed(site, "shared", op, O, M, warps)
-        Zu, Mu, counts, _ = distinct_patterns(O, M)
+        Zu, Mu, counts, inv = distinct_patterns(O, M)
         wf, ideal = memo_rows(("banks", op, self.arch), Zu, Mu, lambda Z, A: (
             banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
-        self.wavefronts[site] += int((wf * counts).sum())
-        self.ideal[site] += int((ideal * counts).sum())
-        self.kind[site] = kind
-        if sass:
-            self.sass[site] = sass
+        # each row's counts are its pattern's (a shift by 128 bytes keeps every bank)
+        step = (site, "shared", op, O, M, warps, {"wavefronts": wf[inv], "ideal": ideal[inv]},
+                (("wavefronts", int((wf * counts).sum())), ("ideal", int((ideal * counts).sum()))),
+                (("kind", kind),) + ((("sass", sass),) if sass else ()))
+        self._replay([step])
+        if done is not None:
+            done.append(step)
 
     def add_shared(self, site, kind, sass, wavefronts, ideal):
         """Costs computed elsewhere (wmma accesses costed once per distinct pattern)."""
@@ -261,6 +314,9 @@ class Costs:
         if not costed:
             return
         nbytes = spec.width if spec.kind in ("ld", "st") else None
+        key = _step_key(("global", site, op, kind), threads, addresses)
+        if key in self._steps:
+            return self._replay(self._steps[key])
         spec = _parse(S.global_op(op, ms))
         # offsets from the heap's 256-byte aligned start
         uw, O, M = warp_rows(threads, np.asarray(addresses, np.int64) - GLOBAL_BASE)
@@ -268,10 +324,12 @@ class Costs:
         if w != nbytes:                      # what ptxas emitted: one wider access, or several narrower
             spec = _parse(spec.name[:-len(WIDTH_NAME[nbytes])] + WIDTH_NAME[w])
             O = O - O % w if pieces == 1 else O
+        done = []
         for j in range(pieces):
-            self._global_rows(site, spec, O + j * w if j else O, M, uw)
+            self._global_rows(site, spec, O + j * w if j else O, M, uw, done)
+        self._keep(key, done)
 
-    def _global_rows(self, site, spec, O, M, uw):
+    def _global_rows(self, site, spec, O, M, uw, done):
         # distinct up to shifts by multiples of 128 bytes, which keep every request, sector and
         # ideal sector (whole lines move together; tests/ptx/test_costs_memo.py checks it); the
         # counts of each row are its pattern's
@@ -279,11 +337,10 @@ class Costs:
         fields = ("requests", "sectors", "ideal_sectors")
         res = dict(zip(fields, (v[inv] for v in memo_rows(("coalesce", spec.name, self.arch), Zu, Mu, lambda Z, A: [
             coalesce_batch(spec.name, Z, active=A, arch=self.arch)[k] for k in fields]))))
-        self.batch.events.costed(site, "global", spec.name, O + GLOBAL_BASE, M, uw, res)
-        self.requests[site] += int(np.sum(res["requests"]))
-        self.sectors[site] += int(np.sum(res["sectors"]))
-        self.ideal_sectors[site] += int(np.sum(res["ideal_sectors"]))
-        self.global_kind[site] = spec.metric_op
+        step = (site, "global", spec.name, O + GLOBAL_BASE, M, uw, res,
+                tuple((f, int(np.sum(res[f]))) for f in fields), (("global_kind", spec.metric_op),))
+        self._replay([step])
+        done.append(step)
 
     # ---- totals ---------------------------------------------------------------------------------
     def shared_totals(self):

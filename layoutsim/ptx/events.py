@@ -133,7 +133,7 @@ class Events:
         """A cost model costed warp accesses of `site` (costs.py): O, M [N, 32] offsets (shared:
         CTA-relative; global: generic addresses) and active lanes of the batch warps `warps`, op
         the model's spelling, counts {name: int[N]} what it counted per warp (global: the
-        coalescing model's result; None: shared, whose bank counts a subscriber asks the bank model
-        for)."""
+        coalescing model's requests, sectors, ideal_sectors; shared: the bank model's wavefronts
+        and ideal)."""
         for f in self._on_costed:
             f(site, space, op, O, M, warps, counts)

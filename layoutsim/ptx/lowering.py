@@ -6,7 +6,8 @@ each instruction), assembled with `ptxas -arch=ARCH -lineinfo`, and disassembled
 `nvdisasm -g`, which names the PTX line of every SASS instruction. The SASS of the rewritten file
 is checked to be the same instruction sequence as that of the file as given, so the rewriting
 changed nothing but the line table. A PTX line inside a loop ptxas unrolled appears once per
-copy; instructions predicated @!PT (never executed: ptxas padding) are left out.
+copy; instructions predicated @!PT (never executed: ptxas padding) are left out. The two ptxas runs
+(tagged and as given) run side by side, then the two nvdisasm runs.
 
 Used by the executor at run time (sass.py, for PTX the committed data does not describe) and by
 the generator of that data (gpu_check/kernel_corpus/lowering.py).
@@ -24,6 +25,8 @@ import shutil
 import subprocess
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 
 from .. import sass as SASS
@@ -72,8 +75,10 @@ def _existing(path):
     return path if os.path.exists(path) else None
 
 
+@lru_cache(maxsize=None)
 def tool_version(path):
-    """'Cuda compilation tools, release 13.0, V13.0.88' from `path --version`, or None."""
+    """'Cuda compilation tools, release 13.0, V13.0.88' from `path --version`, or None (asked
+    once per path and process)."""
     r = subprocess.run([path, "--version"], capture_output=True, text=True)
     lines = [x for x in r.stdout.splitlines() if "release" in x]
     return lines[-1].strip() if lines else None
@@ -108,21 +113,39 @@ def ptx_instruction(line):
     return s.split()[0].rstrip(";") if s else "", s.rstrip("}").strip()
 
 
-def disassemble(cubin, nvdisasm, with_lines):
-    """{function: [(ptx line or None, 'OPCODE.MODS', operands)]} in program order."""
-    cmd = [nvdisasm, "-c"] + (["-g"] if with_lines else []) + [str(cubin)]
+def _both(cmds):
+    """[(returncode, stdout, stderr)] of commands run side by side (the two ptxas runs, then the
+    two nvdisasm runs of a lowering: independent, so each pair takes the time of one where two
+    CPUs are free); one thread waits on each."""
+    with ThreadPoolExecutor(len(cmds)) as ex:
+        return list(ex.map(_result, cmds))
+
+
+def _result(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        raise LoweringError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[:200]}")
-    return SASS.nvdisasm_functions(r.stdout, TAGGED)
+    return r.returncode, r.stdout, r.stderr
 
 
-def assemble(ptx_path, cubin, arch, ptxas, lineinfo):
-    r = subprocess.run([ptxas, f"-arch={arch}", *(["-lineinfo"] if lineinfo else []), "-o", str(cubin),
-                        str(ptx_path)], capture_output=True, text=True)
-    if r.returncode:
-        msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
-        raise LoweringError(f"ptxas -arch={arch} refused the PTX: {msg[0] if msg else r.returncode}")
+def _disassemble_cmd(cubin, nvdisasm, with_lines):
+    return [nvdisasm, "-c"] + (["-g"] if with_lines else []) + [str(cubin)]
+
+
+def _disassembled(cmd, result):
+    code, out, err = result
+    if code:
+        raise LoweringError(f"{' '.join(cmd)} failed ({code}): {err.strip()[:200]}")
+    return SASS.nvdisasm_functions(out, TAGGED)
+
+
+def _assemble_cmd(ptx_path, cubin, arch, ptxas, lineinfo):
+    return [ptxas, f"-arch={arch}", *(["-lineinfo"] if lineinfo else []), "-o", str(cubin), str(ptx_path)]
+
+
+def _assembled(arch, result):
+    code, out, err = result
+    if code:
+        msg = (err.strip() or out.strip()).splitlines()
+        raise LoweringError(f"ptxas -arch={arch} refused the PTX: {msg[0] if msg else code}")
 
 
 def lower(ptx, arch, ptxas=None, nvdisasm=None, work=None, keep=KEEP):
@@ -136,10 +159,11 @@ def lower(ptx, arch, ptxas=None, nvdisasm=None, work=None, keep=KEEP):
         tmp = Path(tmp)
         (tmp / "plain.ptx").write_text(ptx)
         (tmp / "lined.ptx").write_text(with_ptx_lines(ptx))
-        for name, lineinfo in (("lined", True), ("plain", False)):
-            assemble(tmp / f"{name}.ptx", tmp / f"{name}.cubin", arch, ptxas, lineinfo)
-        lined = disassemble(tmp / "lined.cubin", nvdisasm, True)
-        plain = disassemble(tmp / "plain.cubin", nvdisasm, False)
+        pair = (("lined", True), ("plain", False))
+        for result in _both([_assemble_cmd(tmp / f"{n}.ptx", tmp / f"{n}.cubin", arch, ptxas, li) for n, li in pair]):
+            _assembled(arch, result)
+        cmds = [_disassemble_cmd(tmp / f"{n}.cubin", nvdisasm, li) for n, li in pair]
+        lined, plain = (_disassembled(c, r) for c, r in zip(cmds, _both(cmds)))
         cubin = (tmp / "plain.cubin").read_bytes()
     for f in plain:
         if [x[1:] for x in lined.get(f, [])] != [x[1:] for x in plain[f]]:

@@ -73,12 +73,35 @@ def float_arith(ins, b, prog):
                 return _out32(_in(x, t, ftz) / _in(y, t, ftz), mode, ftz, sat)
         return elementwise(ins, b, f, t)
 
-    def fma(x, y, z):
-        x, y, z = _in(x, t, ftz), _in(y, t, ftz), _in(z, t, ftz)
-        with np.errstate(all="ignore"):
-            p = x * y                                  # exact
-        return _out32(F.rm_zero_sign(F.sum_odd(p, z), p, z, mode), mode, ftz, sat)
-    return elementwise(ins, b, fma, t)
+    if fast:
+        return elementwise(ins, b, fma32_rn, t)
+    return elementwise(ins, b, lambda x, y, z: fma32(x, y, z, t, mode, ftz, sat), t)
+
+
+def fma32(x, y, z, t, mode, ftz, sat):
+    """fma/mad .f32 in any mode: the exact float64 product plus z rounded to odd (fround)."""
+    x, y, z = _in(x, t, ftz), _in(y, t, ftz), _in(z, t, ftz)
+    with np.errstate(all="ignore"):
+        p = x * y                                  # exact
+    return _out32(F.rm_zero_sign(F.sum_odd(p, z), p, z, mode), mode, ftz, sat)
+
+
+_LOW29 = np.uint64((1 << 29) - 1)      # the fraction bits of a float64 below an f32's last bit
+_HALF = np.uint64(1 << 28)             # ... of a float64 halfway between two f32 neighbours
+
+
+def fma32_rn(x, y, z):
+    """fma.rn.f32 (no .ftz/.sat): the exact float64 product plus z, rounded to float64 and then
+    to f32. Rounding twice gives the correctly rounded result unless the float64 sum is an f32
+    halfway point (its float64 rounding may have made the tie) or an f32 subnormal (whose
+    halfway points have fewer bits): where any lane is one of those, the batch takes fma32's
+    rounding to odd. Its NaN is the canonical one (_canon32)."""
+    with np.errstate(all="ignore"):
+        s = np.asarray(np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64))
+        risky = ((s.view(np.uint64) & _LOW29) == _HALF) | ((s != 0) & (np.abs(s) < F.MIN_NORMAL["f32"]))
+        if np.any(risky):
+            return fma32(x, y, z, T.get("f32"), "rn", False, False)
+        return _canon32(s)
 
 
 def _canon32(v):

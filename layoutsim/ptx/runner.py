@@ -37,9 +37,13 @@ def program(ptx, kernel, arch):
     if prog is None:
         module = load(ptx)
         check_target(module.target, arch)
-        prog = Program(module, kernel, arch)
-        prog.lowered = sass.for_program(ptx, prog, arch)
-        prog.contraction = contract.decide(prog, *sass.every_line(ptx, prog, arch))
+        started = sass.start(ptx, module, arch)          # ptxas runs while the program links
+        try:
+            prog = Program(module, kernel, arch)
+            prog.lowered = sass.for_program(ptx, prog, arch)
+            prog.contraction = contract.decide(prog, *sass.every_line(ptx, prog, arch))
+        finally:
+            sass.drop(started)
         if key[0]:
             if len(_PROGRAMS) > 32:
                 _PROGRAMS.clear()

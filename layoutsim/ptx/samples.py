@@ -15,7 +15,6 @@ patterns and are not sampled.
 """
 import numpy as np
 
-from .. import banks
 from ..errors import LayoutsimError
 from ..render import save
 from ..render.banks import Access, access_scene
@@ -39,13 +38,11 @@ class Samples:
         self.batch = bt
         return self
 
-    def on_costed(self, site, space, op, O, M, warps, counts=None):
-        if len(self.rows[site]) >= self.per_line:
-            return
-        if space == "shared":
-            self.shared(site, op, O, M, warps, self.arch)
-        else:                              # the coalescing model's counts (layoutsim.memory)
-            self.add(site, space, op, O, M, warps, {k: counts[k] for k in ("requests", "sectors", "ideal_sectors")})
+    def on_costed(self, site, space, op, O, M, warps, counts):
+        """counts: what the model counted per row (costs.py: the bank model's wavefronts and
+        ideal, the coalescing model's requests, sectors and ideal sectors)."""
+        if len(self.rows[site]) < self.per_line:
+            self.add(site, space, op, O, M, warps, counts)
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
         return dict(self.__dict__, batch=None)
@@ -61,20 +58,17 @@ class Samples:
     def add(self, site, space, op, O, M, warps, counts):
         """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
         take = min(self.per_line - len(self.rows[site]), O.shape[0])
+        if take <= 0:
+            return
+        masks = np.packbits(M[:take], axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
+        addresses = np.where(M[:take], O[:take].astype(object), None).tolist()     # an int per active lane
+        counted = {n: np.asarray(v[:take]).tolist() for n, v in counts.items()}
         for k in range(take):
             cta, warp = self._where(warps, k)
             self.rows[site].append({
-                "space": space, "op": op, "cta": cta, "warp": warp,
-                "mask": int(np.packbits(M[k], bitorder="little").view("<u4")[0]),
-                "addresses": [a if m else None for a, m in zip(O[k].tolist(), M[k].tolist())],
-                **{n: int(v[k]) for n, v in counts.items()}})
-
-    def shared(self, site, op, O, M, warps, arch):
-        n = min(self.per_line - len(self.rows[site]), O.shape[0])
-        O, M = O[:n], M[:n]
-        self.add(site, "shared", op, O, M, warps, {
-            "wavefronts": banks.wavefronts_batch(op, O, arch, active=M),
-            "ideal": banks.ideal_batch(op, O, arch, active=M)})
+                "space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
+                "addresses": addresses[k],
+                **{n: int(v[k]) for n, v in counted.items()}})
 
     def merge(self, other):
         for mine, theirs in zip(self.rows, other.rows):

@@ -6,7 +6,8 @@ Sources, in order:
       data/lowering_sm90_realworld.json, made by `python -m gpu_check.kernel_corpus.lowering
       [--corpus realworld]`), when the PTX text is one it describes (its SHA-256 is among the
       data's `ptx_sha256`) and the run is on the data's arch;
-  (b) otherwise computed now by lowering.py (ptxas + nvdisasm), cached per PTX hash, arch and
+  (b) otherwise computed now by lowering.py (ptxas + nvdisasm; runner.program starts it in a
+      thread before it links the program, `start`, so both go on at once), cached per PTX hash, arch and
       ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
       cache file is trusted only when it is a regular file holding this format (CACHE_FORMAT),
       this key and the rows' shape; anything else (truncated, edited, another PTX's, a folder or
@@ -24,6 +25,7 @@ lands in (memory.GlobalOp.metric_op).
 import hashlib
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,6 +42,8 @@ CACHE_FORMAT = 2            # of the cache files: bump when their contents chang
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}
+_PENDING = {}               # (PTX SHA-256, ptxas arch) -> Future of _compute's result (start)
+_POOL = ThreadPoolExecutor(1, thread_name_prefix="layoutsim-lowering")     # no thread until a start
 
 
 class Lowered:
@@ -139,8 +143,35 @@ def _committed(sha, arch):
     return None, None
 
 
+def start(ptx, module, arch):
+    """Begin the lowering of a PTX (module: its parsed Module) in a thread, so that ptxas and
+    nvdisasm, processes of their own, run while the caller links the program (runner.program);
+    the first of for_program / every_line to need it joins it. Returns what `drop` takes."""
+    if not isinstance(ptx, str):
+        return None
+    key = (hashlib.sha256(ptx.encode()).hexdigest(), archs.ptxas_arch(module.target, arch))
+    if key not in _PENDING:
+        _PENDING[key] = _POOL.submit(_compute, ptx, *key)
+    return key
+
+
+def drop(started):
+    """Forget a lowering `start` began that no one joined (the program failed to link): it
+    finishes on its own, and what it computed stays in the caches."""
+    if started is not None:
+        _PENDING.pop(started, None)
+
+
 def _computed(ptx, sha, arch):
-    """(rows, source, None) from ptxas + nvdisasm now (or their cache), or (None, None, note)."""
+    """(rows, source, None) from ptxas + nvdisasm now (or their cache, or the lowering `start`
+    began), or (None, None, note)."""
+    pending = _PENDING.pop((sha, arch), None)
+    if pending is not None:
+        return pending.result()
+    return _compute(ptx, sha, arch)
+
+
+def _compute(ptx, sha, arch):
     ptxas, nvdisasm = L.find_ptxas(), L.find_nvdisasm()
     missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
     if missing:

@@ -15,7 +15,7 @@ from ..numerics import api
 from ..numerics import mma as numeric_mma
 from . import registers as R
 
-_PLANS = {}          # (id(instruction), arch) -> (instruction, Plan, why unverified)
+_PLANS = {}          # (id(instruction) or its catalog name, arch) -> (instruction, Plan, why unverified)
 
 
 def operands(ins, words, keys=("A", "B", "C")):
@@ -41,22 +41,23 @@ def planned(ins, arch, A, B, C):
     layoutsim.mma spends most of a small batch's time on); None for anything else (the caller
     then calls layoutsim.mma). Its memory budget check is not repeated: a batch of the executor
     is at most MAX_BATCH_THREADS threads (ptx/launch.py), so its operands are a few MiB."""
-    got = _PLANS.get((id(ins), arch))
-    if got is None or got[0] is not ins:
+    key = (ins if isinstance(ins, str) else id(ins), arch)       # a catalog name, or an Instruction
+    got = _PLANS.get(key)
+    if got is None or (got[0] is not ins and not isinstance(ins, str)):
         inst, prof = api.resolve(ins, arch)
         if inst.family == "swmmac":
-            got = (ins, None, "")
+            got = (ins, None, "", None)
         else:
             plan = api.make_plan(inst, prof)
-            got = (ins, plan, api.unverified(plan) and f"{prof.arch} {inst.name}: {api.unverified(plan)}")
-        _PLANS[(id(ins), arch)] = got
-    _, plan, why = got
+            got = (ins, plan, api.unverified(plan) and f"{prof.arch} {inst.name}: {api.unverified(plan)}",
+                   (raw_dtype(plan.a), raw_dtype(plan.b), raw_dtype(plan.c)))
+        _PLANS[key] = got
+    _, plan, why, dtypes = got
     if plan is None or A.ndim != 3 or B.ndim != 3 or C.ndim != 3:
         return None
     M, N, K = plan.shape
     n = A.shape[0]
-    if (A.shape, B.shape, C.shape) != ((n, M, K), (n, K, N), (n, M, N)) or \
-            (A.dtype, B.dtype, C.dtype) != (raw_dtype(plan.a), raw_dtype(plan.b), raw_dtype(plan.c)):
+    if (A.shape, B.shape, C.shape) != ((n, M, K), (n, K, N), (n, M, N)) or (A.dtype, B.dtype, C.dtype) != dtypes:
         return None
     if why:
         warnings.warn(why, api.UnverifiedProfileWarning, stacklevel=3)

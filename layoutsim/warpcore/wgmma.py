@@ -15,10 +15,26 @@ from . import mma as core_mma
 from . import registers as R
 
 
+_ADDRESSES = {}            # (instruction, operand, trans, descriptor value) -> int64 [rows, cols]
+ADDRESSES_MAX = 512        # kept; a full table starts again (a GEMM's k loop cycles through a few values)
+
+
 def addresses(ins, which, desc, trans=False):
     """int64 [rows, cols] (one descriptor: a Descriptor or a value) or [batch, rows, cols] (an
-    array of descriptor values): where each element of operand `which` lies."""
-    return operand_addresses(ins, which, desc, trans)
+    array of descriptor values): where each element of operand `which` lies. An array's values
+    are decoded once each and kept (a function of the value alone)."""
+    if not isinstance(desc, np.ndarray) or desc.ndim != 1 or desc.dtype.kind != "u":
+        return operand_addresses(ins, which, desc, trans)
+    keys = [(ins.name, which, bool(trans), v) for v in desc.tolist()]
+    new = [i for i, k in enumerate(keys) if k not in _ADDRESSES]
+    if new:
+        got = operand_addresses(ins, which, desc[new], trans)
+        if len(_ADDRESSES) + len(new) > ADDRESSES_MAX:
+            _ADDRESSES.clear()
+        for j, i in enumerate(new):
+            got[j].flags.writeable = False
+            _ADDRESSES[keys[i]] = got[j]
+    return np.stack([_ADDRESSES[k] for k in keys])
 
 
 def element_bytes(ins, which):

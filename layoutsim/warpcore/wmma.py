@@ -12,6 +12,7 @@ import numpy as np
 from ..formats import decode, encode
 from ..numerics import mma as numeric_mma
 from ..packing import pack, unpack
+from .mma import planned
 
 
 def element_addresses(layout, rows, cols, base, stride, esize):
@@ -78,5 +79,7 @@ def _tiles(plan, A, B, C, arch):
         b = B[:, k * kt:(k + 1) * kt, :].reshape(n, kt, J, nt)
         a = np.broadcast_to(a[:, :, None], (n, I, J, mt, kt)).reshape(n * I * J, mt, kt)
         b = np.broadcast_to(b.transpose(0, 2, 1, 3)[:, None], (n, I, J, kt, nt)).reshape(n * I * J, kt, nt)
-        acc = numeric_mma(plan.tile, np.ascontiguousarray(a), np.ascontiguousarray(b), acc, arch=arch, raw=True)
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        D = planned(plan.tile, arch, a, b, acc)          # the tile's Plan made once (warpcore.mma)
+        acc = D if D is not None else numeric_mma(plan.tile, a, b, acc, arch=arch, raw=True)
     return acc.reshape(n, I, J, mt, nt).transpose(0, 1, 3, 2, 4).reshape(n, M, N)
