@@ -48,7 +48,7 @@ def test_corpus_prediction_agrees_with_execution(case):
         pytest.skip(f"{case}: the package wheels are not in .triton-src/ (pip download --no-deps liger-kernel==0.8.5 "
                     f"flag-gems==5.0.2 fla-core==0.6.0 -d .triton-src)")
     k, _ = C.kernel(case, WHEELS, ROOT)
-    r = lt.launch(k, C.grid(case), *C.inputs(case), **C.meta(case))
+    r = lt.launch(k, C.grid(case), *C.launch_inputs(case), **C.meta(case))
     sites, rows = _check(r)
     if case.startswith("matmul"):
         # cp.async of A and B, wgmma's operand reads: every one predicted and agreeing
