@@ -211,15 +211,19 @@ def _site_cost(op, registers, shared, enc_of, arch):
 
 
 def _costed(instruction, banks_op, kind, vector, rows, lanes, arch):
-    """The bank model's wavefronts of [warps, instructions, 32] offsets and active lanes."""
+    """The bank model's wavefronts of [warps, instructions, 32] offsets and active lanes. Every
+    warp executes every instruction of the op (the executor counts a warp that reaches a guarded
+    instruction, ptx/scheduler.py): an instruction whose lanes are all masked off (a warp that
+    owns no element of a store or cp.async) counts with 0 wavefronts."""
     warps = rows.shape[0]
     used = lanes.any(axis=2).reshape(-1)
     O, M = rows.reshape(-1, WARP)[used], lanes.reshape(-1, WARP)[used]
-    wf = banks.wavefronts_batch(banks_op, O, arch, active=M)
+    wf = np.concatenate([banks.wavefronts_batch(banks_op, O, arch, active=M), np.zeros(int((~used).sum()), np.int64)])
     ideal = banks.ideal_batch(banks_op, O, arch, active=M)
     return {"instruction": instruction, "banks_op": banks_op, "kind": kind, "vector": vector,
-            "per_warp": int(rows.shape[1]), "warps": int(used.reshape(warps, -1).any(axis=1).sum()),
-            "instructions": int(O.shape[0]), "wavefronts": int(wf.sum()), "ideal": int(ideal.sum()),
+            "per_warp": int(rows.shape[1]), "warps": int(warps),
+            "active_warps": int(used.reshape(warps, -1).any(axis=1).sum()),
+            "instructions": int(used.size), "wavefronts": int(wf.sum()), "ideal": int(ideal.sum()),
             "histogram": {str(k): int(n) for k, n in zip(*np.unique(wf, return_counts=True))}}
 
 
