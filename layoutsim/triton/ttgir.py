@@ -236,8 +236,10 @@ def memory_ops(ttgir):
     return out
 
 
-# ops whose lowering may go through shared-memory scratch that no ttgir encoding names
-SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan")
+# ops whose lowering may go through shared-memory scratch that no ttgir encoding names; a
+# tensormap_create (tl.make_tensor_descriptor) zeroes the 128-byte descriptor in shared memory
+# and fills it with tensormap.replace before copying it to its global scratch
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "ttng.tensormap_create")
 
 
 def scratch_ops(ttgir):
@@ -248,7 +250,7 @@ def scratch_ops(ttgir):
     out, open_ops = [], []
     for ln in lines:
         s = ln.strip()
-        m = re.search(r'=\s*"?(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
+        m = re.search(r'(?:=\s*"?|^)(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
         lm = OP_LOC.search(s)
         if m and (lm is None or s.endswith("({")):
             open_ops.append(m.group(1))

@@ -6,7 +6,10 @@ PTX ran) against what the layouts predicted for the ttgir ops at that line (thei
 Expected values come from the executed run, not from constants: each predicted (line, kind) must
 have the executed wavefronts and ideal per instruction. Every executed shared line that no
 prediction covers must be the line of an op whose shared memory Triton lays out in its lowering
-(convert_layout, reduce, scan: ttgir.scratch_ops), which docs/triton.md says is not predicted.
+(convert_layout, reduce, scan, tensormap_create: ttgir.scratch_ops), which docs/triton.md says is
+not predicted, or code LLVM gave line 0 (shared_costs.line_zero: the executor charges it to the
+line before). Where several ops share a line and kind, each op is checked on its own executed
+instructions (compare's "per_op").
 The swizzle formulas are Triton's (TritonGPUAttrDefs.td, SwizzledSharedEncodingAttr) and the
 wgmma/TMA modes of layoutsim.smem (PTX ISA 9.7.15.5.1.2.2)."""
 from pathlib import Path
@@ -29,9 +32,11 @@ def _check(r):
     scratch = {(o["line"][0].rsplit("/", 1)[-1], o["line"][1]) for o in scratch_ops(r.triton.ttgir) if o["line"]}
     for row in rows:
         if row["predicted"] is None:
-            assert (row["file"], row["line"]) in scratch, f"{row}: executed shared accesses at a line no op explains"
-        else:
+            assert row["line_zero"] or (row["file"], row["line"]) in scratch, \
+                f"{row}: executed shared accesses at a line no op explains"
+        elif row["instructions"]:       # an op the launch never reaches (a branch not taken) has nothing to check
             assert row["agrees"], f"predicted {row['predicted']} but executed {row['executed']} at {row}"
+    assert any(row["agrees"] for row in rows) or not any(row["predicted"] for row in rows)
     return sites, rows
 
 
@@ -54,6 +59,17 @@ def test_corpus_prediction_agrees_with_execution(case):
         # cp.async of A and B, wgmma's operand reads: every one predicted and agreeing
         assert {s["kind"] for s in sites} == {"ldgsts", "gmma"}
         assert sum(1 for row in rows if row["agrees"]) == 3
+    if case == "fla_gla_fwd_o":
+        # line 438 stores an f16 and an f32 tile and loads each back: per op, 4 and 8 wavefronts per
+        # st.shared.v4 (ideal 4), ldmatrix.x4 at 4 and ld.shared.v2 at 2
+        row = next(row for row in rows if row["line"] == 438 and row["kind"] == "ld")
+        assert sorted(p["instruction"] for p in row["per_op"]) == ["ld.shared.v2.b32", "ldmatrix.x4"]
+        assert all(p["agrees"] for p in row["per_op"])
+    if case == "fat_attn_bwd":
+        # a 16-element f32 row held by every warp: cp.async by warp 0's lanes 0..3 only (the other
+        # warps execute it masked off, 0 wavefronts)
+        s = next(s for s in sites if s["kind"] == "ldgsts" and s["shape"] == [16])
+        assert s["active_warps"] == 1 and s["warps"] == 4 and s["histogram"] == {"0": 6, "1": 2}
     if case == "matmul_tf32":
         # B (f32, N contiguous in global) goes to a K-contiguous (transposed) 128B-swizzled buffer:
         # 4-byte cp.async, 8 wavefronts each where 1 would do
