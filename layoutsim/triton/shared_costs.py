@@ -21,9 +21,10 @@ executor's costs use), its op spelt by `layoutsim.access.op_name`; wgmma operand
 no LSU wavefront (the TMA unit writes them).
 
 What this does not predict: the scratch Triton allocates in its LLVM lowering for
-convert_layout, reductions and scans (no shared encoding in the ttgir names it: ttgir.scratch_ops
-lists those ops), nor where ptxas merges or splits an access in SASS. `compare` sets the
-prediction against an executed Run line by line; docs/triton.md says where they differ.
+convert_layout, reductions, scans and tensormap_create (no shared encoding in the ttgir names it:
+ttgir.scratch_ops lists those ops), nor where ptxas merges or splits an access in SASS. `compare`
+sets the prediction against an executed Run line by line (op by op where a line has several);
+docs/triton.md says where they differ.
 """
 from fractions import Fraction
 import re

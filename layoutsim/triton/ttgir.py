@@ -250,7 +250,7 @@ def scratch_ops(ttgir):
     out, open_ops = [], []
     for ln in lines:
         s = ln.strip()
-        m = re.search(r'(?:=\s*"?|^)(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
+        m = re.search(r'(?:=\s*"?|^)(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')(?![\w.])', s)
         lm = OP_LOC.search(s)
         if m and (lm is None or s.endswith("({")):
             open_ops.append(m.group(1))

@@ -153,3 +153,41 @@ def test_layouts_cli_lists_the_bank_cost_of_each_shared_encoding(capsys):
     assert ("line 40 ttg.async_copy_global_to_local from #blocked1 (32x64 f32): cp.async 4 B, 16 per warp x 4 warps: "
             "8 wavefronts per instruction (ideal 1)") in out
     assert "ttg.convert_layout at line 42" in out
+
+
+TTGIR = """#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#loc = loc("k.py":10:0)
+#loc1 = loc("k.py":50:20)
+#loc2 = loc("k.py":196:40)
+#loc3 = loc("standard.py":191:40)
+#loc4 = loc(callsite(#loc1 at #loc2))
+#loc5 = loc(callsite(#loc3 at #loc2))
+#loc6 = loc("x"(#loc4))
+module {
+  tt.func public @k() {
+    %a = ttg.local_load %m : !ttg.memdesc<16x16xf16, #shared, #smem> -> tensor<16x16xf16, #blocked> loc(#loc6)
+    %b = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+    ^bb0(%p: f32 loc(unknown), %q: f32 loc(unknown)):
+      tt.reduce.return %y : f32 loc(#loc1)
+    }) : (tensor<16xf32, #blocked>) -> f32 loc(#loc5)
+    ttng.tensormap_create %d, %A, [%c64_i32] : (!tt.ptr<i8>, !tt.ptr<f16>, i32) -> () loc(#loc2)
+    tt.return loc(#loc)
+  } loc(#loc)
+}
+"""
+
+
+def test_op_lines_are_the_executors_lines_and_scratch_ops():
+    """An op inside an inlined helper of the kernel's own file is at the helper's line, one from
+    another file (triton/language/standard.py) at its call site in the kernel's file: the PTX
+    loader's rule for `.loc ... inlined_at` (layoutsim/ptx/module.py). tensormap_create zeroes its
+    descriptor in shared scratch (Triton's TensorMapCreate lowering); a reduce's region return is
+    not an op of its own."""
+    from layoutsim.triton.shared_costs import line_zero
+    from layoutsim.triton.ttgir import memory_ops, scratch_ops
+    (op,) = memory_ops(TTGIR)
+    assert op["line"] == ["k.py", 50]
+    assert scratch_ops(TTGIR) == [{"op": "tt.reduce", "line": ["k.py", 196]},
+                                  {"op": "ttng.tensormap_create", "line": ["k.py", 196]}]
+    ptx = "\t.loc\t1 12 3\n\tld.shared.b32 %r1, [a];\n\t.loc\t1 0 27\n\tld.shared.b32 %r2, [b];\n\t.loc\t1 13 1\n\tret;\n"
+    assert line_zero(ptx) == {4}
