@@ -15,7 +15,7 @@ LOC = re.compile(r'^(#loc\d*)\s*=\s*loc\((?:"([^"]*)":(\d+):(\d+)|"[^"]*"\((#loc
 TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([0-9x]+)x([a-z!][\w.<>]*?)\s*,\s*")
 OP = re.compile(r"=\s*([a-z_]+\.[\w.]+)|^\s*([a-z_]+\.[\w.]+)")
 OP_LOC = re.compile(r"loc\((#loc\d*)\)\s*$")
-FUNC_END = re.compile(r"^\s*\}\s*loc\((#loc\d*)\)\s*$")   # the end of a tt.func and its location
+FUNC_END = re.compile(r"^(\s*)\}\s*loc\((#loc\d*)\)\s*$")   # the end of a region (a tt.func's) and its location
 
 
 @dataclass
@@ -105,13 +105,15 @@ def _locations(lines):
     defined beside the kernel keeps its own line and one from another file (triton/language's
     `tl.max`) its call site in the kernel's file."""
     direct, named, calls = {}, {}, {}
-    home = None
+    home, func = None, None
     for ln in lines:
         m = LOC.match(ln)
         if m is None:
+            if func is None and "tt.func" in ln:
+                func = ln[:len(ln) - len(ln.lstrip())]         # its indentation: its `}` has the same
             fm = FUNC_END.match(ln)
-            if fm and home is None:
-                home = fm.group(1)
+            if fm and home is None and func is not None and fm.group(1) == func:
+                home = fm.group(2)
             continue
         if m.group(2) is not None:
             direct[m.group(1)] = (m.group(2), int(m.group(3)))
