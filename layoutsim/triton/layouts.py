@@ -190,6 +190,8 @@ def _site_line(a):
         count = f"{a['per_warpgroup']} per warpgroup x {a['warpgroups']} warpgroup(s)"
     else:
         count = f"{a['per_warp']} per warp x {a['warps']} warps"
+        if a.get("active_warps", a["warps"]) < a["warps"]:
+            count += f" ({a['active_warps']} with active lanes)"
     pi = a["per_instruction"]
     hist = ""
     if len(a["histogram"]) > 1:

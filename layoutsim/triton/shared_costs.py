@@ -21,9 +21,10 @@ executor's costs use), its op spelt by `layoutsim.access.op_name`; wgmma operand
 no LSU wavefront (the TMA unit writes them).
 
 What this does not predict: the scratch Triton allocates in its LLVM lowering for
-convert_layout, reductions and scans (no shared encoding in the ttgir names it: ttgir.scratch_ops
-lists those ops), nor where ptxas merges or splits an access in SASS. `compare` sets the
-prediction against an executed Run line by line; docs/triton.md says where they differ.
+convert_layout, reductions, scans and tensormap_create (no shared encoding in the ttgir names it:
+ttgir.scratch_ops lists those ops), nor where ptxas merges or splits an access in SASS. `compare`
+sets the prediction against an executed Run line by line (op by op where a line has several);
+docs/triton.md says where they differ.
 """
 from fractions import Fraction
 import re
@@ -211,15 +212,19 @@ def _site_cost(op, registers, shared, enc_of, arch):
 
 
 def _costed(instruction, banks_op, kind, vector, rows, lanes, arch):
-    """The bank model's wavefronts of [warps, instructions, 32] offsets and active lanes."""
+    """The bank model's wavefronts of [warps, instructions, 32] offsets and active lanes. Every
+    warp executes every instruction of the op (the executor counts a warp that reaches a guarded
+    instruction, ptx/scheduler.py): an instruction whose lanes are all masked off (a warp that
+    owns no element of a store or cp.async) counts with 0 wavefronts."""
     warps = rows.shape[0]
     used = lanes.any(axis=2).reshape(-1)
     O, M = rows.reshape(-1, WARP)[used], lanes.reshape(-1, WARP)[used]
-    wf = banks.wavefronts_batch(banks_op, O, arch, active=M)
+    wf = np.concatenate([banks.wavefronts_batch(banks_op, O, arch, active=M), np.zeros(int((~used).sum()), np.int64)])
     ideal = banks.ideal_batch(banks_op, O, arch, active=M)
     return {"instruction": instruction, "banks_op": banks_op, "kind": kind, "vector": vector,
-            "per_warp": int(rows.shape[1]), "warps": int(used.reshape(warps, -1).any(axis=1).sum()),
-            "instructions": int(O.shape[0]), "wavefronts": int(wf.sum()), "ideal": int(ideal.sum()),
+            "per_warp": int(rows.shape[1]), "warps": int(warps),
+            "active_warps": int(used.reshape(warps, -1).any(axis=1).sum()),
+            "instructions": int(used.size), "wavefronts": int(wf.sum()), "ideal": int(ideal.sum()),
             "histogram": {str(k): int(n) for k, n in zip(*np.unique(wf, return_counts=True))}}
 
 
@@ -266,19 +271,21 @@ class _Encodings:
 def predict(compiled, table):
     """[site]: each distinct shared-memory access op of the kernel with its predicted costs per
     execution of the op (all warps of a CTA): {"op", "line", "shared" (the encoding),
-    "registers", "shape", "dtype", "ops" (ttgir ops alike), "instruction", "kind", "vector",
+    "registers", "shape", "dtype", "ops" (ttgir ops alike), "order" (their places among the
+    kernel's memory ops, in program order), "instruction", "kind", "vector",
     "per_warp", "warps", "instructions", "wavefronts", "ideal", "per_instruction": {"wavefronts",
     "ideal"} ("a/b" when not whole), "histogram"} or "unpredicted": why."""
     enc_of = _Encodings(table)
     sites = {}
-    for op in memory_ops(compiled.ttgir):
+    for n, op in enumerate(memory_ops(compiled.ttgir)):
         key = (op["op"], tuple(op["line"] or ()), str(op["shared"]), str(op["registers"]))
         if key in sites:
             sites[key]["ops"] += 1
+            sites[key]["order"].append(n)
             continue
         rec = {"op": op["op"], "line": op["line"], "shared": [s[2] for s in op["shared"]],
                "registers": op["registers"][0][2] if op["registers"] else None,
-               "shape": op["shared"][0][0], "dtype": op["shared"][0][1], "ops": 1}
+               "shape": op["shared"][0][0], "dtype": op["shared"][0][1], "ops": 1, "order": [n]}
         if op["kind"] == "tma":
             rec.update(instruction="TMA copy", kind="tma", wavefronts=0, ideal=0,
                        note="the TMA unit moves it: no LSU wavefront")
@@ -315,44 +322,98 @@ def ratio(a, b):
 GMMA_WARPS = 4         # the executor counts a wgmma once per warp of its warpgroup
 
 
-def compare(sites, run):
+def line_zero(ptx):
+    """The PTX lines (1-based) of the instructions under a `.loc F 0 C`: code LLVM gives no source
+    line (DWARF line 0: merged or hoisted out of where it was written). The executor charges it to
+    the last line it had (ptx/module.py), which no ttgir op of that line explains."""
+    out, zero = set(), False
+    for n, text in enumerate(ptx.splitlines(), 1):
+        m = re.match(r"\s*\.loc\s+\d+\s+(\d+)\s", text)
+        if m:
+            zero = m.group(1) == "0"
+        elif zero:
+            out.add(n)
+    return out
+
+
+def _per_instruction(g):
+    return {"wavefronts": ratio(g[0], g[2]), "ideal": ratio(g[1], g[2])} if g[2] else None
+
+
+def _agrees(site, g):
+    """The executed [wavefronts, ideal, instructions] are whole executions of the site's op at
+    its predicted cost per instruction."""
+    n = site["instructions"]
+    return bool(g[2] and g[2] % n == 0 and Fraction(g[0], g[2]) == Fraction(site["wavefronts"], n)
+                and Fraction(g[1], g[2]) == Fraction(site["ideal"], n))
+
+
+def _split(group, executed):
+    """Several ops at one line: each op instance (program order, `order`) owns the next per_warp
+    executed PTX instructions (each warp runs every instruction of the op's lowering, in the
+    order the ttgir lists the ops). None where the counts do not add up (an op not executed, a
+    wgmma), so no instruction is assigned by guess."""
+    if any(s["kind"] == "gmma" for s in group):
+        return None
+    seq = sorted((n, k) for k, s in enumerate(group) for n in s["order"])
+    if sum(group[k]["per_warp"] for _, k in seq) != len(executed):
+        return None
+    per, i = [[0, 0, 0] for _ in group], 0
+    for _, k in seq:
+        for x in executed[i:i + group[k]["per_warp"]]:
+            per[k] = [per[k][0] + x[0], per[k][1] + x[1], per[k][2] + x[2]]
+        i += group[k]["per_warp"]
+    return [{"op": s["op"], "instruction": s["instruction"], "predicted": s["per_instruction"],
+             "executed": _per_instruction(g), "instructions": g[2],
+             "op_executions": ratio(g[2], s["instructions"]) if g[2] else 0, "agrees": _agrees(s, g)}
+            for s, g in zip(group, per)]
+
+
+def compare(sites, run, ptx=None):
     """Per (Python line, kind): the predicted wavefronts and ideal per instruction against the
     executed Run's (its instructions whose source line is that line, summed): [{"line", "kind",
     "predicted": [{"wavefronts", "ideal"}], "executed": {...} or None, "instructions" (executed),
     "op_executions" (executed instructions / the op's instructions per execution, where the line
-    has one op size), "agrees" (same per-instruction costs, whole op executions)}]; an executed
-    shared line no site predicts has "predicted": None."""
-    want, sizes = {}, {}
+    has one op size), "per_op" (several ops at the line: each op's own executed instructions,
+    `_split`), "line_zero", "agrees" (same per-instruction costs, whole op executions; per op
+    where the line has several)}]; an executed shared line no site predicts has "predicted":
+    None. Instructions LLVM gave line 0 (`line_zero`, read from `ptx`, by default the run's
+    Triton PTX) are a row of their own with "line_zero": True and no prediction."""
+    if ptx is None and getattr(run, "triton", None) is not None:
+        ptx = run.triton.ptx
+    zero = line_zero(ptx) if ptx else set()
+    want = {}
     for s in sites:
         if not s.get("per_instruction") or not s.get("line"):
             continue
-        key = (s["line"][0].rsplit("/", 1)[-1], int(s["line"][1]), s["kind"])
-        want.setdefault(key, set()).add((Fraction(s["wavefronts"], s["instructions"]),
-                                         Fraction(s["ideal"], s["instructions"])))
-        sizes.setdefault(key, set()).add(s["instructions"])
+        want.setdefault((s["line"][0].rsplit("/", 1)[-1], int(s["line"][1]), s["kind"], False), []).append(s)
     got = {}
     for i in run.instructions:
         if i.wavefronts is None or i.kind is None or not i.cuda or not i.executions:
             continue
-        key = (str(i.cuda[0]).rsplit("/", 1)[-1], int(i.cuda[1]), i.kind)
-        g = got.setdefault(key, [0, 0, 0])
-        g[0] += i.wavefronts
-        g[1] += i.ideal or 0
-        g[2] += i.executions // GMMA_WARPS if i.kind == "gmma" else i.executions
+        key = (str(i.cuda[0]).rsplit("/", 1)[-1], int(i.cuda[1]), i.kind, i.line in zero)
+        got.setdefault(key, []).append((i.wavefronts, i.ideal or 0,
+                                        i.executions // GMMA_WARPS if i.kind == "gmma" else i.executions))
     out = []
     for key in sorted(set(want) | set(got)):
-        w, g = want.get(key), got.get(key)
-        ex = {"wavefronts": ratio(g[0], g[2]), "ideal": ratio(g[1], g[2])} if g and g[2] else None
-        pred = None
-        if w is not None:
-            pred = [{"wavefronts": ratio(a.numerator, a.denominator), "ideal": ratio(b.numerator, b.denominator)}
-                    for a, b in sorted(w)]
-        agrees = (w is not None and g is not None and g[2] > 0 and len(w) == 1
-                  and next(iter(w)) == (Fraction(g[0], g[2]), Fraction(g[1], g[2])))
-        # one op size at the line: the executed instructions are whole executions of the op
-        size = next(iter(sizes[key])) if w is not None and len(sizes[key]) == 1 else None
-        runs = ratio(g[2], size) if size and g else None
-        agrees = agrees and (size is None or g[2] % size == 0)
-        out.append({"file": key[0], "line": key[1], "kind": key[2], "predicted": pred, "executed": ex,
-                    "instructions": g[2] if g else 0, "op_executions": runs, "agrees": bool(agrees)})
+        group, executed = want.get(key), got.get(key, [])
+        g = [sum(x[j] for x in executed) for j in range(3)]
+        costs = sorted({(Fraction(s["wavefronts"], s["instructions"]), Fraction(s["ideal"], s["instructions"]))
+                        for s in group}) if group else None
+        pred = [{"wavefronts": ratio(a.numerator, a.denominator), "ideal": ratio(b.numerator, b.denominator)}
+                for a, b in costs] if group else None
+        per_op, runs, agrees = None, None, False
+        if group and len(group) > 1 and executed:
+            per_op = _split(group, executed)
+        if per_op is not None:
+            agrees = all(p["agrees"] for p in per_op)
+        elif group and g[2]:
+            sizes = {s["instructions"] for s in group}
+            # one op size at the line: the executed instructions are whole executions of the op
+            runs = ratio(g[2], next(iter(sizes))) if len(sizes) == 1 else None
+            agrees = (len(costs) == 1 and costs[0] == (Fraction(g[0], g[2]), Fraction(g[1], g[2]))
+                      and (len(sizes) > 1 or g[2] % next(iter(sizes)) == 0))
+        out.append({"file": key[0], "line": key[1], "kind": key[2], "predicted": pred,
+                    "executed": _per_instruction(g), "instructions": g[2], "op_executions": runs,
+                    "per_op": per_op, "line_zero": key[3], "agrees": bool(agrees)})
     return out

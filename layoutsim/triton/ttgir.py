@@ -15,6 +15,7 @@ LOC = re.compile(r'^(#loc\d*)\s*=\s*loc\((?:"([^"]*)":(\d+):(\d+)|"[^"]*"\((#loc
 TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([0-9x]+)x([a-z!][\w.<>]*?)\s*,\s*")
 OP = re.compile(r"=\s*([a-z_]+\.[\w.]+)|^\s*([a-z_]+\.[\w.]+)")
 OP_LOC = re.compile(r"loc\((#loc\d*)\)\s*$")
+FUNC_END = re.compile(r"^(\s*)\}\s*loc\((#loc\d*)\)\s*$")   # the end of a region (a tt.func's) and its location
 
 
 @dataclass
@@ -98,21 +99,45 @@ def _value(v):
 
 
 def _locations(lines):
+    """loc alias -> (file, line): the line the executor attributes an op's PTX to (the PTX
+    loader's rule, ptx/module.py): along a call-site chain (an inlined @jit helper) the innermost
+    location in the kernel's own file (the file of the tt.func's `} loc(#loc)`), so a helper
+    defined beside the kernel keeps its own line and one from another file (triton/language's
+    `tl.max`) its call site in the kernel's file."""
     direct, named, calls = {}, {}, {}
-    for m in filter(None, map(LOC.match, lines)):
+    home, func = None, None
+    for ln in lines:
+        m = LOC.match(ln)
+        if m is None:
+            if func is None and "tt.func" in ln:
+                func = ln[:len(ln) - len(ln.lstrip())]         # its indentation: its `}` has the same
+            fm = FUNC_END.match(ln)
+            if fm and home is None and func is not None and fm.group(1) == func:
+                home = fm.group(2)
+            continue
         if m.group(2) is not None:
             direct[m.group(1)] = (m.group(2), int(m.group(3)))
         elif m.group(5) is not None:
             named[m.group(1)] = m.group(5)
         else:
-            calls[m.group(1)] = m.group(7)
+            calls[m.group(1)] = (m.group(6), m.group(7))
 
-    def resolve(name, depth=0):
+    def chain(name, depth=0):
+        """The file positions of a location, innermost first."""
         if depth > 50 or name is None:
-            return None
+            return []
         if name in direct:
-            return direct[name]
-        return resolve(named.get(name) or calls.get(name), depth + 1)
+            return [direct[name]]
+        if name in calls:
+            callee, caller = calls[name]
+            return chain(callee, depth + 1) + chain(caller, depth + 1)
+        return chain(named.get(name), depth + 1)
+    kernel_file = (chain(home) or [(None, 0)])[0][0]
+
+    def resolve(name):
+        found = chain(name)
+        mine = [f for f in found if f[0] == kernel_file]
+        return (mine or found or [None])[0]
     return resolve
 
 
@@ -213,8 +238,10 @@ def memory_ops(ttgir):
     return out
 
 
-# ops whose lowering may go through shared-memory scratch that no ttgir encoding names
-SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan")
+# ops whose lowering may go through shared-memory scratch that no ttgir encoding names; a
+# tensormap_create (tl.make_tensor_descriptor) zeroes the 128-byte descriptor in shared memory
+# and fills it with tensormap.replace before copying it to its global scratch
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "ttng.tensormap_create")
 
 
 def scratch_ops(ttgir):
@@ -225,7 +252,7 @@ def scratch_ops(ttgir):
     out, open_ops = [], []
     for ln in lines:
         s = ln.strip()
-        m = re.search(r'=\s*"?(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')\b', s)
+        m = re.search(r'(?:=\s*"?|^)(' + "|".join(re.escape(o) for o in SCRATCH_OPS) + r')(?![\w.])', s)
         lm = OP_LOC.search(s)
         if m and (lm is None or s.endswith("({")):
             open_ops.append(m.group(1))
