@@ -160,17 +160,23 @@ def main(argv=None):
     except (RuntimeError, FileNotFoundError, OSError) as e:
         print(f"build: {e}", file=sys.stderr)
         return 2
+    return write_planned(directory, files, args.check, args.json)
+
+
+def write_planned(directory, files, check, as_json):
+    """Write the files ({name: bytes}) that differ into `directory` (none with check), print what
+    changed (one JSON object with as_json); the exit status: 1 when check finds a change."""
     changed = [n for n, data in sorted(files.items()) if differs(directory, n, data)]
-    if not args.check:
+    if not check:
         directory.mkdir(parents=True, exist_ok=True)
         for n in changed:
             C.write_atomic(directory / n, files[n])
-    if args.json:
-        print(json.dumps({"changed": changed, "written": not args.check}))
+    if as_json:
+        print(json.dumps({"changed": changed, "written": not check}))
     else:
-        print(f"{len(files)} files, {len(changed)} {'differ from the build' if args.check else 'written'}"
+        print(f"{len(files)} files, {len(changed)} {'differ from the build' if check else 'written'}"
               + (": " + ", ".join(changed) if changed else ""))
-    return 1 if (args.check and changed) else 0
+    return 1 if (check and changed) else 0
 
 
 if __name__ == "__main__":

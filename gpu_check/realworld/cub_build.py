@@ -28,10 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpu_check.kernel_corpus import corpus as C
-from gpu_check.kernel_corpus.build import differs
-
-from .build import DATA as REALWORLD
+from .build import DATA as REALWORLD, write_planned
 
 PACKAGE = "nvidia-cuda-cccl==13.0.85"
 DATA = REALWORLD / "cub"
@@ -124,17 +121,7 @@ def main(argv=None):
     except (RuntimeError, FileNotFoundError, OSError) as e:
         print(f"cub_build: {e}", file=sys.stderr)
         return 2
-    changed = [n for n, data in sorted(files.items()) if differs(DATA, n, data)]
-    if not args.check:
-        DATA.mkdir(parents=True, exist_ok=True)
-        for n in changed:
-            C.write_atomic(DATA / n, files[n])
-    if args.json:
-        print(json.dumps({"changed": changed, "written": not args.check}))
-    else:
-        print(f"{len(files)} files, {len(changed)} {'differ from the build' if args.check else 'written'}"
-              + (": " + ", ".join(changed) if changed else ""))
-    return 1 if (args.check and changed) else 0
+    return write_planned(DATA, files, args.check, args.json)
 
 
 if __name__ == "__main__":

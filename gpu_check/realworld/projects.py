@@ -19,6 +19,7 @@ package is not where it is looked for.
 import importlib.util
 from pathlib import Path
 
+from .build import package_root as cutlass_root
 from .cub_build import PACKAGE as CUB_PACKAGE, package_root as cub_root
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +31,14 @@ def _found(path, package):
     return Path(path)
 
 
+def _installed(module, package, name):
+    """The folder holding the installed `module` (a package), for a project given without ROOT."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"{module} not found: pip install {package} (or give --project {name}=ROOT)")
+    return Path(list(spec.submodule_search_locations)[0]).parent
+
+
 def cub(root=None):
     headers = _found(Path(root or cub_root()) / "nvidia" / "cu13" / "include" / "cccl" / "cub", CUB_PACKAGE).parent
     return {"dirs": [HERE / "cub" / "accept"], "includes": [headers], "nvcc_args": [], "package": CUB_PACKAGE}
@@ -37,12 +46,7 @@ def cub(root=None):
 
 def cutlass(root=None):
     package = "nvidia-cutlass==4.2.0.0"
-    if root is None:
-        spec = importlib.util.find_spec("cutlass_library")
-        if spec is None or not spec.submodule_search_locations:
-            raise FileNotFoundError(f"cutlass_library not found: pip install {package} (or give --project cutlass=ROOT)")
-        root = Path(list(spec.submodule_search_locations)[0]).parent
-    src = _found(Path(root) / "cutlass_library" / "source", package)
+    src = _found(cutlass_root(root) / "cutlass_library" / "source", package)
     return {"dirs": [src / "examples" / "cute" / "tutorial"], "includes": [src / "include", src / "tools" / "util" / "include"],
             "nvcc_args": ["--expt-relaxed-constexpr"], "package": package}
 
@@ -53,12 +57,7 @@ WARP_FLAGS = ("-DNDEBUG", "-DWP_ENABLE_CUDA=1", "-DWP_ENABLE_MATHDX=0", "-DWP_BU
 
 def warp(root=None):
     package = "warp-lang==1.19.0"
-    if root is None:
-        spec = importlib.util.find_spec("warp")
-        if spec is None or not spec.submodule_search_locations:
-            raise FileNotFoundError(f"warp not found: pip install {package} (or give --project warp=ROOT)")
-        root = Path(list(spec.submodule_search_locations)[0]).parent
-    native = _found(Path(root) / "warp" / "native", package)
+    native = _found(Path(root or _installed("warp", package, "warp")) / "warp" / "native", package)
     return {"dirs": [native], "includes": [native], "nvcc_args": list(WARP_FLAGS), "package": package}
 
 

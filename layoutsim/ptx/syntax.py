@@ -74,10 +74,12 @@ _TOKEN = re.compile(r"\S+")
 # the characters the scanner acts on; everything between them is copied as it stands
 _EVENT = re.compile(r'[\n"{}()\[\];:]')
 _BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
-# PTX text longer than this is refused before it is read: 8 Mi characters is 28x the largest kernel
-# here (tests/ptx/kernels/wgmma.sm_90a.ptx, 0.3 MB), and loading costs ~2 us a character, so the
-# longest accepted text loads in under 20 s
-MAX_PTX_CHARS = 1 << 23
+# PTX text longer than this is refused before it is read: whole translation units of real projects
+# are long (nvcc 13 prints 10.4 MB for warp-lang 1.19's native/deterministic.cu and 22.5 MB for a
+# CUB DeviceRadixSort over seven key types), and loading costs ~1 us a character and ~30 bytes of
+# memory a character (the 22.5 MB unit: 22 s, 650 MB peak on a loaded 2-core machine), so 32 Mi
+# characters loads in well under a minute and a gigabyte
+MAX_PTX_CHARS = 1 << 25
 # brackets one statement may nest: PTX nests a few (an initializer of a 3-d array of vectors is 4
 # deep); the operand and initializer readers recurse once a level
 MAX_NESTING = 32

@@ -57,3 +57,10 @@ def test_counts_and_the_refusal_with_its_cuda_line(tmp_path):
 def test_a_bad_argument_is_one_line(tmp_path):
     r = accept(tmp_path / "missing")
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "is not a directory" in r.stderr
+
+
+def test_a_project_that_is_unknown_or_not_installed_is_one_line(tmp_path):
+    r = accept("--project", "nosuch")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "one of cub, cutlass, warp" in r.stderr
+    r = accept("--project", f"cub={tmp_path}")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "nvidia-cuda-cccl==13.0.85" in r.stderr

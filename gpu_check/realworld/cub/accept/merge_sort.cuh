@@ -1,6 +1,6 @@
 // DeviceMergeSort, DeviceSegmentedSort and DeviceMerge over int, float, int64
-// (the template; each <family>_<type>.cu instantiates it for one type: one translation unit's PTX
-// stays under layoutsim's 8 Mi-character limit)
+// (the template; each <family>_<type>.cu instantiates it for one type: smaller translation units,
+// compiled in parallel)
 #pragma once
 #include "common.cuh"
 

@@ -1,6 +1,6 @@
 // DeviceRadixSort and DeviceSegmentedRadixSort: keys and key-value pairs, ascending and descending
-// (the template; each <family>_<type>.cu instantiates it for one type: one translation unit's PTX
-// stays under layoutsim's 8 Mi-character limit)
+// (the template; each <family>_<type>.cu instantiates it for one type: smaller translation units,
+// compiled in parallel)
 #pragma once
 #include "common.cuh"
 
