@@ -3,9 +3,8 @@
     python -m gpu_check.kernel_corpus.replay_all [--corpus NAME,...] [--limit N] [--json]
 
 For each corpus of parts.PARTS: every launch with a committed GPU measurement run by
-layoutsim.ptx on the same PTX and inputs (each corpus's own replay code: corpus.py,
-triton_corpus/replay.py, realworld/hopper_replay.py and cub_capture.py, clusters/cases.py,
-constructs/replay.py, textures/replay.py), its outputs compared byte for byte with the GPU's and
+layoutsim.ptx on the same PTX and inputs (launches.py: each corpus's own replay code; the
+textures' textures/replay.py), its outputs compared byte for byte with the GPU's and
 its ncu totals (parts.TOTALS) with the min..max of the GPU's runs; launches the corpus plans but
 nobody measured yet are counted as such, and a corpus with no measurement at all is skipped with
 the command that makes it. --limit N: the first N measured launches of each corpus (a quick look).
@@ -17,13 +16,11 @@ import argparse
 import json
 import sys
 
-import numpy as np
-
 from layoutsim.errors import LayoutsimError, one_line
 from layoutsim.files import pipe_safe_stdout
 
 from . import check as CHECK
-from . import corpus as C
+from . import launches as L
 from . import ncu as N
 from . import parts as P
 
@@ -36,71 +33,23 @@ def totals_of(run):
             N.GLOBAL_SECTORS["st"]: g.get("st", {}).get("sectors", 0)}
 
 
-# ---- each corpus's model run: (outputs by the reader's keys, totals or None) -------------------------
-def model_corpus(folder):
-    def one(name, recorded):
-        from layoutsim.ptx import run
-        e = {x["name"]: x for x in C.load_manifest(folder)}[name]
-        ptx = (folder / C.run_ptx(e)).read_text()
-        r = run(ptx, e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, C.load_inputs(e, folder)),
-                arch="sm_90", shared_bytes=e["shared_bytes"])
-        totals = totals_of(r)
-        # a documented unmodelled difference (check.UNMODELLED): the two measured numbers stand
-        for metric, (model, gpu) in CHECK.UNMODELLED.get(name, {}).items():
-            if totals.get(metric) == model and all(x.get(metric) == gpu for x in recorded.ncu):
-                totals[metric] = gpu
-        bufs = C.buffers_by_arg(e, r.buffers)
-        return {f"arg{i}": b for i, b in enumerate(bufs) if b is not None}, totals
-    return one
-
-
-def model_triton(name, recorded):
-    from gpu_check.triton_corpus import replay as R
-    from gpu_check.triton_corpus.measure import CORPUS
-    entry = {x["case"]: x for x in R.load_manifest(CORPUS)["cases"]}[name]
-    r, finals = R.run_case(CORPUS, entry)
-    return finals, totals_of(r)
-
-
-def model_hopper(name, recorded):
-    from gpu_check.realworld import hopper_replay as R
-    from gpu_check.realworld.hopper_cases import ARCH
-    from layoutsim.ptx import run
-    launch = R.load(name)
-    r = run(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args, arch=ARCH,
-            shared_bytes=launch.shared_bytes, cluster=launch.cluster)
-    got = dict(zip(launch.order, r.buffers[0]))
-    return {f"after{k}": np.asarray(v).reshape(-1).view(np.uint8) for k, v in got.items()}, totals_of(r)
-
-
-def model_cub(name, recorded):
-    import gzip
-    from gpu_check.realworld import cub_capture as K
-    from gpu_check.realworld.cub_build import DATA, PTX
-    doc, contents = K.load(DATA)
-    rec = next(x for x in doc["launches"] if P.cub_launch_id(x) == name)
-    r, final = K.replay(gzip.decompress((DATA / PTX).read_bytes()).decode(), rec, contents)
-    return {f"alloc{a}": v for a, v in final.items()}, totals_of(r)
-
-
-def model_clusters(name, recorded):
-    import layoutsim.ptx as X
-    from gpu_check.clusters import cases as K
-    case = next(c for c in K.cases() if c["name"] == name)
-    r = X.run((P.ROOT / K.PTX).read_text(), case["kernel"], case["grid"], case["block"], K.executor_args(case),
-              cluster=case["cluster"])
-    return {f"buf{i}": b for i, b in enumerate(r.buffers)}, None
-
-
-def model_textures(name, recorded):
-    from gpu_check.textures import replay as R
-    meta, arrays = R.load(P.BY_NAME["textures"].data)
-    case = next(c for c in meta["cases"] if c["name"] == name)
-    got, surf = R.run_case(case, arrays[f"{name}/texels"], arrays[f"{name}/in"])
-    out = {"out": got[:len(recorded.outputs["out"])]}
-    if surf is not None:
-        out["surface"] = surf
-    return out, None
+def model(part, name, recorded):
+    """(outputs keyed as the reader keys the GPU's, totals or None) of one launch on the executor."""
+    if part == "textures":                      # the probes build their module and arguments themselves
+        from gpu_check.textures import replay as R
+        meta, arrays = R.load(P.BY_NAME["textures"].data)
+        case = next(c for c in meta["cases"] if c["name"] == name)
+        got, surf = R.run_case(case, arrays[f"{name}/texels"], arrays[f"{name}/in"])
+        return {"out": got[:len(recorded.outputs["out"])], **({} if surf is None else {"surface": surf})}, None
+    r, outputs = L.setup(part, name).run()
+    if part in ("clusters", "constructs"):      # probes: no ncu totals recorded
+        return outputs, None
+    totals = totals_of(r)
+    # a documented unmodelled difference (check.UNMODELLED): the two measured numbers stand
+    for metric, (got, gpu) in CHECK.UNMODELLED.get(name, {}).items() if part == "kernels" else ():
+        if totals.get(metric) == got and all(x.get(metric) == gpu for x in recorded.ncu):
+            totals[metric] = gpu
+    return outputs, totals
 
 
 def constructs_differences(name):
@@ -108,10 +57,6 @@ def constructs_differences(name):
     from gpu_check.constructs import replay as R
     doc = json.loads((P.BY_NAME["constructs"].data / "constructs.json").read_text())
     return R.differences(doc, next(x for x in doc["launches"] if x["name"] == name))
-
-
-MODELS = {"kernels": model_corpus(C.DATA), "cute": model_corpus(P.REALWORLD), "triton": model_triton,
-          "hopper": model_hopper, "cub": model_cub, "clusters": model_clusters, "textures": model_textures}
 
 
 def replay_part(part, limit=None, log=lambda s: None):
@@ -136,7 +81,7 @@ def replay_part(part, limit=None, log=lambda s: None):
                 diffs = constructs_differences(name)
                 P.tally(s, name, not diffs, "; ".join(diffs) or None, None)
                 continue
-            outputs, totals = MODELS[part.name](name, rec)
+            outputs, totals = model(part.name, name, rec)
         except Exception as e:   # noqa: BLE001 - a refusal or a crash of one launch is reported, not fatal
             s["launches"] += 1
             s["errors"] += 1
