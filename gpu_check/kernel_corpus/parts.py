@@ -51,22 +51,20 @@ class Part:
 
 
 # ---- readers --------------------------------------------------------------------------------
+def _json(path, default=None):
+    return json.loads(Path(path).read_text()) if Path(path).is_file() else default
+
+
 def read_corpus(folder):
     """tests/data/kernels layout (manifest.json, <case>.h200.npz, h200.json)."""
     folder = Path(folder)
-    if not (folder / "h200.json").is_file():
-        return {}
-    doc = json.loads((folder / "h200.json").read_text())
-    manifest = {e["name"]: e for e in C.load_manifest(folder)} if (folder / C.MANIFEST).is_file() else {}
-    out = {}
-    for name, rec in doc.get("cases", {}).items():
-        f = folder / C.h200_file(name)
-        if name not in manifest or not f.is_file():
-            continue
-        arrays = C.load_arrays(f, manifest[name])
-        runs = doc.get("ncu_runs", {}).get("cases", {}).get(name) or [rec.get("ncu")]
-        out[name] = Launch({f"arg{i}": a for i, a in enumerate(arrays) if a is not None}, [r for r in runs if r])
-    return out
+    doc = _json(folder / "h200.json", {})
+    manifest = {e["name"]: e for e in C.load_manifest(folder)} if doc and (folder / C.MANIFEST).is_file() else {}
+    cases = {n: r for n, r in doc.get("cases", {}).items() if n in manifest and (folder / C.h200_file(n)).is_file()}
+    return {name: Launch({f"arg{i}": a for i, a in enumerate(C.load_arrays(folder / C.h200_file(name), manifest[name]))
+                          if a is not None},
+                         [r for r in doc.get("ncu_runs", {}).get("cases", {}).get(name) or [rec.get("ncu")] if r])
+            for name, rec in cases.items()}
 
 
 def read_triton(folder):
@@ -83,7 +81,7 @@ def read_triton(folder):
 def read_hopper(folder):
     from gpu_check.realworld.hopper_cases import CASES
     folder = Path(folder)
-    doc = json.loads((folder / "h200.json").read_text()) if (folder / "h200.json").is_file() else {"cases": {}}
+    doc = _json(folder / "h200.json", {"cases": {}})
     out = {}
     for c in CASES:
         npz = folder / f"{c.name}.buffers.npz"
@@ -112,16 +110,22 @@ def read_cub(folder):
     return out
 
 
-def read_clusters(folder):
-    folder = Path(folder)
-    if not (folder / "clusters.npz").is_file():
+def _npz_launches(path, sep, key):
+    """{launch: Launch} of an npz whose arrays are named <launch><sep><what>; key(what) -> the
+    output's key, or None to leave the array out."""
+    if not Path(path).is_file():
         return {}
     out = {}
-    with np.load(folder / "clusters.npz") as z:
+    with np.load(path) as z:
         for k in z.files:
-            name, i = k.rsplit(".", 1)
-            out.setdefault(name, Launch({})).outputs[f"buf{i}"] = z[k]
+            name, what = k.rsplit(sep, 1)
+            if key(what) is not None:
+                out.setdefault(name, Launch({})).outputs[key(what)] = z[k]
     return out
+
+
+def read_clusters(folder):
+    return _npz_launches(Path(folder) / "clusters.npz", ".", lambda i: f"buf{i}")
 
 
 def read_constructs(folder):
@@ -138,16 +142,7 @@ def read_constructs(folder):
 
 
 def read_textures(folder):
-    folder = Path(folder)
-    if not (folder / "textures.npz").is_file():
-        return {}
-    out = {}
-    with np.load(folder / "textures.npz") as z:
-        for k in z.files:
-            name, what = k.rsplit("/", 1)
-            if what in ("out", "surface"):
-                out.setdefault(name, Launch({})).outputs[what] = z[k]
-    return out
+    return _npz_launches(Path(folder) / "textures.npz", "/", lambda what: what if what in ("out", "surface") else None)
 
 
 # ---- what each part needs on the GPU machine ---------------------------------------------------
