@@ -44,6 +44,7 @@ class Part:
     read: object                 # folder -> {launch: Launch} ({} when the folder holds no measurement)
     needs: object = None         # () -> why it cannot run on this machine, or None
     planned: object = None       # () -> [launch] that should be measured (those not in `read` await it)
+    costs: bool = True           # its measurement runs ncu (the probes' do not)
 
     @property
     def command(self):
@@ -220,11 +221,11 @@ PARTS = (
     Part("cub", "CUB's device-wide algorithms", REALWORLD / "cub", "gpu_check.realworld.cub_measure",
          ("--ncu-runs", "1"), read_cub, needs_cub),
     Part("clusters", "the cluster probes", measured_data("clusters"), "gpu_check.clusters.measure", (),
-         read_clusters, needs_pycuda, _planned_clusters),
+         read_clusters, needs_pycuda, _planned_clusters, costs=False),
     Part("constructs", "issue 24's constructs", measured_data("constructs"), "gpu_check.constructs.measure", (),
-         read_constructs, needs_nvcc),
+         read_constructs, needs_nvcc, costs=False),
     Part("textures", "texture and surface probes", measured_data("textures"), "gpu_check.textures.measure", (),
-         read_textures, needs_pycuda),
+         read_textures, needs_pycuda, costs=False),
 )
 BY_NAME = {p.name: p for p in PARTS}
 

@@ -73,7 +73,7 @@ def test_every_corpus_runs_in_one_group_with_a_line_and_a_summary_each(stand_ins
     for name in COPIED:
         p = parts[name]
         assert p["launches"] == p["bit_identical"] == len(committed[name]) > 0, (name, p["problems"], p["skipped"])
-        assert p["costs_skipped"].startswith("ncu (Nsight Compute) not found")
+        assert p.get("costs_skipped", "").startswith("ncu (Nsight Compute) not found") == P.BY_NAME[name].costs
     assert parts["kernels"]["launches"] == parts["kernels"]["bit_identical"] == 1
     for name in ("hopper", "cub", "textures"):
         assert parts[name]["skipped"] == "the stand-in lacks it"
@@ -153,3 +153,15 @@ def test_replay_all_text_and_errors(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown corpus 'nope'; valid: kernels, cute" in err
     assert replay_all.main(["--limit", "0"]) == 2
+
+
+def test_corpus_picks_the_corpora(stand_ins, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "make_backend", lambda name="cuda": PtxBackend())
+    assert cli.main(["run", "--group", "kernels", "--corpus", "clusters,cute", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert [p["part"] for p in rep["groups"]["kernels"]["parts"]] == ["cute", "clusters"]
+    for argv, needle in ((["--group", "kernels", "--corpus", "nope"], "unknown corpus 'nope'; valid: kernels"),
+                         (["--group", "layouts", "--corpus", "cute"], "--corpus picks corpora of the group kernels")):
+        assert cli.main(["run", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and needle in err, err
