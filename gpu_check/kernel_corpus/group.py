@@ -66,7 +66,7 @@ def run(session):
 
 def _in_process(part, session):
     if part.name == "cute":
-        folder = measured_data("realworld")
+        folder = part.data
         if not (folder / MANIFEST).is_file():
             s = P.new_summary(part)
             s["skipped"] = f"{folder}/{MANIFEST} is missing"
@@ -74,7 +74,7 @@ def _in_process(part, session):
         # without ncu: its totals over five ncu runs are gpu_check.realworld.measure's
         results = check.run(session.backend, folder, record=session.record, log=session.log, use_ncu=False)
     else:
-        results = check.run(session.backend, record=session.record, log=session.log)
+        results = check.run(session.backend, part.data, record=session.record, log=session.log)
     return results, summary_of(part, results)
 
 
