@@ -3,7 +3,8 @@ with --launches, per launch of the corpora: warp-instructions, steady-state rate
 and peak memory.
 
     python benchmarks/bench_ptx.py [--size 1024] [--small 256] [--jobs 1] [--json]
-    python benchmarks/bench_ptx.py --launches [corpus,cutlass] [--repeat 3] [--cutlass-size 256,256,256] [--json]
+    python benchmarks/bench_ptx.py --launches [kernels,cute,triton,hopper,cub,clusters,cutlass] [--repeat 3]
+                                   [--cutlass-size 256,256,256] [--json]
 
 --launches (issue 26): each launch runs in a fresh process (python benchmarks/bench_ptx.py
 --child ...): "first" is the wall time of its first layoutsim.ptx.run (parse, link, the SASS
@@ -11,10 +12,16 @@ lowering or its cache, numba's first call or its cache, the launch), "import" th
 layoutsim.ptx` before it; the steady-state rate is warp-instructions / the median wall time of
 --repeat more runs of the same launch in that process (per CPU second too: the machine may be
 shared); peak memory is tracemalloc's peak during one more run (numpy's buffers included) per
-simulated thread (grid x block). Launches: "corpus" = every case of the project's H200 kernel
-corpus (tests/data/kernels/manifest.json, its committed PTX and inputs); "cutlass" = CUTLASS's
-CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt from the nvidia-cutlass wheel with
-nvcc; skipped with a note when either is missing), --cutlass-size M,N,K, output checked exactly.
+simulated thread (grid x block). Launches: every launch of each corpus of
+gpu_check/kernel_corpus/parts.py that runs here, built by gpu_check/kernel_corpus/launches.py from
+its committed PTX and inputs, its outputs compared byte for byte with the corpus's GPU measurement
+where one is committed ("output exact"): "kernels" (alias "corpus") = the project's H200 kernel
+corpus, "cute" = the CuTe tutorials of tests/data/realworld, "triton" = the Triton corpus (43
+launches), "hopper" = the CUTLASS 3.x Hopper examples (the H200 captures, else hopper_local's CPU
+captures), "cub" = CUB's captured launches (skipped until captured on the GPU), "clusters" = the
+cluster probes; "cutlass" = CUTLASS's CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt
+from the nvidia-cutlass wheel with nvcc; skipped with a note when either is missing),
+--cutlass-size M,N,K, output checked exactly.
 
 Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of 2 x 2 wmma
 16x16x16 fragments, A and B staged through padded shared memory; PTX compiled with
@@ -85,21 +92,23 @@ def child(spec):
     t = time.perf_counter()
     import layoutsim.ptx as P
     import_s = time.perf_counter() - t
-    if spec["kind"] == "corpus":
+    recorded = None
+    if spec["kind"] == "part":
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from gpu_check.kernel_corpus import corpus as C
-        e = {x["name"]: x for x in C.load_manifest()}[spec["name"]]
-        ptx = (C.DATA / C.run_ptx(e)).read_text()
-        kernel, grid, block, smem = e["kernel"], tuple(e["grid"]), tuple(e["block"]), e["shared_bytes"]
-        args, ref = C.launch_args(e, C.load_inputs(e)), None
+        from gpu_check.kernel_corpus import launches as L, parts as PARTS
+        s = L.setup(spec["part"], spec["name"])
+        ptx, kernel, grid, block, args, options, ref = s.ptx, s.kernel, s.grid, s.block, s.args, s.options, None
+        part = PARTS.BY_NAME[spec["part"]]
+        recorded = part.read(part.data).get(spec["name"])
     else:
         import cutlass_kernels as CK
         ptx = Path(spec["ptx"]).read_text()
         kernel, grid, block, args, smem, ref = CK.launch(spec["name"], ptx, *spec["size"])
+        options = {"arch": "sm_90", "shared_bytes": smem}
 
     def once():
         t0, c0 = time.perf_counter(), time.process_time()
-        r = P.run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=smem)
+        r = P.run(ptx, kernel, grid, block, args, **options)
         return r, time.perf_counter() - t0, time.process_time() - c0
 
     r, first, _ = once()
@@ -108,23 +117,33 @@ def child(spec):
     once()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    threads = int(np.prod(grid)) * int(np.prod(block))
+    threads = int(np.prod(r.grid)) * int(np.prod(r.block))
     out = {"warp_instructions": r.warp_instructions, "import_s": import_s, "first_s": first,
            "steady_s": statistics.median(walls), "steady_cpu_s": statistics.median(cpus),
            "peak_bytes": peak, "threads": threads}
     if ref is not None:              # C is the third array argument
         out["exact"] = bool(np.array_equal(r.buffers[[i for i, a in enumerate(args) if isinstance(a, np.ndarray)][2]],
                                            ref))
+    elif recorded is not None:       # the outputs against the corpus's GPU measurement, byte for byte
+        out["exact"] = PARTS.identical(recorded.outputs, s.outputs(r))[0]
     return out
 
 
+# the corpora --launches knows (gpu_check/kernel_corpus/launches.py builds their launches), and "cutlass"
+CORPORA = ("kernels", "cute", "triton", "hopper", "cub", "clusters")
+ALIASES = {"corpus": "kernels"}
+
+
 def launches(which, repeat, size, cutlass_root=None):
-    """[(name, spec)] of the launches to measure."""
+    """[(name, spec)] of the launches to measure; a corpus with none runnable here is said so."""
     out = []
-    if "corpus" in which:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from gpu_check.kernel_corpus import corpus as C
-        out += [(e["name"], {"kind": "corpus", "name": e["name"], "repeat": repeat}) for e in C.load_manifest()]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from gpu_check.kernel_corpus import launches as L, parts as PARTS
+    for part in (p for p in CORPORA if p in which):
+        names = L.names(part)
+        if not names:
+            print(f"{part}: skipped (no launch to run here: {PARTS.BY_NAME[part].command} on the GPU measures it)")
+        out += [(f"{part}/{n}", {"kind": "part", "part": part, "name": n, "repeat": repeat}) for n in names]
     if "cutlass" in which:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import cutlass_kernels as CK
@@ -142,7 +161,11 @@ def launches(which, repeat, size, cutlass_root=None):
 def per_launch(args):
     size = tuple(int(v) for v in args.cutlass_size.split(","))
     rows = []
-    for name, spec in launches(args.launches.split(","), args.repeat, size, args.cutlass_root):
+    which = [ALIASES.get(w.strip(), w.strip()) for w in args.launches.split(",") if w.strip()]
+    bad = [w for w in which if w not in CORPORA + ("cutlass",)]
+    if bad:
+        sys.exit(f"bench_ptx: --launches {bad[0]!r}: give some of {', '.join(CORPORA + ('cutlass',))}")
+    for name, spec in launches(which, args.repeat, size, args.cutlass_root):
         p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                                [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent),
@@ -163,10 +186,10 @@ def per_launch(args):
 
 def _print_row(o):
     if "error" in o:
-        print(f"{o['launch']:34s} failed: {o['error']}")
+        print(f"{o['launch'][:48]:48s} failed: {o['error']}")
         return
     exact = "" if "exact" not in o else ("  output exact" if o["exact"] else "  OUTPUT DIFFERS")
-    print(f"{o['launch']:34s} {o['warp_instructions']:>9,} warp-instr  steady {o['rate']:>11,.0f}/s "
+    print(f"{o['launch'][:48]:48s} {o['warp_instructions']:>9,} warp-instr  steady {o['rate']:>11,.0f}/s "
           f"({o['cpu_rate']:>11,.0f}/CPU s)  first run {o['first_s']:5.2f} s (import {o['import_s']:.2f} s)  "
           f"peak {o['bytes_per_thread']:>8,.0f} B/thread{exact}")
 
@@ -181,8 +204,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="processes for the CTAs (layoutsim.ptx.run jobs=)")
     ap.add_argument("--check", action="store_true", help="compare the large GEMM with layoutsim.mma tile by tile")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--launches", nargs="?", const="corpus,cutlass", default=None,
-                    help="per launch of these corpora (corpus, cutlass; default both) instead of the GEMM sizes")
+    ap.add_argument("--launches", nargs="?", const=",".join(CORPORA + ("cutlass",)), default=None,
+                    help=f"per launch of these corpora ({', '.join(CORPORA)}, cutlass; default all) instead of "
+                         f"the GEMM sizes")
     ap.add_argument("--repeat", type=int, default=3, help="--launches: steady-state runs per launch (median)")
     ap.add_argument("--cutlass-root", default=None,
                     help="--launches: a CUTLASS source tree (default: the installed nvidia-cutlass wheel's)")

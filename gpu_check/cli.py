@@ -1,6 +1,6 @@
 """gpu-check: run the real instructions on a GPU and compare every bit with layoutsim.
 
-    gpu-check run [--only PATTERN] [--cases N] [--group G,...] [--report FILE] [--record DIR] [--json]
+    gpu-check run [--only PATTERN] [--cases N] [--group G,...] [--corpus C,...] [--report FILE] [--record DIR] [--json]
     gpu-check discover [--record DIR] [--json]
     gpu-check discover --apply FILE [--json]            a recorded discover file into the catalog
     gpu-check report FILE [--markdown PATH] [--json]
@@ -64,6 +64,11 @@ def cmd_run(args):
         groups, why = _ptxsim_groups(args, groups)
         if why:
             return _fail(why)
+    if args.corpus is not None:
+        if "kernels" not in groups:
+            return _fail("--corpus picks corpora of the group kernels, which this run does not include")
+        from .kernel_corpus.parts import select
+        select(args.corpus)                          # an unknown name: one LayoutsimError line
     if args.cases is not None and args.cases < 1:
         return _fail(f"--cases must be at least 1, not {args.cases}")
     if args.only:
@@ -90,7 +95,7 @@ def cmd_run(args):
         return _fail(f"{e}; nothing was run")
     from . import report as R
     session = Session(backend, only=args.only, cases=args.cases, seed=args.seed, record=args.record, log=log,
-                      groups=groups, wgmma_all=args.all_wgmma, bank_seconds=args.bank_seconds)
+                      groups=groups, wgmma_all=args.all_wgmma, bank_seconds=args.bank_seconds, corpora=args.corpus)
     log(f"gpu-check run on {R.environment_line(session.env)}")
     if session.env.get("simulated"):
         log(f"note: {session.env['backend']}")
@@ -298,6 +303,8 @@ def parser():
                                              "layoutsim.numerics.corpus.suggested_cases, else 512)")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--group", help=f"comma-separated groups: {', '.join(GROUPS)} (default all)")
+    r.add_argument("--corpus", help="group kernels: only these corpora, comma-separated (kernels, cute, triton, "
+                                    "hopper, cub, clusters, constructs, textures; default all)")
     r.add_argument("--report", help="write the JSON report here (atomically; the folder must exist)")
     r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
                                     "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")

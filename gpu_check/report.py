@@ -102,7 +102,18 @@ def summary_table(report):
     fmt = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
     lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*r) for r in rows]
-    return "\n".join(lines)
+    return "\n".join(lines + parts_lines(report))
+
+
+def parts_lines(report):
+    """A line per corpus of a group that runs several (groups.<g>.parts: `kernels`), and its first problems."""
+    from .kernel_corpus.parts import summary_line
+    out = []
+    for g, info in report["groups"].items():
+        for s in info.get("parts", []):
+            out.append(f"{g}: {summary_line(s)}" + (f"; costs skipped: {s['costs_skipped']}" if s.get("costs_skipped") else ""))
+            out += [f"    {p}" for p in s.get("problems", [])[:3]]
+    return out
 
 
 def environment_line(env):

@@ -12,7 +12,7 @@ GROUPS = tuple(checks.GROUPS)
 
 class Session:
     def __init__(self, backend, only=None, cases=None, seed=1, record=None, log=print, groups=GROUPS,
-                 wgmma_all=False, bank_seconds=None):
+                 wgmma_all=False, bank_seconds=None, corpora=None):
         self.backend = backend
         self.only = only
         self.cases = cases
@@ -22,6 +22,7 @@ class Session:
         self.groups = tuple(g for g in GROUPS if g in groups)
         self.wgmma_all = wgmma_all
         self.bank_seconds = bank_seconds
+        self.corpora = corpora        # group kernels: comma-separated corpus names (None: all)
         self.results = []
         self.group_info = {}
         self.env = backend.environment()

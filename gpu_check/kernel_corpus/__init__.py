@@ -14,7 +14,12 @@ Modules:
     cases.py     the cases and their deterministic inputs      build.py   nvcc -> PTX, inputs, manifest
     corpus.py    reading / writing the directory                device.py  one launch through pycuda
     ncu.py       the launches under Nsight Compute              launch.py  the program ncu profiles
-    measure.py   the H200 measurement (the GPU job)             check.py   the gpu-check group `kernels`
+    measure.py   the H200 measurement (the GPU job)             check.py   this corpus in the group `kernels`
+    parts.py     every corpus of the project (this one, the CuTe tutorials, Triton, the Hopper
+                 examples, CUB, clusters, constructs, textures): its data, measure command, reader
+    group.py     the gpu-check group `kernels`: every corpus on the GPU in one command
+    launches.py  every corpus launch as layoutsim.ptx.run's arguments (replay_all, bench_ptx.py)
+    replay_all.py  every committed corpus on the executor, one summary (CI, no GPU)
     lowering.py  what ptxas makes of every memory instruction of the corpus, committed as
                  layoutsim/ptx/data/lowering_sm90.json (the method: layoutsim/ptx/lowering.py)
 """

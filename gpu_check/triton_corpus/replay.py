@@ -13,6 +13,16 @@ import numpy as np
 from . import cases as C
 
 
+# Launches whose ncu total the model does not reproduce, each explained in docs/triton.md ("Costs the
+# model does not reproduce"): (case, metric) -> (model, GPU min, GPU max, why). The replay test and
+# gpu_check.kernel_corpus.replay_all hold a launch to exactly these numbers.
+EXPLAINED = {
+    ("fla_l2norm_fwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
+        16, 4, 4, "ptxas sinks the ld.shared into the predicated st.global that alone reads it: the LDS "
+                  "runs in 1 warp of each CTA's 4, the PTX loads in all 4"),
+}
+
+
 def load_manifest(folder):
     return json.loads((Path(folder) / "manifest.json").read_text())
 

@@ -103,7 +103,7 @@ def test_the_kernels_group_runs_the_realworld_corpus_too(monkeypatch):
     from gpu_check.run import Session
     monkeypatch.setattr(check, "model_runner", lambda: None)
     monkeypatch.setattr(N, "ncu_path", lambda: None)
-    s = Session(PtxBackend(), groups=("kernels",), log=lambda line: None)
+    s = Session(PtxBackend(), groups=("kernels",), log=lambda line: None, corpora="kernels,cute")
     s.run()
     launched = [x[0] for x in s.backend.drv.launches]
     realworld = [e["kernel"] for e in C.load_manifest(build.DATA)]

@@ -46,13 +46,7 @@ def test_every_case_is_in_the_manifest():
     assert sum(C.CASES[c][0][0] != "local" for c in C.CASES) >= 10      # issue 25: 10 from real projects
 
 
-# Launches whose ncu total the model does not reproduce, each explained in docs/triton.md ("Costs the
-# model does not reproduce"): (model, GPU min, GPU max, why).
-EXPLAINED = {
-    ("fla_l2norm_fwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
-        16, 4, 4, "ptxas sinks the ld.shared into the predicated st.global that alone reads it: the LDS "
-                  "runs in 1 warp of each CTA's 4, the PTX loads in all 4"),
-}
+EXPLAINED = R.EXPLAINED
 
 
 @pytest.mark.parametrize("case", sorted(C.CASES))

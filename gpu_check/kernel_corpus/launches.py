@@ -1,0 +1,124 @@
+"""Every corpus launch as the arguments of layoutsim.ptx.run, and its final buffers keyed as the
+corpus's reader (parts.py) keys the GPU's: what replay_all compares and benchmarks/bench_ptx.py
+--launches times. Each corpus's own replay code builds the launch (corpus.py, triton_corpus/
+replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, clusters/cases.py,
+constructs/replay.py).
+
+    names(part)         the launches of a corpus that can run: those with a committed measurement
+                        (hopper: else the CPU captures of hopper_local; kernels, cute, triton,
+                        clusters: every planned case, their inputs are generated here)
+    setup(part, name)   Setup(ptx, kernel, grid, block, args, options, outputs): outputs(Run) ->
+                        {key: array} as the reader keys them
+"""
+import gzip
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import corpus as C
+from . import parts as P
+
+RUNNABLE = ("kernels", "cute", "triton", "hopper", "cub", "clusters", "constructs")
+
+
+@dataclass
+class Setup:
+    ptx: str
+    kernel: str
+    grid: tuple
+    block: tuple
+    args: list
+    options: dict = field(default_factory=dict)    # arch, shared_bytes, cluster
+    outputs: object = None                         # Run -> {key: array}
+
+    def run(self):
+        from layoutsim.ptx import run
+        r = run(self.ptx, self.kernel, self.grid, self.block, self.args, **self.options)
+        return r, self.outputs(r)
+
+
+def _corpus(folder, name):
+    e = {x["name"]: x for x in C.load_manifest(folder)}[name]
+
+    def outputs(r):
+        return {f"arg{i}": b for i, b in enumerate(C.buffers_by_arg(e, r.buffers)) if b is not None}
+    return Setup((folder / C.run_ptx(e)).read_text(), e["kernel"], tuple(e["grid"]), tuple(e["block"]),
+                 C.launch_args(e, C.load_inputs(e, folder)), {"arch": "sm_90", "shared_bytes": e["shared_bytes"]},
+                 outputs)
+
+
+def _triton(name):
+    from gpu_check.triton_corpus import cases, replay as R
+    from gpu_check.triton_corpus.measure import CORPUS
+    entry = {x["case"]: x for x in R.load_manifest(CORPUS)["cases"]}[name]
+    params = entry["params"]
+
+    def outputs(r):
+        return {f"arg{p['arg']}": b for p, b in zip(params, r.buffers) if "arg" in p and b is not None}
+    return Setup(R.ptx_text(CORPUS, entry), entry["kernel"], entry["grid"], entry["block"],
+                 R.arguments(entry, cases.inputs(name)), {"arch": entry["arch"], "shared_bytes": entry["shared_bytes"]},
+                 outputs)
+
+
+def _hopper(name):
+    from gpu_check.realworld import hopper_replay as R
+    from gpu_check.realworld.hopper_cases import ARCH
+    launch = R.load(name, kind="capture" if R.files(name)[1].is_file() else "cpu")
+
+    def outputs(r):
+        return {f"after{k}": np.asarray(v).reshape(-1).view(np.uint8) for k, v in zip(launch.order, r.buffers[0])}
+    return Setup(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args,
+                 {"arch": ARCH, "shared_bytes": launch.shared_bytes, "cluster": launch.cluster}, outputs)
+
+
+def _cub(name):
+    from gpu_check.realworld import cub_capture as K
+    from gpu_check.realworld.cub_build import ARCH, DATA, PTX
+    doc, contents = K.load(DATA)
+    rec = next(x for x in doc["launches"] if P.cub_launch_id(x) == name)
+    args, arrays = K.launch_args(rec, contents)
+    by_id = {id(a): aid for aid, a in arrays.items()}
+
+    def outputs(r):
+        return {f"alloc{by_id[id(arr)]}": buf for a, got in zip(args, r.buffers)
+                for (_, arr, _), buf in zip(a.pointers, got or ())}
+    return Setup(gzip.decompress((DATA / PTX).read_bytes()).decode(), rec["kernel"], tuple(rec["grid"]),
+                 tuple(rec["block"]), args, {"arch": ARCH, "shared_bytes": rec["shared_bytes"]}, outputs)
+
+
+def _clusters(name):
+    from gpu_check.clusters import cases as K
+    case = next(c for c in K.cases() if c["name"] == name)
+    return Setup((P.ROOT / K.PTX).read_text(), case["kernel"], tuple(case["grid"]), tuple(case["block"]),
+                 K.executor_args(case), {"cluster": case["cluster"]},
+                 lambda r: {f"buf{i}": b for i, b in enumerate(r.buffers)})
+
+
+def _constructs(name):
+    from gpu_check.constructs import replay as R
+    doc = json.loads((P.BY_NAME["constructs"].data / "constructs.json").read_text())
+    launch = next(x for x in doc["launches"] if x["name"] == name)
+    outs = [i for i, a in enumerate(launch["args"]) if a[0] == "out"]
+    return Setup(doc["ptx"], launch["kernel"], tuple(launch["grid"]), tuple(launch["block"]), R.args(launch["args"]),
+                 {"shared_bytes": launch["shared_bytes"]},
+                 lambda r: {f"out{k}": R.compared(name, r.buffers[i]) for k, i in enumerate(outs)})
+
+
+def setup(part, name):
+    """The Setup of one launch of corpus `part` (a parts.PARTS name)."""
+    if part in ("kernels", "cute"):
+        return _corpus(P.BY_NAME[part].data, name)
+    return {"triton": _triton, "hopper": _hopper, "cub": _cub, "clusters": _clusters,
+            "constructs": _constructs}[part](name)
+
+
+def names(part):
+    """[launch] of a corpus that setup() can build here, in the corpus's order."""
+    p = P.BY_NAME[part]
+    if part == "hopper":
+        from gpu_check.realworld import hopper_replay as R
+        return [n for n in p.planned() if R.files(n)[1].is_file() or R.files(n, kind="cpu")[0].is_file()]
+    if part in ("cub", "constructs"):
+        return list(p.read(p.data))
+    return p.planned() if p.planned else []
