@@ -78,3 +78,14 @@ def test_unreadable_cubins_are_never_the_same(tmp_path):
     for bad in (b"", b"\x7fELF", good[:100], b"\x7fELF\x01" + good[5:], shnum_past_end):
         assert L.code_sections(bad) is None and not L.same_code(bad, bad)
     assert not L.same_code(b"", b"")
+
+
+@needs_tools
+@pytest.mark.parametrize("path", ["tests/data/kernels/cp_async_pipeline.sm_90.ptx", "tests/data/kernels/histogram_atomics.sm_90.ptx"])
+def test_nvdisasm_without_its_dataflow_analysis_gives_the_same_rows(monkeypatch, path):
+    """NO_DATAFLOW: the analysis only labels indirect jumps' targets; the rows (each PTX line's
+    SASS opcodes) of kernels with loops and branches are the same with it and without."""
+    ptx = (ROOT / path).read_text()
+    quick, _ = L.lower(ptx, "sm_90", keep=None)
+    monkeypatch.setattr(L, "NO_DATAFLOW", ())
+    assert L.lower(ptx, "sm_90", keep=None)[0] == quick and quick
