@@ -113,7 +113,7 @@ def main():
         if case in measured:
             with np.load(measured[case][1]) as z:
                 ref = {k: z[f"{case}/{k}"] for k in finals}
-        row = {"case": case, "layoutsim_s": round(sec, 3),
+        row = {"case": case, "layoutsim_s": round(sec, 4),
                "layoutsim_differ": sum(differing(finals[k], ref[k]) for k in finals) if ref else None}
         if isinstance(interp, dict):
             isec, iout = interp[case]
@@ -121,7 +121,7 @@ def main():
             if isinstance(isec, str):
                 row.update(interpreter_error=isec)
             else:
-                row.update(interpreter_s=round(isec, 3), compared_with="H200" if ref else "layoutsim",
+                row.update(interpreter_s=round(isec, 4), compared_with="H200" if ref else "layoutsim",
                            interpreter_differ=sum(differing(iout[k], base[k]) for k in finals))
         rows.append(row)
     if a.json:
@@ -131,7 +131,7 @@ def main():
         print(f"TRITON_INTERPRET=1: not run: {interp}")
     print(f"{'case':24s} {'layoutsim s':>12s} {'differ':>7s} {'interp s':>9s} {'differ':>7s}  (vs)")
     for r in rows:
-        print(f"{r['case']:24s} {r['layoutsim_s']:12.3f} {str(r['layoutsim_differ']):>7s} "
+        print(f"{r['case']:24s} {r['layoutsim_s']:12.4f} {str(r['layoutsim_differ']):>7s} "
               f"{str(r.get('interpreter_s', '-')):>9s} {str(r.get('interpreter_differ', '-')):>7s}  "
               f"({r.get('compared_with', 'H200' if r['layoutsim_differ'] is not None else '-')})"
               + (f"  interpreter: {r['interpreter_error']}" if "interpreter_error" in r else ""))
