@@ -1,6 +1,6 @@
 """First-run times: how long a user waits the first time each compiled piece runs.
 
-    python benchmarks/bench_first_run.py [--runs 3] [--only query,banks,mma] [--json]
+    python benchmarks/bench_first_run.py [--runs 3] [--only query,ptx,banks,mma] [--json]
 
 Every measurement is a fresh Python process. "cold" points NUMBA_CACHE_DIR at a new, empty
 folder (the first call after `pip install`); "warm" repeats the call with the cache the cold
@@ -14,6 +14,14 @@ Cases:
                      The script is the one installed beside this interpreter (a version
                      manager's shim on PATH, e.g. pyenv's, adds its own 0.1 s); "python
                      startup" is `python -c pass`, the part of it no layoutsim change can cut
+  ptx --help         `layoutsim ptx run --help`, the whole process: the CLI's start-up
+  ptx <case>         `layoutsim ptx run` of a Triton corpus launch (tests/data/triton_corpus:
+                     vector_add, flaggems_sum_2), the whole process (target, issue 26: a first
+                     answer in 0.3 s for kernels under 10^5 warp-instructions, CLI start-up
+                     included); "cold" runs a PTX no process has seen (the committed one with a
+                     comment line of its own appended: a new SHA-256) with an empty
+                     $LAYOUTSIM_CACHE, so ptxas + nvdisasm lower it; "warm" runs it again with
+                     the lowering that run cached
   banks serial       first wavefronts_batch(engine="numba") of 4 accesses (ld.shared.v4.b32)
   banks parallel     first batch of 60,000 accesses (the parallel kernel)
   banks auto         first wavefronts_batch of 1,000 accesses with the default engine (numpy)
@@ -37,7 +45,16 @@ import sys
 import tempfile
 import time
 
-GROUPS = ("query", "banks", "mma")
+GROUPS = ("query", "ptx", "banks", "mma")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# `layoutsim ptx run` of Triton corpus launches: the manifest's grid/block/shared bytes, the
+# kernel's arguments then its two scratch pointers (u64:0)
+PTX_CASES = {
+    "vector_add": ["--kernel", "vector_add", "--grid", "4", "--block", "128", "--arg", "arange:f32:1024",
+                   "--arg", "arange:f32:1024", "--arg", "zeros:f32:1024", "--arg", "i32:1000"],
+    "flaggems_sum_2": ["--kernel", "sum_kernel_2", "--grid", "1", "--block", "128", "--shared-bytes", "8",
+                       "--arg", "arange:f32:64", "--arg", "zeros:f32:1", "--arg", "i32:64"],
+}
 MMA = {
     "f16": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90"),
     "f16 with an Inf": ("mma.m16n8k16.f32.f16.f16.f32", "sm_90", "inf"),
@@ -116,21 +133,45 @@ def _cold_warm(code, args, runs):
     return cold, warm
 
 
-def _query(runs, cmd=None):
+def _query(runs, cmd=None, env=None):
     if cmd is None:
-        exe = os.path.join(os.path.dirname(sys.executable), "layoutsim")
-        exe = exe if os.path.exists(exe) else shutil.which("layoutsim")
-        cmd = ([exe] if exe else [sys.executable, "-m", "layoutsim.cli"]) + \
-            ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
+        cmd = _cli() + ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
         c0 = os.times()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
         c1 = os.times()
         out.append({"wall": time.perf_counter() - t0,
                     "cpu": (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)})
     return out
+
+
+def _cli():
+    exe = os.path.join(os.path.dirname(sys.executable), "layoutsim")
+    exe = exe if os.path.exists(exe) else shutil.which("layoutsim")
+    return [exe] if exe else [sys.executable, "-m", "layoutsim.cli"]
+
+
+def _ptx_case(case, runs):
+    """(cold, warm) samples of `layoutsim ptx run` of one Triton corpus launch."""
+    import gzip
+    with open(os.path.join(ROOT, "tests", "data", "triton_corpus", "ptx", f"{case}.ptx.gz"), "rb") as f:
+        ptx = gzip.decompress(f.read()).decode()
+    args = PTX_CASES[case] + ["--arg", "u64:0", "--arg", "u64:0", "--arch", "sm_90a", "--quiet"]
+    cold, warm = [], []
+    for _ in range(runs):
+        work = tempfile.mkdtemp(prefix="bench-first-run-")
+        try:
+            path = os.path.join(work, f"{case}.ptx")
+            with open(path, "w") as f:
+                f.write(ptx + f"// bench_first_run {os.getpid()} {time.time_ns()}\n")   # a new SHA-256
+            env = dict(os.environ, LAYOUTSIM_CACHE=os.path.join(work, "cache"))
+            cold += _query(1, _cli() + ["ptx", "run", path] + args, env)
+            warm += _query(1, _cli() + ["ptx", "run", path] + args, env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return cold, warm
 
 
 def _stats(samples):
@@ -160,6 +201,11 @@ def main():
     if "query" in only:
         results["query"] = {"cold": _stats(_query(args.runs)), "target": 0.25}
         results["python startup"] = {"cold": _stats(_query(args.runs, [sys.executable, "-c", "pass"]))}
+    if "ptx" in only:
+        results["ptx --help"] = {"cold": _stats(_query(args.runs, _cli() + ["ptx", "run", "--help"])), "target": 0.3}
+        for case in PTX_CASES:
+            cold, warm = _ptx_case(case, args.runs)
+            results[f"ptx {case}"] = {"cold": _stats(cold), "warm": _stats(warm), "target": 0.3}
     if "banks" in only:
         for label, n, engine in (("banks serial", 4, "numba"), ("banks parallel", 60000, "numba"),
                                  ("banks auto", 1000, "auto")):

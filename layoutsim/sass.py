@@ -1,6 +1,6 @@
 """SASS, NVIDIA's machine code: the one place for the spellings of the memory and matrix
 instructions ptxas emits, their access widths, the patterns that find them, and the parsers of
-`cuobjdump -sass` and `nvdisasm` listings. The executor (ptx/: lowering, costs, wmma), the bank
+`cuobjdump -sass` and `nvdisasm` listings, and the reader of a cubin's sections. The executor (ptx/: lowering, costs, wmma), the bank
 model (banks/ops.py) and the gpu_check probes (bank, coalescing, kernel corpus, build) read SASS
 only through this module; it imports nothing of layoutsim, so every package may import it.
 
@@ -12,6 +12,7 @@ has no count suffix: `bank_probe_ldmatrix_x1` holds LDSM.16.M88, `bank_probe_stm
 STSM.16.MT88, and the x1 wmma loads of m32n8k16/m8n32k16 s8/u8 LDSM.16.M88.
 """
 import re
+import struct
 from dataclasses import dataclass
 
 
@@ -202,3 +203,28 @@ def address_offset(address):
     """The immediate offset of an address operand ("R2+0x40" -> 64; none: 0)."""
     m = re.search(r"\+(-?0x[0-9a-f]+)", address.replace(" ", ""))
     return int(m.group(1), 16) if m else 0
+
+
+def cubin_sections(cubin):
+    """[(name, sh_type, file offset, size)] of every section of a cubin, a little-endian ELF64
+    image (System V gABI, "Sections": e_shoff at 0x28, e_shentsize/e_shnum/e_shstrndx at 0x3A;
+    sh_name, sh_type, sh_offset and sh_size are the headers' 1st, 2nd, 5th and 6th fields).
+    Raises ValueError for bytes that are not one, or whose headers point outside them."""
+    try:
+        if cubin[:6] != b"\x7fELF\x02\x01":
+            raise ValueError("not a little-endian ELF64 image (a cubin)")
+        shoff, = struct.unpack_from("<Q", cubin, 0x28)
+        size, count, names = struct.unpack_from("<HHH", cubin, 0x3A)
+        if size < 64 or not 0 < count <= 1 << 16 or names >= count or shoff + count * size > len(cubin):
+            raise ValueError("a cubin's section headers lie outside it")
+        heads = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * size) for i in range(count)]
+        table = heads[names][4]
+        out = []
+        for name_at, kind, _, _, offset, length in heads:
+            name = cubin[table + name_at:cubin.index(b"\0", table + name_at)].decode("ascii")
+            if kind != 8 and offset + length > len(cubin):           # SHT_NOBITS holds no bytes
+                raise ValueError(f"a cubin's section {name} lies outside it")
+            out.append((name, kind, offset, length))
+        return out
+    except (struct.error, UnicodeDecodeError) as e:
+        raise ValueError(f"not a readable cubin: {e}") from None

@@ -9,25 +9,16 @@ instruction), giving a module in which sin/cos.approx(t) = MUFU(RZ(t * 1)) = MUF
 """
 import struct
 
+from layoutsim import sass as SASS
+
 TWO_PI_INV = struct.pack("<f", 0.15915493667125701904)
 ONE = struct.pack("<f", 1.0)
 
 
 def text_sections(elf):
-    """[(name, file offset, size)] of the .text.* sections of an ELF64 little-endian image."""
-    if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
-        raise ValueError("not a little-endian ELF64 image (a cubin)")
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
-    heads = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
-    strtab = heads[shstrndx]
-    names = elf[strtab[4]:strtab[4] + strtab[5]]
-    out = []
-    for h in heads:
-        name = names[h[0]:names.index(b"\0", h[0])].decode()
-        if name.startswith(".text."):
-            out.append((name, h[4], h[5]))
-    return out
+    """[(name, file offset, size)] of the .text.* sections of an ELF64 little-endian image
+    (layoutsim/sass.py reads the headers; ValueError for bytes that are not one)."""
+    return [(name, off, size) for name, _, off, size in SASS.cubin_sections(elf) if name.startswith(".text.")]
 
 
 def patch_sincos(cubin):

@@ -83,10 +83,18 @@ def arguments(entry, args):
 
 def run_case(folder, entry, **options):
     """(Run, {argN: final array}) of one case on the model."""
+    return launch(entry, *prepared(folder, entry), **options)
+
+
+def prepared(folder, entry):
+    """(PTX text, launch arguments) of one case: what `launch` takes (made before a timed launch)."""
+    return ptx_text(folder, entry), arguments(entry, C.inputs(entry["case"]))
+
+
+def launch(entry, text, values, **options):
+    """(Run, {argN: final array}) of the case's PTX launched on the model with `values`."""
     import layoutsim.ptx as ptx
-    args = C.inputs(entry["case"])
-    values = arguments(entry, args)
-    r = ptx.run(ptx_text(folder, entry), entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
+    r = ptx.run(text, entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
                 shared_bytes=entry["shared_bytes"], **options)
     finals = {}
     for p, b in zip(entry["params"], r.buffers):

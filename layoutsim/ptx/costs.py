@@ -31,7 +31,23 @@ from .access import space_of
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
-_MIX = np.random.default_rng(0x1A7E).integers(1, 1 << 62, 33, dtype=np.int64) | 1
+
+
+def _odd_multipliers(seed, n):
+    """n odd 62-bit multipliers for distinct_patterns' row hash: SplitMix64's outputs from `seed`
+    (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014), in plain
+    Python so that importing the costs does not load numpy.random (~9 ms). Any odd multipliers
+    do: every group the hash makes is checked to hold identical rows."""
+    out, x, m64 = [], seed, (1 << 64) - 1
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & m64
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m64
+        out.append(((z ^ (z >> 31)) >> 2) | 1)
+    return np.array(out, dtype=np.int64)
+
+
+_MIX = _odd_multipliers(0x1A7E, 33)
 
 
 FEW_ROWS = 64       # below this many rows grouping costs more than looking each row up (memo_rows)

@@ -7,7 +7,13 @@ each instruction), assembled with `ptxas -arch=ARCH -lineinfo`, and disassembled
 is checked to be the same instruction sequence as that of the file as given, so the rewriting
 changed nothing but the line table. A PTX line inside a loop ptxas unrolled appears once per
 copy; instructions predicated @!PT (never executed: ptxas padding) are left out. The two ptxas runs
-(tagged and as given) run side by side, then the two nvdisasm runs.
+(tagged and as given) run side by side. The check first compares the two cubins' code bytes
+(every .text.* section and its relocations, read from the ELF): equal bytes are the same SASS, and
+the file as given needs no nvdisasm run of its own (nvdisasm is most of a lowering's time: ~0.4 s
+CPU of start-up per run, ptxas ~0.03 s on a small kernel; it runs without its dataflow analysis,
+NO_DATAFLOW). Only where the bytes differ (or the
+ELF is not one this reader knows) is the file as given disassembled too and the instruction
+streams compared as text, refusing the lowering when they differ.
 
 Used by the executor at run time (sass.py, for PTX the committed data does not describe) and by
 the generator of that data (gpu_check/kernel_corpus/lowering.py).
@@ -126,8 +132,16 @@ def _result(cmd):
     return r.returncode, r.stdout, r.stderr
 
 
+# nvdisasm's dataflow analysis (on by default) only infers the branch-stack targets of indirect
+# jumps for their labels (nvdisasm --help, --no-dataflow); the rows keep each PTX line's SASS
+# opcodes, and both listings of a fallback comparison are made alike. Off, it costs ~0.1 s less
+# CPU per run (0.34-0.39 s against 0.47 s on a small kernel here), and the rows of all 84 sm_90
+# corpus PTX files (tests/data/{kernels,realworld,triton_corpus}, tests/ptx/kernels) are unchanged.
+NO_DATAFLOW = ("-ndf",)
+
+
 def _disassemble_cmd(cubin, nvdisasm, with_lines):
-    return [nvdisasm, "-c"] + (["-g"] if with_lines else []) + [str(cubin)]
+    return [nvdisasm, "-c", *NO_DATAFLOW] + (["-g"] if with_lines else []) + [str(cubin)]
 
 
 def _disassembled(cmd, result):
@@ -148,6 +162,33 @@ def _assembled(arch, result):
         raise LoweringError(f"ptxas -arch={arch} refused the PTX: {msg[0] if msg else code}")
 
 
+def code_sections(cubin):
+    """{name: bytes} of a cubin's code: every .text.* section and the relocations applied to it
+    (.rel.text.* / .rela.text.*), with the symbol and string tables those relocations name
+    symbols by (when there are any); None when the bytes are not a cubin sass.cubin_sections can
+    read (then the caller compares disassemblies)."""
+    try:
+        sections = SASS.cubin_sections(cubin)
+    except ValueError:
+        return None
+    out = {}
+    for name, kind, offset, length in sections:
+        if name.startswith((".text.", ".rel.text.", ".rela.text.", ".symtab", ".strtab")):
+            if kind == 8:                   # SHT_NOBITS: code without bytes is none this reader knows
+                return None
+            out[name] = cubin[offset:offset + length]
+    if not any(v for k, v in out.items() if k.startswith(".rel")):
+        out.pop(".symtab", None), out.pop(".strtab", None)     # nothing in the code names a symbol
+    return out
+
+
+def same_code(a, b):
+    """Whether two cubins hold the same functions with byte-identical code and relocations (so
+    nvdisasm would list the same instructions); False when either cannot be read."""
+    ca, cb = code_sections(a), code_sections(b)
+    return ca is not None and bool(ca) and ca == cb
+
+
 def lower(ptx, arch, ptxas=None, nvdisasm=None, work=None, keep=KEEP):
     """({function: [{line, ptx, op, sass: [SASS opcodes]}]}, the cubin of the PTX as given) for the
     instructions whose PTX opcode matches `keep` (None: every instruction with SASS)."""
@@ -162,12 +203,15 @@ def lower(ptx, arch, ptxas=None, nvdisasm=None, work=None, keep=KEEP):
         pair = (("lined", True), ("plain", False))
         for result in _both([_assemble_cmd(tmp / f"{n}.ptx", tmp / f"{n}.cubin", arch, ptxas, li) for n, li in pair]):
             _assembled(arch, result)
-        cmds = [_disassemble_cmd(tmp / f"{n}.cubin", nvdisasm, li) for n, li in pair]
-        lined, plain = (_disassembled(c, r) for c, r in zip(cmds, _both(cmds)))
         cubin = (tmp / "plain.cubin").read_bytes()
-    for f in plain:
-        if [x[1:] for x in lined.get(f, [])] != [x[1:] for x in plain[f]]:
-            raise LoweringError(f"{f}: the line-tagged PTX assembles to different SASS")
+        same = same_code(cubin, (tmp / "lined.cubin").read_bytes())
+        cmds = [_disassemble_cmd(tmp / f"{n}.cubin", nvdisasm, li) for n, li in (pair[:1] if same else pair)]
+        listings = [_disassembled(c, r) for c, r in zip(cmds, _both(cmds))]
+    lined = listings[0]
+    if not same:                # the bytes differ: are the instruction streams the same?
+        for f, plain in listings[1].items():
+            if [x[1:] for x in lined.get(f, [])] != [x[1:] for x in plain]:
+                raise LoweringError(f"{f}: the line-tagged PTX assembles to different SASS")
     lines = ptx.splitlines()
     out = {}
     for f, instrs in lined.items():

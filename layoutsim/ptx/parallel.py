@@ -14,8 +14,11 @@ fit, and the run uses no more. Limits and progress: the workers publish their co
 shared array (watch.py), check max_steps and the deadline against the whole run, and ignore
 SIGINT: Ctrl-C reaches the parent, which stops the pool (no worker outlives it) and says where
 the run was.
+
+multiprocessing is imported by run_parallel, the one place that starts processes: only a run with
+jobs > 1 pays its import (~14 ms of every `import layoutsim.ptx` otherwise; the one import inside
+a function tests/test_structure_table.py allows a ptx/ module beside the optional dependencies).
 """
-import multiprocessing as mp
 import signal
 
 import numpy as np
@@ -75,6 +78,7 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
     """(Costs, hazards) after running `ids` in `jobs` processes; launch.heap holds the result.
     runner: (program, run_ctas) of runner.py, which the workers call (passed, not imported: runner
     imports this module)."""
+    import multiprocessing as mp        # here, not at the top: see the module's docstring
     chunks = [c for c in np.array_split(ids, min(jobs, len(ids))) if len(c)]
     ctx = mp.get_context("spawn")
     shared = ctx.Array("q", len(chunks) * FIELDS, lock=False)

@@ -240,16 +240,21 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     for st in prog.steps:
         if st.info.get("approx"):
             approx.setdefault(st.site, st.info["approx"])
+    # the counters as Python ints, each array converted once (not one numpy scalar per site and field)
+    executions = [scale(v) for v in np.asarray(costs.executions).tolist()]
+    wavefronts, ideal, requests, sectors, ideal_sectors = (
+        np.asarray(a).tolist() for a in (costs.wavefronts, costs.ideal, costs.requests, costs.sectors,
+                                         costs.ideal_sectors))
     for i, site in enumerate(prog.sites):
         shared = costs.kind[i] is not None
         glob = costs.global_kind[i] is not None
         rows.append(InstructionStats(
-            line=site.line, cuda=site.cuda, text=site.text, executions=scale(costs.executions[i]),
-            wavefronts=scale(costs.wavefronts[i]) if shared else None,
-            ideal=scale(costs.ideal[i]) if shared else None, kind=costs.kind[i], sass=costs.sass[i],
-            requests=scale(costs.requests[i]) if glob else None,
-            sectors=scale(costs.sectors[i]) if glob else None,
-            ideal_sectors=scale(costs.ideal_sectors[i]) if glob else None,
+            line=site.line, cuda=site.cuda, text=site.text, executions=executions[i],
+            wavefronts=scale(wavefronts[i]) if shared else None,
+            ideal=scale(ideal[i]) if shared else None, kind=costs.kind[i], sass=costs.sass[i],
+            requests=scale(requests[i]) if glob else None,
+            sectors=scale(sectors[i]) if glob else None,
+            ideal_sectors=scale(ideal_sectors[i]) if glob else None,
             global_kind=costs.global_kind[i], note=_note(costs, approx, i)))
     sw = {k: scale(v) for k, v in costs.shared_totals().items()}
     notes = sorted(prog.notes | launch.notes)
@@ -286,7 +291,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                seconds=time.perf_counter() - t0, fault=fault, samples=launch.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
                cluster=launch.cluster.dims if launch.cluster.explicit else None,
-               fidelity=fidelity.compute(prog, [scale(e) for e in costs.executions], scale(costs.warp_instructions)),
+               fidelity=fidelity.compute(prog, executions, scale(costs.warp_instructions)),
                printf=bytes(launch.printed).decode("utf-8", "backslashreplace"),
                assertions=list(launch.assertions))
 

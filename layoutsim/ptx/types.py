@@ -5,6 +5,7 @@ register's width (bool for .pred); an instruction views them in its own type: .s
 .f32 as float32, .f16 as the raw uint16 (half arithmetic goes through layoutsim.ptx.fround).
 """
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -18,9 +19,10 @@ class PtxType:
     kind: str          # "b", "u", "s", "f", "pred", "h" (packed half: f16x2/bf16x2), "fp" (8/4-bit
     #                    float), "v" (packed 16-bit integers: u16x2/s16x2)
 
-    @property
+    @cached_property
     def dtype(self):
-        """numpy dtype an instruction of this type computes in."""
+        """numpy dtype an instruction of this type computes in (computed once per type: operand
+        reads and writes ask on every instruction)."""
         if self.kind == "pred":
             return np.dtype(bool)
         if self.kind == "s":
@@ -29,9 +31,9 @@ class PtxType:
             return np.dtype(f"float{self.bits}")
         return np.dtype(f"uint{max(self.bits, 8)}")
 
-    @property
+    @cached_property
     def storage(self):
-        """dtype of a register declared with this type."""
+        """dtype of a register declared with this type (computed once per type)."""
         if self.kind == "pred":
             return np.dtype(bool)
         return np.dtype(f"uint{max(self.bits, 8)}")
