@@ -277,10 +277,28 @@ def _tensor(ins, b, prog, dim, load):
                                         target=np.array([tc])))
                 landed.append((j, tc, gm.box_bytes))
         return landed
-    return {"fn": _copy_step(ins, at, body, multicast)}
+    return {"fn": _copy_step(ins, at, body, multicast, "cta_group::2" in ins.mods)}
 
 
-def _copy_step(ins, at, body, multicast=False):
+def _signalled(bt, ins, thr, flat, tc, multicast, pair):
+    """Flat offsets of the mbarrier each landed box signals: the operand's; multicast: the one at its
+    CTA-relative offset in each target CTA. .cta_group::2 (PTX ISA 9.7.9.25.5.1; CuTe's
+    SM100_TMA_2SM_LOAD*, cute/arch/copy_sm100_tma.hpp, points it at the even CTA of the pair): the
+    mbarrier may be in the target CTA's peer (the CTA of the cluster whose rank differs in bit 0), and
+    a multicast signals, for each target, the CTA of its pair on the operand's side."""
+    mcta, off = flat // bt.S, flat % bt.S
+    if pair:
+        near = np.where(multicast, bt.cta_index[thr], tc)
+        bad = (mcta ^ near) > 1
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise Fault(thr[j], int(flat[j]), f"{ins.name}: .cta_group::2: the mbarrier is in neither the "
+                                              f"destination CTA nor its peer", "invalid_operand", "shared::cluster")
+        return (tc ^ (mcta ^ near)) * bt.S + off if multicast else flat
+    return tc * bt.S + off if multicast else flat
+
+
+def _copy_step(ins, at, body, multicast=False, pair=False):
     """fn(bt, g, full) of a copy: body(bt, threads) copies for the issuing threads and returns
     [(thread index, target batch CTA, bytes)]; a load (at: its mbarrier operand) credits the bytes
     to the mbarrier (multicast: the one at the same CTA-relative offset in each target CTA), which
@@ -298,7 +316,7 @@ def _copy_step(ins, at, body, multicast=False):
         if at is not None and landed:
             j = np.array([x[0] for x in landed])
             tc = np.array([x[1] for x in landed], np.int64)
-            mflat = tc * bt.S + rel[j] if multicast else flat[j]
+            mflat = _signalled(bt, ins, thr[j], flat[j], tc, multicast, pair)
             s = mb.slots(mflat, rel[j], thr[j], ins.name)
             mb.complete_tx(s, np.array([x[2] for x in landed], np.int64), thr[j], rel[j])
     return fn

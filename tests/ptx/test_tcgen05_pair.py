@@ -1,0 +1,166 @@
+"""tcgen05 .cta_group::2 in the executor: a CTA pair of a cluster runs one MMA over both CTAs'
+shared memory into both CTAs' tensor memory (hand-written PTX; no Blackwell GPU here: every
+expected value below is the documents', written out again in this file).
+
+- PTX ISA 9.x (v9.2) 9.7.16.5 'Issue Granularity' (Table 46): tcgen05.mma/.commit .cta_group::2 is
+  issued by one thread of the CTA pair (the CTAs of a cluster whose %cluster_ctarank differ in bit 0);
+  tcgen05.alloc/dealloc/relinquish_alloc_permit .cta_group::2 by one warp in each CTA of the pair.
+- The split of the operands and of D, as CuTe's SM100_MMA_F16BF16_2x1SM_SS traits state it
+  (nvidia-cutlass 4.2.0.0, cute/atom/mma_traits_sm100.hpp: ThrID = Layout<_2>; ALayout gives the
+  peer v rows v*M/2 .. of A, BLayout rows v*N/2 .. of B (N x K), CLayout rows v*M/2 .. of D) and the
+  PTX ISA's data-path Layouts A (M=256: lane = row % 128 of CTA row // 128) and B (M=128: 64 rows
+  per CTA, the column halves folded onto lanes 64..127; 9.7.16.10): the even CTA's shared memory
+  holds A[0:M/2] and B[0:N/2], the odd CTA's the other halves, at the same descriptor addresses.
+- The disable-output-lane vector of .cta_group::2 has 8 words: bit L of the pair's 256 lanes
+  (lane L % 128 of the CTA L // 128).
+- .multicast::cluster commit: one arrival on the mbarrier at its offset in each CTA of the mask.
+- cp.async.bulk.tensor .cta_group::2 (9.7.9.25.5.1): the mbarrier may lie in the destination CTA's
+  peer; a multicast signals, for each destination, the CTA of its pair on the operand's side.
+"""
+import numpy as np
+import pytest
+
+import layoutsim
+from layoutsim import ptx
+from layoutsim.isa.ptx_tcgen05_idesc import encode
+from layoutsim.ptx.state import PtxFault
+from layoutsim.ptx.tensormap import TensorMapArg
+from layoutsim.smem.umma import UmmaDescriptor
+
+from test_tcgen05 import HEAD, k_major, read_back
+
+IMG = 16384
+
+
+def pair_kernel(n_cols, two=False, mask=None, issuer=0):
+    mask_op = "" if mask is None else " {" + ", ".join(f"%r{21 + i}" for i in range(8)) + "},"
+    movs = "" if mask is None else "".join(f"  mov.u32 %r{21 + i}, {m};\n" for i, m in enumerate(mask))
+    second = ("  mov.pred %p4, 1;\n  tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20," + mask_op
+              + " %p4;\n") if two else ""
+    return HEAD + f""".visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 idesc)
+{{
+  .reg .b32 %r<40>; .reg .b32 %o<{n_cols}>; .reg .b64 %rd<20>; .reg .pred %p<6>;
+  .shared .align 1024 .b8 sm[{IMG}];
+  .shared .align 16 .b32 slot;
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, slot;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r30, %cluster_ctarank;
+  shr.u32 %r5, %r3, 5;
+  setp.eq.u32 %p1, %r5, 0;
+  @%p1 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 256;
+  ld.param.u64 %rd1, [img];
+  mul.wide.u32 %rd7, %r30, {IMG};
+  add.s64 %rd1, %rd1, %rd7;
+  mov.u32 %r6, %r3;
+COPY:
+  mul.wide.u32 %rd5, %r6, 4;
+  add.s64 %rd6, %rd1, %rd5;
+  ld.global.u32 %r7, [%rd6];
+  mov.u32 %r8, sm;
+  shl.b32 %r9, %r6, 2;
+  add.u32 %r8, %r8, %r9;
+  st.shared.u32 [%r8], %r7;
+  add.u32 %r6, %r6, 128;
+  setp.lt.u32 %p3, %r6, {IMG // 4};
+  @%p3 bra COPY;
+  mov.u32 %r10, bar;
+  setp.eq.u32 %p2, %r3, 0;
+  @%p2 mbarrier.init.shared::cta.b64 [%r10], 1;
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.u32 %r2, [%r1];
+  ld.param.u64 %rd10, [da];
+  ld.param.u64 %rd11, [db];
+  ld.param.u32 %r20, [idesc];
+  setp.ne.u32 %p2, %r3, 0;
+  setp.ne.u32 %p5, %r30, {issuer};
+  or.pred %p2, %p2, %p5;
+  @%p2 bra WAIT;
+  mov.pred %p3, 0;
+{movs}  tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20, %p3;
+{second}  mov.u16 %rs1, 3;
+  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r10], %rs1;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r10], 0;
+  @!%p3 bra WAIT;
+  tcgen05.fence::after_thread_sync;
+  shl.b32 %r11, %r5, 21;
+  add.u32 %r12, %r2, %r11;
+  mad.lo.u32 %r13, %r30, 128, %r3;
+{read_back("%r12", n_cols, "%r13")}  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  @%p1 tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+  @%p1 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 256;
+  ret;
+}}
+""".replace(".reg .pred %p<6>;", ".reg .pred %p<6>; .reg .b16 %rs<2>;")
+
+
+def _images(A, B):
+    """Each CTA's shared image: its half of A at 0, its half of B at 8192 (K-major, no swizzle)."""
+    M, K = A.shape
+    N = B.shape[0]
+    img = np.zeros((2, IMG), np.uint8)
+    descs = []
+    for x, rows, base in ((A, M // 2, 0), (B, N // 2, 8192)):
+        lbo, sbo = 128, 128 * (K * 2 // 16)
+        off = k_major(rows, K, 2, lbo, sbo)
+        for c in range(2):
+            raw = x[c * rows:(c + 1) * rows].view(np.uint16)
+            img[c][(base + off)[..., None] + np.arange(2)] = raw.view(np.uint8).reshape(rows, K, 2)
+        descs.append(UmmaDescriptor(base, lbo, sbo).encode())
+    return img, descs
+
+
+def _run(M, N, two=False, mask=None, issuer=0, seed=0):
+    inst = layoutsim.get(f"tcgen05.mma.cta_group::2.kind::f16.m{M}n{N}k16")
+    rng = np.random.default_rng(seed + M + N)
+    A = rng.standard_normal((M, 16)).astype(np.float16)
+    B = rng.standard_normal((N, 16)).astype(np.float16)
+    img, descs = _images(A, B)
+    cols = N if M == 256 else N // 2
+    out = np.zeros((256, cols), np.uint32)
+    idesc = encode("f16", M, N, "f32.f16.f16")
+    r = ptx.run(pair_kernel(cols, two, mask, issuer), "k", 2, 128,
+                [img.reshape(-1), out, np.uint64(descs[0]), np.uint64(descs[1]), np.uint32(idesc)],
+                arch="sm_100", cluster=(2, 1, 1))
+    a, b = A.view(np.uint16), np.ascontiguousarray(B.view(np.uint16).T)
+    first = layoutsim.mma(inst, a, b, np.zeros((M, N), np.uint32), arch="sm_100a", raw=True, types="f32.f16.f16")
+    D = layoutsim.mma(inst, a, b, first, arch="sm_100a", raw=True, types="f32.f16.f16") if two else first
+    return r.buffers[1], np.asarray(D, np.uint32), np.asarray(first, np.uint32)
+
+
+def _cells(M, N):
+    """(CTA, lane, column) of D[i][j], written out from the PTX ISA's Layouts A and B (9.7.16.10)."""
+    i, j = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
+    if M == 256:
+        return i // 128, i % 128, j
+    return i // 64, i % 64 + 64 * (j // (N // 2)), j % (N // 2)
+
+
+@pytest.mark.parametrize("M,N,issuer", [(256, 64, 0), (256, 32, 1), (128, 64, 0)])
+def test_pair_mma_reads_both_ctas_shared_memory_and_writes_both_tmems(M, N, issuer):
+    got, D, _ = _run(M, N, issuer=issuer)
+    cta, lane, col = _cells(M, N)
+    assert np.array_equal(got[128 * cta + lane, col], D)
+
+
+def test_pair_mma_disable_output_lane_has_a_bit_for_each_of_the_pairs_256_lanes():
+    mask = (0xF0F0F0F0, 0, 1, 0, 0, 0x80000001, 0, 0xFFFF0000)
+    got, D, first = _run(256, 32, two=True, mask=mask)
+    cta, lane, col = _cells(256, 32)
+    L = 128 * cta + lane
+    off = np.array([(mask[x // 32] >> (x % 32)) & 1 for x in range(256)], bool)[L]
+    assert off.any() and (~off).any()
+    assert np.array_equal(got[L, col], np.where(off, first, D))
+
+
+def test_pair_alloc_needs_a_cta_pair():
+    src = pair_kernel(32)
+    img = np.zeros(2 * IMG, np.uint8)
+    with pytest.raises(PtxFault, match="CTA pair"):
+        ptx.run(src, "k", 1, 128, [img, np.zeros((256, 32), np.uint32), np.uint64(0), np.uint64(0), np.uint32(0)],
+                arch="sm_100")
