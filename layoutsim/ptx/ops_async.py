@@ -282,20 +282,21 @@ def _tensor(ins, b, prog, dim, load):
 
 def _signalled(bt, ins, thr, flat, tc, multicast, pair):
     """Flat offsets of the mbarrier each landed box signals: the operand's; multicast: the one at its
-    CTA-relative offset in each target CTA. .cta_group::2 (PTX ISA 9.7.9.25.5.1; CuTe's
-    SM100_TMA_2SM_LOAD*, cute/arch/copy_sm100_tma.hpp, points it at the even CTA of the pair): the
-    mbarrier may be in the target CTA's peer (the CTA of the cluster whose rank differs in bit 0), and
-    a multicast signals, for each target, the CTA of its pair on the operand's side."""
+    CTA-relative offset in each target CTA. .cta_group::2 (PTX ISA 9.7.9.25.5.1: the mbarrier may lie
+    in the destination CTA's peer, the CTA of the cluster whose rank differs in bit 0): for each target,
+    the CTA of the target's pair that the operand's rank bit 0 names (CuTe's SM100_TMA_2SM_LOAD*,
+    cute/arch/copy_sm100_tma.hpp, clears that bit: every box of a pair signals its even CTA)."""
     mcta, off = flat // bt.S, flat % bt.S
-    if pair:
-        near = np.where(multicast, bt.cta_index[thr], tc)
-        bad = (mcta ^ near) > 1
-        if bad.any():
-            j = int(np.flatnonzero(bad)[0])
-            raise Fault(thr[j], int(flat[j]), f"{ins.name}: .cta_group::2: the mbarrier is in neither the "
-                                              f"destination CTA nor its peer", "invalid_operand", "shared::cluster")
-        return (tc ^ (mcta ^ near)) * bt.S + off if multicast else flat
-    return tc * bt.S + off if multicast else flat
+    if not pair:
+        return tc * bt.S + off if multicast else flat
+    near = np.where(multicast, bt.cta_index[thr], tc)       # the pair the operand must lie in
+    bad = (mcta | 1) != (near | 1)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise Fault(thr[j], int(flat[j]), f"{ins.name}: .cta_group::2: the mbarrier is in neither the "
+                                          f"{'issuing' if multicast else 'destination'} CTA nor its peer",
+                    "invalid_operand", "shared::cluster")
+    return ((tc & ~1) | (mcta & 1)) * bt.S + off
 
 
 def _copy_step(ins, at, body, multicast=False, pair=False):
