@@ -16,7 +16,8 @@ arrive, PTX ISA 9.7.13.15); a TMA load's .shared::cluster destination may be ano
 shared memory, its mbarrier then in that CTA; with .multicast::cluster the box
 lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i; 9.7.9.25), and
 each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
-offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused.
+offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused. A
+.cta_group::2 load (sm_100a) may signal the mbarrier of the destination's peer CTA (_signalled).
 
 Tensor maps built by the kernel (issue 25, Triton's tl.make_tensor_descriptor): tensormap.replace
 sets one field of a 128-byte map object in shared or global memory (tensormap.py's encoding),

@@ -2,13 +2,13 @@
 allocation, tcgen05.ld / st / wait, tcgen05.mma with commit to an mbarrier, and the fences.
 PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
 
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], nCols   one allocation per warp;
+  tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32 [dst], nCols   one allocation per warp;
       the TMEM address (lane 0 << 16 | column) is written to shared memory at dst (ptx/tmem.py)
-  tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, nCols; tcgen05.relinquish_alloc_permit...
+  tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, nCols; tcgen05.relinquish_alloc_permit...
   tcgen05.ld / st .sync.aligned.<shape>.x<N>[.pack::16b|.unpack::16b].b32: every shape and .num of
       the catalog (isa/ptx_tcgen05.py: the register map of each); 16x32bx2 takes immHalfSplitoff
   tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
-  tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
+  tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
       {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
@@ -17,15 +17,23 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
       tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
       copies must agree (which one the tensor core reads is not documented: a fault otherwise)
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
+  tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
   tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
       s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
+.cta_group::2 (the CTA pair: the two CTAs of a cluster whose %cluster_ctarank differ in bit 0; PTX
+ISA 9.7.16.5 Table 46): alloc/dealloc/relinquish by one warp in each CTA of the pair, the pair's
+allocation at the same columns of both TMEMs (ptx/tmem.py); tcgen05.mma issued by one thread of the
+pair reads A's and B's halves from both CTAs' shared memory and writes D's rows into both TMEMs
+(_one_mma; = CuTe's SM100_MMA_*_2x1SM atoms); its disable-output-lane vector has 8 words; commit
+tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TMEM). TMA's
+.cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
-already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
-.ws, .sp, the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X, A from TMEM, scale-input-d,
-FP6/FP4 operands, tcgen05.cp's .4x256b and decompression, tcgen05.shift.
+already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
+the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM,
+scale-input-d, FP6/FP4 operands, tcgen05.cp with cta_group::2, its .4x256b and decompression,
+tcgen05.shift (the PTX ISA text found here names only its implicit .31x256b shape).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.

@@ -309,7 +309,9 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
 
 
 @pytest.mark.parametrize("line,match", [
-    ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 32;", "cta_group::2"),
+    ("tcgen05.cp.cta_group::2.128x256b [%r1], %rd1;", "tcgen05.cp.cta_group::2 is not modelled"),
+    ("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     "block-scaled tcgen05.mma.cta_group::2"),
     ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
      "block-scaled .kind::mxf4nvf4 is not modelled"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),

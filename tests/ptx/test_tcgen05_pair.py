@@ -164,3 +164,86 @@ def test_pair_alloc_needs_a_cta_pair():
     with pytest.raises(PtxFault, match="CTA pair"):
         ptx.run(src, "k", 1, 128, [img, np.zeros((256, 32), np.uint32), np.uint64(0), np.uint64(0), np.uint32(0)],
                 arch="sm_100")
+
+
+TMA_KERNEL = HEAD + """.visible .entry k(.param .u64 out, .param .u32 mode, .param .align 64 .b8 tmap[128])
+{
+  .reg .b32 %r<20>; .reg .b64 %rd<10>; .reg .pred %p<8>; .reg .b16 %rs<2>; .reg .f32 %f<2>;
+  .shared .align 1024 .b8 sm[1024];
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %cluster_ctarank;
+  mov.u32 %r3, bar;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r3], 1;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  and.b32 %r4, %r2, 1;
+  setp.eq.u32 %p2, %r4, 0;
+  and.pred %p3, %p1, %p2;
+  @%p3 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], 2048;
+  ld.param.u32 %r5, [mode];
+  and.b32 %r6, %r2, -2;
+  setp.eq.u32 %p4, %r5, 1;
+  @%p4 add.u32 %r6, %r2, 2;
+  @%p4 and.b32 %r6, %r6, 3;
+  mapa.shared::cluster.u32 %r7, %r3, %r6;
+  mov.u32 %r8, sm;
+  shl.b32 %r9, %r2, 3;
+  mov.u32 %r10, 0;
+  setp.eq.u32 %p6, %r5, 2;
+  @%p6 bra MULTICAST;
+  @%p1 cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes [%r8], [tmap, {%r10, %r9}], [%r7];
+  bra ISSUED;
+MULTICAST:
+  setp.eq.u32 %p7, %r2, 0;
+  and.pred %p7, %p7, %p1;
+  mov.u16 %rs1, 15;
+  @%p7 cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r8], [tmap, {%r10, %r10}], [%r3], %rs1;
+ISSUED:
+  @!%p2 bra WAITED;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r3], 0;
+  @!%p5 bra WAIT;
+WAITED:
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  ld.param.u64 %rd1, [out];
+  mad.lo.u32 %r11, %r2, 32, %r1;
+  mul.wide.u32 %rd2, %r11, 32;
+  add.s64 %rd3, %rd1, %rd2;
+  shl.b32 %r12, %r1, 5;
+  add.u32 %r13, %r8, %r12;
+  ld.shared.v4.b32 {%r14, %r15, %r16, %r17}, [%r13];
+  st.global.v4.b32 [%rd3], {%r14, %r15, %r16, %r17};
+  ld.shared.v4.b32 {%r14, %r15, %r16, %r17}, [%r13+16];
+  st.global.v4.b32 [%rd3+16], {%r14, %r15, %r16, %r17};
+  ret;
+}
+"""
+
+
+def _tma(mode):
+    T = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    out = np.zeros((4, 8, 32), np.float32)
+    r = ptx.run(TMA_KERNEL, "k", 4, 32, [out, np.uint32(mode), TensorMapArg(T, (32, 32), (32, 8))],
+                arch="sm_100", cluster=(4, 1, 1))
+    return r.buffers[0], T
+
+
+def test_tma_cta_group_2_signals_the_pairs_even_cta_named_by_mapa():
+    # every CTA loads its own 8 rows; each pair's boxes complete on the even CTA's mbarrier (2 x 1024 bytes)
+    got, T = _tma(0)
+    assert np.array_equal(got, T.reshape(4, 8, 32))
+
+
+def test_tma_cta_group_2_multicast_signals_each_targets_pair_cta_on_the_operands_side():
+    # rank 0 multicasts rows 0..7 to all 4 CTAs with its own (even) mbarrier: the boxes landing in
+    # CTAs 0, 1 signal CTA 0, those in 2, 3 signal CTA 2 (2 x 1024 bytes each)
+    got, T = _tma(2)
+    assert np.array_equal(got, np.broadcast_to(T[:8], (4, 8, 32)))
+
+
+def test_tma_cta_group_2_mbarrier_outside_the_pair_is_a_fault():
+    with pytest.raises(PtxFault, match="neither the destination CTA nor its peer"):
+        _tma(1)
