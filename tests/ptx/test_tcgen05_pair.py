@@ -27,76 +27,44 @@ from layoutsim.ptx.state import PtxFault
 from layoutsim.ptx.tensormap import TensorMapArg
 from layoutsim.smem.umma import UmmaDescriptor
 
-from test_tcgen05 import HEAD, k_major, read_back
+from test_tcgen05 import HEAD, MMA_OPERANDS, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
 
 IMG = 16384
 
 
 def pair_kernel(n_cols, two=False, mask=None, issuer=0):
-    mask_op = "" if mask is None else " {" + ", ".join(f"%r{21 + i}" for i in range(8)) + "},"
-    movs = "" if mask is None else "".join(f"  mov.u32 %r{21 + i}, {m};\n" for i, m in enumerate(mask))
+    mask_op, movs = disable_lanes(mask)
     second = ("  mov.pred %p4, 1;\n  tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20," + mask_op
               + " %p4;\n") if two else ""
-    return HEAD + f""".visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 idesc)
-{{
-  .reg .b32 %r<40>; .reg .b32 %o<{n_cols}>; .reg .b64 %rd<20>; .reg .pred %p<6>;
-  .shared .align 1024 .b8 sm[{IMG}];
-  .shared .align 16 .b32 slot;
-  .shared .align 8 .b64 bar;
-  mov.u32 %r1, slot;
-  mov.u32 %r3, %tid.x;
-  mov.u32 %r30, %cluster_ctarank;
+    return mma_entry(n_cols, IMG) + f"""  mov.u32 %r30, %cluster_ctarank;
   shr.u32 %r5, %r3, 5;
   setp.eq.u32 %p1, %r5, 0;
   @%p1 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 256;
   ld.param.u64 %rd1, [img];
   mul.wide.u32 %rd7, %r30, {IMG};
   add.s64 %rd1, %rd1, %rd7;
-  mov.u32 %r6, %r3;
-COPY:
-  mul.wide.u32 %rd5, %r6, 4;
-  add.s64 %rd6, %rd1, %rd5;
-  ld.global.u32 %r7, [%rd6];
-  mov.u32 %r8, sm;
-  shl.b32 %r9, %r6, 2;
-  add.u32 %r8, %r8, %r9;
-  st.shared.u32 [%r8], %r7;
-  add.u32 %r6, %r6, 128;
-  setp.lt.u32 %p3, %r6, {IMG // 4};
-  @%p3 bra COPY;
-  mov.u32 %r10, bar;
+{copy_image(IMG)}  mov.u32 %r10, bar;
   setp.eq.u32 %p2, %r3, 0;
   @%p2 mbarrier.init.shared::cta.b64 [%r10], 1;
   tcgen05.fence::before_thread_sync;
   barrier.cluster.arrive.aligned;
   barrier.cluster.wait.aligned;
   tcgen05.fence::after_thread_sync;
-  ld.shared.u32 %r2, [%r1];
-  ld.param.u64 %rd10, [da];
-  ld.param.u64 %rd11, [db];
-  ld.param.u32 %r20, [idesc];
-  setp.ne.u32 %p2, %r3, 0;
-  setp.ne.u32 %p5, %r30, {issuer};
+{MMA_OPERANDS}  setp.ne.u32 %p5, %r30, {issuer};
   or.pred %p2, %p2, %p5;
   @%p2 bra WAIT;
   mov.pred %p3, 0;
 {movs}  tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20, %p3;
 {second}  mov.u16 %rs1, 3;
   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r10], %rs1;
-WAIT:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r10], 0;
-  @!%p3 bra WAIT;
-  tcgen05.fence::after_thread_sync;
-  shl.b32 %r11, %r5, 21;
-  add.u32 %r12, %r2, %r11;
-  mad.lo.u32 %r13, %r30, 128, %r3;
+{WAIT_SLAB}  mad.lo.u32 %r13, %r30, 128, %r3;
 {read_back("%r12", n_cols, "%r13")}  barrier.cluster.arrive.aligned;
   barrier.cluster.wait.aligned;
   @%p1 tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
   @%p1 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 256;
   ret;
 }}
-""".replace(".reg .pred %p<6>;", ".reg .pred %p<6>; .reg .b16 %rs<2>;")
+"""
 
 
 def _images(A, B):
