@@ -46,10 +46,10 @@ class TensorMemory:
                     self.owned[c, start:start + ncols] = True
                     self.allocs[c][start] = ncols
                 return start
+        peer = "" if also is None else " and its peer's"
         raise Fault(thread, 0, f"tcgen05.alloc of {ncols} columns: only {int((~self.owned[cta]).sum())} of "
-                               f"{self.columns} columns are free in the CTA's tensor memory{'' if also is None else ' and its peer'}"
-                               f" (the GPU would block "
-                               f"until another CTA on the SM deallocates; here each CTA has its own)", KIND)
+                               f"{self.columns} columns are free in the CTA's tensor memory{peer} (the GPU would "
+                               f"block until another CTA on the SM deallocates; here each CTA has its own)", KIND)
 
     def alloc_pair(self, cta, peer, ncols, thread):
         """tcgen05.alloc.cta_group::2: the warps of a CTA pair allocate together (PTX ISA 9.7.16.5
