@@ -23,8 +23,9 @@ import pytest
 import layoutsim
 from layoutsim import ptx
 from layoutsim.isa.ptx_tcgen05_idesc import encode
-from layoutsim.ptx.state import PtxFault
+from layoutsim.ptx.state import Fault, PtxFault
 from layoutsim.ptx.tensormap import TensorMapArg
+from layoutsim.ptx.tmem import TensorMemory
 from layoutsim.smem.umma import UmmaDescriptor
 
 from test_tcgen05 import HEAD, MMA_OPERANDS, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
@@ -215,3 +216,15 @@ def test_tma_cta_group_2_multicast_signals_each_targets_pair_cta_on_the_operands
 def test_tma_cta_group_2_mbarrier_outside_the_pair_is_a_fault():
     with pytest.raises(PtxFault, match="neither the destination CTA nor its peer"):
         _tma(1)
+
+
+def test_pair_allocation_takes_columns_free_in_both_ctas_and_the_peer_gets_the_same():
+    # PTX ISA 9.7.16.5 Table 46: one warp in each CTA of the pair performs the alloc collectively
+    tm = TensorMemory(2)
+    assert tm.alloc(1, 64, 0) == 0                     # the odd CTA alone holds columns 0..63
+    start = tm.alloc_pair(0, 1, 128, 0)                # the first warp of the pair: free in both
+    assert start == 128 and tm.owned[0, 128:256].all() and tm.owned[1, 128:256].all()
+    assert tm.alloc_pair(1, 0, 128, 1) == start        # the peer's warp: the same columns
+    tm.alloc_pair(0, 1, 32, 0)
+    with pytest.raises(Fault, match="the peer CTA's warp allocated 32"):
+        tm.alloc_pair(1, 0, 64, 1)
