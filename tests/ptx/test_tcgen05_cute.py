@@ -12,10 +12,10 @@ produce the GEMM the tutorial computes:
     fields CuTe meant (ptx/table's tcgen05.mma reads them with isa/ptx_tcgen05_idesc.py).
 04 and 05 run 2-CTA MMAs (tcgen05.mma.cta_group::2 m256n256k16 per CTA pair, TMA .cta_group::2, commit
 multicast from the pair; 05 adds a TMA epilogue). Their TMA's mbarrier operand is CuTe's
-`shared::cta address & Sm100MmaPeerBitMask` (cute/arch/copy_sm100_tma.hpp): clearing bit 24 names the
-even CTA of the pair because the GPU's shared::cta addresses carry the CTA's cluster rank from bit 24,
-a hardware encoding the PTX ISA does not document and the model does not give its shared::cta
-addresses (ptx/cluster.py). The test replaces that one `and.b32` with the documented way to name the
+`shared::cta address & Sm100MmaPeerBitMask` (cute/arch/copy_sm100_tma.hpp): CuTe relies on bit 24 of
+a CTA's shared::cta address being bit 0 of its cluster rank, so that clearing it names the even CTA
+of the pair; the PTX ISA does not document that encoding and the model's shared::cta addresses carry
+no rank (ptx/cluster.py). The test replaces that one `and.b32` with the documented way to name the
 same barrier, mapa.shared::cluster to rank (%cluster_ctarank & ~1) (PTX ISA 9.7.9.23); the rest of
 the PTX runs as nvcc wrote it.
 """
