@@ -40,7 +40,12 @@ KERNELS = (("01_mma_sm100", "CuTe Blackwell tutorial 01: cooperative copies to 1
                                 "an mbarrier with transaction bytes); CuTe's TMA atoms passed by value"),
            ("03_mma_tma_multicast_sm100", "CuTe Blackwell tutorial 03: as 02 in 4x4 clusters, each CTA's TMA "
                                           "slice multicast along its cluster row/column, tcgen05.commit "
-                                          "multicast to the CTAs that read the tiles"))
+                                          "multicast to the CTAs that read the tiles"),
+           ("04_mma_tma_2sm_sm100", "CuTe Blackwell tutorial 04: as 03 with 2-CTA MMAs (cta_group::2, "
+                                    "256x256x16 per CTA pair), TMA .cta_group::2 signalling the even CTA's "
+                                    "mbarrier, commit multicast from the pair"),
+           ("05_mma_tma_epi_sm100", "CuTe Blackwell tutorial 05: as 04 with a TMA epilogue (C loaded and D "
+                                    "stored by TMA through 128B-swizzled shared tiles)"))
 TARGET = target_of_device("sm_100")
 FLAGS = ("-ptx", "-lineinfo", "-std=c++17", "--expt-relaxed-constexpr", f"-I{SOURCE}/include",
          f"-I{SOURCE}/tools/util/include", f"-I{SOURCE}/{TUTORIAL}", f"-arch={TARGET}")

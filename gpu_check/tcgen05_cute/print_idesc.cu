@@ -18,6 +18,7 @@ void row(const char* kind, const char* types, bool last = false) {
 int main() {
   std::printf("[\n");
   row<half_t, half_t, float, 128, 256, K_::K, K_::K>("f16", "f32.f16.f16");
+  row<half_t, half_t, float, 256, 256, K_::K, K_::K>("f16", "f32.f16.f16");     // tutorial 04/05: cta_group::2
   row<bfloat16_t, bfloat16_t, float, 64, 128, K_::MN, K_::K>("f16", "f32.bf16.bf16");
   row<half_t, half_t, half_t, 128, 64, K_::K, K_::MN, UMMA::ScaleIn::Neg>("f16", "f16.f16.f16");
   row<tfloat32_t, tfloat32_t, float, 128, 96, K_::K, K_::K>("tf32", "f32.tf32.tf32");

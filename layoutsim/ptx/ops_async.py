@@ -16,7 +16,8 @@ arrive, PTX ISA 9.7.13.15); a TMA load's .shared::cluster destination may be ano
 shared memory, its mbarrier then in that CTA; with .multicast::cluster the box
 lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i; 9.7.9.25), and
 each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
-offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused.
+offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused. A
+.cta_group::2 load (sm_100a) may signal the mbarrier of the destination's peer CTA (_signalled).
 
 Tensor maps built by the kernel (issue 25, Triton's tl.make_tensor_descriptor): tensormap.replace
 sets one field of a 128-byte map object in shared or global memory (tensormap.py's encoding),
@@ -277,10 +278,29 @@ def _tensor(ins, b, prog, dim, load):
                                         target=np.array([tc])))
                 landed.append((j, tc, gm.box_bytes))
         return landed
-    return {"fn": _copy_step(ins, at, body, multicast)}
+    return {"fn": _copy_step(ins, at, body, multicast, "cta_group::2" in ins.mods)}
 
 
-def _copy_step(ins, at, body, multicast=False):
+def _signalled(bt, ins, thr, flat, tc, multicast, pair):
+    """Flat offsets of the mbarrier each landed box signals: the operand's; multicast: the one at its
+    CTA-relative offset in each target CTA. .cta_group::2 (PTX ISA 9.7.9.25.5.1: the mbarrier may lie
+    in the destination CTA's peer, the CTA of the cluster whose rank differs in bit 0): for each target,
+    the CTA of the target's pair that the operand's rank bit 0 names (CuTe's SM100_TMA_2SM_LOAD*,
+    cute/arch/copy_sm100_tma.hpp, clears that bit: every box of a pair signals its even CTA)."""
+    mcta, off = flat // bt.S, flat % bt.S
+    if not pair:
+        return tc * bt.S + off if multicast else flat
+    near = np.where(multicast, bt.cta_index[thr], tc)       # the pair the operand must lie in
+    bad = (mcta | 1) != (near | 1)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise Fault(thr[j], int(flat[j]), f"{ins.name}: .cta_group::2: the mbarrier is in neither the "
+                                          f"{'issuing' if multicast else 'destination'} CTA nor its peer",
+                    "invalid_operand", "shared::cluster")
+    return ((tc & ~1) | (mcta & 1)) * bt.S + off
+
+
+def _copy_step(ins, at, body, multicast=False, pair=False):
     """fn(bt, g, full) of a copy: body(bt, threads) copies for the issuing threads and returns
     [(thread index, target batch CTA, bytes)]; a load (at: its mbarrier operand) credits the bytes
     to the mbarrier (multicast: the one at the same CTA-relative offset in each target CTA), which
@@ -298,7 +318,7 @@ def _copy_step(ins, at, body, multicast=False):
         if at is not None and landed:
             j = np.array([x[0] for x in landed])
             tc = np.array([x[1] for x in landed], np.int64)
-            mflat = tc * bt.S + rel[j] if multicast else flat[j]
+            mflat = _signalled(bt, ins, thr[j], flat[j], tc, multicast, pair)
             s = mb.slots(mflat, rel[j], thr[j], ins.name)
             mb.complete_tx(s, np.array([x[2] for x in landed], np.int64), thr[j], rel[j])
     return fn

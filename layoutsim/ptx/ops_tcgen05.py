@@ -2,13 +2,13 @@
 allocation, tcgen05.ld / st / wait, tcgen05.mma with commit to an mbarrier, and the fences.
 PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
 
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], nCols   one allocation per warp;
+  tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32 [dst], nCols   one allocation per warp;
       the TMEM address (lane 0 << 16 | column) is written to shared memory at dst (ptx/tmem.py)
-  tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, nCols; tcgen05.relinquish_alloc_permit...
+  tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, nCols; tcgen05.relinquish_alloc_permit...
   tcgen05.ld / st .sync.aligned.<shape>.x<N>[.pack::16b|.unpack::16b].b32: every shape and .num of
       the catalog (isa/ptx_tcgen05.py: the register map of each); 16x32bx2 takes immHalfSplitoff
   tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
-  tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
+  tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
       {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
@@ -17,15 +17,23 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
       tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
       copies must agree (which one the tensor core reads is not documented: a fault otherwise)
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
+  tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
   tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
       s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
+.cta_group::2 (the CTA pair: the two CTAs of a cluster whose %cluster_ctarank differ in bit 0; PTX
+ISA 9.7.16.5 Table 46): alloc/dealloc/relinquish by one warp in each CTA of the pair, the pair's
+allocation at the same columns of both TMEMs (ptx/tmem.py); tcgen05.mma issued by one thread of the
+pair reads A's and B's halves from both CTAs' shared memory and writes D's rows into both TMEMs
+(_one_mma; = CuTe's SM100_MMA_*_2x1SM atoms); its disable-output-lane vector has 8 words; commit
+tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TMEM). TMA's
+.cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
-already done (a valid schedule of the asynchronous hardware's). Refused, one line each: cta_group::2,
-.ws, .sp, the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X, A from TMEM, scale-input-d,
-FP6/FP4 operands, tcgen05.cp's .4x256b and decompression, tcgen05.shift.
+already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
+the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM,
+scale-input-d, FP6/FP4 operands, tcgen05.cp with cta_group::2, its .4x256b and decompression,
+tcgen05.shift (the PTX ISA text found here names only its implicit .31x256b shape).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
@@ -68,7 +76,21 @@ def _arch(ins, prog):
 
 def _one_cta(ins):
     if "cta_group::2" in ins.mods:
-        raise unsupported(ins, "cta_group::2 (a CTA pair's tensor memory) is not modelled")
+        raise unsupported(ins, f"tcgen05.{ins.mods[0]}.cta_group::2 is not modelled")
+
+
+def _pair(ins):
+    return 2 if "cta_group::2" in ins.mods else 1
+
+
+def _peers(bt, t, ins):
+    """(even CTA, odd CTA) of thread t's CTA pair (batch CTA indices): the CTAs of the cluster whose
+    %cluster_ctarank differ in bit 0 (PTX ISA 9.7.16.2.1 'CTA pair')."""
+    if bt.cluster_size % 2:
+        raise Fault(t, 0, f"{ins.name}: .cta_group::2 needs a CTA pair, and this launch's clusters have "
+                          f"{bt.cluster_size} CTA(s)", "invalid_operand")
+    even = int(bt.cta_index[t]) & ~1             # a cluster's CTAs are consecutive, from an even index
+    return even, even + 1
 
 
 def _per_warp(read, bt, thr, ins, what):
@@ -93,7 +115,7 @@ def _warps(bt, g, ins, read, what):
 # ---- allocation ----------------------------------------------------------------------------------
 def alloc(ins, b, prog):
     _arch(ins, prog)
-    _one_cta(ins)
+    pair = _pair(ins)
     need(ins, 2)
     space = space_of(ins.mods)
     addr, _ = b.address(ins.operands[0], ins)
@@ -105,7 +127,7 @@ def alloc(ins, b, prog):
             return
         thr, lead, tm, dst = on
         n = _per_warp(ncols, bt, thr, ins, "nCols")
-        cols = np.array([tm.alloc(int(bt.cta_index[t]), int(k), int(t)) for t, k in zip(lead, n)], np.uint32)
+        cols = np.array([_take(bt, tm, int(t), int(k), ins, pair) for t, k in zip(lead, n)], np.uint32)
         parts = locate(bt, "shared" if space == "generic" else space, dst, lead, 4, ins.name)
         for sp, views, flat, who, rel in parts:
             views[4][flat // 4] = cols[np.searchsorted(lead, who)]
@@ -113,9 +135,18 @@ def alloc(ins, b, prog):
     return _step(fn)
 
 
+def _take(bt, tm, t, ncols, ins, pair):
+    """The first column of thread t's warp's allocation (cta_group::2: the pair's, ptx/tmem.py)."""
+    cta = int(bt.cta_index[t])
+    if pair == 1:
+        return tm.alloc(cta, ncols, t)
+    even, odd = _peers(bt, t, ins)
+    return tm.alloc_pair(cta, even + odd - cta, ncols, t)
+
+
 def dealloc(ins, b, prog):
+    """tcgen05.dealloc (cta_group::2: each CTA's warp releases the pair's columns in its own CTA)."""
     _arch(ins, prog)
-    _one_cta(ins)
     need(ins, 2)
     taddr = b.read(ins.operands[0], T.get("u32"), ins)
     ncols = b.read(ins.operands[1], T.get("u32"), ins)
@@ -130,7 +161,6 @@ def dealloc(ins, b, prog):
 
 def relinquish(ins, b, prog):
     _arch(ins, prog)
-    _one_cta(ins)
 
     def fn(bt, g, full):
         w, thr = whole_warps(bt, g, ins)
@@ -196,12 +226,14 @@ def ldst(ins, b, prog):
 # ---- tcgen05.mma and its commit ------------------------------------------------------------------
 def mma(ins, b, prog):
     _arch(ins, prog)
-    _one_cta(ins)
+    pair = _pair(ins)
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
         if mod in ins.mods:
             raise unsupported(ins, f"{what} is not modelled")
     scaled = "block_scale" in ins.mods
+    if scaled and pair == 2:
+        raise unsupported(ins, "block-scaled tcgen05.mma.cta_group::2 (the pair's scale-factor layout) is not modelled")
     if scaled and (kind != "mxf8f6f4" or any(m.startswith("scale_vec::") and m != "scale_vec::1X" for m in ins.mods)):
         raise unsupported(ins, f"block-scaled .kind::{kind} is not modelled (.kind::mxf8f6f4 .scale_vec::1X is)")
     if not scaled and kind not in IDESC.AB_FORMAT:
@@ -216,7 +248,7 @@ def mma(ins, b, prog):
     sf = [b.address(rest.pop(0), ins)[0] for _ in range(2)] if scaled and len(rest) >= 2 else None
     mask = None
     if rest and rest[0].kind == "vec":
-        mask = read_words(b, b.elems(rest.pop(0), ins, 4), ins)
+        mask = read_words(b, b.elems(rest.pop(0), ins, 4 * pair), ins)
     if len(rest) != 1 or (scaled and sf is None):
         raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
     d_at, _ = b.address(o[0], ins)
@@ -232,16 +264,16 @@ def mma(ins, b, prog):
         at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
         da, av, bv, iv, en = at(d_at), at(adesc), at(bdesc), at(idesc), at(enable)
         sfs = [at(x) for x in sf] if sf else None
-        masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4), np.uint32)
+        masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
-            _one_mma(bt, ins, kind, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
+            _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
                      None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])))
     return _step(fn)
 
 
-def _decode(ins, t, idesc, kind, scaled):
+def _decode(ins, t, idesc, kind, scaled, pair):
     try:
-        info = IDESC.decode_scaled(idesc, kind) if scaled else IDESC.decode(idesc, kind)
+        info = IDESC.decode_scaled(idesc, kind) if scaled else IDESC.decode(idesc, kind, pair)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
     try:
@@ -263,26 +295,35 @@ def _decode(ins, t, idesc, kind, scaled):
     return info, inst
 
 
-def _one_mma(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None):
-    info, inst = _decode(ins, t, idesc, kind, sf is not None)
+def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None):
+    """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
+    = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
+    CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
+    0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
+    D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr."""
+    info, inst = _decode(ins, t, idesc, kind, sf is not None, pair)
     d, fa, fb = info["types"].split(".")[:3]
     M, N, K = inst.shape
-    cta = int(bt.cta_index[t])
-    A = _operand(bt, ins, t, adesc, M, K, bits(fa), info["a_mn_major"], "A")
-    B = _operand(bt, ins, t, bdesc, N, K, bits(fb), info["b_mn_major"], "B").T
+    ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
+    A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A")
+                        for c in ctas])
+    B = np.concatenate([_operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B")
+                        for c in ctas]).T
     tm = TM.of(bt)
-    _, lane, col = core.d_cells(inst)
+    which, lane, col = core.d_cells(inst)
+    cta = ctas[which]
     lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
-    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), ins.name)
+    tm.check(cta.reshape(-1), lanes.reshape(-1, 1), cols.reshape(-1, 1), np.full(lanes.size, t), ins.name)
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
     scales = {} if sf is None else {
-        "scale_a": _scales(bt, ins, t, tm, cta, inst, "SFA", sf[0], info["a_sf_id"], (M, K // 32)),
-        "scale_b": _scales(bt, ins, t, tm, cta, inst, "SFB", sf[1], info["b_sf_id"], (K // 32, N))}
+        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // 32)),
+        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // 32, N))}
     D = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
                  info["neg_a"], info["neg_b"], **scales)
-    keep = ((mask[lanes // 32] >> (lanes % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
+    pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
+    keep = ((mask[pl // 32] >> (pl % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
 
 
@@ -311,20 +352,23 @@ def _in_shared(bt, ins, t, addr, nbytes, desc, which):
                           f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
 
 
-def _operand(bt, ins, t, desc, mn, k, width, mn_major, which):
+def _operand(bt, ins, t, cta, desc, mn, k, width, mn_major, which):
+    """The mn x k operand read through `desc` from the shared memory of batch CTA `cta`."""
     try:
         addr = core.addresses(desc, mn, k, width, mn_major)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {which} descriptor: {e}", "invalid_operand") from None
     _in_shared(bt, ins, t, addr, width // 8, desc, which)
-    return core.gather(bt.smem, int(bt.smem_base[t]) + addr, width)
+    return core.gather(bt.smem, int(cta) * bt.S + addr, width)
 
 
 def commit(ins, b, prog):
     """tcgen05.commit ... [mbar]{, ctaMask}: one arrival on the mbarrier; .multicast::cluster: on the
-    mbarrier at the same CTA-relative offset in each CTA of the cluster the 16-bit ctaMask names."""
+    mbarrier at the same CTA-relative offset in each CTA of the cluster the 16-bit ctaMask names.
+    .cta_group::2 tracks the pair's tcgen05 operations (PTX ISA 9.7.16.8.2; CuTe's
+    umma_arrive_multicast_2x1SM, cutlass/arch/barrier.h): the same arrivals, as every tracked
+    operation completed when issued."""
     _arch(ins, prog)
-    _one_cta(ins)
     if "mbarrier::arrive::one" not in ins.mods:
         raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
     multicast = "multicast::cluster" in ins.mods

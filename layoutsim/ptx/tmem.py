@@ -29,8 +29,11 @@ class TensorMemory:
         self.owned = np.zeros((n_cta, self.columns), bool)
         self.allocs = [dict() for _ in range(n_cta)]            # per CTA: start column -> nCols
         self.relinquished = np.zeros(n_cta, bool)
+        self.pending = {}           # cta_group::2: (CTA, peer) -> [(start, nCols)] the peer has yet to alloc
 
-    def alloc(self, cta, ncols, thread):
+    def alloc(self, cta, ncols, thread, also=None):
+        """nCols columns of CTA `cta` (and, for a pair, the same columns of CTA `also`)."""
+        ctas = [cta] if also is None else [cta, also]
         if ncols < self.unit or ncols > self.columns or ncols & (ncols - 1):
             raise Fault(thread, 0, f"tcgen05.alloc of {ncols} columns: nCols must be a power of 2 in "
                                    f"{self.unit}..{self.columns} (PTX ISA 9.7.16.7.1)", KIND)
@@ -38,13 +41,33 @@ class TensorMemory:
             raise Fault(thread, 0, "tcgen05.alloc after the CTA's tcgen05.relinquish_alloc_permit "
                                    "(undefined behaviour, PTX ISA 9.7.16.7.1)", KIND)
         for start in range(0, self.columns, ncols):
-            if not self.owned[cta, start:start + ncols].any():
-                self.owned[cta, start:start + ncols] = True
-                self.allocs[cta][start] = ncols
+            if not self.owned[ctas, start:start + ncols].any():
+                for c in ctas:
+                    self.owned[c, start:start + ncols] = True
+                    self.allocs[c][start] = ncols
                 return start
+        peer = "" if also is None else " and its peer's"
         raise Fault(thread, 0, f"tcgen05.alloc of {ncols} columns: only {int((~self.owned[cta]).sum())} of "
-                               f"{self.columns} columns are free in the CTA's tensor memory (the GPU would block "
-                               f"until another CTA on the SM deallocates; here each CTA has its own)", KIND)
+                               f"{self.columns} columns are free in the CTA's tensor memory{peer} (the GPU would "
+                               f"block until another CTA on the SM deallocates; here each CTA has its own)", KIND)
+
+    def alloc_pair(self, cta, peer, ncols, thread):
+        """tcgen05.alloc.cta_group::2: the warps of a CTA pair allocate together (PTX ISA 9.7.16.5
+        Table 46: one warp in each CTA, the first to issue waits for the other). The first of the two
+        takes nCols columns free in both CTAs' tensor memory; the second gets the same columns."""
+        waiting = self.pending.get((peer, cta), [])
+        if waiting:
+            start, n = waiting.pop(0)
+            if n != ncols:
+                raise Fault(thread, 0, f"tcgen05.alloc.cta_group::2 of {ncols} columns: the peer CTA's warp "
+                                       f"allocated {n} (the pair's operands must agree; PTX ISA 9.7.16.7.1)", KIND)
+            return start
+        if self.relinquished[peer]:
+            raise Fault(thread, 0, "tcgen05.alloc.cta_group::2 after the peer CTA's "
+                                   "tcgen05.relinquish_alloc_permit (undefined behaviour, PTX ISA 9.7.16.7.1)", KIND)
+        start = self.alloc(cta, ncols, thread, also=peer)
+        self.pending.setdefault((cta, peer), []).append((start, ncols))
+        return start
 
     def dealloc(self, cta, taddr, ncols, thread):
         lane, col = taddr >> 16, taddr & 0xFFFF

@@ -124,25 +124,12 @@ def mn_major(mn, k, e, lbo, sbo):
     return (j % 8) * 16 + (j // 8) * lbo + (i // t) * sbo + (i % t) * e
 
 
-def mma_kernel(n_cols, smem_bytes, extra_mma=False, mask=None):
-    read = n_cols
-    mask_op = "" if mask is None else " {%r21, %r22, %r23, %r24},"
-    movs = "" if mask is None else "".join(f"  mov.u32 %r{21 + i}, {m};\n" for i, m in enumerate(mask))
-    second = ("  mov.pred %p2, 1;\n  tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20," + mask_op
-              + " %p2;\n") if extra_mma else ""
-    return HEAD + f""".visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 idesc)
-{{
-  .reg .b32 %r<30>; .reg .b32 %o<{read}>; .reg .b64 %rd<20>; .reg .pred %p<4>;
-  .shared .align 1024 .b8 sm[{smem_bytes}];
-  .shared .align 16 .b32 slot;
-  .shared .align 8 .b64 bar;
-  mov.u32 %r1, slot;
-  mov.u32 %r3, %tid.x;
-  shr.u32 %r5, %r3, 5;
-  setp.eq.u32 %p1, %r5, 0;
-  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 512;
-  ld.param.u64 %rd1, [img];
-  mov.u32 %r6, %r3;
+def copy_image(nbytes):
+    """PTX: the 128 threads copy nbytes of the global image at %rd1 into shared `sm` (word by word)."""
+    return COPY_IMAGE.replace("WORDS", str(nbytes // 4))
+
+
+COPY_IMAGE = """  mov.u32 %r6, %r3;
 COPY:
   mul.wide.u32 %rd5, %r6, 4;
   add.s64 %rd6, %rd1, %rd5;
@@ -152,30 +139,67 @@ COPY:
   add.u32 %r8, %r8, %r9;
   st.shared.u32 [%r8], %r7;
   add.u32 %r6, %r6, 128;
-  setp.lt.u32 %p3, %r6, {smem_bytes // 4};
+  setp.lt.u32 %p3, %r6, WORDS;
   @%p3 bra COPY;
-  mov.u32 %r10, bar;
-  setp.eq.u32 %p2, %r3, 0;
-  @%p2 mbarrier.init.shared::cta.b64 [%r10], 1;
-  tcgen05.fence::before_thread_sync;
-  bar.sync 0;
-  tcgen05.fence::after_thread_sync;
-  ld.shared.u32 %r2, [%r1];
+"""
+# the TMEM address, the descriptors and the idesc; %p2: not the issuing thread 0
+MMA_OPERANDS = """  ld.shared.u32 %r2, [%r1];
   ld.param.u64 %rd10, [da];
   ld.param.u64 %rd11, [db];
   ld.param.u32 %r20, [idesc];
   setp.ne.u32 %p2, %r3, 0;
-  @%p2 bra WAIT;
-  mov.pred %p3, 0;
-{movs}  tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;
-{second}  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r10];
-WAIT:
+"""
+# wait for the commit's phase 0, then %r12: the TMEM address of the warp's 32-lane slab
+WAIT_SLAB = """WAIT:
   mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r10], 0;
   @!%p3 bra WAIT;
   tcgen05.fence::after_thread_sync;
   shl.b32 %r11, %r5, 21;
   add.u32 %r12, %r2, %r11;
-{read_back("%r12", read, "%r3")}  bar.sync 0;
+"""
+
+
+def disable_lanes(mask):
+    """(the disable-output-lane operand, the movs that fill its registers %r21..) of a mask tuple."""
+    if mask is None:
+        return "", ""
+    return (" {" + ", ".join(f"%r{21 + i}" for i in range(len(mask))) + "},",
+            "".join(f"  mov.u32 %r{21 + i}, {m};\n" for i, m in enumerate(mask)))
+
+
+def mma_entry(n_cols, smem_bytes):
+    """PTX: the MMA kernels' entry, registers and shared variables, %r1 the TMEM-address slot, %r3 %tid.x."""
+    return HEAD + f""".visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 idesc)
+{{
+  .reg .b32 %r<40>; .reg .b32 %o<{n_cols}>; .reg .b64 %rd<20>; .reg .pred %p<6>; .reg .b16 %rs<2>;
+  .shared .align 1024 .b8 sm[{smem_bytes}];
+  .shared .align 16 .b32 slot;
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, slot;
+  mov.u32 %r3, %tid.x;
+"""
+
+
+def mma_kernel(n_cols, smem_bytes, extra_mma=False, mask=None):
+    read = n_cols
+    mask_op, movs = disable_lanes(mask)
+    second = ("  mov.pred %p2, 1;\n  tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20," + mask_op
+              + " %p2;\n") if extra_mma else ""
+    return mma_entry(read, smem_bytes) + f"""  shr.u32 %r5, %r3, 5;
+  setp.eq.u32 %p1, %r5, 0;
+  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 512;
+  ld.param.u64 %rd1, [img];
+{copy_image(smem_bytes)}  mov.u32 %r10, bar;
+  setp.eq.u32 %p2, %r3, 0;
+  @%p2 mbarrier.init.shared::cta.b64 [%r10], 1;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+{MMA_OPERANDS}  @%p2 bra WAIT;
+  mov.pred %p3, 0;
+{movs}  tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;
+{second}  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r10];
+{WAIT_SLAB}{read_back("%r12", read, "%r3")}  bar.sync 0;
   @%p1 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
   @%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 512;
   ret;
@@ -309,7 +333,9 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
 
 
 @pytest.mark.parametrize("line,match", [
-    ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 32;", "cta_group::2"),
+    ("tcgen05.cp.cta_group::2.128x256b [%r1], %rd1;", "tcgen05.cp.cta_group::2 is not modelled"),
+    ("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     "block-scaled tcgen05.mma.cta_group::2"),
     ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
      "block-scaled .kind::mxf4nvf4 is not modelled"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
@@ -405,7 +431,7 @@ def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma()
              + "  shl.b32 %r13, %r5, 21;\n  add.u32 %r14, %r2, %r13;\n  add.u32 %r14, %r14, 256;\n"
              + "  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r14], {%r40, %r41, %r42, %r43, %r44, %r45, %r46, %r47};\n"
              + "  tcgen05.wait::st.sync.aligned;\n  bar.sync 0;\n")
-    kernel = mma_kernel(N, 16384).replace(".reg .b32 %r<30>;", ".reg .b32 %r<50>;").replace(
+    kernel = mma_kernel(N, 16384).replace(".reg .b32 %r<40>;", ".reg .b32 %r<50>;").replace(
         ".param .u32 idesc)", ".param .u32 idesc, .param .u64 sfimg)").replace(
         "  ld.param.u64 %rd10, [da];", store + "  ld.param.u64 %rd10, [da];").replace(
         "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",

@@ -1,4 +1,4 @@
-"""The CuTe Blackwell tutorial kernels 01, 02 and 03 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
+"""The CuTe Blackwell tutorial kernels 01 to 05 (nvidia-cutlass 4.2.0.0 from PyPI, compiled for sm_100a by
 gpu_check/tcgen05_cute/build.py; the PTX and the package's licence in tests/data/tcgen05_cute/) run
 in layoutsim.ptx. No Blackwell GPU exists here: what these tests prove is that the executor's
 reading of the PTX ISA (TMEM allocation, the sm_100 descriptors, tcgen05.mma, commit, tcgen05.ld)
@@ -10,9 +10,18 @@ produce the GEMM the tutorial computes:
     initialize_tensor) and its own check (example_utils.hpp compare_results: max |D - ref| == 0);
   - CuTe's instruction descriptors (UMMA::make_instr_desc, printed by print_idesc.cu) decode to the
     fields CuTe meant (ptx/table's tcgen05.mma reads them with isa/ptx_tcgen05_idesc.py).
+04 and 05 run 2-CTA MMAs (tcgen05.mma.cta_group::2 m256n256k16 per CTA pair, TMA .cta_group::2, commit
+multicast from the pair; 05 adds a TMA epilogue). Their TMA's mbarrier operand is CuTe's
+`shared::cta address & Sm100MmaPeerBitMask` (cute/arch/copy_sm100_tma.hpp): CuTe relies on bit 24 of
+a CTA's shared::cta address being bit 0 of its cluster rank, so that clearing it names the even CTA
+of the pair; the PTX ISA does not document that encoding and the model's shared::cta addresses carry
+no rank (ptx/cluster.py). The test replaces that one `and.b32` with the documented way to name the
+same barrier, mapa.shared::cluster to rank (%cluster_ctarank & ~1) (PTX ISA 9.7.9.23); the rest of
+the PTX runs as nvcc wrote it.
 """
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -21,6 +30,7 @@ import layoutsim
 from layoutsim import ptx
 from layoutsim.files import measured_data
 from layoutsim.isa.ptx_tcgen05_idesc import decode, encode
+from layoutsim.ptx.faults import Deadlock
 from layoutsim.ptx.launch import StructArg
 from layoutsim.ptx.tensormap import TensorMapArg
 
@@ -59,14 +69,47 @@ def _entry(src):
     return next(x.split()[-1].split("(")[0] for x in src.splitlines() if ".entry _Z11gemm_device" in x)
 
 
+PEER_BIT = re.compile(r"and\.b32\s+(%r\d+), (%r\d+), -16777232;")       # & Sm100MmaPeerBitMask (0xFEFFFFF0 here)
+
+
+def _even_cta_barrier(src):
+    """The PTX with CuTe's peer-bit clear of the TMA mbarrier address replaced by mapa to the even CTA."""
+    out, n = PEER_BIT.subn(lambda m: f"mov.u32 {m[1]}, %cluster_ctarank;\n\tand.b32 {m[1]}, {m[1]}, -2;\n\t"
+                                     f"mapa.shared::cluster.u32 {m[1]}, {m[2]}, {m[1]};", src)
+    assert n == 1
+    return out
+
+
+def _run_pair(stem, src, A, B, C, D, alpha, beta):
+    """04/05: 4x4 clusters of 2-CTA MMAs (256x256 per pair, 2 pairs along M); each CTA's TMA box is its
+    half of the pair's tile split over the cluster column (A: 128/4 rows) or row (B: 128/2 rows)."""
+    M, K = A.shape
+    N = B.shape[0]
+    coords = lambda r, c: np.asarray([r, c, 0], "<i4").tobytes()        # noqa: E731
+    tiled = np.asarray([_cute_idesc("f16", "f32.f16.f16", 256, 256)], "<u4").tobytes() + bytes([1, 0, 0, 0])
+    tma = [TensorMapArg(A, (K, M), (64, 32), "128B"), TensorMapArg(B, (K, N), (64, 64), "128B")]
+    if stem.startswith("04"):
+        args = [coords(M, K), coords(N, K), _tensor((M, N), (N,), C), _tensor((M, N), (N,), D), b"\0", tiled,
+                b"\0"] + tma
+    else:       # 05: C and D by TMA, boxes of 32 floats (128B) x 128 rows, 4 epilogue tiles per CTA
+        epi = [TensorMapArg(C, (N, M), (32, 128), "128B"), TensorMapArg(D, (N, M), (32, 128), "128B")]
+        args = [coords(M, K), coords(N, K), coords(M, N), coords(M, N), b"\0", b"\0", tiled, b"\0"] + tma + epi
+    grid = (M // 512 * 4, N // 1024 * 4)
+    r = ptx.run(_even_cta_barrier(src), _entry(src), grid, 128, args + [np.float32(alpha), np.float32(beta)],
+                arch="sm_100", shared_bytes=128 * 64 * 2 * 2 + 128, cluster=(4, 4, 1))
+    return r.buffers[3][0] if stem.startswith("04") else r.buffers[11], r      # 05: the D tensor map's array
+
+
 def _run(stem, A, B, C, alpha=1.0, beta=0.0):
     """D of one launch of the tutorial's gemm_device (its main()'s arguments, M x N x K given)."""
     M, K = A.shape
     N = B.shape[0]
     D = np.zeros((M, N), np.float32)
+    src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
+    if stem[:2] in ("04", "05"):
+        return _run_pair(stem, src, A, B, C, D, alpha, beta)
     # the tutorial's TiledMMA by value: UMMA::InstrDescriptor idesc_ (CuTe's value), accumulate_ (One)
     tiled = np.asarray([_cute_idesc("f16", "f32.f16.f16", 128, 256)], "<u4").tobytes() + bytes([1, 0, 0, 0])
-    src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
     # SharedStorage: A 128x64 f16, B 256x64 f16 (128-byte aligned), the mbarrier(s), the TMEM address
     shared = 128 * 64 * 2 + 256 * 64 * 2 + 128
     if stem.startswith("01"):
@@ -84,27 +127,32 @@ def _run(stem, A, B, C, alpha=1.0, beta=0.0):
     return r.buffers[3][0], r
 
 
-def _model(A, B):
-    """The accumulator as the kernel's MMAs build it, through layoutsim.mma (bit for bit)."""
+def _model(A, B, pair=1):
+    """The accumulator as the kernel's MMAs build it, through layoutsim.mma (bit for bit); pair=2: the
+    CTA pair's 256x256 MMAs of 04/05."""
     M, K = A.shape
     N = B.shape[0]
-    inst = "tcgen05.mma.cta_group::1.kind::f16.m128n256k16"
+    tm = 128 * pair
+    inst = f"tcgen05.mma.cta_group::{pair}.kind::f16.m{tm}n256k16"
     out = np.zeros((M, N), np.uint32)
-    for i in range(0, M, 128):
+    for i in range(0, M, tm):
         for j in range(0, N, 256):
-            acc = np.zeros((128, 256), np.uint32)
+            acc = np.zeros((tm, 256), np.uint32)
             for k in range(0, K, 16):
-                a = A[i:i + 128, k:k + 16].view(np.uint16)
+                a = A[i:i + tm, k:k + 16].view(np.uint16)
                 b = np.ascontiguousarray(B[j:j + 256, k:k + 16].T).view(np.uint16)
                 acc = layoutsim.mma(inst, a, b, acc, arch="sm_100a", raw=True, types="f32.f16.f16")
-            out[i:i + 128, j:j + 256] = acc
+            out[i:i + tm, j:j + 256] = acc
     return out.view(np.float32)
 
 
 @pytest.mark.parametrize("stem,M,N,K", [("01_mma_sm100", 128, 256, 128), ("02_mma_tma_sm100", 128, 256, 128),
-                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64)])
+                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64),
+                                        ("04_mma_tma_2sm_sm100", 512, 1024, 256),
+                                        ("05_mma_tma_epi_sm100", 512, 1024, 256)])
 def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem, M, N, K):
-    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster
+    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster; 04/05: the
+    # tutorials' own sizes (main()'s defaults), one 4x4 cluster of 8 CTA pairs, four 64-wide k-tiles
     rng = np.random.default_rng(27)
     # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
     A = rng.integers(-2, 2, (M, K)).astype(np.float16)
@@ -118,10 +166,28 @@ def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     D, run = _run(stem, A, B, C)
-    acc = _model(A, B)
+    acc = _model(A, B, 2 if stem[:2] in ("04", "05") else 1)
     want = acc + np.float32(0.0) * C                         # the epilogue: alpha * acc + beta * C
     assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
     assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
     assert run.fidelity["documented"] > 0
+
+
+def test_cute_peer_bit_clear_is_what_the_model_cannot_run_as_written():
+    # without the mapa substitution the odd CTAs' boxes signal their own mbarriers (the model's
+    # shared::cta addresses carry no cluster rank, module docstring): the even CTAs wait for half
+    # of their transaction bytes, a deadlock the executor names
+    rng = np.random.default_rng(4)
+    A = rng.integers(-2, 2, (512, 256)).astype(np.float16)
+    B = rng.integers(-2, 2, (1024, 256)).astype(np.float16)
+    src = gzip.decompress((DATA / "04_mma_tma_2sm_sm100.sm_100a.ptx.gz").read_bytes()).decode()
+    with pytest.raises(Deadlock, match="deadlock.*tx-count 32768"):
+        ptx.run(src, _entry(src), (4, 4), 128,
+                [np.asarray([512, 256, 0], "<i4").tobytes(), np.asarray([1024, 256, 0], "<i4").tobytes(),
+                 _tensor((512, 1024), (1024,), np.zeros((512, 1024), np.float32)),
+                 _tensor((512, 1024), (1024,), np.zeros((512, 1024), np.float32)), b"\0",
+                 np.asarray([_cute_idesc("f16", "f32.f16.f16", 256, 256), 1], "<u4").tobytes(), b"\0",
+                 TensorMapArg(A, (256, 512), (64, 32), "128B"), TensorMapArg(B, (256, 1024), (64, 64), "128B"),
+                 np.float32(1), np.float32(0)], arch="sm_100", shared_bytes=32768 + 128, cluster=(4, 4, 1))
