@@ -362,7 +362,8 @@ def test_a_good_cache_entry_is_used(lowering):
     compute, entry, calls = lowering
     assert compute() == (ROWS, "ptxas -arch=sm_90 now (stand-in) with nvdisasm -g", None) and len(calls) == 1
     doc = json.loads(entry.read_text())
-    assert doc["format"] == 1 and doc["key"] == entry.stem
+    from layoutsim.ptx.sass import CACHE_FORMAT
+    assert doc["format"] == CACHE_FORMAT and doc["key"] == entry.stem
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not JSON", "deep", "rows type", "no rows", "line type",
