@@ -21,6 +21,16 @@ def gpu_missing():
     return "no NVIDIA GPU here (no /dev/nvidia0, and nvidia-smi -L lists none)"
 
 
+def gpu_name():
+    """'NAME, DRIVER' of the first GPU as nvidia-smi gives them (what a measurement records), or None."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip().splitlines()[0] if r.stdout.strip() else None
+
+
 def missing(tool, ncu=None, pycuda=False):
     """None when this machine can run `tool`; else the line to print: '<tool> needs an NVIDIA GPU
     with ncu: <what is missing>'. ncu: the ncu program the driver would run (None: not needed)."""

@@ -217,6 +217,17 @@ def reserved_smem_per_block(arch):
     return 1024 if nvidia_at_least(arch, "sm_80") else 0
 
 
+# Where a CTA's own shared memory begins in its shared window. On sm_90 the system's reserved
+# KiB comes first: ptxas 13.0 (-arch=sm_90) addresses a kernel's first static __shared__ array as
+# 0x400 plus the CTA's cluster rank shifted to bit 24 (`MOV R5, 0x400` / `LEA R7, R9(SR_CgaCtaId),
+# R5, 0x18` in gpu_check/constructs/smem_probe.cu's k_addr), and reads %reserved_smem_offset_begin
+# and _cap as the constants 0 and 0x400. For sm_80/86/89 the same ptxas addresses that array as 0
+# and puts the reserved bytes at the window's end (begin = SR_SMEMSZ - a driver constant); other
+# targets: not looked at, taken as sm_80's.
+def user_smem_base(arch):
+    return reserved_smem_per_block(arch) if nvidia_at_least(arch, "sm_90") else 0
+
+
 # Tensor memory (sm_100 and its arch-/family-specific targets; sm_120 has none): 128 lanes
 # (rows) x 512 columns of 32-bit cells per CTA, PTX ISA 9.x 9.7.16.2.2 'Tensor Memory' (and
 # the tcgen05 'Tensor Memory' figure); tcgen05.alloc takes a power of two of at least 32

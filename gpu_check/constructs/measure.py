@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu_check.needs import gpu_name
+
 HERE = Path(__file__).resolve().parent
 SEED = 24
 
@@ -125,8 +127,7 @@ def main(argv=None):
                      "outputs": got["outputs"], "stdout": p.stdout.decode("utf-8", "backslashreplace"),
                      "stderr": p.stderr.decode("utf-8", "backslashreplace")})
         print(f"{name}: exit {p.returncode}, error {got['error']}, {len(p.stdout)} bytes printed", flush=True)
-    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
+    gpu = gpu_name()
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     doc = {"gpu": gpu, "nvcc": nvcc, "host": platform.node(), "seed": SEED, "ptx": ptx, "launches": runs}
     tmp = out / f"{a.set}.json.tmp"

@@ -29,18 +29,11 @@ from pathlib import Path
 
 from gpu_check.bank_probe import ncu_csv
 from gpu_check.kernel_corpus import corpus as C, ncu as N
+from gpu_check.needs import gpu_name
 
 from .cub_build import BINARY_DIR, DATA, PACKAGE, PTX
 from .cub_capture import read_capture
 
-
-def gpu_info():
-    try:
-        r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=60)
-        return r.stdout.strip().splitlines()[0] if r.stdout.strip() else None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
 
 
 def ptx_check(binary):
@@ -121,7 +114,7 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
     print(f"captured {len(records)} launches in {time.time() - t0:.0f} s")
     runs, problems = ncu_runs(binary, records, out, args.ncu_runs, args.timeout, print)
-    doc = {"package": PACKAGE, "ptx": PTX, "gpu": gpu_info(), "ptx_check": ptx_check(binary), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+    doc = {"package": PACKAGE, "ptx": PTX, "gpu": gpu_name(), "ptx_check": ptx_check(binary), "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "program_output": printed[-2000:], "metrics": list(N.BASE), "launches": records,
            "blobs": store.index, "ncu_runs": runs, "problems": problems}
     C.write_atomic(out / "capture.json", json.dumps(doc, indent=1) + "\n")

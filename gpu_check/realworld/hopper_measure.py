@@ -33,6 +33,7 @@ import numpy as np
 from gpu_check.bank_probe import ncu_csv
 from gpu_check.kernel_corpus import ncu as N
 from gpu_check.kernel_corpus.measure import tool_version
+from gpu_check.needs import gpu_name
 
 from .hopper_build import BIN
 from .hopper_cases import CASES, EXAMPLES, KERNEL_MATCH, binary_name
@@ -143,14 +144,6 @@ def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems):
     return out
 
 
-def device_name():
-    try:
-        r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=30)
-        return r.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.realworld.hopper_measure", description=__doc__.splitlines()[0])
@@ -200,7 +193,7 @@ def main(argv=None):
             for case in (c for c in CASES if c.example == ex.stem):
                 cases[case.name] = {"example": ex.stem, "launch": case.launch,
                                     "ncu_runs": [r[case.launch] if case.launch < len(r) else None for r in runs]}
-    doc = {"device": device_name(), "ncu": tool_version("ncu", "Version") if ncu else None,
+    doc = {"device": gpu_name() or "unknown", "ncu": tool_version("ncu", "Version") if ncu else None,
            "nvcc_of_the_binaries": "see hopper_build (nvcc 13.0)", "metrics": metrics,
            "examples": examples, "cases": cases, "problems": problems}
     (out / "h200.json").write_text(json.dumps(doc, indent=1) + "\n")

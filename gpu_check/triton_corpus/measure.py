@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu_check.needs import gpu_name
+
 from . import cases as C
 from . import replay as R
 
@@ -170,20 +172,12 @@ def main(argv=None):
             problems.append(f"ncu exited {q['rc']}: {(q['stderr'] or q['stdout'])[-600:]}")
         assign_runs(record, ncu_csv.parse(log.read_text() if log.exists() else q["stdout"]), a.runs, problems, cases)
     record.update(problems=problems, metrics=list(N.BASE), runs=a.runs, date=datetime.date.today().isoformat(),
-                  gpu=_gpu(), command="python -m gpu_check.triton_corpus.measure --out DIR"
+                  gpu=gpu_name(), command="python -m gpu_check.triton_corpus.measure --out DIR"
                   + (f" --cases {','.join(cases)}" if a.cases or a.new else ""))
     (out / "results.json").write_text(json.dumps(record, indent=1))
     print(f"wrote {out / 'results.json'} and {out / 'outputs.npz'}; problems: {problems or 'none'}")
     return 0
 
-
-def _gpu():
-    try:
-        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=60)
-        return q.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
 
 
 if __name__ == "__main__":

@@ -120,9 +120,9 @@ class Launch:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "
                            f"declares no extern .shared array")
         limit = archs.shared_memory_limit(arch)[0]
-        if prog.smem_size(self.shared_bytes) > limit:
-            raise LayoutsimError(f"shared memory {prog.smem_size(self.shared_bytes)} bytes "
-                                 f"({prog.static_shared} static + {self.shared_bytes} dynamic) exceeds "
+        if prog.user_smem(self.shared_bytes) > limit:
+            raise LayoutsimError(f"shared memory {prog.user_smem(self.shared_bytes)} bytes "
+                                 f"({prog.static_shared - prog.smem_base} static + {self.shared_bytes} dynamic) exceeds "
                                  f"the {limit} bytes a CTA can have on {arch}")
         self.heap = prog.static_heap.copy()
         self.var_addr = dict(prog.global_vars)
@@ -394,13 +394,15 @@ class Launch:
               "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
               "%dynamic_smem_size": u(self.shared_bytes),
-              "%total_smem_size": u(-(-self.prog.smem_size(self.shared_bytes) // unit) * unit),
-              "%aggr_smem_size": u(self.prog.smem_size(self.shared_bytes)),
-              # the system's reserved shared memory (PTX ISA 10.35): its capacity is the driver's
-              # reservedSharedMemPerBlock (archs.py); the model's CTA window keeps nothing in it,
-              # so begin and the two offsets are 0 (as an H100 reads them) and end is begin.
-              # An H100 read end = 288 for tests/data/constructs' probe: not modelled (docs/ptx.md)
-              "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(0),
+              "%total_smem_size": u(-(-self.prog.user_smem(self.shared_bytes) // unit) * unit),
+              "%aggr_smem_size": u(self.prog.user_smem(self.shared_bytes)),
+              # the system's reserved shared memory (PTX ISA 10.35), on sm_90 the window's first
+              # KiB (archs.user_smem_base): begin 0 and cap 0x400 are constants in ptxas's SASS;
+              # end and _1 are words the driver writes at launch, which an H100 (driver 580) read as
+              # 288 and 0 (tests/data/constructs/constructs.json; CUDA 13.0's
+              # cooperative_groups/details/memory.h: "CG can expect at least 288 bytes available
+              # in reserved shared"). Other archs refuse these registers (operands.py).
+              "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(288),
               "%reserved_smem_offset_cap": u(archs.reserved_smem_per_block(self.arch)),
               "%reserved_smem_offset_0": u(0), "%reserved_smem_offset_1": u(0)}
         sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)

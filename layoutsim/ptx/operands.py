@@ -7,6 +7,7 @@ receives the value sign-extended for signed types and zero-extended otherwise.
 """
 import numpy as np
 
+from .. import archs
 from ..errors import LayoutsimError
 from . import lines
 from . import types as T
@@ -93,6 +94,10 @@ class Builder:
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
             name, st = op.value, T.get(SPECIAL[op.value]).storage
+            if name.startswith("%reserved_smem_offset") and not archs.nvidia_at_least(self.prog.arch, "sm_90"):
+                raise LayoutsimError(f"line {ins.line}: {name} on {self.prog.arch} is not modelled: ptxas reads it "
+                                     f"from the shared window's size (SR_SMEMSZ) and words the driver writes at "
+                                     f"launch (archs.user_smem_base); measured for sm_90 only")
             if name in CLOCKS:
                 self.prog.reads_clock = True          # the batches count every warp's issues
                 return lambda b: convert_bits(b.clock(name), st, dt, False)

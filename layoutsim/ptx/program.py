@@ -14,6 +14,7 @@ whether the instruction synchronizes the warp (.sync/.aligned) or the CTA (barri
 """
 from dataclasses import dataclass
 
+from .. import archs
 from ..errors import LayoutsimError
 from . import lines
 from .compile import compile_step
@@ -59,7 +60,10 @@ class Program:
         self.shared_init = []
         self.kernel_params = []            # (name, PtxType or None, offset, size, align)
         self.global_vars = {}              # .global/.const variable name -> address
-        self.static_shared = 0
+        # shared addresses start after the system's reserved bytes where ptxas puts them first
+        # (archs.user_smem_base): static_shared and dynamic_shared_offset are window offsets
+        self.smem_base = archs.user_smem_base(arch)
+        self.static_shared = self.smem_base
         self.dynamic_shared_offset = None
         self.local_size = 0
         self.local_sizes = {}              # .local variable key -> bytes
@@ -104,8 +108,15 @@ class Program:
                         f"{MAX_GLOBAL_BYTES} bytes (512 MiB)")
 
     def smem_size(self, dynamic):
+        """The CTA's shared window in bytes: the reserved bytes ahead of its own (smem_base), its
+        static variables and `dynamic` bytes."""
         base = self.static_shared if self.dynamic_shared_offset is None else self.dynamic_shared_offset
         return base + int(dynamic)
+
+    def user_smem(self, dynamic):
+        """The shared memory the kernel itself asks for (static + dynamic, with the alignment
+        between them): what %aggr_smem_size reads and the arch's limit bounds."""
+        return self.smem_size(dynamic) - self.smem_base
 
     def _add_shared(self, v, key):
         if v.extern or v.count == 0:

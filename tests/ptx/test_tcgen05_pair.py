@@ -28,7 +28,7 @@ from layoutsim.ptx.tensormap import TensorMapArg
 from layoutsim.ptx.tmem import TensorMemory
 from layoutsim.smem.umma import UmmaDescriptor
 
-from test_tcgen05 import HEAD, MMA_OPERANDS, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
+from test_ptx_tcgen05 import HEAD, MMA_OPERANDS, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
 
 IMG = 16384
 
