@@ -221,7 +221,7 @@ def reserved_smem_per_block(arch):
 # KiB comes first: ptxas 13.0 (-arch=sm_90) addresses a kernel's first static __shared__ array as
 # 0x400 plus the CTA's cluster rank shifted to bit 24 (`MOV R5, 0x400` / `LEA R7, R9(SR_CgaCtaId),
 # R5, 0x18` in gpu_check/constructs/smem_probe.cu's k_addr), and reads %reserved_smem_offset_begin
-# and _cap as the constants 0 and 0x400. For sm_80/86/89 the same ptxas addresses that array as 0
+# and _cap as the constants 0 and 0x400 (the same base for -arch=sm_100a and sm_120a). For sm_80/86/89 the same ptxas addresses that array as 0
 # and puts the reserved bytes at the window's end (begin = SR_SMEMSZ - a driver constant); other
 # targets: not looked at, taken as sm_80's.
 def user_smem_base(arch):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import layoutsim.ptx as P
+from layoutsim import archs
 from layoutsim.ptx import runner
 from layoutsim.ptx.events import Access, Events
 
@@ -99,9 +100,12 @@ def test_the_addresses_are_the_lanes_addresses(recorded):
     run, rec = recorded
     param, ld_g, st_s, ld_v2, atom, red = rec.records
     assert np.array_equal(ld_g.addresses - ld_g.addresses[0], 4 * np.arange(THREADS))    # generic, per lane
-    assert np.array_equal(st_s.addresses, 4 * np.arange(THREADS))                        # CTA-relative shared
-    assert np.array_equal(ld_v2.addresses, 8 * np.arange(8))
-    assert np.array_equal(atom.addresses, np.full(THREADS, 252))          # s[63], written by thread 63
+    # CTA-relative shared addresses: s, the kernel's shared array, begins after the reserved KiB
+    # (sm_90: archs.user_smem_base)
+    s0 = archs.user_smem_base("sm_90")
+    assert np.array_equal(st_s.addresses, s0 + 4 * np.arange(THREADS))
+    assert np.array_equal(ld_v2.addresses, s0 + 8 * np.arange(8))
+    assert np.array_equal(atom.addresses, np.full(THREADS, s0 + 252))     # s[63], written by thread 63
     assert red.addresses.tolist() == [ld_g.addresses[0]] * 8
     assert [r.site for r in rec.records] == [_line(run, t) for t in
                                              ("ld.param", "ld.global", "st.shared", "ld.shared", "atom.shared", "red.global")]

@@ -155,8 +155,9 @@ WGMMA = SMALL.replace("bar.sync 0;", "bar.sync 0; setp.ge.u32 %p3, %r2, %r1; @%p
 
 
 def test_wgmma_needs_the_whole_warpgroup():
-    da = layoutsim.smem.Descriptor.dense(0, 64, 16, 16).encode()
-    db = layoutsim.smem.Descriptor.dense(2048, 8, 16, 16).encode()
+    s0 = layoutsim.archs.user_smem_base("sm_90")      # the shared array's address: after the reserved KiB
+    da = layoutsim.smem.Descriptor.dense(s0, 64, 16, 16).encode()
+    db = layoutsim.smem.Descriptor.dense(s0 + 2048, 8, 16, 16).encode()
     out = np.zeros((128, 4), np.float32)
     r = P.run(WGMMA, "wg", 1, 128, [out, np.uint64(da), np.uint64(db), np.uint32(128)])
     assert (r.buffers[0] == 16.0).all()                       # ones(64x16) . ones(16x8)

@@ -164,8 +164,10 @@ DONE:
   ret;
 }
 """
-DA = layoutsim.smem.Descriptor.dense(0, 64, 16, 16).encode()
-DB = layoutsim.smem.Descriptor.dense(2048, 8, 16, 16).encode()
+# the kernel's shared array begins after the reserved KiB (archs.user_smem_base: ptxas puts it at 0x400)
+S0 = layoutsim.archs.user_smem_base("sm_90")
+DA = layoutsim.smem.Descriptor.dense(S0, 64, 16, 16).encode()
+DB = layoutsim.smem.Descriptor.dense(S0 + 2048, 8, 16, 16).encode()
 
 
 def test_warps_meet_at_the_wgmma():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import layoutsim.ptx as P
+from layoutsim import archs
 from layoutsim.cli import main
 from layoutsim.errors import LayoutsimError
 from layoutsim.ptx.samples import PER_LINE
@@ -31,10 +32,11 @@ def test_a_conflicting_lines_lanes(run):
     first = recs[0]
     assert first["space"] == "shared" and first["op"] == "ld.shared.b32" and first["cuda"]["line"] == 9
     assert first["cta"] == [0, 0, 0] and first["warp"] == 0 and first["mask"] == 0xFFFFFFFF
-    assert first["addresses"] == [128 * lane for lane in range(32)]    # one bank for the whole warp
+    s0 = archs.user_smem_base("sm_90")         # the tile's shared address: after the reserved KiB
+    assert first["addresses"] == [s0 + 128 * lane for lane in range(32)]    # one bank for the whole warp
     assert (first["wavefronts"], first["ideal"]) == (32, 1)
     assert [r["warp"] for r in recs] == list(range(8))
-    assert recs[1]["addresses"][0] == 4                                 # warp 1 reads the next column
+    assert recs[1]["addresses"][0] == s0 + 4                            # warp 1 reads the next column
 
 
 def test_a_global_line_and_a_cuda_line(run):
