@@ -373,7 +373,10 @@ def commit(ins, b, prog):
         raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
     multicast = "multicast::cluster" in ins.mods
     need(ins, 2 if multicast else 1)
-    at = barrier_address(b, ins, ins.operands[0])
+    # no state space (Triton 3.6 writes the shared address zero-extended to 64 bits): ptxas 13.0
+    # compiles the operand to UTCBAR [URn] of its low 32 bits, the register the .shared::cluster
+    # form takes (cuobjdump -sass for sm_100a: the same for cvta.shared's generic address)
+    at = barrier_address(b, ins, ins.operands[0], low32=True)
     mask = b.read(ins.operands[1], T.get("u16"), ins) if multicast else None
 
     def fn(bt, g, full):
