@@ -1,0 +1,71 @@
+"""Triton kernels compiled for sm_100a (Blackwell) run in the executor: layoutsim.triton.launch(...,
+arch="sm_100a"). Triton 3.6.0 lowers tl.dot of a 128x128 tile with num_warps=4 to tcgen05.mma (the
+accumulator in tensor memory, zeroed by tcgen05.st, read back by tcgen05.ld.32x32b.x128, each
+k-tile's MMAs committed to an mbarrier with tcgen05.commit): compiled here at test time, no PTX
+committed. No Blackwell GPU exists here; the expected values are
+  - bit for bit layoutsim's own tcgen05.mma model (layoutsim.mma), the MMAs chained per K-step as the
+    kernel issues them (K=16 for f16, 32 for e4m3, 8 for tf32: PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix
+    Shape' Table 39), from a zero accumulator;
+  - the float64 product within a float32 accumulation's error (K roundings of 2**-23 relative to
+    |A| @ |B|), plus for tf32 the reduction of each f32 input to tf32's 10 fraction bits (rounded or
+    truncated, less than 2**-10 relative each, so 2**-9 + 2**-20 per product).
+"""
+import re
+
+import numpy as np
+import pytest
+
+from triton_needs import needs_triton
+
+pytestmark = needs_triton
+
+
+@pytest.fixture(scope="module")
+def K():
+    from gpu_check.triton_corpus import kernels
+    return kernels
+
+
+def _chain(A, B, kind, k_step, types, view):
+    """The 128x128 accumulator through layoutsim.mma: one tcgen05.mma per K-step, in order."""
+    import layoutsim
+    acc = np.zeros((128, 128), np.uint32)
+    for k in range(0, A.shape[1], k_step):
+        acc = layoutsim.mma(f"tcgen05.mma.cta_group::1.kind::{kind}.m128n128k{k_step}",
+                            A[:, k:k + k_step].view(view), B[k:k + k_step].view(view), acc,
+                            arch="sm_100a", raw=True, types=types)
+    return acc
+
+
+@pytest.mark.parametrize("dtype,kind,k_step,types,view,BK,input_err", [
+    ("float16", "f16", 16, "f32.f16.f16", np.uint16, 64, 0.0),            # two 64-wide k-tiles
+    ("float8_e4m3fn", "f8f6f4", 32, "f32.e4m3.e4m3", np.uint8, 128, 0.0),
+    ("float32", "tf32", 8, "f32.tf32.tf32", np.uint32, 32, 2.0 ** -9 + 2.0 ** -20),
+])
+def test_triton_matmul_on_sm100a_is_the_tcgen05_model_bit_for_bit(K, dtype, kind, k_step, types, view, BK,
+                                                                   input_err):
+    import ml_dtypes
+
+    import layoutsim.triton as lt
+    dt = getattr(ml_dtypes, dtype) if dtype.startswith("float8") else np.dtype(dtype)
+    rng = np.random.default_rng(100)
+    n_k = 2 * BK
+    A = rng.standard_normal((128, n_k)).astype(dt)
+    B = rng.standard_normal((n_k, 128)).astype(dt)
+    C = np.zeros((128, 128), np.float32)
+    r = lt.launch(K.matmul, (1, 1), A, B, C, 128, 128, n_k, n_k, 128, 128, BM=128, BN=128, BK=BK,
+                  arch="sm_100a", num_warps=4)
+    ptx = r.triton.ptx
+    assert ".target sm_100a" in ptx
+    assert f"tcgen05.mma.cta_group::1.kind::{kind} " in ptx and "wgmma" not in ptx
+    assert re.search(r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.b64 \[%rd\d+\]", ptx)
+    assert np.array_equal(C.view(np.uint32), _chain(A, B, kind, k_step, types, view))
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    bound = (input_err + n_k * 2.0 ** -23) * (np.abs(a64) @ np.abs(b64))
+    assert (np.abs(C - a64 @ b64) <= bound).all()
+    assert (C != 0).all()
+
+
+def test_sm100a_is_an_arch_of_the_front_end():
+    from layoutsim.triton.compile import ARCHS, capability
+    assert capability("sm_100a") == 100 and "sm_100a" in ARCHS
