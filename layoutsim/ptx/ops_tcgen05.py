@@ -19,6 +19,7 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       copies must agree (which one the tensor core reads is not documented: a fault otherwise)
   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
+      (no state space: the operand's low 32 bits, as ptxas compiles it; Triton's zero-extended form)
   tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
       s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
