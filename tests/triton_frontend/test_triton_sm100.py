@@ -27,11 +27,12 @@ def K():
 
 
 def _chain(A, B, kind, k_step, types, view):
-    """The 128x128 accumulator through layoutsim.mma: one tcgen05.mma per K-step, in order."""
+    """The 128xN accumulator through layoutsim.mma: one tcgen05.mma per K-step, in order."""
     import layoutsim
-    acc = np.zeros((128, 128), np.uint32)
+    n = B.shape[1]
+    acc = np.zeros((128, n), np.uint32)
     for k in range(0, A.shape[1], k_step):
-        acc = layoutsim.mma(f"tcgen05.mma.cta_group::1.kind::{kind}.m128n128k{k_step}",
+        acc = layoutsim.mma(f"tcgen05.mma.cta_group::1.kind::{kind}.m128n{n}k{k_step}",
                             A[:, k:k + k_step].view(view), B[k:k + k_step].view(view), acc,
                             arch="sm_100a", raw=True, types=types)
     return acc
@@ -64,6 +65,28 @@ def test_triton_matmul_on_sm100a_is_the_tcgen05_model_bit_for_bit(K, dtype, kind
     bound = (input_err + n_k * 2.0 ** -23) * (np.abs(a64) @ np.abs(b64))
     assert (np.abs(C - a64 @ b64) <= bound).all()
     assert (C != 0).all()
+
+
+def test_second_dot_reads_a_from_tensor_memory_bit_for_bit():
+    # f16(A @ B) @ D: Triton stores the f16 tile into TMEM (tcgen05.st.32x32b.x64, two f16 per
+    # column) and issues tcgen05.mma [d], [a-tmem + 8 per K=16 step], b-desc: the model's chain of
+    # both products, the first rounded to f16 (cvt.rn.f16.f32: round to nearest even, as numpy)
+    import sm100_kernels
+
+    import layoutsim.triton as lt
+    rng = np.random.default_rng(101)
+    A = rng.standard_normal((128, 64)).astype(np.float16)
+    B = (rng.standard_normal((64, 128)) / 8).astype(np.float16)
+    D = rng.standard_normal((128, 64)).astype(np.float16)
+    C = np.zeros((128, 64), np.float32)
+    r = lt.launch(sm100_kernels.back_to_back, (1,), A, B, D, C, BM=128, BK=64, BN=128, BN2=64, arch="sm_100a",
+                  num_warps=4)
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16 \[ %r\d+ \+ 0 \], \[ %r\d+ \+ 8 \]", r.triton.ptx)
+    S = _chain(A, B, "f16", 16, "f32.f16.f16", np.uint16).view(np.float32).astype(np.float16)
+    assert np.array_equal(C.view(np.uint32), _chain(S, D, "f16", 16, "f32.f16.f16", np.uint16))
+    s64 = S.astype(np.float64)
+    bound = 128 * 2.0 ** -23 * (np.abs(s64) @ np.abs(D.astype(np.float64)))
+    assert (np.abs(C - s64 @ D.astype(np.float64)) <= bound).all()
 
 
 def test_sm100a_is_an_arch_of_the_front_end():
