@@ -92,3 +92,18 @@ def test_second_dot_reads_a_from_tensor_memory_bit_for_bit():
 def test_sm100a_is_an_arch_of_the_front_end():
     from layoutsim.triton.compile import ARCHS, capability
     assert capability("sm_100a") == 100 and "sm_100a" in ARCHS
+
+
+def test_cli_runs_a_matmul_for_sm100a(tmp_path, capsys):
+    # ones @ ones over K=128: every element 128, exact in f32
+    from pathlib import Path
+
+    from layoutsim.cli import main
+    kernels = Path(__file__).resolve().parents[2] / "gpu_check" / "triton_corpus" / "kernels.py"
+    argv = ["triton", "run", f"{kernels}:matmul", "--arg", "ones:f16:128x128", "--arg", "ones:f16:128x128",
+            "--arg", "zeros:f32:128x128", *sum((["--arg", "i32:128"] for _ in range(6)), []),
+            "--meta", "BM=128", "--meta", "BN=128", "--meta", "BK=64", "--meta", "num_warps=4", "--grid", "1,1",
+            "--arch", "sm_100a", "--out", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (np.load(tmp_path / "arg2.npy") == 128).all()
