@@ -18,15 +18,11 @@ import pytest
 
 import layoutsim
 from layoutsim import ptx
-from layoutsim.archs import user_smem_base
 from layoutsim.isa.ptx_tcgen05_idesc import encode
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
-# the shared address of `sm`, the MMA kernels' first shared variable: the CTA's own shared memory
-# begins after the reserved KiB on sm_90 and later (layoutsim.archs.user_smem_base)
-SM = user_smem_base("sm_100")
 
 
 def regs(prefix, n, start=0):
@@ -255,7 +251,7 @@ def test_tcgen05_mma_is_layoutsim_mma_bit_for_bit(kind, types, M, N, amn, bmn, n
             off = k_major(mn, K, e, lbo, sbo)
         raw = x.view(f"u{e}")
         img.view(np.uint8)[(base + off)[..., None] + np.arange(e)] = raw.view(np.uint8).reshape(mn, K, e)
-        descs.append(UmmaDescriptor(SM + base, lbo, sbo).encode())
+        descs.append(UmmaDescriptor(base, lbo, sbo).encode())
     idesc = encode(kind, M, N, types, neg_a=neg_a, a_mn_major=amn, b_mn_major=bmn)
     out = np.zeros((128, N), np.uint32)
     src = mma_kernel(N, 16384, two, mask).replace("KIND", kind)
@@ -363,7 +359,7 @@ def test_an_instruction_descriptor_of_fp4_operands_or_an_illegal_shape_is_a_faul
     assert decode(fp4, "f8f6f4")["types"] == "f32.e2m1.e2m1"
     img, out = np.zeros(16384, np.uint8), np.zeros((128, 32), np.uint32)
     src = mma_kernel(32, 16384).replace("KIND", "f8f6f4")
-    d = UmmaDescriptor(SM, 128, 512).encode()
+    d = UmmaDescriptor(0, 128, 512).encode()
     with pytest.raises(PtxFault, match="FP6/FP4 operands"):
         ptx.run(src, "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(fp4)], arch="sm_100")
     no_n = encode("f16", 128, 8, "f32.f16.f16") & ~(0x3F << 17)            # N >> 3 = 0
@@ -392,7 +388,7 @@ def test_tcgen05_cp_puts_each_row_in_the_lanes_of_its_shape(shape):
         "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",
         f"tcgen05.cp.cta_group::1.{shape} [%r2], %rd10;")
     out = np.zeros((128, 8), np.uint32)
-    got = ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(UmmaDescriptor(SM, lbo, sbo).encode()), np.uint64(0),
+    got = ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(UmmaDescriptor(0, lbo, sbo).encode()), np.uint64(0),
                                         np.uint32(0)], arch="sm_100").buffers[1]
     want = np.zeros((128, 8), np.uint32)
     words = src.view("<u4")                                  # byte c of a row: bits 8(c % 4) of column c // 4
@@ -421,7 +417,7 @@ def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma()
     img = np.zeros(16384, np.uint8)
     for x, mn, base in ((A, M, 0), (B, N, 8192)):
         img[base + k_major(mn, K, 1, 128, 128 * (K // 16))] = x.view(np.uint8)
-    d = [UmmaDescriptor(SM + base, 128, 128 * (K // 16)).encode() for base in (0, 8192)]
+    d = [UmmaDescriptor(base, 128, 128 * (K // 16)).encode() for base in (0, 8192)]
     sa = rng.integers(120, 135, M).astype(np.uint8)                  # ue8m0: 2**(s - 127)
     sb = rng.integers(120, 135, N).astype(np.uint8)
     sf = np.zeros((128, 8), np.uint32)                                # TMEM columns 256..263, every slab

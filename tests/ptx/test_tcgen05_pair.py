@@ -28,7 +28,7 @@ from layoutsim.ptx.tensormap import TensorMapArg
 from layoutsim.ptx.tmem import TensorMemory
 from layoutsim.smem.umma import UmmaDescriptor
 
-from test_ptx_tcgen05 import HEAD, MMA_OPERANDS, SM, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
+from test_ptx_tcgen05 import HEAD, MMA_OPERANDS, WAIT_SLAB, copy_image, disable_lanes, k_major, mma_entry, read_back
 
 IMG = 16384
 
@@ -80,7 +80,7 @@ def _images(A, B):
         for c in range(2):
             raw = x[c * rows:(c + 1) * rows].view(np.uint16)
             img[c][(base + off)[..., None] + np.arange(2)] = raw.view(np.uint8).reshape(rows, K, 2)
-        descs.append(UmmaDescriptor(SM + base, lbo, sbo).encode())
+        descs.append(UmmaDescriptor(base, lbo, sbo).encode())
     return img, descs
 
 
