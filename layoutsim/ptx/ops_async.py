@@ -42,7 +42,7 @@ from .collective import check_warps
 from .events import Access
 from .mbarrier import MBarriers
 from .ops_mem import async_groups
-from .state import PARAM_WINDOW, Fault
+from .state import PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
 TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
 BULK_ALIGN = 16                        # cp.async.bulk: addresses and size multiples of 16 bytes
@@ -60,16 +60,26 @@ def _vals(read, bt, thr, dtype=np.int64):
     return np.broadcast_to(np.asarray(read(bt)), (bt.T,))[thr].astype(dtype)
 
 
-def _barrier_addr(b, ins, op):
-    """function(bt, thr) -> (flat offsets, shared addresses) of the mbarrier operand `op`."""
+def _barrier_addr(b, ins, op, low32=False):
+    """function(bt, thr) -> (flat offsets, shared addresses) of the mbarrier operand `op`.
+    low32: a generic operand is read by its low 32 bits as a shared::cluster address (a generic
+    shared address, or a shared address zero-extended); any other is a fault (tcgen05.commit)."""
     addr, _ = b.address(op, ins)
     space = space_of(ins.mods)
     if space not in ("shared", "shared::cluster", "generic"):
         raise unsupported(ins, f"an mbarrier in .{space} memory (mbarriers live in shared memory)")
+    low32 = low32 and space == "generic"
 
     def at(bt, thr):
         a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr].astype(np.int64)
-        parts = locate(bt, space, a, thr, 8, ins.name)
+        if low32:
+            hi = a & ~np.int64(WINDOW - 1)
+            bad = np.flatnonzero((hi != 0) & (hi != SHARED_WINDOW))
+            if len(bad):
+                raise Fault(int(thr[bad[0]]), int(a[bad[0]]), f"{ins.name}: the mbarrier address {int(a[bad[0]]):#x} "
+                            f"is neither a generic shared address nor a zero-extended shared one", "invalid_address")
+            a = a & np.int64(WINDOW - 1)
+        parts = locate(bt, "shared::cluster" if low32 else space, a, thr, 8, ins.name)
         flat, rel = np.zeros(len(thr), np.int64), np.zeros(len(thr), np.int64)
         for p in parts:
             if p[0] not in ("shared", "shared::cluster"):

@@ -10,7 +10,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
   tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
   tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
       {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
-      from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma), the shape and
+      from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma) or A from TMEM
+      ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
   tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale[.scale_vec::1X] [d], a-desc, b-desc, idesc,
@@ -19,6 +20,7 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       copies must agree (which one the tensor core reads is not documented: a fault otherwise)
   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
+      (no state space: the operand's low 32 bits, as ptxas compiles it; Triton's zero-extended form)
   tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
       s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
@@ -31,7 +33,8 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
-the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM,
+the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM
+but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand),
 scale-input-d, FP6/FP4 operands, tcgen05.cp with cta_group::2, its .4x256b and decompression,
 tcgen05.shift (the PTX ISA text found here names only its implicit .31x256b shape).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
@@ -240,10 +243,12 @@ def mma(ins, b, prog):
         raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)}, "
                                f"mxf8f6f4.block_scale)")
     o = ins.operands
-    if len(o) < 5 or o[1].kind == "addr":
-        raise unsupported(ins, "A from tensor memory ([a-tmem])" if len(o) > 1 and o[1].kind == "addr"
-                          else "tcgen05.mma takes [d-tmem], a-desc, b-desc, idesc{, {disable-output-lane}}, "
-                               "enable-input-d")
+    if len(o) < 5:
+        raise unsupported(ins, "tcgen05.mma takes [d-tmem], a-desc or [a-tmem], b-desc, idesc"
+                               "{, {disable-output-lane}}, enable-input-d")
+    a_tmem = o[1].kind == "addr"
+    if a_tmem and (scaled or pair == 2):
+        raise unsupported(ins, "A from tensor memory ([a-tmem]) is modelled for dense cta_group::1 only")
     rest = list(o[4:])
     sf = [b.address(rest.pop(0), ins)[0] for _ in range(2)] if scaled and len(rest) >= 2 else None
     mask = None
@@ -252,7 +257,8 @@ def mma(ins, b, prog):
     if len(rest) != 1 or (scaled and sf is None):
         raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
     d_at, _ = b.address(o[0], ins)
-    adesc, bdesc = b.read(o[1], T.get("b64"), ins), b.read(o[2], T.get("b64"), ins)
+    adesc = b.address(o[1], ins)[0] if a_tmem else b.read(o[1], T.get("b64"), ins)
+    bdesc = b.read(o[2], T.get("b64"), ins)
     idesc = b.read(o[3], T.get("b32"), ins)
     enable = b.read(rest[0], T.get("pred"), ins)
 
@@ -267,7 +273,7 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
-                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])))
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem)
     return _step(fn)
 
 
@@ -295,7 +301,7 @@ def _decode(ins, t, idesc, kind, scaled, pair):
     return info, inst
 
 
-def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None):
+def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False):
     """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
@@ -305,8 +311,11 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     d, fa, fb = info["types"].split(".")[:3]
     M, N, K = inst.shape
     ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
-    A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A")
-                        for c in ctas])
+    if a_tmem:
+        A = _tmem_a(bt, ins, t, int(ctas[0]), adesc, inst, info, bits(fa))
+    else:
+        A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A")
+                            for c in ctas])
     B = np.concatenate([_operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B")
                         for c in ctas]).T
     tm = TM.of(bt)
@@ -325,6 +334,24 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
     keep = ((mask[pl // 32] >> (pl % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
+
+
+def _tmem_a(bt, ins, t, cta, taddr, inst, info, width):
+    """A [M, K] from TMEM at taddr in the data-path layout of D (PTX ISA 9.7.16.10 'Data path layout
+    organization'; TVM TIRx's tmem_mma_operand_layout resolves A-in-TMEM from the same layouts):
+    M=128's Layout D, row i in lane i, its K elements packed along the columns (warpcore
+    a_from_tmem). The other data-path layouts and a transposed A are refused."""
+    M, _, K = inst.shape
+    if inst.options["layout"] != "D" or info["a_mn_major"]:
+        raise Fault(t, taddr, f"{ins.name}: A from tensor memory with M={M} (layout {inst.options['layout']})"
+                              f"{' transposed' if info['a_mn_major'] else ''} is not modelled (M=128, K-major is)",
+                    "invalid_operand")
+    words = K * width // 32
+    tm = TM.of(bt)
+    lanes = (taddr >> 16) + np.arange(M)[:, None]
+    cols = (taddr & 0xFFFF) + np.arange(words)[None, :]
+    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), f"{ins.name} (A)")
+    return core.a_from_tmem(tm.cells[cta, lanes, cols], K, width)
 
 
 def _scales(bt, ins, t, tm, cta, inst, which, taddr, sf_id, shape):
@@ -373,7 +400,10 @@ def commit(ins, b, prog):
         raise unsupported(ins, "tcgen05.commit names .mbarrier::arrive::one")
     multicast = "multicast::cluster" in ins.mods
     need(ins, 2 if multicast else 1)
-    at = barrier_address(b, ins, ins.operands[0])
+    # no state space (Triton 3.6 writes the shared address zero-extended to 64 bits): ptxas 13.0
+    # compiles the operand to UTCBAR [URn] of its low 32 bits, the register the .shared::cluster
+    # form takes (cuobjdump -sass for sm_100a: the same for cvta.shared's generic address)
+    at = barrier_address(b, ins, ins.operands[0], low32=True)
     mask = b.read(ins.operands[1], T.get("u16"), ins) if multicast else None
 
     def fn(bt, g, full):

@@ -29,7 +29,8 @@ INSTALL = 'pip install "layoutsim[triton]"'
 # --arch names -> the compute capability Triton targets (for 90 Triton emits sm_90's arch-specific
 # .target, the default: what a kernel compiled on an H100/H200 gets)
 DEFAULT_ARCH = target_of_device("sm_90")
-ARCHS = {DEFAULT_ARCH: 90, "sm_90": 90, "sm_89": 89, "sm_80": 80}
+ARCHS = {DEFAULT_ARCH: 90, "sm_90": 90, "sm_89": 89, "sm_80": 80,
+         target_of_device("sm_100"): 100}   # Triton emits sm_100a's .target (tcgen05, TMEM) for 100
 
 
 def triton_modules():

@@ -70,7 +70,7 @@ def pick_config(tuner, config):
 def launch(kernel, grid, *args, arch=None, config=None, options=None, **meta):
     """Run `kernel[grid](*args, **meta)` on the model; returns the layoutsim.ptx Run (costs per
     Python line), or a list of Runs for config='all'. arch: compile.ARCHS (default: sm_90's
-    arch-specific target, as on an H100/H200).
+    arch-specific target, as on an H100/H200; sm_100a: Blackwell's tcgen05).
     options: keywords of layoutsim.ptx.run (racecheck, initcheck, ctas, jobs, max_steps, timeout).
     Array arguments (numpy arrays, CPU torch tensors, bits(raw, fmt)) get their final content."""
     wrappers, fn = layers(kernel)

@@ -64,6 +64,17 @@ def d_cells(inst):
     return np.broadcast_to(cta, i.shape), lane, col
 
 
+def a_from_tmem(words, k, elem_bits):
+    """A's raw bits [M, K] from the TMEM words [M, K * elem_bits / 32] of its rows: element k in
+    word k * bits // 32 at bit (k * bits) % 32, the first element in the low bits (little-endian,
+    as Triton 3.6 packs an f16 pair into the register its tcgen05.st writes: bit for bit in
+    tests/triton_frontend/test_triton_sm100.py)."""
+    kk = np.arange(k)
+    w = words[:, kk * elem_bits // 32].astype(np.uint64)
+    raw = (w >> ((kk * elem_bits) % 32).astype(np.uint64)) & np.uint64((1 << elem_bits) - 1)
+    return raw.astype(f"<u{max(elem_bits // 8, 1)}")
+
+
 def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=None, scale_b=None):
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
     + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma

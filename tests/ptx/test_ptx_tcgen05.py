@@ -343,7 +343,7 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
     ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
      "block-scaled .kind::mxf4nvf4 is not modelled"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
-    ("tcgen05.mma.cta_group::1.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory"),
+    ("tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory .* cta_group::1 only"),
     ("tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;", "tcgen05.cp.4x256b is not modelled"),
     ("tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [%r1], %rd1;", "decompression"),
     ("tcgen05.shift.cta_group::1.down [%r1];", "tcgen05.shift is not modelled"),
@@ -456,3 +456,42 @@ def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma()
     with pytest.raises(PtxFault, match="copies of SFA's scale factors differ"):
         ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(d[0]), np.uint64(d[1]), np.uint32(idesc), sf],
                 arch="sm_100")
+
+
+# ---- tcgen05.commit with no state space (Triton 3.6's form) ----------------------------------------
+# The PTX ISA names the operand a generic address without .shared::cluster; Triton 3.6 passes the
+# shared address zero-extended (cvt.u64.u32). ptxas 13.0 compiles both (and .shared::cluster's
+# 32-bit one) to the same SASS, UTCBAR [URn] of the operand's low 32 bits (cuobjdump -sass of
+# ptxas -arch=sm_100a on this kernel), so the model reads the low 32 bits as the shared address.
+COMMIT_FORMS = {
+    "generic": "  cvta.shared.u64 %rd1, %rd1;\n",
+    "zero-extended": "",
+    "global": "  ld.param.u64 %rd1, [out];\n",
+}
+
+
+@pytest.mark.parametrize("form", list(COMMIT_FORMS))
+def test_tcgen05_commit_generic_operand_is_its_low_32_bits(form):
+    src = HEAD + f""".visible .entry k(.param .u64 out)
+{{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .pred %p<2>;
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, bar;
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  cvt.u64.u32 %rd1, %r1;
+{COMMIT_FORMS[form]}  tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%rd1];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;
+  @!%p1 bra WAIT;
+  ld.param.u64 %rd2, [out];
+  st.global.u32 [%rd2], 7;
+  ret;
+}}
+"""
+    out = np.zeros(1, np.uint32)
+    if form == "global":
+        with pytest.raises(PtxFault, match="neither a generic shared address nor a zero-extended shared one"):
+            ptx.run(src, "k", 1, 1, [out], arch="sm_100")
+        return
+    r = ptx.run(src, "k", 1, 1, [out], arch="sm_100")
+    assert r.buffers[0][0] == 7                  # the commit's one arrival completed phase 0
