@@ -78,11 +78,9 @@ def _cub(name):
     doc, contents = K.load(DATA)
     rec = next(x for x in doc["launches"] if P.cub_launch_id(x) == name)
     args, arrays = K.launch_args(rec, contents)
-    by_id = {id(a): aid for aid, a in arrays.items()}
 
     def outputs(r):
-        return {f"alloc{by_id[id(arr)]}": buf for a, got in zip(args, r.buffers)
-                for (_, arr, _), buf in zip(a.pointers, got or ())}
+        return {f"alloc{aid}": buf for aid, buf in K.finals(args, arrays, r.buffers).items()}
     return Setup(gzip.decompress((DATA / PTX).read_bytes()).decode(), rec["kernel"], tuple(rec["grid"]),
                  tuple(rec["block"]), args, {"arch": ARCH, "shared_bytes": rec["shared_bytes"]}, outputs)
 

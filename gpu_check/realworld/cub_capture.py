@@ -104,12 +104,20 @@ def replay(ptx, record, contents, arch="sm_90", **kw):
     args, arrays = launch_args(record, contents)
     r = run(ptx, record["kernel"], tuple(record["grid"]), tuple(record["block"]), args, arch=arch,
             shared_bytes=record["shared_bytes"], **kw)
-    final = {}
+    return r, finals(args, arrays, r.buffers)
+
+
+def finals(args, arrays, buffers):
+    """{allocation: final bytes} from a Run's buffers: a StructArg's entry holds one final content
+    per array it points into, in the order of each array's first pointer (an array named by
+    several pointers, e.g. d_offsets and d_offsets + 1, is one buffer)."""
     by_id = {id(a): aid for aid, a in arrays.items()}
-    for a, got in zip(args, r.buffers):
-        for (_, arr, _), buf in zip(a.pointers, got or ()):
+    final = {}
+    for a, got in zip(args, buffers):
+        named = list({id(arr): arr for _, arr, _ in a.pointers}.values())
+        for arr, buf in zip(named, got or ()):
             final[by_id[id(arr)]] = buf
-    return r, final
+    return final
 
 
 def differences(record, final, contents):

@@ -208,3 +208,15 @@ def test_the_measure_without_its_program_is_one_line(tmp_path, capsys):
     assert cub_measure.main(["--out", str(tmp_path), "--binary", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cub_build" in err
+
+
+def test_finals_name_each_allocation_once_when_two_pointers_share_it():
+    """layoutsim.ptx.Run.buffers holds, per StructArg, one final content per array in the order of
+    each array's first pointer (launch.py: an array at several offsets is one buffer); a struct
+    pointing twice into allocation 3 and once into 5 has two finals, not three."""
+    from layoutsim.ptx import StructArg
+    three, five = np.zeros(16, np.uint8), np.zeros(8, np.uint8)
+    args = [StructArg(bytes(24), ((0, three, 0), (8, three, 4), (16, five, 0))), StructArg(bytes(8), ())]
+    got3, got5 = np.full(16, 3, np.uint8), np.full(8, 5, np.uint8)
+    final = K.finals(args, {"3": three, "5": five}, [(got3, got5), None])
+    assert set(final) == {"3", "5"} and final["3"] is got3 and final["5"] is got5
