@@ -28,6 +28,13 @@ TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_
           "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}
 
 
+def run_totals(run):
+    """The executor's values of TOTALS for one layoutsim.ptx Run, by the same names."""
+    g = run.global_totals or {}
+    return {"shared ld wavefronts": run.shared_wavefronts["ld"], "shared st wavefronts": run.shared_wavefronts["st"],
+            "global ld sectors": g.get("ld", {}).get("sectors", 0), "global st sectors": g.get("st", {}).get("sectors", 0)}
+
+
 @dataclass
 class Launch:
     outputs: dict                                   # key -> array (compared as bytes)

@@ -22,16 +22,12 @@ from layoutsim.files import pipe_safe_stdout
 
 from . import check as CHECK
 from . import launches as L
-from . import ncu as N
 from . import parts as P
 
 
 def totals_of(run):
     """A Run's totals under the ncu metric names parts.TOTALS compares."""
-    g = run.global_totals or {}
-    return {N.SHARED_LD: run.shared_wavefronts["ld"], N.SHARED_ST: run.shared_wavefronts["st"],
-            N.GLOBAL_SECTORS["ld"]: g.get("ld", {}).get("sectors", 0),
-            N.GLOBAL_SECTORS["st"]: g.get("st", {}).get("sectors", 0)}
+    return {P.TOTALS[k]: v for k, v in P.run_totals(run).items()}
 
 
 def model(part, name, recorded):

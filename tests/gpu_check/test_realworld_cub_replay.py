@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from gpu_check.kernel_corpus import ncu as N
+from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld import cub_capture as K
 from gpu_check.realworld.cub_build import DATA, LICENSE, PACKAGE, PTX
 
@@ -30,8 +30,6 @@ CAPTURE = DATA / "capture.json"
 MEASURE = ("python -m gpu_check.realworld.cub_build (here), carry build/cub_launches, then "
            "python -m gpu_check.realworld.cub_measure --out OUT on the GPU and copy OUT/capture.json and "
            "OUT/capture.npz into tests/data/realworld/cub/")
-TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_ST,
-          "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}
 # launch label/index -> {total: why}: a model total outside the GPU's range, explained (none yet)
 OUTSIDE = {}
 
@@ -168,9 +166,7 @@ def test_captured_launch_costs_are_inside_the_gpus_range(launch):
     runs = [run[i] for run in doc.get("ncu_runs", []) if i < len(run) and run[i]]
     if not runs:
         pytest.skip(f"{launch}: ncu gave no totals ({doc.get('problems', [])[:1]})")
-    g = r.global_totals or {}
-    got = {"shared ld wavefronts": r.shared_wavefronts["ld"], "shared st wavefronts": r.shared_wavefronts["st"],
-           "global ld sectors": g.get("ld", {}).get("sectors", 0), "global st sectors": g.get("st", {}).get("sectors", 0)}
+    got = run_totals(r)
     outside = []
     for total, metric in TOTALS.items():
         vs = [int(x[metric]) for x in runs if x.get(metric) is not None]

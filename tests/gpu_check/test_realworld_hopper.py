@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from gpu_check.kernel_corpus import ncu as N
+from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld.hopper_build import DATA, ENTRY, case_entries
 from gpu_check.realworld.hopper_cases import ARCH, BY_STEM, CASES, EXAMPLES, KERNEL_MATCH, ptx_name
 
@@ -30,8 +30,6 @@ H200_FILE = DATA / "h200.json"
 MEASURE = ("python -m gpu_check.realworld.hopper_measure --out OUT on the H200 (build/hopper/*.xz from "
            "python -m gpu_check.realworld.hopper_build carried), then copy OUT/* but raw/ into "
            "tests/data/realworld/hopper/")
-TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_ST,
-          "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}
 # case -> {total: why}: a launch whose model total is outside the H200's range, explained (none yet)
 OUTSIDE = {}
 
@@ -94,9 +92,7 @@ def ncu_values(name):
 def test_costs_are_inside_the_h200s_range(name):
     values = ncu_values(name)
     _, r = replay(name)
-    g = r.global_totals or {}
-    got = {"shared ld wavefronts": r.shared_wavefronts["ld"], "shared st wavefronts": r.shared_wavefronts["st"],
-           "global ld sectors": g.get("ld", {}).get("sectors", 0), "global st sectors": g.get("st", {}).get("sectors", 0)}
+    got = run_totals(r)
     outside = [f"{t}: model {got[t]}, H200 {min(vs)}..{max(vs)} over {len(vs)} runs"
                for t, vs in values.items() if vs and t not in OUTSIDE.get(name, {}) and not min(vs) <= got[t] <= max(vs)]
     assert not outside, f"{name}: " + "; ".join(outside)

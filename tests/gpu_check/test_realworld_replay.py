@@ -18,15 +18,14 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from gpu_check.kernel_corpus import corpus as C, ncu as N
+from gpu_check.kernel_corpus import corpus as C
+from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld.build import DATA, LICENSE
 
 MANIFEST = {e["name"]: e for e in C.load_manifest(DATA)} if (DATA / C.MANIFEST).is_file() else {}
 H200_FILE = DATA / "h200.json"
 MEASURE = ("python -m gpu_check.realworld.measure --out OUT on the H200, then copy OUT/h200.json and "
            "OUT/*.h200.npz into tests/data/realworld/")
-TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_ST,
-          "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}
 # case -> {total: why}: a launch whose model total is outside the H200's range, explained (none yet)
 OUTSIDE = {}
 
@@ -67,12 +66,6 @@ def replay(name):
                arch="sm_90", shared_bytes=e["shared_bytes"])
 
 
-def model_totals(r):
-    g = r.global_totals or {}
-    return {"shared ld wavefronts": r.shared_wavefronts["ld"], "shared st wavefronts": r.shared_wavefronts["st"],
-            "global ld sectors": g.get("ld", {}).get("sectors", 0), "global st sectors": g.get("st", {}).get("sectors", 0)}
-
-
 @pytest.mark.parametrize("name", sorted(MANIFEST))
 def test_every_buffer_is_the_h200s_bit_for_bit(name):
     e = MANIFEST[name]
@@ -93,7 +86,7 @@ def test_every_buffer_is_the_h200s_bit_for_bit(name):
 def test_costs_are_inside_the_h200s_range(name):
     measured(name)
     values = ncu_values(name)
-    got = model_totals(replay(name))
+    got = run_totals(replay(name))
     outside = []
     for total, vs in values.items():
         if not vs or total in OUTSIDE.get(name, {}):
