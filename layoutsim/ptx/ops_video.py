@@ -50,6 +50,10 @@ SCALAR = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "v
 VSET_CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 SECTION = {2: "9.7.18.2.1", 4: "9.7.18.2.3"}
 SET_SECTION = {2: "9.7.18.2.2", 4: "9.7.18.2.4"}
+# what the fidelity line says of every SIMD video step (fidelity.py "documented"): until an H200
+# run of gpu_check/video_probe confirms it, the model rests on the ISA and ptxas's SASS
+DOCUMENTED = ("PTX ISA 9.0 9.7.18.2 pseudo-code; ptxas 13.0 sm_90 SASS read for vabsdiff4, vavrg2, vset4; "
+              "not measured on a GPU")
 _SEL = re.compile(r"^(%[\w$]+)\.([hb])(\d+)$")
 
 
@@ -179,7 +183,7 @@ def _step(ins, b, n, d, a, bop, c, compute):
     def fn(bt, g, full):
         x, y, z = (np.broadcast_to(np.asarray(r(bt)), (bt.T,)) for r in (ra, rb, rc))
         put(bt, compute(x, y, z), g, full)
-    return {"fn": fn}
+    return {"fn": fn, "info": {"documented": DOCUMENTED}}
 
 
 def simd(ins, b, prog):

@@ -379,6 +379,8 @@ ROWS = [
     # ---- issue 24: the device heap's malloc/free (linker steps of `call malloc` / `call free`)
     _r("malloc", "any", S.malloc, ""),
     _r("free", "any", S.free, ""),
+    # ---- issue 24: cudaGraphSetConditional from device code (a linker step of its call, ops_sys.py)
+    _r("graph_set_conditional", "any", S.graph_set_conditional, ""),
     # ---- issue 24: the SIMD video instructions (9.7.18.2, ops_video.py); the scalar ones (9.7.18.1)
     # have rows that refuse them with the reason
     *[_r(op, "any", VI.simd, VI.SECTION[int(op[-1])], mods=("sat", "add"), operands=4) for op in VI.SIMD_ARITH],
@@ -405,7 +407,7 @@ def _index(rows):
 
 
 BY_OPCODE = _index(ROWS)
-LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free")
+LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free", "graph_set_conditional")
 
 
 def opcodes():
