@@ -29,7 +29,8 @@ addresses of a line's first warp executions (--picture FILE draws the first one)
 "kind","sass","requests","sectors","ideal_sectors","excess_sectors","global_kind","note"}],
 "gmma_wavefronts","tensor_maps":[{"arg","buffer","dims","box","swizzle","elem_bytes",
 "strides_bytes","offset"}],"fidelity":{"warp_instructions","exact","approximate","unknown",
-"refused","documented","documented_instructions","approximate_instructions","unknown_instructions","contraction"},"printf","assertions","outputs"} (+ "accesses", "picture" with --show-line/--picture).
+"refused","documented","documented_instructions","approximate_instructions","unknown_instructions","contraction"},"printf","assertions",
+"graph_conditionals":[{"handle","value"}],"outputs"} (+ "accesses", "picture" with --show-line/--picture).
 What the kernel's printf prints goes to stdout before the report (in --json: "printf"); a failed
 assert prints the CUDA runtime's line on stderr and stops the run as a fault of kind "assert".
 A fault (out of bounds, misaligned, deadlock, assert, ...: layoutsim.ptx.faults.KINDS) stops the run

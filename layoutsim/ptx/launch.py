@@ -115,6 +115,7 @@ class Launch:
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
         self.printed = bytearray()            # what printf printed (ops_sys.py), in the executor's order
         self.assertions = []                  # the lines of failed asserts (ops_sys.py)
+        self.conditionals = {}                # cudaGraphSetConditional (ops_sys.py): handle -> [value, setter]
         self.samples = Samples(len(prog.sites), arch)   # the hotspot samples, an observer (samples.py)
         if prog.dynamic_shared_offset is None and self.shared_bytes:
             self.notes.add(f"{self.shared_bytes} bytes of dynamic shared memory given, but the kernel "

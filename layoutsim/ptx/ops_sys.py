@@ -17,6 +17,15 @@ traps: cudaErrorAssert), the first thread's line its message.
 malloc / free: the threads of a step allocate (release) in CTA, warp, lane order from the
 launch's device heap (malloc.py); free of a pointer malloc did not return, or of a freed one,
 is a fault of kind "invalid_free" (undefined behaviour in CUDA).
+
+cudaGraphSetConditional(handle, value) (CUDA 13.0 cuda_device_runtime_api.h, a `__cudart_builtin__`
+the driver links; nvcc emits `call.uni cudaGraphSetConditional, (param0, param1)` with a .b64
+handle and a .b32 value): it sets the condition value of the conditional graph node the handle
+names, which the graph reads when the kernel's node completes. The executor runs one launch and no
+graph: it keeps the value each handle was last set to, in the executor's order, and the Run
+reports them (`graph_conditionals`), for the user to see what the graph would branch on. The
+runtime calls racing or concurrent calls undefined behaviour: when threads of different CTAs, or
+different threads, set one handle the launch says so in a note (the value kept is the last).
 """
 import numpy as np
 
@@ -171,4 +180,25 @@ def free(ins, b, prog):
             if not bt.launch.device_heap.free(int(p[t])):
                 raise Fault(int(t), int(p[t]), f"free({int(p[t]):#x}): not a block malloc returned, or one "
                                                f"already freed (undefined behaviour)", "invalid_free")
+    return {"fn": fn}
+
+
+def graph_set_conditional(ins, b, prog):
+    if len(ins.extra["args"]) != 2 or ins.extra["rets"]:
+        raise LayoutsimError(f"line {ins.line}: cudaGraphSetConditional takes 2 arguments (handle, value) "
+                             f"and returns nothing, not {len(ins.extra['args'])} argument(s)")
+    handle, value = _arg_readers(ins, b, prog, (8, 4))
+
+    def fn(bt, g, full):
+        h, v = handle(bt), value(bt)
+        for t in np.flatnonzero(g):
+            t = int(t)
+            who = (int(bt.ctas[t // bt.pad]), int(t % bt.pad))
+            key = int(h[t])
+            old = bt.launch.conditionals.get(key)
+            if old is not None and old[1] != who:
+                bt.launch.notes.add(f"cudaGraphSetConditional: handle {key:#x} set by more than one thread "
+                                    f"(racing calls are undefined behaviour; the value kept is the last in "
+                                    f"the executor's order)")
+            bt.launch.conditionals[key] = [int(v[t]) & 0xFFFFFFFF, who]
     return {"fn": fn}

@@ -26,7 +26,8 @@ from .step import Step
 from .syntax import Instr, Operand
 
 # the CUDA runtime's device functions the executor models (ops_sys.py): the step each call becomes
-SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail", "malloc": "malloc", "free": "free"}
+SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail", "malloc": "malloc", "free": "free",
+                "cudaGraphSetConditional": "graph_set_conditional"}
 # the device runtime's launch and graph calls (CUDA dynamic parallelism, device graph launch): refused
 DEVICE_RUNTIME = {"cudaGetParameterBufferV2": "a device-side kernel launch (dynamic parallelism)",
                   "cudaLaunchDeviceV2": "a device-side kernel launch (dynamic parallelism)",
@@ -35,7 +36,7 @@ DEVICE_RUNTIME = {"cudaGetParameterBufferV2": "a device-side kernel launch (dyna
                   "cudaCGGetIntrinsicHandle": "a grid-wide cooperative-groups handle (cooperative launch)",
                   "cudaCGSynchronize": "a grid-wide cooperative-groups sync (cooperative launch)",
                   "cudaCGSynchronizeGrid": "a grid-wide cooperative-groups sync (cooperative launch)"}
-DEVICE_GRAPH_PREFIX = "cudaGraph"    # cudaGraphLaunch_*, cudaGraphSetConditional, ...: device graph calls
+DEVICE_GRAPH_PREFIX = "cudaGraph"    # cudaGraphLaunch_*, ...: device graph calls (SetConditional is modelled)
 
 
 @dataclass
@@ -346,7 +347,8 @@ class Program:
         out.append(("label", join))
 
     def _external(self, ins, name, args, rets, out):
-        """vprintf, __assertfail, malloc and free (ops_sys.py); any other function the PTX only declares is refused."""
+        """vprintf, __assertfail, malloc, free and cudaGraphSetConditional (ops_sys.py); any other
+        function the PTX only declares is refused."""
         if name not in SYSTEM_CALLS:
             what = DEVICE_RUNTIME.get(name) or ("a device-side graph call" if name.startswith(DEVICE_GRAPH_PREFIX)
                                                 else None)

@@ -79,6 +79,7 @@ class Run:
     fidelity: Optional[dict] = None         # exact / approximate / unknown warp-instructions (fidelity.py)
     printf: str = ""                        # what the kernel's printf printed (ops_sys.py: the order)
     assertions: list = field(default_factory=list)   # the runtime's lines of failed asserts
+    graph_conditionals: list = field(default_factory=list)   # cudaGraphSetConditional: [{"handle", "value"}]
     extra: Any = None
     cluster: Optional[tuple] = None         # the thread-block cluster shape of a cluster launch (cluster.py)
 
@@ -119,6 +120,7 @@ class Run:
                 "seconds": round(self.seconds, 3), "sass_source": self.sass_source,
                 "gmma_wavefronts": self.gmma_wavefronts, "tensor_maps": self.tensor_maps,
                 "fidelity": self.fidelity, "printf": self.printf, "assertions": self.assertions,
+                "graph_conditionals": self.graph_conditionals,
                 "instructions": [s.to_json() for s in self.instructions]}
 
     def format(self, top=20, all_lines=False):
@@ -162,6 +164,8 @@ class Run:
             lines.extend(initcheck_lines(self.initcheck))
         if self.fidelity is not None:
             lines.extend(fidelity_lines(self.fidelity, WIDTH))
+        lines.extend(f"cudaGraphSetConditional: handle {c['handle']:#x} set to {c['value']}"
+                     for c in self.graph_conditionals)
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

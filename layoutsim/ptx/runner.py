@@ -293,7 +293,8 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                cluster=launch.cluster.dims if launch.cluster.explicit else None,
                fidelity=fidelity.compute(prog, executions, scale(costs.warp_instructions)),
                printf=bytes(launch.printed).decode("utf-8", "backslashreplace"),
-               assertions=list(launch.assertions))
+               assertions=list(launch.assertions),
+               graph_conditionals=[{"handle": h, "value": v} for h, (v, _) in launch.conditionals.items()])
 
 
 def _note(costs, approx, i):

@@ -47,6 +47,7 @@ from . import ops_int as I
 from . import ops_matrix as X
 from . import ops_mem as M
 from . import ops_texture as TX
+from . import ops_video as VI
 from . import ops_warp as W
 from . import ops_wgmma as G
 from . import types as T
@@ -378,6 +379,15 @@ ROWS = [
     # ---- issue 24: the device heap's malloc/free (linker steps of `call malloc` / `call free`)
     _r("malloc", "any", S.malloc, ""),
     _r("free", "any", S.free, ""),
+    # ---- issue 24: cudaGraphSetConditional from device code (a linker step of its call, ops_sys.py)
+    _r("graph_set_conditional", "any", S.graph_set_conditional, ""),
+    # ---- issue 24: the SIMD video instructions (9.7.18.2, ops_video.py); the scalar ones (9.7.18.1)
+    # have rows that refuse them with the reason
+    *[_r(op, "any", VI.simd, VI.SECTION[int(op[-1])], mods=("sat", "add"), operands=4) for op in VI.SIMD_ARITH],
+    *[_r(op, "any", VI.vset, VI.SET_SECTION[int(op[-1])], mods=VI.VSET_CMP + ("add",), one_of=(VI.VSET_CMP,),
+         operands=4) for op in VI.SIMD_SET],
+    *[_r(op, "any", VI.scalar, "9.7.18.1", operands=(3, 4),
+         mods=("sat", "add", "min", "max", "clamp", "wrap", "po", "shr7", "shr15") + VI.VSET_CMP) for op in VI.SCALAR],
 ]
 
 
@@ -397,7 +407,7 @@ def _index(rows):
 
 
 BY_OPCODE = _index(ROWS)
-LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free")
+LINKER_STEPS = ("retcopy", "rcall", "icall", "vprintf", "assertfail", "malloc", "free", "graph_set_conditional")
 
 
 def opcodes():

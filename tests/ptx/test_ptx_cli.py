@@ -45,7 +45,7 @@ def test_json_schema(capsys, tmp_path):
     assert set(doc) == {"schema", "kernel", "arch", "grid", "block", "cluster", "shared_wavefronts", "shared_ideal",
                         "global", "warp_instructions", "sampled", "notes", "hazards", "initcheck", "fault", "seconds",
                         "sass_source", "gmma_wavefronts", "tensor_maps", "fidelity", "printf", "assertions",
-                        "instructions", "outputs"}
+                        "graph_conditionals", "instructions", "outputs"}
     assert doc["fidelity"]["exact"] == doc["warp_instructions"] and doc["fidelity"]["approximate"] == 0
     assert doc["shared_wavefronts"] == {"ld": 32, "st": 32} and doc["hazards"] == []
     ins = doc["instructions"][0]
