@@ -56,6 +56,34 @@ def gather(image, flat, elem_bits):
     return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
 
+def sub_byte_cells(desc, mn, k, width, packed):
+    """(byte offsets int64 [mn, k], bit offsets [mn, k]) of the FP6/FP4 elements of a K-major mn x k
+    operand read through sm_100 descriptor `desc`. packed (.kind::mxf4 / mxf4nvf4): two e2m1 per
+    byte along K, element 2i in the low nibble of byte i, the bytes an mn x k/2 byte matrix in the
+    descriptor's canonical layout (CUTLASS 4.2 reads float_e2m1_t with TMA's 16U4_ALIGN8B: no gaps).
+    Otherwise (.kind::f8f6f4 / mxf8f6f4): each element has the 8-bit slot of the canonical layout,
+    and each 16-byte unit's 16 elements are packed at its start, element p at bits width*p (6-bit:
+    12 bytes then a 4-byte gap; 4-bit: 8 bytes then an 8-byte gap; CUDA 13.0 cuda.h
+    CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B / 16U4_ALIGN16B, the TMA types CUTLASS 4.2 loads its
+    *_unpacksmem_t operands with; the PTX ISA's .b6x16_p32 / .b4x16_p64 tcgen05.cp source
+    formats name the same 128-bit units); element order within a unit little-endian, assumed."""
+    if packed:
+        addr = addresses(desc, mn, k // 2, 8, False)
+        kk = np.arange(k)
+        return addr[:, kk // 2], np.broadcast_to((kk % 2) * 4, (mn, k))
+    addr = addresses(desc, mn, k, 8, False)
+    bit = (addr & 15) * width
+    return (addr & ~15) + bit // 8, bit % 8
+
+
+def gather_bits(image, flat, shift, width):
+    """Raw bits (uint8) of the sub-byte elements at byte offsets `flat`, bit offsets `shift` of the
+    byte image (an element that straddles two bytes reads both)."""
+    lo = image[flat].astype(np.uint16)
+    hi = image[np.minimum(flat + 1, image.size - 1)].astype(np.uint16)
+    return (((lo | hi << 8) >> shift.astype(np.uint16)) & ((1 << width) - 1)).astype(np.uint8)
+
+
 def d_cells(inst):
     """(CTA of the pair, TMEM lane, column) int64 [M, N] of every D[i][j] of a tcgen05.mma entry."""
     m, n, _ = inst.shape

@@ -340,8 +340,10 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
     ("tcgen05.cp.cta_group::2.128x256b [%r1], %rd1;", "tcgen05.cp.cta_group::2 is not modelled"),
     ("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
      "block-scaled tcgen05.mma.cta_group::2"),
-    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
-     "block-scaled .kind::mxf4nvf4 is not modelled"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     r"block-scaled .kind::mxf4 .scale_vec::4X is not a form of the PTX ISA"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     r"block-scaled .kind::mxf4nvf4 is not a form"),            # mxf4nvf4 names its .scale_vec (9.7.16.10.7)
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
     ("tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory .* cta_group::1 only"),
     ("tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;", "tcgen05.cp.4x256b is not modelled"),
@@ -355,16 +357,16 @@ def test_what_is_not_modelled_is_refused_when_loaded(line, match):
         ptx.run(src, "k", 1, 32, [], arch="sm_100")
 
 
-def test_an_instruction_descriptor_of_fp4_operands_or_an_illegal_shape_is_a_fault():
+def test_an_instruction_descriptor_of_mn_major_fp4_operands_or_an_illegal_shape_is_a_fault():
     from layoutsim.isa.ptx_tcgen05_idesc import decode
     with pytest.raises(layoutsim.LayoutsimError, match="not a legal type combination"):
         decode(encode("f16", 128, 64, "f32.f16.f16") | (3 << 4), "f16")      # D format 3: none
-    fp4 = encode("f8f6f4", 128, 32, "f32.e2m1.e2m1")
+    fp4 = encode("f8f6f4", 128, 32, "f32.e2m1.e2m1", b_mn_major=True)
     assert decode(fp4, "f8f6f4")["types"] == "f32.e2m1.e2m1"
     img, out = np.zeros(16384, np.uint8), np.zeros((128, 32), np.uint32)
     src = mma_kernel(32, 16384).replace("KIND", "f8f6f4")
     d = UmmaDescriptor(0, 128, 512).encode()
-    with pytest.raises(PtxFault, match="FP6/FP4 operands"):
+    with pytest.raises(PtxFault, match="FP6/FP4 operands are K-major only"):
         ptx.run(src, "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(fp4)], arch="sm_100")
     no_n = encode("f16", 128, 8, "f32.f16.f16") & ~(0x3F << 17)            # N >> 3 = 0
     with pytest.raises(PtxFault, match="gives M=128 N=0: tcgen05.mma.cta_group::1.kind::f16.m128n0k16 is not"):
