@@ -14,10 +14,16 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
-  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale[.scale_vec::1X] [d], a-desc, b-desc, idesc,
-      [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
-      tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
-      copies must agree (which one the tensor core reads is not documented: a fault otherwise)
+  tcgen05.mma.cta_group::1.kind::{mxf8f6f4 .scale_vec::1X, mxf4 .scale_vec::2X, mxf4nvf4
+      .scale_vec::2X/4X}.block_scale (.block32/.block16 too) [d], a-desc, b-desc, idesc, [sfa], [sfb],
+      enable-input-d: the scales (ue8m0; ue4m3 for mxf4nvf4 4X: idesc bit 23) from TMEM by the
+      catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg, assumed there), one byte per scale from the byte
+      the idesc's scale-factor ids name; the four 32-lane copies must agree (which one the tensor
+      core reads is not documented: a fault otherwise)
+  FP6/FP4 A and B (K-major only: an MN-major one is a fault) through the descriptor's 8-bit slots:
+      .kind::f8f6f4/mxf8f6f4 16 elements packed at the start of each 16-byte unit (TMA's
+      16U6/16U4_ALIGN16B, CUDA 13.0 cuda.h), .kind::mxf4/mxf4nvf4 two e2m1 per byte with no gaps
+      (16U4_ALIGN8B); warpcore sub_byte_cells says where, with its sources
   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
       (no state space: the operand's low 32 bits, as ptxas compiles it; Triton's zero-extended form)
@@ -33,13 +39,17 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
-the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM
-but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand),
-scale-input-d, FP6/FP4 operands, tcgen05.cp with cta_group::2, its .4x256b and decompression,
-tcgen05.shift (the PTX ISA text found here names only its implicit .31x256b shape).
+any block-scaled MMA with cta_group::2 (the pair's scale-factor placement), a block-scaled form the
+PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X; mxf4nvf4 without .scale_vec), A from TMEM but dense
+cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand; no FP6/FP4 A),
+scale-input-d, tcgen05.cp with cta_group::2, its .4x256b and decompression, tcgen05.shift (the PTX
+ISA text found here names only its implicit .31x256b shape). Faults: the K=96 bit of .kind::mxf4 /
+mxf4nvf4 (idesc bit 31), a scale format the .scale_vec does not take.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
-cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
+cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
+the FP6/FP4 and FP4 block-scaled MMAs against MMA-Sim (tests/ptx/test_tcgen05_fp4.py) and Triton
+3.6's tl.dot_scaled for sm_100a (tests/triton_frontend/test_triton_sm100_scaled.py).
 """
 import numpy as np
 
