@@ -318,6 +318,10 @@ def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
             raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} makes the .{f} operand {which} "
                               f"MN-major; FP6/FP4 operands are K-major only (CUTLASS 4.2 "
                               f"UMMA::InstrDescriptor's a_major/b_major)", "invalid_operand")
+    if (info["neg_a"] or info["neg_b"]) and kind in ("mxf4", "mxf4nvf4"):
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an operand of .kind::{kind} "
+                          f"(negation is for the f16/tf32 and f8f6f4 formats only: CUTLASS 4.2 "
+                          f"UMMA::InstrDescriptorBlockScaled)", "invalid_operand")
     if (info["neg_a"] or info["neg_b"]) and kind == "i8":
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an integer operand "
                           f"(negation is for the floating-point kinds only; PTX ISA 9.7.16.4.2)", "invalid_operand")

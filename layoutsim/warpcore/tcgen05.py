@@ -10,6 +10,7 @@ caller (the executor) checks allocation, lanes, addresses and charges costs.
 """
 import numpy as np
 
+from ..formats import bits
 from ..isa.ptx_tcgen05 import cp_lanes, d_position
 from ..numerics import api
 from ..packing import pack, unpack
@@ -107,10 +108,18 @@ def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=N
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
     + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma
     (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N])."""
-    A = negate(A) if neg_a else A
-    B = negate(B) if neg_b else B
+    fa, fb = str(types).split(".")[1:3]
+    A = _negate(A, fa) if neg_a else A
+    B = _negate(B, fb) if neg_b else B
     d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b)
     return np.asarray(d).astype(np.uint32)
+
+
+def _negate(x, fmt):
+    """The idesc's negate bit: the element's sign bit (the top bit of its format: bit 3 of e2m1's
+    raw value, bit 5 of e2m3/e3m2's) flipped."""
+    w = bits(fmt)
+    return negate(x) if w == x.dtype.itemsize * 8 else x ^ x.dtype.type(1 << (w - 1))
 
 
 def cp_cells(shape, desc):

@@ -106,10 +106,12 @@ DENSE = [  # types, N, swizzle, MMA-Sim label (tests/numerics/mmasim_oracle.KIND
 ]                                                   # shared would cancel in the dot product
 
 
-@pytest.mark.parametrize("types,N,swizzle,label", DENSE)
+@pytest.mark.parametrize("types,N,swizzle,label", DENSE + [("f32.e3m2.e2m1", 8, None, "negate")])
 def test_f8f6f4_fp6_fp4_operands_are_layoutsim_mma_bit_for_bit(types, N, swizzle, label):
     d, fa, fb = types.split(".")
     M, K = 128, 32
+    neg = label == "negate"              # idesc bits 13/14: each element's sign bit (its format's top bit)
+    label = None if neg else label
     rng = np.random.default_rng(N + WIDTH[fa])
     A, B = raw_values(rng, fa, (M, K)), raw_values(rng, fb, (N, K))
     img = np.zeros(IMG, np.uint8)
@@ -118,11 +120,14 @@ def test_f8f6f4_fp6_fp4_operands_are_layoutsim_mma_bit_for_bit(types, N, swizzle
     da, db = descs(swizzle, K, 1)
     out = np.zeros((128, N), np.uint32)
     src = mma_kernel(N, IMG).replace("KIND", "f8f6f4")
-    got = ptx.run(src, "k", 1, 128, [img, out, np.uint64(da), np.uint64(db), np.uint32(encode("f8f6f4", M, N, types))],
+    idesc = encode("f8f6f4", M, N, types, neg_a=neg, neg_b=neg)
+    got = ptx.run(src, "k", 1, 128, [img, out, np.uint64(da), np.uint64(db), np.uint32(idesc)],
                   arch="sm_100").buffers[1]
     got = got & 0xFFFF if d == "f16" else got
     inst = layoutsim.get(f"tcgen05.mma.cta_group::1.kind::f8f6f4.m{M}n{N}k{K}")
     C = np.zeros((M, N), np.uint16 if d == "f16" else np.uint32)
+    if neg:
+        A, B = A ^ np.uint8(1 << (WIDTH[fa] - 1)), B ^ np.uint8(1 << (WIDTH[fb] - 1))
     want = layoutsim.mma(inst, A, np.ascontiguousarray(B.T), C, arch="sm_100a", raw=True, types=types)
     assert np.array_equal(got, want.astype(np.uint32))
     oracle = _oracle() if label else None
@@ -188,6 +193,18 @@ def test_fp4_descriptor_faults_and_refusals():
     out = np.zeros((128, 16), np.uint32)
     src = scaled_kernel(16, "mxf4nvf4.block_scale.scale_vec::2X", IMG)
     for bad, match in ((idesc & ~(1 << 23), "scale format ue4m3"), (idesc | 1 << 31, "K-size bit 1"),
-                       (idesc | 1 << 15, "FP6/FP4 operands are K-major only")):
+                       (idesc | 1 << 15, "FP6/FP4 operands are K-major only"),
+                       (idesc | 1 << 13, "negates an operand of .kind::mxf4nvf4"),
+                       (idesc | 3 << 29, "scale-factor id 3 puts SFA's scales past byte 3")):
         with pytest.raises(PtxFault, match=match):
             ptx.run(src, "k", 1, 128, [img, out, np.uint64(da), np.uint64(db), np.uint32(bad), sf], arch="sm_100")
+
+
+@pytest.mark.parametrize("kind,vec,types", [("mxf8f6f4", "1X", "f32.e3m2.e2m1.ue8m0"), ("mxf4", "2X", "f32.e2m1.e2m1.ue8m0"),
+                                            ("mxf4nvf4", "4X", "f32.e2m1.e2m1.ue4m3")])
+def test_block_scaled_idesc_round_trips(kind, vec, types):
+    from layoutsim.isa.ptx_tcgen05_idesc import decode_scaled
+    v = encode_scaled(128, 200, types, a_sf_id=1, b_sf_id=2, kind=kind)
+    info = decode_scaled(v, kind, vec)
+    assert (info["types"], info["n"], info["a_sf_id"], info["b_sf_id"]) == (types, 200, 1, 2)
+    assert info["name"] == f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}.m128n200k{info['k']}"
