@@ -1,5 +1,6 @@
 """The 32-bit instruction descriptor of tcgen05.mma (.kind::tf32, f16, f8f6f4, i8, and the
-block-scaled mxf8f6f4, mxf4, mxf4nvf4 below): which catalog entry (isa/ptx_tcgen05_mma.py) and which element types an idesc value means.
+block-scaled mxf8f6f4, mxf4, mxf4nvf4 below): which catalog entry (isa/ptx_tcgen05_mma.py) and
+which element types an idesc value means.
 
 PTX ISA 9.x (v9.2) 9.7.16.4.2 'Instruction descriptor' (Table 'Instruction descriptor format for
 .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8'); the same bit fields in an independent

@@ -200,7 +200,8 @@ def test_fp4_descriptor_faults_and_refusals():
             ptx.run(src, "k", 1, 128, [img, out, np.uint64(da), np.uint64(db), np.uint32(bad), sf], arch="sm_100")
 
 
-@pytest.mark.parametrize("kind,vec,types", [("mxf8f6f4", "1X", "f32.e3m2.e2m1.ue8m0"), ("mxf4", "2X", "f32.e2m1.e2m1.ue8m0"),
+@pytest.mark.parametrize("kind,vec,types", [("mxf8f6f4", "1X", "f32.e3m2.e2m1.ue8m0"),
+                                            ("mxf4", "2X", "f32.e2m1.e2m1.ue8m0"),
                                             ("mxf4nvf4", "4X", "f32.e2m1.e2m1.ue4m3")])
 def test_block_scaled_idesc_round_trips(kind, vec, types):
     from layoutsim.isa.ptx_tcgen05_idesc import decode_scaled

@@ -1,8 +1,8 @@
 """Triton's tl.dot_scaled compiled for sm_100a runs in the executor: layoutsim.triton.launch(...,
-arch="sm_100a"). Triton 3.6.0 lowers a 128x128x128 dot_scaled of e2m1 x e2m1 to
-tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X (K=64, e2m1 packed two per byte in
-shared memory; a K=256 loop of two k-tiles too) and a mixed e4m3/e5m2 x e2m1 one to .kind::mxf8f6f4.block_scale.scale_vec::1X (K=32,
-the e2m1 operand in 16-element 128-bit units, the four k-steps' scales picked by the instruction
+arch="sm_100a"). Triton 3.6.0 lowers a 128x128 dot_scaled of e2m1 x e2m1 (a K=256 loop of two
+k-tiles) to tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X (K=64, e2m1 packed two per
+byte in shared memory) and a mixed e4m3/e5m2 x e2m1 one to .kind::mxf8f6f4.block_scale.scale_vec::1X
+(K=32, the e2m1 operand in 16-element 128-bit units, the four k-steps' scales picked by the instruction
 descriptor's scale-factor ids 0..3 from one TMEM column), the ue8m0 scales stored to TMEM by
 tcgen05.st.32x32b: compiled here at test time, no PTX committed. No Blackwell GPU exists here
 (from documents, not measured); the expected values are
