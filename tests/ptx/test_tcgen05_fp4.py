@@ -21,6 +21,8 @@ layoutsim.mma's per-MMA result and, where pip `mmasim` is installed, with MMA-Si
 """
 import importlib.util
 import pathlib
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -172,7 +174,8 @@ def scaled_case(kind, vec, types, N, a_id, b_id, swizzle, seed):
 def test_block_scaled_fp4_kinds_are_layoutsim_mma_bit_for_bit(kind, quals, vec, types, N, a_id, b_id, swizzle, label):
     img, (da, db), sf, idesc, A, B, sa, sb, M, K = scaled_case(kind, vec, types, N, a_id, b_id, swizzle, N + a_id)
     out = np.zeros((128, N), np.uint32)
-    got = ptx.run(scaled_kernel(N, f"{kind}.{quals}", IMG), "k", 1, 128,
+    src = scaled_kernel(N, f"{kind}.{quals}", IMG).replace(".version 8.7", ".version 8.8")   # .block16/32: PTX 8.8
+    got = ptx.run(src, "k", 1, 128,
                   [img, out, np.uint64(da), np.uint64(db), np.uint32(idesc), sf], arch="sm_100").buffers[1]
     name = f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}.m{M}n{N}k{K}"
     C = np.zeros((M, N), np.uint32)
@@ -209,3 +212,12 @@ def test_block_scaled_idesc_round_trips(kind, vec, types):
     info = decode_scaled(v, kind, vec)
     assert (info["types"], info["n"], info["a_sf_id"], info["b_sf_id"]) == (types, 200, 1, 2)
     assert info["name"] == f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}.m128n200k{info['k']}"
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed here")
+@pytest.mark.parametrize("kind,quals", sorted({(c[0], c[1]) for c in SCALED}))
+def test_the_hand_written_kernels_build_with_ptxas_for_sm_100a(kind, quals, tmp_path):
+    # the forms written above are PTX that ptxas 13.0 takes (.block16/.block32 from PTX ISA 8.8)
+    src = tmp_path / "k.ptx"
+    src.write_text(scaled_kernel(16, f"{kind}.{quals}", IMG).replace(".version 8.7", ".version 8.8"))
+    subprocess.run(["ptxas", "-arch=sm_100a", str(src), "-o", str(tmp_path / "k.cubin")], check=True)
