@@ -290,7 +290,8 @@ def mma(ins, b, prog):
 def _scale_vec(ins, kind):
     """The .scale_vec of a block-scaled tcgen05.mma (PTX ISA 9.7.16.10.7 'Block scaling': .block32 is
     1X for .kind::mxf8f6f4 and 2X for .kind::mxf4/mxf4nvf4, .block16 4X; with neither, 1X for
-    mxf8f6f4 and 2X for mxf4, and mxf4nvf4 must name one); one line where the form is not legal."""
+    mxf8f6f4 and 2X for mxf4, and mxf4nvf4 must name one, as the ISA says of mma.sync's
+    .scale_vec_size in 9.7.14); one line where the form is not legal."""
     named = [m for m in ins.mods if m.startswith("scale_vec::") or m in ("block16", "block32")]
     dflt = {"mxf8f6f4": "1X", "mxf4": "2X"}.get(kind)
     vec = named[0].split("::")[-1] if named else dflt
