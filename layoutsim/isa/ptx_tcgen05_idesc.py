@@ -1,5 +1,6 @@
-"""The 32-bit instruction descriptor of tcgen05.mma (.kind::tf32, f16, f8f6f4, i8): which catalog
-entry (isa/ptx_tcgen05_mma.py) and which element types an idesc value means.
+"""The 32-bit instruction descriptor of tcgen05.mma (.kind::tf32, f16, f8f6f4, i8, and the
+block-scaled mxf8f6f4, mxf4, mxf4nvf4 below): which catalog entry (isa/ptx_tcgen05_mma.py) and
+which element types an idesc value means.
 
 PTX ISA 9.x (v9.2) 9.7.16.4.2 'Instruction descriptor' (Table 'Instruction descriptor format for
 .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8'); the same bit fields in an independent
@@ -12,7 +13,7 @@ implementation, CUTLASS 4.2 cute/arch/mma_sm100_desc.hpp `UMMA::InstrDescriptor`
   bits 17-22 N >> 3                bits 24-28 M >> 4            bits 30-31 .ws maximum shift
 """
 from ..errors import LayoutsimError
-from .ptx_tcgen05_mma import KINDS, TYPES
+from .ptx_tcgen05_mma import KINDS, SCALE_VEC, TYPES
 
 SOURCE = ("PTX ISA 9.x 9.7.16.4.2 'Instruction descriptor' (= CUTLASS 4.2 cute/arch/mma_sm100_desc.hpp "
           "UMMA::InstrDescriptor)")
@@ -56,35 +57,51 @@ def encode(kind, m, n, types, neg_a=False, neg_b=False, a_mn_major=False, b_mn_m
             | int(a_mn_major) << 15 | int(b_mn_major) << 16 | (n >> 3) << 17 | (m >> 4) << 24)
 
 
-# .kind::mxf8f6f4 .block_scale (PTX ISA 9.7.16.4.2, the block-scaled table; CUTLASS 4.2
-# UMMA::InstrDescriptorBlockScaled): bits 4-5 B's scale-factor id, 7-12 A/B formats as f8f6f4,
-# 13/14 negate, 15/16 majors, 17-22 N >> 3, 23 scale format (0 ue4m3, 1 ue8m0), 24-28 M >> 4,
-# 29-30 A's scale-factor id, 31 the K size (0: K=32). A scale-factor id is the byte of the 32-bit
-# TMEM column the scales start at (CuTe keeps it in the top 2 bits of its TMEM address).
-def decode_scaled(value, kind):
+# The block-scaled kinds (PTX ISA 9.7.16.4.2, the table for .kind::mxf8f6f4, .kind::mxf4 and
+# .kind::mxf4nvf4; CUTLASS 4.2 UMMA::InstrDescriptorBlockScaled): bits 4-5 B's scale-factor id,
+# 7-9 / 10-12 A / B formats (.kind::mxf8f6f4: as f8f6f4; .kind::mxf4 / mxf4nvf4: 1 = e2m1,
+# CUTLASS's MXF4Format), 13/14 negate, 15/16 majors, 17-22 N >> 3, 23 scale format (0 ue4m3,
+# 1 ue8m0: CUTLASS's ScaleFormat), 24-28 M >> 4, 29-30 A's scale-factor id, 31 the K size (0: the
+# kind's dense K; 1: .kind::mxf4/mxf4nvf4's K=96, not modelled). A scale-factor id is the byte of
+# the 32-bit TMEM column the scales start at (CuTe keeps it in the top 2 bits of its TMEM address).
+SCALED_AB = {"mxf8f6f4": AB_FORMAT["f8f6f4"], "mxf4": {1: "e2m1"}, "mxf4nvf4": {1: "e2m1"}}
+SCALE_FORMAT = {0: "ue4m3", 1: "ue8m0"}
+FORMS = ", ".join(f".kind::{k} .scale_vec::{'/'.join(v)}" for k, v in SCALE_VEC.items())
+
+
+def decode_scaled(value, kind, scale_vec="1X"):
     """{name, types, m, n, k, neg_a, neg_b, a_mn_major, b_mn_major, sparse, a_sf_id, b_sf_id} of a
-    block-scaled idesc (.kind::mxf8f6f4, scale_vec::1X); a LayoutsimError naming a field otherwise."""
+    block-scaled idesc of `kind` with .scale_vec::`scale_vec`; a LayoutsimError naming a field
+    otherwise."""
     v = int(value) & 0xFFFFFFFF
-    if kind != "mxf8f6f4":
-        raise LayoutsimError(f"tcgen05.mma .kind::{kind}: only .kind::mxf8f6f4's block-scaled descriptor is decoded")
-    a, b = AB_FORMAT["f8f6f4"].get(_bits(v, 7, 3)), AB_FORMAT["f8f6f4"].get(_bits(v, 10, 3))
-    scale = ("ue4m3", "ue8m0")[_bits(v, 23, 1)]
-    if a is None or b is None or scale != "ue8m0" or _bits(v, 31, 1):
-        raise LayoutsimError(f"tcgen05.mma .kind::mxf8f6f4 instruction descriptor {v:#010x}: A/B formats "
-                             f"{_bits(v, 7, 3)}/{_bits(v, 10, 3)}, scale format {scale}, K-size bit "
-                             f"{_bits(v, 31, 1)}: not legal (e4m3 .. e2m1 operands, ue8m0 scales, K=32; {SOURCE})")
-    m, n = _bits(v, 24, 5) << 4, _bits(v, 17, 6) << 3
-    return {"name": f"tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m{m}n{n}k32",
-            "types": f"f32.{a}.{b}.ue8m0", "m": m, "n": n, "k": 32,
+    vecs = SCALE_VEC.get(kind, {})
+    if scale_vec not in vecs:
+        raise LayoutsimError(f"tcgen05.mma .kind::{kind}.block_scale.scale_vec::{scale_vec}: not a block-scaled "
+                             f"form ({FORMS})")
+    a, b = SCALED_AB[kind].get(_bits(v, 7, 3)), SCALED_AB[kind].get(_bits(v, 10, 3))
+    scale = SCALE_FORMAT[_bits(v, 23, 1)]
+    legal = vecs[scale_vec][1]
+    if a is None or b is None or scale not in legal or _bits(v, 31, 1):
+        raise LayoutsimError(f"tcgen05.mma .kind::{kind} .scale_vec::{scale_vec} instruction descriptor {v:#010x}: "
+                             f"A/B formats {_bits(v, 7, 3)}/{_bits(v, 10, 3)}, scale format {scale}, K-size bit "
+                             f"{_bits(v, 31, 1)}: not legal ({'/'.join(sorted(set(SCALED_AB[kind].values())))} "
+                             f"operands, {'/'.join(legal)} scales, the dense K of the kind; {SOURCE})")
+    m, n, k = _bits(v, 24, 5) << 4, _bits(v, 17, 6) << 3, KINDS[kind][0]
+    return {"name": f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{scale_vec}.m{m}n{n}k{k}",
+            "types": f"f32.{a}.{b}.{scale}", "m": m, "n": n, "k": k,
             "neg_a": bool(_bits(v, 13, 1)), "neg_b": bool(_bits(v, 14, 1)),
             "a_mn_major": bool(_bits(v, 15, 1)), "b_mn_major": bool(_bits(v, 16, 1)),
             "saturate": False, "sparse": bool(_bits(v, 2, 1)), "max_shift": 0,
             "a_sf_id": _bits(v, 29, 2), "b_sf_id": _bits(v, 4, 2)}
 
 
-def encode_scaled(m, n, types, a_sf_id=0, b_sf_id=0):
-    """The idesc value of a dense .kind::mxf8f6f4 block-scaled tcgen05.mma (tests, hand-written PTX)."""
-    _, a, b = str(types).split(".")[:3]
-    inv = {v: k for k, v in AB_FORMAT["f8f6f4"].items()}
-    return (b_sf_id << 4 | inv[a] << 7 | inv[b] << 10 | (n >> 3) << 17 | 1 << 23 | (m >> 4) << 24
-            | a_sf_id << 29)
+def encode_scaled(m, n, types, a_sf_id=0, b_sf_id=0, kind="mxf8f6f4", neg_a=False, neg_b=False):
+    """The idesc value of a dense block-scaled tcgen05.mma of `kind` (types "f32.a.b[.scale]", the
+    scale format ue8m0 unless named; tests, hand-written PTX)."""
+    parts = str(types).split(".")
+    a, b = parts[1:3]
+    scale = parts[3] if len(parts) > 3 else "ue8m0"
+    inv = {v: k for k, v in SCALED_AB[kind].items()}
+    sv = {v: k for k, v in SCALE_FORMAT.items()}[scale]
+    return (b_sf_id << 4 | inv[a] << 7 | inv[b] << 10 | int(neg_a) << 13 | int(neg_b) << 14 | (n >> 3) << 17
+            | sv << 23 | (m >> 4) << 24 | a_sf_id << 29)

@@ -14,10 +14,16 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
-  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale[.scale_vec::1X] [d], a-desc, b-desc, idesc,
-      [sfa], [sfb], enable-input-d: the ue8m0 scales from TMEM by the catalog's SFA/SFB maps (CUTLASS's
-      tmem_sf_frg, assumed there), from the byte the idesc's scale-factor ids name; the four 32-lane
-      copies must agree (which one the tensor core reads is not documented: a fault otherwise)
+  tcgen05.mma.cta_group::1.kind::{mxf8f6f4 .scale_vec::1X, mxf4 .scale_vec::2X, mxf4nvf4
+      .scale_vec::2X/4X}.block_scale (.block32/.block16 too) [d], a-desc, b-desc, idesc, [sfa], [sfb],
+      enable-input-d: the scales (ue8m0; ue4m3 for mxf4nvf4 4X: idesc bit 23) from TMEM by the
+      catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg, assumed there), one byte per scale from the byte
+      the idesc's scale-factor ids name; the four 32-lane copies must agree (which one the tensor
+      core reads is not documented: a fault otherwise)
+  FP6/FP4 A and B (K-major only: an MN-major one is a fault) through the descriptor's 8-bit slots:
+      .kind::f8f6f4/mxf8f6f4 16 elements packed at the start of each 16-byte unit (TMA's
+      16U6/16U4_ALIGN16B, CUDA 13.0 cuda.h), .kind::mxf4/mxf4nvf4 two e2m1 per byte with no gaps
+      (16U4_ALIGN8B); warpcore sub_byte_cells says where, with its sources
   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
       (no state space: the operand's low 32 bits, as ptxas compiles it; Triton's zero-extended form)
@@ -33,13 +39,17 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
-the block-scaled kinds but .kind::mxf8f6f4 .scale_vec::1X (and any with cta_group::2), A from TMEM
-but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand),
-scale-input-d, FP6/FP4 operands, tcgen05.cp with cta_group::2, its .4x256b and decompression,
-tcgen05.shift (the PTX ISA text found here names only its implicit .31x256b shape).
+any block-scaled MMA with cta_group::2 (the pair's scale-factor placement), a block-scaled form the
+PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X; mxf4nvf4 without .scale_vec), A from TMEM but dense
+cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand; no FP6/FP4 A),
+scale-input-d, tcgen05.cp with cta_group::2, its .4x256b and decompression, tcgen05.shift (the PTX
+ISA text found here names only its implicit .31x256b shape). Faults: the K=96 bit of .kind::mxf4 /
+mxf4nvf4 (idesc bit 31), a scale format the .scale_vec does not take.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
-cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py.
+cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
+the FP6/FP4 and FP4 block-scaled MMAs against MMA-Sim (tests/ptx/test_tcgen05_fp4.py) and Triton
+3.6's tl.dot_scaled for sm_100a (tests/triton_frontend/test_triton_sm100_scaled.py).
 """
 import numpy as np
 
@@ -47,6 +57,7 @@ from ..archs import target_of_device
 from ..errors import LayoutsimError
 from ..formats import bits
 from ..isa import ptx_tcgen05_idesc as IDESC
+from ..isa.ptx_tcgen05_mma import SCALE_VEC
 from ..isa.registry import get
 from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
@@ -237,8 +248,7 @@ def mma(ins, b, prog):
     scaled = "block_scale" in ins.mods
     if scaled and pair == 2:
         raise unsupported(ins, "block-scaled tcgen05.mma.cta_group::2 (the pair's scale-factor layout) is not modelled")
-    if scaled and (kind != "mxf8f6f4" or any(m.startswith("scale_vec::") and m != "scale_vec::1X" for m in ins.mods)):
-        raise unsupported(ins, f"block-scaled .kind::{kind} is not modelled (.kind::mxf8f6f4 .scale_vec::1X is)")
+    vec = _scale_vec(ins, kind) if scaled else None
     if not scaled and kind not in IDESC.AB_FORMAT:
         raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)}, "
                                f"mxf8f6f4.block_scale)")
@@ -273,13 +283,28 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
-                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem)
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec)
     return _step(fn)
 
 
-def _decode(ins, t, idesc, kind, scaled, pair):
+def _scale_vec(ins, kind):
+    """The .scale_vec of a block-scaled tcgen05.mma (PTX ISA 9.7.16.10.7 'Block scaling': .block32 is
+    1X for .kind::mxf8f6f4 and 2X for .kind::mxf4/mxf4nvf4, .block16 4X; with neither, 1X for
+    mxf8f6f4 and 2X for mxf4, and mxf4nvf4 must name one, as the ISA says of mma.sync's
+    .scale_vec_size in 9.7.14); one line where the form is not legal."""
+    named = [m for m in ins.mods if m.startswith("scale_vec::") or m in ("block16", "block32")]
+    dflt = {"mxf8f6f4": "1X", "mxf4": "2X"}.get(kind)
+    vec = named[0].split("::")[-1] if named else dflt
+    vec = {"block32": dflt or "2X", "block16": "4X"}.get(vec, vec)
+    if kind not in SCALE_VEC or vec not in SCALE_VEC[kind]:
+        raise unsupported(ins, f"block-scaled .kind::{kind}{' .' + named[0] if named else ''} is not a form of the "
+                               f"PTX ISA ({IDESC.FORMS})")
+    return vec
+
+
+def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
     try:
-        info = IDESC.decode_scaled(idesc, kind) if scaled else IDESC.decode(idesc, kind, pair)
+        info = IDESC.decode_scaled(idesc, kind, vec) if scaled else IDESC.decode(idesc, kind, pair)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
     try:
@@ -289,9 +314,15 @@ def _decode(ins, t, idesc, kind, scaled, pair):
                           f"{info['name']} is not a legal shape (`layoutsim list --arch {target_of_device(ARCHS[0])} "
                           f"--family tcgen05.mma`)", "invalid_operand") from None
     fa, fb = info["types"].split(".")[1:3]
-    if bits(fa) < 8 or bits(fb) < 8:
-        raise Fault(t, 0, f"{ins.name}: FP6/FP4 operands (.{fa} x .{fb}) are not modelled: their 8-bit "
-                          f"shared-memory container is not", "invalid_operand")
+    for f, mn, which in ((fa, info["a_mn_major"], "A"), (fb, info["b_mn_major"], "B")):
+        if bits(f) < 8 and mn:
+            raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} makes the .{f} operand {which} "
+                              f"MN-major; FP6/FP4 operands are K-major only (CUTLASS 4.2 "
+                              f"UMMA::InstrDescriptor's a_major/b_major)", "invalid_operand")
+    if (info["neg_a"] or info["neg_b"]) and kind in ("mxf4", "mxf4nvf4"):
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an operand of .kind::{kind} "
+                          f"(negation is for the f16/tf32 and f8f6f4 formats only: CUTLASS 4.2 "
+                          f"UMMA::InstrDescriptorBlockScaled)", "invalid_operand")
     if (info["neg_a"] or info["neg_b"]) and kind == "i8":
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} negates an integer operand "
                           f"(negation is for the floating-point kinds only; PTX ISA 9.7.16.4.2)", "invalid_operand")
@@ -301,22 +332,23 @@ def _decode(ins, t, idesc, kind, scaled, pair):
     return info, inst
 
 
-def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False):
+def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None):
     """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
     0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
     D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr."""
-    info, inst = _decode(ins, t, idesc, kind, sf is not None, pair)
+    info, inst = _decode(ins, t, idesc, kind, sf is not None, pair, vec)
     d, fa, fb = info["types"].split(".")[:3]
     M, N, K = inst.shape
     ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
+    packed = kind in ("mxf4", "mxf4nvf4")
     if a_tmem:
         A = _tmem_a(bt, ins, t, int(ctas[0]), adesc, inst, info, bits(fa))
     else:
-        A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A")
+        A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A", packed)
                             for c in ctas])
-    B = np.concatenate([_operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B")
+    B = np.concatenate([_operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B", packed)
                         for c in ctas]).T
     tm = TM.of(bt)
     which, lane, col = core.d_cells(inst)
@@ -326,9 +358,10 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
+    blk = inst.options["block"]
     scales = {} if sf is None else {
-        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // 32)),
-        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // 32, N))}
+        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
+        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
     D = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
                  info["neg_a"], info["neg_b"], **scales)
     pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
@@ -342,6 +375,8 @@ def _tmem_a(bt, ins, t, cta, taddr, inst, info, width):
     M=128's Layout D, row i in lane i, its K elements packed along the columns (warpcore
     a_from_tmem). The other data-path layouts and a transposed A are refused."""
     M, _, K = inst.shape
+    if width < 8:
+        raise Fault(t, taddr, f"{ins.name}: an FP6/FP4 A from tensor memory is not modelled", "invalid_operand")
     if inst.options["layout"] != "D" or info["a_mn_major"]:
         raise Fault(t, taddr, f"{ins.name}: A from tensor memory with M={M} (layout {inst.options['layout']})"
                               f"{' transposed' if info['a_mn_major'] else ''} is not modelled (M=128, K-major is)",
@@ -379,14 +414,21 @@ def _in_shared(bt, ins, t, addr, nbytes, desc, which):
                           f"the CTA's shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
 
 
-def _operand(bt, ins, t, cta, desc, mn, k, width, mn_major, which):
-    """The mn x k operand read through `desc` from the shared memory of batch CTA `cta`."""
+def _operand(bt, ins, t, cta, desc, mn, k, width, mn_major, which, packed=False):
+    """The mn x k operand (raw bits) read through `desc` from the shared memory of batch CTA `cta`;
+    FP6/FP4: packed two per byte (packed) or sixteen per 16-byte unit (warpcore sub_byte_cells)."""
     try:
-        addr = core.addresses(desc, mn, k, width, mn_major)
+        if width < 8:
+            addr, shift = core.sub_byte_cells(desc, mn, k, width, packed)
+        else:
+            addr = core.addresses(desc, mn, k, width, mn_major)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {which} descriptor: {e}", "invalid_operand") from None
-    _in_shared(bt, ins, t, addr, width // 8, desc, which)
-    return core.gather(bt.smem, int(cta) * bt.S + addr, width)
+    if width >= 8:
+        _in_shared(bt, ins, t, addr, width // 8, desc, which)
+        return core.gather(bt.smem, int(cta) * bt.S + addr, width)
+    _in_shared(bt, ins, t, addr, 1 + (shift + width > 8), desc, which)
+    return core.gather_bits(bt.smem, int(cta) * bt.S + addr, shift, width)
 
 
 def commit(ins, b, prog):

@@ -10,6 +10,7 @@ caller (the executor) checks allocation, lanes, addresses and charges costs.
 """
 import numpy as np
 
+from ..formats import bits
 from ..isa.ptx_tcgen05 import cp_lanes, d_position
 from ..numerics import api
 from ..packing import pack, unpack
@@ -56,6 +57,34 @@ def gather(image, flat, elem_bits):
     return np.ascontiguousarray(raw).view(f"<u{e}")[..., 0]
 
 
+def sub_byte_cells(desc, mn, k, width, packed):
+    """(byte offsets int64 [mn, k], bit offsets [mn, k]) of the FP6/FP4 elements of a K-major mn x k
+    operand read through sm_100 descriptor `desc`. packed (.kind::mxf4 / mxf4nvf4): two e2m1 per
+    byte along K, element 2i in the low nibble of byte i, the bytes an mn x k/2 byte matrix in the
+    descriptor's canonical layout (CUTLASS 4.2 reads float_e2m1_t with TMA's 16U4_ALIGN8B: no gaps).
+    Otherwise (.kind::f8f6f4 / mxf8f6f4): each element has the 8-bit slot of the canonical layout,
+    and each 16-byte unit's 16 elements are packed at its start, element p at bits width*p (6-bit:
+    12 bytes then a 4-byte gap; 4-bit: 8 bytes then an 8-byte gap; CUDA 13.0 cuda.h
+    CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B / 16U4_ALIGN16B, the TMA types CUTLASS 4.2 loads its
+    *_unpacksmem_t operands with; the PTX ISA's .b6x16_p32 / .b4x16_p64 tcgen05.cp source
+    formats name the same 128-bit units); element order within a unit little-endian, assumed."""
+    if packed:
+        addr = addresses(desc, mn, k // 2, 8, False)
+        kk = np.arange(k)
+        return addr[:, kk // 2], np.broadcast_to((kk % 2) * 4, (mn, k))
+    addr = addresses(desc, mn, k, 8, False)
+    bit = (addr & 15) * width
+    return (addr & ~15) + bit // 8, bit % 8
+
+
+def gather_bits(image, flat, shift, width):
+    """Raw bits (uint8) of the sub-byte elements at byte offsets `flat`, bit offsets `shift` of the
+    byte image (an element that straddles two bytes reads both)."""
+    lo = image[flat].astype(np.uint16)
+    hi = image[np.minimum(flat + 1, image.size - 1)].astype(np.uint16)
+    return (((lo | hi << 8) >> shift.astype(np.uint16)) & ((1 << width) - 1)).astype(np.uint8)
+
+
 def d_cells(inst):
     """(CTA of the pair, TMEM lane, column) int64 [M, N] of every D[i][j] of a tcgen05.mma entry."""
     m, n, _ = inst.shape
@@ -79,10 +108,18 @@ def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=N
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
     + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma
     (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N])."""
-    A = negate(A) if neg_a else A
-    B = negate(B) if neg_b else B
+    fa, fb = str(types).split(".")[1:3]
+    A = _negate(A, fa) if neg_a else A
+    B = _negate(B, fb) if neg_b else B
     d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b)
     return np.asarray(d).astype(np.uint32)
+
+
+def _negate(x, fmt):
+    """The idesc's negate bit: the element's sign bit (the top bit of its format: bit 3 of e2m1's
+    raw value, bit 5 of e2m3/e3m2's) flipped."""
+    w = bits(fmt)
+    return negate(x) if w == x.dtype.itemsize * 8 else x ^ x.dtype.type(1 << (w - 1))
 
 
 def cp_cells(shape, desc):

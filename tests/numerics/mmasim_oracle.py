@@ -91,19 +91,47 @@ def _torch(fmt, raw):
     return torch.from_numpy(raw.astype(view[0])).view(view[1])
 
 
-def compare(label, cases, seed=0, special=False):
-    """(cases compared, cases that differ, first difference or None) for one KINDS label:
-    `cases` random dot products (rows of A against columns of B, batched)."""
-    import torch
+def _kind(label):
+    """(layoutsim Instruction, arch, types "d.a.b[.scale]", MMA-Sim class, MMA-Sim name, block) of a KINDS label."""
     from mmasim.nv_ptx import MMA, MMABlockScale, TCGen05MMA, TCGen05MMABlockScale
     _, name, types, cls, mmasim_name, block = next(k for k in KINDS if k[0] == label)
     sm120 = types is None
     arch, classes = ("sm_120a", (MMA, MMABlockScale)) if sm120 else ("sm_100a", (TCGen05MMA, TCGen05MMABlockScale))
     inst = layoutsim.get(name)
-    M, n, K = inst.shape
     if sm120:
         f = inst.formats
         types = ".".join([f["d"], f["a"], f["b"]] + ([f["scale"]] if "scale" in f else []))
+    op = classes[cls != "mma"]("RTX Blackwell" if sm120 else "Blackwell", mmasim_name)
+    return inst, arch, types, op, block, sm120
+
+
+def mmasim_d(label, A, B, C, scale_a=None, scale_b=None):
+    """MMA-Sim's D raw bits [batch, M, n] for the raw A [batch, M, K], B [batch, K, n], C [batch, M, n]
+    (and the raw scale matrices [batch, M, K/block], [batch, K/block, n]) of one KINDS label."""
+    import torch
+    inst, _, types, op, block, _ = _kind(label)
+    d, fa, fb = types.split(".")[:3]
+    fs = (types.split(".") + ["ue8m0"])[3] if block else None
+    batch, M, K = A.shape
+    n = B.shape[2]
+    av = np.broadcast_to(A[:, :, None, :], (batch, M, n, K)).reshape(-1, K)
+    bv = np.broadcast_to(np.swapaxes(B, 1, 2)[:, None], (batch, M, n, K)).reshape(-1, K)
+    args = [_torch(fa, av), _torch(fb, bv), _torch(d, C.reshape(-1))]
+    if block and K == 64:                      # GST-FDPA: MMA-Sim unpacks uint8 pairs; give values
+        args[:2] = [torch.from_numpy(decode(f, x).astype(np.float16)) for f, x in ((fa, av), (fb, bv))]
+    if block:
+        sa = np.broadcast_to(scale_a[:, :, None, :], (batch, M, n, K // block)).reshape(-1, K // block)
+        sb = np.broadcast_to(np.swapaxes(scale_b, 1, 2)[:, None], (batch, M, n, K // block)).reshape(-1, K // block)
+        args += [_torch(fs, sa), _torch(fs, sb)]
+    ref = op.dpa(*args).numpy().view(np.uint32 if d == "f32" else np.uint16)
+    return ref.reshape(batch, M, n)
+
+
+def compare(label, cases, seed=0, special=False):
+    """(cases compared, cases that differ, first difference or None) for one KINDS label:
+    `cases` random dot products (rows of A against columns of B, batched)."""
+    inst, arch, types, _, block, sm120 = _kind(label)
+    M, n, K = inst.shape
     d, fa, fb = types.split(".")[:3]
     fs = (types.split(".") + ["ue8m0"])[3] if block else None
     rng = np.random.default_rng(seed)
@@ -116,17 +144,7 @@ def compare(label, cases, seed=0, special=False):
         kw = dict(scale_a=_random(rng, fs, (batch, M, K // block), special),
                   scale_b=_random(rng, fs, (batch, K // block, n), special))
     ours = layoutsim.mma(inst, A, B, C, arch=arch, raw=True, types=None if sm120 else types, **kw)
-    op = classes[cls != "mma"]("RTX Blackwell" if sm120 else "Blackwell", mmasim_name)
-    av = np.broadcast_to(A[:, :, None, :], (batch, M, n, K)).reshape(-1, K)
-    bv = np.broadcast_to(np.swapaxes(B, 1, 2)[:, None], (batch, M, n, K)).reshape(-1, K)
-    args = [_torch(fa, av), _torch(fb, bv), _torch(d, C.reshape(-1))]
-    if block and K == 64:                      # GST-FDPA: MMA-Sim unpacks uint8 pairs; give values
-        args[:2] = [torch.from_numpy(decode(f, x).astype(np.float16)) for f, x in ((fa, av), (fb, bv))]
-    if block:
-        sa = np.broadcast_to(kw["scale_a"][:, :, None, :], (batch, M, n, K // block)).reshape(-1, K // block)
-        sb = np.broadcast_to(np.swapaxes(kw["scale_b"], 1, 2)[:, None], (batch, M, n, K // block)).reshape(-1, K // block)
-        args += [_torch(fs, sa), _torch(fs, sb)]
-    ref = op.dpa(*args).numpy().view(np.uint32 if d == "f32" else np.uint16)
+    ref = mmasim_d(label, A, B, C, **kw).reshape(-1)
     got = ours.reshape(-1)
     bad = np.nonzero(got != ref)[0]
     first = None if not len(bad) else (int(bad[0]), int(got[bad[0]]), int(ref[bad[0]]))

@@ -340,8 +340,10 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
     ("tcgen05.cp.cta_group::2.128x256b [%r1], %rd1;", "tcgen05.cp.cta_group::2 is not modelled"),
     ("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
      "block-scaled tcgen05.mma.cta_group::2"),
-    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
-     "block-scaled .kind::mxf4nvf4 is not modelled"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::4X [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     r"block-scaled .kind::mxf4 .scale_vec::4X is not a form of the PTX ISA"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;",
+     r"block-scaled .kind::mxf4nvf4 is not a form"),            # mxf4nvf4 names its .scale_vec (9.7.16.10.7)
     ("tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", ".ws"),
     ("tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory .* cta_group::1 only"),
     ("tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;", "tcgen05.cp.4x256b is not modelled"),
@@ -355,16 +357,16 @@ def test_what_is_not_modelled_is_refused_when_loaded(line, match):
         ptx.run(src, "k", 1, 32, [], arch="sm_100")
 
 
-def test_an_instruction_descriptor_of_fp4_operands_or_an_illegal_shape_is_a_fault():
+def test_an_instruction_descriptor_of_mn_major_fp4_operands_or_an_illegal_shape_is_a_fault():
     from layoutsim.isa.ptx_tcgen05_idesc import decode
     with pytest.raises(layoutsim.LayoutsimError, match="not a legal type combination"):
         decode(encode("f16", 128, 64, "f32.f16.f16") | (3 << 4), "f16")      # D format 3: none
-    fp4 = encode("f8f6f4", 128, 32, "f32.e2m1.e2m1")
+    fp4 = encode("f8f6f4", 128, 32, "f32.e2m1.e2m1", b_mn_major=True)
     assert decode(fp4, "f8f6f4")["types"] == "f32.e2m1.e2m1"
     img, out = np.zeros(16384, np.uint8), np.zeros((128, 32), np.uint32)
     src = mma_kernel(32, 16384).replace("KIND", "f8f6f4")
     d = UmmaDescriptor(0, 128, 512).encode()
-    with pytest.raises(PtxFault, match="FP6/FP4 operands"):
+    with pytest.raises(PtxFault, match="FP6/FP4 operands are K-major only"):
         ptx.run(src, "k", 1, 128, [img, out, np.uint64(d), np.uint64(d), np.uint32(fp4)], arch="sm_100")
     no_n = encode("f16", 128, 8, "f32.f16.f16") & ~(0x3F << 17)            # N >> 3 = 0
     with pytest.raises(PtxFault, match="gives M=128 N=0: tcgen05.mma.cta_group::1.kind::f16.m128n0k16 is not"):
@@ -409,6 +411,36 @@ def test_a_cta_that_ends_holding_tensor_memory_gets_a_note():
     assert len(held) == 2 and "column+nCols 0+64" in held[0]
 
 
+def sf_image(sa, sb, a_id, b_id):
+    """TMEM words [128, 8] at columns 256.. of the scales sa [M, nsf] / sb [nsf, N] as CUTLASS 4.2's
+    UMMA::tmem_sf_frg lays them out (ScaleFactorDuplicated4by1): scale s of row (column) r in lane
+    r % 32 of every 32-lane slab, column r // 32 (SFA from 256, SFB from 260), byte sf_id + s."""
+    sf = np.zeros((128, 8), np.uint32)
+    for rows, base, sid in ((sa, 0, a_id), (sb.T, 4, b_id)):
+        for r in range(rows.shape[0]):
+            for s_ in range(rows.shape[1]):
+                for slab in range(4):
+                    sf[r % 32 + 32 * slab, base + r // 32] |= np.uint32(rows[r, s_]) << np.uint32(8 * (sid + s_))
+    return sf
+
+
+def scaled_kernel(n_cols, form, smem_bytes=16384):
+    """PTX: mma_kernel with the scale image (param sfimg, sf_image's words) stored to TMEM columns
+    256..263 by each warp, then one tcgen05.mma.cta_group::1.kind::<form> with [sfa] at column 256
+    and [sfb] at 260 (`form`: e.g. mxf8f6f4.block_scale.scale_vec::1X)."""
+    store = ("  mul.wide.u32 %rd12, %r3, 32;\n  ld.param.u64 %rd13, [sfimg];\n  add.s64 %rd13, %rd13, %rd12;\n"
+             + "".join(f"  ld.global.u32 %r{40 + c}, [%rd13+{4 * c}];\n" for c in range(8))
+             + "  shl.b32 %r13, %r5, 21;\n  add.u32 %r14, %r2, %r13;\n  add.u32 %r14, %r14, 256;\n"
+             + "  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r14], {%r40, %r41, %r42, %r43, %r44, %r45, %r46, %r47};\n"
+             + "  tcgen05.wait::st.sync.aligned;\n  bar.sync 0;\n")
+    return mma_kernel(n_cols, smem_bytes).replace(".reg .b32 %r<40>;", ".reg .b32 %r<50>;").replace(
+        ".param .u32 idesc)", ".param .u32 idesc, .param .u64 sfimg)").replace(
+        "  ld.param.u64 %rd10, [da];", store + "  ld.param.u64 %rd10, [da];").replace(
+        "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",
+        "add.u32 %r15, %r2, 256;\n  add.u32 %r16, %r2, 260;\n"
+        f"  tcgen05.mma.cta_group::1.kind::{form} [%r2], %rd10, %rd11, %r20, [%r15], [%r16], %p3;")
+
+
 def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma():
     # .kind::mxf8f6f4.block_scale.scale_vec::1X, M=128 N=32 K=32: one ue8m0 scale per row of A and
     # column of B, in TMEM as the catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg: row r at lane r % 32,
@@ -424,24 +456,8 @@ def test_block_scaled_mxf8f6f4_reads_its_scales_from_tmem_and_is_layoutsim_mma()
     d = [UmmaDescriptor(SM + base, 128, 128 * (K // 16)).encode() for base in (0, 8192)]
     sa = rng.integers(120, 135, M).astype(np.uint8)                  # ue8m0: 2**(s - 127)
     sb = rng.integers(120, 135, N).astype(np.uint8)
-    sf = np.zeros((128, 8), np.uint32)                                # TMEM columns 256..263, every slab
-    for lane in range(128):
-        r = lane % 32
-        for c in range(4):                                            # SFA: byte 2 (a_sf_id 2), columns 256-259
-            sf[lane, c] = np.uint32(sa[r + 32 * c]) << 16
-        sf[lane, 4] = np.uint32(sb[r]) << 8                           # SFB: byte 1 (b_sf_id 1), column 260
-    store = ("  mul.wide.u32 %rd12, %r3, 32;\n  ld.param.u64 %rd13, [sfimg];\n  add.s64 %rd13, %rd13, %rd12;\n"
-             + "".join(f"  ld.global.u32 %r{40 + c}, [%rd13+{4 * c}];\n" for c in range(8))
-             + "  shl.b32 %r13, %r5, 21;\n  add.u32 %r14, %r2, %r13;\n  add.u32 %r14, %r14, 256;\n"
-             + "  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r14], {%r40, %r41, %r42, %r43, %r44, %r45, %r46, %r47};\n"
-             + "  tcgen05.wait::st.sync.aligned;\n  bar.sync 0;\n")
-    kernel = mma_kernel(N, 16384).replace(".reg .b32 %r<40>;", ".reg .b32 %r<50>;").replace(
-        ".param .u32 idesc)", ".param .u32 idesc, .param .u64 sfimg)").replace(
-        "  ld.param.u64 %rd10, [da];", store + "  ld.param.u64 %rd10, [da];").replace(
-        "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;",
-        "add.u32 %r15, %r2, 256;\n  add.u32 %r16, %r2, 260;\n"
-        "  tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r2], %rd10, %rd11, %r20, [%r15], "
-        "[%r16], %p3;")
+    sf = sf_image(sa[:, None], sb[None, :], 2, 1)                     # SFA from byte 2, SFB from byte 1
+    kernel = scaled_kernel(N, "mxf8f6f4.block_scale.scale_vec::1X")
     idesc = encode_scaled(M, N, "f32.e4m3.e5m2", a_sf_id=2, b_sf_id=1)
     out = np.zeros((128, N), np.uint32)
     got = ptx.run(kernel, "k", 1, 128, [img, out, np.uint64(d[0]), np.uint64(d[1]), np.uint32(idesc), sf],
