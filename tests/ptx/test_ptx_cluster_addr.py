@@ -44,7 +44,6 @@ def _expected(n, ctas):
     return np.asarray(rows, np.uint32)
 
 
-@pytest.mark.xfail(reason="the model is changed in the next commit", strict=True)
 @pytest.mark.parametrize("name,grid,cluster", A.CASES, ids=[c[0] for c in A.CASES])
 def test_shared_addresses_carry_the_cluster_rank_at_bit_24(name, grid, cluster):
     got = _run(grid, cluster)
