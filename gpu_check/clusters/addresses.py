@@ -2,7 +2,7 @@
 
     python -m gpu_check.clusters.addresses --out DIR
 
-Runs tests/ptx/kernels/cluster_addr.sm_90.ptx (hand-written; what each of its 16 words is, in its
+Runs gpu_check/clusters/cluster_addr.sm_90.ptx (hand-written; what each of its 16 words is, in its
 header) on the cluster shapes of CASES and writes DIR/addresses.npz (the output buffer of case NAME
 under NAME) and DIR/addresses.json (device, driver, date, the cases). The words are the values of
 mov/cvta/mapa/getctarank on shared addresses and loads through addresses built by hand (the rank
@@ -18,7 +18,7 @@ import numpy as np
 from .measure import finish, run_case, start
 
 ROOT = Path(__file__).resolve().parents[2]
-PTX = "tests/ptx/kernels/cluster_addr.sm_90.ptx"      # relative to the repository root
+PTX = "gpu_check/clusters/cluster_addr.sm_90.ptx"      # relative to the repository root
 KERNEL, ARCH, WORDS = "cluster_addr", "sm_90", 16
 # (name, grid, cluster shape or None: no cluster attribute)
 CASES = (("pair_2", (4, 1, 1), (2, 1, 1)), ("ranks_4", (8, 1, 1), (4, 1, 1)), ("square_2x2", (4, 2, 1), (2, 2, 1)),

@@ -120,7 +120,7 @@ class Builder:
             v = self.constant(op, typ, ins)
             if op.kind == "sym" and dt.kind in "iu" and self.prog.symbol_space(op.value, ins) == "shared":
                 # a shared variable's address carries the CTA's cluster rank at bit 24 (cluster.py)
-                return lambda b: v if b.cluster_size == 1 else (v + CL.rank_bits(b)).astype(dt)
+                return lambda b: v if b.cluster_size == 1 else (np.int64(v) + CL.rank_bits(b)).astype(dt)
             return lambda b: v
         raise LayoutsimError(f"line {ins.line}: operand {op} of {ins.name} cannot be read as .{getattr(typ, 'name', typ)}")
 

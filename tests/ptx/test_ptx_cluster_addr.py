@@ -1,4 +1,4 @@
-"""The encoding of shared addresses in a cluster (issues 24 and 27): tests/ptx/kernels/cluster_addr.sm_90.ptx
+"""The encoding of shared addresses in a cluster (issues 24 and 27): gpu_check/clusters/cluster_addr.sm_90.ptx
 (what each word is, in its header) in the executor, against
 
   - the SASS ptxas 13.0 writes for it and for the same PTX on sm_100a (nvdisasm): a shared::cta address
