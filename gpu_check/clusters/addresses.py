@@ -2,7 +2,7 @@
 
     python -m gpu_check.clusters.addresses --out DIR
 
-Runs tests/ptx/kernels/cluster_addr.sm_90.ptx (hand-written; what each of its 16 words is, in its
+Runs gpu_check/clusters/cluster_addr.sm_90.ptx (hand-written; what each of its 16 words is, in its
 header) on the cluster shapes of CASES and writes DIR/addresses.npz (the output buffer of case NAME
 under NAME) and DIR/addresses.json (device, driver, date, the cases). The words are the values of
 mov/cvta/mapa/getctarank on shared addresses and loads through addresses built by hand (the rank
@@ -11,15 +11,14 @@ replay (tests/ptx/test_ptx_cluster_addr.py) must give the same bytes. Commit the
 tests/data/clusters/addresses/. The launch is measure.py's (cuLaunchKernelEx with the cluster
 attribute); nothing else is needed but pycuda and the driver.
 """
-import argparse
-import datetime
-import json
 from pathlib import Path
 
 import numpy as np
 
+from .measure import finish, run_case, start
+
 ROOT = Path(__file__).resolve().parents[2]
-PTX = "tests/ptx/kernels/cluster_addr.sm_90.ptx"      # relative to the repository root
+PTX = "gpu_check/clusters/cluster_addr.sm_90.ptx"      # relative to the repository root
 KERNEL, ARCH, WORDS = "cluster_addr", "sm_90", 16
 # (name, grid, cluster shape or None: no cluster attribute)
 CASES = (("pair_2", (4, 1, 1), (2, 1, 1)), ("ranks_4", (8, 1, 1), (4, 1, 1)), ("square_2x2", (4, 2, 1), (2, 2, 1)),
@@ -33,16 +32,7 @@ def buffer(grid):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    import pycuda.autoinit  # noqa: F401  (the context)
-    import pycuda.driver as drv
-    from gpu_check.descriptors import driver as D
-
-    from .measure import run_case
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    drv, D, out = start(argv, __doc__)
     kernel = D.Kernel((ROOT / PTX).read_bytes() + b"\0", KERNEL)
     arrays, meta = {}, []
     for name, grid, cluster in CASES:
@@ -50,13 +40,7 @@ def main(argv=None):
         arrays[name] = got[0]
         meta.append({"name": name, "grid": list(grid), "block": list(BLOCK), "cluster": cluster and list(cluster)})
         print(name, " ".join(f"{int(w):#x}" for w in got[0][:WORDS]), flush=True)
-    np.savez_compressed(out / "addresses.npz", **arrays)
-    dev = drv.Device(0)
-    info = {"device": dev.name(), "driver": drv.get_driver_version(), "ptx": PTX,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": "python -m gpu_check.clusters.addresses --out DIR", "cases": meta}
-    (out / "addresses.json").write_text(json.dumps(info, indent=1) + "\n")
-    print("wrote", out / "addresses.npz", out / "addresses.json")
+    finish(drv, out, "addresses", arrays, PTX, "python -m gpu_check.clusters.addresses --out DIR", meta)
 
 
 if __name__ == "__main__":

@@ -90,8 +90,10 @@ def run_case(drv, kernel, case):
     return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def start(argv, doc):
+    """(pycuda.driver, gpu_check.descriptors.driver, the output folder) of a measure script's command
+    line (--out DIR), in a pycuda context."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     import pycuda.autoinit  # noqa: F401  (the context)
@@ -99,6 +101,23 @@ def main(argv=None):
     from gpu_check.descriptors import driver as D
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    return drv, D, out
+
+
+def finish(drv, out, stem, arrays, ptx, command, meta):
+    """Write OUT/STEM.npz (the arrays) and OUT/STEM.json (device, driver, the PTX, date, the command,
+    the cases' records)."""
+    np.savez_compressed(out / f"{stem}.npz", **arrays)
+    dev = drv.Device(0)
+    info = {"device": dev.name(), "driver": drv.get_driver_version(), "ptx": ptx,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command, "cases": meta}
+    (out / f"{stem}.json").write_text(json.dumps(info, indent=1) + "\n")
+    print("wrote", out / f"{stem}.npz", out / f"{stem}.json")
+
+
+def main(argv=None):
+    drv, D, out = start(argv, __doc__)
     image = (ROOT / C.PTX).read_bytes() + b"\0"
     arrays, meta = {}, []
     kernels = {}
@@ -110,13 +129,7 @@ def main(argv=None):
         meta.append({"name": case["name"], "kernel": case["kernel"], "grid": case["grid"], "block": case["block"],
                      "cluster": case["cluster"], "buffers": [[list(a.shape), str(a.dtype)] for a in got]})
         print(case["name"], "ok", flush=True)
-    np.savez_compressed(out / "clusters.npz", **arrays)
-    dev = drv.Device(0)
-    info = {"device": dev.name(), "driver": drv.get_driver_version(), "ptx": C.PTX,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": "python -m gpu_check.clusters.measure --out DIR", "cases": meta}
-    (out / "clusters.json").write_text(json.dumps(info, indent=1) + "\n")
-    print("wrote", out / "clusters.npz", out / "clusters.json")
+    finish(drv, out, "clusters", arrays, C.PTX, "python -m gpu_check.clusters.measure --out DIR", meta)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ A thread's access of `nbytes` must be aligned to `nbytes` (PTX ISA 5.4 'Alignmen
 accesses to the whole vector) and lie inside its memory: one global buffer, the CTA's shared
 memory (static + dynamic bytes), the thread's local frame, or a parameter.
 
-.shared::cluster (distributed shared memory, cluster.py): an address names a byte of the shared
-memory of one CTA of the thread's cluster; the located part's space is "shared::cluster" when the
-address is a shared::cluster one (mapa's), "shared" when it is the thread's own shared::cta
-address, so observers tell a DSMEM access from a local one. A generic address in the shared
-window is either.
+.shared::cluster (distributed shared memory, cluster.py): an address, `rank << 24 | offset`, names
+a byte of the shared memory of one CTA of the thread's cluster; the located part's space is
+"shared::cluster" when it names another CTA, "shared" when it names the thread's own, so observers
+tell a DSMEM access from a local one. A generic address in the shared window is a shared::cluster
+one (ptxas compiles both to one generic access); a shared::cta access takes the CTA's own rank
+field or none (cluster.cta_offsets).
 """
 import numpy as np
 
@@ -64,8 +65,8 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
             sel = win == base
             if np.any(sel):
                 rel = addr[sel] - base
-                if sp == "shared" and np.any(rel & CL.CLUSTER_BIT):
-                    sp = "shared::cluster"           # a generic DSMEM address (mapa's generic form)
+                if sp == "shared" and bt.cluster_size > 1:
+                    sp = "shared::cluster"           # its rank field names the CTA
                 out += locate(bt, sp, rel, threads[sel], nbytes, what, kparam=sp == "param")
         sel = (win != SHARED_WINDOW) & (win != LOCAL_WINDOW) & (win != PARAM_WINDOW)
         if np.any(sel):
@@ -82,11 +83,13 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
         out = []
         for sp, sel in (("shared", ~remote), ("shared::cluster", remote)):
             if np.any(sel):
-                out.append((sp, bt.smem_v, flat[sel], threads[sel], addr[sel] if sp == "shared" else off[sel]))
+                out.append((sp, bt.smem_v, flat[sel], threads[sel], off[sel]))
         return out
     if space == "shared":
-        _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes)",
-                     "shared")
+        addr = CL.cta_offsets(bt, addr, threads)
+        _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes" +
+                     ("; a shared::cta address carries no rank field but the CTA's own at bit 24)"
+                      if bt.cluster_size > 1 else ")"), "shared")
         return [("shared", bt.smem_v, bt.smem_base[threads] + addr, threads, addr)]
     if space == "local":
         _check_range(addr, nbytes, bt.prog.local_size, threads, f"the thread's local memory "

@@ -11,10 +11,19 @@ the executing CTA's own shared memory), 9.7.9.23 (mapa), 10 (special registers %
 co-scheduled on one GPC; 8 CTAs is the portable cluster size, 16 with
 cudaFuncAttributeNonPortableClusterSizeAllowed on H100/H200) and "Distributed Shared Memory".
 
-The model's shared::cluster address of byte `off` of the CTA of rank r is
-CLUSTER_BIT | r << RANK_SHIFT | off (mapa's result; its generic form adds the shared window). The
-encoding is this model's choice and, like the hardware's, opaque to a correct kernel; an address
-without CLUSTER_BIT is a shared::cta address and names the executing CTA's own memory.
+Shared addresses (issues 24 and 27; the PTX ISA leaves the encoding open): a 32-bit shared
+address is `rank << 24 | offset`, the cluster rank of a CTA in bits 24-31 and the byte offset in its
+shared window in bits 0-23, as ptxas 13.0 writes it for sm_90, sm_100a and sm_120a (nvdisasm;
+tests/ptx/test_ptx_cluster_addr.py): a shared variable's address is `LEA R, SR_CgaCtaId, 0x400,
+0x18` (SR_CgaCtaId is what ptxas reads for %cluster_ctarank), mapa.shared::cluster puts the target
+rank into byte 3 (`PRMT Rd, rank, 0x654, a`), getctarank is the address >> 24, and
+ld/st/atom.shared::cluster are a generic access of `SR_SWINHI : address`. So a CTA's own shared::cta
+addresses are shared::cluster addresses that name it, and an address built by hand reaches the CTA
+its rank field names (CuTe's Sm100MmaPeerBitMask clears bit 24 to name the even CTA of a pair).
+A shared::cta access (`LDS`, which ptxas gives both `0x400 + ...` and `SR_CgaCtaId << 24 | ...` for
+the same bytes) takes the offset of an address whose rank field is 0 or the CTA's own rank; any
+other rank field is outside the CTA's shared::cta window (a fault). A rank field naming no CTA of
+the cluster is a fault.
 
 A launch runs its CTAs cluster by cluster: the CTAs of one cluster sit next to each other in one
 batch, in rank order, so cluster barriers, DSMEM and multicast copies see every CTA of the
@@ -28,8 +37,7 @@ from .. import archs
 from ..errors import LayoutsimError
 from .state import Fault
 
-CLUSTER_BIT = 1 << 31
-RANK_SHIFT = 24
+RANK_SHIFT = 24                 # ptxas: LEA R, SR_CgaCtaId, offset, 0x18
 OFFSET_MASK = (1 << RANK_SHIFT) - 1
 PORTABLE = 8                    # CUDA guide: the portable cluster size
 MOST = 16                       # H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed
@@ -129,9 +137,9 @@ def order(sh, grid, ids):
 
 # ---- the shared::cluster window --------------------------------------------------------------------
 def encode(rank, off):
-    """The shared::cluster address of byte `off` of the CTA of cluster rank `rank`."""
-    return np.int64(CLUSTER_BIT) | (np.asarray(rank, np.int64) << RANK_SHIFT) | (np.asarray(off, np.int64)
-                                                                                 & OFFSET_MASK)
+    """The shared::cluster address of byte `off` of the CTA of cluster rank `rank` (mapa's result:
+    the rank replaces bits 24-31)."""
+    return (np.asarray(rank, np.int64) << RANK_SHIFT) | (np.asarray(off, np.int64) & OFFSET_MASK)
 
 
 def rank_of(bt, threads):
@@ -139,28 +147,46 @@ def rank_of(bt, threads):
     return bt.cta_index[threads] % bt.cluster_size
 
 
-def resolve(bt, addr, threads, nbytes, what):
-    """(batch CTA index, CTA-relative offset, remote flag) of shared::cluster addresses; a
-    shared::cta address (no CLUSTER_BIT) names the thread's own CTA. Faults on a rank outside the
-    cluster and on an offset outside the CTA's shared memory."""
+def rank_bits(bt):
+    """rank << 24 of every batch thread's CTA, the part of its shared::cta addresses that names it
+    (0 without a cluster)."""
+    if bt.cluster_size == 1:
+        return np.int64(0)
+    return (bt.cta_index % bt.cluster_size).astype(np.int64) << RANK_SHIFT
+
+
+def cta_offsets(bt, addr, threads=None):
+    """Shared::cta addresses of `threads` (all batch threads: None) with the CTA's own rank field
+    dropped; another rank field is kept, so that the range check faults on it."""
+    if bt.cluster_size == 1:
+        return addr
     addr = np.asarray(addr, np.int64)
-    cl = (addr & CLUSTER_BIT) != 0
-    rank = np.where(cl, (addr >> RANK_SHIFT) & 0x7F, rank_of(bt, threads))
-    off = np.where(cl, addr & OFFSET_MASK, addr)
-    bad = (addr >> 32 != 0) | (cl & (((addr >> RANK_SHIFT) & 0x7F) >= bt.cluster_size))
+    own = rank_bits(bt) if threads is None else rank_of(bt, threads).astype(np.int64) << RANK_SHIFT
+    return np.where((addr & ~np.int64(OFFSET_MASK)) == own, addr & OFFSET_MASK, addr)
+
+
+def resolve(bt, addr, threads, nbytes, what):
+    """(batch CTA index, CTA-relative offset, remote flag: another CTA than the thread's) of
+    shared::cluster addresses. Faults on a rank field outside the cluster and on an offset outside
+    the CTA's shared memory."""
+    addr = np.asarray(addr, np.int64)
+    rank = addr >> RANK_SHIFT
+    off = addr & OFFSET_MASK
+    bad = (rank < 0) | (rank >= bt.cluster_size)
     if np.any(bad):
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], f"{what}: address {int(addr[j]):#x} is not in the shared::cluster "
-                                         f"window of a cluster of {bt.cluster_size} CTA(s): the GPU faults",
-                    "out_of_bounds", "shared::cluster")
-    bad = (off < 0) | (off + nbytes > bt.smem_size)
+                                         f"window of a cluster of {bt.cluster_size} CTA(s) (its rank field, bit 24 "
+                                         f"and up, is {int(rank[j])}): the GPU faults", "out_of_bounds",
+                    "shared::cluster")
+    bad = off + nbytes > bt.smem_size
     if np.any(bad):
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], f"{what}: address {int(addr[j]):#x} ({nbytes} bytes) is outside the "
                                          f"shared memory of cluster rank {int(rank[j])} ({bt.smem_size} bytes): "
                                          f"the GPU faults", "out_of_bounds", "shared::cluster")
-    base = bt.cta_index[threads] - rank_of(bt, threads)
-    return base + rank, off, cl
+    own = rank_of(bt, threads)
+    return bt.cta_index[threads] - own + rank, off, rank != own
 
 
 def mask_targets(bt, t, mask, what):

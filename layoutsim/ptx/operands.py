@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import archs
 from ..errors import LayoutsimError
+from . import cluster as CL
 from . import lines
 from . import types as T
 from .fround import round_to
@@ -117,6 +118,9 @@ class Builder:
             return lambda b: convert_bits(b.regs[s], st, dt, rsigned)
         if op.kind in ("imm", "fimm", "sym"):
             v = self.constant(op, typ, ins)
+            if op.kind == "sym" and dt.kind in "iu" and self.prog.symbol_space(op.value, ins) == "shared":
+                # a shared variable's address carries the CTA's cluster rank at bit 24 (cluster.py)
+                return lambda b: v if b.cluster_size == 1 else (np.int64(v) + CL.rank_bits(b)).astype(dt)
             return lambda b: v
         raise LayoutsimError(f"line {ins.line}: operand {op} of {ins.name} cannot be read as .{getattr(typ, 'name', typ)}")
 
@@ -189,11 +193,17 @@ class Builder:
         base = op.base
         if base is None:
             return (lambda b: np.int64(off)), None
+        cta = any(m in ("shared", "shared::cta") for m in ins.mods) and "shared::cluster" not in ins.mods
         if base.kind == "sym":
             a = self.prog.symbol_address(base.value, ins) + off
-            return (lambda b: np.int64(a)), base.value
+            if cta or self.prog.symbol_space(base.value, ins) != "shared":
+                return (lambda b: np.int64(a)), base.value
+            # a shared variable as a shared::cluster or generic address names the thread's own CTA
+            return (lambda b: a + CL.rank_bits(b)), base.value
         rt = self.rtype(base, ins)
         r = self.read(base, T.get("u64") if rt.bits == 64 else T.get("u32"), ins)
+        if cta:          # a shared::cta operand: the CTA's own rank field dropped (cluster.cta_offsets)
+            return (lambda b: CL.cta_offsets(b, r(b).astype(np.int64) + off)), None
         if off:
             return (lambda b: r(b).astype(np.int64) + off), None
         return (lambda b: r(b).astype(np.int64)), None

@@ -364,9 +364,13 @@ def _bulk(ins, b, load):
     src, _ = b.address(o[1], ins)
     size = b.read(o[2], T.get("u32"), ins)
     at = _barrier_addr(b, ins, o[3]) if load else None
+    cluster_dst = load and space_of(ins.mods) == "shared::cluster"
 
     def body(bt, thr):
         d, s_, n = _vals(dst, bt, thr), _vals(src, bt, thr), _vals(size, bt, thr)
+        cta = bt.cta_index[thr]
+        if cluster_dst:               # shared::cluster addresses: the CTA each names, at its offset
+            cta, d, _ = CL.resolve(bt, d, thr, 1, ins.name)
         for j, t in enumerate(thr):
             sh, gl = (d[j], s_[j]) if load else (s_[j], d[j])
             bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
@@ -377,14 +381,15 @@ def _bulk(ins, b, load):
                 raise Fault(t, sh, f"{ins.name}: shared {int(sh):#x} + {int(n[j])} bytes is outside the CTA's "
                                    f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
             off = int(bt.heap.check(np.array([gl], np.int64), int(n[j]), np.array([t]))[0])
-            so = int(bt.smem_base[t] + sh)
+            so = int(cta[j] * bt.S + sh)
             if load:
                 bt.smem[so:so + n[j]] = bt.heap.data[off:off + n[j]]
             else:
                 bt.heap.data[off:off + n[j]] = bt.smem[so:so + n[j]]
             bt.events.access(Access("bulk", "shared", ins.extra["site"], int(n[j]), np.array([t]), np.array([sh]),
-                                    np.array([so]), "write" if load else "read", proxy="async"))
-        return [(j, int(bt.cta_index[t]), int(n[j])) for j, t in enumerate(thr)]
+                                    np.array([so]), "write" if load else "read", proxy="async",
+                                    target=np.array([cta[j]])))
+        return [(j, int(cta[j]), int(n[j])) for j in range(len(thr))]
     return {"fn": _copy_step(ins, at, body)}
 
 

@@ -105,8 +105,8 @@ def _rank(bt, thr, read, what):
 def _source(ins, b, prog, op, typ):
     """function(bt) -> the address operand `a` of mapa/getctarank: a register, a variable or var+imm."""
     if op.kind == "addr" and op.base is not None and op.base.kind == "sym":
-        a = prog.symbol_address(op.base.value, ins) + op.offset
-        return lambda bt: np.int64(a)
+        a, _ = b.address(op, ins)          # the variable in the thread's own CTA (its rank at bit 24)
+        return lambda bt: np.asarray(a(bt), np.int64)
     if op.kind == "addr":
         raise unsupported(ins, f"address operand {op}: give a register, a variable or variable+offset")
     r = b.read(op, typ, ins)

@@ -17,6 +17,7 @@ from ..warpcore import ldmatrix as core_ldmatrix
 from ..warpcore import mma as core_mma
 from ..warpcore import registers as core_regs
 from ..warpcore import wmma as core_wmma
+from . import cluster as CL
 from . import types as T
 from . import wmma as WM
 from .access import locate, space_of
@@ -272,7 +273,8 @@ def _fast_locate(bt, sp, addrs, owners, esize, ins):
     checked per warp by its lowest and highest address (a bad warp is then checked element by
     element, to name the first bad element)."""
     n = addrs.shape[0]
-    rel = addrs
+    # a shared (generic) address of the CTA's own rank field: its offset (cluster.cta_offsets)
+    rel = CL.cta_offsets(bt, addrs, owners[:, None, None]) if sp == "shared" else addrs
     flatrel = rel.reshape(n, -1)
     lo, hi = flatrel.min(axis=1), flatrel.max(axis=1)
     owner_all = np.repeat(owners, flatrel.shape[1])

@@ -63,8 +63,11 @@ def test_dsmem_through_generic_addresses():
     per = out.reshape(2, 4 * 128).sum(1)
     assert np.array_equal(sums, [per[0], 0, 0, 0, per[1], 0, 0, 0])
     assert any("distributed shared memory" in n for n in r.notes)
-    rows = [i for i in r.instructions if i.note and "distributed shared memory" in i.note]
-    assert rows and all(i.wavefronts is None for i in rows)          # not costed as local bank accesses
+    rows = {i.cuda[1]: i for i in r.instructions if i.note and "distributed shared memory" in i.note}
+    assert rows[48].wavefronts is None          # peer[...]: every access in another CTA, not costed as banks
+    # atomicAdd(root, v): root names rank 0, so rank 0's own atomics are local shared accesses (the
+    # address is rank 0's own shared::cta address, cluster.py) and only theirs are costed
+    assert rows[49].wavefronts is not None
 
 
 @pytest.mark.parametrize("name,n", [("explicit_4", 4), ("explicit_8", 8), ("explicit_2", 2)])

@@ -14,10 +14,8 @@ produce the GEMM the tutorial computes:
 multicast from the pair; 05 adds a TMA epilogue). Their TMA's mbarrier operand is CuTe's
 `shared::cta address & Sm100MmaPeerBitMask` (cute/arch/copy_sm100_tma.hpp): CuTe relies on bit 24 of
 a CTA's shared::cta address being bit 0 of its cluster rank, so that clearing it names the even CTA
-of the pair; the PTX ISA does not document that encoding and the model's shared::cta addresses carry
-no rank (ptx/cluster.py). The test replaces that one `and.b32` with the documented way to name the
-same barrier, mapa.shared::cluster to rank (%cluster_ctarank & ~1) (PTX ISA 9.7.9.23); the rest of
-the PTX runs as nvcc wrote it.
+of the pair. The executor's shared addresses carry the rank there, as ptxas writes them
+(ptx/cluster.py; tests/ptx/test_ptx_cluster_addr.py), so the PTX runs as nvcc wrote it.
 """
 import gzip
 import json
@@ -30,7 +28,6 @@ import layoutsim
 from layoutsim import ptx
 from layoutsim.files import measured_data
 from layoutsim.isa.ptx_tcgen05_idesc import decode, encode
-from layoutsim.ptx.faults import Deadlock
 from layoutsim.ptx.launch import StructArg
 from layoutsim.ptx.tensormap import TensorMapArg
 
@@ -72,14 +69,6 @@ def _entry(src):
 PEER_BIT = re.compile(r"and\.b32\s+(%r\d+), (%r\d+), -16777232;")       # & Sm100MmaPeerBitMask (0xFEFFFFF0 here)
 
 
-def _even_cta_barrier(src):
-    """The PTX with CuTe's peer-bit clear of the TMA mbarrier address replaced by mapa to the even CTA."""
-    out, n = PEER_BIT.subn(lambda m: f"mov.u32 {m[1]}, %cluster_ctarank;\n\tand.b32 {m[1]}, {m[1]}, -2;\n\t"
-                                     f"mapa.shared::cluster.u32 {m[1]}, {m[2]}, {m[1]};", src)
-    assert n == 1
-    return out
-
-
 def _run_pair(stem, src, A, B, C, D, alpha, beta):
     """04/05: 4x4 clusters of 2-CTA MMAs (256x256 per pair, 2 pairs along M); each CTA's TMA box is its
     half of the pair's tile split over the cluster column (A: 128/4 rows) or row (B: 128/2 rows)."""
@@ -95,7 +84,7 @@ def _run_pair(stem, src, A, B, C, D, alpha, beta):
         epi = [TensorMapArg(C, (N, M), (32, 128), "128B"), TensorMapArg(D, (N, M), (32, 128), "128B")]
         args = [coords(M, K), coords(N, K), coords(M, N), coords(M, N), b"\0", b"\0", tiled, b"\0"] + tma + epi
     grid = (M // 512 * 4, N // 1024 * 4)
-    r = ptx.run(_even_cta_barrier(src), _entry(src), grid, 128, args + [np.float32(alpha), np.float32(beta)],
+    r = ptx.run(src, _entry(src), grid, 128, args + [np.float32(alpha), np.float32(beta)],
                 arch="sm_100", shared_bytes=128 * 64 * 2 * 2 + 128, cluster=(4, 4, 1))
     return r.buffers[3][0] if stem.startswith("04") else r.buffers[11], r      # 05: the D tensor map's array
 
@@ -175,19 +164,10 @@ def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own
     assert run.fidelity["documented"] > 0
 
 
-def test_cute_peer_bit_clear_is_what_the_model_cannot_run_as_written():
-    # without the mapa substitution the odd CTAs' boxes signal their own mbarriers (the model's
-    # shared::cta addresses carry no cluster rank, module docstring): the even CTAs wait for half
-    # of their transaction bytes, a deadlock the executor names
-    rng = np.random.default_rng(4)
-    A = rng.integers(-2, 2, (512, 256)).astype(np.float16)
-    B = rng.integers(-2, 2, (1024, 256)).astype(np.float16)
-    src = gzip.decompress((DATA / "04_mma_tma_2sm_sm100.sm_100a.ptx.gz").read_bytes()).decode()
-    with pytest.raises(Deadlock, match="deadlock.*tx-count 32768"):
-        ptx.run(src, _entry(src), (4, 4), 128,
-                [np.asarray([512, 256, 0], "<i4").tobytes(), np.asarray([1024, 256, 0], "<i4").tobytes(),
-                 _tensor((512, 1024), (1024,), np.zeros((512, 1024), np.float32)),
-                 _tensor((512, 1024), (1024,), np.zeros((512, 1024), np.float32)), b"\0",
-                 np.asarray([_cute_idesc("f16", "f32.f16.f16", 256, 256), 1], "<u4").tobytes(), b"\0",
-                 TensorMapArg(A, (256, 512), (64, 32), "128B"), TensorMapArg(B, (256, 1024), (64, 64), "128B"),
-                 np.float32(1), np.float32(0)], arch="sm_100", shared_bytes=32768 + 128, cluster=(4, 4, 1))
+@pytest.mark.parametrize("stem", ["04_mma_tma_2sm_sm100", "05_mma_tma_epi_sm100"])
+def test_tutorials_clear_the_peer_bit_of_the_mbarrier_address(stem):
+    # the PTX holds CuTe's peer-bit clear once (04/05 run it unchanged above): the odd CTA's TMA boxes
+    # signal the even CTA's mbarrier through bit 24 of a shared address (module docstring)
+    src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
+    assert len(PEER_BIT.findall(src)) == 1
+    assert -16777232 & 0xFFFFFFFF == 0xFEFFFFF0 and not 0xFEFFFFF0 & 1 << 24
