@@ -39,6 +39,7 @@ from . import ops_calls as CA
 from . import ops_cluster as K
 from . import ops_sys as S
 from . import ops_tcgen05 as TC
+from . import ops_tcgen05_extra as TX5
 from . import ops_control as C
 from . import ops_cvt as V
 from . import ops_float as F
@@ -344,11 +345,15 @@ ROWS = [
     _r("tcgen05", "any", TC.commit, "9.7.16 tcgen05.commit", needs=("commit",), spaces=("shared",),
        mods=("cta_group::1", "cta_group::2", "mbarrier::arrive::one", "multicast::cluster"),
        one_of=(("cta_group::1", "cta_group::2"),), operands=(1, 2)),
-    _r("tcgen05", "any", TC.cp, "9.7.16 tcgen05.cp", needs=("cp",), operands=2,
+    _r("tcgen05", "any", TX5.cp, "9.7.16.9.2", needs=("cp",), operands=2,
        mods=("cta_group::1", "cta_group::2", "128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13",
              "warpx2::01_23", "warpx4", "b8x16", "b6x16_p32", "b4x16_p64"),
        one_of=(("cta_group::1", "cta_group::2"), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b"))),
-    _r("tcgen05", "any", TC.refuse, "9.7.16 tcgen05.shift", needs=("shift",)),
+    # ---- tcgen05.shift, tcgen05.mma.ws (issue 27; ops_tcgen05_extra.py, collector.py) ---------------
+    _r("tcgen05", "any", TX5.shift, "9.7.16.9.3", needs=("shift",), mods=("cta_group::1", "cta_group::2", "down"),
+       one_of=(("cta_group::1", "cta_group::2"),), requires={"shift": ("down",)}, operands=1),
+    _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6),
+       mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+")),
     # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
     _r("tex", "any", TX.tex, "9.7.10.3"),
     _r("tld4", "any", TX.tld4, "9.7.10.4"),
