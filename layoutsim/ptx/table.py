@@ -36,6 +36,7 @@ from ..errors import LayoutsimError
 from . import lines
 from . import ops_async as A
 from . import ops_calls as CA
+from . import ops_clc as CLC
 from . import ops_cluster as K
 from . import ops_sys as S
 from . import ops_tcgen05 as TC
@@ -354,6 +355,13 @@ ROWS = [
        one_of=(("cta_group::1", "cta_group::2"),), requires={"shift": ("down",)}, operands=1),
     _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6),
        mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+")),
+    # ---- cluster launch control (issue 27, sm_100; ops_clc.py) ----------------------------------------
+    _r("clusterlaunchcontrol", "any", CLC.try_cancel, "9.7.13.17", needs=("try_cancel",), spaces=("shared",),
+       mods=("async", "mbarrier::complete_tx::bytes", "multicast::cluster::all"),
+       requires={"try_cancel": ("mbarrier::complete_tx::bytes",)}, operands=2),
+    _r("clusterlaunchcontrol", "any", CLC.query_cancel, "9.7.13.18", needs=("query_cancel",), operands=2,
+       mods=("is_canceled", "get_first_ctaid", "get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z",
+             "v4")),
     # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
     _r("tex", "any", TX.tex, "9.7.10.3"),
     _r("tld4", "any", TX.tld4, "9.7.10.4"),

@@ -1,0 +1,100 @@
+"""Cluster launch control (sm_100+, PTX ISA 8.6): a running cluster asks to cancel the launch of a
+cluster that has not started, to do its work itself (CUTLASS 4.2's sm100 persistent tile scheduler,
+cutlass/gemm/kernel/sm100_tile_scheduler.hpp). PTX ISA 9.x 9.7.13.17
+'clusterlaunchcontrol.try_cancel' and 9.7.13.18 'clusterlaunchcontrol.query_cancel'.
+
+  clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes
+      {.multicast::cluster::all}.b128 [addr], [mbar]
+  Each issuing thread's request fails, and the model writes the failed response at once: 16 bytes
+  at addr, then a complete-tx of 16 bytes on the mbarrier at mbar (.multicast::cluster::all: at
+  the same CTA-relative addr and mbar of every CTA of the issuing thread's cluster, undefined when
+  one of them has exited: a fault). Assumed, and said in the fidelity line: a failed request is a
+  valid response of the hardware (the ISA promises no success; the request fails when no cluster
+  is left unstarted, and a GPU may start every cluster of a grid before the request is served), so
+  the model never cancels a cluster and every CTA of the grid runs its own work. The response is
+  opaque (the ISA): the model's failed one is 16 zero bytes, written through the async proxy (as
+  TMA's bytes: the writes are events of op "bulk").
+  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 / .get_first_ctaid{.v4, ::x/y/z}.b32.b128
+  decode a response held in a .b128 register; the model's registers are at most 64 bits, so they
+  are refused in one line (as the .b128 register that would hold the response is).
+"""
+import numpy as np
+
+from .. import archs
+from . import cluster as CL
+from .access import locate, space_of
+from .builders import need, unsupported
+from .events import Access
+from .ops_async import batch_mbarriers
+from .state import Fault
+
+ARCH = "sm_100"
+RESPONSE = 16                                   # bytes of a try_cancel response (9.7.13.17)
+DOCUMENTED = "clusterlaunchcontrol per PTX ISA 9.7.13.17; assumed: every try_cancel fails"
+
+
+def _arch(ins, prog):
+    if not archs.nvidia_at_least(prog.arch, ARCH):
+        raise unsupported(ins, f"clusterlaunchcontrol needs sm_100 or later (PTX ISA 9.7.13.17); this run's arch "
+                               f"is {prog.arch}")
+
+
+def try_cancel(ins, b, prog):
+    _arch(ins, prog)
+    need(ins, 2)
+    space = space_of(ins.mods)
+    multicast = "multicast::cluster::all" in ins.mods
+    resp, _ = b.address(ins.operands[0], ins)
+    mbar, _ = b.address(ins.operands[1], ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        bt.events.sync("async")
+        at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr].astype(np.int64)    # noqa: E731
+        where = "shared" if space == "generic" else space
+        ra = _own(bt, locate(bt, where, at(resp), thr, RESPONSE, ins.name), thr, ins, "response address")
+        ma = _own(bt, locate(bt, where, at(mbar), thr, 8, ins.name), thr, ins, "mbarrier")
+        mb = batch_mbarriers(bt)
+        for j, t in enumerate(thr.tolist()):
+            ctas = _cluster(bt, t, ins) if multicast else [int(bt.cta_index[t])]
+            for c in ctas:
+                flat = c * bt.S + int(ra[j])
+                bt.smem[flat:flat + RESPONSE] = 0                      # the failed response
+                bt.events.access(Access("bulk", "shared", ins.extra["site"], RESPONSE, np.array([t]),
+                                        np.array([ra[j]]), np.array([flat]), "write", proxy="async",
+                                        target=np.array([c])))
+                rel = np.array([ma[j]])
+                s = mb.slots(np.array([c * bt.S + int(ma[j])]), rel, np.array([t]), ins.name)
+                mb.complete_tx(s, np.array([RESPONSE], np.int64), np.array([t]), rel)
+    return {"fn": fn, "info": {"documented": DOCUMENTED}}
+
+
+def _own(bt, parts, thr, ins, what):
+    """CTA-relative offsets [n] of operands that must lie in the issuing thread's own shared memory."""
+    rel = np.zeros(len(thr), np.int64)
+    for sp, _, flat, who, addr in parts:
+        if sp != "shared":
+            raise Fault(int(who[0]), int(addr[0]), f"{ins.name}: the {what} is not in the issuing CTA's shared "
+                                                   f"memory (.shared::cta; PTX ISA 9.7.13.17: undefined)",
+                        "invalid_address")
+        rel[np.searchsorted(thr, who)] = addr
+    return rel
+
+
+def _cluster(bt, t, ins):
+    """The batch CTAs of thread t's cluster; a fault when one has exited (9.7.13.17: undefined)."""
+    base = int(bt.cta_index[t]) - int(CL.rank_of(bt, np.array([t]))[0])
+    ctas = list(range(base, base + bt.cluster_size))
+    for c in ctas:
+        if not bt.live[c * bt.pad:(c + 1) * bt.pad].any():
+            raise Fault(t, 0, f"{ins.name}: .multicast::cluster::all while CTA rank {c - base} of the cluster has "
+                              f"exited (PTX ISA 9.7.13.17: undefined)", "invalid_operand", "shared::cluster")
+    return ctas
+
+
+def query_cancel(ins, b, prog):
+    _arch(ins, prog)
+    raise unsupported(ins, "it decodes a try_cancel response held in a .b128 register; the model's registers "
+                           "are at most 64 bits")
