@@ -14,9 +14,10 @@ cutlass/gemm/kernel/sm100_tile_scheduler.hpp). PTX ISA 9.x 9.7.13.17
   the model never cancels a cluster and every CTA of the grid runs its own work. The response is
   opaque (the ISA): the model's failed one is 16 zero bytes, written through the async proxy (as
   TMA's bytes: the writes are events of op "bulk").
-  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 / .get_first_ctaid{.v4, ::x/y/z}.b32.b128
-  decode a response held in a .b128 register; the model's registers are at most 64 bits, so they
-  are refused in one line (as the .b128 register that would hold the response is).
+  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, resp: false (the model's responses all
+  fail), and the CTA has then observed a failure: a later try_cancel of the CTA is undefined (a
+  fault). .get_first_ctaid{.v4, ::x/y/z}.b32.b128 of a failed response is undefined (a fault). A
+  .b128 register holds the 16 bytes (ld/st/mov of .b128 move them between .b128 registers).
 """
 import numpy as np
 
@@ -26,6 +27,7 @@ from .access import locate, space_of
 from .builders import need, unsupported
 from .events import Access
 from .ops_async import batch_mbarriers
+from . import types as T
 from .state import Fault
 
 ARCH = "sm_100"
@@ -51,6 +53,10 @@ def try_cancel(ins, b, prog):
         thr = np.flatnonzero(g)
         if not len(thr):
             return
+        seen = bt.clc_failed[bt.cta_index[thr]]
+        if seen.any():
+            raise Fault(int(thr[np.flatnonzero(seen)[0]]), 0, f"{ins.name} after the CTA observed a try_cancel fail "
+                        f"(.is_canceled false; PTX ISA 9.7.13.17: undefined)", "invalid_operand")
         bt.events.sync("async")
         at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr].astype(np.int64)    # noqa: E731
         where = "shared" if space == "generic" else space
@@ -95,6 +101,32 @@ def _cluster(bt, t, ins):
 
 
 def query_cancel(ins, b, prog):
+    """.is_canceled: false for the model's (failed) response, and the CTA has then observed a failure;
+    .get_first_ctaid of a failed response is undefined (9.7.13.18): a fault. A value that is not a
+    response the model's try_cancel wrote is a fault too (the ISA decodes only those)."""
     _arch(ins, prog)
-    raise unsupported(ins, "it decodes a try_cancel response held in a .b128 register; the model's registers "
-                           "are at most 64 bits")
+    o = ins.operands
+    src = b.read(o[1], T.get("b128"), ins)
+    first = "is_canceled" not in ins.mods
+    if first:
+        for x in b.elems(o[0], ins):              # the destinations are checked; a failed response fills none
+            b.write(x, T.get("b32"), ins)
+    else:
+        out = b.write(o[0], T.get("pred"), ins)
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        v = np.ascontiguousarray(np.broadcast_to(np.asarray(src(bt)), (bt.T,))[thr]).view(np.uint8).reshape(-1, RESPONSE)
+        bad = v.any(axis=1)
+        if bad.any():
+            raise Fault(int(thr[np.flatnonzero(bad)[0]]), 0, f"{ins.name}: the value is not a response the model's "
+                        f"clusterlaunchcontrol.try_cancel wrote (its failed response is 16 zero bytes; the ISA "
+                        f"decodes only responses try_cancel wrote)", "invalid_operand")
+        if first:
+            raise Fault(int(thr[0]), 0, f"{ins.name} of a failed request's response (PTX ISA 9.7.13.18: undefined; "
+                                        f"test .is_canceled first)", "invalid_operand")
+        bt.clc_failed[np.unique(bt.cta_index[thr])] = True
+        out(bt, np.zeros(bt.T, bool), g, full)
+    return {"fn": fn, "info": {"documented": DOCUMENTED}}

@@ -81,8 +81,40 @@ def test_multicast_with_an_exited_cta_in_the_cluster_is_a_fault():
                 cluster=(2, 1, 1))
 
 
+# CUTLASS 4.2's decoding of a response (sm100_tile_scheduler.hpp work_tile_info_from_clc_response), the
+# CTA then trying again: its second request comes after it observed a failure (undefined, 9.7.13.17)
+QUERY = """  ld.shared.b128 %q0, [%r1];
+  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p3, %q0;
+  selp.u32 %r6, 1, 0, %p3;
+  @%p3 clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%r7, %r8, %r9, _}, %q0;
+  st.shared.u32 [%r1], %r6;
+"""
+
+
+def query_kernel(after=""):
+    return clc_kernel(MULTICAST).replace("  ld.shared.v2.u64 {%rd3, %rd4}, [%r1];",
+                                         QUERY + after + "  ld.shared.v2.u64 {%rd3, %rd4}, [%r1];").replace(
+        ".reg .pred %p<4>;", ".reg .pred %p<4>; .reg .b128 %q<2>;")
+
+
+def test_query_cancel_decodes_the_failed_response_as_not_canceled():
+    out = np.full((2, 2), 7, np.uint64)
+    got = ptx.run(query_kernel(), "k", 2, 1, [out], arch="sm_100", cluster=(2, 1, 1)).buffers[0]
+    assert np.array_equal(got, np.zeros((2, 2), np.uint64))        # is_canceled false: 0 stored over the response
+
+
+@pytest.mark.parametrize("after,match", [
+    ("  @%p1 " + MULTICAST + "\n", "after the CTA observed a try_cancel fail"),
+    ("  clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %r7, %q0;\n", "of a failed request's response"),
+    ("  mov.b128 %q1, {%rd1, %rd1};\n  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p3, %q1;\n",
+     "not a response the model's clusterlaunchcontrol.try_cancel wrote"),
+])
+def test_what_the_isa_leaves_undefined_after_a_failure_is_a_fault(after, match):
+    with pytest.raises(PtxFault, match=match):
+        ptx.run(query_kernel(after), "k", 2, 1, [np.zeros((2, 2), np.uint64)], arch="sm_100", cluster=(2, 1, 1))
+
+
 @pytest.mark.parametrize("line,match", [
-    ("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %rd1;", "held in a .b128 register"),
     ("clusterlaunchcontrol.try_cancel.async.shared::cta.b128 [%r1], [%r2];", "needs .mbarrier::complete_tx::bytes"),
 ])
 def test_what_is_not_modelled_or_not_legal_is_refused_in_one_line(line, match):
@@ -99,9 +131,36 @@ def test_try_cancel_before_sm_100_is_refused():
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed here")
 def test_the_kernels_assemble_for_sm_100a(tmp_path):
-    for n, src in enumerate((clc_kernel(MULTICAST), clc_kernel(ONE, early_exit=True))):
+    for n, src in enumerate((clc_kernel(MULTICAST), clc_kernel(ONE, early_exit=True), query_kernel())):
         p = tmp_path / f"k{n}.ptx"
         p.write_text(src)
         res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
                              capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
+
+
+# ---- .b128 registers: 16 opaque bytes (PTX ISA 5.2.2 .b128; ld/st 9.7.9.8-9, mov 9.7.9.1 packing) --------
+B128 = HEAD + """.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .b128 %q<2>;
+  .shared .align 16 .b8 buf[16];
+  mov.u32 %r1, buf;
+  mov.u64 %rd1, 0x1122334455667788;
+  mov.u64 %rd2, 0x99aabbccddeeff00;
+  st.shared.v2.u64 [%r1], {%rd1, %rd2};
+  ld.shared.b128 %q0, [%r1];
+  mov.b128 {%rd4, %rd5}, %q0;
+  mov.b128 %q1, {%rd5, %rd4};
+  ld.param.u64 %rd3, [out];
+  st.global.b128 [%rd3], %q1;
+  ret;
+}
+"""
+
+
+def test_b128_registers_move_sixteen_bytes_and_mov_packs_the_first_part_lowest():
+    got = ptx.run(B128, "k", 1, 1, [np.zeros(2, np.uint64)], arch="sm_100").buffers[0]
+    assert [int(x) for x in got] == [0x99aabbccddeeff00, 0x1122334455667788]
+    with pytest.raises(layoutsim.LayoutsimError, match="moves .b128 only between .b128 registers"):
+        ptx.run(B128.replace("st.global.b128 [%rd3], %q1;", "st.global.b128 [%rd3], %rd1;"), "k", 1, 1,
+                [np.zeros(2, np.uint64)], arch="sm_100")
