@@ -176,6 +176,8 @@ def _atomic(ins, b, prog):
     if op is None:
         raise unsupported(ins, "no atomic operation")
     t = T.instr_type(ins.mods, ins.line)
+    if t.bits == 128:
+        raise unsupported(ins, f"{ins.opcode} of .b128 (the model moves .b128 values, it does not compute on them)")
     nb = max(1, t.bits // 8)
     need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)

@@ -164,3 +164,6 @@ def test_b128_registers_move_sixteen_bytes_and_mov_packs_the_first_part_lowest()
     with pytest.raises(layoutsim.LayoutsimError, match="moves .b128 only between .b128 registers"):
         ptx.run(B128.replace("st.global.b128 [%rd3], %q1;", "st.global.b128 [%rd3], %rd1;"), "k", 1, 1,
                 [np.zeros(2, np.uint64)], arch="sm_100")
+    with pytest.raises(layoutsim.LayoutsimError, match="atom of .b128"):
+        ptx.run(B128.replace("st.global.b128 [%rd3], %q1;", "atom.shared.exch.b128 %q1, [%r1], %q0;"), "k", 1, 1,
+                [np.zeros(2, np.uint64)], arch="sm_100")
