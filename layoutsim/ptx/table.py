@@ -354,7 +354,7 @@ ROWS = [
     _r("tcgen05", "any", TX5.shift, "9.7.16.9.3", needs=("shift",), mods=("cta_group::1", "cta_group::2", "down"),
        one_of=(("cta_group::1", "cta_group::2"),), requires={"shift": ("down",)}, operands=1),
     _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6),
-       mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+")),
+       mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+"), requires={"ws": ("cta_group::1",)}),
     # ---- cluster launch control (issue 27, sm_100; ops_clc.py) ----------------------------------------
     _r("clusterlaunchcontrol", "any", CLC.try_cancel, "9.7.13.17", needs=("try_cancel",), spaces=("shared",),
        mods=("async", "mbarrier::complete_tx::bytes", "multicast::cluster::all"),

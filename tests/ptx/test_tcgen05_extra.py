@@ -32,6 +32,7 @@ from test_tcgen05_pair import pair_kernel
 
 KS = {"tf32": 8, "f16": 16, "f8f6f4": 32, "i8": 32}
 MMA_LINE = "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;"
+PAIR_MMA = "tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20, %p3;"
 
 
 # ---- tcgen05.shift ---------------------------------------------------------------------------------
@@ -217,12 +218,29 @@ def test_cp_cta_group_2_copies_each_ctas_rows_into_its_own_tmem():
     img = np.zeros((2, 16384), np.uint8)
     for c in range(2):
         img[c][k_major(128, 16, 1, 128, 128)] = src[c]
-    kernel = pair_kernel(4).replace("tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd10, %rd11, %r20, %p3;",
-                                    "tcgen05.cp.cta_group::2.128x128b [%r2], %rd10;")
+    kernel = pair_kernel(4).replace(PAIR_MMA, "tcgen05.cp.cta_group::2.128x128b [%r2], %rd10;")
     out = np.zeros((256, 4), np.uint32)
     got = ptx.run(kernel, "k", 2, 128, [img.reshape(-1), out, np.uint64(UmmaDescriptor(SM, 128, 128).encode()),
                                         np.uint64(0), np.uint32(0)], arch="sm_100", cluster=(2, 1, 1)).buffers[1]
     assert np.array_equal(got, src.reshape(256, 16).view("<u4"))
+
+
+def test_shift_cta_group_2_shifts_both_tmems_of_the_pair():
+    # each CTA's 128 rows of 16 bytes copied in by tcgen05.cp.cta_group::2 (as above), then one thread of
+    # the pair shifts the first slab: rows 0..30 of columns 0..3 (of the 8 the .31x256b shape moves) move down
+    rng = np.random.default_rng(8)
+    src = rng.integers(0, 256, (2, 128, 16), dtype=np.uint8)
+    img = np.zeros((2, 16384), np.uint8)
+    for c in range(2):
+        img[c][k_major(128, 16, 1, 128, 128)] = src[c]
+    kernel = pair_kernel(4).replace(PAIR_MMA, "tcgen05.cp.cta_group::2.128x128b [%r2], %rd10;\n"
+                                              "  tcgen05.shift.cta_group::2.down [%r2];")
+    got = ptx.run(kernel, "k", 2, 128, [img.reshape(-1), np.zeros((256, 4), np.uint32),
+                                        np.uint64(UmmaDescriptor(SM, 128, 128).encode()), np.uint64(0), np.uint32(0)],
+                  arch="sm_100", cluster=(2, 1, 1)).buffers[1].reshape(2, 128, 4)
+    want = src.view("<u4").copy()
+    want[:, 1:32] = src.view("<u4")[:, 0:31]
+    assert np.array_equal(got, want)
 
 
 # ---- the kernels are PTX ptxas accepts -----------------------------------------------------------
@@ -233,7 +251,9 @@ def test_the_kernels_assemble_for_sm_100a(tmp_path):
                    "mov.u64 %rd12, 0;",
                    f"{WS}.collector::b2::fill [%r2], %rd10, %rd11, %r20, %p3, %rd12;",
                    f"{WS}.collector::b2::use [%r2], [%r2], %rd11, %r20, %p3;",
-                   "tcgen05.cp.cta_group::1.4x256b [%r2], %rd10;"]).replace("KIND", "i8"))]
+                   "tcgen05.cp.cta_group::1.4x256b [%r2], %rd10;"]).replace("KIND", "i8")),
+               pair_kernel(4).replace(PAIR_MMA, "tcgen05.cp.cta_group::2.4x256b [%r2], %rd10;\n"
+                                                "  tcgen05.shift.cta_group::2.down [%r2];")]
     for n, src in enumerate(kernels):
         p = tmp_path / f"k{n}.ptx"
         p.write_text(src)
