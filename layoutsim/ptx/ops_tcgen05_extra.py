@@ -90,7 +90,8 @@ def shift(ins, b, prog):
 def mma_ws(ins, b, prog):
     check_arch(ins, prog)
     if "sp" in ins.mods:
-        raise unsupported(ins, "sparse tcgen05.mma.ws.sp is not modelled")
+        raise unsupported(ins, "sparse tcgen05.mma.ws.sp is not modelled (its metadata layouts in TMEM, PTX ISA "
+                               "9.7.16.10.8.4, are figures not read here)")
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     if kind not in IDESC.AB_FORMAT:
         raise unsupported(ins, f".kind::{kind}: tcgen05.mma.ws takes .kind::{{{', '.join(IDESC.AB_FORMAT)}}} "
