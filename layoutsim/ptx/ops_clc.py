@@ -32,7 +32,8 @@ from .state import Fault
 
 ARCH = "sm_100"
 RESPONSE = 16                                   # bytes of a try_cancel response (9.7.13.17)
-DOCUMENTED = "clusterlaunchcontrol per PTX ISA 9.7.13.17; assumed: every try_cancel fails"
+DOCUMENTED = ("clusterlaunchcontrol per PTX ISA 9.7.13.17-18; assumed: every try_cancel fails (a valid "
+              "response: every cluster of the grid had started), no cluster is cancelled")
 
 
 def _arch(ins, prog):
