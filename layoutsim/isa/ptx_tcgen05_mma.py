@@ -102,6 +102,9 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
         out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg "
                    "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell"
                    + ("; so do Triton 3.6's B200 accumulator loads" if letter in "DF" else ""))
+    elif letter in "EG":
+        out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg_ws "
+                   "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell")
     else:
         out.append(f"warning: Layout {letter} is assumed from the PTX ISA's description (TVM TIRx's "
                    "closed form); no second implementation was compared")

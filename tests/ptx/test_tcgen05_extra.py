@@ -9,7 +9,7 @@ again below, each MMA bit for bit layoutsim.mma's). Every kernel assembles with
 - tcgen05.mma.ws (9.7.16.10.9.3): M = 32/64/128, N = 64/128/256 (9.7.16.2.1 Table 39), D in TMEM by
   Layout G (M=32), E (M=64), D (M=128) of 9.7.16.10.5, written out as TVM TIRx's closed forms of those
   figures (i, j -> lane, column): G: (i + 32 (j // (N/4)), j % (N/4)); E: (i + 64 (j // (N/2)),
-  j % (N/2)); D: (i, j);
+  j % (N/2)); D: (i, j) (= CUTLASS 4.2's UMMA::tmem_frg_ws: tests/isa/test_tcgen05.py);
 - the collector buffers (9.7.16.10 and the .collector_usage table of 9.7.16.10.9.3): ::use needs a
   valid fill; reuse is opportunistic, so a use whose memory changed since the fill is undetermined;
 - tcgen05.cp.4x256b: row r to TMEM lane 32 r (CUTLASS 4.2 SM100_UTCCP_4dp256bit traits, assumed);
