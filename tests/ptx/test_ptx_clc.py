@@ -5,7 +5,9 @@ waits for the response). What the ISA fixes and these tests check: the response 
 addr (of every CTA of the cluster for .multicast::cluster::all), its arrival a complete-tx of 16
 bytes on mbar, and .multicast::cluster::all with an exited CTA is undefined. The model's response
 is a failure (assumed: a valid schedule in which every cluster has started; the ISA's response is
-opaque, the model's is 16 zero bytes). Each kernel assembles with ptxas -arch=sm_100a.
+opaque, the model's is 16 zero bytes). Each kernel assembles with ptxas -arch=sm_100a. CUTLASS 4.2's
+own scheduler code (its inline PTX, compiled by nvcc from the PyPI wheel) decodes the response as
+"no next tile" (test_cutlass_tile_scheduler_sees_no_next_tile_after_the_failed_request).
 """
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ import pytest
 
 import layoutsim
 from layoutsim import ptx
+from layoutsim.files import measured_data
 from layoutsim.ptx.state import PtxFault
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
@@ -168,3 +171,18 @@ def test_b128_registers_move_sixteen_bytes_and_mov_packs_the_first_part_lowest()
     with pytest.raises(layoutsim.LayoutsimError, match="atom of .b128"):
         ptx.run(B128.replace("st.global.b128 [%rd3], %q1;", "atom.shared.exch.b128 %q1, [%r1], %q0;"), "k", 1, 1,
                 [np.zeros(2, np.uint64)], arch="sm_100")
+
+
+# ---- CUTLASS 4.2's own cluster launch control (tests/ptx/clc_cutlass/clc_probe.cu, PTX from the PyPI
+# wheel nvidia-cutlass==4.2.0.0: its sm100 tile scheduler's issue_clc_query and
+# work_tile_info_from_clc_response, as nvcc 13.0 compiles them for sm_100a) ------------------------------
+CUTLASS_PROBE = measured_data("clc_cutlass") / "clc_probe.sm_100a.ptx"
+
+
+@pytest.mark.skipif(not CUTLASS_PROBE.is_file(), reason="tests/data/clc_cutlass/ absent: tests/ptx/clc_cutlass/rebuild.py")
+def test_cutlass_tile_scheduler_sees_no_next_tile_after_the_failed_request():
+    src = CUTLASS_PROBE.read_text()
+    assert "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128" in src
+    r = ptx.run(src, "clc_probe", 3, 64, [np.zeros(64, np.uint32)], arch="sm_100")
+    assert (r.buffers[0] == 2).all()              # work_tile_info.is_valid_tile false in every thread
+    assert r.fidelity["documented"] > 0
