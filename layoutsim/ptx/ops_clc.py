@@ -60,9 +60,8 @@ def try_cancel(ins, b, prog):
                         f"(.is_canceled false; PTX ISA 9.7.13.17: undefined)", "invalid_operand")
         bt.events.sync("async")
         at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr].astype(np.int64)    # noqa: E731
-        where = "shared" if space == "generic" else space
-        ra = _own(bt, locate(bt, where, at(resp), thr, RESPONSE, ins.name), thr, ins, "response address")
-        ma = _own(bt, locate(bt, where, at(mbar), thr, 8, ins.name), thr, ins, "mbarrier")
+        ra = _own(bt, locate(bt, space, at(resp), thr, RESPONSE, ins.name), thr, ins, "response address")
+        ma = _own(bt, locate(bt, space, at(mbar), thr, 8, ins.name), thr, ins, "mbarrier")
         mb = batch_mbarriers(bt)
         for j, t in enumerate(thr.tolist()):
             ctas = _cluster(bt, t, ins) if multicast else [int(bt.cta_index[t])]

@@ -70,6 +70,16 @@ def test_multicast_try_cancel_writes_every_ctas_response_and_completes_its_mbarr
     assert any("assumed: every try_cancel fails" in x["source"] for x in r.fidelity["documented_instructions"])
 
 
+def test_try_cancel_with_generic_addresses():
+    # no state space: both operands are generic addresses (9.7.13.17), here the shared window's
+    src = clc_kernel(ONE.replace(".shared::cta", "").replace("[%r1], [%r2]", "[%rd6], [%rd7]")).replace(
+        "  @%p1 clusterlaunchcontrol", "  cvta.shared.u64 %rd6, %rd6;\n  cvta.shared.u64 %rd7, %rd7;\n"
+        "  @%p1 clusterlaunchcontrol").replace("  mov.u32 %r5, %cluster_ctarank;",
+        "  mov.u32 %r5, %cluster_ctarank;\n  cvt.u64.u32 %rd6, %r1;\n  cvt.u64.u32 %rd7, %r2;")
+    out = np.full((1, 2), 7, np.uint64)
+    assert np.array_equal(ptx.run(src, "k", 1, 1, [out], arch="sm_100").buffers[0], np.zeros((1, 2), np.uint64))
+
+
 def test_try_cancel_without_multicast_completes_only_the_issuers_mbarrier():
     # the other CTA's mbarrier waits for 16 bytes nothing sends: a deadlock, as on the GPU
     with pytest.raises(layoutsim.LayoutsimError, match="mbarrier"):
