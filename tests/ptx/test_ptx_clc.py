@@ -9,6 +9,7 @@ opaque, the model's is 16 zero bytes). Each kernel assembles with ptxas -arch=sm
 own scheduler code (its inline PTX, compiled by nvcc from the PyPI wheel) decodes the response as
 "no next tile" (test_cutlass_tile_scheduler_sees_no_next_tile_after_the_failed_request).
 """
+import gzip
 import shutil
 import subprocess
 
@@ -186,12 +187,12 @@ def test_b128_registers_move_sixteen_bytes_and_mov_packs_the_first_part_lowest()
 # ---- CUTLASS 4.2's own cluster launch control (tests/ptx/clc_cutlass/clc_probe.cu, PTX from the PyPI
 # wheel nvidia-cutlass==4.2.0.0: its sm100 tile scheduler's issue_clc_query and
 # work_tile_info_from_clc_response, as nvcc 13.0 compiles them for sm_100a) ------------------------------
-CUTLASS_PROBE = measured_data("clc_cutlass") / "clc_probe.sm_100a.ptx"
+CUTLASS_PROBE = measured_data("clc_cutlass") / "clc_probe.sm_100a.ptx.gz"
 
 
 @pytest.mark.skipif(not CUTLASS_PROBE.is_file(), reason="tests/data/clc_cutlass/ absent: tests/ptx/clc_cutlass/rebuild.py")
 def test_cutlass_tile_scheduler_sees_no_next_tile_after_the_failed_request():
-    src = CUTLASS_PROBE.read_text()
+    src = gzip.decompress(CUTLASS_PROBE.read_bytes()).decode()
     assert "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128" in src
     r = ptx.run(src, "clc_probe", 3, 64, [np.zeros(64, np.uint32)], arch="sm_100")
     assert (r.buffers[0] == 2).all()              # work_tile_info.is_valid_tile false in every thread

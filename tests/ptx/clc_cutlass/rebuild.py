@@ -8,6 +8,7 @@ the cluster-launch-control PTX), and the wheel's licence beside it.
 fetched with pip download, as tests/isa/cute_sm100/rebuild.py does). No GPU is needed.
 """
 import argparse
+import gzip
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,8 @@ def main():
         out = Path(tmp) / "clc_probe.ptx"
         subprocess.run(["nvcc", "-ptx", "-std=c++17", "--expt-relaxed-constexpr", "-I", str(inc), "-arch=sm_100a",
                         "-o", str(out), str(HERE / "clc_probe.cu")], check=True)
-        shutil.copyfile(out, OUT / "clc_probe.sm_100a.ptx")
+        with open(out, "rb") as f, gzip.GzipFile(OUT / "clc_probe.sm_100a.ptx.gz", "wb", mtime=0) as g:
+            g.write(f.read())                       # gzip as the other sm_100a PTX of tests/data (no mtime)
         shutil.copyfile(next(root.glob("nvidia_cutlass-*.dist-info/licenses/LICENSE.txt")), OUT / "LICENSE.txt")
     print(f"-> {OUT}")
 
