@@ -220,11 +220,14 @@ def sf_fragment(mn, nsf, is_a):
 # ValID: 128dp -> lane r; 4x32dp -> r + 32i, i < 4; 2x64dp lw0213 -> r + 64i; lw0123 -> r % 32 +
 # 64 (r // 32) + 32i, i < 2). The source is rows x bytes in the K-major canonical layout of its
 # matrix descriptor (8-bit elements: CuTe's [core_matrix_strided, core_matrix_leading]); byte c of
-# row r goes to byte c % 4 of column c // 4 from the address. .4x256b is not mapped here.
+# row r goes to byte c % 4 of column c // 4 from the address. .4x256b: row r to lane 32r, the first
+# lane of each 32-lane slab (SM100_UTCCP_4dp256bit: ValID rows at stride 32, "refresh" of the lane
+# tcgen05.shift frees; assumed: the ISA's figure for it was not read here).
 def cp_lanes(shape):
     """(rows, bytes per row, lanes(r) -> list of TMEM lane offsets) of a tcgen05.cp shape, or None."""
     return {"128x256b": (128, 32, lambda r: [r]), "128x128b": (128, 16, lambda r: [r]),
             "32x128b.warpx4": (32, 16, lambda r: [r + 32 * i for i in range(4)]),
             "64x128b.warpx2::02_13": (64, 16, lambda r: [r, r + 64]),
-            "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32])
+            "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32]),
+            "4x256b": (4, 32, lambda r: [32 * r]),
             }.get(shape)

@@ -9,8 +9,9 @@ The element types are in the descriptor too: an entry has its kind's default for
 `TYPES[kind]` lists the (d, a, b) every kind accepts (`layoutsim.mma(..., types=...)`).
 
 Shapes: PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape', Table 39 for .kind::f16, tf32, f8f6f4
-(dense K = 32 bytes of A/B, sparse twice that; no .ws with cta_group::2). The rows of Table 39 for
-.kind::i8 and the block-scaled kinds were not read here: their M/N are CUTLASS 4.2's
+(dense K = 32 bytes of A/B, sparse twice that; no .ws with cta_group::2), and its .kind::i8 .ws rows
+(M 32/64/128, N 64/128/256, sparse N 64/128). Its other .kind::i8 rows and the block-scaled kinds
+were not read here: their M/N are CUTLASS 4.2's
 (cute/arch/mma_sm100_umma.hpp static_asserts), marked assumed in each entry.
 """
 import dataclasses
@@ -58,6 +59,9 @@ def shapes(kind, cta_group, ws, sparse):
             return [(m, n) for m in (32, 64, 128) for n in ns], TABLE39
         ms = (64, 128) if cta_group == 1 else (128, 256)
         return [(m, n) for m in ms for n in _steps(8 * cta_group, 8 * cta_group)], TABLE39
+    if kind == "i8" and ws:      # Table 39's .kind::i8 .ws rows: as the float kinds', cta_group::1 only
+        return ([(m, n) for m in (32, 64, 128) for n in ((64, 128) if sparse else (64, 128, 256))]
+                if cta_group == 1 else []), TABLE39
     if ws or sparse:
         return [], CUTE          # not in the catalog: .ws/.sp of these kinds not read here
     if kind == "i8":
@@ -98,6 +102,9 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
         out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg "
                    "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell"
                    + ("; so do Triton 3.6's B200 accumulator loads" if letter in "DF" else ""))
+    elif letter in "EG":
+        out.append(f"Layout {letter} cross-checked (no B200 here): CUTLASS 4.2 UMMA::tmem_frg_ws "
+                   "(cute/atom/mma_traits_sm100.hpp) puts every D element in the same cell")
     else:
         out.append(f"warning: Layout {letter} is assumed from the PTX ISA's description (TVM TIRx's "
                    "closed form); no second implementation was compared")

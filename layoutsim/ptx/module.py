@@ -541,7 +541,7 @@ def _declare_regs(text, line, scope, fn):
         raise PtxSyntaxError(f"line {line}: .reg without a type")
     if vec != 1:
         raise UnsupportedPtx(f"line {line}: vector registers (.reg .v{vec}) are not supported")
-    if ptype.bits > 64:
+    if ptype.bits > 64 and ptype.name != "b128":
         raise UnsupportedPtx(f"line {line}: .reg .{ptype.name}: the model has registers of at most 64 bits")
     for item in split_top(rest):
         m = re.match(r"^([%\w$]+)\s*(?:<\s*(\d+)\s*>)?$", item.strip())

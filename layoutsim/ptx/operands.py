@@ -87,10 +87,20 @@ class Builder:
     def rtype(self, op, ins):
         return self.prog.reg_types[self.slot(op, ins)]
 
+    def opaque(self, op, typ, ins):
+        """A .b128 value between .b128 registers: 16 opaque bytes (ld/st, mov, clusterlaunchcontrol.query_cancel);
+        a .b128 register read or written as another type is refused."""
+        wide = op.kind == "reg" and op.value not in SPECIAL and self.rtype(op, ins).name == "b128"
+        if wide != (getattr(typ, "name", "") == "b128") and op.kind == "reg":
+            raise UnsupportedPtx(f"{lines.of(ins)}: {ins.name}: a .b128 value and a narrower register (the model moves "
+                                 f".b128 only between .b128 registers)")
+        return wide or (op.kind == "sink" and getattr(typ, "name", "") == "b128")
+
     def read(self, op, typ, ins):
         """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
         _readable(op, ins)
-        _modelled(typ, ins)
+        if not self.opaque(op, typ, ins):
+            _modelled(typ, ins)
         dt = typ.dtype if not isinstance(typ, np.dtype) else typ
         signed = getattr(typ, "signed", False)
         if op.kind == "reg" and op.value in SPECIAL:
@@ -154,7 +164,8 @@ class Builder:
 
     def write(self, op, typ, ins):
         """A function(batch, value, g, full) storing `value` (typ's dtype) into a register."""
-        _modelled(typ, ins)
+        if not self.opaque(op, typ, ins):
+            _modelled(typ, ins)
         if op.kind == "sink":
             return lambda b, v, g, full: None
         s = self.slot(op, ins)

@@ -39,6 +39,9 @@ def _mov(ins, b, prog):
         wr = b.write(dst, t, ins)
 
         def pack(bt, g, full):
+            if t.bits == 128:                    # .b128: the parts' bytes, the first part lowest
+                vals = [np.broadcast_to(np.asarray(r(bt)), (bt.T,)).astype(f"<u{w // 8}") for r in rd]
+                return wr(bt, np.ascontiguousarray(np.stack(vals, 1)).view(t.storage)[:, 0], g, full)
             acc = np.zeros(bt.T, np.uint64)
             for i, r in enumerate(rd):
                 acc |= np.broadcast_to(np.asarray(r(bt)), (bt.T,)).astype(np.uint64) << np.uint64(i * w)
@@ -52,6 +55,11 @@ def _mov(ins, b, prog):
         wr = [b.write(p, et, ins) for p in parts]
 
         def unpack(bt, g, full):
+            if t.bits == 128:
+                v = np.ascontiguousarray(np.broadcast_to(np.asarray(rd(bt)), (bt.T,))).view(f"<u{w // 8}")
+                for i, f in enumerate(wr):
+                    f(bt, v.reshape(bt.T, -1)[:, i].astype(et.storage), g, full)
+                return
             v = np.asarray(rd(bt)).astype(np.uint64)
             for i, f in enumerate(wr):
                 f(bt, ((v >> np.uint64(i * w)) & np.uint64((1 << w) - 1)).astype(et.storage), g, full)

@@ -28,7 +28,7 @@ def _vec(mods):
 
 
 def _raw(t):
-    return np.dtype(f"<u{max(1, t.bits // 8)}")
+    return t.storage if t.bits == 128 else np.dtype(f"<u{max(1, t.bits // 8)}")
 
 
 def _addresses(addr, bt, thr):
@@ -61,9 +61,9 @@ def _shape(ins):
     """(state space, element type, vector count, bytes per thread) of an ld/st."""
     need(ins, 2)
     t = T.instr_type(ins.mods, ins.line)
-    if t.bits == 128:
-        raise unsupported(ins, ".b128 registers")
     vec = _vec(ins.mods)
+    if t.bits == 128 and vec > 1:              # .b128: 16 opaque bytes, to or from a .b128 register
+        raise unsupported(ins, "vectors of .b128")
     return space_of(ins.mods), t, vec, vec * max(1, t.bits // 8)
 
 
@@ -176,6 +176,8 @@ def _atomic(ins, b, prog):
     if op is None:
         raise unsupported(ins, "no atomic operation")
     t = T.instr_type(ins.mods, ins.line)
+    if t.bits == 128:
+        raise unsupported(ins, f"{ins.opcode} of .b128 (the model moves .b128 values, it does not compute on them)")
     nb = max(1, t.bits // 8)
     need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)

@@ -27,8 +27,9 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
       [mbar]{, ctaMask}: one arrival (multicast: on each CTA of the mask, at mbar's CTA offset)
       (no state space: the operand's low 32 bits, as ptxas compiles it; Triton's zero-extended form)
-  tcgen05.cp.cta_group::1.{128x256b,128x128b,32x128b.warpx4,64x128b.warpx2::02_13/01_23} [taddr],
-      s-desc: the rows of a shared-memory matrix into TMEM lanes (isa/ptx_tcgen05.cp_lanes)
+  .collector::a::{fill,use,lastuse,discard}: A's collector buffer, checked by collector.py (a use
+      whose memory no longer holds the filled A is a fault: reuse is the hardware's choice)
+  tcgen05.shift, tcgen05.mma.ws, tcgen05.cp (every shape, cta_group::1/::2): ops_tcgen05_extra.py
   tcgen05.fence::before_thread_sync / after_thread_sync: ordering only
 .cta_group::2 (the CTA pair: the two CTAs of a cluster whose %cluster_ctarank differ in bit 0; PTX
 ISA 9.7.16.5 Table 46): alloc/dealloc/relinquish by one warp in each CTA of the pair, the pair's
@@ -38,13 +39,13 @@ pair reads A's and B's halves from both CTAs' shared memory and writes D's rows 
 tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TMEM). TMA's
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
-already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .ws, .sp,
-any block-scaled MMA with cta_group::2 (the pair's scale-factor placement), a block-scaled form the
-PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X; mxf4nvf4 without .scale_vec), A from TMEM but dense
-cta_group::1 M=128 K-major ([a-tmem]: Triton's second tl.dot of a register operand; no FP6/FP4 A),
-scale-input-d, tcgen05.cp with cta_group::2, its .4x256b and decompression, tcgen05.shift (the PTX
-ISA text found here names only its implicit .31x256b shape). Faults: the K=96 bit of .kind::mxf4 /
-mxf4nvf4 (idesc bit 31), a scale format the .scale_vec does not take.
+already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .sp
+(sparse, its metadata in TMEM), .ashift, any block-scaled MMA with cta_group::2 (the pair's
+scale-factor placement), a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
+mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
+second tl.dot of a register operand; no FP6/FP4 A), scale-input-d; ops_tcgen05_extra.py names its
+own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
+bit 31), a scale format the .scale_vec does not take.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
@@ -62,6 +63,7 @@ from ..isa.registry import get
 from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
 from . import cluster as CL
+from . import collector as COL
 from . import tmem as TM
 from . import types as T
 from .access import locate, space_of
@@ -86,11 +88,6 @@ def _arch(ins, prog):
     if prog.arch not in ARCHS:
         raise unsupported(ins, f"tcgen05 exists on {', '.join(ARCHS)} only (compiled for "
                                f"{', '.join(map(target_of_device, ARCHS))}); this run's arch is {prog.arch}")
-
-
-def _one_cta(ins):
-    if "cta_group::2" in ins.mods:
-        raise unsupported(ins, f"tcgen05.{ins.mods[0]}.cta_group::2 is not modelled")
 
 
 def _pair(ins):
@@ -245,6 +242,7 @@ def mma(ins, b, prog):
     for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
         if mod in ins.mods:
             raise unsupported(ins, f"{what} is not modelled")
+    COL.usage(ins, ws=False)                       # its .collector::a::<op>, if named, is legal
     scaled = "block_scale" in ins.mods
     if scaled and pair == 2:
         raise unsupported(ins, "block-scaled tcgen05.mma.cta_group::2 (the pair's scale-factor layout) is not modelled")
@@ -351,6 +349,7 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     B = np.concatenate([_operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B", packed)
                         for c in ctas]).T
     tm = TM.of(bt)
+    A = COL.apply(tm, ins, t, int(ctas[0]), *COL.usage(ins, ws=False), A)      # .collector::a (collector.py)
     which, lane, col = core.d_cells(inst)
     cta = ctas[which]
     lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
@@ -463,43 +462,5 @@ def commit(ins, b, prog):
     return _step(fn)
 
 
-def cp(ins, b, prog):
-    """tcgen05.cp.cta_group::1.<shape> [taddr], s-desc: the rows of a shared-memory matrix (its sm_100
-    descriptor, 8-bit elements, K-major) into TMEM lanes (isa/ptx_tcgen05.cp_lanes), issued by each
-    thread that executes it, done at once (tcgen05.commit tracks it as an MMA)."""
-    _arch(ins, prog)
-    _one_cta(ins)
-    if any(m in ins.mods for m in ("b8x16", "b6x16_p32", "b4x16_p64")):
-        raise unsupported(ins, "tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64) is not modelled")
-    shape = ".".join(m for m in ins.mods[1:] if not m.startswith("cta_group"))
-    if core.cp_lanes(shape) is None:
-        raise unsupported(ins, f"tcgen05.cp.{shape} is not modelled (128x256b, 128x128b, 32x128b.warpx4, "
-                               f"64x128b.warpx2::02_13 / ::01_23 are)")
-    need(ins, 2)
-    taddr, _ = b.address(ins.operands[0], ins)
-    sdesc = b.read(ins.operands[1], T.get("b64"), ins)
-
-    def fn(bt, g, full):
-        thr = np.flatnonzero(g)
-        if not len(thr):
-            return
-        bt.events.sync("async")
-        tm = TM.of(bt)
-        at = lambda r: np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr]    # noqa: E731
-        for t, ta, d in zip(thr.tolist(), at(taddr).tolist(), at(sdesc).tolist()):
-            try:
-                addr, lanes, cols = core.cp_cells(shape, int(d))
-            except LayoutsimError as e:
-                raise Fault(t, 0, f"{ins.name}: source descriptor: {e}", "invalid_operand") from None
-            _in_shared(bt, ins, t, addr, 1, int(d), "source")
-            words = core.cp_words(bt.smem, int(bt.smem_base[t]) + addr)          # [rows, cols]
-            cta = int(bt.cta_index[t])
-            L = np.broadcast_to((int(ta) >> 16) + lanes[:, :, None], lanes.shape + cols.shape)
-            C = np.broadcast_to((int(ta) & 0xFFFF) + cols, L.shape)
-            tm.check(np.array([cta]), L[None], C[None], np.array([t]), ins.name)
-            tm.cells[cta, L, C] = words[:, None, :]
-    return _step(fn)
-
-
-def refuse(ins, b, prog):
-    raise unsupported(ins, f"tcgen05.{ins.mods[0]} is not modelled")
+# ---- the helpers ops_tcgen05_extra.py (tcgen05.shift, .ws, cp) shares, under public names ----------
+check_arch, step, pair_of, peers, in_shared, operand, tmem_a = _arch, _step, _pair, _peers, _in_shared, _operand, _tmem_a

@@ -224,6 +224,7 @@ class Batch:
         self.mbarriers = None                           # mbarrier objects (mbarrier.py)
         self.cluster_barrier = None                     # barrier.cluster phases (ops_cluster.py)
         self.tmem = None                                # tensor memory of the CTAs (tmem.py, ops_tcgen05.py)
+        self.clc_failed = np.zeros(self.n_cta, bool)    # CTAs that saw a try_cancel fail (ops_clc.py)
         self.events = Events()                          # the observers' bus (events.py): the runner subscribes them
         self.heap = launch.heap
         # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read

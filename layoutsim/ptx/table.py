@@ -36,9 +36,11 @@ from ..errors import LayoutsimError
 from . import lines
 from . import ops_async as A
 from . import ops_calls as CA
+from . import ops_clc as CLC
 from . import ops_cluster as K
 from . import ops_sys as S
 from . import ops_tcgen05 as TC
+from . import ops_tcgen05_extra as TX5
 from . import ops_control as C
 from . import ops_cvt as V
 from . import ops_float as F
@@ -345,11 +347,22 @@ ROWS = [
     _r("tcgen05", "any", TC.commit, "9.7.16 tcgen05.commit", needs=("commit",), spaces=("shared",),
        mods=("cta_group::1", "cta_group::2", "mbarrier::arrive::one", "multicast::cluster"),
        one_of=(("cta_group::1", "cta_group::2"),), operands=(1, 2)),
-    _r("tcgen05", "any", TC.cp, "9.7.16 tcgen05.cp", needs=("cp",), operands=2,
+    _r("tcgen05", "any", TX5.cp, "9.7.16.9.2", needs=("cp",), operands=2,
        mods=("cta_group::1", "cta_group::2", "128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13",
              "warpx2::01_23", "warpx4", "b8x16", "b6x16_p32", "b4x16_p64"),
        one_of=(("cta_group::1", "cta_group::2"), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b"))),
-    _r("tcgen05", "any", TC.refuse, "9.7.16 tcgen05.shift", needs=("shift",)),
+    # ---- tcgen05.shift, tcgen05.mma.ws (issue 27; ops_tcgen05_extra.py, collector.py) ---------------
+    _r("tcgen05", "any", TX5.shift, "9.7.16.9.3", needs=("shift",), mods=("cta_group::1", "cta_group::2", "down"),
+       one_of=(("cta_group::1", "cta_group::2"),), requires={"shift": ("down",)}, operands=1),
+    _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6),
+       mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+"), requires={"ws": ("cta_group::1",)}),
+    # ---- cluster launch control (issue 27, sm_100; ops_clc.py) ----------------------------------------
+    _r("clusterlaunchcontrol", "any", CLC.try_cancel, "9.7.13.17", needs=("try_cancel",), spaces=("shared",),
+       mods=("async", "mbarrier::complete_tx::bytes", "multicast::cluster::all"),
+       requires={"try_cancel": ("mbarrier::complete_tx::bytes",)}, operands=2),
+    _r("clusterlaunchcontrol", "any", CLC.query_cancel, "9.7.13.18", needs=("query_cancel",), operands=2,
+       mods=("is_canceled", "get_first_ctaid", "get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z",
+             "v4")),
     # ---- textures (9.7.10) and surfaces (9.7.11) through texture/surface objects (issue 24) -------
     _r("tex", "any", TX.tex, "9.7.10.3"),
     _r("tld4", "any", TX.tld4, "9.7.10.4"),

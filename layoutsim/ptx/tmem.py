@@ -30,6 +30,7 @@ class TensorMemory:
         self.allocs = [dict() for _ in range(n_cta)]            # per CTA: start column -> nCols
         self.relinquished = np.zeros(n_cta, bool)
         self.pending = {}           # cta_group::2: (CTA, peer) -> [(start, nCols)] the peer has yet to alloc
+        self.collectors = {}        # (CTA, buffer) -> the matrix a tcgen05.mma collector::*::fill kept (collector.py)
 
     def alloc(self, cta, ncols, thread, also=None):
         """nCols columns of CTA `cta` (and, for a pair, the same columns of CTA `also`)."""

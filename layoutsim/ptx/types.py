@@ -29,14 +29,14 @@ class PtxType:
             return np.dtype(f"int{self.bits}")
         if self.kind == "f" and self.bits in (32, 64):
             return np.dtype(f"float{self.bits}")
-        return np.dtype(f"uint{max(self.bits, 8)}")
+        return np.dtype("V16") if self.bits == 128 else np.dtype(f"uint{max(self.bits, 8)}")
 
     @cached_property
     def storage(self):
         """dtype of a register declared with this type (computed once per type)."""
         if self.kind == "pred":
             return np.dtype(bool)
-        return np.dtype(f"uint{max(self.bits, 8)}")
+        return np.dtype("V16") if self.bits == 128 else np.dtype(f"uint{max(self.bits, 8)}")
 
     @property
     def signed(self):

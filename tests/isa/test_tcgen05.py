@@ -151,12 +151,25 @@ def test_accumulator_layouts_equal_cute_umma_tmem_frg():
     # CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu: the per-CTA rows
     # of D (CTA 0 of a pair) -> TMEM lane << 16 | column.
     with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
-        layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith("sf")}
+        layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith(("sf", "ws"))}
     assert len(layouts) == 8
     for key, offsets in layouts.items():
         sms, m, n = (int(x) for x in key.split())
         d = layoutsim.get(f"tcgen05.mma.cta_group::{sms}.kind::f16.m{m * sms}n{n}k16").operand("D")
         holders = d.holders[0, :m, :, 0].astype(np.int64)           # [m, n, (lane, column, slot)]
+        assert np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), key
+
+
+def test_weight_stationary_accumulator_layouts_equal_cute_tmem_frg_ws():
+    # CUTLASS 4.2 UMMA::tmem_frg_ws_1sm<float> (print_umma_frg.cu), an implementation independent of
+    # the TVM TIRx closed forms of the PTX ISA's Layouts G (M=32), E (M=64), D (M=128) the catalog uses
+    with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
+        layouts = {k: z[k] for k in z.files if k.startswith("ws")}
+    assert len(layouts) == 5
+    for key, offsets in layouts.items():
+        m, n = (int(x) for x in key.split()[1:])
+        d = layoutsim.get(f"tcgen05.mma.ws.cta_group::1.kind::f16.m{m}n{n}k16").operand("D")
+        holders = d.holders[0, :m, :, 0].astype(np.int64)
         assert np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), key
 
 

@@ -70,9 +70,10 @@ CASES = [
     # 8. ZeroDivisionError: vector movs of no or odd registers
     ("mov.b64 {}", kernel("mov.b64 {}, %rd1;"), BODY, ["2 or 4 registers, not 0"]),
     ("mov.b64 {a,b,c}", kernel("mov.b64 {%r1, %r2, %r3}, %rd1;"), BODY, ["2 or 4 registers, not 3"]),
-    # 9. .b128
-    ("mov.b128", kernel("mov.b128 %rd1, %rd2;"), BODY, [".b128 values are not modelled"]),
-    (".reg .b128", kernel(regs=REGS + "    .reg .b128 %q;\n"), BODY, [".reg .b128"]),
+    # 9. .b128: 16 opaque bytes between .b128 registers only (ops_clc.py's responses), and no wider register
+    ("mov.b128", kernel("mov.b128 %rd1, %rd2;"), BODY, ["moves .b128 only between .b128 registers"]),
+    (".reg .b128 stored as .b64", kernel("st.global.b64 [%rd1], %q;", regs=REGS + "    .reg .b128 %q;\n"), BODY + 1,
+     ["moves .b128 only between .b128 registers"]),
     # 10. mma with the wrong register count
     ("mma with 2 D registers", kernel(f"{MMA} {{%f1,%f2}}, {{%r1,%r2,%r3,%r4}}, {{%r5,%r6}}, {{%f1,%f2,%f3,%f4}};"),
      BODY, ["operand d takes 4 32-bit register words per lane, not 2"]),

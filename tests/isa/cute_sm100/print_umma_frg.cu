@@ -1,5 +1,5 @@
 // Prints where CuTe puts the tcgen05.mma accumulator in TMEM (CUTLASS 4.2,
-// cute/atom/mma_traits_sm100.hpp, UMMA::tmem_frg_1sm / tmem_frg_2sm<float>) as JSON: host code
+// cute/atom/mma_traits_sm100.hpp, UMMA::tmem_frg_1sm / tmem_frg_2sm / tmem_frg_ws_1sm<float>) as JSON: host code
 // only, no GPU. Written for layoutsim's tests (tests/isa/test_tcgen05.py); rebuilt by
 // tests/isa/cute_sm100/rebuild.py from the PyPI wheel nvidia-cutlass==4.2.0.0. For each
 // (SMs, M per SM, N): the TMEM address offset (lane << 16 | column) of every D[i][j].
@@ -9,27 +9,27 @@
 
 using namespace cute;
 
-template <int SM, int M, int N>
-void dump(bool first) {
+// The TMEM offset of every D[i][j] of fragment Frg (M x N), under the JSON key "<tag> M N".
+template <class Frg, int M, int N>
+void dump_frg(const char* tag, bool first) {
   auto shape = make_shape(make_shape(Int<M>{}, Int<N>{}), Int<1>{}, Int<1>{});
-  auto t = UMMA::tmem_frg_1sm<float>::make(shape);
-  std::printf("%s\"%d %d %d\": [", first ? "" : ",\n", SM, M, N);
+  auto t = Frg::make(shape);
+  std::printf("%s\"%s %d %d\": [", first ? "" : ",\n", tag, M, N);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
       std::printf("%s%d", i || j ? ", " : "", (int)t.layout()(make_coord(make_coord(i, j), 0, 0)));
   std::printf("]");
 }
 
+template <int SM, int M, int N>
+void dump(bool first) { dump_frg<UMMA::tmem_frg_1sm<float>, M, N>("1", first); }
+
 template <int M, int N>
-void dump2(bool first) {
-  auto shape = make_shape(make_shape(Int<M>{}, Int<N>{}), Int<1>{}, Int<1>{});
-  auto t = UMMA::tmem_frg_2sm<float>::make(shape);
-  std::printf("%s\"2 %d %d\": [", first ? "" : ",\n", M, N);
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j)
-      std::printf("%s%d", i || j ? ", " : "", (int)t.layout()(make_coord(make_coord(i, j), 0, 0)));
-  std::printf("]");
-}
+void dump2(bool first) { dump_frg<UMMA::tmem_frg_2sm<float>, M, N>("2", first); }
+
+// Weight-stationary MMAs (UMMA::tmem_frg_ws_1sm<float>: Layouts G, E, D of M = 32, 64, 128).
+template <int M, int N>
+void dump_ws(bool first) { dump_frg<UMMA::tmem_frg_ws_1sm<float>, M, N>("ws", first); }
 
 // Scale factors (UMMA::tmem_sf_frg<uint8_t, VS, 1, Is_SFA>, the default ScaleFactorDuplicated4by1):
 // mode 0 is (row, replica) (size 4 * MN), mode 1 is (k within a scale, scale index); the offset
@@ -56,6 +56,12 @@ int main() {
   dump2<64, 256>(false);
   dump2<128, 128>(false);
   dump2<128, 256>(false);
+  std::printf("}, \"ws\": {\n");
+  dump_ws<32, 64>(true);
+  dump_ws<32, 256>(false);
+  dump_ws<64, 128>(false);
+  dump_ws<64, 256>(false);
+  dump_ws<128, 64>(false);
   std::printf("}, \"dp_uint8\": %d, \"sf\": {\n", (int)TMEM::DP<uint8_t>{});
   dump_sf<128, 32, 1, true>(true);
   dump_sf<128, 16, 4, true>(false);

@@ -8,7 +8,8 @@ print_tmem_atoms.cu beside this script as host code with nvcc (no GPU needed), r
 stores per atom an int32 array [thread, word, 2]: the TMEM lane * 65536 + the 16-bit half-column
 of the word's bit 0 and of its bit 16 (CuTe's addresses, lane stride TMEM::DP_b bits)
 (tmem_load_atoms.npz); likewise print_umma_frg.cu's TMEM offset (lane << 16 | column) of every
-D[i][j] of UMMA::tmem_frg_1sm/2sm<float> ("SMs M-per-SM N" -> int32 [M, N], umma_tmem_frg.npz),
+D[i][j] of UMMA::tmem_frg_1sm/2sm<float> ("SMs M-per-SM N" -> int32 [M, N], umma_tmem_frg.npz) and of
+the weight-stationary UMMA::tmem_frg_ws_1sm<float> ("ws M N"),
 and of every scale factor of UMMA::tmem_sf_frg ("sfa|sfb MN VS NSF" -> int32 [(row, replica),
 scale]: lane * 65536 + byte column).
 The wheel's licence goes beside the data.
@@ -74,6 +75,8 @@ def main():
     frg = docs["print_umma_frg"]
     layouts = {k: np.array(v, np.int32).reshape(int(k.split()[1]), int(k.split()[2]))
                for k, v in frg["frg"].items()}
+    layouts.update({k: np.array(v, np.int32).reshape(int(k.split()[1]), int(k.split()[2]))    # "ws M N"
+                    for k, v in frg["ws"].items()})
     for k, v in frg["sf"].items():               # "sfa MN VS NSF": [(row, replica), scale] ->
         mn, nsf = int(k.split()[1]), int(k.split()[3])      # lane << 16 | byte column
         off = np.array(v, np.int64).reshape(4 * mn, nsf)
