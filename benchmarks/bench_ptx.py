@@ -3,7 +3,7 @@ with --launches, per launch of the corpora: warp-instructions, steady-state rate
 and peak memory.
 
     python benchmarks/bench_ptx.py [--size 1024] [--small 256] [--jobs 1] [--json]
-    python benchmarks/bench_ptx.py --launches [kernels,cute,triton,hopper,cub,clusters,cutlass] [--repeat 3]
+    python benchmarks/bench_ptx.py --launches [kernels,cute,triton,hopper,cub,flashattn,clusters,cutlass] [--repeat 3]
                                    [--cutlass-size 256,256,256] [--json]
 
 --launches (issue 26): each launch runs in a fresh process (python benchmarks/bench_ptx.py
@@ -18,8 +18,8 @@ its committed PTX and inputs, its outputs compared byte for byte with the corpus
 where one is committed ("output exact"): "kernels" (alias "corpus") = the project's H200 kernel
 corpus, "cute" = the CuTe tutorials of tests/data/realworld, "triton" = the Triton corpus (43
 launches), "hopper" = the CUTLASS 3.x Hopper examples (the H200 captures, else hopper_local's CPU
-captures), "cub" = CUB's captured launches (skipped until captured on the GPU), "clusters" = the
-cluster probes; "cutlass" = CUTLASS's CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt
+captures), "cub" = CUB's captured launches (skipped until captured on the GPU), "flashattn" =
+FlashAttention-2's forward kernel (flash-attn 2.8.3.post2), "clusters" = the cluster probes; "cutlass" = CUTLASS's CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt
 from the nvidia-cutlass wheel with nvcc; skipped with a note when either is missing),
 --cutlass-size M,N,K, output checked exactly.
 
@@ -130,7 +130,7 @@ def child(spec):
 
 
 # the corpora --launches knows (gpu_check/kernel_corpus/launches.py builds their launches), and "cutlass"
-CORPORA = ("kernels", "cute", "triton", "hopper", "cub", "clusters")
+CORPORA = ("kernels", "cute", "triton", "hopper", "cub", "flashattn", "clusters")
 ALIASES = {"corpus": "kernels"}
 
 

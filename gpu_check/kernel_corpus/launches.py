@@ -1,12 +1,12 @@
 """Every corpus launch as the arguments of layoutsim.ptx.run, and its final buffers keyed as the
 corpus's reader (parts.py) keys the GPU's: what replay_all compares and benchmarks/bench_ptx.py
 --launches times. Each corpus's own replay code builds the launch (corpus.py, triton_corpus/
-replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, clusters/cases.py,
+replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, realworld/flashattn_case.py, clusters/cases.py,
 constructs/replay.py).
 
     names(part)         the launches of a corpus that can run: those with a committed measurement
                         (hopper: else the CPU captures of hopper_local; kernels, cute, triton,
-                        clusters: every planned case, their inputs are generated here)
+                        flashattn, clusters: every planned case, their inputs are generated here)
     setup(part, name)   Setup(ptx, kernel, grid, block, args, options, outputs): outputs(Run) ->
                         {key: array} as the reader keys them
 """
@@ -19,7 +19,7 @@ import numpy as np
 from . import corpus as C
 from . import parts as P
 
-RUNNABLE = ("kernels", "cute", "triton", "hopper", "cub", "clusters", "constructs")
+RUNNABLE = ("kernels", "cute", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
 
 
 @dataclass
@@ -85,6 +85,17 @@ def _cub(name):
                  tuple(rec["block"]), args, {"arch": ARCH, "shared_bytes": rec["shared_bytes"]}, outputs)
 
 
+def _flashattn(name):
+    from gpu_check.realworld import flashattn_case as F
+    e = F.entry()
+
+    def outputs(r):
+        bufs = C.buffers_by_arg(e, r.buffers)
+        return {n: bufs[i + 1] for i, n in enumerate(F.ARRAYS)}
+    return Setup(F.ptx_text(), e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, F.arrays()),
+                 {"arch": F.ARCH, "shared_bytes": e["shared_bytes"]}, outputs)
+
+
 def _clusters(name):
     from gpu_check.clusters import cases as K
     case = next(c for c in K.cases() if c["name"] == name)
@@ -107,7 +118,7 @@ def setup(part, name):
     """The Setup of one launch of corpus `part` (a parts.PARTS name)."""
     if part in ("kernels", "cute"):
         return _corpus(P.BY_NAME[part].data, name)
-    return {"triton": _triton, "hopper": _hopper, "cub": _cub, "clusters": _clusters,
+    return {"triton": _triton, "hopper": _hopper, "cub": _cub, "flashattn": _flashattn, "clusters": _clusters,
             "constructs": _constructs}[part](name)
 
 

@@ -149,6 +149,18 @@ def read_constructs(folder):
     return out
 
 
+def read_flashattn(folder):
+    """flashattn.h200.npz (every buffer after the launch) and flashattn.h200.json (the ncu runs)."""
+    from gpu_check.realworld import flashattn_case as F, flashattn_measure as M
+    folder = Path(folder)
+    if not (folder / M.NPZ).is_file():
+        return {}
+    doc = _json(folder / M.JSON, {})
+    with np.load(folder / M.NPZ) as z:
+        outputs = {n: z[n] for n in F.ARRAYS if n in z.files}
+    return {doc.get("case", F.NAME): Launch(outputs, [r for r in doc.get("ncu_runs", []) if r])}
+
+
 def read_textures(folder):
     return _npz_launches(Path(folder) / "textures.npz", "/", lambda what: what if what in ("out", "surface") else None)
 
@@ -211,6 +223,11 @@ def _planned_clusters():
     return [c["name"] for c in cases.cases()]
 
 
+def _planned_flashattn():
+    from gpu_check.realworld import flashattn_case as F
+    return [F.NAME] if F.available()[0] else []
+
+
 def _planned_corpus(folder):
     return lambda: [e["name"] for e in C.load_manifest(folder)] if (Path(folder) / C.MANIFEST).is_file() else []
 
@@ -227,6 +244,8 @@ PARTS = (
          ("--ncu-runs", "1"), read_hopper, needs_hopper, _planned_hopper),
     Part("cub", "CUB's device-wide algorithms", REALWORLD / "cub", "gpu_check.realworld.cub_measure",
          ("--ncu-runs", "1"), read_cub, needs_cub),
+    Part("flashattn", "FlashAttention-2's forward kernel", REALWORLD / "flashattn",
+         "gpu_check.realworld.flashattn_measure", ("--ncu-runs", "1"), read_flashattn, needs_pycuda, _planned_flashattn),
     Part("clusters", "the cluster probes", measured_data("clusters"), "gpu_check.clusters.measure", (),
          read_clusters, needs_pycuda, _planned_clusters, costs=False),
     Part("constructs", "issue 24's constructs", measured_data("constructs"), "gpu_check.constructs.measure", (),

@@ -61,12 +61,16 @@ def link_source(root):
     if not (src / "include" / "cute").is_dir():
         raise FileNotFoundError(f"{src}/include/cute is missing: not the {PACKAGE} package")
     Path(BUILD_DIR).mkdir(parents=True, exist_ok=True)
-    link = Path(SOURCE)
+    link_at(Path(SOURCE), src)
+
+
+def link_at(link, target):
+    """Make `link` a symbolic link to `target` (resolved), unless it already is one."""
+    if link.is_symlink() and Path(os.readlink(link)) == Path(target).resolve():
+        return
     if link.is_symlink() or link.exists():
-        if link.is_symlink() and Path(os.readlink(link)) == src.resolve():
-            return
         link.unlink()
-    link.symlink_to(src.resolve())
+    link.symlink_to(Path(target).resolve())
 
 
 def compile_all(log=print, reuse=False):
@@ -150,17 +154,23 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help='print {"changed": [files], "written": bool}')
     ap.add_argument("--reuse", action="store_true", help="keep the PTX BUILD_DIR holds from the same nvcc command")
     args = ap.parse_args(argv)
-    directory = Path(args.dir)
+    return build_and_write("build", Path(args.dir), lambda log: planned_files(package_root(args.package_root), log,
+                                                                           args.reuse), args.check, args.json)
+
+
+def build_and_write(prog, directory, plan, check, as_json):
+    """A build command's common part: nvcc must be on PATH; plan(log) -> {name: bytes} (its failure
+    one line, exit 2); then write_planned. Progress goes to stderr with as_json."""
     if shutil.which("nvcc") is None:
-        print("build: nvcc not found on PATH (the corpus is compiled with nvcc 13.0)", file=sys.stderr)
+        print(f"{prog}: nvcc not found on PATH (the corpus is compiled with nvcc 13.0)", file=sys.stderr)
         return 2
-    log = (lambda s: print(s, file=sys.stderr)) if args.json else print
+    log = (lambda s: print(s, file=sys.stderr)) if as_json else print
     try:
-        files = planned_files(package_root(args.package_root), log, args.reuse)
-    except (RuntimeError, FileNotFoundError, OSError) as e:
-        print(f"build: {e}", file=sys.stderr)
+        files = plan(log)
+    except (RuntimeError, FileNotFoundError, OSError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    return write_planned(directory, files, args.check, args.json)
+    return write_planned(directory, files, check, as_json)
 
 
 def write_planned(directory, files, check, as_json):

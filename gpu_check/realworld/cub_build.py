@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .build import DATA as REALWORLD, write_planned
+from .build import DATA as REALWORLD, build_and_write, link_at
 
 PACKAGE = "nvidia-cuda-cccl==13.0.85"
 DATA = REALWORLD / "cub"
@@ -65,12 +65,7 @@ def prepare(root):
     b.mkdir(parents=True, exist_ok=True)
     for name in ("cub_launches.cu", "capture.cpp"):
         shutil.copyfile(HERE / name, b / name)
-    link = b / "cccl"
-    if link.is_symlink() and Path(os.readlink(link)) == headers.resolve():
-        return
-    if link.is_symlink() or link.exists():
-        link.unlink()
-    link.symlink_to(headers.resolve())
+    link_at(b / "cccl", headers)
 
 
 def _nvcc(cmd, what):
@@ -110,18 +105,13 @@ def main(argv=None):
     ap.add_argument("--no-binary", action="store_true", help="only the PTX (the capture program takes minutes)")
     ap.add_argument("--json", action="store_true", help='print {"changed": [files], "written": bool}')
     args = ap.parse_args(argv)
-    if shutil.which("nvcc") is None:
-        print("cub_build: nvcc not found on PATH (the corpus is compiled with nvcc 13.0)", file=sys.stderr)
-        return 2
-    log = (lambda s: print(s, file=sys.stderr)) if args.json else print
-    try:
+
+    def plan(log):
         files = planned_files(package_root(args.package_root), log)
         if not (args.check or args.no_binary):
             build_binary(log)
-    except (RuntimeError, FileNotFoundError, OSError) as e:
-        print(f"cub_build: {e}", file=sys.stderr)
-        return 2
-    return write_planned(DATA, files, args.check, args.json)
+        return files
+    return build_and_write("cub_build", DATA, plan, args.check, args.json)
 
 
 if __name__ == "__main__":
