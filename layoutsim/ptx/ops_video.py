@@ -28,10 +28,13 @@ sum >= 0 before `SHF.R.S32.HI 0x1`; vset4.s32.u32.lt.add compares the extended v
 32-bit integers and adds the 0/1 results to c.
 
 The scalar video instructions (9.7.18.1: vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vmad,
-vset) are refused: ptxas's emulation of their secondary operations is not the pseudo-code's
-arithmetic on .s34 intermediates (`vadd.u32.u32.u32.max` compares the 32-bit sum, sign-extended,
-with c as unsigned 64-bit values: the carry out of the sum is lost), so the ISA text alone does
-not give what the GPU computes.
+vset) are refused: sm_90 has no scalar video unit, and ptxas 13.0's integer emulation is not the
+pseudo-code's arithmetic on .s34 intermediates (`vadd.u32.u32.u32.max` compares the 32-bit sum,
+sign-extended, with c as unsigned 64-bit values: the carry out of the sum is lost;
+`vadd.u32.u32.u32.sat` keeps the wrapped sum where the ISA clamps to U32_MAX; `vsub.u32.s32.u32.sat
+d.h1` gives 0xffff for a negative difference where the ISA clamps to 0), so the ISA text alone does
+not give what the GPU computes. The SIMD forms' SASS computes each element exactly in 32 bits and
+saturates with I2I.U16.S32.SAT (vadd2/vsub2.u32.sat), as the pseudo-code says.
 """
 import re
 
