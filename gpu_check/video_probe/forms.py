@@ -112,16 +112,16 @@ def scalar_forms():
     return out
 
 
-def _modelled(ins):
-    """Whether the executor models a scalar form (ops_video: no .sat, .min, .max, no vmad)."""
+def modelled(ins):
+    """Whether the executor models an instruction of these kernels (ops_video: every SIMD form; the
+    scalar ones without .sat, .min, .max, and no vmad)."""
     name = ins.split()[0].split(".")
-    return name[0] != "vmad" and not {"sat", "min", "max"} & set(name[1:])
+    return name[0][-1] in "24" or (name[0] != "vmad" and not {"sat", "min", "max"} & set(name[1:]))
 
 
 KERNELS = {"k_simd": simd_forms,
-           "k_scalar": lambda: [x for x in scalar_forms() if _modelled(x)],
-           "k_scalar_refused": lambda: [x for x in scalar_forms() if not _modelled(x)]}
-REPLAYED = ("k_simd", "k_scalar")
+           "k_scalar": lambda: [x for x in scalar_forms() if modelled(x)],
+           "k_scalar_refused": lambda: [x for x in scalar_forms() if not modelled(x)]}
 
 
 def kernel(name, forms):
