@@ -1,17 +1,18 @@
 """The video instructions the H200 run measures (PTX ISA 9.0 section 9.7.18) and the PTX that runs
 them, made the same way by the measurement (measure.py) and the replay (tests/ptx/test_video_replay.py).
 
-Two kernels, each one warp of 32 threads reading a[t], b[t], c[t] and writing each instruction's
+Three kernels, each one warp of 32 threads reading a[t], b[t], c[t] and writing each instruction's
 d to out[k * 32 + t]:
 - k_simd: every SIMD form (9.7.18.2): vadd2 ... vmax4 for each .dtype.atype.btype with no
   modifier, .sat and .add, each once with the default selectors and once with random selectors
   and mask; vset2/vset4 for each .atype.btype and comparison, with and without .add. The
   executor models these (layoutsim/ptx/ops_video.py): the replay compares every word.
-- k_scalar: the scalar forms (9.7.18.1): vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset
-  with .sat, the secondary .add/.min/.max and the subword merge (d.dsel), and vmad with .po,
-  .shr7/.shr15, .sat and negated operands. The executor refuses these; the data is for their
-  model (ptxas emulates them with integer SASS whose secondary operations are not the ISA's
-  pseudo-code: see ops_video's docstring).
+- k_scalar: the scalar forms (9.7.18.1) the executor models: vadd, vsub, vabsdiff, vmin, vmax,
+  vshl, vshr, vset plain, with the secondary .add and with the subword merge (d.dsel); the replay
+  compares every word;
+- k_scalar_refused: those with .sat and the secondary .min/.max, and vmad with .po, .shr7/.shr15,
+  .sat and negated operands. The executor refuses these; the data is for their model (ptxas
+  emulates them with integer SASS that is not the ISA's pseudo-code: see ops_video's docstring).
 The inputs: 8 words of extreme elements and 24 random words per operand (SEED).
 """
 import itertools
@@ -111,7 +112,16 @@ def scalar_forms():
     return out
 
 
-KERNELS = {"k_simd": simd_forms, "k_scalar": scalar_forms}
+def modelled(ins):
+    """Whether the executor models an instruction of these kernels (ops_video: every SIMD form; the
+    scalar ones without .sat, .min, .max, and no vmad)."""
+    name = ins.split()[0].split(".")
+    return name[0][-1] in "24" or (name[0] != "vmad" and not {"sat", "min", "max"} & set(name[1:]))
+
+
+KERNELS = {"k_simd": simd_forms,
+           "k_scalar": lambda: [x for x in scalar_forms() if modelled(x)],
+           "k_scalar_refused": lambda: [x for x in scalar_forms() if not modelled(x)]}
 
 
 def kernel(name, forms):

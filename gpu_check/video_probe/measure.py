@@ -2,11 +2,12 @@
 
     python -m gpu_check.video_probe.measure --out DIR      # on the H200: writes DIR/video.json.gz
 
-forms.py makes two kernels (k_simd: every SIMD form, k_scalar: the scalar forms) over one warp of
+forms.py makes three kernels (k_simd: every SIMD form; k_scalar, k_scalar_refused: the scalar forms the
+executor models and those it refuses) over one warp of
 fixed inputs; each runs once through pycuda (the driver JIT-compiles the PTX for the GPU) and its
 output words are kept with the GPU's name and driver, the date, the PTX and the instruction list.
 Commit DIR/video.json.gz as tests/data/video/video.json.gz: tests/ptx/test_video_replay.py runs
-k_simd on the executor and compares every word. Needs pycuda and numpy; seconds.
+k_simd and k_scalar on the executor and compares every word. Needs pycuda and numpy; seconds.
 """
 import argparse
 import datetime

@@ -1,6 +1,7 @@
-"""The SIMD video instructions (PTX ISA 9.0 section 9.7.18.2): vadd2, vsub2, vavrg2, vabsdiff2,
-vmin2, vmax2 (9.7.18.2.1), vset2 (9.7.18.2.2), and the byte forms vadd4 ... vmax4 (9.7.18.2.3)
-and vset4 (9.7.18.2.4), with their saturation, element selectors and both secondary operations.
+"""The video instructions (PTX ISA 9.0 section 9.7.18). The SIMD forms (9.7.18.2): vadd2, vsub2,
+vavrg2, vabsdiff2, vmin2, vmax2 (9.7.18.2.1), vset2 (9.7.18.2.2), and the byte forms vadd4 ...
+vmax4 (9.7.18.2.3) and vset4 (9.7.18.2.4), with their saturation, element selectors and both
+secondary operations.
 
     vop2.dtype.atype.btype{.sat}  d{.mask}, a{.asel}, b{.bsel}, c;    (SIMD merge)
     vop2.dtype.atype.btype.add    d{.mask}, a{.asel}, b{.bsel}, c;    (accumulate)
@@ -27,11 +28,23 @@ b's, clamps |Va - Vb| to 0x7f and merges bytes 1 and 3 of c (`PRMT 0x7250`); vav
 sum >= 0 before `SHF.R.S32.HI 0x1`; vset4.s32.u32.lt.add compares the extended values as signed
 32-bit integers and adds the 0/1 results to c.
 
-The scalar video instructions (9.7.18.1: vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vmad,
-vset) are refused: ptxas's emulation of their secondary operations is not the pseudo-code's
-arithmetic on .s34 intermediates (`vadd.u32.u32.u32.max` compares the 32-bit sum, sign-extended,
-with c as unsigned 64-bit values: the carry out of the sum is lost), so the ISA text alone does
-not give what the GPU computes.
+The scalar video instructions (9.7.18.1.1 vadd, vsub, vabsdiff, vmin, vmax; 9.7.18.1.2 vshl, vshr;
+9.7.18.1.4 vset) run where their result is the low bits of the pseudo-code's exact intermediate:
+no `.sat`, the secondary operation `.add` or none, or the subword merge `d.dsel`:
+    ta = partSelectSignExtend(a, atype, asel); tb = likewise (vshl/vshr: .u32, then .clamp to 32 or
+    .wrap to tb & 0x1f); tmp = ta + tb, ta - tb, |ta - tb|, MIN, MAX, ta << tb, ta >> tb (arithmetic
+    for a signed ta), vset: compare(ta, tb) ? 1 : 0; d = tmp + c (.add), optMerge(dsel, tmp, c), or tmp.
+Any emulation that gets the intermediate right gives these bits, and what ptxas 13.0 emits for
+sm_90 does (read for vmin.u32.s32.u32, vshr.u32.s32.u32.clamp a.h1, vabsdiff.u32.s32.u32 d.b1 with
+b.b3, vset.s32.u32.lt, vabsdiff.u32.u32.u32.add: 64-bit compares and shifts of the extended values,
+PRMT merges). `.sat`, `.min`/`.max` and vmad (9.7.18.1.3) are refused: sm_90 has no scalar video
+unit, and ptxas 13.0's integer emulation of them is not the pseudo-code's arithmetic on .s34
+intermediates (`vadd.u32.u32.u32.max` compares the 32-bit sum,
+sign-extended, with c as unsigned 64-bit values: the carry out of the sum is lost;
+`vadd.u32.u32.u32.sat` keeps the wrapped sum where the ISA clamps to U32_MAX; `vsub.u32.s32.u32.sat
+d.h1` gives 0xffff for a negative difference where the ISA clamps to 0), so the ISA text alone does
+not give what the GPU computes. The SIMD forms' SASS computes each element exactly in 32 bits and
+saturates with I2I.U16.S32.SAT (vadd2/vsub2.u32.sat), as the pseudo-code says.
 """
 import re
 
@@ -52,8 +65,7 @@ SECTION = {2: "9.7.18.2.1", 4: "9.7.18.2.3"}
 SET_SECTION = {2: "9.7.18.2.2", 4: "9.7.18.2.4"}
 # what the fidelity line says of every SIMD video step (fidelity.py "documented"): until an H200
 # run of gpu_check/video_probe confirms it, the model rests on the ISA and ptxas's SASS
-DOCUMENTED = ("PTX ISA 9.0 9.7.18.2 pseudo-code; ptxas 13.0 sm_90 SASS read for vabsdiff4, vavrg2, vset4; "
-              "not measured on a GPU")
+DOCUMENTED = "PTX ISA 9.0 {} pseudo-code and ptxas 13.0's sm_90 SASS (ops_video.py); not measured on a GPU"
 _SEL = re.compile(r"^(%[\w$]+)\.([hb])(\d+)$")
 
 
@@ -175,7 +187,7 @@ def _operands(ins, n):
     return d, a, b, c, sa, sb, mask_bits(dmask, n, ins)
 
 
-def _step(ins, b, n, d, a, bop, c, compute):
+def _step(ins, b, d, a, bop, c, compute, section):
     u32 = T.get("u32")
     put = b.write(d, u32, ins)
     ra, rb, rc = (b.read(o, u32, ins) for o in (a, bop, c))
@@ -183,7 +195,7 @@ def _step(ins, b, n, d, a, bop, c, compute):
     def fn(bt, g, full):
         x, y, z = (np.broadcast_to(np.asarray(r(bt)), (bt.T,)) for r in (ra, rb, rc))
         put(bt, compute(x, y, z), g, full)
-    return {"fn": fn, "info": {"documented": DOCUMENTED}}
+    return {"fn": fn, "info": {"documented": DOCUMENTED.format(section)}}
 
 
 def simd(ins, b, prog):
@@ -201,7 +213,7 @@ def simd(ins, b, prog):
         if sat:
             t = saturate(t, n, dt.signed)
         return combine(t, z, mask, add, n)
-    return _step(ins, b, n, d, a, bop, c, compute)
+    return _step(ins, b, d, a, bop, c, compute, SECTION[n])
 
 
 def vset(ins, b, prog):
@@ -217,10 +229,107 @@ def vset(ins, b, prog):
     def compute(x, y, z):
         t = compare(cmp, elements(x, y, sa, n, at.signed), elements(x, y, sb, n, bt_.signed))
         return combine(t, z, mask, add, n)
-    return _step(ins, b, n, d, a, bop, c, compute)
+    return _step(ins, b, d, a, bop, c, compute, SET_SECTION[n])
+
+
+# ---- the scalar forms (9.7.18.1) ----------------------------------------------------------------
+_PART = re.compile(r"^(%[\w$]+)\.(b[0-3]|h[01])$")
+PART = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
+OP2 = ("add", "min", "max")
+# the modifiers of each scalar form beside its types (9.7.18.1.1-4 syntax), and the groups of which
+# a form names at most one
+SCALAR_MODS = {**{op: (("sat",) + OP2, (OP2,)) for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
+               **{op: (("sat", "clamp", "wrap") + OP2, (OP2, ("clamp", "wrap"))) for op in ("vshl", "vshr")},
+               "vmad": (("sat", "po", "shr7", "shr15"), (("shr7", "shr15"),)),
+               "vset": (VSET_CMP + OP2, (VSET_CMP, OP2))}
+SCALAR_SECTION = {"vadd": "9.7.18.1.1", "vsub": "9.7.18.1.1", "vabsdiff": "9.7.18.1.1", "vmin": "9.7.18.1.1",
+                  "vmax": "9.7.18.1.1", "vshl": "9.7.18.1.2", "vshr": "9.7.18.1.2", "vmad": "9.7.18.1.3",
+                  "vset": "9.7.18.1.4"}
+
+
+def _part(op):
+    """(the operand without a .b0-.b3/.h0/.h1 suffix, the part or None)."""
+    m = _PART.match(op.value) if op.kind == "reg" else None
+    return (op, None) if m is None else (Operand("reg", m.group(1), op.neg), m.group(2))
+
+
+def part_extend(x, signed, part):
+    """partSelectSignExtend (9.7.18.1): int64 of the byte, half-word or word, sign- or zero-extended."""
+    x = np.asarray(x).astype(np.int64) & 0xFFFFFFFF
+    shift, w = PART[part] if part else (0, 32)
+    v = (x >> shift) & ((1 << w) - 1)
+    return np.where(v >= 1 << (w - 1), v - (1 << w), v) if signed else v
+
+
+def merge(dsel, tmp, c):
+    """optMerge (9.7.18.1): the part dsel of d is tmp's low bits, the rest is c's."""
+    shift, w = PART[dsel]
+    m = ((1 << w) - 1) << shift
+    return ((np.asarray(tmp).astype(np.int64) << shift) & m) | (np.asarray(c).astype(np.int64) & (0xFFFFFFFF ^ m))
+
+
+def scalar_op(op, ta, tb, mode=None, cmp=None):
+    """tmp's low 32 bits (int64) of the primary operation: the pseudo-code's switch over exact values
+    (vshl: low 32 bits of ta << tb, tb <= 32)."""
+    if op == "vset":
+        return compare(cmp, ta, tb)
+    if op in ("vshl", "vshr"):
+        tb = np.minimum(tb, 32) if mode == "clamp" else tb & 0x1F
+        if op == "vshl":
+            return ((ta & 0xFFFFFFFF) << tb) & 0xFFFFFFFF
+        return ta >> tb
+    return operate(op, ta, tb)
 
 
 def scalar(ins, b, prog):
-    """vadd ... vset (9.7.18.1): refused (the module's docstring says why)."""
-    raise unsupported(ins, f"the scalar video instruction {ins.opcode} is not modelled (PTX ISA 9.7.18.1; "
-                           f"ptxas's emulation of its secondary operations differs from the ISA's pseudo-code)")
+    """vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset (9.7.18.1) without .sat/.min/.max; vmad
+    and those modifiers are refused (the module's docstring says why)."""
+    op, sec = ins.opcode, SCALAR_SECTION[ins.opcode]
+    odd = [m for m in ("sat", "min", "max") if m in ins.mods]
+    if op == "vmad" or odd:
+        what = "vmad" if op == "vmad" else f"{op}.{odd[0]}"
+        raise unsupported(ins, f"the scalar video instruction {what} is not modelled (PTX ISA {sec}): sm_90 has no "
+                               f"video unit and ptxas's emulation of .sat, .min, .max and vmad differs from the "
+                               f"ISA's pseudo-code")
+    tys = T.types_in(ins.mods)
+    want = {"vset": 2}.get(op, 3)
+    if len(tys) != want or any(t.name not in ("u32", "s32") for t in tys) or \
+            (op in ("vshl", "vshr") and tys[2].name != "u32"):
+        spell = {"vset": ".atype.btype", "vshl": ".dtype.atype.u32", "vshr": ".dtype.atype.u32"}.get(op, ".dtype.atype.btype")
+        raise unsupported(ins, f"{op} takes {spell}, each .u32 or .s32 (PTX ISA {sec})")
+    at, bt_ = tys[-2:]
+    modes = [m for m in ins.mods if m in ("clamp", "wrap")]
+    cmps = [m for m in ins.mods if m in VSET_CMP]
+    if op in ("vshl", "vshr") and len(modes) != 1:
+        raise unsupported(ins, f"{op} takes one mode, .clamp or .wrap (PTX ISA {sec})")
+    if (op == "vset") != (len(cmps) == 1) or len(cmps) > 1:
+        raise unsupported(ins, f"{op} takes {'one comparison of ' + ', '.join('.' + c for c in VSET_CMP) if op == 'vset' else 'no comparison'} (PTX ISA {sec})")
+    add = "add" in ins.mods
+    ops_ = ins.operands
+    if len(ops_) not in (3, 4):
+        exactly(ins, 4)
+    d, dsel = _part(ops_[0])
+    a, asel = _part(ops_[1])
+    bop, bsel = _part(ops_[2])
+    if len(ops_) == 3 and (add or dsel):
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: {'.add' if add else 'd.' + dsel} needs the operand c "
+                             f"(PTX ISA {sec})")
+    if len(ops_) == 4 and not (add or dsel):
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: the operand c needs a secondary operation or a merge "
+                             f"d.dsel (PTX ISA {sec})")
+    if add and dsel:
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: a secondary operation and a merge d.{dsel} exclude "
+                             f"each other (PTX ISA {sec})")
+    mode, cmp = (modes or [None])[0], (cmps or [None])[0]
+    c = ops_[3] if len(ops_) == 4 else Operand("imm", 0)
+    if _part(c)[1] is not None:
+        raise LayoutsimError(f"{lines.of(ins)}: {op} takes no selector on c (PTX ISA {sec})")
+
+    def compute(x, y, z):
+        tmp = scalar_op(op, part_extend(x, at.signed, asel), part_extend(y, bt_.signed, bsel), mode, cmp)
+        if add:
+            tmp = tmp + (np.asarray(z).astype(np.int64) & 0xFFFFFFFF)
+        elif dsel:
+            tmp = merge(dsel, tmp, z)
+        return (tmp & 0xFFFFFFFF).astype(np.uint32)
+    return _step(ins, b, d, a, bop, c, compute, sec)

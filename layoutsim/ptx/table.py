@@ -394,13 +394,13 @@ ROWS = [
     _r("free", "any", S.free, ""),
     # ---- issue 24: cudaGraphSetConditional from device code (a linker step of its call, ops_sys.py)
     _r("graph_set_conditional", "any", S.graph_set_conditional, ""),
-    # ---- issue 24: the SIMD video instructions (9.7.18.2, ops_video.py); the scalar ones (9.7.18.1)
-    # have rows that refuse them with the reason
+    # ---- issue 24: the video instructions (9.7.18, ops_video.py): the SIMD forms (9.7.18.2) and the
+    # scalar ones (9.7.18.1; the handler refuses .sat, .min, .max and vmad with the reason)
     *[_r(op, "any", VI.simd, VI.SECTION[int(op[-1])], mods=("sat", "add"), operands=4) for op in VI.SIMD_ARITH],
     *[_r(op, "any", VI.vset, VI.SET_SECTION[int(op[-1])], mods=VI.VSET_CMP + ("add",), one_of=(VI.VSET_CMP,),
          operands=4) for op in VI.SIMD_SET],
-    *[_r(op, "any", VI.scalar, "9.7.18.1", operands=(3, 4),
-         mods=("sat", "add", "min", "max", "clamp", "wrap", "po", "shr7", "shr15") + VI.VSET_CMP) for op in VI.SCALAR],
+    *[_r(op, "any", VI.scalar, VI.SCALAR_SECTION[op], operands=(3, 4), mods=VI.SCALAR_MODS[op][0],
+         one_of=VI.SCALAR_MODS[op][1]) for op in VI.SCALAR],
 ]
 
 

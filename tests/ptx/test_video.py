@@ -206,9 +206,21 @@ def test_the_steps_say_documented_in_the_fidelity_line():
     ("vset4.u32.u32.lt.gt %r5, %r2, %r3, %r4;", ["names both .lt and .gt"]),
     ("vadd2.u32.u32.u32.min %r5, %r2, %r3, %r4;", ["vadd2.u32 does not take .min"]),
     ("vabsdiff4.u32.u32.u32 %r5, %r2, %r3;", ["takes 4 operands, not 3"]),
-    ("vadd.u32.u32.u32 %r5, %r2, %r3;", ["scalar video instruction vadd is not modelled", "9.7.18.1"]),
-    ("vshl.u32.u32.u32.clamp %r5, %r2, %r3;", ["scalar video instruction vshl"]),
-    ("vset.u32.u32.lt %r5, %r2, %r3;", ["scalar video instruction vset"]),
+    ("vadd.u32.u32.u32.sat %r5, %r2, %r3;", ["scalar video instruction vadd.sat is not modelled", "9.7.18.1.1",
+                                              "emulation of .sat, .min, .max and vmad differs"]),
+    ("vmin.s32.s32.s32.max %r5, %r2, %r3, %r4;", ["scalar video instruction vmin.max is not modelled"]),
+    ("vmad.s32.s32.s32 %r5, %r2, %r3, %r4;", ["scalar video instruction vmad is not modelled", "9.7.18.1.3"]),
+    ("vset.u32.u32.lt.min %r5, %r2, %r3, %r4;", ["vset.min is not modelled"]),
+    ("vshl.u32.u32.u32 %r5, %r2, %r3;", ["vshl takes one mode, .clamp or .wrap (PTX ISA 9.7.18.1.2)"]),
+    ("vshl.u32.u32.u32.clamp.wrap %r5, %r2, %r3;", ["names both .clamp and .wrap"]),
+    ("vshr.u32.u32.s32.wrap %r5, %r2, %r3;", ["vshr takes .dtype.atype.u32"]),
+    ("vadd.u32.u32.u32.clamp %r5, %r2, %r3;", ["vadd.u32 does not take .clamp"]),
+    ("vset.u32.u32 %r5, %r2, %r3;", ["vset takes one comparison"]),
+    ("vset.u32.u32.u32.lt %r5, %r2, %r3;", ["vset takes .atype.btype"]),
+    ("vadd.u32.u32.u32 %r5, %r2, %r3, %r4;", ["the operand c needs a secondary operation or a merge"]),
+    ("vadd.u32.u32.u32.add %r5, %r2, %r3;", [".add needs the operand c"]),
+    ("vadd.u32.u32.u32.add %r5.h1, %r2, %r3, %r4;", ["a secondary operation and a merge d.h1 exclude each other"]),
+    ("vsub.u32.u32.u32 %r5.h1, %r2, %r3, %r4.b0;", ["vsub takes no selector on c"]),
 ])
 def test_illegal_or_unmodelled_forms_are_refused_in_one_line(instr, words):
     a = np.zeros(32, np.uint32)
@@ -225,3 +237,95 @@ def test_the_pseudo_code_reference_reads_the_selectors_as_the_isa_examples():
     # Va are a's half-word 0 and both of Vb b's half-word 2 (b's low half)
     a, b, c = 0x0000_0005, 0x0000_0003, 10
     assert isa("vmin", 2, "s32", "u32", "u32", a, b, c, "00", "22", "10", add=True) == 10 + 3 + 3
+
+
+# ---- the scalar forms (9.7.18.1): the pseudo-code's helpers, one thread ------------------------
+PARTS = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
+
+
+def _part_select(x, signed, part):
+    """partSelectSignExtend(x, type, sel)."""
+    shift, w = PARTS[part] if part else (0, 32)
+    v = (x >> shift) & ((1 << w) - 1)
+    return v - (1 << w) if signed and v >> (w - 1) else v
+
+
+def _opt_merge(dsel, tmp, c):
+    """optMerge(dsel, tmp, c): the ISA's switch, case by case."""
+    if dsel == "h0":
+        return (tmp & 0xFFFF) | (0xFFFF0000 & c)
+    if dsel == "h1":
+        return ((tmp & 0xFFFF) << 16) | (0x0000FFFF & c)
+    if dsel == "b0":
+        return (tmp & 0xFF) | (0xFFFFFF00 & c)
+    if dsel == "b1":
+        return ((tmp & 0xFF) << 8) | (0xFFFF00FF & c)
+    if dsel == "b2":
+        return ((tmp & 0xFF) << 16) | (0xFF00FFFF & c)
+    if dsel == "b3":
+        return ((tmp & 0xFF) << 24) | (0x00FFFFFF & c)
+    return tmp
+
+
+def isa_scalar(op, atype, btype, a, b, c, asel=None, bsel=None, dsel=None, add=False, mode=None, cmp=None):
+    ta = _part_select(a, atype == "s32", asel)
+    tb = _part_select(b, btype == "s32", bsel)
+    if op in ("vshl", "vshr"):
+        if mode == "clamp" and tb > 32:
+            tb = 32
+        if mode == "wrap":
+            tb = tb & 0x1F
+    tmp = {"vadd": lambda: ta + tb, "vsub": lambda: ta - tb, "vabsdiff": lambda: abs(ta - tb),
+           "vmin": lambda: min(ta, tb), "vmax": lambda: max(ta, tb), "vshl": lambda: ta << tb,
+           "vshr": lambda: ta >> tb,
+           "vset": lambda: 1 if {"eq": ta == tb, "ne": ta != tb, "lt": ta < tb, "le": ta <= tb,
+                                 "gt": ta > tb, "ge": ta >= tb}[cmp] else 0}[op]()
+    if add:
+        tmp = tmp + c                       # optSecondaryOp(.add, tmp, c)
+    tmp = _opt_merge(dsel, tmp, c)
+    return tmp & 0xFFFFFFFF                 # the lower 32 bits are written to d
+
+
+SCALAR_FORMS = ["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset"]
+
+
+@pytest.mark.parametrize("op", SCALAR_FORMS)
+def test_every_scalar_form_without_sat_min_max_is_the_isa_pseudo_code(op):
+    rng = np.random.default_rng(sum(map(ord, op)))
+    a, b, c = (_words(rng, 64) for _ in range(3))
+    if op in ("vshl", "vshr"):
+        b[:40] = np.arange(40)                 # shift counts past 31 and 32 (.clamp, .wrap)
+    parts = [None, *PARTS]
+    instrs, wants = [], []
+    btypes = ("u32",) if op in ("vshl", "vshr") else ("u32", "s32")
+    for dtype, atype, btype in itertools.product(("u32", "s32"), ("u32", "s32"), btypes):
+        for mode in (("clamp", "wrap") if op in ("vshl", "vshr") else (None,)):
+            for cmp in (V.VSET_CMP if op == "vset" else (None,)):
+                for kind in ("plain", "add", "merge"):
+                    asel, bsel = (parts[int(rng.integers(len(parts)))] for _ in range(2))
+                    dsel = [p for p in PARTS][int(rng.integers(6))] if kind == "merge" else None
+                    types = f"{atype}.{btype}" if op == "vset" else f"{dtype}.{atype}.{btype}"
+                    name = f"{op}.{types}" + (f".{mode}" if mode else "") + (f".{cmp}" if cmp else "") + \
+                        (".add" if kind == "add" else "")
+                    ops = [f"%r5.{dsel}" if dsel else "%r5", f"%r2.{asel}" if asel else "%r2",
+                           f"%r3.{bsel}" if bsel else "%r3"] + (["%r4"] if kind != "plain" else [])
+                    instrs.append(f"{name} {', '.join(ops)};")
+                    wants.append([isa_scalar(op, atype, btype, int(x), int(y), int(z), asel, bsel, dsel,
+                                             kind == "add", mode, cmp) for x, y, z in zip(a, b, c)])
+    for instr, got, want in zip(instrs, _runs(instrs, a, b, c), wants):
+        assert got == want, instr
+
+
+def test_scalar_values_read_from_ptxas_sass():
+    # the forms whose sm_90 SASS ops_video's docstring reads, on values worked by hand
+    a = np.array([0xFFFFFF80, 5, 0x12345678], np.uint32)
+    b = np.array([3, 0xFFFFFFFF, 40], np.uint32)
+    c = np.array([100, 200, 0xAABBCCDD], np.uint32)
+    runs = _runs(["vmin.u32.s32.u32 %r5, %r2, %r3;",                 # -128 vs 3; 5 vs 2^32-1; 0x12345678 vs 40
+                  "vshr.u32.s32.u32.clamp %r5, %r2.h1, %r3;",        # -1 >> 3; 0 >> big; 0x1234 >> 32
+                  "vabsdiff.u32.s32.u32 %r5.b1, %r2, %r3.b3, %r4;",  # |-128 - 0|, |5 - 255|, 0x12345678 into byte 1
+                  "vset.s32.u32.lt %r5, %r2, %r3;",
+                  "vabsdiff.u32.u32.u32.add %r5, %r2, %r3, %r4;",
+                  "vshl.u32.u32.u32.wrap %r5, %r2, %r3;"], a, b, c)  # 40 wraps to 8
+    assert runs == [[0xFFFFFF80, 5, 0x28], [0xFFFFFFFF, 0, 0], [0x8064, 0xFAC8, 0xAABB78DD], [1, 1, 0],
+                    [0xFFFFFFE1, 0xC2, 0xBCF0232D], [0xFFFFFC00, 0x80000000, 0x34567800]]
