@@ -245,6 +245,10 @@ class Program:
             self.steps.append(compile_step(self, ins, pc, self._site(ins)))
         # falling off the end of the body exits: a step of no PTX line (an empty body is only it)
         self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit", info={"hidden": True}))
+        # what the scheduler reads per step: whether it counts as a warp-instruction, whether a
+        # straight line of steps may run on into it (an "op" step that is no warp collective)
+        self.counted = [not st.info.get("hidden") for st in self.steps]
+        self.straight = [st.kind == "op" and st.sync is None for st in self.steps] + [False]
 
     def _site(self, ins):
         key = ins.extra["origin"]
