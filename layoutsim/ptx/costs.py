@@ -143,11 +143,14 @@ def memo_rows(key, Z, M, compute):
     return out
 
 
-# A step's whole costing (its rows, counts and totals) kept by its threads and addresses: a k loop
-# issues the same shared-memory access pattern every iteration. Steps of at most STEP_THREADS
-# threads (keys of at most 16 KiB), at most STEPS_MAX of them per run (a full table starts again).
+# A step's whole costing (its rows, counts and totals) kept by its program, line, threads and
+# addresses: a k loop issues the same shared-memory access pattern every iteration, and a kernel
+# launched again (a test suite's, a benchmark's) the same accesses as before. Steps of at most
+# STEP_THREADS threads (keys of at most 16 KiB), at most STEPS_MAX of them in all, whatever the
+# program (a full table starts again).
 STEP_THREADS = 1024
 STEPS_MAX = 512
+_STEPS = {}              # (program, arch, the step's key) -> what the step did (Costs._replay)
 
 
 def _step_key(what, threads, offsets):
@@ -180,7 +183,8 @@ class Costs:
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
-        self._steps = {}                      # _step_key -> what the step did (_replay)
+        self._steps = _STEPS                  # _step_key -> what the step did (_replay)
+        self._program = (prog, arch)          # what a kept step's key starts with
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
@@ -188,7 +192,7 @@ class Costs:
         return self
 
     def __getstate__(self):               # a worker process sends its costs back, not its batch
-        return dict(self.__dict__, batch=None, _steps={})
+        return dict(self.__dict__, batch=None, _steps={}, _program=None)
 
     def _replay(self, done):
         """Do again what a kept step did: its costed events, totals and marks."""
@@ -273,7 +277,7 @@ class Costs:
         costed, ms = self._lowered(site, nbytes)
         if not costed:
             return
-        key = _step_key(("shared", site, op, kind, sass, nbytes), threads, offsets)
+        key = _step_key(self._program + ("shared", site, op, kind, sass, nbytes), threads, offsets)
         if key in self._steps:
             return self._replay(self._steps[key])
         uw, O, M = warp_rows(threads, offsets)
@@ -330,7 +334,7 @@ class Costs:
         if not costed:
             return
         nbytes = spec.width if spec.kind in ("ld", "st") else None
-        key = _step_key(("global", site, op, kind), threads, addresses)
+        key = _step_key(self._program + ("global", site, op, kind), threads, addresses)
         if key in self._steps:
             return self._replay(self._steps[key])
         spec = _parse(S.global_op(op, ms))
