@@ -377,8 +377,12 @@ class Costs:
             return None
         out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum()),
                "ideal_sectors": scale(self.ideal_sectors.sum())}
+        by = {}
+        for i, k in enumerate(self.global_kind):
+            if k is not None:
+                by.setdefault(k, []).append(i)
         for op in METRIC_OPS:
-            sel = np.array([k == op for k in self.global_kind])
+            sel = np.array(by.get(op, []), np.int64)
             out[op] = {"requests": scale(self.requests[sel].sum()), "sectors": scale(self.sectors[sel].sum())}
         return out
 

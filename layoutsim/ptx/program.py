@@ -249,6 +249,8 @@ class Program:
         # straight line of steps may run on into it (an "op" step that is no warp collective)
         self.counted = [not st.info.get("hidden") for st in self.steps]
         self.straight = [st.kind == "op" and st.sync is None for st in self.steps] + [False]
+        # the steps of a PTX line whose result is approximate or documented (fidelity.py, the report)
+        self.marked = [st for st in self.steps if st.site >= 0 and (st.info.get("approx") or st.info.get("documented"))]
 
     def _site(self, ins):
         key = ins.extra["origin"]
