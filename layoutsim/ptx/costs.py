@@ -150,7 +150,7 @@ def memo_rows(key, Z, M, compute):
 # program (a full table starts again).
 STEP_THREADS = 1024
 STEPS_MAX = 512
-_STEPS = {}              # (program, arch, the step's key) -> what the step did (Costs._replay)
+_STEPS = {}              # (Program.identity, arch, the step's key) -> what the step did (Costs._replay)
 
 
 def _step_key(what, threads, offsets):
@@ -184,7 +184,7 @@ class Costs:
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
         self._steps = _STEPS                  # _step_key -> what the step did (_replay)
-        self._program = (prog, arch)          # what a kept step's key starts with
+        self._program = (prog.identity, arch)     # what a kept step's key starts with
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
