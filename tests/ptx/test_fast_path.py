@@ -14,7 +14,7 @@ import pytest
 
 import layoutsim.ptx as P
 from gpu_check.kernel_corpus import launches as L
-from layoutsim.ptx import events, scheduler
+from layoutsim.ptx import costs, events, scheduler
 
 LAUNCHES = [("kernels", n) for n in ("transpose_conflicts", "warp_reduce", "histogram_atomics", "softmax_f32",
                                      "cp_async_gemv", "mma_ldmatrix_swizzled", "wmma_f16_shared", "wgmma_ss_f16",
@@ -76,3 +76,21 @@ def test_reference_switch(monkeypatch):
         assert scheduler.reference() is ref
     monkeypatch.delenv("LAYOUTSIM_PTX_REFERENCE")
     assert scheduler.reference() is False
+
+
+@pytest.mark.parametrize("part,name", [("cute", "cute_hgemm_sm80_tn"), ("triton", "matmul_f16"),
+                                       ("kernels", "softmax_f32")])
+def test_a_launch_repeated_replays_its_costings(monkeypatch, part, name):
+    """costs.py keeps a step's costing across launches of one program: the second launch replays
+    every costing the first computed, and gives what costing each step afresh gives."""
+    s = L.setup(part, name)
+    monkeypatch.setattr(costs, "_STEPS", {})
+    P.run(s.ptx, s.kernel, s.grid, s.block, s.args, **s.options)
+    assert costs._STEPS                                  # the first launch kept its steps
+    again = P.run(s.ptx, s.kernel, s.grid, s.block, s.args, **s.options)
+    monkeypatch.setattr(costs, "STEP_THREADS", 0)        # no step kept: each costed afresh
+    fresh = P.run(s.ptx, s.kernel, s.grid, s.block, s.args, **s.options)
+    assert _report(again) == _report(fresh)
+    assert again.samples == fresh.samples
+    for a, b in zip(again.buffers, fresh.buffers):
+        assert (a is None and b is None) or a.tobytes() == b.tobytes()
