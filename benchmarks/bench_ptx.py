@@ -26,8 +26,8 @@ from the nvidia-cutlass wheel with nvcc; skipped with a note when either is miss
 checkout and in DIR (another checkout, e.g. `git worktree add /tmp/base main`: its layoutsim is
 imported first), alternating, each run in a fresh process; printed per launch: the steady-state rate
 per CPU second of each (warp-instructions / the least CPU time of the --repeat runs of a process; the
-range over the rounds), and this checkout's rate over DIR's, round by round (the range): the machine
-may be shared, so CPU time, the least of several runs, and ranges, not one figure.
+range over the rounds), and this checkout's rate over DIR's, round by round (the range and its
+median): the machine may be shared, so CPU time, the least of several runs, and ranges, not one figure.
 
 Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of 2 x 2 wmma
 16x16x16 fragments, A and B staged through padded shared memory; PTX compiled with
@@ -228,7 +228,8 @@ def _print_against(o):
     def span(v, f="{:,.0f}"):
         return f"{f.format(min(v))}-{f.format(max(v))}"
     print(f"{o['launch'][:40]:40s} {o['warp_instructions']:>9,} warp-instr  per CPU s: this {span(o['this']):>19s}  "
-          f"base {span(o['base']):>19s}  this/base {span(o['ratio'], '{:.2f}')}  first run {span(o['first_this'], '{:.2f}')} "
+          f"base {span(o['base']):>19s}  this/base {span(o['ratio'], '{:.2f}')} (median "
+          f"{statistics.median(o['ratio']):.2f})  first run {span(o['first_this'], '{:.2f}')} "
           f"vs {span(o['first_base'], '{:.2f}')} s")
 
 
