@@ -256,7 +256,7 @@ class Costs:
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
             return False, ms
         if ms and nbytes and site not in self.notes:
-            other = sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes})
+            other = _other_widths(tuple(ms), nbytes)
             if other:
                 w, pieces = sass_width(ms, nbytes)
                 how = ("costed as the PTX access" if w == nbytes else
@@ -420,6 +420,12 @@ def sass_width(ms, nbytes):
     if w < nbytes and nbytes % w == 0 and len(plain) == nbytes // w:
         return w, nbytes // w
     return nbytes, 1
+
+
+@lru_cache(maxsize=4096)
+def _other_widths(ms, nbytes):
+    """The plain memory SASS among ms that moves another width than nbytes, sorted."""
+    return tuple(sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes}))
 
 
 @lru_cache(maxsize=None)
