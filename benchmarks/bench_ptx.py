@@ -22,6 +22,12 @@ captures), "cub" = CUB's captured launches (skipped until captured on the GPU), 
 FlashAttention-2's forward kernel (flash-attn 2.8.3.post2), "clusters" = the cluster probes; "cutlass" = CUTLASS's CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt
 from the nvidia-cutlass wheel with nvcc; skipped with a note when either is missing),
 --cutlass-size M,N,K, output checked exactly.
+--against DIR (with --launches): before/after in one run: each launch runs --rounds times in this
+checkout and in DIR (another checkout, e.g. `git worktree add /tmp/base main`: its layoutsim is
+imported first), alternating, each run in a fresh process; printed per launch: the steady-state rate
+per CPU second of each (warp-instructions / the least CPU time of the --repeat runs of a process; the
+range over the rounds), and this checkout's rate over DIR's, round by round (the range and its
+median): the machine may be shared, so CPU time, the least of several runs, and ranges, not one figure.
 
 Kernel: benchmarks/kernels/gemm.cu, `wmma_gemm64` (64 x 64 CTA tiles, 4 warps of 2 x 2 wmma
 16x16x16 fragments, A and B staged through padded shared memory; PTX compiled with
@@ -119,7 +125,7 @@ def child(spec):
     tracemalloc.stop()
     threads = int(np.prod(r.grid)) * int(np.prod(r.block))
     out = {"warp_instructions": r.warp_instructions, "import_s": import_s, "first_s": first,
-           "steady_s": statistics.median(walls), "steady_cpu_s": statistics.median(cpus),
+           "steady_s": statistics.median(walls), "steady_cpu_s": statistics.median(cpus), "best_cpu_s": min(cpus),
            "peak_bytes": peak, "threads": threads}
     if ref is not None:              # C is the third array argument
         out["exact"] = bool(np.array_equal(r.buffers[[i for i, a in enumerate(args) if isinstance(a, np.ndarray)][2]],
@@ -158,6 +164,23 @@ def launches(which, repeat, size, cutlass_root=None):
     return out
 
 
+def _child(name, spec, root):
+    """One launch in a fresh process whose layoutsim is the checkout at `root` (imported first, so
+    every layoutsim module comes from there; the launches are built by this checkout's gpu_check)."""
+    root = Path(root).resolve()
+    p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                           [str(root), str(root / "benchmarks"), os.environ.get("PYTHONPATH", "")])))
+    if p.returncode:
+        return {"launch": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+    o = json.loads(p.stdout.strip().splitlines()[-1])
+    o["rate"] = o["warp_instructions"] / o["steady_s"]
+    o["cpu_rate"] = o["warp_instructions"] / o["steady_cpu_s"]
+    o["best_cpu_rate"] = o["warp_instructions"] / o["best_cpu_s"]
+    o["bytes_per_thread"] = o["peak_bytes"] / o["threads"]
+    return dict(o, launch=name)
+
+
 def per_launch(args):
     size = tuple(int(v) for v in args.cutlass_size.split(","))
     rows = []
@@ -165,23 +188,49 @@ def per_launch(args):
     bad = [w for w in which if w not in CORPORA + ("cutlass",)]
     if bad:
         sys.exit(f"bench_ptx: --launches {bad[0]!r}: give some of {', '.join(CORPORA + ('cutlass',))}")
+    only = set(args.only.split(",")) if args.only else None
+    here = Path(__file__).resolve().parents[1]
     for name, spec in launches(which, args.repeat, size, args.cutlass_root):
-        p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
-                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                               [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent),
-                                os.environ.get("PYTHONPATH", "")])))
-        if p.returncode:
-            rows.append({"launch": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})
-        else:
-            o = json.loads(p.stdout.strip().splitlines()[-1])
-            o["rate"] = o["warp_instructions"] / o["steady_s"]
-            o["cpu_rate"] = o["warp_instructions"] / o["steady_cpu_s"]
-            o["bytes_per_thread"] = o["peak_bytes"] / o["threads"]
-            rows.append(dict(o, launch=name))
+        if only is not None and name not in only:
+            continue
+        if args.against:
+            rows.append(_against(name, spec, here, args.against, args.rounds))
+            if not args.json:
+                _print_against(rows[-1])
+            continue
+        rows.append(_child(name, spec, here))
         if not args.json:
             _print_row(rows[-1])
     if args.json:
         print(json.dumps(rows, indent=1))
+
+
+def _against(name, spec, here, base, rounds):
+    """{launch, warp_instructions, this, base: [CPU rates], ratio: [this / base per round]}."""
+    this, other = [], []
+    for _ in range(rounds):
+        for out, root in ((this, here), (other, base)):
+            o = _child(name, spec, root)
+            if "error" in o:
+                return {"launch": name, "error": f"{root}: {o['error']}"}
+            out.append(o)
+    return {"launch": name, "warp_instructions": this[0]["warp_instructions"],
+            "this": [o["best_cpu_rate"] for o in this], "base": [o["best_cpu_rate"] for o in other],
+            "first_this": [o["first_s"] for o in this], "first_base": [o["first_s"] for o in other],
+            "ratio": [a["best_cpu_rate"] / b["best_cpu_rate"] for a, b in zip(this, other)]}
+
+
+def _print_against(o):
+    if "error" in o:
+        print(f"{o['launch'][:40]:40s} failed: {o['error']}")
+        return
+
+    def span(v, f="{:,.0f}"):
+        return f"{f.format(min(v))}-{f.format(max(v))}"
+    print(f"{o['launch'][:40]:40s} {o['warp_instructions']:>9,} warp-instr  per CPU s: this {span(o['this']):>19s}  "
+          f"base {span(o['base']):>19s}  this/base {span(o['ratio'], '{:.2f}')} (median "
+          f"{statistics.median(o['ratio']):.2f})  first run {span(o['first_this'], '{:.2f}')} "
+          f"vs {span(o['first_base'], '{:.2f}')} s")
 
 
 def _print_row(o):
@@ -211,7 +260,17 @@ def main():
     ap.add_argument("--cutlass-root", default=None,
                     help="--launches: a CUTLASS source tree (default: the installed nvidia-cutlass wheel's)")
     ap.add_argument("--cutlass-size", default="256,256,256", help="--launches: M,N,K of the CUTLASS GEMMs")
+    ap.add_argument("--only", default=None, help="--launches: only these launches (corpus/name, comma-separated)")
+    ap.add_argument("--against", default=None,
+                    help="--launches: another checkout to compare with, round by round (before/after)")
+    ap.add_argument("--rounds", type=int, default=3, help="--against: runs of each launch in each checkout")
     args = ap.parse_args()
+    if args.against and not args.launches:
+        ap.error("--against compares launches: give --launches too")
+    if args.against and not (Path(args.against) / "benchmarks" / "bench_ptx.py").is_file():
+        ap.error(f"--against {args.against}: not a layoutsim checkout (no benchmarks/bench_ptx.py in it)")
+    if args.rounds < 1:
+        ap.error("--rounds: give at least 1")
     if args.launches:
         per_launch(args)
         return

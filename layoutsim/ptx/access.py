@@ -37,9 +37,9 @@ def space_of(mods):
 
 def _check_align(addr, nbytes, threads, what, space):
     # a power of two divides exactly the numbers whose low bits it masks are 0 (negatives too)
-    bad = (addr & (nbytes - 1) if nbytes & (nbytes - 1) == 0 else addr % nbytes) != 0
-    if np.any(bad):
-        j = int(np.flatnonzero(bad)[0])
+    low = addr & (nbytes - 1) if nbytes & (nbytes - 1) == 0 else addr % nbytes
+    if low.any():
+        j = int(np.flatnonzero(low)[0])
         raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} is not {nbytes}-byte aligned, as a "
                                          f"{nbytes}-byte {what} needs: the GPU faults (misaligned address)",
                     "misaligned", space)

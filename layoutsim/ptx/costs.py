@@ -143,11 +143,14 @@ def memo_rows(key, Z, M, compute):
     return out
 
 
-# A step's whole costing (its rows, counts and totals) kept by its threads and addresses: a k loop
-# issues the same shared-memory access pattern every iteration. Steps of at most STEP_THREADS
-# threads (keys of at most 16 KiB), at most STEPS_MAX of them per run (a full table starts again).
+# A step's whole costing (its rows, counts and totals) kept by its program, line, threads and
+# addresses: a k loop issues the same shared-memory access pattern every iteration, and a kernel
+# launched again (a test suite's, a benchmark's) the same accesses as before. Steps of at most
+# STEP_THREADS threads (keys of at most 16 KiB), at most STEPS_MAX of them in all, whatever the
+# program (a full table starts again).
 STEP_THREADS = 1024
 STEPS_MAX = 512
+_STEPS = {}              # (Program.identity, arch, the step's key) -> what the step did (Costs._replay)
 
 
 def _step_key(what, threads, offsets):
@@ -180,7 +183,8 @@ class Costs:
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
-        self._steps = {}                      # _step_key -> what the step did (_replay)
+        self._steps = _STEPS                  # _step_key -> what the step did (_replay)
+        self._program = (prog.identity, arch)     # what a kept step's key starts with
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
@@ -188,7 +192,7 @@ class Costs:
         return self
 
     def __getstate__(self):               # a worker process sends its costs back, not its batch
-        return dict(self.__dict__, batch=None, _steps={})
+        return dict(self.__dict__, batch=None, _steps={}, _program=None)
 
     def _replay(self, done):
         """Do again what a kept step did: its costed events, totals and marks."""
@@ -252,7 +256,7 @@ class Costs:
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
             return False, ms
         if ms and nbytes and site not in self.notes:
-            other = sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes})
+            other = _other_widths(tuple(ms), nbytes)
             if other:
                 w, pieces = sass_width(ms, nbytes)
                 how = ("costed as the PTX access" if w == nbytes else
@@ -273,7 +277,7 @@ class Costs:
         costed, ms = self._lowered(site, nbytes)
         if not costed:
             return
-        key = _step_key(("shared", site, op, kind, sass, nbytes), threads, offsets)
+        key = _step_key(self._program + ("shared", site, op, kind, sass, nbytes), threads, offsets)
         if key in self._steps:
             return self._replay(self._steps[key])
         uw, O, M = warp_rows(threads, offsets)
@@ -330,7 +334,7 @@ class Costs:
         if not costed:
             return
         nbytes = spec.width if spec.kind in ("ld", "st") else None
-        key = _step_key(("global", site, op, kind), threads, addresses)
+        key = _step_key(self._program + ("global", site, op, kind), threads, addresses)
         if key in self._steps:
             return self._replay(self._steps[key])
         spec = _parse(S.global_op(op, ms))
@@ -373,8 +377,12 @@ class Costs:
             return None
         out = {"requests": scale(self.requests.sum()), "sectors": scale(self.sectors.sum()),
                "ideal_sectors": scale(self.ideal_sectors.sum())}
+        by = {}
+        for i, k in enumerate(self.global_kind):
+            if k is not None:
+                by.setdefault(k, []).append(i)
         for op in METRIC_OPS:
-            sel = np.array([k == op for k in self.global_kind])
+            sel = np.array(by.get(op, []), np.int64)
             out[op] = {"requests": scale(self.requests[sel].sum()), "sectors": scale(self.sectors[sel].sum())}
         return out
 
@@ -412,6 +420,12 @@ def sass_width(ms, nbytes):
     if w < nbytes and nbytes % w == 0 and len(plain) == nbytes // w:
         return w, nbytes // w
     return nbytes, 1
+
+
+@lru_cache(maxsize=4096)
+def _other_widths(ms, nbytes):
+    """The plain memory SASS among ms that moves another width than nbytes, sorted."""
+    return tuple(sorted({m for m in ms if m.split(".")[0] in SASS.PLAIN and SASS.width(m) != nbytes}))
 
 
 @lru_cache(maxsize=None)

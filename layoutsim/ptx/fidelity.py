@@ -44,9 +44,7 @@ def compute(prog, executions, warp_instructions):
     and whether ptxas's contraction decisions were available."""
     approx, unknown, documented = {}, {}, {}
     c = prog.contraction
-    for st in prog.steps:
-        if st.site < 0:
-            continue
+    for st in prog.marked:            # the others are exact
         if st.info.get("documented") and st.site not in documented:
             documented[st.site] = {"line": st.ins.line, "instruction": st.ins.name, "source": st.info["documented"],
                                    "executions": int(executions[st.site])}

@@ -96,6 +96,22 @@ class Builder:
                                  f".b128 only between .b128 registers)")
         return wide or (op.kind == "sink" and getattr(typ, "name", "") == "b128")
 
+    def plain_words(self, ops, ins):
+        """(slots, storage dtype) when every operand is a register (no special register, no
+        negation) of 32 bits and all share one storage dtype: their values are then the raw
+        32-bit words read(op, b32) gives and write(op, b32) stores, viewed as that dtype. None
+        otherwise."""
+        slots = []
+        for op in ops:
+            if op.kind != "reg" or op.value in SPECIAL or op.neg:
+                return None
+            slots.append(self.slot(op, ins))
+        storages = {self.prog.reg_types[s].storage for s in slots}
+        if len(storages) != 1 or any(self.prog.reg_types[s].bits != 32 for s in slots):
+            return None
+        st = storages.pop()
+        return (slots, st) if st.itemsize == 4 and st != np.bool_ else None
+
     def read(self, op, typ, ins):
         """A function(batch) -> array (or numpy scalar) of `typ`'s dtype."""
         _readable(op, ins)

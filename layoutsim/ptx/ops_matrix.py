@@ -52,6 +52,14 @@ def read_words(b, ops, ins):
         parts.append((b.read(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
 
     n = sum(2 if wide else 1 for _, wide in parts)
+    plain = b.plain_words(ops, ins)
+    if plain is not None:                      # 32-bit registers of one storage: one stack
+        slots = plain[0]
+
+        def words(bt):
+            regs = bt.regs
+            return np.stack([regs[s] for s in slots], axis=1).view(np.uint32)
+        return words
 
     def f(bt):
         out = np.empty((bt.T, n), np.uint32)   # each column assigned (a scalar broadcasts), cast to 32 bits
@@ -76,8 +84,14 @@ def write_words(b, ops, ins):
         rt = b.rtype(o, ins)
         parts.append((b.write(o, T.get("b64") if rt.bits == 64 else T.get("b32"), ins), rt.bits == 64))
 
+    plain = b.plain_words(ops, ins)
+
     def f(bt, words, thr, g):
         every = len(thr) == bt.T          # every warp of the batch: thr is 0 .. T-1 in order
+        if every and plain is not None and words.dtype == np.uint32:   # the rows of one block
+            for s, row in zip(plain[0], np.ascontiguousarray(words.T).view(plain[1])):
+                bt.regs[s] = row
+            return
         j = 0
         for w, wide in parts:
             if wide:

@@ -74,6 +74,7 @@ class Program:
         self.lowered = None                # sass.Lowered: the SASS of each line (set by runner.program)
         self.contraction = None            # contract.Contraction: ptxas's fused mul+adds (runner.program)
         self.reads_clock = False           # an instruction reads %clock/%clock64/%globaltimer (operands.py)
+        self.identity = object()           # this program in keys that must not keep it alive (costs.py)
         self._layout_kernel_params()
         self._place_globals()
         self._place(self.fn, prefix="", stack=(self.fn.name,))
@@ -246,6 +247,12 @@ class Program:
             self.steps.append(compile_step(self, ins, pc, self._site(ins)))
         # falling off the end of the body exits: a step of no PTX line (an empty body is only it)
         self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit", info={"hidden": True}))
+        # what the scheduler reads per step: whether it counts as a warp-instruction, whether a
+        # straight line of steps may run on into it (an "op" step that is no warp collective)
+        self.counted = [not st.info.get("hidden") for st in self.steps]
+        self.straight = [st.kind == "op" and st.sync is None for st in self.steps] + [False]
+        # the steps of a PTX line whose result is approximate or documented (fidelity.py, the report)
+        self.marked = [st for st in self.steps if st.site >= 0 and (st.info.get("approx") or st.info.get("documented"))]
 
     def _site(self, ins):
         key = ins.extra["origin"]

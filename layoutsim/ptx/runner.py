@@ -237,7 +237,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     scale = (lambda v: int(round(v * factor))) if factor != 1 else int
     rows = []
     approx = {}                          # site -> the first of its steps' approximation notes
-    for st in prog.steps:
+    for st in prog.marked:
         if st.info.get("approx"):
             approx.setdefault(st.site, st.info["approx"])
     # the counters as Python ints, each array converted once (not one numpy scalar per site and field)
@@ -248,6 +248,9 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     for i, site in enumerate(prog.sites):
         shared = costs.kind[i] is not None
         glob = costs.global_kind[i] is not None
+        if not (shared or glob or costs.sass[i] or i in costs.notes or i in approx):    # nothing costed, no note
+            rows.append(InstructionStats(site.line, site.cuda, site.text, executions[i]))
+            continue
         rows.append(InstructionStats(
             line=site.line, cuda=site.cuda, text=site.text, executions=executions[i],
             wavefronts=scale(wavefronts[i]) if shared else None,

@@ -32,10 +32,12 @@ class Samples:
         self.arch = arch
         self.rows = [[] for _ in range(n_sites)]
         self.batch = None                  # the batch running now (begin)
+        self._coords = {}
 
     def begin(self, bt):
         """The batch whose accesses come next (a sample names its CTA and warp)."""
         self.batch = bt
+        self._coords = {}                  # batch CTA index -> its grid coordinates
         return self
 
     def on_costed(self, site, space, op, O, M, warps, counts):
@@ -45,30 +47,39 @@ class Samples:
             self.add(site, space, op, O, M, warps, counts)
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
-        return dict(self.__dict__, batch=None)
+        return dict(self.__dict__, batch=None, _coords={})
 
-    def _where(self, warps, k):
-        """(CTA coordinates, warp in the CTA) of batch warp k's index warps[k] (None: unknown)."""
+    def _where(self, warps, take):
+        """[(CTA coordinates, warp in the CTA)] of the first `take` batch warps `warps` (None: unknown)."""
         bt = self.batch
         if warps is None or bt is None:
-            return None, None
-        w = int(warps[k])
-        return list(bt.launch.cta_coords(int(bt.ctas[w // bt.wpc]))), w % bt.wpc
+            return [(None, None)] * take
+        out, coords = [], self._coords
+        for w in np.asarray(warps[:take]).tolist():
+            c = w // bt.wpc
+            xyz = coords.get(c)
+            if xyz is None:
+                xyz = coords[c] = bt.launch.cta_coords(int(bt.ctas[c]))
+            out.append((list(xyz), w % bt.wpc))
+        return out
 
     def add(self, site, space, op, O, M, warps, counts):
         """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
-        take = min(self.per_line - len(self.rows[site]), O.shape[0])
+        rows = self.rows[site]
+        take = min(self.per_line - len(rows), O.shape[0])
         if take <= 0:
             return
-        masks = np.packbits(M[:take], axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
-        addresses = np.where(M[:take], O[:take].astype(object), None).tolist()     # an int per active lane
-        counted = {n: np.asarray(v[:take]).tolist() for n, v in counts.items()}
-        for k in range(take):
-            cta, warp = self._where(warps, k)
-            self.rows[site].append({
-                "space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
-                "addresses": addresses[k],
-                **{n: int(v[k]) for n, v in counted.items()}})
+        Mt = M[:take]
+        masks = np.packbits(Mt, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
+        # an int per active lane, None for the others
+        addresses = O[:take].tolist() if Mt.all() else np.where(Mt, O[:take].astype(object), None).tolist()
+        counted = [(n, np.asarray(v[:take]).tolist()) for n, v in counts.items()]
+        for k, (cta, warp) in enumerate(self._where(warps, take)):
+            row = {"space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
+                   "addresses": addresses[k]}
+            for n, v in counted:
+                row[n] = int(v[k])
+            rows.append(row)
 
     def merge(self, other):
         for mine, theirs in zip(self.rows, other.rows):

@@ -24,7 +24,17 @@ Synchronization:
     a deadlock;
   * exit: the thread stops; barriers then expect fewer warps.
 Nothing left to run while threads wait is a deadlock, reported with the waiting instructions.
+
+Straight lines: when the threads that ran an ordinary step ("op", no warp collective) are the only
+ones with somewhere to go (no other PC waits, no warp waits at a collective), the next step is
+the lowest PC at which threads wait and they are all there: if it is an ordinary step too, it runs
+at once for the same threads, with no look at the waiting PCs and no recount of the threads. The
+same steps run for the same threads in the same order as the general loop would run them; with
+LAYOUTSIM_PTX_REFERENCE=1 in the environment every step goes through the general loop (the
+reference the differential test, tests/ptx/test_fast_path.py, compares with).
 """
+import os
+
 import numpy as np
 
 from . import faults
@@ -48,11 +58,14 @@ class Scheduler:
         bt.bar_pred = np.zeros(T, bool)
         self.n_live = int(np.count_nonzero(bt.live))
         self.live_warps = int(np.count_nonzero(bt.live.reshape(bt.W, 32).any(1)))
+        self.straight = None if reference() else bt.prog.straight
+        self.counted = bt.prog.counted
 
     # ---- the loop --------------------------------------------------------------------------------
     def run(self):
         """Run the batch to its end; returns the number of steps it took."""
         bt, steps, costs = self.bt, self.steps, self.costs
+        straight, counted = self.straight, self.counted
         groups = {0: bt.live.copy()} if self.n_live else {}
         n, check_at = 0, 1
         while True:
@@ -78,27 +91,54 @@ class Scheduler:
                     if not m.any():
                         continue
                     full = False
-            if not step.info.get("hidden"):
-                nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
-                costs.executions[step.site] += nw
-                costs.warp_instructions += nw
-                if bt.issued is not None:           # %clock64: each warp's own count
-                    bt.issued += m.reshape(bt.W, 32).any(1)
-            n += 1
-            if n >= check_at:
-                check_at = self.watch.check(n)
-            if step.guard is not None:
-                pred = bt.regs[step.guard[0]]
-                g = m & ~pred if step.guard[1] else m & pred
-                gfull = False
-            else:
-                g, gfull = m, full
+            nw = None
+            while True:                             # a straight line of ordinary steps runs on here
+                if counted[p]:
+                    if nw is None:
+                        nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
+                    costs.executions[step.site] += nw
+                    costs.warp_instructions += nw
+                    if bt.issued is not None:       # %clock64: each warp's own count
+                        bt.issued += m.reshape(bt.W, 32).any(1)
+                n += 1
+                if n >= check_at:
+                    check_at = self.watch.check(n)
+                if step.guard is not None:
+                    pred = bt.regs[step.guard[0]]
+                    g = m & ~pred if step.guard[1] else m & pred
+                    gfull = False
+                else:
+                    g, gfull = m, full
+                if step.kind == "op":
+                    try:
+                        step.fn(bt, g, gfull)
+                    except Fault as f:
+                        raise self._fault(step, f) from None
+                    q = p + 1
+                elif step.kind == "bra" and straight is not None:
+                    if gfull or step.guard is None:
+                        q = step.target                 # every thread of m takes it
+                    elif not g.any():
+                        q = p + 1                       # none does
+                    elif (m & ~g).any():
+                        _add(groups, step.target, g)    # the threads part: the general loop
+                        _add(groups, p + 1, m & ~g)
+                        break
+                    else:
+                        q = step.target
+                else:
+                    break
+                if straight is not None and straight[q] and not groups and q not in self.ws_wait:
+                    p = q
+                    step = steps[p]
+                    continue
+                _add(groups, q, m)
+                break
             kind = step.kind
+            if kind == "op" or (kind == "bra" and straight is not None):
+                continue
             try:
-                if kind == "op":
-                    step.fn(bt, g, gfull)
-                    _add(groups, p + 1, m)
-                elif kind == "mbwait":
+                if kind == "mbwait":
                     forced = self.mb_forced.pop(p, None)
                     park = step.fn(bt, g, gfull, forced)
                     _add(groups, p + 1, m & ~park)
@@ -306,6 +346,11 @@ class Scheduler:
             t, _, flat = mb.parked.get(step.site, (int(np.flatnonzero(mask)[0]), 0, None))
             waits.append(("mbarrier", step, mask, t, mb.describe(flat) if flat is not None else "an mbarrier"))
         return faults.deadlock(bt, waits)
+
+
+def reference():
+    """True when LAYOUTSIM_PTX_REFERENCE is set (not "" or "0"): every step through the general loop."""
+    return os.environ.get("LAYOUTSIM_PTX_REFERENCE", "") not in ("", "0")
 
 
 def _add(groups, pc, mask):

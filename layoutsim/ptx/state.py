@@ -175,6 +175,19 @@ def scatter(views, off, data):
         views[unit][idx] = words
 
 
+def _zero_registers(types, n):
+    """One zeroed array of n values per register, each its own memory: the rows of one block per
+    storage type (one allocation per type, not per register)."""
+    out = [None] * len(types)
+    by = {}
+    for i, t in enumerate(types):
+        by.setdefault(t.storage, []).append(i)
+    for st, idx in by.items():
+        for i, row in zip(idx, np.zeros((len(idx), n), st)):
+            out[i] = row
+    return out
+
+
 class Batch:
     """The state of one batch of CTAs executing together."""
 
@@ -197,7 +210,7 @@ class Batch:
         self.lane = (t % 32).astype(np.uint32)
         self.local_tid = local_tid
         self.live = self.exists.copy()
-        self.regs = [np.zeros(self.T, r.storage) for r in prog.reg_types]
+        self.regs = _zero_registers(prog.reg_types, self.T)
         # shared memory: one window of prog.smem_size bytes per CTA
         S = max(16, -(-prog.smem_size(launch.shared_bytes) // 16) * 16)
         self.smem_size = prog.smem_size(launch.shared_bytes)
