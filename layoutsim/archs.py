@@ -224,9 +224,10 @@ def reserved_smem_per_block(arch):
 # and _cap as the constants 0 and 0x400 (the same base for -arch=sm_100a and sm_120a). For sm_80/86/89 the same ptxas addresses that array as 0
 # and puts the reserved bytes at the window's end: `mov.u32 %r, %reserved_smem_offset_*` compiles to
 # no immediate there (-arch=sm_80, sm_86 and sm_89 alike): _cap is `S2R SR_SMEMSZ` (the window's
-# size), _begin `IADD3 SR_SMEMSZ - c[0x0][0x114]` and _end `c[0x0][0x120]`, words the driver writes
-# at launch, so the executor refuses these registers there (operands.py); other targets: not looked
-# at, taken as sm_80's.
+# size), _begin and _0 `IADD3 SR_SMEMSZ - c[0x0][0x114]`, _end `c[0x0][0x120]` and _1
+# `c[0x0][0x124]`, words the driver writes at launch, so the executor refuses these registers there
+# (operands.py; cuda-samples' cooperative-groups reduce reads _0/_1); other targets: not looked at,
+# taken as sm_80's.
 def user_smem_base(arch):
     return reserved_smem_per_block(arch) if nvidia_at_least(arch, "sm_90") else 0
 
