@@ -260,8 +260,16 @@ def test_tcgen05_mma_is_layoutsim_mma_bit_for_bit(kind, types, M, N, amn, bmn, n
     out = np.zeros((128, N), np.uint32)
     src = mma_kernel(N, 16384, two, mask).replace("KIND", kind)
     r = ptx.run(src, "k", 1, 128, [img, out, np.uint64(descs[0]), np.uint64(descs[1]), np.uint32(idesc)],
-                arch="sm_100", shared_bytes=0)
+                arch="sm_100", shared_bytes=0, record_mmas=two)
     got = r.buffers[1]
+    if two:     # the MMA records (events.Mma): the operands as read, D as computed (before the mask)
+        first, second = r.mmas
+        assert (first.name, first.types, first.ctas, first.neg_a) == (inst.name, types, (0,), neg_a)
+        assert np.array_equal(first.a, A.view(f"u{e}")) and np.array_equal(first.b, B.view(f"u{e}").T)
+        assert not first.c.any() and np.array_equal(second.c, first.d.astype(second.c.dtype))
+        assert first.taddr == second.taddr and first.scale_a is None
+    else:
+        assert r.mmas is None
     a = A.view(f"u{e}")
     if neg_a:
         a = a ^ a.dtype.type(1 << (8 * e - 1))                   # negate: the sign bit flipped
@@ -270,6 +278,7 @@ def test_tcgen05_mma_is_layoutsim_mma_bit_for_bit(kind, types, M, N, amn, bmn, n
     D = layoutsim.mma(inst, a, b, c, arch="sm_100a", raw=True, types=types)
     if two:
         D = layoutsim.mma(inst, a, b, D, arch="sm_100a", raw=True, types=types)
+        assert np.array_equal(second.d, D.astype(np.uint32))
     lanes = np.arange(M) if M == 128 else 32 * (np.arange(M) // 16) + np.arange(M) % 16     # Layout D / F
     cells = got[lanes]
     if d == "f16":

@@ -80,7 +80,7 @@ def _even_cta_barrier(src):
     return out
 
 
-def _run_pair(stem, src, A, B, C, D, alpha, beta):
+def _run_pair(stem, src, A, B, C, D, alpha, beta, **kw):
     """04/05: 4x4 clusters of 2-CTA MMAs (256x256 per pair, 2 pairs along M); each CTA's TMA box is its
     half of the pair's tile split over the cluster column (A: 128/4 rows) or row (B: 128/2 rows)."""
     M, K = A.shape
@@ -96,18 +96,19 @@ def _run_pair(stem, src, A, B, C, D, alpha, beta):
         args = [coords(M, K), coords(N, K), coords(M, N), coords(M, N), b"\0", b"\0", tiled, b"\0"] + tma + epi
     grid = (M // 512 * 4, N // 1024 * 4)
     r = ptx.run(_even_cta_barrier(src), _entry(src), grid, 128, args + [np.float32(alpha), np.float32(beta)],
-                arch="sm_100", shared_bytes=128 * 64 * 2 * 2 + 128, cluster=(4, 4, 1))
+                arch="sm_100", shared_bytes=128 * 64 * 2 * 2 + 128, cluster=(4, 4, 1), **kw)
     return r.buffers[3][0] if stem.startswith("04") else r.buffers[11], r      # 05: the D tensor map's array
 
 
-def _run(stem, A, B, C, alpha=1.0, beta=0.0):
-    """D of one launch of the tutorial's gemm_device (its main()'s arguments, M x N x K given)."""
+def _run(stem, A, B, C, alpha=1.0, beta=0.0, **kw):
+    """(D, Run) of one launch of the tutorial's gemm_device (its main()'s arguments, M x N x K given;
+    kw: more keywords of layoutsim.ptx.run)."""
     M, K = A.shape
     N = B.shape[0]
     D = np.zeros((M, N), np.float32)
     src = gzip.decompress((DATA / f"{stem}.sm_100a.ptx.gz").read_bytes()).decode()
     if stem[:2] in ("04", "05"):
-        return _run_pair(stem, src, A, B, C, D, alpha, beta)
+        return _run_pair(stem, src, A, B, C, D, alpha, beta, **kw)
     # the tutorial's TiledMMA by value: UMMA::InstrDescriptor idesc_ (CuTe's value), accumulate_ (One)
     tiled = np.asarray([_cute_idesc("f16", "f32.f16.f16", 128, 256)], "<u4").tobytes() + bytes([1, 0, 0, 0])
     # SharedStorage: A 128x64 f16, B 256x64 f16 (128-byte aligned), the mbarrier(s), the TMEM address
@@ -123,7 +124,7 @@ def _run(stem, A, B, C, alpha=1.0, beta=0.0):
     r = ptx.run(src, _entry(src), (M // 128, N // 256), 128,
                 ab + [_tensor((M, N), (N,), C), _tensor((M, N), (N,), D), b"\0", tiled, b"\0"] + tma
                 + [np.float32(alpha), np.float32(beta)], arch="sm_100", shared_bytes=shared,
-                cluster=(4, 4, 1) if stem.startswith("03") else None)
+                cluster=(4, 4, 1) if stem.startswith("03") else None, **kw)
     return r.buffers[3][0], r
 
 
