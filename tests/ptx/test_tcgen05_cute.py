@@ -9,7 +9,10 @@ produce the GEMM the tutorial computes:
   - exactly the float64 product for the tutorial's own inputs (integers in [-2, 2), its
     initialize_tensor) and its own check (example_utils.hpp compare_results: max |D - ref| == 0);
   - CuTe's instruction descriptors (UMMA::make_instr_desc, printed by print_idesc.cu) decode to the
-    fields CuTe meant (ptx/table's tcgen05.mma reads them with isa/ptx_tcgen05_idesc.py).
+    fields CuTe meant (ptx/table's tcgen05.mma reads them with isa/ptx_tcgen05_idesc.py);
+  - where pip `mmasim` is installed, every MMA the kernel executed bit for bit MMA-Sim's D from the
+    same A, B and C (tests/blackwell_oracle.py; the 2-CTA MMAs of 04/05 through MMA-Sim's
+    cta_group::1 dot products, which is all it models), each output tile its accumulation's last D.
 04 and 05 run 2-CTA MMAs (tcgen05.mma.cta_group::2 m256n256k16 per CTA pair, TMA .cta_group::2, commit
 multicast from the pair; 05 adds a TMA epilogue). Their TMA's mbarrier operand is CuTe's
 `shared::cta address & Sm100MmaPeerBitMask` (cute/arch/copy_sm100_tma.hpp): CuTe relies on bit 24 of
@@ -33,6 +36,8 @@ from layoutsim.isa.ptx_tcgen05_idesc import decode, encode
 from layoutsim.ptx.faults import Deadlock
 from layoutsim.ptx.launch import StructArg
 from layoutsim.ptx.tensormap import TensorMapArg
+
+from blackwell_oracle import assert_agrees, chains, final, needs_mmasim, summary
 
 DATA = measured_data("tcgen05_cute")
 pytestmark = pytest.mark.skipif(not (DATA / "manifest.json").is_file(),
@@ -174,6 +179,50 @@ def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own
     bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
     assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
     assert run.fidelity["documented"] > 0
+
+
+# ---- every MMA against MMA-Sim (tests/blackwell_oracle.py) --------------------------------------------
+# the smallest launch of each tutorial: 01/02 two 64-wide k-tiles in one CTA, 03/04/05 one 4x4 cluster and
+# one k-tile (M x N x K)
+ORACLE_SIZES = {"01_mma_sm100": (128, 256, 128), "02_mma_tma_sm100": (128, 256, 128),
+                "03_mma_tma_multicast_sm100": (512, 1024, 64), "04_mma_tma_2sm_sm100": (512, 1024, 64),
+                "05_mma_tma_epi_sm100": (512, 1024, 64)}
+
+
+def per_mma(stem):
+    """Run tutorial `stem` on random f16 inputs, recording its MMAs (kind::f16 f32.f16.f16; 04/05
+    cta_group::2 m256n256k16, which MMA-Sim models as its cta_group::1 dot products: mmasim_oracle
+    tcgen05_op); check each output tile against its accumulation's last D (the epilogue: alpha=1,
+    beta=0) and the float64 product within a float32 accumulation's error; the per-MMA summary."""
+    M, N, K = ORACLE_SIZES[stem]
+    rng = np.random.default_rng(2027)
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((N, K)).astype(np.float16)
+    C = rng.integers(-2, 2, (M, N)).astype(np.float32)
+    D, run = _run(stem, A, B, C, record_mmas=True)
+    pair = 2 if stem[:2] in ("04", "05") else 1
+    tm, tn = 128 * pair, 256
+    s = summary(f"CuTe {stem}", run, M // tm * N // tn * K // 16)
+    acc = chains(run.mmas)
+    assert len(acc) == M // tm * N // tn
+    gx = M // 128                       # the grid: (M / 128, N / 256) CTAs, a tile (a pair's) per CTA (pair)
+    for ctas, _, idx in acc:
+        x, y = ctas[0] % gx, ctas[0] // gx
+        r, c = (x // pair) * tm, y * tn
+        want = final(run.mmas, (ctas, _, idx)).view(np.float32) + np.float32(0.0) * C[r:r + tm, c:c + tn]
+        assert np.array_equal(D[r:r + tm, c:c + tn].view(np.uint32), want.view(np.uint32)), (stem, ctas)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    assert (np.abs(D - ref) <= K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)).all()
+    return s
+
+
+ORACLE_KERNELS = {f"CuTe {stem}": (lambda s=stem: per_mma(s)) for stem in ORACLE_SIZES}
+
+
+@needs_mmasim
+@pytest.mark.parametrize("stem", ORACLE_SIZES)
+def test_every_mma_of_the_tutorial_is_mmasim_bit_for_bit(stem):
+    assert_agrees(per_mma(stem))
 
 
 def test_cute_peer_bit_clear_is_what_the_model_cannot_run_as_written():
