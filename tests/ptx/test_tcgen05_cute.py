@@ -59,15 +59,24 @@ def _cute_idesc(kind, types, m, n):
                 if (r["kind"], r["types"], r["m"], r["n"], r["a_mn_major"], r["b_mn_major"]) == (kind, types, m, n, 0, 0))
 
 
-def test_cute_instruction_descriptors_decode_to_what_cute_meant():
-    rows = _manifest()["idesc"]
-    assert len(rows) >= 6
-    for r in rows:
+def cute_idescs():
+    """[(CuTe's instruction descriptor, agrees, fields compared)]: each decodes to the fields CuTe
+    meant and encodes back to the same word (tests/blackwell_crosscheck.py counts them)."""
+    out = []
+    for r in _manifest()["idesc"]:
         d = decode(r["idesc"], r["kind"])
-        assert (d["types"], d["m"], d["n"], d["a_mn_major"], d["b_mn_major"], d["neg_a"]) == \
-            (r["types"], r["m"], r["n"], bool(r["a_mn_major"]), bool(r["b_mn_major"]), bool(r["neg_a"]))
-        assert encode(r["kind"], r["m"], r["n"], r["types"], neg_a=bool(r["neg_a"]), a_mn_major=bool(r["a_mn_major"]),
-                      b_mn_major=bool(r["b_mn_major"])) == r["idesc"]
+        fields = (r["types"], r["m"], r["n"], bool(r["a_mn_major"]), bool(r["b_mn_major"]), bool(r["neg_a"]))
+        agrees = (d["types"], d["m"], d["n"], d["a_mn_major"], d["b_mn_major"], d["neg_a"]) == fields and \
+            encode(r["kind"], r["m"], r["n"], r["types"], neg_a=fields[5], a_mn_major=fields[3],
+                   b_mn_major=fields[4]) == r["idesc"]
+        out.append((f"{r['kind']} {r['types']} m{r['m']}n{r['n']} {r['idesc']:#010x}", agrees, len(fields)))
+    return out
+
+
+def test_cute_instruction_descriptors_decode_to_what_cute_meant():
+    rows = cute_idescs()
+    assert len(rows) >= 6
+    assert [name for name, agrees, _ in rows if not agrees] == []
 
 
 def _entry(src):
