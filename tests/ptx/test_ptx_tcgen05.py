@@ -308,6 +308,12 @@ def rules_kernel(body):
 ALLOC = "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], {n};\n  ld.shared.u32 %r2, [%r1];\n"
 
 
+def test_mma_records_keep_a_run_in_one_process():
+    # ptx.run(..., record_mmas=True): the records live in this process, so jobs=2 runs as jobs=1 and says so
+    r = ptx.run(rules_kernel(""), "k", 4, 32, [], arch="sm_100", jobs=2, record_mmas=True)
+    assert r.mmas == [] and "jobs=2 ignored: the MMA records (record_mmas) are kept in one process" in r.notes
+
+
 @pytest.mark.parametrize("body,match", [
     (ALLOC.format(n=48), "nCols must be a power of 2 in 32..512"),
     (ALLOC.format(n=1024), "nCols must be a power of 2 in 32..512"),
