@@ -2,8 +2,10 @@
 Blackwell) as the oracle of layoutsim's Blackwell arithmetic: random and special-value dot
 products per tcgen05.mma kind, compared bit for bit with `layoutsim.mma`.
 
-Used by tests/numerics/test_blackwell_mmasim.py (a few thousand cases) and by
-`python -m tests.numerics.mmasim_oracle --cases 1000000` (the agreement count per kind)."""
+Used by tests/numerics/test_blackwell_mmasim.py (a few thousand cases), by
+`python -m tests.numerics.mmasim_oracle --cases 1000000` (the agreement count per kind), and, for
+every MMA a kernel executed in layoutsim.ptx (record_mmas=True), by tests/blackwell_oracle.py
+(tcgen05_op, records_d, compare_records: MMA-Sim's D from the MMA's own A, B, C and scales)."""
 import argparse
 import sys
 import time
