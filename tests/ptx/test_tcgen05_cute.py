@@ -161,35 +161,6 @@ def _model(A, B, pair=1):
     return out.view(np.float32)
 
 
-@pytest.mark.parametrize("stem,M,N,K", [("01_mma_sm100", 128, 256, 128), ("02_mma_tma_sm100", 128, 256, 128),
-                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64),
-                                        ("04_mma_tma_2sm_sm100", 512, 1024, 256),
-                                        ("05_mma_tma_epi_sm100", 512, 1024, 256)])
-def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem, M, N, K):
-    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster; 04/05: the
-    # tutorials' own sizes (main()'s defaults), one 4x4 cluster of 8 CTA pairs, four 64-wide k-tiles
-    rng = np.random.default_rng(27)
-    # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
-    A = rng.integers(-2, 2, (M, K)).astype(np.float16)
-    B = rng.integers(-2, 2, (N, K)).astype(np.float16)
-    C = rng.integers(-2, 2, (M, N)).astype(np.float32)
-    D, run = _run(stem, A, B, C)
-    ref = A.astype(np.float64) @ B.astype(np.float64).T
-    assert np.abs(D - ref).max() == 0                       # example_utils.hpp compare_results: diff == 0
-    assert (np.abs(D) > 0).any()
-    # random f16 inputs: every bit as layoutsim's own tcgen05.mma model chains them
-    A = rng.standard_normal((M, K)).astype(np.float16)
-    B = rng.standard_normal((N, K)).astype(np.float16)
-    D, run = _run(stem, A, B, C)
-    acc = _model(A, B, 2 if stem[:2] in ("04", "05") else 1)
-    want = acc + np.float32(0.0) * C                         # the epilogue: alpha * acc + beta * C
-    assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
-    ref = A.astype(np.float64) @ B.astype(np.float64).T
-    bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
-    assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
-    assert run.fidelity["documented"] > 0
-
-
 # ---- every MMA against MMA-Sim (tests/blackwell_oracle.py) --------------------------------------------
 # the smallest launch of each tutorial: 01/02 two 64-wide k-tiles in one CTA, 03/04/05 one 4x4 cluster and
 # one k-tile (M x N x K)
@@ -232,6 +203,35 @@ ORACLE_KERNELS = {f"CuTe {stem}": (lambda s=stem: per_mma(s)) for stem in ORACLE
 @pytest.mark.parametrize("stem", ORACLE_SIZES)
 def test_every_mma_of_the_tutorial_is_mmasim_bit_for_bit(stem):
     assert_agrees(per_mma(stem))
+
+
+@pytest.mark.parametrize("stem,M,N,K", [("01_mma_sm100", 128, 256, 128), ("02_mma_tma_sm100", 128, 256, 128),
+                                        ("03_mma_tma_multicast_sm100", 512, 1024, 64),
+                                        ("04_mma_tma_2sm_sm100", 512, 1024, 256),
+                                        ("05_mma_tma_epi_sm100", 512, 1024, 256)])
+def test_tutorial_gemm_is_the_model_bit_for_bit_and_the_exact_product_on_its_own_inputs(stem, M, N, K):
+    # 01/02: one CTA, two 64-wide k-tiles (the mbarriers' phases flip); 03: one 4x4 cluster; 04/05: the
+    # tutorials' own sizes (main()'s defaults), one 4x4 cluster of 8 CTA pairs, four 64-wide k-tiles
+    rng = np.random.default_rng(27)
+    # the tutorial's inputs: initialize_tensor's integers in [-2, 2)
+    A = rng.integers(-2, 2, (M, K)).astype(np.float16)
+    B = rng.integers(-2, 2, (N, K)).astype(np.float16)
+    C = rng.integers(-2, 2, (M, N)).astype(np.float32)
+    D, run = _run(stem, A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    assert np.abs(D - ref).max() == 0                       # example_utils.hpp compare_results: diff == 0
+    assert (np.abs(D) > 0).any()
+    # random f16 inputs: every bit as layoutsim's own tcgen05.mma model chains them
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((N, K)).astype(np.float16)
+    D, run = _run(stem, A, B, C)
+    acc = _model(A, B, 2 if stem[:2] in ("04", "05") else 1)
+    want = acc + np.float32(0.0) * C                         # the epilogue: alpha * acc + beta * C
+    assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = K * 2.0 ** -23 * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64).T)
+    assert (np.abs(D - ref) <= bound).all()                 # float64 within a float32 accumulation's error
+    assert run.fidelity["documented"] > 0
 
 
 def test_cute_peer_bit_clear_is_what_the_model_cannot_run_as_written():
