@@ -12,16 +12,21 @@ an observer and never knows which ones listen. The runner subscribes them when i
     racecheck.RaceCheck  shared-memory hazards between warps (--racecheck)
     initcheck.InitCheck  reads of shared memory never written (--initcheck)
 
-and a test or a trace subscribes anything with an `on_access(record)`, `on_sync(kind, ctas)`
-and/or `on_costed(...)` method the same way (`bt.events.subscribe(obj)`). `costed` is the one
-event an observer emits: Costs tells what a model made of an access (its op spelling, the
-per-warp offsets and lanes, the model's counts), so a sample shows what was costed without a
-second copy of how an access is named.
+and a test or a trace subscribes anything with an `on_access(record)`, `on_sync(kind, ctas)`,
+`on_costed(...)` and/or `on_mma(record)` method the same way (`bt.events.subscribe(obj)`).
+`costed` is the one event an observer emits: Costs tells what a model made of an access (its op
+spelling, the per-warp offsets and lanes, the model's counts), so a sample shows what was costed
+without a second copy of how an access is named.
 
 What a record holds is what happened, in the handler's terms: which instruction class, which
 state space, how many bytes per access, which threads, which addresses. How a model spells the
 access (`ld.shared.b32`, `ld.global.nc.v4.b32`) is the observer's business (costs.py, from the
 one width table in layoutsim/access.py).
+
+`mma` tells what a tensor-core MMA computed (an `Mma` record: its operands and D, raw bits), for
+a test that checks each MMA against another model (`ptx.run(..., record_mmas=True)` keeps them in
+`Run.mmas` through `MmaLog`). A handler builds the record only while something listens
+(`Events.mma_observed`): an unobserved run pays one attribute test per MMA.
 """
 from dataclasses import dataclass
 
@@ -96,20 +101,51 @@ class WmmaPattern:
     warp_threads: np.ndarray    # [n, 32] each warp's batch threads
 
 
+@dataclass(frozen=True, slots=True)
+class Mma:
+    """One tensor-core MMA as executed (tcgen05.mma), raw bits: a [M, K], b [K, N], c [M, N] in D's
+    format (zeros where enable-input-d was false; a 16-bit D: uint16), d [M, N] as computed (uint32,
+    a 16-bit D in the low half; before disable-output-lane picks the cells it writes), the negate
+    bits of the instruction descriptor (a and b are the operands before them), and the raw scale
+    matrices [M, K / block], [K / block, N] of a block-scaled kind."""
+    site: int                     # the PTX instruction: Program.sites index
+    thread: int                   # the issuing batch thread
+    ctas: tuple                   # the launch's linear ids of the CTA(s) whose TMEM takes D (a pair: 2)
+    taddr: int                    # D's tensor-memory address (lane << 16 | column)
+    name: str                     # the catalog entry (tcgen05.mma.cta_group::1.kind::f16.m128n256k16)
+    types: str                    # "d.a.b[.scale]", as layoutsim.mma takes them
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    neg_a: bool = False
+    neg_b: bool = False
+    scale_a: np.ndarray = None
+    scale_b: np.ndarray = None
+
+
+class MmaLog(list):
+    """An observer that keeps every Mma record (ptx.run(..., record_mmas=True): Run.mmas)."""
+
+    def on_mma(self, record):
+        self.append(record)
+
+
 class Events:
     """The bus of one batch: observers subscribe, handlers emit."""
-    __slots__ = ("_on_access", "_on_sync", "_on_costed")
+    __slots__ = ("_on_access", "_on_sync", "_on_costed", "_on_mma")
 
     def __init__(self, *observers):
         self._on_access = []
         self._on_sync = []
         self._on_costed = []
+        self._on_mma = []
         for o in observers:
             self.subscribe(o)
 
     def subscribe(self, observer):
-        """Add an observer: its on_access(record), on_sync(kind, ctas) and on_costed(...), whichever
-        it has."""
+        """Add an observer: its on_access(record), on_sync(kind, ctas), on_costed(...) and
+        on_mma(record), whichever it has."""
         if observer is None:
             return
         if hasattr(observer, "on_access"):
@@ -118,6 +154,18 @@ class Events:
             self._on_sync.append(observer.on_sync)
         if hasattr(observer, "on_costed"):
             self._on_costed.append(observer.on_costed)
+        if hasattr(observer, "on_mma"):
+            self._on_mma.append(observer.on_mma)
+
+    @property
+    def mma_observed(self):
+        """Whether anything listens to `mma` (a handler builds no record otherwise)."""
+        return bool(self._on_mma)
+
+    def mma(self, record):
+        """A tensor-core MMA ran (an Mma record)."""
+        for f in self._on_mma:
+            f(record)
 
     def access(self, record):
         for f in self._on_access:

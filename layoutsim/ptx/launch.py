@@ -113,6 +113,7 @@ class Launch:
         if CL.size_note(self.cluster):
             self.notes.add(CL.size_note(self.cluster))
         self.initcheck = None                 # initcheck=True: the records of every batch (initcheck.py)
+        self.mmas = None                      # record_mmas=True: the MMA records (events.MmaLog)
         self.printed = bytearray()            # what printf printed (ops_sys.py), in the executor's order
         self.assertions = []                  # the lines of failed asserts (ops_sys.py)
         self.conditionals = {}                # cudaGraphSetConditional (ops_sys.py): handle -> [value, setter]

@@ -69,7 +69,7 @@ from . import types as T
 from .access import locate, space_of
 from .builders import need, unsupported
 from .collective import check_warps, whole_warps
-from .events import Access
+from .events import Access, Mma
 from .ops_async import barrier_address, batch_mbarriers
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
@@ -361,8 +361,11 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     scales = {} if sf is None else {
         "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
         "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
-    D = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
-                 info["neg_a"], info["neg_b"], **scales)
+    C = C.astype(np.uint16) if d == "f16" else C
+    D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], **scales)
+    if bt.events.mma_observed:                  # a test checking each MMA (events.Mma)
+        bt.events.mma(Mma(ins.extra["site"], t, tuple(int(bt.ctas[c]) for c in ctas), taddr, inst.name,
+                          info["types"], A, B, C, D, info["neg_a"], info["neg_b"], **scales))
     pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
     keep = ((mask[pl // 32] >> (pl % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)

@@ -82,6 +82,7 @@ class Run:
     graph_conditionals: list = field(default_factory=list)   # cudaGraphSetConditional: [{"handle", "value"}]
     extra: Any = None
     cluster: Optional[tuple] = None         # the thread-block cluster shape of a cluster launch (cluster.py)
+    mmas: Optional[list] = None             # record_mmas=True: every tensor-core MMA executed (events.Mma)
 
     @property
     def shared_ideal(self):

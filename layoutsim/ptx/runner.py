@@ -11,7 +11,7 @@ from ..errors import LayoutsimError, integer
 from . import cluster as CL
 from . import contract, fidelity, parallel, sass
 from .costs import Costs
-from .events import Events
+from .events import Events, MmaLog
 from .initcheck import InitCheck, merge as merge_initcheck
 from .internal import guarded
 from .launch import MAX_BATCH_THREADS, Launch
@@ -107,7 +107,7 @@ def _check_sample(k, threads_per_cta, most):
 @guarded("running the kernel")
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
         racecheck=False, initcheck=False, max_steps=None, timeout=None, progress=None,
-        batch_threads=MAX_BATCH_THREADS, cluster=None):
+        batch_threads=MAX_BATCH_THREADS, cluster=None, record_mmas=False):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx).
     initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py).
     max_steps (default watch.MAX_STEPS) and timeout (seconds, default none) bound the run: reaching
@@ -115,7 +115,9 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     watch.Interrupted (a KeyboardInterrupt) saying where the run stopped. progress: called with a
     watch.Progress every ~2 s of wall time. cluster: the thread-block cluster shape (x, y, z) of the
     launch (cluster.py; default: the kernel's .reqnctapercluster, else clusters of one CTA); a
-    sample of CTAs (ctas=) runs the whole clusters of the CTAs it names."""
+    sample of CTAs (ctas=) runs the whole clusters of the CTAs it names. record_mmas=True: every
+    tensor-core MMA the launch executed (tcgen05.mma: operands and D, raw bits), in Run.mmas
+    (events.Mma, in execution order; one process)."""
     t0 = time.perf_counter()
     max_steps_value(max_steps), timeout_value(timeout)      # checked before anything is loaded
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
@@ -137,8 +139,11 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         if jobs > 1 and len(ids) > 1:
             launch.notes.add(f"jobs={jobs} ignored: initcheck runs in one process")
             jobs = 1
+    if record_mmas:
+        launch.mmas = MmaLog()
     if jobs > 1 and len(ids) > 1:
-        why_one = _one_process(prog, launch)
+        why_one = ("the MMA records (record_mmas) are kept in one process" if record_mmas
+                   else _one_process(prog, launch))
         if why_one:
             launch.notes.add(f"jobs={jobs} ignored: {why_one}")
             jobs = 1
@@ -204,7 +209,7 @@ def _run_ctas(prog, launch, ids, costs, hazards, racecheck, watch, batch_threads
         race = RaceCheck(bt) if racecheck else None
         init = InitCheck(bt) if launch.initcheck is not None else None
         # handlers emit, these account (events.py); the samples keep what costs costed
-        bt.events = Events(costs.begin(bt), launch.samples.begin(bt), race, init)
+        bt.events = Events(costs.begin(bt), launch.samples.begin(bt), race, init, launch.mmas)
         watch.batch(costs)
         with np.errstate(all="ignore"):
             steps = Scheduler(bt, costs, watch).run()
@@ -293,6 +298,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
                seconds=time.perf_counter() - t0, fault=fault, samples=launch.samples.rows,
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
+               mmas=list(launch.mmas) if launch.mmas is not None else None,
                cluster=launch.cluster.dims if launch.cluster.explicit else None,
                fidelity=fidelity.compute(prog, executions, scale(costs.warp_instructions)),
                printf=bytes(launch.printed).decode("utf-8", "backslashreplace"),

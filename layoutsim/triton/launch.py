@@ -19,7 +19,7 @@ from ..ptx.state import PtxFault
 from . import args as A
 from .compile import capability, compile_kernel, jit_function, specialise, triton_modules
 
-RUN_OPTIONS = ("racecheck", "initcheck", "ctas", "jobs", "max_steps", "timeout", "progress")
+RUN_OPTIONS = ("racecheck", "initcheck", "ctas", "jobs", "max_steps", "timeout", "progress", "record_mmas")
 
 
 def layers(kernel):
@@ -71,7 +71,8 @@ def launch(kernel, grid, *args, arch=None, config=None, options=None, **meta):
     """Run `kernel[grid](*args, **meta)` on the model; returns the layoutsim.ptx Run (costs per
     Python line), or a list of Runs for config='all'. arch: compile.ARCHS (default: sm_90's
     arch-specific target, as on an H100/H200; sm_100a: Blackwell's tcgen05).
-    options: keywords of layoutsim.ptx.run (racecheck, initcheck, ctas, jobs, max_steps, timeout).
+    options: keywords of layoutsim.ptx.run (racecheck, initcheck, ctas, jobs, max_steps, timeout,
+    record_mmas).
     Array arguments (numpy arrays, CPU torch tensors, bits(raw, fmt)) get their final content."""
     wrappers, fn = layers(kernel)
     tuner = next((w for kind, w in wrappers if kind == "autotune"), None)

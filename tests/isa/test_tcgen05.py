@@ -47,14 +47,21 @@ def _expected_codes(shape, num, packed):
     return np.stack([lo, lo + 1], -1)
 
 
+# The cross-checks below are also counted by tests/blackwell_crosscheck.py: each returns rows
+# (what was compared, whether it agrees, how many values: thread/register slots or elements).
+def cute_load_atoms():
+    """Each CuTe SM100 TMEM load atom against the catalog's tcgen05.ld map."""
+    rows = []
+    for name, codes in _cute_atoms().items():
+        want = _expected_codes(*_ptx_form(name))
+        rows.append((name, codes.shape == want.shape and np.array_equal(codes, want), codes.size))
+    return rows
+
+
 def test_every_cute_tmem_load_atom_equals_the_catalog_map():
-    atoms = _cute_atoms()
-    assert len(atoms) == 74                 # 5 shapes x every .xN x {b32, 16b} CuTe defines
-    for name, codes in atoms.items():
-        shape, num, packed = _ptx_form(name)
-        want = _expected_codes(shape, num, packed)
-        assert codes.shape == want.shape, name
-        assert np.array_equal(codes, want), name
+    rows = cute_load_atoms()
+    assert len(rows) == 74                  # 5 shapes x every .xN x {b32, 16b} CuTe defines
+    assert [name for name, agrees, _ in rows if not agrees] == []
 
 
 def test_cute_covers_every_load_shape_and_num_the_catalog_has_but_x128_of_16x256b():
@@ -147,17 +154,24 @@ def test_list_arch_sm_100a_lists_tcgen05():
         [e for e in registry.all_entries() if e.family.startswith("tcgen05")])
 
 
-def test_accumulator_layouts_equal_cute_umma_tmem_frg():
-    # CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu: the per-CTA rows
-    # of D (CTA 0 of a pair) -> TMEM lane << 16 | column.
+def cute_accumulators():
+    """CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu (the per-CTA rows of D,
+    CTA 0 of a pair -> TMEM lane << 16 | column) against the catalog's D holders."""
     with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
         layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith(("sf", "ws"))}
-    assert len(layouts) == 8
+    rows = []
     for key, offsets in layouts.items():
         sms, m, n = (int(x) for x in key.split())
-        d = layoutsim.get(f"tcgen05.mma.cta_group::{sms}.kind::f16.m{m * sms}n{n}k16").operand("D")
-        holders = d.holders[0, :m, :, 0].astype(np.int64)           # [m, n, (lane, column, slot)]
-        assert np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), key
+        name = f"tcgen05.mma.cta_group::{sms}.kind::f16.m{m * sms}n{n}k16"
+        holders = layoutsim.get(name).operand("D").holders[0, :m, :, 0].astype(np.int64)   # [m, n, (lane, col, slot)]
+        rows.append((name, np.array_equal(holders[..., 0] * 65536 + holders[..., 1], offsets), offsets.size))
+    return rows
+
+
+def test_accumulator_layouts_equal_cute_umma_tmem_frg():
+    rows = cute_accumulators()
+    assert len(rows) == 8
+    assert [name for name, agrees, _ in rows if not agrees] == []
 
 
 def test_weight_stationary_accumulator_layouts_equal_cute_tmem_frg_ws():
@@ -184,28 +198,29 @@ def _linear(bases, r, l, w):
     return tuple(out)
 
 
-def test_triton_accumulator_loads_equal_the_catalog():
-    # Triton 3.6 compiles tl.dot for sm_100a: MMA D in TMEM (the data-path layout of M), read
-    # by warp w from its slab (lanes 32*(w%4)...) with the tcgen05.ld it emits; warps beyond 4
-    # read the next columns (Triton's address: + the columns one load covers). Prediction: the
-    # catalog's ld map composed with the catalog's D layout, every element of every thread. An
-    # f16 accumulator: Triton's TMEM colStride 2 (one 16-bit element per 32-bit column) and
-    # .pack::16b, as the catalog's 16-bit D note says.
+def triton_loads():
+    """Triton 3.6 compiles tl.dot for sm_100a: MMA D in TMEM (the data-path layout of M), read
+    by warp w from its slab (lanes 32*(w%4)...) with the tcgen05.ld it emits; warps beyond 4
+    read the next columns (Triton's address: + the columns one load covers). Prediction: the
+    catalog's ld map composed with the catalog's D layout, every element of every thread. An
+    f16 accumulator: Triton's TMEM colStride 2 (one 16-bit element per 32-bit column) and
+    .pack::16b, as the catalog's 16-bit D note says."""
     import json
     doc = json.loads((CUTE.parents[1] / "triton_sm100" / "tmem_loads.json").read_text())
-    assert len(doc["configs"]) == 6
+    rows = []
     for cfg in doc["configs"]:
         (ld,) = cfg["tcgen05_ld"]
         m = re.match(r"tcgen05\.ld\.sync\.aligned\.(\w+)\.x(\d+)(\.pack::16b)?\.b32 \{\.\.\.\}, "
                      r"\[%r \+ 0\](?:, (\d+))?;", ld)
         shape, num, packed = m.group(1), int(m.group(2)), bool(m.group(3))
-        assert packed == (cfg["acc"] == "fp16") and cfg["col_stride"] == (2 if packed else 1)
+        agrees = packed == (cfg["acc"] == "fp16") and cfg["col_stride"] == (2 if packed else 1)
         frag = layoutsim.get(f"tcgen05.ld.{shape}.x{num}" + (".pack::16b" if packed else "")).operand("R").fragment
         split = int(m.group(4) or 0)
-        assert shape != "16x32bx2" or split == frag.shape[2]
+        agrees &= shape != "16x32bx2" or split == frag.shape[2]
         mma = layoutsim.get(f"tcgen05.mma.cta_group::1.kind::f16.m{cfg['block_m']}n{cfg['block_n']}k16")
         d = mma.operand("D").fragment.table
         cols = frag.shape[2] * frag.shape[0]
+        n = 0
         for w in range(cfg["num_warps"]):
             for l in range(32):
                 for r in range(frag.regs):
@@ -214,26 +229,49 @@ def test_triton_accumulator_loads_equal_the_catalog():
                         lane = 32 * (w % 4) + row
                         column = (w // 4) * cols + col + mat * split
                         want = tuple(d[lane, column, 0, 1:])
-                        assert _linear(cfg["linear"], r * frag.slots + slot, l, w) == want, (cfg, w, l, r)
+                        agrees &= _linear(cfg["linear"], r * frag.slots + slot, l, w) == want
+                        n += 1
+        rows.append((f"tl.dot {cfg['block_m']}x{cfg['block_n']} {cfg['num_warps']} warps {cfg['acc']}: {ld}",
+                     bool(agrees), n))
+    return rows
 
 
-@pytest.mark.parametrize("key, name", [
+def test_triton_accumulator_loads_equal_the_catalog():
+    rows = triton_loads()
+    assert len(rows) == 6
+    assert [name for name, agrees, _ in rows if not agrees] == []
+
+
+SCALE_FACTORS = [
     ("sfa 128 32 1", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n64k32"),
     ("sfa 128 16 4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n64k64"),
     ("sfb 256 32 2", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.m128n256k64"),
-    ("sfb 64 16 4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n64k64")])
-def test_scale_factor_layouts_equal_cute_tmem_sf_frg(key, name):
-    # CUTLASS 4.2 UMMA::tmem_sf_frg (ScaleFactorDuplicated4by1) printed by print_umma_frg.cu:
-    # [(row, replica), scale] -> lane * 65536 + byte column; the catalog's SFA/SFB holders.
+    ("sfb 64 16 4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n64k64")]
+
+
+def cute_scale_factor(key, name):
+    """(agrees, values): CUTLASS 4.2 UMMA::tmem_sf_frg (ScaleFactorDuplicated4by1) printed by
+    print_umma_frg.cu ([(row, replica), scale] -> lane * 65536 + byte column) against the catalog's
+    SFA/SFB holders, and each replica in its slab (CuTe's replica x // MN)."""
     with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
         cute = z[key]
     which, mn, _, nsf = key.split()
     mn, nsf = int(mn), int(nsf)
     op = layoutsim.get(name).operand(which.upper())
+    agrees = True
     for x in range(4 * mn):
         row = x % 32 + 32 * ((x // 32) % (mn // 32))
         for s in range(nsf):
             lane, byte = divmod(int(cute[x, s]), 65536)
             held = op.who_holds(row, s) if which == "sfa" else op.who_holds(s, row)
-            assert held == [(lane % 32, byte // 4, byte % 4)], (key, x, s)
-            assert lane // 32 == x // mn            # CuTe's replica x // MN: the slab's copy
+            agrees &= held == [(lane % 32, byte // 4, byte % 4)] and lane // 32 == x // mn
+    return agrees, 4 * mn * nsf
+
+
+def cute_scale_factors():
+    return [(f"{name} {key.split()[0].upper()}", *cute_scale_factor(key, name)) for key, name in SCALE_FACTORS]
+
+
+@pytest.mark.parametrize("key, name", SCALE_FACTORS)
+def test_scale_factor_layouts_equal_cute_tmem_sf_frg(key, name):
+    assert cute_scale_factor(key, name)[0]

@@ -2,8 +2,10 @@
 Blackwell) as the oracle of layoutsim's Blackwell arithmetic: random and special-value dot
 products per tcgen05.mma kind, compared bit for bit with `layoutsim.mma`.
 
-Used by tests/numerics/test_blackwell_mmasim.py (a few thousand cases) and by
-`python -m tests.numerics.mmasim_oracle --cases 1000000` (the agreement count per kind)."""
+Used by tests/numerics/test_blackwell_mmasim.py (a few thousand cases), by
+`python -m tests.numerics.mmasim_oracle --cases 1000000` (the agreement count per kind), and, for
+every MMA a kernel executed in layoutsim.ptx (record_mmas=True), by tests/blackwell_oracle.py
+(tcgen05_op, records_d, compare_records: MMA-Sim's D from the MMA's own A, B, C and scales)."""
 import argparse
 import sys
 import time
@@ -108,8 +110,14 @@ def _kind(label):
 def mmasim_d(label, A, B, C, scale_a=None, scale_b=None):
     """MMA-Sim's D raw bits [batch, M, n] for the raw A [batch, M, K], B [batch, K, n], C [batch, M, n]
     (and the raw scale matrices [batch, M, K/block], [batch, K/block, n]) of one KINDS label."""
+    _, _, types, op, block, _ = _kind(label)
+    return dpa(op, types, block, A, B, C, scale_a, scale_b)
+
+
+def dpa(op, types, block, A, B, C, scale_a=None, scale_b=None):
+    """MMA-Sim operation `op`'s D raw bits [batch, M, n] (types "d.a.b[.scale]", block: the scale
+    block, 0 for a dense kind): every D element one call of its dot-product API (`dpa`)."""
     import torch
-    inst, _, types, op, block, _ = _kind(label)
     d, fa, fb = types.split(".")[:3]
     fs = (types.split(".") + ["ue8m0"])[3] if block else None
     batch, M, K = A.shape
@@ -125,6 +133,79 @@ def mmasim_d(label, A, B, C, scale_a=None, scale_b=None):
         args += [_torch(fs, sa), _torch(fs, sb)]
     ref = op.dpa(*args).numpy().view(np.uint32 if d == "f32" else np.uint16)
     return ref.reshape(batch, M, n)
+
+
+# ---- the MMAs a kernel executed (layoutsim.ptx.run(..., record_mmas=True): Run.mmas) -------------
+# MMA-Sim 0.1 models tcgen05.mma .kind::tf32, f16, f8f6f4, mxf8f6f4, mxf4 and mxf4nvf4 of
+# cta_group::1 (mmasim/nv_ptx/isa_tcgen05mma.py; its TODO: .ws and .cta_group::2), not .kind::i8
+# (integer: exact, tests/numerics/test_blackwell_mmasim.py test_i8_is_exact).
+MODELLED = ("tf32", "f16", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4")
+
+
+def tcgen05_op(name, types):
+    """(MMA-Sim operation, scale block or 0) for the dot products of tcgen05.mma entry `name` with
+    `types`. A cta_group::2 MMA (M=256 over the CTA pair) is given MMA-Sim's cta_group::1 model of
+    the same kind, N and K with M/2 rows: each D element is the same K-long dot product of a row of
+    A and a column of B (PTX ISA 9.7.16.5: the pair computes one D = A*B + D; CuTe's 2x1SM atoms
+    split M over the pair); MMA-Sim does not model the pair, so its arithmetic there is assumed
+    to be the single CTA's."""
+    from mmasim.nv_ptx import TCGen05MMA, TCGen05MMABlockScale
+    inst = layoutsim.get(name)
+    M, N, K = inst.shape
+    kind = next(p.split("::")[1] for p in name.split(".") if p.startswith("kind::"))
+    if kind not in MODELLED:
+        raise ValueError(f"MMA-Sim does not model tcgen05.mma .kind::{kind} (it models {', '.join(MODELLED)})")
+    m = M // (2 if "cta_group::2" in name else 1)
+    d, fa, fb = types.split(".")[:3]
+    if "block_scale" in name:
+        block = inst.options["block"]
+        fs = (types.split(".") + ["ue8m0"])[3]
+        return TCGen05MMABlockScale("Blackwell", f"m{m}n{N}k{K}.kind::{kind}.block{block}.{d}.{fa}.{fb}.{fs}"), block
+    return TCGen05MMA("Blackwell", f"m{m}n{N}k{K}.kind::{kind}.{d}.{fa}.{fb}"), 0
+
+
+def _negated(x, fmt, on):
+    """The instruction descriptor's negate bit: the element's sign bit (its format's top bit) flipped."""
+    return x ^ x.dtype.type(1 << (WIDTH[fmt] - 1)) if on else x
+
+
+def records_d(records):
+    """MMA-Sim's D raw bits [batch, M, N] (D's width) of executed MMAs of one entry, types and
+    negation (layoutsim.ptx.events.Mma records), in one call of MMA-Sim's dot-product API."""
+    rec = records[0]
+    op, block = tcgen05_op(rec.name, rec.types)
+    fa, fb = rec.types.split(".")[1:3]
+    stack = lambda f: np.stack([f(r) for r in records])             # noqa: E731
+    scales = (stack(lambda r: r.scale_a), stack(lambda r: r.scale_b)) if block else (None, None)
+    return dpa(op, rec.types, block, _negated(stack(lambda r: r.a), fa, rec.neg_a),
+               _negated(stack(lambda r: r.b), fb, rec.neg_b), stack(lambda r: r.c), *scales)
+
+
+def compare_records(records, chunk=1 << 19):
+    """Every executed MMA against MMA-Sim, bit for bit: {"kind::K d.a.b[.s]": {"mmas", "elements",
+    "differ", "first"}} (first: the first differing (MMA index, row, col, executor, MMA-Sim) or None).
+    MMAs of one form go to MMA-Sim together, about `chunk` dot products a call (its throughput
+    grows with the batch). A 16-bit D must have 0 in the high half of the executor's word."""
+    out, groups = {}, {}
+    for i, rec in enumerate(records):
+        groups.setdefault((rec.name, rec.types, rec.neg_a, rec.neg_b), []).append(i)
+    for (name, types, _, _), idx in groups.items():
+        kind = next(p for p in name.split(".") if p.startswith("kind::"))
+        row = out.setdefault(f"{kind} {types}", {"mmas": 0, "elements": 0, "differ": 0, "first": None})
+        per = max(1, chunk // records[idx[0]].d.size)
+        for k in range(0, len(idx), per):
+            part = idx[k:k + per]
+            ref = records_d([records[i] for i in part])
+            got = np.stack([records[i].d for i in part])
+            got = got if ref.dtype == np.uint32 else np.where(got >> 16 == 0, got, 1 << 31)
+            bad = np.argwhere(got != ref)
+            row["mmas"] += len(part)
+            row["elements"] += ref.size
+            row["differ"] += len(bad)
+            if len(bad) and row["first"] is None:
+                j, r, c = bad[0]
+                row["first"] = (part[j], int(r), int(c), int(got[j, r, c]), int(ref[j, r, c]))
+    return out
 
 
 def compare(label, cases, seed=0, special=False):

@@ -260,8 +260,16 @@ def test_tcgen05_mma_is_layoutsim_mma_bit_for_bit(kind, types, M, N, amn, bmn, n
     out = np.zeros((128, N), np.uint32)
     src = mma_kernel(N, 16384, two, mask).replace("KIND", kind)
     r = ptx.run(src, "k", 1, 128, [img, out, np.uint64(descs[0]), np.uint64(descs[1]), np.uint32(idesc)],
-                arch="sm_100", shared_bytes=0)
+                arch="sm_100", shared_bytes=0, record_mmas=two)
     got = r.buffers[1]
+    if two:     # the MMA records (events.Mma): the operands as read, D as computed (before the mask)
+        first, second = r.mmas
+        assert (first.name, first.types, first.ctas, first.neg_a) == (inst.name, types, (0,), neg_a)
+        assert np.array_equal(first.a, A.view(f"u{e}")) and np.array_equal(first.b, B.view(f"u{e}").T)
+        assert not first.c.any() and np.array_equal(second.c, first.d.astype(second.c.dtype))
+        assert first.taddr == second.taddr and first.scale_a is None
+    else:
+        assert r.mmas is None
     a = A.view(f"u{e}")
     if neg_a:
         a = a ^ a.dtype.type(1 << (8 * e - 1))                   # negate: the sign bit flipped
@@ -270,6 +278,7 @@ def test_tcgen05_mma_is_layoutsim_mma_bit_for_bit(kind, types, M, N, amn, bmn, n
     D = layoutsim.mma(inst, a, b, c, arch="sm_100a", raw=True, types=types)
     if two:
         D = layoutsim.mma(inst, a, b, D, arch="sm_100a", raw=True, types=types)
+        assert np.array_equal(second.d, D.astype(np.uint32))
     lanes = np.arange(M) if M == 128 else 32 * (np.arange(M) // 16) + np.arange(M) % 16     # Layout D / F
     cells = got[lanes]
     if d == "f16":
@@ -297,6 +306,12 @@ def rules_kernel(body):
 
 
 ALLOC = "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], {n};\n  ld.shared.u32 %r2, [%r1];\n"
+
+
+def test_mma_records_keep_a_run_in_one_process():
+    # ptx.run(..., record_mmas=True): the records live in this process, so jobs=2 runs as jobs=1 and says so
+    r = ptx.run(rules_kernel(""), "k", 4, 32, [], arch="sm_100", jobs=2, record_mmas=True)
+    assert r.mmas == [] and "jobs=2 ignored: the MMA records (record_mmas) are kept in one process" in r.notes
 
 
 @pytest.mark.parametrize("body,match", [

@@ -8,6 +8,8 @@ tcgen05.st.32x32b: compiled here at test time, no PTX committed. No Blackwell GP
 (from documents, not measured); the expected values are
   - bit for bit layoutsim's own tcgen05.mma model (layoutsim.mma), one MMA per K-step in order from
     a zero accumulator (K per MMA: PTX ISA 9.x 9.7.16.2.1 Table 39 and CUTLASS 4.2's static_asserts);
+  - where pip `mmasim` is installed, every MMA the kernel executed bit for bit MMA-Sim's D from the
+    same A, B, C and scales (tests/blackwell_oracle.py), the output the last MMA's D;
   - the float64 product within a loose bound (2**-16 relative to |A| @ |B| with the scales: the
     MMAs' truncated fused accumulation and f32 roundings are far below it), a sanity check only.
 Triton's own shared-memory layout for the e2m1 operand of .kind::mxf8f6f4 (written by its
@@ -19,6 +21,7 @@ import re
 import numpy as np
 import pytest
 
+from blackwell_oracle import assert_agrees, chains, final, needs_mmasim, summary
 from triton_needs import needs_triton
 
 pytestmark = needs_triton
@@ -51,16 +54,17 @@ def _raw(rng, fmt, shape):
     return np.where(nan, 0, x).astype(np.uint8)
 
 
-@pytest.mark.parametrize("fa,fb,kind,vec,k_step,K", [
+CASES = [   # A's and B's formats, the kind and .scale_vec Triton picks, K per MMA, K of the launch
     ("e2m1", "e2m1", "mxf4", "2X", 64, 256),            # two 128-wide k-tiles (cp.async pipelined)
     ("e4m3", "e2m1", "mxf8f6f4", "1X", 32, 128),
     ("e2m1", "e5m2", "mxf8f6f4", "1X", 32, 128),
-])
-def test_triton_dot_scaled_on_sm100a_is_the_tcgen05_model_bit_for_bit(fa, fb, kind, vec, k_step, K):
-    import layoutsim
+]
+BM = BN = BK = 128
+
+
+def _launch(fa, fb, K, record_mmas=False):
+    """(A, B raw [BM, K], [K, BN], scales sa [BM, K/32], sb [BN, K/32], Run) of dot_scaled_tile for sm_100a."""
     import layoutsim.triton as lt
-    from layoutsim.formats import decode
-    BM = BN = BK = 128
     rng = np.random.default_rng(27)
     A, B = _raw(rng, fa, (BM, K)), _raw(rng, fb, (K, BN))
     Ag = A[:, 0::2] | (A[:, 1::2] << 4) if fa == "e2m1" else A          # Triton: e2m1 packed along K,
@@ -70,7 +74,22 @@ def test_triton_dot_scaled_on_sm100a_is_the_tcgen05_model_bit_for_bit(fa, fb, ki
     C = np.zeros((BM, BN), np.float32)
     r = lt.launch(dot_scaled_tile, (1, 1), np.ascontiguousarray(Ag), np.ascontiguousarray(Bg), sa, sb, C, K,
                   PA=2 if fa == "e2m1" else 1, PB=2 if fb == "e2m1" else 1, A_FMT=fa, B_FMT=fb, BM=BM, BN=BN, BK=BK,
-                  arch="sm_100a", num_warps=4)
+                  arch="sm_100a", num_warps=4, options={"record_mmas": record_mmas})
+    return A, B, sa, sb, r
+
+
+def _within_bound(got, fa, fb, A, B, sa, sb):
+    """The float64 product of the scaled values within 2**-16 relative to |A| @ |B| (a sanity bound)."""
+    from layoutsim.formats import decode
+    va = decode(fa, A).astype(np.float64) * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+    vb = decode(fb, B).astype(np.float64) * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
+    return np.all(np.abs(got.view(np.float32) - va @ vb) <= 2.0 ** -16 * (np.abs(va) @ np.abs(vb)))
+
+
+@pytest.mark.parametrize("fa,fb,kind,vec,k_step,K", CASES)
+def test_triton_dot_scaled_on_sm100a_is_the_tcgen05_model_bit_for_bit(fa, fb, kind, vec, k_step, K):
+    import layoutsim
+    A, B, sa, sb, r = _launch(fa, fb, K)
     forms = set(re.findall(r"tcgen05\.mma\.[\w:.]+", r.triton.ptx))
     assert forms == {f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}"}
     got = r.buffers[4].view(np.uint32)
@@ -83,6 +102,31 @@ def test_triton_dot_scaled_on_sm100a_is_the_tcgen05_model_bit_for_bit(fa, fb, ki
                             types=f"f32.{fa}.{fb}.ue8m0", scale_a=sa[:, s], scale_b=np.ascontiguousarray(sb[:, s].T))
     assert np.array_equal(got, acc)
     assert r.fidelity["documented"] > 0                 # the fidelity line says: from documents, not measured
-    va = decode(fa, A).astype(np.float64) * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
-    vb = decode(fb, B).astype(np.float64) * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
-    assert np.all(np.abs(got.view(np.float32) - va @ vb) <= 2.0 ** -16 * (np.abs(va) @ np.abs(vb)))
+    assert _within_bound(got, fa, fb, A, B, sa, sb)
+
+
+# ---- every MMA against MMA-Sim (tests/blackwell_oracle.py) --------------------------------------------
+def per_mma(fa, fb):
+    """dot_scaled of fa x fb with its MMAs recorded (K / K-per-MMA of them, each with the raw scales it
+    read from TMEM): the output is the one accumulation's last D and within the sanity bound of the
+    float64 product; the per-MMA summary (MMA-Sim models .kind::mxf4 and mxf8f6f4: its
+    TCGen05MMABlockScale, GST-FDPA for K=64, ST-FDPA for K=32)."""
+    _, _, kind, _, k_step, K = next(c for c in CASES if c[:2] == (fa, fb))
+    A, B, sa, sb, r = _launch(fa, fb, K, record_mmas=True)
+    s = summary(f"Triton dot_scaled {kind} {fa} x {fb}", r, K // k_step)
+    (acc,) = chains(r.mmas)
+    for i, rec in zip(range(0, K, k_step), r.mmas):      # the scales each MMA read: its K-step's blocks
+        assert np.array_equal(rec.scale_a, sa[:, i // 32:(i + k_step) // 32])
+        assert np.array_equal(rec.scale_b, sb[:, i // 32:(i + k_step) // 32].T)
+    got = r.buffers[4].view(np.uint32)
+    assert np.array_equal(got, final(r.mmas, acc)) and _within_bound(got, fa, fb, A, B, sa, sb)
+    return s
+
+
+ORACLE_KERNELS = {f"Triton dot_scaled {c[0]} x {c[1]}": (lambda c=c: per_mma(c[0], c[1])) for c in CASES}
+
+
+@needs_mmasim
+@pytest.mark.parametrize("name", ORACLE_KERNELS)
+def test_every_mma_of_dot_scaled_is_mmasim_bit_for_bit(name):
+    assert_agrees(ORACLE_KERNELS[name]())
