@@ -26,7 +26,7 @@ Three paths compute that same arithmetic (block.block_fma picks per call; each i
     is an exact integer, the sum is exact, and the result is rounded from its bits;
   * the scalar fast path (_fast_chunk, outputs whose products are all finite): integer
     significands and shifts;
-  * the general path (general.py: _general_chunk, _dot, _block): any profile, Inf/NaN, normalised
+  * the general path (general.py: _general_chunk, _block): any profile, Inf/NaN, normalised
     exponents, the gfx12 grouped floor steps.
 An instance with an Inf/NaN input drops from the vector path to the general one, and a result
 that is not a normal number to _round_pack, so the vector path only ever has to get the common
@@ -35,7 +35,7 @@ case right.
 First-call compile time (issue 14): each piece is compiled only when a call first takes it,
 and holds only what its profiles need. The choice is made in Python (block.block_fma, _chunk,
 vector._vchunk) or by numba's pruning of a branch on `x is None` for an argument passed as
-None (vector._vcore's hold, general._dot's frame/plain/grouped/late, _fast_chunk's
+None (vector._vcore's hold, general._general_chunk's frame/plain/grouped/late, _fast_chunk's
 multi/late), and the batch runs in chunks on Python threads (in_chunks) rather than in a
 parallel=True driver that would compile once more per path.
 """
@@ -244,7 +244,7 @@ def general(a, b, c, cfg, out, lo, hi):
 
 
 def _switches(cfg):
-    """general._dot's frame, plain, grouped, late for this cfg."""
+    """general._general_chunk's frame, plain, grouped, late for this cfg."""
     frame = cfg[SIGN_FRAME] != 0
     return (True if frame else None), (None if frame else True), \
         (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True)
