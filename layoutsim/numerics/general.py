@@ -26,7 +26,9 @@ from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB,
 # (benchmarks/bench_first_run.py): the first gfx12 WMMA call 3.4 -> 2.8 s, and the general path
 # runs 2.1x faster (4.6k -> 9.6k gfx12 WMMA instructions/s). Nothing but compiled code calls
 # them, so numba builds no Python or C entry wrapper for them (INTERNAL: two wrappers less to
-# lower and compile per function; a first gfx12 WMMA call spent 0.5 s of CPU on them, issue 26).
+# lower and compile per function). Issue 26: with the chain of blocks merged into
+# _general_chunk, the first gfx12 WMMA call 3.6 -> 2.7 s of CPU (fresh processes, the least
+# of 4 each, on a 2-core machine at a load average of 6-8).
 INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 step = njit(cache=True, _nrt=False, **INTERNAL)
 
@@ -385,8 +387,7 @@ def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late)
     cfg[GROUP] > 0 (_block's group stage); late: None unless cfg[LATE_C] (C added last,
     _late_add). One compiled function where there were three (the driver, the chain of one
     output, and before that two drivers): every level of calls optimises and compiles to
-    machine code again everything it links in (the chain as a function of its own cost a
-    first gfx12 WMMA call about 0.3 s of CPU, issue 26)."""
+    machine code again everything it links in."""
     _, M, K = a.shape
     N = b.shape[2]
     sig_a, exp_a, cls_a = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)

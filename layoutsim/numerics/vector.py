@@ -45,7 +45,8 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
     an output whose late C the float32 step below cannot add is left to _vlate:
     left[n_left, 0] = its flat index into o2, which holds the D before the late C. So _vcore
     never calls the general path's rounding (_round_pack, _late_add): that code compiles
-    only when a result first needs it (a first fp8 mma.sync call compiled it every time).
+    only when a result first needs it (it compiled with every first fp8 mma.sync call: 4.3 ->
+    2.3 s of CPU without it, issue 26).
     Returns (n_redo, n_left)."""
     N = b2.shape[1] // K
     L = cfg[BLOCK]
