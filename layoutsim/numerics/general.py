@@ -377,7 +377,7 @@ def _late_add(dbits, cbits, cfg):
 
 
 @njit(cache=True, nogil=True)
-def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late):
+def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late, scratch):
     """The general path for the outputs of instances lo..hi-1: every one when need is None,
     else those with need[bi - lo, i * N + j] == 1. Each row of A is decoded once, each output
     decodes its column of B and runs its chain of blocks. Four switches that are None or not,
@@ -387,11 +387,12 @@ def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late)
     cfg[GROUP] > 0 (_block's group stage); late: None unless cfg[LATE_C] (C added last,
     _late_add). One compiled function where there were three (the driver, the chain of one
     output, and before that two drivers): every level of calls optimises and compiles to
-    machine code again everything it links in."""
+    machine code again everything it links in. scratch: (6, K) int64, the decoded row of A
+    and column of B."""
     _, M, K = a.shape
     N = b.shape[2]
-    sig_a, exp_a, cls_a = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
-    sig_b, exp_b, cls_b = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
+    sig_a, exp_a, cls_a = scratch[0], scratch[1], scratch[2]
+    sig_b, exp_b, cls_b = scratch[3], scratch[4], scratch[5]
     L = cfg[BLOCK]
     ftz = cfg[IN_FTZ]
     signed = cfg[SIGN_FRAME] != 0       # keep the sign of zero factors (ZERO_NEG)

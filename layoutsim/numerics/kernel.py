@@ -234,20 +234,23 @@ def _chunk(a, b, c, cfg, out, lo, hi):
         late = None if cfg[LATE_C] == 0 else True
         if _fast_chunk(a, b, c, cfg, out, lo, hi, need, multi, late) == 0:
             return
-    _general_chunk(a, b, c, cfg, out, lo, hi, need, *_switches(cfg))
+    _general_chunk(a, b, c, cfg, out, lo, hi, need, *_switches(cfg, K))
 
 
 def general(a, b, c, cfg, out, lo, hi):
     """Instances lo..hi-1 through the general path alone (the vector path's instances with an
     Inf/NaN input)."""
-    _general_chunk(a, b, c, cfg, out, lo, hi, None, *_switches(cfg))
+    _general_chunk(a, b, c, cfg, out, lo, hi, None, *_switches(cfg, a.shape[2]))
 
 
-def _switches(cfg):
-    """general._general_chunk's frame, plain, grouped, late for this cfg."""
+def _switches(cfg, K):
+    """general._general_chunk's frame, plain, grouped, late for this cfg, and its scratch
+    (allocated here: np.empty inside compiled code compiles numba's allocation code too,
+    0.16 s of a first general-path call by numba's compile events)."""
     frame = cfg[SIGN_FRAME] != 0
     return (True if frame else None), (None if frame else True), \
-        (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True)
+        (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True), \
+        np.empty((6, K), np.int64)
 
 
 @njit(cache=True, nogil=True)
