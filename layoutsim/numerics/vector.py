@@ -39,11 +39,14 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
     profile's f16/bf16/tf32 and fp8 wgmma form: numba then compiles none of the code below
     that chains blocks or adds a late C), else M * N int64 scratch. With hold None, a lane
     _lanes_mma leaves to _round_pack is left to _vround instead (that compiles only when a
-    result first needs it): left[n_left] = (flat index into o2, S, Emax). With hold, such a
-    lane sends its whole instance to redo (a later block needs that D as its C; real
-    profiles round RZ/RNE, so only a subnormal or overflowing block result does this), and
-    an output whose late C the float32 step below cannot add is left to _vlate:
-    left[n_left, 0] = its flat index into o2, which holds the D before the late C. So _vcore
+    result first needs it): left[n_left] = (flat index into o2, S, Emax). With hold, the
+    same for the last block's results without a late C (an instance that also holds an
+    Inf/NaN block result goes to redo instead), while such a lane of an earlier block, or of
+    any block with a late C, sends its whole instance to redo (a later block needs that D as
+    its C; real profiles round RZ/RNE, so only a subnormal or overflowing block result does
+    this), and with a late C an output whose C the float32 step below cannot add is left to
+    _vlate: left[n_left, 0] = its flat index into o2, which holds the D before the late C (so
+    left is for _vround without a late C, for _vlate with one). So _vcore
     never calls the general path's rounding (_round_pack, _late_add): that code compiles
     only when a result first needs it (it compiled with every first fp8 mma.sync call: 4.3 ->
     2.3 s of CPU without it, issue 26).
@@ -84,7 +87,8 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
             n_redo += 1
             continue
         pair_rows(ae, ap)
-        bad = False                                 # hold: a block result left to _round_pack
+        bad = False                                 # redo: a block result _vround cannot take
+        n_left0 = n_left
         for blk in range(nblk if hold is not None else 1):
             ccv, cce, clo = cv, ce, c0e             # block 0 starts from C
             if hold is not None and blk > 0:
@@ -94,7 +98,7 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                     fb = _lanes_mma(av, ap, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
                                     clo, S, em, o2, bi, fmts, keep, rnd)
                     if fb != 0:
-                        if hold is not None:
+                        if hold is not None and (late or blk + 1 < nblk):
                             bad = True
                             continue
                         for l in range(LN):
@@ -116,7 +120,12 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                             r = np.int64(o2[bi, o])
                             if hold[o] < 0 and _is_special(r, d_eb, d_mb):
                                 hold[o] = r
+        if hold is not None and n_left > n_left0:
+            for o in range(M * N):              # _vround would overwrite an Inf/NaN result
+                if hold[o] >= 0:
+                    bad = True
         if bad:                             # the scalar paths take the instance
+            n_left = n_left0
             redo[n_redo] = bi
             n_redo += 1
             continue
@@ -206,21 +215,19 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     N = b.shape[2]
     redo = np.empty(hi - lo, np.int64)
     *scratch, hold = _scratch(M, N, K, vdt)
-    if cfg[LATE_C] == 0 and K == cfg[BLOCK]:
+    late = cfg[LATE_C] != 0
+    if not late and K == cfg[BLOCK]:
         hold = None
-        left = np.empty(((hi - lo) * M * N, 3), np.int64)
-    elif cfg[LATE_C] != 0:
-        left = np.empty(((hi - lo) * M * N, 1), np.int64)      # outputs _vlate finishes
-    else:
-        left = np.empty((0, 1), np.int64)       # unused: no late C, no result left
+    # the results _vround rounds (index, S, Emax), or with a late C the outputs _vlate finishes
+    left = np.empty(((hi - lo) * M * N, 1 if late else 3), np.int64)
     o2 = out.reshape(nb, M * N)
     c2 = c.reshape(nb, M * N)
     n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2,
                        cfg, formats(cfg), M, K, lo, hi, vdt, *scratch, redo, left, hold)
-    if n_left and hold is None:
-        _vround(o2, cfg, left, n_left)
-    elif n_left:
+    if n_left and late:
         _vlate(o2, c2, cfg, left, n_left)
+    elif n_left:
+        _vround(o2, cfg, left, n_left)
     if n:
         for bi in redo[:n]:
             general(a, b, c, cfg, out, bi, bi + 1)
