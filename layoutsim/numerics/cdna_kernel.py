@@ -16,7 +16,7 @@ from numba import njit
 from ..formats import canonical_nan
 from .bitcast import f32_bits, f32_from_bits, fma
 from .cfg import RNE
-from .general import _bitlen, _round_bits
+from .general import INTERNAL, _bitlen, _round_bits
 
 NAN = np.int64(canonical_nan("f32"))
 POS_INF = np.int64(0x7F800000)
@@ -61,7 +61,7 @@ def _trunc_shift(v, sh):
     return -mag if v < 0 else mag
 
 
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _specials(a, b, k0, k1, c, overflow_is_inf):
     """Raw D bits when the step's products or C are not all finite (NaN in, Inf * 0, +Inf with
     -Inf: NaN; else that Inf), -1 when they are. `overflow_is_inf`: a finite product at or
@@ -113,7 +113,7 @@ def _two_sum(x, y):
     return s, (x - (s - yy)) + (y - yy)
 
 
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _exact_step(a, b, k0, k1, c, parts):
     """Raw f32 bits of RNE(sum of a[t]*b[t], t in k0..k1-1, plus c), all finite.
 
@@ -157,7 +157,7 @@ def _exact_step(a, b, k0, k1, c, parts):
 
 
 # ---- the two-stage truncated sum of CDNA3 (MMA-Sim MMA_TR_FDPA / MMA_GTR_FDPA) ---------------
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _fused(a, b, k0, k1, stride, e_sub_a, e_sub_b, F):
     """MMA-Sim truncated_fused_sum of the products k0, k0+stride, ... < k1: (P, e), the sum
     P * 2**(e - F) of each product truncated toward zero to F fraction bits below e, the
@@ -177,7 +177,7 @@ def _fused(a, b, k0, k1, stride, e_sub_a, e_sub_b, F):
     return P, e_max
 
 
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _two_stage_step(a, b, k0, k1, c, e_sub_a, e_sub_b, F, F2, even_odd):
     """Raw f32 bits of one step (products finite): the products' fused sum (CDNA3 fp8: the
     even-k and odd-k products each, both floored to F bits below the larger exponent and
@@ -219,7 +219,7 @@ def _ftz_add(x, y):
     return _flush(np.float32(x + y), F32_EMIN, True)
 
 
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _ftz_chain(a, b, c, e_sub, P):
     """c += the f32 sum of each P products ((p0 + p1) + (p2 + p3)), every product of flushed
     inputs and every sum flushed, C's subnormal flushed to +0."""
@@ -249,7 +249,7 @@ def _fma_dot(a, b, c):
     return _f32_bits(acc)
 
 
-@njit(cache=True)
+@njit(cache=True, **INTERNAL)
 def _steps_dot(model, a, b, c, L, e_sub_a, e_sub_b, F, F2, parts):
     """Raw f32 bits of one output of a model of steps of L products: exact (parts: L + 1
     float64 scratch) or two-stage / even-odd (parts None)."""

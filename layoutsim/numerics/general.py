@@ -1,6 +1,6 @@
 """The general path of the block-FMA kernel (numba; exact integer arithmetic): decoding, one
 block step under any profile (Inf/NaN, normalised exponents, the gfx12 grouped floor steps of
-cfg.py), rounding to the D format, the chain of blocks (_dot), the late C of sm_90's fp8
+cfg.py), rounding to the D format, the chain of blocks, the late C of sm_90's fp8
 path, and the driver over a batch (_general_chunk). kernel.py's fast and vector paths call the
 same rounding and fall back to _general_chunk for any output they do not take; the arithmetic
 is described in kernel.py's docstring.
@@ -24,8 +24,13 @@ from .cfg import (ALIGN, ALIGN_FLOOR, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB,
 # reference counting (numba's _nrt=False option): no incref/decref of every array argument on
 # every call. Issue 14, measured in fresh installs, the old and this code in turn
 # (benchmarks/bench_first_run.py): the first gfx12 WMMA call 3.4 -> 2.8 s, and the general path
-# runs 2.1x faster (4.6k -> 9.6k gfx12 WMMA instructions/s).
-step = njit(cache=True, _nrt=False)
+# runs 2.1x faster (4.6k -> 9.6k gfx12 WMMA instructions/s). Nothing but compiled code calls
+# them, so numba builds no Python or C entry wrapper for them (INTERNAL: two wrappers less to
+# lower and compile per function). Issue 26: with the chain of blocks merged into
+# _general_chunk, the first gfx12 WMMA call 3.6 -> 2.7 s of CPU (fresh processes, the least
+# of 4 each, on a 2-core machine at a load average of 6-8).
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+step = njit(cache=True, _nrt=False, **INTERNAL)
 
 
 @njit(cache=True, inline="always")
@@ -371,60 +376,24 @@ def _late_add(dbits, cbits, cfg):
                        cfg[OVF_INF] != 0, cfg[OUT_FTZ] != 0)
 
 
-@step
-def _dot(asig, aexp, acls, bsig, bexp, bcls, cbits, cfg, frame, plain, grouped, late):
-    """The chain of blocks of one output. Four switches that are None or not, so that a
-    profile compiles only the steps it takes (numba prunes a branch on `x is None` before
-    typing it, when x is None): frame, plain: exactly one is None, frame None unless
-    cfg[SIGN_FRAME] (gfx11's steps, _block_frame; plain: _block); grouped: None unless
-    cfg[GROUP] > 0 (_block's group stage); late: None unless cfg[LATE_C] (C added last,
-    _late_add)."""
-    K = asig.shape[0]
-    L = cfg[BLOCK]
-    csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN], cfg[OUT_FTZ])
-    cmb = cfg[C_MB]
-    cemin = 2 - (1 << (cfg[C_EB] - 1))
-    if cfg[UPFRONT] != 0:
-        # decide NaN/Inf from all products and C before any block runs
-        special = _special_result(asig, acls, bsig, bcls, np.int64(0), K, csig, ccls,
-                                  np.int64(cbits), cmb, cfg)     # the types of _block's call
-        if special >= 0:
-            return special
-    craw = np.int64(cbits)
-    if late is not None:
-        csig = np.int64(0)
-        cexp = cemin
-        ccls = 0
-        craw = np.int64(0)
-    res = np.int64(0)
-    for k0 in range(0, K, L):
-        k1 = k0 + L if k0 + L < K else K
-        if frame is not None:
-            res = _block_frame(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls,
-                               cneg, craw, cmb, cfg)
-        if plain is not None:
-            res = _block(asig, aexp, acls, bsig, bexp, bcls, k0, k1, csig, cexp, ccls, craw, cmb,
-                         cemin, cfg, grouped)
-        craw = res
-        csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], np.int64(0), np.int64(0))
-        cmb = cfg[D_MB]
-        cemin = 2 - (1 << (cfg[D_EB] - 1))
-    if late is not None:
-        res = _late_add(res, cbits, cfg)
-    return res
-
-
 @njit(cache=True, nogil=True)
-def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late):
+def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late, scratch):
     """The general path for the outputs of instances lo..hi-1: every one when need is None,
     else those with need[bi - lo, i * N + j] == 1. Each row of A is decoded once, each output
-    decodes its column of B and runs _dot (frame, plain, grouped, late: see _dot). One
-    compiled function where there were two: every level of calls compiles again what it links
-    in."""
+    decodes its column of B and runs its chain of blocks. Four switches that are None or not,
+    so that a profile compiles only the steps it takes (numba prunes a branch on `x is None`
+    before typing it, when x is None): frame, plain: exactly one is None, frame None unless
+    cfg[SIGN_FRAME] (gfx11's steps, _block_frame; plain: _block); grouped: None unless
+    cfg[GROUP] > 0 (_block's group stage); late: None unless cfg[LATE_C] (C added last,
+    _late_add). One compiled function where there were three (the driver, the chain of one
+    output, and before that two drivers): every level of calls optimises and compiles to
+    machine code again everything it links in. scratch: (6, K) int64, the decoded row of A
+    and column of B."""
     _, M, K = a.shape
     N = b.shape[2]
-    sig_a, exp_a, cls_a = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
-    sig_b, exp_b, cls_b = np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64)
+    sig_a, exp_a, cls_a = scratch[0], scratch[1], scratch[2]
+    sig_b, exp_b, cls_b = scratch[3], scratch[4], scratch[5]
+    L = cfg[BLOCK]
     ftz = cfg[IN_FTZ]
     signed = cfg[SIGN_FRAME] != 0       # keep the sign of zero factors (ZERO_NEG)
     for bi in range(lo, hi):
@@ -444,6 +413,39 @@ def _general_chunk(a, b, c, cfg, out, lo, hi, need, frame, plain, grouped, late)
                     sig_b[t] = s
                     exp_b[t] = ZERO_NEG if signed and s == 0 and neg else e
                     cls_b[t] = cl
-                r = _dot(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, np.int64(c[bi, i, j]), cfg,
-                         frame, plain, grouped, late)
-                out[bi, i, j] = np.uint32(r)
+                cbits = np.int64(c[bi, i, j])
+                csig, cexp, ccls, cneg = _decode(cbits, cfg[C_EB], cfg[C_MB], cfg[C_FN],
+                                                 cfg[OUT_FTZ])
+                cmb = cfg[C_MB]
+                cemin = 2 - (1 << (cfg[C_EB] - 1))
+                res = np.int64(-1)
+                if cfg[UPFRONT] != 0:
+                    # decide NaN/Inf from all products and C before any block runs
+                    res = _special_result(sig_a, cls_a, sig_b, cls_b, np.int64(0), K, csig, ccls,
+                                          cbits, cmb, cfg)     # the types of _block's call
+                if res >= 0:
+                    out[bi, i, j] = np.uint32(res)
+                    continue
+                craw = cbits
+                if late is not None:
+                    csig = np.int64(0)
+                    cexp = cemin
+                    ccls = 0
+                    craw = np.int64(0)
+                res = np.int64(0)
+                for k0 in range(0, K, L):
+                    k1 = k0 + L if k0 + L < K else K
+                    if frame is not None:
+                        res = _block_frame(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, k0, k1, csig,
+                                           cexp, ccls, cneg, craw, cmb, cfg)
+                    if plain is not None:
+                        res = _block(sig_a, exp_a, cls_a, sig_b, exp_b, cls_b, k0, k1, csig, cexp,
+                                     ccls, craw, cmb, cemin, cfg, grouped)
+                    craw = res
+                    csig, cexp, ccls, cneg = _decode(res, cfg[D_EB], cfg[D_MB], np.int64(0),
+                                                     np.int64(0))
+                    cmb = cfg[D_MB]
+                    cemin = 2 - (1 << (cfg[D_EB] - 1))
+                if late is not None:
+                    res = _late_add(res, cbits, cfg)
+                out[bi, i, j] = np.uint32(res)

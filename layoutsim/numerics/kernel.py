@@ -26,7 +26,7 @@ Three paths compute that same arithmetic (block.block_fma picks per call; each i
     is an exact integer, the sum is exact, and the result is rounded from its bits;
   * the scalar fast path (_fast_chunk, outputs whose products are all finite): integer
     significands and shifts;
-  * the general path (general.py: _general_chunk, _dot, _block): any profile, Inf/NaN, normalised
+  * the general path (general.py: _general_chunk, _block): any profile, Inf/NaN, normalised
     exponents, the gfx12 grouped floor steps.
 An instance with an Inf/NaN input drops from the vector path to the general one, and a result
 that is not a normal number to _round_pack, so the vector path only ever has to get the common
@@ -35,7 +35,7 @@ case right.
 First-call compile time (issue 14): each piece is compiled only when a call first takes it,
 and holds only what its profiles need. The choice is made in Python (block.block_fma, _chunk,
 vector._vchunk) or by numba's pruning of a branch on `x is None` for an argument passed as
-None (vector._vcore's hold, general._dot's frame/plain/grouped/late, _fast_chunk's
+None (vector._vcore's hold, general._general_chunk's frame/plain/grouped/late, _fast_chunk's
 multi/late), and the batch runs in chunks on Python threads (in_chunks) rather than in a
 parallel=True driver that would compile once more per path.
 """
@@ -234,20 +234,23 @@ def _chunk(a, b, c, cfg, out, lo, hi):
         late = None if cfg[LATE_C] == 0 else True
         if _fast_chunk(a, b, c, cfg, out, lo, hi, need, multi, late) == 0:
             return
-    _general_chunk(a, b, c, cfg, out, lo, hi, need, *_switches(cfg))
+    _general_chunk(a, b, c, cfg, out, lo, hi, need, *_switches(cfg, K))
 
 
 def general(a, b, c, cfg, out, lo, hi):
     """Instances lo..hi-1 through the general path alone (the vector path's instances with an
     Inf/NaN input)."""
-    _general_chunk(a, b, c, cfg, out, lo, hi, None, *_switches(cfg))
+    _general_chunk(a, b, c, cfg, out, lo, hi, None, *_switches(cfg, a.shape[2]))
 
 
-def _switches(cfg):
-    """general._dot's frame, plain, grouped, late for this cfg."""
+def _switches(cfg, K):
+    """general._general_chunk's frame, plain, grouped, late for this cfg, and its scratch
+    (allocated here: np.empty inside compiled code compiles numba's allocation code too,
+    0.16 s of a first general-path call by numba's compile events)."""
     frame = cfg[SIGN_FRAME] != 0
     return (True if frame else None), (None if frame else True), \
-        (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True)
+        (True if cfg[GROUP] > 0 else None), (None if cfg[LATE_C] == 0 else True), \
+        np.empty((6, K), np.int64)
 
 
 @njit(cache=True, nogil=True)

@@ -39,8 +39,18 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
     profile's f16/bf16/tf32 and fp8 wgmma form: numba then compiles none of the code below
     that chains blocks or adds a late C), else M * N int64 scratch. With hold None, a lane
     _lanes_mma leaves to _round_pack is left to _vround instead (that compiles only when a
-    result first needs it): left[n_left] = (flat index into o2, S, Emax). Returns (n_redo,
-    n_left)."""
+    result first needs it): left[n_left] = (flat index into o2, S, Emax). With hold, the
+    same for the last block's results without a late C (an instance that also holds an
+    Inf/NaN block result goes to redo instead), while such a lane of an earlier block, or of
+    any block with a late C, sends its whole instance to redo (a later block needs that D as
+    its C; real profiles round RZ/RNE, so only a subnormal or overflowing block result does
+    this), and with a late C an output whose C the float32 step below cannot add is left to
+    _vlate: left[n_left, 0] = its flat index into o2, which holds the D before the late C (so
+    left is for _vround without a late C, for _vlate with one). So _vcore
+    never calls the general path's rounding (_round_pack, _late_add): that code compiles
+    only when a result first needs it (it compiled with every first fp8 mma.sync call: 4.3 ->
+    2.3 s of CPU without it, issue 26).
+    Returns (n_redo, n_left)."""
     N = b2.shape[1] // K
     L = cfg[BLOCK]
     nblk = K // L
@@ -77,6 +87,8 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
             n_redo += 1
             continue
         pair_rows(ae, ap)
+        bad = False                                 # redo: a block result _vround cannot take
+        n_left0 = n_left
         for blk in range(nblk if hold is not None else 1):
             ccv, cce, clo = cv, ce, c0e             # block 0 starts from C
             if hold is not None and blk > 0:
@@ -86,17 +98,17 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                     fb = _lanes_mma(av, ap, bv, be, i0, j0, blk * L, blk * L + L, F, ccv, cce,
                                     clo, S, em, o2, bi, fmts, keep, rnd)
                     if fb != 0:
+                        if hold is not None and (late or blk + 1 < nblk):
+                            bad = True
+                            continue
                         for l in range(LN):
                             if fb & (1 << l):
-                                o = (i0 + l // V) * N + j0 + l % V
-                                if hold is None:
-                                    left[n_left, 0] = bi * (M * N) + o
-                                    left[n_left, 1] = np.int64(S[l])
-                                    left[n_left, 2] = em[l]
-                                    n_left += 1
-                                else:
-                                    o2[bi, o] = _round_pack(np.int64(S[l]), np.int64(em[l]) - F,
-                                                            False, cfg)
+                                left[n_left, 0] = bi * (M * N) + (i0 + l // V) * N + j0 + l % V
+                                left[n_left, 1] = np.int64(S[l])
+                                left[n_left, 2] = em[l]
+                                n_left += 1
+            if bad:
+                break
             if hold is not None:
                 if blk == 0:
                     for o in range(M * N):
@@ -108,14 +120,22 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                             r = np.int64(o2[bi, o])
                             if hold[o] < 0 and _is_special(r, d_eb, d_mb):
                                 hold[o] = r
+        if hold is not None and n_left > n_left0:
+            for o in range(M * N):              # _vround would overwrite an Inf/NaN result
+                if hold[o] >= 0:
+                    bad = True
+        if bad:                             # the scalar paths take the instance
+            n_left = n_left0
+            redo[n_redo] = bi
+            n_redo += 1
+            continue
         if hold is not None:
             pf = o2.view(np.float32)
             cf = c2.view(np.float32)                    # C: uint32 bits (kernel_inputs)
             for o in range(M * N):
-                r = np.int64(o2[bi, o])
                 if hold[o] >= 0:                    # a block's D was Inf/NaN: so is the result
                     # (kernel._special_c of it: an Inf stays that Inf, a NaN is NAN_BITS)
-                    r = cfg[NAN_BITS] if hold[o] & ((np.int64(1) << d_mb) - 1) else hold[o]
+                    o2[bi, o] = cfg[NAN_BITS] if hold[o] & ((np.int64(1) << d_mb) - 1) else hold[o]
                 elif late and f32_late:
                     # _late_add's double sum, rounded to f32 by the CPU (RNE) where the result
                     # is 0 or a normal number (anything else: _late_add)
@@ -127,9 +147,9 @@ def _vcore(a2, b2, c2, o2, cfg, fmts, M, K, lo, hi, vdt, av, ae, ap, bv, be, fs,
                     if abs(y) >= F32_TINY and abs(y) <= F32_MAX:
                         pf[bi, o] = y
                         continue
-                if late:
-                    r = _late_add(r, np.int64(c2[bi, o]), cfg)
-                o2[bi, o] = r
+                if late:                            # _vlate adds C to this D
+                    left[n_left, 0] = bi * (M * N) + o
+                    n_left += 1
     return n_redo, n_left
 
 
@@ -150,6 +170,15 @@ def _vround(o2, cfg, left, n):
     for k in range(n):
         o2[left[k, 0] // M_N, left[k, 0] % M_N] = _round_pack(left[k, 1], left[k, 2] - F, False,
                                                               cfg)
+
+
+@njit(cache=True, nogil=True)
+def _vlate(o2, c2, cfg, left, n):
+    """The late C _vcore left: _late_add of each listed D and its C."""
+    M_N = o2.shape[1]
+    for k in range(n):
+        bi, o = left[k, 0] // M_N, left[k, 0] % M_N
+        o2[bi, o] = _late_add(np.int64(o2[bi, o]), np.int64(c2[bi, o]), cfg)
 
 
 @njit(cache=True, inline="always")
@@ -186,15 +215,18 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     N = b.shape[2]
     redo = np.empty(hi - lo, np.int64)
     *scratch, hold = _scratch(M, N, K, vdt)
-    if cfg[LATE_C] == 0 and K == cfg[BLOCK]:
+    late = cfg[LATE_C] != 0
+    if not late and K == cfg[BLOCK]:
         hold = None
-        left = np.empty(((hi - lo) * M * N, 3), np.int64)
-    else:
-        left = np.empty((0, 3), np.int64)       # unused: _vcore rounds every result itself
+    # the results _vround rounds (index, S, Emax), or with a late C the outputs _vlate finishes
+    left = np.empty(((hi - lo) * M * N, 1 if late else 3), np.int64)
     o2 = out.reshape(nb, M * N)
-    n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c.reshape(nb, M * N), o2,
+    c2 = c.reshape(nb, M * N)
+    n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2,
                        cfg, formats(cfg), M, K, lo, hi, vdt, *scratch, redo, left, hold)
-    if n_left:
+    if n_left and late:
+        _vlate(o2, c2, cfg, left, n_left)
+    elif n_left:
         _vround(o2, cfg, left, n_left)
     if n:
         for bi in redo[:n]:
