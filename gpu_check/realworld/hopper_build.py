@@ -34,6 +34,8 @@ from .hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, NVCC_FLAGS, binar
 DATA = B.DATA / "hopper"
 BIN = Path(__file__).resolve().parents[2] / "build" / "hopper"
 ENTRY = re.compile(r"^(?:// \.globl[^\n]*\n)?(?:\.visible |\.weak )?\.(?:entry|func)\s+([\w$]+)\(", re.M)
+# a GemmUniversal entry and the byte size of its one by-value parameter (Params)
+PARAM = re.compile(r"\.entry\s+([\w$]+)\(\s*\.param\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[(\d+)\]")
 DECL = re.compile(r"^\.(?:global|const|shared|extern|visible|weak)\b.*?([\w$]+)(?:\[\d*\])?(?:\s*=.*)?;$")
 
 

@@ -8,7 +8,7 @@
      and the 128 bytes it encoded;
    * cudaLaunchKernelExC / cudaLaunchKernel of a kernel whose name contains $CAPTURE_MATCH
      (default "GemmUniversal"): grid, block, dynamic shared memory, the launch attributes (cluster
-     dimension), the parameter bytes (cudaFuncGetParamInfo) and, before and after the launch
+     dimension), the parameter bytes and offsets (cudaFuncGetParamInfo) and, before and after the launch
      (the device synchronised), every allocation a parameter word or an encoded map's global
      address points into.
    Output in $CAPTURE_DIR: launch<N>.json, launch<N>.buf<K>.before / .after (raw bytes).
@@ -25,6 +25,7 @@
 #define MAX_ALLOCS 4096
 #define MAX_MAPS 256
 #define MAX_PARAM 32768
+#define MAX_ARGS 256
 
 typedef struct { uintptr_t addr; size_t bytes; int epoch; } Alloc;
 typedef struct {
@@ -158,12 +159,15 @@ static void dump(const char* dir, int launch, int k, const char* when, const All
   free(h);
 }
 
-static int params_of(const void* func, void** args, unsigned char* out, size_t* total) {
+/* out[offset..] holds each parameter at the offset cudaFuncGetParamInfo gives (112 for a CUTLASS
+   Params on the H100 under CUDA 13.0, 0 under hopper_fake_runtime.c); offsets[n] records it */
+static int params_of(const void* func, void** args, unsigned char* out, size_t* total, size_t* offsets) {
   size_t off, size;
   int n = 0;
   *total = 0;
-  while (cudaFuncGetParamInfo(func, n, &off, &size) == cudaSuccess) {
+  while (n < MAX_ARGS && cudaFuncGetParamInfo(func, n, &off, &size) == cudaSuccess) {
     if (off + size > MAX_PARAM) return -1;
+    offsets[n] = off;
     memcpy(out + off, args[n], size);
     if (off + size > *total) *total = off + size;
     n++;
@@ -182,7 +186,8 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
   static unsigned char params[MAX_PARAM];
   size_t total;
   memset(params, 0, sizeof params);
-  int np = params_of(func, args, params, &total);
+  size_t offsets[MAX_ARGS];
+  int np = params_of(func, args, params, &total, offsets);
   int used[MAX_ALLOCS], n_used = 0;
   for (size_t o = 0; np > 0 && o + 8 <= total; o += 8) {   /* words that point into an allocation */
     uintptr_t v;
@@ -194,7 +199,7 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
   }
   for (int m = 0; m < n_maps; m++) {                        /* the tensors of the maps the params hold */
     if (maps[m].epoch != n_launches) continue;
-    for (size_t o = 0; o + 128 <= total; o += 64)
+    for (size_t o = np > 0 ? offsets[0] : 0; o + 128 <= total; o += 64)   /* 64-aligned in Params */
       if (memcmp(params + o, maps[m].raw, 128) == 0) {
         int i = alloc_of(maps[m].gaddr), seen = 0;
         for (int j = 0; j < n_used; j++) seen |= used[j] == i;
@@ -226,7 +231,9 @@ static cudaError_t capture(const void* func, dim3 grid, dim3 block, size_t smem,
   }
   fprintf(f, "],\n \"param_count\": %d, \"params\": \"", np);
   hex(f, params, total);
-  fprintf(f, "\",\n \"buffers\": [");
+  fprintf(f, "\",\n \"param_offsets\": [");
+  for (int a = 0; a < np; a++) fprintf(f, "%s%zu", a ? ", " : "", offsets[a]);
+  fprintf(f, "],\n \"buffers\": [");
   for (int k = 0; k < n_used; k++)
     fprintf(f, "%s{\"address\": %llu, \"bytes\": %zu}", k ? ", " : "", (unsigned long long)snap[k].addr,
             snap[k].bytes);

@@ -21,12 +21,11 @@ from pathlib import Path
 from gpu_check.kernel_corpus import corpus as C
 
 from . import hopper_measure as M
-from .hopper_build import BIN, DATA
+from .hopper_build import BIN, DATA, PARAM
 from .hopper_cases import CASES, EXAMPLES, ptx_name
 from .hopper_replay import files
 
 FAKE = Path(__file__).resolve().with_name("hopper_fake_runtime.c")
-PARAM = re.compile(r"\.entry\s+([\w$]+)\(\s*\.param\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[(\d+)\]")
 
 
 def param_sizes(directory):

@@ -5,6 +5,13 @@ whose maps are the CUtensorMaps found in it (the 128 bytes cuTensorMapEncodeTile
 at a 64-byte aligned offset), each a TensorMapArg with that call's arguments over the buffer that
 holds its global address. The cluster shape is the launch's cudaLaunchAttributeClusterDimension.
 
+The capture's "params" is the shim's parameter buffer from byte 0, each parameter at the offset
+cudaFuncGetParamInfo gave (zeros before it). The CUDA 13.0 runtime on the H100 (driver 580.159.04)
+answered offset 112 for the Params of all three launches (the bytes at 112.. are the Params the CPU
+capture holds at 0: problem shape first; the maps at 112 + 128, 112 + 384), the CPU fake runtime 0.
+The shim records the offsets ("param_offsets"); for a capture without them (those of 2026-12-07)
+the Params are its last PTX-size bytes, which must follow only zeros.
+
 Enumerations (cuda.h, CUDA 13.0): CUtensorMapDataType (element sizes below), CUtensorMapSwizzle
 (0 none, 1 32B, 2 64B, 3 128B), CUlaunchAttributeID 4 = cluster dimension (x, y, z: three
 unsigned ints at the start of the value).
@@ -17,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .hopper_build import DATA, ENTRY, entry_of
+from .hopper_build import DATA, ENTRY, PARAM, entry_of
 from .hopper_cases import BY_NAME, ptx_name
 
 # CUtensorMapDataType: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
@@ -74,6 +81,20 @@ def tensor_map(m, arrays, bases):
                            l2_promotion=m["l2_promotion"], oob_fill=m["oob_fill"])
 
 
+def params_of(name, doc, size):
+    """The Params bytes of a capture: from the recorded offset of parameter 0, else (see above) the
+    last `size` bytes (the PTX's .param size), where only zeros precede them."""
+    raw = bytes.fromhex(doc["params"])
+    if size is None:
+        raise CaptureError(f"{name}: the PTX entry has no one .b8 array parameter")
+    size = int(size)
+    offset = doc["param_offsets"][0] if "param_offsets" in doc else len(raw) - size
+    if offset < 0 or len(raw) - offset != size or any(raw[:offset]):
+        raise CaptureError(f"{name}: {len(raw)} captured parameter bytes hold no {size}-byte Params at "
+                           f"offset {offset} (bytes before it must be zeros)")
+    return raw[offset:]
+
+
 def load(name, directory=DATA, kind="capture"):
     """The Launch of a captured case (kind: see files)."""
     from layoutsim.ptx import StructArg
@@ -90,7 +111,12 @@ def load(name, directory=DATA, kind="capture"):
     else:
         before = {k: np.zeros(b["bytes"], np.uint8) for k, b in enumerate(doc["buffers"])}
         after = None
-    params = bytes.fromhex(doc["params"])
+    ptx = gzip.decompress((Path(directory) / ptx_name(case.example)).read_bytes()).decode()
+    # the case's entry (hopper_cases.Case.entry); the runtime's name for it, where mangled, must agree
+    kernel = entry_of(case, ENTRY.findall(ptx))
+    if doc["kernel"].startswith("_Z") and doc["kernel"] != kernel:
+        raise CaptureError(f"{name}: the capture launched {doc['kernel'][:60]}..., not the case's entry {kernel[:60]}...")
+    params = params_of(name, doc, dict(PARAM.findall(ptx)).get(kernel))
     bases = [b["address"] for b in doc["buffers"]]
     arrays = [before[k].copy() for k in range(len(bases))]
     pointers, order = [], []
@@ -112,10 +138,5 @@ def load(name, directory=DATA, kind="capture"):
                 maps.append((off, tm))
                 if k not in order and k not in own:
                     own.append(k)
-    ptx = gzip.decompress((Path(directory) / ptx_name(case.example)).read_bytes()).decode()
-    # the case's entry (hopper_cases.Case.entry); the runtime's name for it, where mangled, must agree
-    kernel = entry_of(case, ENTRY.findall(ptx))
-    if doc["kernel"].startswith("_Z") and doc["kernel"] != kernel:
-        raise CaptureError(f"{name}: the capture launched {doc['kernel'][:60]}..., not the case's entry {kernel[:60]}...")
     return Launch(ptx, kernel, tuple(doc["grid"]), tuple(doc["block"]), cluster_of(doc), doc["shared_bytes"],
                   [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)

@@ -158,3 +158,31 @@ def test_d_is_numpys_gemm_of_the_captured_operands(name):
     (h200, model), = [hm for hm in changed(launch, r).values() if hm[0].nbytes == m * n * a.itemsize]
     assert np.array_equal(model.view(ex.dtype).reshape(n, m), want)
     assert np.array_equal(h200.view(ex.dtype).reshape(n, m), want)
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_the_gpu_capture_holds_the_params_at_the_runtimes_offset(name):
+    """The H100's CUDA 13.0 runtime (driver 580.159.04; the capture of 2026-12-07, committed in
+    tests/data/realworld/hopper/) put the Params at offset 112 of the shim's parameter buffer, the CPU
+    fake runtime at 0: the reader's Params are the PTX's .param size either way, and the same first
+    16 bytes (the problem shape M, N, K, L) as the CPU capture's."""
+    from gpu_check.realworld import hopper_replay as R
+    cap, cpu = R.files(name)[0], R.files(name, kind="cpu")[0]
+    if not cap.is_file() or not cpu.is_file():
+        pytest.skip(f"{name}: no GPU and CPU capture to compare")
+    gpu_doc, cpu_doc = json.loads(cap.read_text()), json.loads(cpu.read_text())
+    size = len(bytes.fromhex(cpu_doc["params"]))
+    gpu = R.params_of(name, gpu_doc, size)
+    assert len(gpu) == size and len(bytes.fromhex(gpu_doc["params"])) - size in (0, 112)
+    assert gpu[:16] == R.params_of(name, cpu_doc, size)[:16]
+
+
+def test_params_come_from_the_recorded_offset_and_only_zeros_may_precede_them():
+    from gpu_check.realworld import hopper_replay as R
+    body = bytes(range(1, 65))
+    assert R.params_of("x", {"params": (bytes(112) + body).hex(), "param_offsets": [112]}, 64) == body
+    assert R.params_of("x", {"params": (bytes(112) + body).hex()}, 64) == body     # inferred
+    with pytest.raises(R.CaptureError, match="offset 8"):
+        R.params_of("x", {"params": (b"\1" + bytes(7) + body).hex()}, 64)
+    with pytest.raises(R.CaptureError):
+        R.params_of("x", {"params": (bytes(112) + body).hex(), "param_offsets": [0]}, 64)
