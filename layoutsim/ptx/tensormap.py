@@ -37,6 +37,7 @@ refused, not guessed.
 """
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -149,12 +150,31 @@ class GlobalMap:
             off += c[i] * self.strides[i]
         return np.where(inside, off + (self.base - GLOBAL_BASE), 0), inside
 
+    def inside_bytes(self, coords):
+        """Heap byte offsets (flat: the elements in elements()' order, each one's bytes in order) of
+        the box starting at `coords` when every element lies inside the tensor, else None."""
+        if not all(0 <= c and c + b <= d for c, b, d in zip(coords, self.tmap.box, self.dims.tolist())):
+            return None
+        st = self.strides.tolist()
+        return _relative_bytes(self.tmap.box, self.e, tuple(st)) + \
+            (self.base - GLOBAL_BASE + sum(c * s for c, s in zip(coords, st)))
+
     def to_json(self):
         """What the map stands for: cuTensorMapEncodeTiled's arguments (buffer "own": its own array)."""
         a = self.arg
         return {"buffer": "own" if isinstance(a.buffer, np.ndarray) else int(a.buffer),
                 "dims": [int(d) for d in self.dims], "box": list(self.tmap.box), "swizzle": self.tmap.swizzle,
                 "elem_bytes": self.e, "strides_bytes": [int(s) for s in self.strides[1:]], "offset": int(a.offset)}
+
+
+@lru_cache(maxsize=64)
+def _relative_bytes(box, e, strides):
+    """GlobalMap.inside_bytes' offsets for the box at the tensor's origin (read-only; a k loop reuses them)."""
+    idx = np.indices(box[::-1], dtype=np.int64)[::-1]           # idx[i]: the index along dimension i
+    rel = sum(idx[i] * strides[i] for i in range(len(box)))
+    out = (rel[..., None] + np.arange(e)).reshape(-1)
+    out.flags.writeable = False
+    return out
 
 
 def handle(index):
