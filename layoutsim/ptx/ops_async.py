@@ -274,26 +274,27 @@ def _tensor(ins, b, prog, dim, load):
             if multicast:             # the same CTA-relative offset in every CTA of the mask
                 targets = CL.mask_targets(bt, t, mk[j], ins.name)
             sa, sab = _box(bt, gm, c, at_, t, ins.name)
-            heap = gm.inside_bytes(c)               # every element inside the tensor: its bytes, at once
-            if heap is not None:
-                box = sa.reshape(1, -1)
-                if load:
-                    data = bt.heap.data[heap]
+            box = sa.reshape(1, -1)
+            at_bytes = gm.box_bytes_at(c)
+            if at_bytes is None:                       # offsets past the checked ranges: element by element
+                inside = _copy_elements(bt, gm, c, sa, t, targets, load)
+                if not load:
+                    box = sa[inside].reshape(1, -1)
+            else:
+                heap, inside = at_bytes
+                m = None if inside is None else np.repeat(inside.reshape(-1), gm.e)
+                if load:                               # elements outside the tensor read as zeros
+                    if m is None:
+                        data = bt.heap.data[heap]
+                    else:
+                        data = np.zeros(heap.shape, np.uint8)
+                        data[m] = bt.heap.data[heap[m]]
                     for tc in targets:
                         bt.smem[tc * bt.S + sab] = data
-                else:
+                elif m is None:                        # ... and are not written
                     bt.heap.data[heap] = bt.smem[bt.smem_base[t] + sab]
-            else:
-                off, inside = gm.elements(c)
-                k = np.arange(gm.e)
-                if load:                               # elements outside the tensor read as zeros
-                    data = np.zeros(sa.shape + (gm.e,), np.uint8)
-                    data[inside] = bt.heap.data[off[inside][:, None] + k]
-                    box = sa.reshape(1, -1)
-                    for tc in targets:
-                        bt.smem[tc * bt.S + sa[..., None] + k] = data
-                else:                                  # ... and are not written
-                    bt.heap.data[off[inside][:, None] + k] = bt.smem[bt.smem_base[t] + sa[..., None] + k][inside]
+                else:
+                    bt.heap.data[heap[m]] = bt.smem[bt.smem_base[t] + sab[m]]
                     box = sa[inside].reshape(1, -1)
             for tc in targets:
                 bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
@@ -302,6 +303,21 @@ def _tensor(ins, b, prog, dim, load):
                 landed.append((j, tc, gm.box_bytes))
         return landed
     return {"fn": _copy_step(ins, at, body, multicast, "cta_group::2" in ins.mods)}
+
+
+def _copy_elements(bt, gm, c, sa, t, targets, load):
+    """A box copy element by element (GlobalMap.elements): elements outside the tensor read as
+    zeros and are not written. Returns which elements are inside."""
+    off, inside = gm.elements(c)
+    k = np.arange(gm.e)
+    if load:
+        data = np.zeros(sa.shape + (gm.e,), np.uint8)
+        data[inside] = bt.heap.data[off[inside][:, None] + k]
+        for tc in targets:
+            bt.smem[tc * bt.S + sa[..., None] + k] = data
+    else:
+        bt.heap.data[off[inside][:, None] + k] = bt.smem[bt.smem_base[t] + sa[..., None] + k][inside]
+    return inside
 
 
 def _signalled(bt, ins, thr, flat, tc, multicast, pair):

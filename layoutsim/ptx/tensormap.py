@@ -150,14 +150,24 @@ class GlobalMap:
             off += c[i] * self.strides[i]
         return np.where(inside, off + (self.base - GLOBAL_BASE), 0), inside
 
-    def inside_bytes(self, coords):
-        """Heap byte offsets (flat: the elements in elements()' order, each one's bytes in order) of
-        the box starting at `coords` when every element lies inside the tensor, else None."""
-        if not all(0 <= c and c + b <= d for c, b, d in zip(coords, self.tmap.box, self.dims.tolist())):
+    def box_bytes_at(self, coords):
+        """elements() at byte level, from offsets kept per box and strides: (heap byte offsets of the
+        box starting at `coords`, flat, elements()' order with each element's bytes in order; which
+        elements lie inside the tensor, bool [*box[::-1]], or None when all do). Offsets of elements
+        outside are meaningless. None where a stride or offset leaves the checked ranges (elements())."""
+        st, box = self.strides.tolist(), self.tmap.box
+        shift = self.base - GLOBAL_BASE + sum(c * s for c, s in zip(coords, st))
+        if max(st) >= STRIDE_LIMIT or not -(1 << 62) <= shift < 1 << 62:
             return None
-        st = self.strides.tolist()
-        return _relative_bytes(self.tmap.box, self.e, tuple(st)) + \
-            (self.base - GLOBAL_BASE + sum(c * s for c, s in zip(coords, st)))
+        rel = _relative_bytes(box, self.e, tuple(st))
+        dims = self.dims.tolist()
+        if all(0 <= c and c + b <= d for c, b, d in zip(coords, box, dims)):
+            return rel + shift, None
+        inside = np.ones((), bool)
+        for c, b, d in zip(coords[::-1], box[::-1], dims[::-1]):       # outermost first
+            v = c + np.arange(b)
+            inside = inside[..., None] & ((v >= 0) & (v < d))
+        return (rel + shift if inside.any() else rel), inside
 
     def to_json(self):
         """What the map stands for: cuTensorMapEncodeTiled's arguments (buffer "own": its own array)."""
@@ -169,7 +179,7 @@ class GlobalMap:
 
 @lru_cache(maxsize=64)
 def _relative_bytes(box, e, strides):
-    """GlobalMap.inside_bytes' offsets for the box at the tensor's origin (read-only; a k loop reuses them)."""
+    """GlobalMap.box_bytes_at's offsets for the box at the tensor's origin (read-only; a k loop reuses them)."""
     idx = np.indices(box[::-1], dtype=np.int64)[::-1]           # idx[i]: the index along dimension i
     rel = sum(idx[i] * strides[i] for i in range(len(box)))
     out = (rel[..., None] + np.arange(e)).reshape(-1)

@@ -12,8 +12,8 @@
     lane: random bit patterns (NaN, Inf, subnormals), cancellations, constructed halfway points
     and subnormal results;
   * a TMA box's shared bytes kept per (map, destination) (ops_async._landing) are
-    smem.box_addresses', and the global bytes of a box inside the tensor (GlobalMap.inside_bytes)
-    are GlobalMap.elements' offsets; runs of the TMA kernels with neither kept are the same runs;
+    smem.box_addresses', and a box's global bytes (GlobalMap.box_bytes_at) are
+    GlobalMap.elements' offsets and inside mask; runs of the TMA kernels with neither kept are the same runs;
   * a step's costing kept and replayed (costs.py) gives the run that costing every step afresh
     gives: counts, notes, samples, buffers.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
@@ -170,8 +170,8 @@ def _maps():
 
 
 def test_kept_tma_box_bytes_are_the_models():
-    """Boxes inside, straddling and outside the tensor: inside_bytes is elements()' offsets (bytes
-    in order) where every element is inside and None otherwise; _landing's kept addresses are
+    """Boxes inside, straddling and outside the tensor: box_bytes_at gives elements()' inside mask
+    (None: all inside) and, for the elements inside, its offsets (bytes in order); _landing's kept addresses are
     smem.box_addresses' (and read-only)."""
     rng = np.random.default_rng(5)
     for gm in _maps():
@@ -180,11 +180,12 @@ def test_kept_tma_box_bytes_are_the_models():
             c = tuple(int(rng.integers(-b, d + 1)) for b, d in zip(box, gm.dims.tolist()))
             c = (c[0] - c[0] % max(1, 16 // e),) + c[1:]
             off, inside = gm.elements(c)
-            got = gm.inside_bytes(c)
-            if inside.all():
-                assert np.array_equal(got, (off[..., None] + np.arange(e)).reshape(-1))
-            else:
-                assert got is None
+            heap, got = gm.box_bytes_at(c)
+            assert (got is None) == bool(inside.all())
+            if got is not None:
+                assert np.array_equal(got, inside)
+            m = np.repeat(inside.reshape(-1), e)
+            assert np.array_equal(heap[m], (off[inside][:, None] + np.arange(e)).reshape(-1))
         for at in (0, 1024, 2048 + 128):
             why, sa, sab = ops_async._landing(gm.tmap, at, 1 << 17)
             assert why is None and not sa.flags.writeable and not sab.flags.writeable
@@ -205,6 +206,6 @@ def test_kept_tma_boxes_change_nothing(launch, monkeypatch):
     """Every count, sample and buffer of a TMA kernel's run is the one the per-element path
     (GlobalMap.elements, smem.box_addresses each copy) gives."""
     kept = _launch(*launch.split("/"))
-    monkeypatch.setattr(TM.GlobalMap, "inside_bytes", lambda self, coords: None)
+    monkeypatch.setattr(TM.GlobalMap, "box_bytes_at", lambda self, coords: None)
     monkeypatch.setattr(ops_async, "_landing", ops_async._landing.__wrapped__)
     _same_runs(kept, _launch(*launch.split("/")))
