@@ -47,7 +47,7 @@ from .ops_mem import async_groups
 from .state import PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
 TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
-LANDINGS_KEPT = 64                     # _landing: boxes x destinations kept (a box is at most 228 KiB)
+LANDINGS_KEPT = 32                     # _landing: boxes x destinations kept (a box is at most 228 KiB)
 BULK_ALIGN = 16                        # cp.async.bulk: addresses and size multiples of 16 bytes
 TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared ld/st wavefronts "
             "are counted for it")

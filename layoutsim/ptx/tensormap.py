@@ -177,7 +177,7 @@ class GlobalMap:
                 "elem_bytes": self.e, "strides_bytes": [int(s) for s in self.strides[1:]], "offset": int(a.offset)}
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=32)                                         # boxes x strides: a launch has a few
 def _relative_bytes(box, e, strides):
     """GlobalMap.box_bytes_at's offsets for the box at the tensor's origin (read-only; a k loop reuses them)."""
     idx = np.indices(box[::-1], dtype=np.int64)[::-1]           # idx[i]: the index along dimension i
