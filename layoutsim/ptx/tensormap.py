@@ -213,7 +213,7 @@ def resolve(bt, address, thread, what):
         bt.heap.check(np.array([a], np.int64), MAP_BYTES, np.array([thread]))
         raw = bytes(bt.heap.read(a, MAP_BYTES))
     if raw[:len(DEVICE_MAGIC)] == DEVICE_MAGIC:
-        gm = DeviceMap(raw, what)
+        gm = _device_map(raw, what)
         bt.heap.check(np.array([gm.base], np.int64), gm.span, np.array([thread]))   # the tensor's bytes
         return gm
     i = _index(raw)
@@ -225,6 +225,12 @@ def resolve(bt, address, thread, what):
 
 
 # ---- maps built by the kernel (tensormap.replace; see the module docstring) --------------------------
+@lru_cache(maxsize=64)                                         # a k loop copies through a few maps
+def _device_map(raw, what):
+    """The DeviceMap of 128 map bytes, kept per content (the map's fields are its bytes)."""
+    return DeviceMap(raw, what)
+
+
 DEVICE_MAGIC = b"lsTMAPd\x01"
 # PTX ISA 9.7.9.29, the element types tensormap.replace.elemtype numbers: their sizes in bytes
 ELEMTYPE_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 4, 9: 8, 10: 2, 11: 4, 12: 4}

@@ -13,7 +13,8 @@
     and subnormal results;
   * a TMA box's shared bytes kept per (map, destination) (ops_async._landing) are
     smem.box_addresses', and a box's global bytes (GlobalMap.box_bytes_at) are
-    GlobalMap.elements' offsets and inside mask; runs of the TMA kernels with neither kept are the same runs;
+    GlobalMap.elements' offsets and inside mask, a kernel-built map is decoded once per
+    content (tensormap._device_map); runs of the TMA kernels with none of them kept are the same runs;
   * a step's costing kept and replayed (costs.py) gives the run that costing every step afresh
     gives: counts, notes, samples, buffers.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
@@ -28,7 +29,8 @@ from layoutsim import banks
 from layoutsim.numerics import api, block
 from gpu_check.kernel_corpus import launches as KL
 from layoutsim import smem
-from layoutsim.ptx import costs as K, lowering as L, ops_async, ops_float, runner, sass as S, tensormap as TM, types as PT
+from layoutsim.ptx import costs as K, lowering as L, ops_async, ops_float, runner, sass as S
+from layoutsim.ptx import tensormap as TM, types as PT
 from layoutsim.smem import Descriptor, operand_addresses
 from layoutsim.warpcore import wgmma as core_wgmma
 
@@ -204,8 +206,10 @@ def _launch(part, name):
                                     "triton/flaggems_mm_hopper_tma"])
 def test_kept_tma_boxes_change_nothing(launch, monkeypatch):
     """Every count, sample and buffer of a TMA kernel's run is the one the per-element path
-    (GlobalMap.elements, smem.box_addresses each copy) gives."""
+    (GlobalMap.elements, smem.box_addresses each copy; a kernel-built map decoded each copy:
+    FlagGems') gives."""
     kept = _launch(*launch.split("/"))
     monkeypatch.setattr(TM.GlobalMap, "box_bytes_at", lambda self, coords: None)
     monkeypatch.setattr(ops_async, "_landing", ops_async._landing.__wrapped__)
+    monkeypatch.setattr(TM, "_device_map", TM.DeviceMap)
     _same_runs(kept, _launch(*launch.split("/")))
