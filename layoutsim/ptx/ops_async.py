@@ -28,6 +28,8 @@ test_wait and try_wait are the scheduler's yield points (scheduler.py, step kind
 thread whose phase has not completed parks there until some mbarrier changes, so the warps that
 will arrive run; a kernel whose every warp waits on phases nobody completes is a deadlock.
 """
+from functools import lru_cache
+
 import numpy as np
 
 from .. import smem
@@ -45,6 +47,7 @@ from .ops_mem import async_groups
 from .state import PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault
 
 TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
+LANDINGS_KEPT = 32                     # _landing: boxes x destinations kept (a box is at most 228 KiB)
 BULK_ALIGN = 16                        # cp.async.bulk: addresses and size multiples of 16 bytes
 TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared ld/st wavefronts "
             "are counted for it")
@@ -270,18 +273,29 @@ def _tensor(ins, b, prog, dim, load):
                 targets, at_ = [int(cta[0])], int(off[0])
             if multicast:             # the same CTA-relative offset in every CTA of the mask
                 targets = CL.mask_targets(bt, t, mk[j], ins.name)
-            sa = _box(bt, gm, c, at_, t, ins.name)
-            off, inside = gm.elements(c)
-            k = np.arange(gm.e)
-            if load:                                   # elements outside the tensor read as zeros
-                data = np.zeros(sa.shape + (gm.e,), np.uint8)
-                data[inside] = bt.heap.data[off[inside][:, None] + k]
-                box = sa.reshape(1, -1)
-                for tc in targets:
-                    bt.smem[tc * bt.S + sa[..., None] + k] = data
-            else:                                      # ... and are not written
-                bt.heap.data[off[inside][:, None] + k] = bt.smem[bt.smem_base[t] + sa[..., None] + k][inside]
-                box = sa[inside].reshape(1, -1)
+            sa, sab = _box(bt, gm, c, at_, t, ins.name)
+            box = sa.reshape(1, -1)
+            at_bytes = gm.box_bytes_at(c)
+            if at_bytes is None:                       # offsets past the checked ranges: element by element
+                inside = _copy_elements(bt, gm, c, sa, t, targets, load)
+                if not load:
+                    box = sa[inside].reshape(1, -1)
+            else:
+                heap, inside = at_bytes
+                m = None if inside is None else np.repeat(inside.reshape(-1), gm.e)
+                if load:                               # elements outside the tensor read as zeros
+                    if m is None:
+                        data = bt.heap.data[heap]
+                    else:
+                        data = np.zeros(heap.shape, np.uint8)
+                        data[m] = bt.heap.data[heap[m]]
+                    for tc in targets:
+                        bt.smem[tc * bt.S + sab] = data
+                elif m is None:                        # ... and are not written
+                    bt.heap.data[heap] = bt.smem[bt.smem_base[t] + sab]
+                else:
+                    bt.heap.data[heap[m]] = bt.smem[bt.smem_base[t] + sab[m]]
+                    box = sa[inside].reshape(1, -1)
             for tc in targets:
                 bt.events.access(Access("tma", "shared", ins.extra["site"], gm.e, np.array([t]), box,
                                         tc * bt.S + box, "write" if load else "read", proxy="async",
@@ -289,6 +303,21 @@ def _tensor(ins, b, prog, dim, load):
                 landed.append((j, tc, gm.box_bytes))
         return landed
     return {"fn": _copy_step(ins, at, body, multicast, "cta_group::2" in ins.mods)}
+
+
+def _copy_elements(bt, gm, c, sa, t, targets, load):
+    """A box copy element by element (GlobalMap.elements): elements outside the tensor read as
+    zeros and are not written. Returns which elements are inside."""
+    off, inside = gm.elements(c)
+    k = np.arange(gm.e)
+    if load:
+        data = np.zeros(sa.shape + (gm.e,), np.uint8)
+        data[inside] = bt.heap.data[off[inside][:, None] + k]
+        for tc in targets:
+            bt.smem[tc * bt.S + sa[..., None] + k] = data
+    else:
+        bt.heap.data[off[inside][:, None] + k] = bt.smem[bt.smem_base[t] + sa[..., None] + k][inside]
+    return inside
 
 
 def _signalled(bt, ins, thr, flat, tc, multicast, pair):
@@ -340,19 +369,34 @@ def _notes(bt):
 
 
 def _box(bt, gm, coords, at, t, what):
-    """The shared addresses of the box at `at` (a load's destination, a store's source), checked."""
+    """The shared addresses of the box at `at` (a load's destination, a store's source), checked:
+    (element addresses [*box[::-1]], the byte addresses of their bytes, flat)."""
     why = smem.coords_problem(gm.tmap, coords)
     if why:
         raise Fault(t, at, f"{what}: {why}", "tma_coordinates", "shared")
     if at % TMA_ALIGN:
         raise Fault(t, at, f"{what}: the box's shared address {at:#x} is not {TMA_ALIGN}-byte aligned: the "
                            f"GPU faults (misaligned address)", "misaligned", "shared")
-    why = smem.box_fault(gm.tmap, at, smem_bytes=bt.smem_size) if bt.smem_size else \
-        "the CTA has no shared memory for the box"
+    why, sa, sab = _landing(gm.tmap, at, bt.smem_size)
     if why:
         raise Fault(t, at, f"{what}: {why} (the CTA's shared memory)", "out_of_bounds", "shared")
-    sa = smem.box_addresses(gm.tmap, at, smem_bytes=bt.smem_size)
-    return sa
+    return sa, sab
+
+
+@lru_cache(maxsize=LANDINGS_KEPT)
+def _landing(tmap, at, smem_size):
+    """(why the box at `at` faults or None, its element addresses, their bytes' addresses), kept per
+    (map's shared side, destination, CTA's shared size): a k loop cycles through a few stages; the
+    arrays are read-only."""
+    if not smem_size:
+        return "the CTA has no shared memory for the box", None, None
+    why = smem.box_fault(tmap, at, smem_bytes=smem_size)
+    if why:
+        return why, None, None
+    sa = smem.box_addresses(tmap, at, smem_bytes=smem_size)
+    sab = (sa[..., None] + np.arange(tmap.elem_bytes)).reshape(-1)
+    sa.flags.writeable = sab.flags.writeable = False
+    return None, sa, sab
 
 
 def _bulk(ins, b, load):

@@ -37,6 +37,7 @@ refused, not guessed.
 """
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -149,12 +150,41 @@ class GlobalMap:
             off += c[i] * self.strides[i]
         return np.where(inside, off + (self.base - GLOBAL_BASE), 0), inside
 
+    def box_bytes_at(self, coords):
+        """elements() at byte level, from offsets kept per box and strides: (heap byte offsets of the
+        box starting at `coords`, flat, elements()' order with each element's bytes in order; which
+        elements lie inside the tensor, bool [*box[::-1]], or None when all do). Offsets of elements
+        outside are meaningless. None where a stride or offset leaves the checked ranges (elements())."""
+        st, box = self.strides.tolist(), self.tmap.box
+        shift = self.base - GLOBAL_BASE + sum(c * s for c, s in zip(coords, st))
+        if max(st) >= STRIDE_LIMIT or not -(1 << 62) <= shift < 1 << 62:
+            return None
+        rel = _relative_bytes(box, self.e, tuple(st))
+        dims = self.dims.tolist()
+        if all(0 <= c and c + b <= d for c, b, d in zip(coords, box, dims)):
+            return rel + shift, None
+        inside = np.ones((), bool)
+        for c, b, d in zip(coords[::-1], box[::-1], dims[::-1]):       # outermost first
+            v = c + np.arange(b)
+            inside = inside[..., None] & ((v >= 0) & (v < d))
+        return (rel + shift if inside.any() else rel), inside
+
     def to_json(self):
         """What the map stands for: cuTensorMapEncodeTiled's arguments (buffer "own": its own array)."""
         a = self.arg
         return {"buffer": "own" if isinstance(a.buffer, np.ndarray) else int(a.buffer),
                 "dims": [int(d) for d in self.dims], "box": list(self.tmap.box), "swizzle": self.tmap.swizzle,
                 "elem_bytes": self.e, "strides_bytes": [int(s) for s in self.strides[1:]], "offset": int(a.offset)}
+
+
+@lru_cache(maxsize=32)                                         # boxes x strides: a launch has a few
+def _relative_bytes(box, e, strides):
+    """GlobalMap.box_bytes_at's offsets for the box at the tensor's origin (read-only; a k loop reuses them)."""
+    idx = np.indices(box[::-1], dtype=np.int64)[::-1]           # idx[i]: the index along dimension i
+    rel = sum(idx[i] * strides[i] for i in range(len(box)))
+    out = (rel[..., None] + np.arange(e)).reshape(-1)
+    out.flags.writeable = False
+    return out
 
 
 def handle(index):
@@ -183,7 +213,7 @@ def resolve(bt, address, thread, what):
         bt.heap.check(np.array([a], np.int64), MAP_BYTES, np.array([thread]))
         raw = bytes(bt.heap.read(a, MAP_BYTES))
     if raw[:len(DEVICE_MAGIC)] == DEVICE_MAGIC:
-        gm = DeviceMap(raw, what)
+        gm = _device_map(raw, what)
         bt.heap.check(np.array([gm.base], np.int64), gm.span, np.array([thread]))   # the tensor's bytes
         return gm
     i = _index(raw)
@@ -195,6 +225,12 @@ def resolve(bt, address, thread, what):
 
 
 # ---- maps built by the kernel (tensormap.replace; see the module docstring) --------------------------
+@lru_cache(maxsize=64)                                         # a k loop copies through a few maps
+def _device_map(raw, what):
+    """The DeviceMap of 128 map bytes, kept per content (the map's fields are its bytes)."""
+    return DeviceMap(raw, what)
+
+
 DEVICE_MAGIC = b"lsTMAPd\x01"
 # PTX ISA 9.7.9.29, the element types tensormap.replace.elemtype numbers: their sizes in bytes
 ELEMTYPE_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 4, 9: 8, 10: 2, 11: 4, 12: 4}

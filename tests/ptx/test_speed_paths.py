@@ -11,6 +11,10 @@
   * fma.rn.f32's double rounding (ops_float.fma32_rn) gives fma32's round-to-odd bits on every
     lane: random bit patterns (NaN, Inf, subnormals), cancellations, constructed halfway points
     and subnormal results;
+  * a TMA box's shared bytes kept per (map, destination) (ops_async._landing) are
+    smem.box_addresses', and a box's global bytes (GlobalMap.box_bytes_at) are
+    GlobalMap.elements' offsets and inside mask, a kernel-built map is decoded once per
+    content (tensormap._device_map); runs of the TMA kernels with none of them kept are the same runs;
   * a step's costing kept and replayed (costs.py) gives the run that costing every step afresh
     gives: counts, notes, samples, buffers.
 The expected values are the models' own (layoutsim.banks, float_config, a fresh Plan)."""
@@ -23,7 +27,10 @@ from gpu_check.kernel_corpus import corpus as C
 from gpu_check.realworld.build import DATA as REALWORLD
 from layoutsim import banks
 from layoutsim.numerics import api, block
-from layoutsim.ptx import costs as K, lowering as L, ops_float, runner, sass as S, types as PT
+from gpu_check.kernel_corpus import launches as KL
+from layoutsim import smem
+from layoutsim.ptx import costs as K, lowering as L, ops_async, ops_float, runner, sass as S
+from layoutsim.ptx import tensormap as TM, types as PT
 from layoutsim.smem import Descriptor, operand_addresses
 from layoutsim.warpcore import wgmma as core_wgmma
 
@@ -151,3 +158,58 @@ def test_kept_step_costings_change_nothing(name, monkeypatch):
     monkeypatch.setattr(K, "STEP_THREADS", 0)          # no step kept: each costed afresh
     monkeypatch.setattr(K, "_BLOCKS", {})
     _same_runs(kept, _realworld(name))
+
+
+def _maps():
+    """GlobalMaps of every swizzle, 1-5 dimensions, 1-, 2- and 4-byte elements, dense and padded strides."""
+    for box, e, swz, dims in [((64, 64), 2, "128B", (256, 192)), ((16, 8), 4, "64B", (32, 128)),
+                              ((32, 4, 2), 1, "32B", (64, 16, 8)), ((8, 2, 2, 2, 3), 2, "none", (16, 4, 4, 4, 9)),
+                              ((8,), 4, "none", (40,))]:
+        buf = np.zeros(int(np.prod(dims)) * e + 4096, np.uint8)
+        for strides in (None, tuple(TM.dense_strides(dims, e)[i] + 16 * (i + 1) for i in range(len(dims) - 1))):
+            arg = P.TensorMapArg(buffer=0, dims=dims, box=box, swizzle=swz, elem_bytes=e, strides_bytes=strides)
+            yield TM.GlobalMap(arg, "test", buf, TM.GLOBAL_BASE + 256)
+
+
+def test_kept_tma_box_bytes_are_the_models():
+    """Boxes inside, straddling and outside the tensor: box_bytes_at gives elements()' inside mask
+    (None: all inside) and, for the elements inside, its offsets (bytes in order); _landing's kept addresses are
+    smem.box_addresses' (and read-only)."""
+    rng = np.random.default_rng(5)
+    for gm in _maps():
+        box, e = gm.tmap.box, gm.e
+        for _ in range(40):
+            c = tuple(int(rng.integers(-b, d + 1)) for b, d in zip(box, gm.dims.tolist()))
+            c = (c[0] - c[0] % max(1, 16 // e),) + c[1:]
+            off, inside = gm.elements(c)
+            heap, got = gm.box_bytes_at(c)
+            assert (got is None) == bool(inside.all())
+            if got is not None:
+                assert np.array_equal(got, inside)
+            m = np.repeat(inside.reshape(-1), e)
+            assert np.array_equal(heap[m], (off[inside][:, None] + np.arange(e)).reshape(-1))
+        for at in (0, 1024, 2048 + 128):
+            why, sa, sab = ops_async._landing(gm.tmap, at, 1 << 17)
+            assert why is None and not sa.flags.writeable and not sab.flags.writeable
+            want = smem.box_addresses(gm.tmap, at, smem_bytes=1 << 17)
+            assert np.array_equal(sa, want)
+            assert np.array_equal(sab, (want[..., None] + np.arange(e)).reshape(-1))
+        assert ops_async._landing(gm.tmap, 1 << 17, 1 << 17)[0] == smem.box_fault(gm.tmap, 1 << 17, 1 << 17)
+
+
+def _launch(part, name):
+    s = KL.setup(part, name)
+    return P.run(s.ptx, s.kernel, s.grid, s.block, s.args, **s.options)
+
+
+@pytest.mark.parametrize("launch", ["kernels/tma_wgmma_gemm", "clusters/multicast_2",
+                                    "triton/flaggems_mm_hopper_tma"])
+def test_kept_tma_boxes_change_nothing(launch, monkeypatch):
+    """Every count, sample and buffer of a TMA kernel's run is the one the per-element path
+    (GlobalMap.elements, smem.box_addresses each copy; a kernel-built map decoded each copy:
+    FlagGems') gives."""
+    kept = _launch(*launch.split("/"))
+    monkeypatch.setattr(TM.GlobalMap, "box_bytes_at", lambda self, coords: None)
+    monkeypatch.setattr(ops_async, "_landing", ops_async._landing.__wrapped__)
+    monkeypatch.setattr(TM, "_device_map", TM.DeviceMap)
+    _same_runs(kept, _launch(*launch.split("/")))
