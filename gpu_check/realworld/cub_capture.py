@@ -27,6 +27,14 @@ import numpy as np
 from layoutsim.demangle import demangle
 from layoutsim.ptx import StructArg, run
 
+# Launches whose ncu total the model does not reproduce, not explained yet: (launch, metric) ->
+# (model, GPU min, GPU max, what is known). The replay test and replay_all hold them to exactly these.
+UNEXPLAINED = {
+    ("10-radix_sort_keys_u32", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
+        50688, 51001, 51038, "the GPU's count varies between identical runs (5 runs on an H100, 2026-12-07), so "
+                             "something timing-dependent adds 0.6 to 0.7 percent; the model costs the SASS's LDS"),
+}
+
 MAX_ALLOCATION = 1 << 26          # bytes of one captured allocation the reader accepts
 
 

@@ -9,7 +9,7 @@ against them.
 
 DIR/sfu_div_sm90.json (environment, the probe's SASS, per op and group: pairs, block size) and
 DIR/sfu_div_sm90.npz (per op and group the block hashes as uint64; per op the special results).
-Commit both into tests/data/numerics/. --dry-run: no GPU; the model itself answers on the first
+Commit both into tests/data/sfu/. --dry-run: no GPU; the model itself answers on the first
 block of each group (tests the driver only). Takes well under a minute on an H200.
 """
 import argparse

@@ -17,9 +17,10 @@ from . import cases as C
 # model does not reproduce"): (case, metric) -> (model, GPU min, GPU max, why). The replay test and
 # gpu_check.kernel_corpus.replay_all hold a launch to exactly these numbers.
 EXPLAINED = {
-    ("fla_l2norm_fwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
-        16, 4, 4, "ptxas sinks the ld.shared into the predicated st.global that alone reads it: the LDS "
-                  "runs in 1 warp of each CTA's 4, the PTX loads in all 4"),
+    ("fat_attn_bwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
+        1792, 4980, 5086, "not explained: ncu counts 4980 to 5086 over 5 runs of the same launch (the "
+                                "count varies, so something timing-dependent adds it); the SASS holds no LDS "
+                                "or LDSM beyond the PTX's ld.shared and ldmatrix, which the model costs at 1792"),
 }
 
 

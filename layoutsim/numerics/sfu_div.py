@@ -24,13 +24,14 @@ canonical NaN (CUDA C++ Programming Guide, 'Floating-Point Standard'), as MUFU's
 Proof on the H200: `python -m gpu_check.sfu.div_measure` runs the four instructions on the input
 set of gpu_check/sfu/div_inputs.py (random bits, every special class, subnormals, near-overflow
 divisors, exponent extremes) and stores a SHA-256 per block of results; tests/numerics/
-test_sfu_div.py replays it (tests/data/numerics/sfu_div_sm90.json). The models rest on their
+test_sfu_div.py replays it (tests/data/sfu/sfu_div_sm90.json). The models rest on their
 parts: MUFU.RCP proven over every input, FMUL/FSETP IEEE, and the SASS above.
 """
 import numpy as np
 
 from ..errors import LayoutsimError
 from ..formats import canonical_nan
+from ..ptx import fround as F
 from . import sfu
 
 _QNAN = np.uint32(canonical_nan("f32"))
@@ -48,15 +49,14 @@ def _flush(f):
 
 
 def fmul(a, b, ftz=False):
-    """FMUL{.FTZ} on raw f32 bits (uint32 in and out): the exact product rounded once."""
+    """FMUL{.FTZ} on raw f32 bits (uint32 in and out): the exact product rounded once, by the
+    executor's rounding (its .ftz rule decides tininess before rounding, as the GPU does)."""
     x, y = _f(a), _f(b)
     if ftz:
         x, y = _flush(x), _flush(y)
     with np.errstate(all="ignore"):
-        p = (x.astype(np.float64) * y.astype(np.float64)).astype(np.float32)   # exact in f64, then RN
-    if ftz:
-        p = _flush(p)
-    return np.where(np.isnan(p), _QNAN, p.view(np.uint32)).astype(np.uint32)
+        p = x.astype(np.float64) * y.astype(np.float64)                       # exact in f64
+    return F.round_to(p, "f32", "rn", ftz).astype(np.uint32)
 
 
 def _where(c, x, y):

@@ -16,6 +16,7 @@ Global memory: each warp's access goes to the coalescing model (`layoutsim.memor
 requests and sectors), counted under the Nsight Compute op its SASS lands in
 (`GlobalOp.metric_op`: l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red).
 """
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -183,6 +184,9 @@ class Costs:
         self.notes = {}                   # site -> what its SASS says about its cost
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
+        self.st_part = np.zeros(n, np.int64)  # a line that both loads and stores (kind "ld+st"): its store wavefronts
+        self.sunk = prog.sunk                 # ld.shared site -> the site of its one reader (sinking.py)
+        self.held = {}                        # reader site -> [the held loads' records] (on_access)
         self._steps = _STEPS                  # _step_key -> what the step did (_replay)
         self._program = (prog.identity, arch)     # what a kept step's key starts with
 
@@ -192,7 +196,7 @@ class Costs:
         return self
 
     def __getstate__(self):               # a worker process sends its costs back, not its batch
-        return dict(self.__dict__, batch=None, _steps={}, _program=None)
+        return dict(self.__dict__, batch=None, _steps={}, _program=None, held={})
 
     def _replay(self, done):
         """Do again what a kept step did: its costed events, totals and marks."""
@@ -217,6 +221,37 @@ class Costs:
         unit, not the LSU) and deferred landings cost nothing."""
         if not rec.issued:
             return
+        if self.sunk:
+            if rec.site in self.sunk and rec.op == "ld" and rec.space == "shared":
+                self._hold(rec)
+                return
+            if rec.site in self.held:
+                self._release(rec)
+        self._cost(rec)
+
+    def _hold(self, rec):
+        """A load ptxas sinks into its reader (sinking.py): kept until the reader runs. Its threads
+        leave any earlier hold of the same load (they passed the reader with its guard false)."""
+        use = self.sunk[rec.site]
+        kept = [_subset(h, ~np.isin(h.threads, rec.threads)) if h.site == rec.site else h
+                for h in self.held.get(use, [])]
+        self.held[use] = [h for h in kept if h is not None] + [rec]
+        self.notes[rec.site] = (f"ptxas sinks this load into its one reader, line {self._line[use]} (predicated): "
+                                f"costed for the lanes that run it")
+
+    def _release(self, rec):
+        """The reader of held loads ran in rec.threads: those lanes' loads are costed now."""
+        rest = []
+        for h in self.held.pop(rec.site):
+            inside = np.isin(h.threads, rec.threads)
+            if inside.any():
+                self._cost(_subset(h, inside))
+            if not inside.all():
+                rest.append(_subset(h, ~inside))
+        if rest:
+            self.held[rec.site] = rest
+
+    def _cost(self, rec):
         op, space = rec.op, rec.space
         if op in ("wmma.load", "wmma.store"):
             if space in ("shared", "global"):
@@ -232,6 +267,8 @@ class Costs:
                 kind = {"cp.async": "ldgsts", "red": "atom"}.get(op, op)    # the banks see an atomic as its store
                 self.shared(rec.site, op_name("ld" if op == "ld" else "st", "shared", rec.width), kind,
                             rec.addresses, rec.threads, rec.sass, rec.width if op in ("ld", "st") else None)
+            elif op == "tensormap":
+                self.tensormap(rec)
         elif space == "shared::cluster":     # DSMEM: its own class, no bank or network model
             self.dsmem[rec.site] += len(rec.threads) * rec.per_thread
             self.notes[rec.site] = DSMEM_NOTE
@@ -305,6 +342,36 @@ class Costs:
         if done is not None:
             done.append(step)
 
+    def tensormap(self, rec):
+        """tensormap.replace on a map in shared memory, and tensormap.cp_fenceproxy's read of it: ptxas
+        rewrites the map's words in place and reads them back, with the LDS and STS its SASS shows for
+        the line (a field narrower than its word is read, merged and written back; tests/data/
+        triton_corpus, flaggems_mm_hopper_tma: 12 LDS and 14 STS per map, as ncu counts). Each is one access per lane at the map's address: lanes replacing one
+        map are a broadcast. Without the SASS the line is not costed, and says so."""
+        costed, ms = self._lowered(rec.site)
+        if not costed:
+            return
+        if ms is None:
+            self.notes[rec.site] = "tensormap.replace: how ptxas rewrites the map is not known (no SASS): not costed"
+            return
+        uw, O, M = warp_rows(rec.threads, rec.addresses)
+        Zu, Mu, counts, inv = distinct_patterns(O, M)
+        for m in ms:
+            parsed = SASS.parse_shared(m)
+            if parsed is None:
+                continue
+            direction, w = parsed
+            op = op_name(direction, "shared", w)
+            wf, ideal = memo_rows(("banks", op, self.arch), Zu - Zu % w, Mu, lambda Z, A: (
+                banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
+            n, i = int((wf * counts).sum()), int((ideal * counts).sum())
+            self.wavefronts[rec.site] += n
+            self.ideal[rec.site] += i
+            if direction == "st":
+                self.st_part[rec.site] += n
+        self.kind[rec.site] = "ld+st"
+        self.sass[rec.site] = " ".join(dict.fromkeys(ms))
+
     def add_shared(self, site, kind, sass, wavefronts, ideal):
         """Costs computed elsewhere (wmma accesses costed once per distinct pattern)."""
         if not self._lowered(site)[0]:
@@ -365,9 +432,12 @@ class Costs:
     # ---- totals ---------------------------------------------------------------------------------
     def shared_totals(self):
         out = {"ld": 0, "st": 0}
-        for k, w in zip(self.kind, self.wavefronts):
+        for k, w, st in zip(self.kind, self.wavefronts, self.st_part):
             if k in out:
                 out[k] += int(w)
+            elif k == "ld+st":
+                out["ld"] += int(w - st)
+                out["st"] += int(st)
         return out
 
     def global_totals(self, scale=int):
@@ -393,6 +463,7 @@ class Costs:
         self.requests += other.requests
         self.sectors += other.sectors
         self.ideal_sectors += other.ideal_sectors
+        self.st_part += other.st_part
         self.warp_instructions += other.warp_instructions
         for i, k in enumerate(other.kind):
             self.kind[i] = self.kind[i] or k
@@ -400,6 +471,14 @@ class Costs:
             self.global_kind[i] = self.global_kind[i] or other.global_kind[i]
         for site, note in other.notes.items():
             self.notes.setdefault(site, note)
+
+
+def _subset(rec, sel):
+    """The access record of the lanes sel (a bool mask over rec.threads) of rec, or None if none."""
+    if not sel.any():
+        return None
+    pick = lambda a: None if a is None else np.asarray(a)[sel]      # noqa: E731
+    return replace(rec, threads=np.asarray(rec.threads)[sel], addresses=pick(rec.addresses), flat=pick(rec.flat))
 
 
 def sass_width(ms, nbytes):

@@ -34,7 +34,7 @@ import numpy as np
 
 # the instruction classes a record's `op` names
 OPS = ("ld", "st", "atom", "red", "cp.async", "ldmatrix", "stmatrix", "wmma.load", "wmma.store",
-       "wgmma", "tma", "bulk")
+       "wgmma", "tma", "bulk", "tensormap")
 EFFECTS = ("read", "write", "atomic")       # what the access does to the bytes
 SYNCS = ("bar", "mbarrier", "async")        # a CTA barrier completed; an mbarrier wait; the async proxy ran
 

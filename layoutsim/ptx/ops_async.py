@@ -505,6 +505,9 @@ def tensormap_replace(ins, b, prog):
         a = _vals(addr, bt, thr)
         v = _vals(value, bt, thr, np.uint64)
         parts = _map_parts(bt, space, a, thr, ins.name)
+        if space == "shared":                     # what ptxas's in-place rewrite of the map costs (costs.py)
+            for sp, _, flat, who, rel in parts[0]:
+                bt.events.access(Access("tensormap", sp, ins.extra["site"], 4, who, rel, flat, "write", lands=False))
         raw = _map_read(bt, parts, len(thr))
         for j in range(len(thr)):                 # threads in order: a later one's value wins
             raw[j] = np.frombuffer(TM.replace(raw[j].tobytes(), field, None if ordinal is None else int(ordinal),
@@ -532,6 +535,9 @@ def tensormap_cp_fenceproxy(ins, b, prog):
         thr = np.flatnonzero(g)
         if len(thr) == 0:
             return
-        raw = _map_read(bt, _map_parts(bt, "shared", _vals(src, bt, thr), thr, ins.name), len(thr))
+        parts = _map_parts(bt, "shared", _vals(src, bt, thr), thr, ins.name)
+        for sp, _, flat, who, rel in parts[0]:    # the read of the map, as its SASS does it (costs.py)
+            bt.events.access(Access("tensormap", sp, ins.extra["site"], 4, who, rel, flat, "read", lands=False))
+        raw = _map_read(bt, parts, len(thr))
         _map_write(bt, _map_parts(bt, "global", _vals(dst, bt, thr), thr, ins.name), raw, thr)
     return {"fn": fn}

@@ -73,6 +73,7 @@ class Program:
         self.notes = set()                 # what the compiled program cannot prove (approximations, ...)
         self.lowered = None                # sass.Lowered: the SASS of each line (set by runner.program)
         self.contraction = None            # contract.Contraction: ptxas's fused mul+adds (runner.program)
+        self.sunk = {}                     # ld.shared site -> its one reader's site (sinking.py; runner.program)
         self.reads_clock = False           # an instruction reads %clock/%clock64/%globaltimer (operands.py)
         self.identity = object()           # this program in keys that must not keep it alive (costs.py)
         self._layout_kernel_params()

@@ -9,7 +9,7 @@ import numpy as np
 from .. import archs
 from ..errors import LayoutsimError, integer
 from . import cluster as CL
-from . import contract, fidelity, parallel, sass
+from . import contract, fidelity, parallel, sass, sinking
 from .costs import Costs
 from .events import Events, MmaLog
 from .initcheck import InitCheck, merge as merge_initcheck
@@ -42,6 +42,7 @@ def program(ptx, kernel, arch):
             prog = Program(module, kernel, arch)
             prog.lowered = sass.for_program(ptx, prog, arch)
             prog.contraction = contract.decide(prog, *sass.every_line(ptx, prog, arch))
+            prog.sunk = sinking.decide(prog)
         finally:
             sass.drop(started)
         if key[0]:

