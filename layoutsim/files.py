@@ -99,16 +99,22 @@ def _no_link_on_the_way(shown, prefix, itself=False):
                                  f"(outputs never go through a link)")
 
 
+def source_tree():
+    """The repository's root, for the committed files that are not installed with the package
+    (tests/data, tests/ptx/kernels): the folder above the package when it holds tests/ (a checkout
+    or an editable install), else the current directory (a package installed from the repository
+    and run from its root, as CI does)."""
+    beside = Path(__file__).resolve().parents[1]
+    return beside if (beside / "tests").is_dir() else Path.cwd()
+
+
 def measured_data(name):
     """tests/data/<name>: the GPU measurements kept in the source tree. $LAYOUTSIM_DATA/<name>
-    when that is set, else beside the package (a checkout or an editable install), else under the
-    current directory (a package installed from the repository and run from its root, as CI does:
-    the measurements are not installed with it)."""
+    when that is set, else under source_tree()."""
     env = os.environ.get("LAYOUTSIM_DATA")
     if env:
         return Path(env) / name
-    beside = Path(__file__).resolve().parents[1] / "tests" / "data" / name
-    return beside if beside.is_dir() else Path.cwd() / "tests" / "data" / name
+    return source_tree() / "tests" / "data" / name
 
 
 def cache_dir(name):

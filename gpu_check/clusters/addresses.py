@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from layoutsim.files import source_tree
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = source_tree()
 PTX = "gpu_check/clusters/cluster_addr.sm_90.ptx"      # relative to the repository root
 KERNEL, ARCH, WORDS = "cluster_addr", "sm_90", 16
 SAFE, RISKY = (0, 1, 2, 3, 4, 5, 6, 13, 14, 15), (7, 8, 9, 10, 11, 12)

@@ -19,10 +19,11 @@ import struct
 from pathlib import Path
 
 import numpy as np
+from layoutsim.files import source_tree
 
 from . import cases as C
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = source_tree()
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4          # cuda.h CUlaunchAttributeID
 
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from layoutsim.files import measured_data
+from layoutsim.files import measured_data, source_tree
 
 from . import corpus as C
 from . import ncu as N
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = source_tree()          # the checkout (committed PTX and data are not installed)
 # the totals compared, by the names the reports use (Nsight Compute metrics, all CTAs)
 TOTALS = {"shared ld wavefronts": N.SHARED_LD, "shared st wavefronts": N.SHARED_ST,
           "global ld sectors": N.GLOBAL_SECTORS["ld"], "global st sectors": N.GLOBAL_SECTORS["st"]}

@@ -29,11 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from gpu_check.needs import gpu_name
+from layoutsim.files import source_tree
 
 from . import cases as C
 from . import replay as R
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = source_tree()
 CORPUS = ROOT / "tests" / "data" / "triton_corpus"
 
 

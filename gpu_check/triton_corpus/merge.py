@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from layoutsim.files import measured_data
 
 from . import cases as C
 from . import replay as R
 
-H200 = Path(__file__).resolve().parents[2] / "tests" / "data" / "triton_corpus" / "h200"
+H200 = measured_data("triton_corpus") / "h200"
 COMPRESS_OVER = 100_000
 
 

@@ -88,11 +88,12 @@ def round_to(x, fmt, mode="rn", ftz=False, sat=False, canonical=True):
         # precision with an unbounded exponent is below the smallest normal. FMUL.FTZ on sm_90
         # (tests/data/sfu, measured on an H100): 0x00ffffff * 0.5 (exact 2^-126 (1 - 2^-24), a
         # tie the subnormal grid rounds up to 0x00800000) gives +0; 0x00800001 * 0x3f7ffffe
-        # (2^-126 (1 - 2^-46)) gives 0x00800000. Scaling by 2^64 is exact and puts the values
-        # that matter in the normal range, where rounding has the full precision.
+        # (2^-126 (1 - 2^-46)) gives 0x00800000. Scaling is exact and puts the values
+        # that matter in the normal range, where rounding has the full precision: scaled by
+        # 1 / MIN_NORMAL (exact, a power of two), the smallest normal is 1.
         with np.errstate(all="ignore"):
-            wide = decode_raw(round_to(x * 2.0 ** 64, fmt, mode, canonical=False), fmt)
-            tiny = (x != 0) & (np.abs(wide) < MIN_NORMAL[fmt] * 2.0 ** 64)
+            wide = decode_raw(round_to(x / MIN_NORMAL[fmt], fmt, mode, canonical=False), fmt)
+            tiny = (x != 0) & (np.abs(wide) < 1)
         if np.any(tiny):
             sign_bit = out.dtype.type(1 << (out.dtype.itemsize * 8 - 1))
             out = np.where(tiny, out & sign_bit, out).astype(out.dtype)

@@ -251,11 +251,13 @@ def _part_select(x, signed, part):
 
 
 def _opt_merge(dsel, tmp, c):
-    """optMerge(dsel, tmp, c): the ISA's switch, case by case."""
+    """optMerge(dsel, tmp, c): the ISA's switch, case by case, except .h1: sm_90 keeps tmp's own
+    high half there (measured on an H100: tests/ptx/test_video_replay.py, 12 scalar d.h1 forms),
+    where the ISA writes ((tmp & 0xFFFF) << 16)."""
     if dsel == "h0":
         return (tmp & 0xFFFF) | (0xFFFF0000 & c)
     if dsel == "h1":
-        return ((tmp & 0xFFFF) << 16) | (0x0000FFFF & c)
+        return (tmp & 0xFFFF0000) | (0x0000FFFF & c)
     if dsel == "b0":
         return (tmp & 0xFF) | (0xFFFFFF00 & c)
     if dsel == "b1":
