@@ -87,6 +87,13 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
         return out
     if space == "shared":
         addr = CL.cta_offsets(bt, addr, threads)
+        bad = np.flatnonzero(CL.foreign_rank_zero(addr))
+        if bad.size:
+            j = bad[0]
+            a = int(addr[j] & ~CL.RANK_ZERO_ELSEWHERE)
+            raise Fault(threads[j], a, f"{what}: shared::cta address {a:#x} has rank field 0 in the CTA of cluster "
+                        f"rank {int(CL.rank_of(bt, threads[j:j + 1])[0])}: the GPU raises an illegal instruction "
+                        f"(a CTA's shared::cta addresses carry its own rank at bit 24)", "invalid_address", "shared")
         _check_range(addr, nbytes, bt.smem_size, threads, f"the CTA's shared memory ({bt.smem_size} bytes" +
                      ("; a shared::cta address carries no rank field but the CTA's own at bit 24)"
                       if bt.cluster_size > 1 else ")"), "shared")

@@ -21,9 +21,11 @@ ld/st/atom.shared::cluster are a generic access of `SR_SWINHI : address`. So a C
 addresses are shared::cluster addresses that name it, and an address built by hand reaches the CTA
 its rank field names (CuTe's Sm100MmaPeerBitMask clears bit 24 to name the even CTA of a pair).
 A shared::cta access (`LDS`, which ptxas gives both `0x400 + ...` and `SR_CgaCtaId << 24 | ...` for
-the same bytes) takes the offset of an address whose rank field is 0 or the CTA's own rank; any
-other rank field is outside the CTA's shared::cta window (a fault). A rank field naming no CTA of
-the cluster is a fault.
+the same bytes) takes the offset of an address whose rank field is the CTA's own rank; any other
+rank field is a fault. Rank field 0 in a CTA of another rank, too: `ld.shared` of `buf & 0xFFFFFF`
+is an illegal instruction on the GPU in every cluster shape measured (tests/data/clusters/addresses,
+word 9, an H100 on 2026-12-07), while a generic access at `cvta.shared(buf & 0xFFFFFF)` reads rank
+0's bytes (word 10). A rank field naming no CTA of the cluster is a fault.
 
 A launch runs its CTAs cluster by cluster: the CTAs of one cluster sit next to each other in one
 batch, in rank order, so cluster barriers, DSMEM and multicast copies see every CTA of the
@@ -155,14 +157,30 @@ def rank_bits(bt):
     return (bt.cta_index % bt.cluster_size).astype(np.int64) << RANK_SHIFT
 
 
-def cta_offsets(bt, addr, threads=None):
+# What cta_offsets makes of a shared::cta address with rank field 0 in a CTA of another rank: past
+# every window, so that the access's range check faults; foreign_rank_zero tells it apart.
+RANK_ZERO_ELSEWHERE = np.int64(1) << 40
+
+
+def cta_offsets(bt, addr, threads=None, raw=False):
     """Shared::cta addresses of `threads` (all batch threads: None) with the CTA's own rank field
-    dropped; another rank field is kept, so that the range check faults on it."""
+    dropped; another rank field is kept, so that the range check faults on it. raw: the addresses
+    are the instruction's operand values (not offsets already taken), and rank field 0 in a CTA of
+    another rank is moved past every window (RANK_ZERO_ELSEWHERE) for the same reason."""
     if bt.cluster_size == 1:
         return addr
     addr = np.asarray(addr, np.int64)
     own = rank_bits(bt) if threads is None else rank_of(bt, threads).astype(np.int64) << RANK_SHIFT
-    return np.where((addr & ~np.int64(OFFSET_MASK)) == own, addr & OFFSET_MASK, addr)
+    field = addr & ~np.int64(OFFSET_MASK)
+    if not raw:
+        return np.where(field == own, addr & OFFSET_MASK, addr)
+    return np.where(field == own, addr & OFFSET_MASK,
+                    np.where((field == 0) & (own != 0) & (addr >= 0), addr | RANK_ZERO_ELSEWHERE, addr))
+
+
+def foreign_rank_zero(addr):
+    """The shared::cta addresses cta_offsets moved past every window (rank field 0, another CTA)."""
+    return (np.asarray(addr, np.int64) & RANK_ZERO_ELSEWHERE) != 0
 
 
 def resolve(bt, addr, threads, nbytes, what):

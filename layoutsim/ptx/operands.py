@@ -230,7 +230,7 @@ class Builder:
         rt = self.rtype(base, ins)
         r = self.read(base, T.get("u64") if rt.bits == 64 else T.get("u32"), ins)
         if cta:          # a shared::cta operand: the CTA's own rank field dropped (cluster.cta_offsets)
-            return (lambda b: CL.cta_offsets(b, r(b).astype(np.int64) + off)), None
+            return (lambda b: CL.cta_offsets(b, r(b).astype(np.int64) + off, raw=True)), None
         if off:
             return (lambda b: r(b).astype(np.int64) + off), None
         return (lambda b: r(b).astype(np.int64)), None

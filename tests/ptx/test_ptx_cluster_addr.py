@@ -9,9 +9,10 @@
     address as it is, the rank field included or not (ptxas gives LDS both `0x400 + ...` for a
     register address and `SR_CgaCtaId << 24 | 0x400` for a variable);
   - the GPU: `python -m gpu_check.clusters.addresses --out DIR` (tests/data/clusters/addresses/),
-    byte for byte, once measured; a word the GPU faulted on (the file's per-case "errors"; an H100
-    raised an illegal instruction on one of words 7-12) must fault in the executor too, or the test
-    names the model rule the GPU contradicts (RULES) and xfails.
+    byte for byte (measured on an H100 on 2026-12-07); a word the GPU faulted on (the file's per-case
+    "errors": word 9, the ld.shared with the rank field cleared, an illegal instruction in every
+    cluster shape) must fault in the executor too, or the test names the model rule the GPU
+    contradicts (RULES) and xfails.
 """
 import json
 from pathlib import Path
@@ -28,11 +29,13 @@ BASE = 0x400          # the first static array (archs.user_smem_base): ptxas's `
 
 
 ALL = sum(A.SELS)     # every word
+NO9 = ALL & ~(1 << 9)  # every word but 9, which the GPU runs as an illegal instruction in a cluster
 # the model's rule each word rests on (layoutsim/ptx/cluster.py and access.py docstrings)
 RULES = {7: "cluster.py: an address built by hand, offset | rank << 24, reaches the CTA its rank field names "
             "(ld.shared::cluster is LD.E [SR_SWINHI : address])",
          8: "cluster.py: clearing bit 24 names the even CTA of a pair (CuTe's Sm100MmaPeerBitMask)",
-         9: "cluster.py: a shared::cta access (LDS) takes an address whose rank field is 0 or the CTA's own",
+         9: "cluster.py: a shared::cta access (LDS) takes only the CTA's own rank field (rank field 0 in "
+            "another CTA faults)",
          10: "access.py: a generic address in the shared window is a shared::cluster one; rank field 0 names rank 0",
          11: "cluster.py: a CTA's own shared::cta address is a shared::cluster address naming it "
              "(LEA R, SR_CgaCtaId, 0x400, 0x18)",
@@ -61,7 +64,7 @@ def _expected(n, ctas):
 
 @pytest.mark.parametrize("name,grid,cluster", A.CASES, ids=[c[0] for c in A.CASES])
 def test_shared_addresses_carry_the_cluster_rank_at_bit_24(name, grid, cluster):
-    got = _run(grid, cluster)
+    got = _run(grid, cluster, NO9 if cluster else ALL)
     n = int(np.prod(cluster)) if cluster else 1
     if cluster == (2, 2, 1):            # CTA (x, y) of a 2x2 cluster has rank x % 2 + 2 * (y % 2)
         ranks = [(c % 4) % 2 + 2 * ((c // 4) % 2) for c in range(8)]
@@ -69,6 +72,10 @@ def test_shared_addresses_carry_the_cluster_rank_at_bit_24(name, grid, cluster):
         want[:, 15] = np.arange(8)
     else:
         want = _expected(n, int(np.prod(grid)))
+    if cluster:
+        want[:, 9] = 0                  # not run: word 9 alone faults, as on the GPU
+        with pytest.raises(P.PtxFault, match=r"rank field 0 in the CTA of cluster rank 1: the GPU raises an illegal"):
+            _run(grid, cluster, 1 << 9)
     assert np.array_equal(got, want), np.argwhere(got != want)[:4]
 
 
@@ -175,7 +182,10 @@ def test_a_shared_cta_access_takes_only_its_own_rank_field():
     # rank 0 reads through its address with rank field 1: outside its shared::cta window (rank 1's memory)
     with pytest.raises(P.PtxFault, match=r"outside the CTA.s shared memory .*the CTA.s own at bit 24"):
         _one("  or.b32 %r2, %r1, 16777216;\n  ld.shared.u32 %r3, [%r2];")
-    _one("  and.b32 %r2, %r1, 16777215;\n  ld.shared.u32 %r3, [%r2];")      # no rank field: its own
+    # rank field 0 in rank 1's CTA: an illegal instruction on the GPU (tests/data/clusters/addresses, word 9)
+    with pytest.raises(P.PtxFault, match=r"rank field 0 in the CTA of cluster rank 1: the GPU raises an illegal"):
+        _one("  and.b32 %r2, %r1, 16777215;\n  ld.shared.u32 %r3, [%r2];")
+    _one("  and.b32 %r2, %r1, 16777215;\n  ld.shared.u32 %r3, [%r2];", cluster=1)    # no cluster: no rank field
 
 
 ARRIVE = HEAD + """
@@ -231,21 +241,25 @@ def test_the_measure_script_writes_what_the_replay_reads(tmp_path, monkeypatch):
             name, sel = job.split(":")
             if job == "pair_2:128":
                 return recs + [{"job": job, "error": "LaunchError: cuCtxSynchronize failed: an illegal instruction"}], None
-            recs.append({"job": job, "values": [int(v) for v in _run(*shapes[name], int(sel)).reshape(-1)]})
+            try:
+                recs.append({"job": job, "values": [int(v) for v in _run(*shapes[name], int(sel)).reshape(-1)]})
+            except P.PtxFault:              # word 9 in a cluster, as on the GPU: this child is done
+                return recs + [{"job": job, "error": "LaunchError: an illegal instruction"}], None
         return recs, None
 
     monkeypatch.setattr(A, "spawn", spawn)
     A.main(["--out", str(tmp_path)])
-    assert len(children) == 2 and children[1][0] == "pair_2:256"
+    assert len(children) == 6 and children[1][0] == "pair_2:256" and children[2][0] == "pair_2:1024"
     arrays = np.load(tmp_path / "addresses.npz")
     meta = json.loads((tmp_path / "addresses.json").read_text())
     assert meta["device"] == "executor"
     assert [m["name"] for m in meta["cases"]] == [c[0] for c in A.CASES]
-    assert meta["cases"][0]["errors"] == {"7": "LaunchError: cuCtxSynchronize failed: an illegal instruction"}
-    assert all(not m["errors"] for m in meta["cases"][1:])
+    assert meta["cases"][0]["errors"] == {"7": "LaunchError: cuCtxSynchronize failed: an illegal instruction",
+                                          "9": "LaunchError: an illegal instruction"}
+    assert [sorted(m["errors"]) for m in meta["cases"][1:]] == [["9"], ["9"], ["9"], []]
     for name, grid, cluster in A.CASES:
         assert arrays[name].dtype == np.uint32 and arrays[name].shape == (int(np.prod(grid)) * A.WORDS,)
-        want = _run(grid, cluster).reshape(-1, A.WORDS)
+        want = _run(grid, cluster, NO9 if cluster else ALL).reshape(-1, A.WORDS)
         if name == "pair_2":
             want[:, 7] = 0
         assert np.array_equal(arrays[name].reshape(-1, A.WORDS), want), name
