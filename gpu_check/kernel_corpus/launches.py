@@ -5,7 +5,7 @@ replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, realworld/flash
 constructs/replay.py).
 
     names(part)         the launches of a corpus that can run: those with a committed measurement
-                        (hopper: else the CPU captures of hopper_local; kernels, cute, triton,
+                        (hopper: else the CPU captures of hopper_local; kernels, cute, llmc, triton,
                         flashattn, clusters: every planned case, their inputs are generated here)
     setup(part, name)   Setup(ptx, kernel, grid, block, args, options, outputs): outputs(Run) ->
                         {key: array} as the reader keys them
@@ -19,7 +19,7 @@ import numpy as np
 from . import corpus as C
 from . import parts as P
 
-RUNNABLE = ("kernels", "cute", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
+RUNNABLE = ("kernels", "cute", "llmc", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
 
 
 @dataclass
@@ -116,7 +116,7 @@ def _constructs(name):
 
 def setup(part, name):
     """The Setup of one launch of corpus `part` (a parts.PARTS name)."""
-    if part in ("kernels", "cute"):
+    if part in ("kernels", "cute", "llmc"):
         return _corpus(P.BY_NAME[part].data, name)
     return {"triton": _triton, "hopper": _hopper, "cub": _cub, "flashattn": _flashattn, "clusters": _clusters,
             "constructs": _constructs}[part](name)

@@ -73,15 +73,16 @@ def link_at(link, target):
     link.symlink_to(Path(target).resolve())
 
 
-def compile_all(log=print, reuse=False):
-    """{(stem, arch): PTX text} for every (source, arch) the cases name. reuse: keep a PTX that
-    BUILD_DIR holds from the same nvcc command (<ptx>.cmd says which)."""
+def compile_all(log=print, reuse=False, cases=CASES, command=nvcc_command, build_dir=BUILD_DIR):
+    """{(stem, arch): PTX text} for every (source, arch) the cases name, each compiled by
+    command(case) into build_dir. reuse: keep a PTX that build_dir holds from the same nvcc
+    command (<ptx>.cmd says which)."""
     out = {}
-    for case in CASES:
+    for case in cases:
         key = (case.stem, case.arch)
         if key in out:
             continue
-        ptx, cmd = Path(BUILD_DIR) / ptx_file(*key), nvcc_command(case)
+        ptx, cmd = Path(build_dir) / ptx_file(*key), command(case)
         stamp = ptx.with_name(ptx.name + ".cmd")
         if reuse and ptx.is_file() and stamp.is_file() and stamp.read_text() == cmd:
             out[key] = ptx.read_text()
@@ -116,11 +117,11 @@ def pick_entry(case, ptx):
     return name
 
 
-def manifest_entry(case, kernel, version):
-    return {"name": case.name, "package": PACKAGE, "source": case.source, "argv": list(case.argv),
+def manifest_entry(case, kernel, version, package=PACKAGE, command=nvcc_command):
+    return {"name": case.name, "package": package, "source": case.source, "argv": list(case.argv),
             "ptx": {case.arch: ptx_file(case.stem, case.arch)}, "kernel": kernel, "grid": list(case.grid),
             "block": list(case.block), "shared_bytes": case.shared_bytes,
-            "args": [C.arg_entry(a) for a in case.args], "nvcc": nvcc_command(case), "nvcc_version": version,
+            "args": [C.arg_entry(a) for a in case.args], "nvcc": command(case), "nvcc_version": version,
             "inputs": C.inputs_file(case.name), "what": case.what}
 
 
@@ -131,18 +132,22 @@ def inputs(case):
 
 def planned_files(root, log=print, reuse=False):
     link_source(root)
-    ptx = compile_all(log, reuse)
+    return corpus_files(compile_all(log, reuse), CASES, Path(root) / DIST_INFO / "licenses" / "LICENSE.txt", LICENSE)
+
+
+def corpus_files(ptx, cases, licence, licence_name, package=PACKAGE, command=nvcc_command):
+    """{file name: bytes} of a corpus: the PTX ({(stem, arch): text}), each case's inputs, the
+    manifest (each case's entry picked from its PTX) and the licence (kept as licence_name)."""
     files = {ptx_file(*k): text.encode() for k, text in ptx.items()}
     version = nvcc_version()
     manifest = []
-    for case in CASES:
-        manifest.append(manifest_entry(case, pick_entry(case, ptx[case.stem, case.arch]), version))
+    for case in cases:
+        manifest.append(manifest_entry(case, pick_entry(case, ptx[case.stem, case.arch]), version, package, command))
         files[C.inputs_file(case.name)] = C.npz_bytes(inputs(case))
     files[C.MANIFEST] = (json.dumps(manifest, indent=1) + "\n").encode()
-    lic = Path(root) / DIST_INFO / "licenses" / "LICENSE.txt"
-    if not lic.is_file():
-        raise FileNotFoundError(f"{lic} is missing: the package's licence is kept beside its PTX")
-    files[LICENSE] = lic.read_bytes()
+    if not Path(licence).is_file():
+        raise FileNotFoundError(f"{licence} is missing: the source's licence is kept beside its PTX")
+    files[licence_name] = Path(licence).read_bytes()
     return files
 
 

@@ -23,34 +23,40 @@ from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld.build import DATA, LICENSE
 
 MANIFEST = {e["name"]: e for e in C.load_manifest(DATA)} if (DATA / C.MANIFEST).is_file() else {}
-H200_FILE = DATA / "h200.json"
 MEASURE = ("python -m gpu_check.realworld.measure --out OUT on the H200, then copy OUT/h200.json and "
            "OUT/*.h200.npz into tests/data/realworld/")
 # case -> {total: why}: a launch whose model total is outside the H200's range, explained (none yet)
 OUTSIDE = {}
 
 
+def check_files(data, manifest, licence, build):
+    """A corpus folder complete and within bounds, its source's licence beside the PTX."""
+    assert manifest, f"{data}/manifest.json is missing: {build}"
+    assert C.validate(data) == []
+    assert (data / licence).is_file(), "the source's licence is kept beside its PTX"
+
+
 def test_the_corpus_files_are_complete():
-    assert MANIFEST, f"{DATA}/manifest.json is missing: python -m gpu_check.realworld.build"
-    assert C.validate(DATA) == []
-    assert (DATA / LICENSE).is_file(), "the package's licence is kept beside its PTX"
+    check_files(DATA, MANIFEST, LICENSE, "python -m gpu_check.realworld.build")
     for e in MANIFEST.values():
         assert e["package"] == "nvidia-cutlass==4.2.0.0" and e["source"].startswith("examples/")
 
 
-def measured(name):
-    if not H200_FILE.is_file():
-        pytest.skip(f"no H200 measurement of the real-world corpus yet: {MEASURE}")
-    cases = json.loads(H200_FILE.read_text())["cases"]
-    if name not in cases or not (DATA / C.h200_file(name)).is_file():
-        pytest.skip(f"{name} awaits its H200 run: {MEASURE}")
+def measured(name, data=DATA, measure=MEASURE):
+    """The case's record in data/h200.json; a skip naming `measure` while it is absent."""
+    h200 = data / "h200.json"
+    if not h200.is_file():
+        pytest.skip(f"no H200 measurement of {data.name} yet: {measure}")
+    cases = json.loads(h200.read_text())["cases"]
+    if name not in cases or not (data / C.h200_file(name)).is_file():
+        pytest.skip(f"{name} awaits its H200 run: {measure}")
     return cases[name]
 
 
-def ncu_values(name):
+def ncu_values(name, data=DATA, measure=MEASURE):
     """{total name: [every measured value]} over the ncu runs (the first run alone if only one)."""
-    doc = json.loads(H200_FILE.read_text())
-    runs = doc.get("ncu_runs", {}).get("cases", {}).get(name) or [measured(name)["ncu"]]
+    doc = json.loads((data / "h200.json").read_text())
+    runs = doc.get("ncu_runs", {}).get("cases", {}).get(name) or [measured(name, data, measure)["ncu"]]
     runs = [r for r in runs if r]
     if not runs:
         pytest.skip(f"{name}: ncu gave no totals on the H200 ({doc.get('problems', [])[:1]})")
@@ -58,20 +64,25 @@ def ncu_values(name):
 
 
 @lru_cache(maxsize=None)
-def replay(name):
+def manifest(data):
+    return {e["name"]: e for e in C.load_manifest(data)}
+
+
+@lru_cache(maxsize=None)
+def replay(name, data=DATA):
     from layoutsim.ptx import run
-    e = MANIFEST[name]
-    ptx = (DATA / C.run_ptx(e)).read_text()
-    return run(ptx, e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, C.load_inputs(e, DATA)),
+    e = manifest(data)[name]
+    ptx = (data / C.run_ptx(e)).read_text()
+    return run(ptx, e["kernel"], tuple(e["grid"]), tuple(e["block"]), C.launch_args(e, C.load_inputs(e, data)),
                arch="sm_90", shared_bytes=e["shared_bytes"])
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
-def test_every_buffer_is_the_h200s_bit_for_bit(name):
-    e = MANIFEST[name]
-    measured(name)
-    want = C.load_arrays(DATA / C.h200_file(name), e)
-    got = C.buffers_by_arg(e, replay(name).buffers)
+def check_bit_for_bit(name, data=DATA, measure=MEASURE):
+    """Every array argument of the replay byte for byte as the H200 left it (a skip until measured)."""
+    e = manifest(data)[name]
+    measured(name, data, measure)
+    want = C.load_arrays(data / C.h200_file(name), e)
+    got = C.buffers_by_arg(e, replay(name, data).buffers)
     for i, (a, w, g) in enumerate(zip(e["args"], want, got)):
         if a["kind"] != "array":
             continue
@@ -82,15 +93,25 @@ def test_every_buffer_is_the_h200s_bit_for_bit(name):
                                f"{np.unravel_index(bad[0], w.shape)}: H200 {wv[bad[0]]:#x}, model {gv[bad[0]]:#x}")
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
-def test_costs_are_inside_the_h200s_range(name):
-    measured(name)
-    values = ncu_values(name)
-    got = run_totals(replay(name))
+def check_costs(name, data=DATA, measure=MEASURE, explained=OUTSIDE):
+    """The replay's totals inside the H200 runs' min..max, except those `explained` names."""
+    measured(name, data, measure)
+    values = ncu_values(name, data, measure)
+    got = run_totals(replay(name, data))
     outside = []
     for total, vs in values.items():
-        if not vs or total in OUTSIDE.get(name, {}):
+        if not vs or total in explained.get(name, {}):
             continue
         if not min(vs) <= got[total] <= max(vs):
             outside.append(f"{total}: model {got[total]}, H200 {min(vs)}..{max(vs)} over {len(vs)} runs")
     assert not outside, f"{name}: " + "; ".join(outside)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_every_buffer_is_the_h200s_bit_for_bit(name):
+    check_bit_for_bit(name)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_costs_are_inside_the_h200s_range(name):
+    check_costs(name)
