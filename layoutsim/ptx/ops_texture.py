@@ -28,9 +28,8 @@ from .texture import GEOMETRIES
 LOD = ("base", "level", "grad")
 RESULTS = ("f32", "s32", "u32")
 # what the H100 measurement (tests/data/textures; gpu_check/textures/replay.py KNOWN) proves and not
-SAMPLING_NOTE = ("tex/tld4: point sampling, element reads and integer fetches match an H100 bit for bit; linear "
-                 "filtering, cube maps, tld4 and some normalized coordinates can differ from it in the last bits "
-                 "(39 of 108 recorded cases differ)")
+SAMPLING_NOTE = ("tex/tld4: point sampling, element and integer fetches, cube maps and tld4 match an H100 bit for "
+                 "bit; linear filtering can differ from it in the last bits (25 of 108 recorded cases differ)")
 QUERIES = ("width", "height", "depth", "array_size")
 NOTE = "texture and surface accesses are not costed (the texture cache is not modelled)"
 _COORDS = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4, "cube": 4}

@@ -79,7 +79,9 @@ class Surface:
         L, D, H, W, _ = self.data.shape
         n = len(x)
         zero = np.zeros(n, np.int64)
-        idx = [np.asarray(layer, np.int64) if layer is not None else zero, zero, zero, x // self.e]
+        # the layer index is unsigned: with .clamp a negative one is the last layer (tests/data/textures,
+        # suld_a1d_4_clamp and suld_a2d_4_clamp, measured on an H100)
+        idx = [np.asarray(layer, np.int64) & 0xFFFFFFFF if layer is not None else zero, zero, zero, x // self.e]
         for k, c in enumerate(coords[1:]):
             idx[2 - k] = np.asarray(c, np.int64)
         sizes = (L, D, H, W)

@@ -55,6 +55,7 @@ class Rules:
 
 
 RULES = Rules()
+NORMALIZED_BITS = 23                  # see texel_coordinate
 CANDIDATES = {"coords": ("exact", "fixed8"), "alpha": ("nearest", "floor"),
               "combine": ("f64", "f32_terms", "lerp")}
 
@@ -161,8 +162,10 @@ class Texture:
             normalized = True
         else:
             normalized = self.arg.normalized and not integer
+            # the layer index is unsigned: a negative one is the last layer, not the first
+            # (tests/data/textures, a2d_s16_element, measured on an H100)
             layer = np.zeros(len(coords[0]), np.int64) if layer is None else \
-                np.clip(layer, 0, self.size("layers") - 1)
+                np.minimum(np.asarray(layer, np.int64) & 0xFFFFFFFF, self.size("layers") - 1)
         n = self.dims
         if self.arg.filter == "point" or integer:
             idx, ok = [], np.ones(len(layer), bool)
@@ -207,7 +210,10 @@ class Texture:
         base = []
         for ax in range(2):
             u = texel_coordinate(coords[ax], self.size(ax), self.arg.normalized, False, rules) - 0.5
-            base.append(np.floor(u).astype(np.int64))
+            # the footprint of the coordinate with the filter's 8 fraction bits (rounded as the
+            # weights are): 1.998 texels gathers from texel 2 (tests/data/textures, tld4_*, an H100)
+            i0 = np.floor(u)
+            base.append(i0.astype(np.int64) + (ALPHA[rules.alpha](u - i0) >> 8))
         out = np.zeros((len(layer), 4), np.uint32)
         for slot, (dx, dy) in enumerate(((0, 1), (1, 1), (1, 0), (0, 0))):
             ix, okx = address(base[0] + dx, self.size(0), self.modes[0])
@@ -273,6 +279,12 @@ def texel_coordinate(x, size, normalized, integer, rules):
     """The coordinate in texels (float64) of texture coordinate x along an axis of `size` texels."""
     if integer:
         return np.asarray(x, np.float64)
+    if normalized:
+        # a normalized coordinate keeps NORMALIZED_BITS fraction bits (floor) before it is scaled:
+        # 0x3e2aaaab (1/6 rounded up) times 6 texels is row 0 on the GPU, row 1 exactly
+        # (tests/data/textures, the three 2d_f32_point_*_norm cases, an H100: any of 16..25 bits
+        # gives their rows; 22-23 give the linear cases' fewest mismatches)
+        x = np.floor(np.asarray(x, np.float64) * 2.0 ** NORMALIZED_BITS) / 2.0 ** NORMALIZED_BITS
     u = np.asarray(x, np.float64) * (size if normalized else 1)
     if rules.coords == "fixed8":
         u = np.floor(u * 256) / 256
@@ -325,11 +337,14 @@ COMBINE = {"f64": _combine_f64, "f32_terms": _combine_terms, "lerp": _combine_le
 
 def cube_face(x, y, z):
     """(face, (s, t) normalized) of a cubemap direction: the CUDA Programming Guide's table
-    (Cubemap Textures): the major axis picks the face, s = (sc / |ma| + 1) / 2, t likewise."""
+    (Cubemap Textures): the major axis picks the face, s = (sc / |ma| + 1) / 2, t likewise. On a
+    tie z wins over y and y over x, and (0, 0, 0) is the +z face (tests/data/textures,
+    cube_f32_point, an H100)."""
     x, y, z = (np.asarray(c, np.float64) for c in (x, y, z))
     ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
-    xm = (ax >= ay) & (ax >= az)
-    ym = ~xm & (ay >= az)
+    zm = (az >= ax) & (az >= ay)
+    ym = ~zm & (ay >= ax)
+    xm = ~zm & ~ym
     face = np.where(xm, np.where(x >= 0, 0, 1), np.where(ym, np.where(y >= 0, 2, 3), np.where(z >= 0, 4, 5)))
     ma = np.where(xm, ax, np.where(ym, ay, az))
     sc = np.choose(face, (-z, z, x, x, x, -x))
