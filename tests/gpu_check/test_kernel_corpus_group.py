@@ -145,7 +145,9 @@ def test_replay_all_on_a_subset(capsys):
     assert got["kernels"]["launches"] == got["kernels"]["bit_identical"] == 1
     assert got["kernels"]["costs_in_range"] == got["kernels"]["costs_compared"] == 1
     assert got["constructs"]["bit_identical"] == 1
-    assert got["hopper"]["launches"] == got["hopper"]["bit_identical"] == got["hopper"]["costs_in_range"] == 1
+    assert got["hopper"]["launches"] == got["hopper"]["bit_identical"] == 1
+    # costs are compared where the SASS is known (ptxas here, or committed lowering data)
+    assert got["hopper"]["costs_in_range"] == got["hopper"]["costs_compared"] == (1 if shutil.which("ptxas") else 0)
 
 
 def test_replay_all_text_and_errors(capsys):

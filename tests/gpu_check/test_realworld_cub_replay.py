@@ -21,6 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from tool_needs import need
 
 from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld import cub_capture as K
@@ -164,6 +165,8 @@ def test_captured_launch_costs_are_inside_the_gpus_range(launch):
     runs = [run[i] for run in doc.get("ncu_runs", []) if i < len(run) and run[i]]
     if not runs:
         pytest.skip(f"{launch}: ncu gave no totals ({doc.get('problems', [])[:1]})")
+    if r.sass_source is None:        # costed as ptxas's SASS, which needs ptxas or committed lowering data
+        need("ptxas")
     got = run_totals(r)
     outside = []
     for total, metric in TOTALS.items():

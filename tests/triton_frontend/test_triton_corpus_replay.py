@@ -15,6 +15,7 @@ import pytest
 
 from gpu_check.triton_corpus import cases as C
 from gpu_check.triton_corpus import replay as R
+from tool_needs import need
 from triton_needs import needs_triton
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "triton_corpus"
@@ -72,6 +73,8 @@ def test_replay_is_bit_identical_to_the_h200(case):
     runs = [x for x in rec.get("runs") or [] if x]
     if not runs:
         pytest.skip(f"{case}: no ncu counts in the measurement")
+    if r.sass_source is None:        # costed as ptxas's SASS, which needs ptxas or committed lowering data
+        need("ptxas")
     g = r.global_totals or {}     # none where the kernel has no LSU global access (TMA's copies are not the LSU's)
     ours = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": r.shared_wavefronts["ld"],
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": r.shared_wavefronts["st"],
