@@ -15,6 +15,8 @@ counts 99). Costs (costs.py) holds such a load back and costs it for the lanes t
 Nothing may stand between the load and its reader that the load would have to cross: a label (a
 branch target), a branch, a barrier or fence, a call, or a write to shared or generic memory.
 """
+from .access import space_of
+
 CROSSING = ("bra", "brx", "bar", "barrier", "membar", "fence", "call", "ret", "exit", "mbarrier",
             "cp", "wgmma", "tcgen05", "griddepcontrol")
 WRITES = ("st", "atom", "red", "stmatrix", "wmma", "tensormap")
@@ -54,13 +56,8 @@ def _writes(prog, ins):
     return _slots(prog, [ins.operands[0]], ins)
 
 
-def _space(ins):
-    return next((m.split("::")[0] for m in ins.mods if m.split("::")[0] in
-                 ("shared", "global", "local", "param", "const")), "generic")
-
-
 def _plain_shared_load(ins):
-    return (ins is not None and ins.opcode == "ld" and _space(ins) == "shared" and
+    return (ins is not None and ins.opcode == "ld" and space_of(ins.mods) == "shared" and
             not {"volatile", "relaxed", "acquire", "mmio"} & set(ins.mods) and
             ins.operands and ins.operands[0].kind in ("reg", "vec"))
 
@@ -101,7 +98,7 @@ def decide(prog):
         while j < len(steps) and j not in targets:
             other = steps[j].ins
             if other is None or other.opcode in CROSSING or \
-                    (other.opcode in WRITES and _space(other) in ("shared", "generic")):
+                    (other.opcode in WRITES and space_of(other.mods) in ("shared", "shared::cluster", "generic")):
                 break
             if dest & set(_reads(prog, other)):
                 use = other
@@ -111,7 +108,7 @@ def decide(prog):
                 break
             j += 1
         ok = (use is not None and use.guard is not None and use.opcode in ("st", "ld", "atom", "red") and
-              _space(use) == "global" and _then_returns(steps, j_use + 1))
+              space_of(use.mods) == "global" and _then_returns(steps, j_use + 1))
         target = steps[j_use].site if ok else None
         if seen.setdefault(st.site, target) != target:     # an inlined copy decided otherwise
             out.pop(st.site, None)
