@@ -17,7 +17,8 @@ gpu_check/kernel_corpus/parts.py that runs here, built by gpu_check/kernel_corpu
 its committed PTX and inputs, its outputs compared byte for byte with the corpus's GPU measurement
 where one is committed ("output exact"): "kernels" (alias "corpus") = the project's H200 kernel
 corpus, "cute" = the CuTe tutorials of tests/data/realworld, "llmc" = llm.c's dev/cuda kernels
-(tests/data/realworld/llmc), "triton" = the Triton corpus (43
+(tests/data/realworld/llmc), "samples" = NVIDIA cuda-samples' kernels (tests/data/realworld/samples),
+"triton" = the Triton corpus (43
 launches), "hopper" = the CUTLASS 3.x Hopper examples (the H200 captures, else hopper_local's CPU
 captures), "cub" = CUB's captured launches (skipped until captured on the GPU), "flashattn" =
 FlashAttention-2's forward kernel (flash-attn 2.8.3.post2), "clusters" = the cluster probes; "cutlass" = CUTLASS's CuTe tutorial GEMMs (benchmarks/cutlass_kernels.py: rebuilt
@@ -137,7 +138,7 @@ def child(spec):
 
 
 # the corpora --launches knows (gpu_check/kernel_corpus/launches.py builds their launches), and "cutlass"
-CORPORA = ("kernels", "cute", "llmc", "triton", "hopper", "cub", "flashattn", "clusters")
+CORPORA = ("kernels", "cute", "llmc", "samples", "triton", "hopper", "cub", "flashattn", "clusters")
 ALIASES = {"corpus": "kernels"}
 
 

@@ -45,6 +45,7 @@ class Arg:
     fill: tuple = OUT             # how an array starts (see the module docstring)
     value: object = None          # a scalar's value
     param: bool = True            # False: an array only a Struct argument points to (not a parameter)
+    symbol: str = ""              # an array the host copies into this module variable (cudaMemcpyToSymbol)
 
     @property
     def is_array(self):
@@ -53,6 +54,12 @@ class Arg:
 
 def scalar(dtype, value):
     return Arg(dtype, (), "scalar", (), value)
+
+
+def symbol(name, dtype, shape, fill):
+    """What the host program copies into the module's __constant__/__device__ variable `name`
+    before the launch (cudaMemcpyToSymbol, from byte 0): not a parameter."""
+    return Arg(dtype, shape, "in", fill, param=False, symbol=name)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ MAX_CASE_BYTES = 1 << 20          # arrays of one case (inputs + outputs), as th
 MAX_CORPUS_BYTES = 4 << 20        # every file of the corpus
 # other corpora in this format, by directory name: tests/data/realworld keeps nvcc's PTX of
 # template-heavy CUTLASS code (~0.4 MB a file, mostly mangled names); tests/data/realworld/llmc
-# (llm.c's dev/cuda) ~1.5 MB of PTX and inputs before its H200 buffers join them
-MAX_DIR_BYTES = {"realworld": 12 << 20, "llmc": 8 << 20}
+# (llm.c's dev/cuda) ~1.5 MB of PTX and inputs before its H200 buffers join them; samples
+# (cuda-samples) ~7 MB: inputs at the samples' own sizes (vectorAdd's 50000 floats) and outputs
+MAX_DIR_BYTES = {"realworld": 12 << 20, "llmc": 8 << 20, "samples": 14 << 20}
 MEASURE = ("python -m gpu_check.kernel_corpus.measure --out OUT on the H200, then copy OUT/h200.json and "
            "OUT/*.h200.npz into tests/data/kernels/")
 
@@ -68,6 +69,8 @@ def arg_entry(arg):
     e = {"kind": "array", "dtype": arg.dtype, "shape": list(arg.shape), "role": arg.role}
     if not arg.param:
         e["param"] = False
+    if arg.symbol:
+        e["symbol"] = arg.symbol
     if arg.dtype == "bfloat16":
         e["stored_as"] = "uint16"
     return e
@@ -170,6 +173,11 @@ def load_inputs(entry, directory=DATA):
 def is_param(arg):
     """Whether a manifest argument is a kernel parameter (an array a struct points to is not)."""
     return arg.get("param", True)
+
+
+def symbol_values(entry, arrays):
+    """{variable: array} the host copies into module variables before the launch (symbol arguments)."""
+    return {a["symbol"]: v for a, v in zip(entry["args"], arg_values(entry, arrays)) if a.get("symbol")}
 
 
 def launch_args(entry, arrays):

@@ -68,21 +68,33 @@ class Launcher:
         fn = self.module(image).get_function(entry["kernel"])
         if entry["shared_bytes"] > SMEM_WITHOUT_OPT_IN:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, entry["shared_bytes"])
-        from .corpus import arg_values
+        from .corpus import arg_values, is_param
         values = arg_values(entry, arrays)
+        self._copy_symbols(image, entry, values)
         bufs = self._upload(entry, values)
-        params = [b[0] if b is not None else v for b, v in zip(bufs, values)]
+        params = [b[0] if b is not None else v for a, b, v in zip(entry["args"], bufs, values) if is_param(a)]
         try:
             fn(*params, grid=tuple(entry["grid"]), block=tuple(entry["block"]), shared=entry["shared_bytes"])
             return self._download(bufs)
         finally:
             _free(bufs)
 
+    def _copy_symbols(self, image, entry, values):
+        """cudaMemcpyToSymbol: each symbol argument's bytes into its module variable, from byte 0."""
+        for a, v in zip(entry["args"], values):
+            if a.get("symbol"):
+                dev, size = self.module(image).get_global(a["symbol"])
+                host = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
+                if host.nbytes > size:
+                    raise ValueError(f"{entry['name']}: {host.nbytes} bytes for {a['symbol']}, which holds {size}")
+                self.drv.memcpy_htod(dev, host)
+
     def _upload(self, entry, values):
-        """[(device buffer, host array) for each array argument, None for the others]."""
+        """[(device buffer, host array) for each array argument, None for the others (and for
+        symbol arguments, which live in the module's variables)]."""
         out = []
         for a, v in zip(entry["args"], values):
-            if a["kind"] != "array":
+            if a["kind"] != "array" or a.get("symbol"):
                 out.append(None)
                 continue
             host = np.ascontiguousarray(v)
@@ -118,6 +130,9 @@ class Launcher:
         if key not in self._kernels:
             self._kernels[key] = d.Kernel(image, entry["kernel"])
         from .corpus import arg_values, is_param
+        if any(a.get("symbol") for a in entry["args"]):
+            raise ValueError(f"{entry['name']}: symbol arguments with struct or tensor-map parameters are not "
+                             f"supported by this launcher")
         values = arg_values(entry, arrays)
         bufs, params = self._upload(entry, values), []
         try:

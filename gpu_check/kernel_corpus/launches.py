@@ -5,7 +5,7 @@ replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, realworld/flash
 constructs/replay.py).
 
     names(part)         the launches of a corpus that can run: those with a committed measurement
-                        (hopper: else the CPU captures of hopper_local; kernels, cute, llmc, triton,
+                        (hopper: else the CPU captures of hopper_local; kernels, cute, llmc, samples, triton,
                         flashattn, clusters: every planned case, their inputs are generated here)
     setup(part, name)   Setup(ptx, kernel, grid, block, args, options, outputs): outputs(Run) ->
                         {key: array} as the reader keys them
@@ -19,7 +19,7 @@ import numpy as np
 from . import corpus as C
 from . import parts as P
 
-RUNNABLE = ("kernels", "cute", "llmc", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
+RUNNABLE = ("kernels", "cute", "llmc", "samples", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
 
 
 @dataclass
@@ -43,9 +43,11 @@ def _corpus(folder, name):
 
     def outputs(r):
         return {f"arg{i}": b for i, b in enumerate(C.buffers_by_arg(e, r.buffers)) if b is not None}
+    inputs = C.load_inputs(e, folder)
+    symbols = C.symbol_values(e, inputs)
     return Setup((folder / C.run_ptx(e)).read_text(), e["kernel"], tuple(e["grid"]), tuple(e["block"]),
-                 C.launch_args(e, C.load_inputs(e, folder)), {"arch": "sm_90", "shared_bytes": e["shared_bytes"]},
-                 outputs)
+                 C.launch_args(e, inputs), {"arch": "sm_90", "shared_bytes": e["shared_bytes"],
+                                            **({"symbols": symbols} if symbols else {})}, outputs)
 
 
 def _triton(name):
@@ -116,7 +118,7 @@ def _constructs(name):
 
 def setup(part, name):
     """The Setup of one launch of corpus `part` (a parts.PARTS name)."""
-    if part in ("kernels", "cute", "llmc"):
+    if part in ("kernels", "cute", "llmc", "samples"):
         return _corpus(P.BY_NAME[part].data, name)
     return {"triton": _triton, "hopper": _hopper, "cub": _cub, "flashattn": _flashattn, "clusters": _clusters,
             "constructs": _constructs}[part](name)

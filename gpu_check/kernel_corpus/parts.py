@@ -248,6 +248,8 @@ PARTS = (
          "gpu_check.realworld.flashattn_measure", ("--ncu-runs", "1"), read_flashattn, needs_pycuda, _planned_flashattn),
     Part("llmc", "llm.c's dev/cuda kernels", REALWORLD / "llmc", "gpu_check.realworld.llmc_measure", ("--ncu-runs", "1"),
          read_corpus, needs_pycuda, planned=_planned_corpus(REALWORLD / "llmc")),
+    Part("samples", "NVIDIA cuda-samples' kernels", REALWORLD / "samples", "gpu_check.realworld.samples_measure",
+         ("--ncu-runs", "1"), read_corpus, needs_pycuda, planned=_planned_corpus(REALWORLD / "samples")),
     Part("clusters", "the cluster probes", measured_data("clusters"), "gpu_check.clusters.measure", (),
          read_clusters, needs_pycuda, _planned_clusters, costs=False),
     Part("constructs", "issue 24's constructs", measured_data("constructs"), "gpu_check.constructs.measure", (),

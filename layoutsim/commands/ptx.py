@@ -18,6 +18,9 @@ the channels): channels=1|2|4, filter=point|linear, address=wrap|clamp|mirror|bo
 axis, x/y/z: clamp/border), read=element|normalized, normalized=0|1 (coordinates), layered=0|1,
 cubemap=0|1, e.g. tex:img.npy:filter=linear,address=border,normalized=1; surf:FILE.npy[:channels=N,
 layered=0|1] a cudaSurfaceObject_t (its final content is written like an array argument's).
+--symbol NAME=ARG (repeatable) is what the host copies into a __constant__/__device__ variable
+before the launch (cudaMemcpyToSymbol, from byte 0): ARG a FILE.npy, zeros/ones/arange:DTYPE:SHAPE
+or TYPE:VALUE.
 The report lists the kernel's shared-memory instructions sorted by excess wavefronts (what
 bank conflicts cost beyond the ideal), then its global-memory instructions sorted by excess
 sectors (beyond what their bytes need), with their CUDA source lines; --all lists every line.
@@ -80,6 +83,10 @@ def register(sub):
     r.add_argument("--arg", action="append", default=[], metavar="ARG",
                    help="one per kernel parameter, in order: FILE.npy, zeros:DTYPE:SHAPE, "
                         "ones:DTYPE:SHAPE, arange:DTYPE:SHAPE, or TYPE:VALUE (i32:5, f32:0.5, u64:7)")
+    r.add_argument("--symbol", action="append", default=[], metavar="NAME=ARG",
+                   help="what the host copies into a __constant__/__device__ variable before the launch "
+                        "(cudaMemcpyToSymbol, from byte 0; repeatable): NAME as in the PTX, ARG a FILE.npy, "
+                        "zeros/ones/arange:DTYPE:SHAPE or TYPE:VALUE, e.g. --symbol c_Kernel=kernel.npy")
     r.add_argument("--arch", default="sm_90", help="sm_80, sm_90 (default), ...")
     r.add_argument("--shared-bytes", type=int, default=0, help="dynamic shared memory per CTA")
     r.add_argument("--out", help="directory for the final buffers (argN.npy)")
@@ -137,6 +144,7 @@ def run(args):
     text = read_source(args.file, args.arch, args.nvcc_flag)
     budget = [0]
     values = [parse_arg(a, i, budget) for i, a in enumerate(args.arg)]
+    symbols = parse_symbols(args.symbol, budget)
     if args.out is not None:                            # every output checked before the run, not after it
         check_outputs(args.out, values)
     if args.jobs < 1:
@@ -146,7 +154,7 @@ def run(args):
         r = ptx.run(text, args.kernel, args.grid, args.block, values, arch=args.arch,
                     shared_bytes=args.shared_bytes, ctas=args.ctas, jobs=args.jobs,
                     racecheck=args.racecheck, initcheck=args.initcheck, max_steps=args.max_steps,
-                    timeout=args.timeout, progress=progress, cluster=args.cluster)
+                    timeout=args.timeout, progress=progress, cluster=args.cluster, symbols=symbols or None)
     except RunLimit as e:
         # a step or time limit: under --json a report holding only its `fault` record, then the line
         if args.json:
@@ -241,6 +249,26 @@ def read_source(path, arch, flags=()):
         return compile_cu(p, arch, flags)
     # bytes that are not UTF-8 become lone surrogates, which the loader refuses naming their line
     return read_regular(path, "kernel source").decode("utf-8", "surrogateescape")
+
+
+def parse_symbols(specs, budget):
+    """--symbol NAME=ARG values: {name: array or numpy scalar}; ARG as an --arg array or scalar."""
+    import re
+    out = {}
+    for s in specs:
+        name, eq, value = str(s).partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_$%][\w$]*", name) or not value:
+            raise LayoutsimError(f"--symbol {s!r}: give NAME=ARG, NAME a variable of the PTX (e.g. c_Kernel=k.npy)")
+        if name in out:
+            raise LayoutsimError(f"--symbol {name}: given twice")
+        if value.startswith(("tmap:", "tex:", "surf:")):
+            raise LayoutsimError(f"--symbol {s!r}: a variable takes an array or a scalar, not a tensor map or "
+                                 f"texture/surface object")
+        try:
+            out[name] = parse_arg(value, "@", budget)
+        except LayoutsimError as e:           # parse_arg's lines name --arg @: say --symbol NAME
+            raise LayoutsimError(str(e).replace("--arg @", f"--symbol {name}")) from None
+    return out
 
 
 def parse_arg(text, i, budget=None):

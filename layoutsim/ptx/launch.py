@@ -85,7 +85,7 @@ def dims(value, what):
 
 
 class Launch:
-    def __init__(self, prog, grid, block, args, arch, shared_bytes=0, cluster=None):
+    def __init__(self, prog, grid, block, args, arch, shared_bytes=0, cluster=None, symbols=None):
         self.prog, self.arch = prog, arch
         self.grid, self.block = dims(grid, "grid"), dims(block, "block")
         for i, (g, lim) in enumerate(zip(self.grid, archs.GRID_LIMITS)):
@@ -135,6 +135,7 @@ class Launch:
         check_global_bytes(sum(self.heap.sizes), f"kernel {prog.fn.name}")
         self.heap.finish()
         self._fill()
+        self._write_symbols(symbols)
 
     # ---- arguments ---------------------------------------------------------------------------
     def _check_args(self, args):
@@ -309,6 +310,32 @@ class Launch:
         return ("struct", bytes(a.data), placed, maps)
 
     # ---- memory ---------------------------------------------------------------------------------
+    def _write_symbols(self, symbols):
+        """What the host copied into module variables before the launch (cudaMemcpyToSymbol, from
+        byte 0): {name: numpy array, numpy scalar or bytes} over .global/.const variables, each at most the
+        variable's size. The bytes replace the variable's initialiser; the rest of it stays."""
+        if symbols is None:
+            return
+        if not isinstance(symbols, dict):
+            raise LayoutsimError(f"symbols: give {{variable name: numpy array or bytes}}, not {type(symbols).__name__}")
+        variables = {v.name: v for v in self.prog.module.variables if v.name in self.var_addr}
+        for name, data in symbols.items():
+            v = variables.get(name)
+            if v is None:
+                known = ", ".join(sorted(variables)[:8]) or "none"
+                raise LayoutsimError(f"symbols: {name!r} is not a .global or .const variable of the module "
+                                     f"(it has: {known})")
+            if isinstance(data, (bytes, bytearray)):
+                raw = np.frombuffer(bytes(data), np.uint8)
+            elif isinstance(data, (np.ndarray, np.generic)) and not data.dtype.hasobject:
+                raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+            else:
+                raise LayoutsimError(f"symbols: {name}: give a numpy array or bytes, not {type(data).__name__}")
+            if raw.size > v.size:
+                raise LayoutsimError(f"symbols: {name}: {raw.size} bytes given, the .{v.space} variable holds "
+                                     f"{v.size}")
+            self.heap.write(self.var_addr[name], raw)
+
     def _fill(self):
         for v in self.prog.module.variables:
             if v.name in self.var_addr and v.init:

@@ -74,7 +74,7 @@ def has_global_atomics(prog):
 
 
 def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, launch, ids, jobs,
-                 racecheck, watch, batch_threads, runner):
+                 racecheck, watch, batch_threads, runner, symbols=None):
     """(Costs, hazards) after running `ids` in `jobs` processes; launch.heap holds the result.
     runner: (program, run_ctas) of runner.py, which the workers call (passed, not imported: runner
     imports this module)."""
@@ -84,7 +84,7 @@ def run_parallel(text, kernel, grid, block, args, arch, shared_bytes, prog, laun
     shared = ctx.Array("q", len(chunks) * FIELDS, lock=False)
     watch.shared = shared
     work = [(text, kernel, grid, block, args, arch, shared_bytes, c, len(ids), racecheck, watch.max_steps,
-             watch.timeout, watch.deadline, k, batch_threads, runner) for k, c in enumerate(chunks)]
+             watch.timeout, watch.deadline, k, batch_threads, runner, symbols) for k, c in enumerate(chunks)]
     with ctx.Pool(len(chunks), initializer=_start_worker, initargs=(shared,)) as pool:
         pending = pool.map_async(_worker, work)
         try:
@@ -159,9 +159,9 @@ def changed_pages(data, before):
 
 def _worker(job):
     (text, kernel, grid, block, args, arch, shared_bytes, ids, n_total, racecheck, max_steps, timeout,
-     deadline, slot, batch_threads, (program, run_ctas)) = job
+     deadline, slot, batch_threads, (program, run_ctas), symbols) = job
     prog = program(text, kernel, arch)
-    launch = Launch(prog, grid, block, args, arch, shared_bytes)
+    launch = Launch(prog, grid, block, args, arch, shared_bytes, symbols=symbols)
     before = launch.heap.data.copy()
     costs, hazards = Costs(prog, arch), []
     watch = Watch(prog, n_total, max_steps, timeout, deadline=deadline, shared=_SHARED, slot=slot)

@@ -108,7 +108,7 @@ def _check_sample(k, threads_per_cta, most):
 @guarded("running the kernel")
 def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=None, jobs=1,
         racecheck=False, initcheck=False, max_steps=None, timeout=None, progress=None,
-        batch_threads=MAX_BATCH_THREADS, cluster=None, record_mmas=False):
+        batch_threads=MAX_BATCH_THREADS, cluster=None, record_mmas=False, symbols=None):
     """Execute one launch of `kernel` from PTX text; returns a Run (see layoutsim.ptx).
     initcheck=True: reads of shared memory never written, in Run.initcheck (initcheck.py).
     max_steps (default watch.MAX_STEPS) and timeout (seconds, default none) bound the run: reaching
@@ -118,13 +118,15 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
     launch (cluster.py; default: the kernel's .reqnctapercluster, else clusters of one CTA); a
     sample of CTAs (ctas=) runs the whole clusters of the CTAs it names. record_mmas=True: every
     tensor-core MMA the launch executed (tcgen05.mma: operands and D, raw bits), in Run.mmas
-    (events.Mma, in execution order; one process)."""
+    (events.Mma, in execution order; one process). symbols: {variable: numpy array or bytes}, what
+    the host copied into the module's .global/.const variables before the launch
+    (cudaMemcpyToSymbol: from byte 0, at most the variable's size)."""
     t0 = time.perf_counter()
     max_steps_value(max_steps), timeout_value(timeout)      # checked before anything is loaded
     arch = archs.nvidia_only(arch, "layoutsim.ptx.run")
     batch_threads = integer(batch_threads, "batch_threads", 1)
     prog = program(ptx, kernel, arch)
-    launch = Launch(prog, grid, block, args, arch, shared_bytes, cluster)
+    launch = Launch(prog, grid, block, args, arch, shared_bytes, cluster, symbols)
     ids = CL.order(launch.cluster, launch.grid, select_ctas(launch.n_ctas, ctas, launch.threads_per_cta))
     if len(ids) * launch.threads_per_cta > MAX_THREADS:
         raise LayoutsimError(f"ctas={ctas}: the whole clusters of the sampled CTAs hold {len(ids)} CTAs x "
@@ -158,7 +160,7 @@ def run(ptx, kernel, grid, block, args, arch="sm_90", shared_bytes=0, *, ctas=No
         try:
             costs, hazards = parallel.run_parallel(ptx, kernel, grid, block, args, arch, shared_bytes, prog,
                                                    launch, ids, jobs, racecheck, watch, batch_threads,
-                                                   (program, _run_ctas))
+                                                   (program, _run_ctas), symbols)
         except PtxFault as e:
             e.run = _report(prog, launch, ids, Costs(prog, arch), [], racecheck, t0, fault=e.fault)
             raise

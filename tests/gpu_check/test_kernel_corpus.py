@@ -196,6 +196,11 @@ class _Module:
     def __init__(self, drv, image):
         self.drv, self.image = drv, image
 
+    def get_global(self, name):                 # (device address, bytes) of a module variable
+        if name not in self.drv.globals:
+            self.drv.globals[name] = self.drv.mem_alloc(20)
+        return self.drv.globals[name], 20
+
     def get_function(self, name):
         text = self.image.decode(errors="replace")
         if f".entry {name}(" not in text and name.encode() not in self.image:
@@ -214,7 +219,7 @@ class FakeDrv:
 
     def __init__(self, fault=None):
         self.fault, self.launches, self.loaded = fault, [], 0
-        self.allocs = {}
+        self.allocs, self.globals = {}, {}
         self.tensormap_driver = _TensorMapDriver(self)
 
     def module_from_buffer(self, image):
@@ -275,6 +280,28 @@ def test_run_plain_launches_every_case_with_its_geometry():
     name, grid, block, shared = drv.launches[0]
     e0 = manifest[0]
     assert (name, grid, block, shared) == (e0["kernel"], tuple(e0["grid"]), tuple(e0["block"]), e0["shared_bytes"])
+
+
+def test_a_symbol_argument_is_copied_into_its_variable_and_is_not_a_parameter():
+    """cudaMemcpyToSymbol: the array goes to the module variable before the launch, the kernel
+    gets only the real parameters, and the symbol has no final buffer."""
+    from gpu_check.kernel_corpus.cases import Arg, symbol
+    from gpu_check.kernel_corpus.device import Launcher
+    drv = FakeDrv()
+    args = (Arg("float32", (8,), "out"), symbol("c_k", "float32", (5,), ("uniform", -1, 1)))
+    e = {"name": "t", "kernel": "t", "grid": [1, 1, 1], "block": [32, 1, 1], "shared_bytes": 0,
+         "args": [C.arg_entry(a) for a in args]}
+    assert e["args"][1] == {"kind": "array", "dtype": "float32", "shape": [5], "role": "in", "param": False,
+                            "symbol": "c_k"}
+    k = np.arange(5, dtype=np.float32)
+    out = Launcher(drv).run(b".entry t(", e, [np.zeros(8, np.float32), k])
+    assert bytes(drv.globals["c_k"].mem) == k.tobytes()
+    assert len(drv.launches) == 1 and out[1] is None and out[0].shape == (8,)
+    assert C.symbol_values(e, [np.zeros(8, np.float32), k])["c_k"].tobytes() == k.tobytes()
+    assert C.launch_args(e, [np.zeros(8, np.float32), k])[0].shape == (8,) and len(C.launch_args(e, [None, k])) == 1
+    too_big = dict(e, args=[e["args"][0], dict(e["args"][1], shape=[6])])
+    with pytest.raises(ValueError, match="24 bytes for c_k, which holds 20"):
+        Launcher(drv).run(b".entry t(", too_big, [np.zeros(8, np.float32), np.zeros(6, np.float32)])
 
 
 def test_tensor_map_cases_launch_with_kernel_params():
