@@ -84,9 +84,9 @@ def model_runner():
 
 def _model_check(run, entry, directory, got):
     ptx = (Path(directory) / C.run_ptx(entry)).read_text()
-    args = C.launch_args(entry, C.load_inputs(entry, directory))
-    res = run(ptx, entry["kernel"], tuple(entry["grid"]), tuple(entry["block"]), args, arch="sm_90",
-              shared_bytes=entry["shared_bytes"])
+    inputs = C.load_inputs(entry, directory)
+    res = run(ptx, entry["kernel"], tuple(entry["grid"]), tuple(entry["block"]), C.launch_args(entry, inputs),
+              **C.run_options(entry, inputs))
     expected = C.buffers_by_arg(entry, res.buffers)
     return diff_buffers(entry, expected, got, "model"), res.shared_wavefronts
 

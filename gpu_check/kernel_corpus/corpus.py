@@ -33,8 +33,9 @@ MAX_CORPUS_BYTES = 4 << 20        # every file of the corpus
 # other corpora in this format, by directory name: tests/data/realworld keeps nvcc's PTX of
 # template-heavy CUTLASS code (~0.4 MB a file, mostly mangled names); tests/data/realworld/llmc
 # (llm.c's dev/cuda) ~1.5 MB of PTX and inputs before its H200 buffers join them; samples
-# (cuda-samples) ~7 MB: inputs at the samples' own sizes (vectorAdd's 50000 floats) and outputs
-MAX_DIR_BYTES = {"realworld": 12 << 20, "llmc": 8 << 20, "samples": 14 << 20}
+# (cuda-samples) ~18 MB: 75 launches, inputs at the samples' own sizes (vectorAdd's 50000 floats)
+# and every final buffer the GPU left
+MAX_DIR_BYTES = {"realworld": 12 << 20, "llmc": 8 << 20, "samples": 20 << 20}
 MEASURE = ("python -m gpu_check.kernel_corpus.measure --out OUT on the H200, then copy OUT/h200.json and "
            "OUT/*.h200.npz into tests/data/kernels/")
 
@@ -154,6 +155,9 @@ def load_arrays(path, entry):
                 out.append(None)
                 continue
             key = f"arg{i}"
+            if key not in z.files and a.get("symbol"):      # a measurement keeps no copy of a symbol's bytes
+                out.append(None)
+                continue
             if key not in z.files:
                 raise ValueError(f"{path}: no {key} (argument {i} of {entry['name']})")
             v = z[key]
@@ -178,6 +182,13 @@ def is_param(arg):
 def symbol_values(entry, arrays):
     """{variable: array} the host copies into module variables before the launch (symbol arguments)."""
     return {a["symbol"]: v for a, v in zip(entry["args"], arg_values(entry, arrays)) if a.get("symbol")}
+
+
+def run_options(entry, arrays):
+    """The keywords of layoutsim.ptx.run for a case beside its parameters (launch_args): the arch the
+    GPU runs (an sm_90a PTX runs as sm_90), dynamic shared bytes and the symbols the host copies."""
+    symbols = symbol_values(entry, arrays)
+    return {"arch": "sm_90", "shared_bytes": entry["shared_bytes"], **({"symbols": symbols} if symbols else {})}
 
 
 def launch_args(entry, arrays):

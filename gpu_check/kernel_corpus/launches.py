@@ -44,10 +44,8 @@ def _corpus(folder, name):
     def outputs(r):
         return {f"arg{i}": b for i, b in enumerate(C.buffers_by_arg(e, r.buffers)) if b is not None}
     inputs = C.load_inputs(e, folder)
-    symbols = C.symbol_values(e, inputs)
     return Setup((folder / C.run_ptx(e)).read_text(), e["kernel"], tuple(e["grid"]), tuple(e["block"]),
-                 C.launch_args(e, inputs), {"arch": "sm_90", "shared_bytes": e["shared_bytes"],
-                                            **({"symbols": symbols} if symbols else {})}, outputs)
+                 C.launch_args(e, inputs), C.run_options(e, inputs), outputs)
 
 
 def _triton(name):

@@ -5,7 +5,9 @@ costs that (layoutsim/ptx/data/lowering_sm90.json).
     python -m gpu_check.kernel_corpus.lowering [--check] [--nvdisasm PATH] [--json] [--corpus realworld]
 
 --corpus realworld: the same for tests/data/realworld (the CUTLASS PTX of issue 24), into
-layoutsim/ptx/data/lowering_sm90_realworld.json (the executor reads both files).
+layoutsim/ptx/data/lowering_sm90_realworld.json; --corpus llmc and --corpus samples for llm.c's and
+cuda-samples' corpora (tests/data/realworld/llmc, .../samples), into lowering_sm90_llmc.json and
+lowering_sm90_samples.json (the executor reads every one of these files: layoutsim/ptx/sass.py).
 
 The method (each instruction tagged with its own PTX line, ptxas -arch=sm_90 -lineinfo,
 nvdisasm -g, SASS checked equal to the untagged build) is layoutsim/ptx/lowering.py, which the
@@ -34,8 +36,12 @@ from . import corpus as C
 
 OUT = Path(__file__).resolve().parents[2] / "layoutsim" / "ptx" / "data" / "lowering_sm90.json"
 WHAT = {"kernels": "the kernel corpus (tests/data/kernels/*.sm_90.ptx)",
-        "realworld": "the real-world corpus (tests/data/realworld, the PTX each case runs)"}
-CORPORA = {"kernels": (C.DATA, OUT), "realworld": (C.measured_data("realworld"), OUT.with_name("lowering_sm90_realworld.json"))}
+        "realworld": "the real-world corpus (tests/data/realworld, the PTX each case runs)",
+        "llmc": "llm.c's dev/cuda corpus (tests/data/realworld/llmc)",
+        "samples": "the cuda-samples corpus (tests/data/realworld/samples)"}
+CORPORA = {"kernels": (C.DATA, OUT), "realworld": (C.measured_data("realworld"), OUT.with_name("lowering_sm90_realworld.json")),
+           "llmc": (C.measured_data("realworld") / "llmc", OUT.with_name("lowering_sm90_llmc.json")),
+           "samples": (C.measured_data("realworld") / "samples", OUT.with_name("lowering_sm90_samples.json"))}
 
 
 def sass_sha256(cubin):

@@ -10,7 +10,8 @@ nobody measured yet are counted as such, and a corpus with no measurement at all
 the command that makes it. --limit N: the first N measured launches of each corpus (a quick look).
 Exit 0 when every replayed launch is bit-identical and its costs inside the range (or exactly a
 difference the corpus documents: check.UNMODELLED, triton_corpus/replay.py EXPLAINED,
-realworld/cub_capture.py UNEXPLAINED; outputs: textures/replay.py KNOWN, flashattn_case.LSE_BYTES_DIFFERING), 1 otherwise,
+realworld/cub_capture.py UNEXPLAINED; outputs: textures/replay.py KNOWN, flashattn_case.LSE_BYTES_DIFFERING,
+realworld/samples KNOWN_WORDS), 1 otherwise,
 2 on bad arguments. The per-launch tests with their documented exceptions are the tests of each
 corpus (tests/gpu_check/test_*replay*.py, tests/ptx/test_*replay*.py, tests/triton_frontend/).
 """
@@ -50,7 +51,8 @@ def model(part, name, recorded):
 
 def documented(part, name):
     """{metric: (model, GPU min, GPU max)}: the cost differences the corpus documents for a launch
-    (check.UNMODELLED for the kernel corpus, triton_corpus.replay.EXPLAINED for Triton)."""
+    (check.UNMODELLED for the kernel corpus, triton_corpus.replay.EXPLAINED for Triton, cub_capture.UNEXPLAINED,
+    realworld.samples.EXPLAINED_COSTS)."""
     if part == "kernels":
         return {m: (got, gpu, gpu) for m, (got, gpu) in CHECK.UNMODELLED.get(name, {}).items()}
     if part == "triton":
@@ -59,12 +61,16 @@ def documented(part, name):
     if part == "cub":
         from gpu_check.realworld.cub_capture import UNEXPLAINED
         return {m: v[:3] for (case, m), v in UNEXPLAINED.items() if case == name}
+    if part == "samples":
+        from gpu_check.realworld.samples import EXPLAINED_COSTS
+        return {m: v[:3] for (case, m), v in EXPLAINED_COSTS.items() if case == name}
     return {}
 
 
 def known_words(part, name, want, got):
     """Whether a launch's outputs differ exactly as its corpus documents: the textures' replay.KNOWN
-    (words; the sampler rules not found yet), flashattn's softmax_lse (bytes; lg2.approx's model)."""
+    (words; the sampler rules not found yet), flashattn's softmax_lse (bytes; lg2.approx's model),
+    the cuda-samples' samples.KNOWN_WORDS (words; lg2.approx's model)."""
     def differing(k, view):
         w = np.ascontiguousarray(want[k]).reshape(-1).view(view)
         return int((np.ascontiguousarray(got[k]).reshape(-1).view(view)[:len(w)] != w).sum()) if k in got else -1
@@ -74,6 +80,10 @@ def known_words(part, name, want, got):
     if part == "flashattn":
         from gpu_check.realworld import flashattn_case as F
         return differing("o", np.uint8) == 0 and differing("softmax_lse", np.uint8) == F.LSE_BYTES_DIFFERING
+    if part == "samples":
+        from gpu_check.realworld.samples import KNOWN_WORDS
+        known = KNOWN_WORDS.get(name, {})
+        return bool(known) and all(differing(k, np.uint32) == known.get(k, 0) for k in want)
     return False
 
 

@@ -76,10 +76,11 @@ def elementwise(ins, b, fn, src_type, dst_type=None, nsrc=None):
     return {"fn": lambda bt, g, full: d(bt, fn(*[x(bt) for x in s]), g, full)}
 
 
-def sfu_model(name):
+def sfu_model(name, exact_only=True):
     """A function raw bits -> raw bits for this PTX instruction from layoutsim.numerics.sfu (the
-    MUFU behaviour measured on the H200), or None where nothing was measured."""
-    return sfu.model(name)
+    MUFU behaviour measured on the H200), or None where nothing was measured; exact_only=False
+    also gives the best model not proven exact (its .exact is False)."""
+    return sfu.model(name, exact_only)
 
 
 def division_model(name):

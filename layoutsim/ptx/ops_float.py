@@ -255,14 +255,19 @@ _STAND_IN = {
 
 
 def approx(ins, b, prog):
-    """An approximate instruction: layoutsim.numerics.sfu if it models it, else a correctly
-    rounded stand-in (the result the instruction approximates), reported as not proven exact."""
+    """An approximate instruction: layoutsim.numerics.sfu if it models it (a model not proven
+    exact, e.g. MUFU.LG2's best table model, is reported as such), else a correctly rounded
+    stand-in (the result the instruction approximates), reported as not proven exact."""
     t = T.instr_type(ins.mods, ins.line)
-    model = sfu_model(ins.name)
+    model = sfu_model(ins.name, exact_only=False)
     if ins.opcode == "div" and division_model(ins.name) is not None:
         return elementwise(ins, b, division_model(ins.name), T.get("b32"))
     if model is not None:
-        return elementwise(ins, b, model, T.get(f"b{t.bits}"))
+        out = elementwise(ins, b, model, T.get(f"b{t.bits}"))
+        if model.exact:
+            return out
+        prog.notes.add(f"{ins.name}: not proven exact: {model.how} (layoutsim.numerics.sfu)")
+        return dict(out, info={"approx": "not proven exact"})
     ftz = "ftz" in ins.mods or (t.bits == 64)
     prog.notes.add(f"{ins.name}: not proven exact (no measured model in layoutsim.numerics.sfu); "
                    f"computed as the correctly rounded value it approximates")

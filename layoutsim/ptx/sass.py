@@ -2,9 +2,9 @@
 ptxas emits for a PTX instruction is what the hardware costs").
 
 Sources, in order:
-  (a) the committed lowering data (data/lowering_sm90.json and, for the real-world corpus,
-      data/lowering_sm90_realworld.json, made by `python -m gpu_check.kernel_corpus.lowering
-      [--corpus realworld]`), when the PTX text is one it describes (its SHA-256 is among the
+  (a) the committed lowering data (data/lowering_sm90.json and, for the real-world corpora,
+      data/lowering_sm90_{realworld,llmc,samples}.json, made by `python -m gpu_check.kernel_corpus.lowering
+      [--corpus realworld|llmc|samples]`), when the PTX text is one it describes (its SHA-256 is among the
       data's `ptx_sha256`) and the run is on the data's arch;
   (b) otherwise computed now by lowering.py (ptxas + nvdisasm; runner.program starts it in a
       thread before it links the program, `start`, so both go on at once), cached per PTX hash, arch and
@@ -125,9 +125,9 @@ def _check_data(doc):
 
 
 def data_files():
-    """The committed lowering files: the kernel corpus's, then the real-world corpus's (skipped
+    """The committed lowering files: the kernel corpus's, then the real-world corpora's (skipped
     when missing)."""
-    return DATA, DATA.with_name("lowering_sm90_realworld.json")
+    return DATA, *(DATA.with_name(f"lowering_sm90_{c}.json") for c in ("realworld", "llmc", "samples"))
 
 
 def _committed(sha, arch):

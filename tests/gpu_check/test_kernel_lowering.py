@@ -94,3 +94,20 @@ def test_check_ignores_only_the_disassembler_version():
     new = {"source": {"ptxas": "13.0", "nvdisasm": "13.0"}, "kernels": {"a.ptx": {"k": [{"sass": ["LDS.64"]}]}}}
     assert L.differences(old, new) == ["kernels.a.ptx.k[0].sass[0]"]
     assert L.differences(old, dict(new, kernels=old["kernels"])) == []
+
+
+@pytest.mark.parametrize("corpus", ["realworld", "llmc", "samples"])
+def test_the_real_world_corpora_lowering_is_their_ptx_and_the_gpus_ptxas(corpus):
+    """lowering_sm90_<corpus>.json (python -m gpu_check.kernel_corpus.lowering --corpus NAME): every
+    PTX a case runs, fingerprinted by its text, and where the GPU job recorded what its ptxas made of
+    that PTX (h200.json ptxas_sass_sha256), the same SASS bytes; so a machine without ptxas costs
+    those corpora from it."""
+    directory, out = L.CORPORA[corpus]
+    doc = json.loads(out.read_text())
+    files = {C.run_ptx(e) for e in C.load_manifest(directory)}
+    assert set(doc["kernels"]) == files
+    assert doc["ptx_sha256"] == {f: hashlib.sha256((directory / f).read_text().encode()).hexdigest() for f in files}
+    h200 = directory / "h200.json"
+    recorded = json.loads(h200.read_text()).get("ptxas_sass_sha256") if h200.is_file() else None
+    if recorded:
+        assert {f: doc["sass_sha256"][f] for f in recorded} == recorded

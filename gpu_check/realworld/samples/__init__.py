@@ -14,4 +14,32 @@ PACKAGE = "NVIDIA/cuda-samples"     # the manifest adds @<commit> of the checkou
 CASES = (*intro.CASES, *transpose.CASES, *reduction.CASES, *scan.CASES, *histogram.CASES, *sorting.CASES,
          *cg.CASES, *convolution.CASES, *tensorcores.CASES, *async_copy.CASES)
 BY_NAME = {c.name: c for c in CASES}
+# Outputs that differ from the GPU's (an H100, 2026-12-07) as documented: case -> {argument key:
+# 32-bit words that differ}. inverseCNDKernel's tail branch takes lg2.approx.f32 twice (Moro's
+# inverse normal), whose MUFU.LG2 model is not exact (layoutsim.numerics.sfu: 0.29 % of the 2^32
+# inputs differ); 677 of 49152 results differ, by 1 to 4 ulps. The tests hold exactly these counts.
+KNOWN_WORDS = {"samples_quasirandomGenerator_inverseCNDKernel": {"arg0": 677}}
+
+# ncu totals outside the GPU's range over 5 identical runs (an H100, 2026-12-07), each explained:
+# (case, ncu metric) -> (model, GPU min, GPU max, why). The tests and replay_all hold them to exactly
+# these values. Two causes, both timing, which the model (no clock) does not reproduce:
+_LD, _ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+_CONTENTION = ("every run differs, always above the model; ncu's per-instruction counters of the same launch "
+               "(source view, from the addresses) have no excess wavefront and sum to the model's count, "
+               "the surplus appears only in the hardware total (l1tex__data_bank_conflicts_..._op_{}.sum)")
+_SPIN = ("cooperative groups' multi-warp tile barrier polls a shared word (LD.E.STRONG.SM in a loop): the GPU's "
+         "per-instruction counters show the poll re-executed 1158 to 1183 times, the model's warps find "
+         "the barrier open at the first poll; the count is how long warps wait")
+EXPLAINED_COSTS = {
+    ("samples_reduce5_int", _LD): (224, 268, 281, _CONTENTION.format("ld")),
+    ("samples_threadfence_reduceSinglePass", _LD): (1881, 1938, 1974, _CONTENTION.format("ld")),
+    ("samples_threadfence_reduceSinglePass_np2", _LD): (1881, 1931, 1937, _CONTENTION.format("ld")),
+    ("samples_reduce7_int", _ST): (512, 513, 518, _CONTENTION.format("st")),
+    ("samples_reduce7_int_np2", _ST): (512, 515, 529, _CONTENTION.format("st")),
+    ("samples_shfl_scan_test", _ST): (2304, 2306, 2312, _CONTENTION.format("st")),
+    ("samples_shfl_vertical_shfl", _ST): (12992, 13018, 13027, _CONTENTION.format("st")),
+    **{(f"samples_multi_warp_cg_reduce_{t}", m): v for t, ld, st in (
+        ("int", (768, 2636, 2687), (768, 787, 803)), ("int_np2", (768, 2649, 2690), (768, 791, 800)),
+        ("float", (768, 2649, 2681), (768, 777, 805))) for m, v in ((_LD, ld + (_SPIN,)), (_ST, st + (_SPIN,)))},
+}
 assert len(BY_NAME) == len(CASES), "case names must be unique"
