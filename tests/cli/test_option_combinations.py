@@ -89,6 +89,7 @@ SAMPLES = {
     "kernel": "transpose_padded", "grid": "1", "arg": "i32:1", "shared_bytes": "1024",
     "out": "outdir", "ctas": "1", "jobs": "2", "racecheck": None, "all": None, "nvcc_flag": "-O3", "quiet": None,
     "initcheck": None, "show_line": "198", "max_steps": "5", "timeout": "1e-6", "cluster": "2",
+    "symbol": "c_Kernel=f32:1",       # the example kernel has no such variable: refused in one line
     "meta": "num_warps=2", "config": "0", "lanes": None,
 }
 PER_MODE = {
