@@ -9,10 +9,19 @@ k/256 exactly (the coordinate is exact in f32), so out = F(a_p, b_p, k). The pai
 random values (the products alone), equal values, small integers, neighbours (b = a (1 + eps)),
 random values of one exponent, of spread exponents, signs mixed, and powers of two.
 2D: a 64 x 64 texture of 2x2 blocks of random values (spread exponents), each block sampled at 64
-(k, l) weight pairs: out = G(block, k, l).
-Written: DIR/filter_probe.npz (1d/texels, 1d/in, 1d/out, 2d/texels, 2d/in, 2d/out) and
+(k, l) weight pairs: out = G(block, k, l). 3D: a 16 x 16 x 16 texture of 2x2x2 blocks, each at 64
+(k, l, m) triples. The other formats, 1D pairs as above: f16 texels (1d_f16), and 8- and 16-bit
+integers read as normalized floats (1d_u8n: unsigned bytes, 1d_s16n: signed shorts).
+Written: DIR/filter_probe.npz (<probe>/texels, <probe>/in, <probe>/out for each probe) and
 DIR/filter_probe.json (GPU, driver, date). --dry-run runs the executor instead of a GPU.
-The analysis (which arithmetic gives these bits) is layoutsim/ptx/texture.py's linear filter.
+The analysis (which arithmetic gives these bits) is layoutsim/ptx/texture.py's filter_unit.
+
+    python -m gpu_check.textures.filter_probe --commit DIR
+
+keeps a subset of a measurement (DIR/filter_probe.npz) in tests/data/textures/filter_probe.npz:
+per probe the row indices KEEP selects and the result word of each (the inputs are this module's
+own, regenerated from their seeds), with the GPU named in filter_probe.json;
+tests/ptx/test_texture_filter_unit.py replays them.
 """
 import argparse
 import datetime
@@ -26,6 +35,7 @@ from . import cases as C
 
 PAIRS, STEPS = 2048, 256
 BLOCKS, SAMPLES = 32, 64            # 2D: 32 x 32 blocks of 2 x 2 texels, 64 samples each
+BLOCKS_3D = 8                       # 3D: 8 x 8 x 8 blocks of 2 x 2 x 2 texels, SAMPLES each
 
 
 def _spread(r, n):
@@ -58,13 +68,14 @@ def pairs(seed=7):
     return a, b
 
 
-def inputs_1d():
-    a, b = pairs()
-    texels = np.empty(2 * PAIRS, np.float32)
+def inputs_1d(a=None, b=None):
+    if a is None:
+        a, b = pairs()
+    texels = np.empty(2 * len(a), a.dtype)
     texels[0::2], texels[1::2] = a, b
-    p = np.repeat(np.arange(PAIRS), STEPS)
-    k = np.tile(np.arange(STEPS), PAIRS)
-    rows = np.zeros((PAIRS * STEPS, 4), np.float32)
+    p = np.repeat(np.arange(len(a)), STEPS)
+    k = np.tile(np.arange(STEPS), len(a))
+    rows = np.zeros((len(a) * STEPS, 4), np.float32)
     rows[:, 0] = (2 * p + 0.5 + k / 256.0).astype(np.float32)
     assert np.array_equal(rows[:, 0].astype(np.float64), 2 * p + 0.5 + k / 256.0)
     return texels, rows.view(np.uint32)
@@ -83,19 +94,91 @@ def inputs_2d(seed=11):
     return texels, rows.view(np.uint32)
 
 
-def case(geom, n):
-    obj = dict(fmt="f32", geom=geom, channels=1, address="clamp", filter="linear", read="element",
+def inputs_3d(seed=13):
+    r = np.random.default_rng(seed)
+    n = 2 * BLOCKS_3D
+    texels = _spread(r, n ** 3).reshape(n, n, n)
+    blk = np.repeat(np.arange(BLOCKS_3D ** 3), SAMPLES)
+    bz, rest = np.divmod(blk, BLOCKS_3D ** 2)
+    by, bx = np.divmod(rest, BLOCKS_3D)
+    rows = np.zeros((len(blk), 4), np.float32)
+    for col, b in enumerate((bx, by, bz)):
+        rows[:, col] = (2 * b + 0.5 + r.integers(0, 256, len(blk)) / 256.0).astype(np.float32)
+    return texels, rows.view(np.uint32)
+
+
+def small_pairs(dtype, seed):
+    """1024 pairs of a 16-bit or 8-bit format: every value class (random, equal, neighbours, extremes)."""
+    r = np.random.default_rng(seed)
+    n = PAIRS // 2
+    if np.dtype(dtype).kind == "f":
+        a = (r.standard_normal(n) * np.exp2(r.integers(-8, 9, n))).astype(dtype)
+        b = (r.standard_normal(n) * np.exp2(r.integers(-8, 9, n))).astype(dtype)
+        b[: n // 4] = a[: n // 4]
+        b[n // 4: n // 2] = (a[n // 4: n // 2].view(np.int16) + 1).view(dtype)
+        return a, b
+    info = np.iinfo(dtype)
+    a = r.integers(info.min, int(info.max) + 1, n).astype(dtype)
+    b = r.integers(info.min, int(info.max) + 1, n).astype(dtype)
+    b[: n // 8] = a[: n // 8] + np.where(a[: n // 8] < info.max, 1, 0).astype(dtype)
+    a[n // 8: n // 4], b[n // 8: n // 4] = info.min, info.max
+    return a, b
+
+
+def case(geom, n, fmt="f32", read="element"):
+    obj = dict(fmt=fmt, geom=geom, channels=1, address="clamp", filter="linear", read=read,
                normalized=False, layered=False, cubemap=False)
-    return dict(name=f"filter_probe_{geom}", kernel=f"tex_{geom}_f32_f32", kind="tex", obj=obj, n=n, extra={})
+    return dict(name=f"filter_probe_{geom}_{fmt}", kernel=f"tex_{geom}_f32_f32", kind="tex", obj=obj, n=n, extra={})
+
+
+# probe: (geometry, format, read mode, inputs)
+PROBES = {
+    "1d": ("1d", "f32", "element", inputs_1d),
+    "2d": ("2d", "f32", "element", inputs_2d),
+    "3d": ("3d", "f32", "element", inputs_3d),
+    "1d_f16": ("1d", "f16", "element", lambda: inputs_1d(*small_pairs(np.float16, 17))),
+    "1d_u8n": ("1d", "u8", "normalized", lambda: inputs_1d(*small_pairs(np.uint8, 19))),
+    "1d_s16n": ("1d", "s16", "normalized", lambda: inputs_1d(*small_pairs(np.int16, 23))),
+}
+
+
+KEEP = {"1d": 16, "2d": 4, "3d": 1, "1d_f16": 8, "1d_u8n": 8, "1d_s16n": 8}     # every n-th row kept
+COMMITTED = Path(__file__).resolve().parents[2] / "tests" / "data" / "textures"
+
+
+def rows_kept(name, n):
+    return np.arange(0, n, KEEP[name])
+
+
+def commit(folder):
+    """The committed subset of a measurement in `folder` (see the module docstring)."""
+    from gpu_check.kernel_corpus.corpus import npz_bytes, write_atomic
+    with np.load(Path(folder) / "filter_probe.npz") as z:
+        kept = {}
+        for name in PROBES:
+            out = z[f"{name}/out"]
+            idx = rows_kept(name, len(out))
+            kept[f"{name}/index"], kept[f"{name}/out"] = idx.astype(np.int32), out[idx, 0].copy()
+    meta = json.loads((Path(folder) / "filter_probe.json").read_text())
+    meta["kept"] = {k: f"every {v}th row" for k, v in KEEP.items()}
+    write_atomic(COMMITTED / "filter_probe.npz", npz_bytes(kept))
+    write_atomic(COMMITTED / "filter_probe.json", (json.dumps(meta, indent=1) + "\n").encode())
+    print(f"kept {sum(len(v) for k, v in kept.items() if k.endswith('/out'))} results -> {COMMITTED}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.textures.filter_probe", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the folder to write the measurement to")
+    ap.add_argument("--commit", metavar="DIR", help="keep a subset of the measurement in DIR in tests/data/textures")
     ap.add_argument("--dry-run", action="store_true", help="run the executor instead of a GPU")
+    ap.add_argument("--only", help=f"comma-separated probes of {', '.join(PROBES)} (default all)")
     a = ap.parse_args(argv)
-    data = {"1d": inputs_1d(), "2d": inputs_2d()}
-    C.SIZES.update({"1d": data["1d"][0].shape, "2d": data["2d"][0].shape})    # this probe's own sizes
+    if a.commit:
+        commit(a.commit)
+        return 0
+    if not a.out:
+        ap.error("give --out DIR (or --commit DIR)")
+    ap_only = a.only.split(",") if a.only else list(PROBES)
     if a.dry_run:
         from . import replay
         run, meta = replay.run_case, {"gpu": "dry run: the executor (layoutsim.ptx), not a GPU"}
@@ -104,9 +187,12 @@ def main(argv=None):
         gpu = Gpu()
         run, meta = gpu.run_case, gpu.meta()
     arrays = {}
-    for geom, (texels, rows) in data.items():
-        out, _ = run(case(geom, len(rows)), texels, rows)
-        arrays.update({f"{geom}/texels": texels, f"{geom}/in": rows, f"{geom}/out": out[:len(rows)]})
+    for name in ap_only:
+        geom, fmt, read, make = PROBES[name]
+        texels, rows = make()
+        C.SIZES[geom] = texels.shape                  # this probe's own size (measure.Gpu.array reads it)
+        out, _ = run(case(geom, len(rows), fmt, read), texels, rows)
+        arrays.update({f"{name}/texels": texels, f"{name}/in": rows, f"{name}/out": out[:len(rows)]})
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / "filter_probe.npz", **arrays)

@@ -1,11 +1,16 @@
 """Compile the Triton corpus here (no GPU) and write what CI replays without Triton:
 
     python -m gpu_check.triton_corpus.build [--wheels .triton-src] [--out tests/data/triton_corpus]
+                                            [--cases NAME,NAME]
 
 writes ptx/<case>.ptx.gz (Triton's PTX, gzip-compressed for sm_90's arch-specific target), manifest.json (per case: the kernel's name,
 where it came from, grid, block, dynamic shared bytes, and what each PTX parameter is: a case
 argument by index, or a scratch pointer) and, beside PTX built from a package, its licence files
-(licences/<package>/...). Needs Triton (the pinned version) and the wheels of registry.WHEELS.
+(licences/<package>/...; Triton's LICENSE as licences/triton-tutorials/LICENSE). Needs Triton (the
+pinned version), the wheels of registry.WHEELS and the tutorial files tutorials.py pins (in
+--wheels DIR/triton-tutorials/; `python -m gpu_check.triton_corpus.tutorials` prints how to fetch
+them). --cases compiles only those cases and keeps every other case's entry and PTX as the manifest
+has them.
 """
 import argparse
 import gzip
@@ -17,7 +22,7 @@ from pathlib import Path
 from layoutsim.archs import target_of_device
 
 from . import cases as C
-from . import registry
+from . import registry, tutorials
 
 ARCH = target_of_device("sm_90")
 
@@ -48,24 +53,42 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.triton_corpus.build", description=__doc__.splitlines()[0])
     ap.add_argument("--wheels", default=".triton-src")
     ap.add_argument("--out", default="tests/data/triton_corpus")
+    ap.add_argument("--cases", help="comma-separated case names: compile only these, keep the others' entries")
     a = ap.parse_args(argv)
     from layoutsim.files import write_atomic
     out = Path(a.out)
     (out / "ptx").mkdir(parents=True, exist_ok=True)
-    manifest = []
-    for case in C.CASES:
+    chosen = list(C.CASES)
+    kept = {}
+    if a.cases:
+        chosen = [n.strip() for n in a.cases.split(",") if n.strip()]
+        unknown = [n for n in chosen if n not in C.CASES]
+        if unknown:
+            raise SystemExit(f"--cases: no such case: {', '.join(unknown)} (see gpu_check/triton_corpus/cases.py)")
+        old = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").is_file() else {"cases": []}
+        kept = {e["case"]: e for e in old["cases"] if e["case"] in C.CASES and e["case"] not in chosen}
+        absent = [n for n in C.CASES if n not in chosen and n not in kept]
+        if absent:
+            raise SystemExit(f"--cases: {out / 'manifest.json'} lacks {', '.join(absent)}: compile those too")
+    built = {}
+    for case in chosen:
         c, source, plan = compile_case(case, a.wheels)
         write_atomic(out / "ptx" / f"{case}.ptx.gz", gzip.compress(c.ptx.encode(), mtime=0))
-        manifest.append(entry(case, c, source, plan))
+        built[case] = entry(case, c, source, plan)
         print(f"{case}: {c.name}, {len(c.ptx)} bytes of PTX ({source})")
+    manifest = [built.get(case) or kept[case] for case in C.CASES]
     for pkg, members in registry.LICENCES.items():
         d = out / "licences" / pkg
         d.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(registry.wheel_path(pkg, a.wheels)) as z:
             for m in members:
                 write_atomic(d / Path(m).name, z.read(m))
-    write_atomic(out / "manifest.json", json.dumps({"triton": manifest[0]["triton_version"], "cases": manifest},
-                                                     indent=1) + "\n")
+    d = out / "licences" / tutorials.FOLDER
+    d.mkdir(parents=True, exist_ok=True)
+    write_atomic(d / tutorials.LICENCE, tutorials.read(tutorials.LICENCE, a.wheels))
+    versions = {e["triton_version"] for e in built.values()}
+    triton = versions.pop() if len(versions) == 1 else manifest[0]["triton_version"]
+    write_atomic(out / "manifest.json", json.dumps({"triton": triton, "cases": manifest}, indent=1) + "\n")
     return 0
 
 

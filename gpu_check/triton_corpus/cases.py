@@ -1,9 +1,12 @@
 """The Triton corpus: each case is a kernel, its fixed inputs, its meta-parameters and its grid.
 
-A kernel is ("local", FUNCTION) from gpu_check/triton_corpus/kernels.py (written here) or
+A kernel is ("local", FUNCTION) from gpu_check/triton_corpus/kernels.py (written here),
 (PACKAGE, MODULE, FUNCTION) from a wheel on PyPI (registry.py; the wheels are looked for in
-.triton-src/ or --wheels DIR). Inputs come from numpy's PCG64 with the case's seed, so the model
-here and the GPU get the same bytes; every array argument is recorded after the launch.
+.triton-src/ or --wheels DIR) or ("triton-tutorials", PATH, FUNCTION) from a file of Triton's own
+tutorials at the commit tutorials.py pins (looked for in .triton-src/triton-tutorials/). Inputs come
+from numpy's PCG64 with the case's seed, so the model here and the GPU get the same bytes; every
+array argument is recorded after the launch, but for an Addresses argument (a table of device
+addresses, which differ between the GPU and the model: recorded as the zeros it was given).
 """
 import re
 import zlib
@@ -49,6 +52,95 @@ def _ints(shape, lo, hi, dtype):
 
 def _values(values, dtype):
     return lambda rng: np.array(values, numpy_dtype(dtype))
+
+
+def _shifted(shape, mean, scale, dtype="float32"):
+    return lambda rng: (mean + scale * rng.standard_normal(shape)).astype(numpy_dtype(dtype))
+
+
+class Addresses:
+    """An int64 array argument of device addresses: entry i is the address of argument `arg` plus
+    offsets[i] bytes (the tables of matrix pointers a grouped GEMM reads). Its input is zeros; the
+    launch fills it with the addresses of the machine that runs it (measure.py: the tensor's
+    data_ptr() on the GPU; replay.arguments: the model's address of that argument), and it is no
+    output: both record the zeros it was given."""
+
+    def __init__(self, arg, offsets):
+        self.arg, self.offsets = arg, tuple(int(o) for o in offsets)
+
+    def __call__(self, rng):
+        return np.zeros(len(self.offsets), np.int64)
+
+    def __repr__(self):
+        return f"Addresses(arg {self.arg} + {list(self.offsets)})"
+
+
+def addresses(case):
+    """{argument index: Addresses} of a case."""
+    return {i: a for i, a in enumerate(CASES[case][1]) if isinstance(a, Addresses)}
+
+
+ALIGN = 256
+
+
+def _grouped(groups, dtype="float16", b_transposed=False, lo=0.0, hi=1.0):
+    """A grouped GEMM's problems in one int32 argument, as (maker, A offsets, B offsets, C offsets, lds):
+    the [M, N, K] of every group (the kernel's group_gemm_sizes), then at 256-byte aligned offsets
+    each group's A (M x K), B (K x N, or N x K with b_transposed) and C (M x N, zeros), A and B
+    uniform in [lo, hi) as the tutorial's torch.rand. The tables of pointers (Addresses) point into it:
+    the kernel cannot tell where its matrices were allocated, and the corpus passes arrays only as
+    kernel arguments."""
+    size = np.dtype(numpy_dtype(dtype)).itemsize
+    at = -(-12 * len(groups) // ALIGN) * ALIGN
+    offs = {"a": [], "b": [], "c": []}
+    for m, n, k in groups:
+        for key, count in (("a", m * k), ("b", k * n), ("c", m * n)):
+            offs[key].append(at)
+            at += -(-count * size // ALIGN) * ALIGN
+    total = at
+
+    def make(rng):
+        buf = np.zeros(total, np.uint8)
+        buf[:12 * len(groups)] = np.asarray(groups, np.int32).reshape(-1).view(np.uint8)
+        for g, (m, n, k) in enumerate(groups):
+            for key, shape in (("a", (m, k)), ("b", (n, k) if b_transposed else (k, n))):
+                v = rng.uniform(lo, hi, shape).astype(numpy_dtype(dtype))
+                buf[offs[key][g]:offs[key][g] + v.nbytes] = v.reshape(-1).view(np.uint8)
+        return buf.view(np.int32)
+
+    lds = [x for m, n, k in groups for x in (k, k if b_transposed else n, n)]
+    return make, offs["a"], offs["b"], offs["c"], lds
+
+
+def grouped_views(groups, buf, dtype="float16", b_transposed=False):
+    """[(A, B, C)] of each group, as views into an argument _grouped made (for references and checks)."""
+    _, oa, ob, oc, _ = _grouped(groups, dtype, b_transposed)
+    raw, t = np.ascontiguousarray(buf).reshape(-1).view(np.uint8), numpy_dtype(dtype)
+    size = np.dtype(t).itemsize
+    out = []
+    for g, (m, n, k) in enumerate(groups):
+        a = raw[oa[g]:oa[g] + m * k * size].view(t).reshape(m, k)
+        b = raw[ob[g]:ob[g] + k * n * size].view(t).reshape((n, k) if b_transposed else (k, n))
+        c = raw[oc[g]:oc[g] + m * n * size].view(t).reshape(m, n)
+        out.append((a, b, c))
+    return out
+
+
+# grouped GEMM problems (M, N, K) of the tutorial cases: full tiles of 64 x 64 x 32 for the kernel
+# that assumes them, and a partial M tile (96) for the TMA kernel, whose descriptors clip it
+GROUPS = ((128, 128, 64), (64, 64, 128), (64, 128, 32))
+GROUPS_TMA = ((128, 128, 128), (96, 128, 64), (128, 256, 64))
+_G, _GA, _GB, _GC, _GLDS = _grouped(GROUPS)
+_T, _TA, _TB, _TC, _TLDS = _grouped(GROUPS_TMA, b_transposed=True)
+
+TUTORIAL = {"01": "python/tutorials/01-vector-add.py", "02": "python/tutorials/02-fused-softmax.py",
+            "03": "python/tutorials/03-matrix-multiplication.py", "04": "python/tutorials/04-low-memory-dropout.py",
+            "05": "python/tutorials/05-layer-norm.py", "06": "python/tutorials/06-fused-attention.py",
+            "08": "python/tutorials/08-grouped-gemm.py", "09": "python/tutorials/09-persistent-matmul.py"}
+
+
+def _tut(number, function):
+    return ("triton-tutorials", TUTORIAL[number], function)
 
 
 class TritonDtype:
@@ -248,17 +340,153 @@ CASES = {
                                 _zeros((128, 128), "float16"), 128, 128, 128, 128, 1, 128, 1, 128, 1],
                                {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_stages": 3,
                                 "num_warps": 4}, (4,)),
+
+    # ---- added 2026-12-07 (triton-tutorials): the kernels of Triton's own tutorials (tutorials.py
+    # pins each file's commit), each in one of its autotune configs or the launch its host code makes,
+    # at small sizes ----
+    # 01: x + y, 3000 elements in blocks of 1024 (the tutorial's BLOCK_SIZE), torch.rand inputs
+    "tut_vector_add": (_tut("01", "add_kernel"), [_uniform(3000, 0, 1), _uniform(3000, 0, 1), _zeros(3000), 3000],
+                       {"BLOCK_SIZE": 1024}, (3,)),
+    # 02: the persistent row softmax as its host code launches it on an H100 (BLOCK_SIZE the next power of
+    # two of 781 columns, 8 warps, num_stages 4 for > 200 KB of shared memory): 48 rows on 16 programs
+    "tut_fused_softmax": (_tut("02", "softmax_kernel"), [_zeros((48, 781)), _rows((48, 781)), 781, 781, 48, 781],
+                          {"BLOCK_SIZE": 1024, "num_stages": 4, "num_warps": 8}, (16,)),
+    # 03: C = A @ B, f16 out, grouped tile order; M 200 (the last M tile wraps, % M, and is masked
+    # on store) and K 160 (the last K step masked) in the config 64 x 128 x 32, 4 stages, 4 warps
+    "tut_matmul_f16": (_tut("03", "matmul_kernel"),
+                       [_rows((200, 160), "float16"), _rows((160, 256), "float16"), _zeros((200, 256), "float16"),
+                        200, 256, 160, 160, 1, 256, 1, 256, 1],
+                       {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8,
+                        "ACTIVATION": "", "num_stages": 4, "num_warps": 4}, (8,)),
+    # the fused leaky_relu epilogue (ACTIVATION="leaky_relu"), config 128 x 64 x 64
+    "tut_matmul_leaky_relu": (_tut("03", "matmul_kernel"),
+                              [_rows((128, 192), "float16"), _rows((192, 128), "float16"),
+                               _zeros((128, 128), "float16"), 128, 128, 192, 192, 1, 128, 1, 128, 1],
+                              {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+                               "ACTIVATION": "leaky_relu", "num_stages": 4, "num_warps": 4}, (2,)),
+    # its fp8 unit test: e5m2 A and B, B pre-transposed (b.T: stride_bk 1), f16 out, in a config it
+    # keeps for fp8 (128 x 128 x 128, 4 stages, 4 warps)
+    "tut_matmul_fp8e5m2": (_tut("03", "matmul_kernel"),
+                           [_rows((128, 256), "float8_e5m2"), _rows((128, 256), "float8_e5m2"),
+                            _zeros((128, 128), "float16"), 128, 128, 256, 256, 1, 1, 256, 128, 1],
+                           {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
+                            "ACTIVATION": "", "num_stages": 4, "num_warps": 4}, (1,)),
+    # the same kernel on e4m3 (the kernel takes any fp8; the tutorial's own test uses e5m2)
+    "tut_matmul_fp8e4m3": (_tut("03", "matmul_kernel"),
+                           [_rows((128, 256), "float8_e4m3fn"), _rows((128, 256), "float8_e4m3fn"),
+                            _zeros((128, 128), "float16"), 128, 128, 256, 256, 1, 1, 256, 128, 1],
+                           {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
+                            "ACTIVATION": "", "num_stages": 4, "num_warps": 4}, (1,)),
+    # 04: dropout with a given int32 keep mask, p = 0.5, and the seeded one (tl.rand, philox; seed 123)
+    "tut_dropout": (_tut("04", "_dropout"), [_rows(2000), _ints(2000, 0, 1, "int32"), _zeros(2000), 2000, 0.5],
+                    {"BLOCK_SIZE": 1024}, (2,)),
+    "tut_seeded_dropout": (_tut("04", "_seeded_dropout"), [_rows(2000), _zeros(2000), 2000, 0.5, 123],
+                           {"BLOCK_SIZE": 1024}, (2,)),
+    # 05: layer norm in f16 as its test makes the data (x = -2.3 + 0.5 randn, w and b rand), 16 rows of 1000:
+    # BLOCK_SIZE 1024 and 4 warps by its host heuristics
+    "tut_layer_norm_fwd": (_tut("05", "_layer_norm_fwd_fused"),
+                           [_shifted((16, 1000), -2.3, 0.5, "float16"), _zeros((16, 1000), "float16"),
+                            _uniform(1000, 0, 1, "float16"), _uniform(1000, 0, 1, "float16"), _zeros(16), _zeros(16),
+                            1000, 1000, 1e-5], {"BLOCK_SIZE": 1024, "num_warps": 4}, (16,)),
+    # (its backward's dx kernel, _layer_norm_bwd_dx_fused, is left out: its partial dw/db sums under a
+    # spin lock differed between two identical launches on the GPU (an H100, 2026-12-07), and the
+    # model's run of its lock did not end: docs/triton.md)
+    # the second stage: the 8 partial rows summed (BLOCK_SIZE_M 32, BLOCK_SIZE_N 128 as its host code)
+    "tut_layer_norm_bwd_dwdb": (_tut("05", "_layer_norm_bwd_dwdb"),
+                                [_scaled((8, 1000), 0.5, "float16"), _scaled((8, 1000), 0.5, "float16"),
+                                 _zeros(1000, "float16"), _zeros(1000, "float16"), 8, 1000],
+                                {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 128}, (8,)),
+    # 06: flash attention forward (block pointers), causal (STAGE 3: the off-band loop, then the masked
+    # on-band one), f16 q/k/v normal(0, 0.5) and sm_scale 0.5 as its test: Z 1, H 2, N_CTX 256, HEAD_DIM 64,
+    # config 128 x 64, 3 stages, 4 warps
+    "tut_attn_fwd": (_tut("06", "_attn_fwd"),
+                     [_scaled((1, 2, 256, 64), 0.5, "float16"), _scaled((1, 2, 256, 64), 0.5, "float16"),
+                      _scaled((1, 2, 256, 64), 0.5, "float16"), 0.5, _zeros((1, 2, 256)),
+                      _zeros((1, 2, 256, 64), "float16"), 32768, 16384, 64, 1, 32768, 16384, 64, 1,
+                      32768, 16384, 64, 1, 32768, 16384, 64, 1, 1, 2, 256],
+                     {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "STAGE": 3, "num_stages": 3, "num_warps": 4},
+                     (2, 2)),
+    # its fp8 forward benchmark: e5m2 q, k and v, v stored transposed (v.permute(0, 1, 3, 2).contiguous():
+    # stride_vk 1, stride_vn N_CTX), e5m2 out, not causal (STAGE 1), sm_scale 1.3, randn inputs; N_CTX 128,
+    # config 64 x 32, 3 stages, 4 warps
+    "tut_attn_fwd_fp8": (_tut("06", "_attn_fwd"),
+                         [_rows((1, 2, 128, 64), "float8_e5m2"), _rows((1, 2, 128, 64), "float8_e5m2"),
+                          _rows((1, 2, 64, 128), "float8_e5m2"), 1.3, _zeros((1, 2, 128)),
+                          _zeros((1, 2, 128, 64), "float8_e5m2"), 16384, 8192, 64, 1, 16384, 8192, 64, 1,
+                          16384, 8192, 1, 128, 16384, 8192, 64, 1, 1, 2, 128],
+                         {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32, "STAGE": 1, "num_stages": 3,
+                          "num_warps": 4}, (2, 2)),
+    # its backward as _attention.backward launches it: delta = rowsum(o * do) (PRE_BLOCK 128), then dK, dV
+    # and dQ (32/128/128/32 blocks, BLK_SLICE_FACTOR 2, 4 warps, 5 stages) with K pre-scaled by
+    # sm_scale / ln 2 (normal(0, 0.36)) and M the forward's log2-sum-exp rows (here uniform in [8, 10],
+    # about what these q and k give), delta small, sm_scale 0.5
+    "tut_attn_bwd_preprocess": (_tut("06", "_attn_bwd_preprocess"),
+                                [_scaled((1, 2, 256, 64), 0.5, "float16"), _rows((1, 2, 256, 64), "float16"),
+                                 _zeros((1, 2, 256)), 1, 2, 256], {"BLOCK_M": 128, "HEAD_DIM": 64}, (2, 2)),
+    "tut_attn_bwd": (_tut("06", "_attn_bwd"),
+                     [_scaled((1, 2, 256, 64), 0.5, "float16"), _scaled((1, 2, 256, 64), 0.36, "float16"),
+                      _scaled((1, 2, 256, 64), 0.5, "float16"), 0.5, _rows((1, 2, 256, 64), "float16"),
+                      _zeros((1, 2, 256, 64), "float16"), _zeros((1, 2, 256, 64), "float16"),
+                      _zeros((1, 2, 256, 64), "float16"), _uniform((1, 2, 256), 8.0, 10.0),
+                      _scaled((1, 2, 256), 0.1), 32768, 16384, 64, 1, 2, 256],
+                     {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32, "BLK_SLICE_FACTOR": 2,
+                      "HEAD_DIM": 64, "num_warps": 4, "num_stages": 5}, (2, 1, 2)),
+    # 08: grouped GEMM, f16, three problems (GROUPS) of full 64 x 64 x 32 tiles on NUM_SM = 4 programs
+    # (the tutorial's config 64 x 64 x 32 with 84 or 128 programs; 4 here, so programs take several tiles);
+    # the tables of A, B and C pointers point into argument 3, which holds the sizes and the matrices
+    "tut_grouped_gemm": (_tut("08", "grouped_matmul_kernel"),
+                         [Addresses(3, _GA), Addresses(3, _GB), Addresses(3, _GC), _G,
+                          _values(_GLDS, "int32"), len(GROUPS)],
+                         {"NUM_SM": 4, "BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32}, (4,)),
+    # its TMA variant: device-side tensor descriptors per group (tl.make_tensor_descriptor on the loaded
+    # pointers), B given N x K, f16 (FP8 False), config 128 x 128 x 64, 3 stages, 4 warps, NUM_SM 3
+    "tut_grouped_gemm_tma": (_tut("08", "grouped_matmul_tma_kernel"),
+                             [Addresses(3, _TA), Addresses(3, _TB), Addresses(3, _TC), _T,
+                              _values(_TLDS, "int32"), len(GROUPS_TMA)],
+                             {"NUM_SM": 3, "BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "FP8": False,
+                              "num_stages": 3, "num_warps": 4}, (3,)),
+    # 09: the persistent matmul (tl.range(..., flatten=True)) as its validate() calls it, B = b.T of an
+    # N x K array (stride_bk 1): M 256, N 256, K 128, config 128 x 128 x 64, 3 stages, 4 warps, on
+    # NUM_SMS = 2 programs (4 tiles, two each); f16, and fp8 e4m3 in and out (its --prec fp8)
+    "tut_matmul_persistent": (_tut("09", "matmul_kernel_persistent"),
+                              [_rows((256, 128), "float16"), _rows((256, 128), "float16"),
+                               _zeros((256, 256), "float16"), 256, 256, 128, 128, 1, 1, 128, 256, 1],
+                              {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+                               "NUM_SMS": 2, "num_stages": 3, "num_warps": 4}, (2,)),
+    "tut_matmul_persistent_fp8": (_tut("09", "matmul_kernel_persistent"),
+                                  [_rows((256, 128), "float8_e4m3fn"), _rows((256, 128), "float8_e4m3fn"),
+                                   _zeros((256, 256), "float8_e4m3fn"), 256, 256, 128, 128, 1, 1, 128, 256, 1],
+                                  {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+                                   "NUM_SMS": 2, "num_stages": 3, "num_warps": 4}, (2,)),
+    # its TMA kernel with device-side descriptors (tl.make_tensor_descriptor, Triton's global scratch):
+    # B is N x K, epilogue split in two halves (EPILOGUE_SUBTILE), no warp specialization (Hopper)
+    "tut_matmul_descriptor_persistent": (_tut("09", "matmul_kernel_descriptor_persistent"),
+                                         [_rows((256, 128), "float16"), _rows((256, 128), "float16"),
+                                          _zeros((256, 256), "float16"), 256, 256, 128],
+                                         {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64,
+                                          "GROUP_SIZE_M": 8, "EPILOGUE_SUBTILE": True, "NUM_SMS": 2,
+                                          "WARP_SPECIALIZE": False, "num_stages": 3, "num_warps": 4}, (2,)),
+    "tut_matmul_descriptor_persistent_fp8": (_tut("09", "matmul_kernel_descriptor_persistent"),
+                                             [_rows((256, 128), "float8_e4m3fn"), _rows((256, 128), "float8_e4m3fn"),
+                                              _zeros((256, 256), "float8_e4m3fn"), 256, 256, 128],
+                                             {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128,
+                                              "GROUP_SIZE_M": 8, "EPILOGUE_SUBTILE": False, "NUM_SMS": 2,
+                                              "WARP_SPECIALIZE": False, "num_stages": 3, "num_warps": 4}, (2,)),
 }
 SEED = 2026
 
 
 def kernel(case, wheels=".triton-src", root="."):
-    """The kernel object of a case (loaded as registry.py describes)."""
+    """(The kernel object of a case, where it came from): loaded as registry.py describes (a
+    tutorial's file as tutorials.py pins it, from `wheels`/triton-tutorials/)."""
     src = CASES[case][0]
     if src[0] == "local":
         from pathlib import Path
         ns = registry.local(Path(root) / KERNELS_FILE, KERNELS_FILE)
         return ns[src[1]], "layoutsim (this repository)"
+    if src[0] == "triton-tutorials":
+        from . import tutorials
+        return tutorials.load(src[1], wheels)[src[2]], tutorials.describe(src[1])
     ns = registry.load(src[0], src[1], wheels)
     return ns[src[2]], f"{src[0]} {registry.WHEELS[src[0]]}"
 

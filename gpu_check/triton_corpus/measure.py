@@ -4,8 +4,9 @@
                                               [--cases NAME,NAME | --new]
 
 Needs: an NVIDIA GPU, torch with CUDA, Triton (the version of tests/data/triton_corpus/manifest.json),
-ncu, and the wheels of registry.WHEELS in --wheels (no network). For every case of cases.py (or
-those --cases names, or with --new those no batch in tests/data/triton_corpus/h200 measured yet;
+ncu, and the wheels of registry.WHEELS in --wheels, the Triton tutorial files tutorials.py pins in
+--wheels/triton-tutorials/ (no network; only the sources of the cases measured are read). For every
+case of cases.py (or those --cases names, or with --new those no batch in tests/data/triton_corpus/h200 measured yet;
 `python -m gpu_check.triton_corpus.merge DIR` then adds DIR to tests/data/triton_corpus/h200/):
   1. `kernel[grid](*tensors, **meta)` (Triton compiles it on this machine and launches its cubin)
      on the case's inputs copied to the GPU (host-to-device copies only: no torch kernel runs);
@@ -53,6 +54,12 @@ def selected(names=None, new=False, h200=CORPUS / "h200"):
     return list(C.CASES)
 
 
+def _ml_dtype(dt):
+    """Whether a dtype is one of ml_dtypes' (bfloat16, float8_*): numpy kind "V" in some versions,
+    "f" in others."""
+    return dt.kind == "V" or type(dt).__module__.startswith("ml_dtypes") or dt.type.__module__.startswith("ml_dtypes")
+
+
 def torch_args(args, device="cuda"):
     """The case's arrays as torch tensors on `device` (bf16/fp8 arrays of ml_dtypes through their bits)."""
     import torch
@@ -62,8 +69,8 @@ def torch_args(args, device="cuda"):
             out.append(a)
             continue
         a = np.ascontiguousarray(a).copy()
-        kind = getattr(torch, a.dtype.name, None) if a.dtype.kind == "V" else None
-        if kind is not None:                         # ml_dtypes (bfloat16, float8_*): numpy kind "V"
+        kind = getattr(torch, a.dtype.name, None) if _ml_dtype(a.dtype) else None
+        if kind is not None:                         # ml_dtypes (bfloat16, float8_*): through their bits
             t = torch.from_numpy(a.view(f"u{a.dtype.itemsize}")).view(kind)
         else:
             t = torch.from_numpy(a)
@@ -74,10 +81,20 @@ def torch_args(args, device="cuda"):
 def to_numpy(t, like):
     """A tensor's final content as an array of the case's dtype `like` (bits through bf16/fp8)."""
     import torch
-    if isinstance(like, np.ndarray) and like.dtype.kind == "V":
+    if isinstance(like, np.ndarray) and _ml_dtype(like.dtype):
         bits = {1: torch.uint8, 2: torch.int16}[like.dtype.itemsize]
         return t.cpu().view(bits).numpy().view(like.dtype)
     return t.cpu().numpy()
+
+
+def fill_addresses(targs, tables):
+    """Each Addresses argument (cases.py) filled with this GPU's addresses: the data_ptr() of the
+    argument it points into plus its offsets (a host-to-device copy; its recorded output is the zeros
+    the case gave, as on the model)."""
+    import torch
+    for i, table in tables.items():
+        base = targs[table.arg].data_ptr()
+        targs[i].copy_(torch.tensor([base + o for o in table.offsets], dtype=torch.int64))
 
 
 def child(out, wheels, runs, cases):
@@ -96,9 +113,12 @@ def child(out, wheels, runs, cases):
         for run in range(runs):
             inputs = C.launch_inputs(case)
             targs = torch_args(inputs)
+            tables = C.addresses(case)
+            fill_addresses(targs, tables)
             compiled = kernel[C.grid(case)](*targs, **C.meta(case))
             torch.cuda.synchronize()
-            finals = {f"{case}/arg{i}": to_numpy(t, inputs[i]) for i, t in enumerate(targs) if hasattr(t, "data_ptr")}
+            finals = {f"{case}/arg{i}": inputs[i] if i in tables else to_numpy(t, inputs[i])
+                      for i, t in enumerate(targs) if hasattr(t, "data_ptr")}
             if first is None:
                 first = finals
                 rec["kernel"] = compiled.metadata.name
@@ -109,7 +129,8 @@ def child(out, wheels, runs, cases):
             else:
                 same &= all(np.array_equal(first[k].view(np.uint8), finals[k].view(np.uint8)) for k in first)
         rec["outputs_repeat"] = bool(same)
-        arrays.update(first)
+        # ml_dtypes arrays as their bits: np.load cannot read back some of their dtypes ('<f1')
+        arrays.update({k: v.view(f"u{v.dtype.itemsize}") if _ml_dtype(v.dtype) else v for k, v in first.items()})
         record["cases"][case] = rec
         print(f"{case}: {rec['kernel']} ptx identical {rec['ptx_identical']}, outputs repeat {same}", flush=True)
     np.savez_compressed(Path(out) / "outputs.npz", **arrays)

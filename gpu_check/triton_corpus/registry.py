@@ -21,13 +21,14 @@ not need it. `functions(wheel, member)` reads one module of the wheel and execut
     left out: a package's launch wrappers (flag_gems' @libentry, a caching launcher) and
     @triton.autotune / @heuristics (a case names the config it runs: its meta-parameters and
     num_warps), so the kernel is the @triton.jit function, compiled with the package's own
-    `do_not_specialize`.
+    `do_not_specialize` (its `launch_metadata=`, a host-side profiling hook, is left out).
 A kept statement that reads a name none of these bound (a @triton.jit decorator whose
 `do_not_specialize` asks the device, as fla's `chunk_bwd_kernel_dh`) is left out too. A name the
 kernels use that is none of these makes Triton's compile fail naming it, so nothing is silently
 different from the package. The source is registered under a virtual file name
 (`liger_kernel/ops/rms_norm.py`), the name Triton writes into the PTX's line table, so the PTX is
 the same on every machine. Which wheel a kernel came from is recorded in each case (WHEELS).
+tutorials.py loads the files of Triton's own tutorials by these same rules (`functions`).
 """
 import ast
 import linecache
@@ -79,6 +80,15 @@ def _constant(node):
 def _jit_decorator(d):
     f = d.func if isinstance(d, ast.Call) else d
     return isinstance(f, ast.Attribute) and f.attr == "jit" and isinstance(f.value, ast.Name) and f.value.id == "triton"
+
+
+def _without_launch_hooks(d):
+    """A @triton.jit(...) decorator without `launch_metadata=` (a host-side hook that names what a
+    profiler records for a launch, as the persistent-matmul tutorial's `_matmul_launch_metadata`; it
+    changes nothing Triton compiles)."""
+    if isinstance(d, ast.Call):
+        d.keywords = [k for k in d.keywords if k.arg != "launch_metadata"]
+    return d
 
 
 def _is_jit(node):
@@ -153,7 +163,7 @@ def _keep(body, own, imports=None):
                 node = ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)  # `x: Foo = 1`
             out.append(node)
         elif isinstance(node, ast.FunctionDef) and _is_jit(node):
-            node.decorator_list = [d for d in node.decorator_list if _jit_decorator(d)]
+            node.decorator_list = [_without_launch_hooks(d) for d in node.decorator_list if _jit_decorator(d)]
             out.append(node)
     return out
 

@@ -16,11 +16,39 @@ from . import cases as C
 # Launches whose ncu total the model does not reproduce, each explained in docs/triton.md ("Costs the
 # model does not reproduce"): (case, metric) -> (model, GPU min, GPU max, why). The replay test and
 # gpu_check.kernel_corpus.replay_all hold a launch to exactly these numbers.
+_LD, _ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 EXPLAINED = {
     ("fat_attn_bwd", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"): (
         1792, 4980, 5086, "not explained: ncu counts 4980 to 5086 over 5 runs of the same launch (the "
                                 "count varies, so something timing-dependent adds it); the SASS holds no LDS "
                                 "or LDSM beyond the PTX's ld.shared and ldmatrix, which the model costs at 1792"),
+    # Triton's tutorials (measured on an H100, 2026-12-07, five ncu runs): the GPU's count varies between
+    # identical runs and stays above the model's, as fat_attn_bwd's (attention backward) and the
+    # cuda-samples' timing-dependent totals (gpu_check/realworld/samples EXPLAINED_COSTS) do
+    ("tut_attn_bwd", _LD): (3200, 7815, 7949, "not explained: the tutorial's attention backward; the GPU's "
+                                              "count varies between identical runs, 2.4 times the model's"),
+    ("tut_grouped_gemm_tma", _LD): (132, 133, 137, "the GPU's count varies between identical runs, 1 to 5 above "
+                                                  "the model's (the maps' in-place rewrite in shared memory)"),
+    ("tut_matmul_persistent", _ST): (1024, 1051, 1095, "the GPU's count varies between identical runs, always above"),
+    ("tut_matmul_persistent_fp8", _ST): (512, 725, 760, "the GPU's count varies between identical runs, always above"),
+    ("tut_matmul_descriptor_persistent", _ST): (1114, 1219, 1239, "the GPU's count varies between identical "
+                                                                   "runs, always above"),
+    **{(case, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"): (
+        model, gpu, gpu, "not explained: the model counts 20 global load sectors more than the GPU's five equal "
+                         "runs; both grouped GEMMs read their matrices' addresses from device tables (the only "
+                         "cases that do)") for case, model, gpu in (("tut_grouped_gemm", 3896, 3876),
+                                                                   ("tut_grouped_gemm_tma", 204, 184))},
+}
+
+
+# Launches the model does not run as the GPU does, each explained in docs/triton.md ("Launches the
+# model does not run yet"): case -> (how it fails, the words it fails with). The replay tests expect
+# exactly that failure ("raises": run_case raises a LayoutsimError saying it; "outputs": the outputs
+# differ from what the launch computes, the reference check in tests/triton_frontend naming it), so a
+# fix in layoutsim/ptx shows up as a test to update, and any other failure stays a failure.
+MODEL_GAPS = {
+    # one f16 of Y (16 x 1000) differs by one ulp from the H100's (2026-12-07); not investigated yet
+    "tut_layer_norm_fwd": ("outputs", "Y: 1 element differs"),
 }
 
 
@@ -64,8 +92,10 @@ def measurements(h200):
     return out
 
 
-def arguments(entry, args):
-    """The PTX launch's arguments: the case's (by the manifest's plan) then the scratch pointers."""
+def arguments(entry, args, text=None):
+    """The PTX launch's arguments: the case's (by the manifest's plan) then the scratch pointers; an
+    Addresses argument (cases.py) holds the addresses the model gives the argument it points into
+    (`text`: the case's PTX, read from the committed corpus when not given)."""
     n_ctas = int(np.prod(entry["grid"]))
     out = []
     for p in entry["params"]:
@@ -79,7 +109,30 @@ def arguments(entry, args):
                 out.append(scalar_value(v, entry["signature"][name], name))
         else:
             out.append(np.zeros(n_ctas * p["bytes_per_cta"], np.uint8) if p["bytes_per_cta"] else np.uint64(0))
-    return out
+    tables = C.addresses(entry["case"]) if entry["case"] in C.CASES else {}
+    return _fill_addresses(entry, out, tables, text) if tables else out
+
+
+def _fill_addresses(entry, values, tables, text):
+    """values with each Addresses argument's entries the model's address of the argument it points
+    into plus its offsets: the model places a launch's arrays in argument order (layoutsim.ptx's
+    Launch, which the run builds again the same way from arrays of the same sizes)."""
+    from layoutsim.archs import nvidia_only
+    from layoutsim.ptx.launch import Launch
+    from layoutsim.ptx.runner import program
+    if text is None:
+        from layoutsim.files import measured_data
+        text = ptx_text(measured_data("triton_corpus"), entry)
+    where = {p["arg"]: k for k, p in enumerate(entry["params"]) if "arg" in p}     # case argument -> PTX parameter
+    arch = nvidia_only(entry["arch"], "the Triton corpus replay")       # as layoutsim.ptx.run names it
+    placed = Launch(program(text, entry["kernel"], arch), entry["grid"], entry["block"], values, arch,
+                    entry["shared_bytes"]).args
+    values = list(values)
+    for i, table in tables.items():
+        kind, _, base = placed[where[table.arg]][:3]
+        assert kind == "array", f"{entry['case']}: argument {table.arg} is no array"
+        values[where[i]] = np.asarray([base + o for o in table.offsets], np.uint64).view(np.int64)
+    return values
 
 
 def run_case(folder, entry, **options):
@@ -89,16 +142,19 @@ def run_case(folder, entry, **options):
 
 def prepared(folder, entry):
     """(PTX text, launch arguments) of one case: what `launch` takes (made before a timed launch)."""
-    return ptx_text(folder, entry), arguments(entry, C.inputs(entry["case"]))
+    text = ptx_text(folder, entry)
+    return text, arguments(entry, C.inputs(entry["case"]), text)
 
 
 def launch(entry, text, values, **options):
-    """(Run, {argN: final array}) of the case's PTX launched on the model with `values`."""
+    """(Run, {argN: final array}) of the case's PTX launched on the model with `values`; an
+    Addresses argument's final content is the zeros the case gave (the addresses are no output)."""
     import layoutsim.ptx as ptx
     r = ptx.run(text, entry["kernel"], entry["grid"], entry["block"], values, arch=entry["arch"],
                 shared_bytes=entry["shared_bytes"], **options)
+    tables = C.addresses(entry["case"]) if entry["case"] in C.CASES else {}
     finals = {}
     for p, b in zip(entry["params"], r.buffers):
         if "arg" in p and b is not None:
-            finals[f"arg{p['arg']}"] = b
+            finals[f"arg{p['arg']}"] = np.zeros_like(b) if p["arg"] in tables else b
     return r, finals

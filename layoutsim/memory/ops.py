@@ -62,8 +62,8 @@ class GlobalOp:
         return {"ld": "ld", "st": "st", "atom": "atom", "red": "red", "cp.async": "ld"}[self.kind]
 
 
-_SEMANTICS = {"weak", "relaxed", "acquire", "release", "volatile", "cta", "cluster", "gpu", "sys",
-              "noftz", "mmio"}
+_SEMANTICS = {"weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "cta", "cluster", "gpu", "sys",
+              "noftz", "mmio"}         # orderings and scopes: the access is the same (acq_rel: atom only)
 _LD_PATHS = ("ca", "cg", "cs", "lu", "cv", "nc")
 _ST_PATHS = ("wb", "cg", "cs", "wt")
 ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")

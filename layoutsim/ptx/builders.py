@@ -28,7 +28,7 @@ def need(ins, n):
 def exactly(ins, n):
     """Refuse an instruction that has not exactly n operands (naming the count it has)."""
     if len(ins.operands) != n:
-        raise LayoutsimError(f"line {ins.line}: {ins.name} takes {n} operand{'s' * (n != 1)}, not "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes {n} operand{'s' * (n != 1)}, not "
                              f"{len(ins.operands)}: {ins.text}")
 
 

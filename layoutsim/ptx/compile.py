@@ -12,6 +12,7 @@ from ..errors import LayoutsimError
 from .internal import PtxInternalError
 from .step import Step
 from .table import BY_OPCODE, row_for
+from . import lines
 
 _STEP_SYNC = {"aligned": "all", "warpgroup": "warpgroup"}
 
@@ -29,12 +30,12 @@ def compile_step(prog, ins, pc, site):
     if ins.guard:
         step.guard = (prog.reg_slot(ins.guard[0], ins), ins.guard[1])
         if prog.reg_types[step.guard[0]].kind != "pred":
-            raise LayoutsimError(f"line {ins.line}: guard {ins.guard[0]} is not a predicate")
+            raise LayoutsimError(f"{lines.of(ins)}: guard {ins.guard[0]} is not a predicate")
     row = row_for(ins)
     fields = row.handler(ins, prog.builder, prog)
     membermask = fields.pop("membermask", None)
     if "sync" in fields or (membermask is None) != (row.sync != "membermask"):
-        raise PtxInternalError(f"line {ins.line}: {ins.name}: the handler of a {row.sync} step stated "
+        raise PtxInternalError(f"{lines.of(ins)}: {ins.name}: the handler of a {row.sync} step stated "
                                f"its synchronisation (the instruction table is its only place)")
     for k, v in fields.items():
         if k == "info":

@@ -58,7 +58,7 @@ def convert_bits(v, src_dtype, dst, signed):
 
 def _readable(op, ins):
     if op.kind == "raw":
-        raise LayoutsimError(f"line {ins.line}: cannot read operand {op.value!r} (in {ins.text})")
+        raise LayoutsimError(f"{lines.of(ins)}: cannot read operand {op.value!r} (in {ins.text})")
 
 
 def _modelled(typ, ins):
@@ -81,7 +81,7 @@ class Builder:
     def slot(self, op, ins):
         _readable(op, ins)
         if op.kind != "reg" or op.value in SPECIAL:
-            raise LayoutsimError(f"line {ins.line}: {op} is not a register (in {ins.text})")
+            raise LayoutsimError(f"{lines.of(ins)}: {op} is not a register (in {ins.text})")
         return self.prog.reg_slot(op.value, ins)
 
     def rtype(self, op, ins):
@@ -122,7 +122,7 @@ class Builder:
         if op.kind == "reg" and op.value in SPECIAL:
             name, st = op.value, T.get(SPECIAL[op.value]).storage
             if name.startswith("%reserved_smem_offset") and not archs.nvidia_at_least(self.prog.arch, "sm_90"):
-                raise LayoutsimError(f"line {ins.line}: {name} on {self.prog.arch} is not modelled: ptxas reads it "
+                raise LayoutsimError(f"{lines.of(ins)}: {name} on {self.prog.arch} is not modelled: ptxas reads it "
                                      f"from the shared window's size (SR_SMEMSZ) and words the driver writes at "
                                      f"launch (archs.user_smem_base); measured for sm_90 only")
             if name in CLOCKS:
@@ -148,7 +148,7 @@ class Builder:
                 # a shared variable's address carries the CTA's cluster rank at bit 24 (cluster.py)
                 return lambda b: v if b.cluster_size == 1 else (np.int64(v) + CL.rank_bits(b)).astype(dt)
             return lambda b: v
-        raise LayoutsimError(f"line {ins.line}: operand {op} of {ins.name} cannot be read as .{getattr(typ, 'name', typ)}")
+        raise LayoutsimError(f"{lines.of(ins)}: operand {op} of {ins.name} cannot be read as .{getattr(typ, 'name', typ)}")
 
     def constant(self, op, typ, ins):
         """A numpy scalar of typ's dtype for an immediate or a symbol's address."""
@@ -176,7 +176,7 @@ class Builder:
         if op.kind == "sym":
             addr = PREDEFINED[op.value] if op.value in PREDEFINED else self.prog.symbol_address(op.value, ins)
             return np.array(addr & ((1 << (dt.itemsize * 8)) - 1), np.dtype(f"u{dt.itemsize}")).view(dt)[()]
-        raise LayoutsimError(f"line {ins.line}: {op} is not a constant")
+        raise LayoutsimError(f"{lines.of(ins)}: {op} is not a constant")
 
     def write(self, op, typ, ins):
         """A function(batch, value, g, full) storing `value` (typ's dtype) into a register."""
@@ -204,7 +204,7 @@ class Builder:
         """The element operands of a vector operand (or the operand itself as one element)."""
         items = list(op.value) if op.kind == "vec" else [op]
         if n is not None and len(items) != n:
-            raise LayoutsimError(f"line {ins.line}: {ins.name} needs {n} registers in {op}, got {len(items)}")
+            raise LayoutsimError(f"{lines.of(ins)}: {ins.name} needs {n} registers in {op}, got {len(items)}")
         return items
 
     # ---- addresses ---------------------------------------------------------------------------
@@ -215,7 +215,7 @@ class Builder:
             if op.kind == "reg":               # an address held in a register (cp.async src etc.)
                 r = self.read(op, T.get("u64"), ins)
                 return (lambda b: r(b).astype(np.int64)), None
-            raise LayoutsimError(f"line {ins.line}: {op} is not an address (in {ins.text})")
+            raise LayoutsimError(f"{lines.of(ins)}: {op} is not an address (in {ins.text})")
         off = op.offset
         base = op.base
         if base is None:

@@ -509,10 +509,13 @@ def tensormap_replace(ins, b, prog):
             for sp, _, flat, who, rel in parts[0]:
                 bt.events.access(Access("tensormap", sp, ins.extra["site"], 4, who, rel, flat, "write", lands=False))
         raw = _map_read(bt, parts, len(thr))
+        # one map per address, and in shared memory per CTA too: the same shared address in two
+        # CTAs of a batch is two maps
+        owner = thr // bt.tpc if space == "shared" else np.zeros(len(thr), np.int64)
         for j in range(len(thr)):                 # threads in order: a later one's value wins
             raw[j] = np.frombuffer(TM.replace(raw[j].tobytes(), field, None if ordinal is None else int(ordinal),
                                               int(v[j]), ins.name), np.uint8)
-            same = (a == a[j])
+            same = (a == a[j]) & (owner == owner[j])
             raw[same] = raw[j]
         _map_write(bt, parts, raw, thr)
     return {"fn": fn}

@@ -21,6 +21,7 @@ from ..errors import LayoutsimError
 from . import types as T
 from .builders import unsupported
 from .state import Fault
+from . import lines
 
 MAX_CALL_DEPTH = 1024       # activations of one recursive function a thread may hold
 
@@ -216,7 +217,7 @@ def icall(ins, b, prog):
             tgt = starts[np.argmax(hit, axis=1)]
         return tgt
     if not cands:
-        raise LayoutsimError(f"line {ins.line}: indirect call ({ins.text}) but the module takes the address "
+        raise LayoutsimError(f"{lines.of(ins)}: indirect call ({ins.text}) but the module takes the address "
                              f"of no function with {len(ins.extra['args'])} parameter(s) "
                              f"and {len(ins.extra['rets'])} result(s)")
     return {"kind": "jump", "fn": fn, "target": prog.labels[ins.extra["join"]]}

@@ -6,12 +6,13 @@ from ..errors import LayoutsimError
 from . import types as T
 from .builders import need, unsupported
 from .ops_calls import arg_copy, recursive_ret
+from . import lines
 
 
 def _label(prog, ins, name):
     key = ins.extra.get("prefix", "") + name
     if key not in prog.labels:
-        raise LayoutsimError(f"line {ins.line}: branch to unknown label {name}")
+        raise LayoutsimError(f"{lines.of(ins)}: branch to unknown label {name}")
     return prog.labels[key]
 
 

@@ -18,6 +18,7 @@ from . import state as S
 from . import types as T
 from .builders import elementwise, exactly, need, unsupported
 from .operands import convert_bits
+from . import lines
 
 FLOAT_FMT = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64", "tf32": "tf32",
              "e4m3": "e4m3", "e5m2": "e5m2"}
@@ -70,7 +71,7 @@ def _mov(ins, b, prog):
 def _part_bits(ins, t, parts):
     """Bits of each register a vector mov packs or unpacks: 2 or 4 of them, splitting the type."""
     if len(parts) not in (2, 4) or t.bits // len(parts) < 8:
-        raise LayoutsimError(f"line {ins.line}: {ins.name} packs its {t.bits} bits into 2 or 4 registers, "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} packs its {t.bits} bits into 2 or 4 registers, "
                              f"not {len(parts)}: {ins.text}")
     return t.bits // len(parts)
 

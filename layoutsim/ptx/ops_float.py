@@ -12,6 +12,7 @@ from . import fround as F
 from . import types as T
 from .builders import division_model, elementwise, sfu_model, unsupported
 from .ops_half import half_compare
+from . import lines
 
 ROUND = ("rn", "rz", "rm", "rp")
 
@@ -194,7 +195,7 @@ def float_minmax(ins, b, prog):
             return F.round_to(r, "f32", "rn", ftz).view(np.float32)
         return r
     if len(ins.operands) not in (3, 4):
-        raise LayoutsimError(f"line {ins.line}: {ins.name} takes a destination and 2 or 3 sources, not "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes a destination and 2 or 3 sources, not "
                              f"{len(ins.operands)} operands: {ins.text}")
     return elementwise(ins, b, f, t)
 

@@ -25,6 +25,7 @@ from .builders import need, unsupported
 from .collective import whole_warps
 from .events import Access, WmmaPattern
 from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault
+from . import lines
 
 
 
@@ -198,7 +199,7 @@ def _check_words(b, ops, frag, ins, name):
     have = sum(2 if b.rtype(o, ins).bits == 64 else 1 for o in ops)
     want = core_regs.n_words(frag)
     if have != want:
-        raise LayoutsimError(f"line {ins.line}: {ins.name}: operand {name} takes {want} 32-bit register "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: operand {name} takes {want} 32-bit register "
                              f"word{'s' * (want != 1)} per lane, not {have}: {ins.text}")
 
 

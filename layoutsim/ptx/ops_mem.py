@@ -19,6 +19,7 @@ from .builders import exactly, need, unsupported
 from .events import Access
 from .ops_half import decode, half_format, lanes
 from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, scatter
+from . import lines
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
 
@@ -261,7 +262,7 @@ def _cp_async(ins, b, prog):
     if sub in ("wait_group", "wait_all"):
         n = 0 if sub == "wait_all" else ins.operands[0].value
         if sub == "wait_group" and (ins.operands[0].kind != "imm" or len(ins.operands) != 1 or n < 0):
-            raise LayoutsimError(f"line {ins.line}: {ins.name} takes one operand, the number of groups "
+            raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes one operand, the number of groups "
                                  f"left pending (an integer >= 0): {ins.text}")
 
         def wait(bt, g, full):

@@ -34,6 +34,7 @@ from . import access
 from . import types as T
 from .printf import MAX_STRING, assertion, format_bytes
 from .state import Fault
+from . import lines
 
 MAX_PRINTED = 64 << 20       # bytes of printf output a launch keeps (the GPU's FIFO is 1 MiB by default)
 
@@ -103,7 +104,7 @@ def _record(bt, text):
 
 def vprintf(ins, b, prog):
     if len(ins.extra["args"]) != 2:
-        raise LayoutsimError(f"line {ins.line}: vprintf takes 2 arguments (format, argument buffer), "
+        raise LayoutsimError(f"{lines.of(ins)}: vprintf takes 2 arguments (format, argument buffer), "
                              f"not {len(ins.extra['args'])}")
     fmt, buf = _arg_readers(ins, b, prog, (8, 8))
     ret = _result(ins, b, prog)
@@ -131,7 +132,7 @@ def vprintf(ins, b, prog):
 
 def assertfail(ins, b, prog):
     if len(ins.extra["args"]) != 5:
-        raise LayoutsimError(f"line {ins.line}: __assertfail takes 5 arguments (message, file, line, "
+        raise LayoutsimError(f"{lines.of(ins)}: __assertfail takes 5 arguments (message, file, line, "
                              f"function, char size), not {len(ins.extra['args'])}")
     msg, path, line, func, _ = _arg_readers(ins, b, prog, (8, 8, 4, 8, 8))
 
@@ -155,7 +156,7 @@ def assertfail(ins, b, prog):
 
 def malloc(ins, b, prog):
     if len(ins.extra["args"]) != 1:
-        raise LayoutsimError(f"line {ins.line}: malloc takes 1 argument (the size), not {len(ins.extra['args'])}")
+        raise LayoutsimError(f"{lines.of(ins)}: malloc takes 1 argument (the size), not {len(ins.extra['args'])}")
     (size,) = _arg_readers(ins, b, prog, (8,))
     ret = _result(ins, b, prog, 8)
 
@@ -171,7 +172,7 @@ def malloc(ins, b, prog):
 
 def free(ins, b, prog):
     if len(ins.extra["args"]) != 1:
-        raise LayoutsimError(f"line {ins.line}: free takes 1 argument (the pointer), not {len(ins.extra['args'])}")
+        raise LayoutsimError(f"{lines.of(ins)}: free takes 1 argument (the pointer), not {len(ins.extra['args'])}")
     (ptr,) = _arg_readers(ins, b, prog, (8,))
 
     def fn(bt, g, full):
@@ -185,7 +186,7 @@ def free(ins, b, prog):
 
 def graph_set_conditional(ins, b, prog):
     if len(ins.extra["args"]) != 2 or ins.extra["rets"]:
-        raise LayoutsimError(f"line {ins.line}: cudaGraphSetConditional takes 2 arguments (handle, value) "
+        raise LayoutsimError(f"{lines.of(ins)}: cudaGraphSetConditional takes 2 arguments (handle, value) "
                              f"and returns nothing, not {len(ins.extra['args'])} argument(s)")
     handle, value = _arg_readers(ins, b, prog, (8, 4))
 

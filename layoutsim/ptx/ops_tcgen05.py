@@ -73,6 +73,7 @@ from .events import Access, Mma
 from .ops_async import barrier_address, batch_mbarriers
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
+from . import lines
 
 ARCHS = ("sm_100",)
 # what the fidelity line says of every tcgen05 step (fidelity.py "documented")
@@ -206,14 +207,14 @@ def ldst(ins, b, prog):
     need(ins, 3 if split else 2)
     regs = b.elems(o[0] if op == "ld" else o[-1], ins)
     if len(regs) != core_regs.n_words(frag):
-        raise LayoutsimError(f"line {ins.line}: {ins.name} moves {core_regs.n_words(frag)} 32-bit registers per "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} moves {core_regs.n_words(frag)} 32-bit registers per "
                              f"thread; {len(regs)} given")
     addr, _ = b.address(o[1] if op == "ld" else o[0], ins)
     half = 0
     if split:
         imm = o[2] if op == "ld" else o[1]
         if imm.kind != "imm":
-            raise LayoutsimError(f"line {ins.line}: {ins.name}: immHalfSplitoff must be an immediate, not {imm}")
+            raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: immHalfSplitoff must be an immediate, not {imm}")
         half = imm.value
     rw = write_words(b, regs, ins) if op == "ld" else read_words(b, regs, ins)
 

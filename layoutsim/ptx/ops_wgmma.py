@@ -38,6 +38,7 @@ from .collective import ALIGNED, check_warps, partial, short_name
 from .events import Access
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
+from . import lines
 
 THREADS = 128
 
@@ -50,7 +51,7 @@ def _sync_only(ins, b, prog):
 
 def _imm(ins, op, what, valid):
     if op.kind != "imm" or op.value not in valid:
-        raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} must be an immediate "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: {what} must be an immediate "
                              f"{' or '.join(map(str, valid))}, not {op}")
     return op.value
 
@@ -83,7 +84,7 @@ def _wgmma(ins, b, prog):
         form = "d, a, b-desc, scale-d" if regs_a else "d, a-desc, b-desc, scale-d"
         extra = ", imm-scale-a, imm-scale-b" if floating else ""
         extra += ("" if not trans_ok else ", imm-trans-b" if regs_a else ", imm-trans-a, imm-trans-b")
-        raise LayoutsimError(f"line {ins.line}: {ins.name} takes {want} operands ({form}{extra}); "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes {want} operands ({form}{extra}); "
                              f"{len(o)} given")
     neg_a = floating and _imm(ins, o[4], "imm-scale-a", (1, -1)) == -1
     neg_b = floating and _imm(ins, o[5], "imm-scale-b", (1, -1)) == -1
@@ -101,7 +102,7 @@ def _wgmma(ins, b, prog):
                                                      if regs_a else ()):
         n = sum(2 if b.rtype(r, ins).bits == 64 else 1 for r in regs)
         if n != core_regs.n_words(frag):
-            raise LayoutsimError(f"line {ins.line}: {ins.name}: {what} takes {core_regs.n_words(frag)} "
+            raise LayoutsimError(f"{lines.of(ins)}: {ins.name}: {what} takes {core_regs.n_words(frag)} "
                                  f"32-bit registers per thread; {n} given")
 
     def fn(bt, g, full):

@@ -192,7 +192,7 @@ class Program:
         key = ins.extra.get("prefix", "") + name
         s = self._slots.get(key)
         if s is None:
-            raise LayoutsimError(f"line {ins.line}: register {name} is not declared (in {ins.text})")
+            raise LayoutsimError(f"{lines.of(ins)}: register {name} is not declared (in {ins.text})")
         return s
 
     def symbol_address(self, name, ins):
@@ -214,7 +214,7 @@ class Program:
         for pname, _, off, _, _ in self.kernel_params:
             if pname == name:
                 return off
-        raise LayoutsimError(f"line {ins.line}: unknown symbol {name!r} (in {ins.text})")
+        raise LayoutsimError(f"{lines.of(ins)}: unknown symbol {name!r} (in {ins.text})")
 
     def symbol_space(self, name, ins):
         prefix = ins.extra.get("prefix", "")
@@ -294,7 +294,7 @@ class Program:
         name = target.value
         callee = self.module.functions.get(name)
         if callee is None:
-            raise LayoutsimError(f"line {ins.line}: call to undeclared function {name}")
+            raise LayoutsimError(f"{lines.of(ins)}: call to undeclared function {name}")
         if not callee.defined:
             return self._external(ins, name, args, rets, out)
         self._inline(ins, callee, args, rets, prefix, stack, out)
@@ -304,7 +304,7 @@ class Program:
         expanded (recursion) is a `rcall` step that pushes a frame of that copy (calls.py)."""
         name = callee.name
         if len(args) != len(callee.params) or len(rets) != len(callee.rets):
-            raise LayoutsimError(f"line {ins.line}: call to {name} passes {len(args)} argument(s) and "
+            raise LayoutsimError(f"{lines.of(ins)}: call to {name} passes {len(args)} argument(s) and "
                                  f"{len(rets)} result(s); it takes {len(callee.params)} and returns "
                                  f"{len(callee.rets)}")
         outer = next((p for n, p in stack if n == name), None)

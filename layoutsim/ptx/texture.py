@@ -48,8 +48,9 @@ class Rules:
     """What the documents leave open; each field names one function of this module's tables."""
     coords: str = "exact"         # texel coordinate from x: "exact" (f64), or "fixed8": 8 fraction bits, floor
     alpha: str = "nearest"        # the weight's rounding to 1/256: "nearest" or "floor"
-    combine: str = "f64"          # the weighted sum: "f64" (exact-ish, one rounding to f32),
-                                  # "f32_terms" (each w*T rounded, summed in order), "lerp" (f32 lerps)
+    combine: str = "filter_unit"  # the weighted sum: "filter_unit" (the texture unit's fixed-point sum,
+                                  # filter_unit()), "f64" (exact, one rounding to f32), "f32_terms"
+                                  # (each w*T rounded, summed in order), "lerp" (f32 lerps)
     missing: tuple = (0, 0, 0, 0)   # the channels a texture lacks (0 or 1, 1 as 1.0 for float results):
                                     # zeros, alpha too (tests/data/textures, every format, an H100)
 
@@ -57,7 +58,7 @@ class Rules:
 RULES = Rules()
 NORMALIZED_BITS = 23                  # see texel_coordinate
 CANDIDATES = {"coords": ("exact", "fixed8"), "alpha": ("nearest", "floor"),
-              "combine": ("f64", "f32_terms", "lerp")}
+              "combine": ("filter_unit", "f64", "f32_terms", "lerp")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,7 +189,7 @@ class Texture:
             i0 = np.floor(u)
             base.append(i0.astype(np.int64))
             alphas.append(ALPHA[rules.alpha](u - i0))
-        corners, weights = [], []
+        corners, raws, weights = [], [], []
         for k in range(1 << n):
             idx, ok, w = [], np.ones(len(layer), bool), np.ones(len(layer), np.int64)
             for ax in range(n):
@@ -198,8 +199,13 @@ class Texture:
                 ok &= v
                 w = w * (alphas[ax] if bit else 256 - alphas[ax])
             corners.append(self._values(layer, idx, ok))
+            raws.append(self._raw(layer, idx, ok))
             weights.append(w)
-        out = COMBINE[rules.combine](np.stack(corners, 1), np.stack(weights, 1), n, alphas)
+        if rules.combine == "filter_unit":
+            vals = np.stack(corners, 1) if self.format in ("f16", "f32") else np.stack(raws, 1)
+            out = filter_unit(self.format, vals, np.stack(corner_weights(alphas), 1))
+        else:
+            out = COMBINE[rules.combine](np.stack(corners, 1), np.stack(weights, 1), n, alphas)
         return self._float_words(out, rules)
 
     def gather(self, comp, coords, rules=None):
@@ -228,6 +234,12 @@ class Texture:
         i = list(idx) + [np.zeros_like(layer)] * (3 - len(idx))
         vals = t[layer, i[2], i[1], np.where(ok, i[0], 0)] if len(idx) else t[layer, 0, 0, 0]
         return vals, ok
+
+    def _raw(self, layer, idx, ok):
+        """The stored integers of texels (zeros outside): what the filter of a normalized read sums."""
+        i = list(idx) + [np.zeros_like(layer)] * (3 - len(idx))
+        v = self.texels[layer, i[2], i[1], np.where(ok, i[0], 0)].astype(np.int64)
+        return np.where(ok[:, None], v, 0)
 
     def _values(self, layer, idx, ok):
         i = list(idx) + [np.zeros_like(layer)] * (3 - len(idx))
@@ -330,6 +342,69 @@ def _combine_lerp(vals, weights, n, alphas):
         d = (b.astype(np.float64) - a).astype(np.float32)
         cur = (a + w[:, None] * d).astype(np.float32)
     return cur[:, 0]
+
+
+def corner_weights(alphas):
+    """The filter's corner weights in 1/256 (they sum to 256), corner k's bit ax set for the +1
+    texel along axis ax. 1D: 256 - a, a. 2D: the weight of the (+1, +1) corner is a_x a_y / 256
+    rounded to nearest, ties up, and the others follow from the per-axis sums (w(+1, 0) = a_x -
+    w(+1, +1), ...): gpu_check/textures/filter_probe.py, 65536 samples on an H100, 2026-12-07, all
+    equal. 3D (not probed: the recorded 3d cases decide): the 2D weights of x and y, then each split
+    along z the same way (its +1 part W a_z / 256 rounded to nearest, ties up)."""
+    ax, ay = (alphas + [None])[:2]
+    if ay is None:
+        return [256 - ax, ax]
+    w11 = (ax * ay + 128) >> 8
+    w = [256 - ax - ay + w11, ax - w11, ay - w11, w11]
+    for az in alphas[2:]:
+        hi = [(x * az + 128) >> 8 for x in w]
+        w = [x - h for x, h in zip(w, hi)] + hi
+    return w
+
+
+def filter_unit(fmt, vals, weights):
+    """Linear filtering's sum as the texture unit computes it, bit for bit (gpu_check/textures/
+    filter_probe.py: designed texels at exact weights on an H100, 2026-12-07; 1D and 2D f32, 1D f16,
+    u8 and s16 read as normalized floats, every sample equal). vals [n, corners, channels] (float
+    values of f16/f32 texels, else the stored integers), weights [n, corners] in 1/256 (corner_weights).
+    Floats: each texel with a nonzero weight is made a fixed-point number on the grid 2^(M - F), M
+    the binary exponent of the largest of them (|T| < 2^M), truncated toward zero, F the format's
+    significand bits + 4 (f32: 28, f16: 15); their weighted sum is exact; the result is it over 256,
+    rounded to the texel's format to nearest, ties away from zero. Normalized integers: the texels
+    as 16-bit integers (u8: u * 257, the byte repeated; u16 and s16 as stored; s8: s * 32767 / 127
+    rounded, not probed: the best of the rules tried on the recorded 2d_s8_norm_linear, which it
+    does not reproduce), their weighted sum over 256 rounded to nearest, ties up (toward +inf),
+    then divided by 65535 (unsigned) or 32767 (signed, at least -1) and rounded to f32."""
+    w = weights[..., None]
+    if fmt in ("f16", "f32"):
+        bits, dtype = {"f32": (24, np.float32), "f16": (11, np.float16)}[fmt]
+        live = (w > 0) & (vals != 0) & np.isfinite(vals)
+        lowest = np.iinfo(np.int32).min
+        exps = np.where(live, np.frexp(np.where(live, vals, 1.0))[1], lowest)
+        m = exps.max(axis=1, keepdims=True)
+        grid = np.exp2(np.where(m == lowest, 0, m) - (bits + FILTER_GUARD_BITS)).astype(np.float64)
+        total = (np.trunc(vals / grid) * grid * w).sum(1) / 256.0
+        out = _round_half_away(total, dtype).astype(np.float64)
+        bad = ~np.isfinite(vals).all(1)         # infinities and NaNs: not probed; the plain sum stands in
+        return np.where(bad, (vals * w).sum(1) / 256.0, out)
+    scale, den = NORMALIZED_16[fmt]
+    v = ((np.floor(vals * scale + 0.5).astype(np.int64) * w).sum(1) + 128) >> 8
+    return np.maximum(v / den, -1.0).astype(np.float32).astype(np.float64)
+
+
+FILTER_GUARD_BITS = 4         # the fixed-point grid's bits beyond the texel format's significand
+# a normalized-read texel as the filter's 16-bit integer (factor on the stored value) and its divisor
+NORMALIZED_16 = {"u8": (257, 65535), "u16": (1, 65535), "s16": (1, 32767), "s8": (32767 / 127, 32767)}
+
+
+def _round_half_away(x, dtype=np.float32):
+    """float64 -> dtype rounded to nearest, ties away from zero (the filter unit's final rounding)."""
+    x = np.asarray(x, np.float64)
+    r = x.astype(dtype)
+    rd = r.astype(np.float64)
+    other = np.nextafter(r, np.where(x > rd, dtype(np.inf), dtype(-np.inf))).astype(dtype)
+    tie = (np.abs(x - rd) == np.abs(other.astype(np.float64) - x)) & (np.abs(other) > np.abs(r))
+    return np.where(tie, other, r)
 
 
 COMBINE = {"f64": _combine_f64, "f32_terms": _combine_terms, "lerp": _combine_lerp}

@@ -10,6 +10,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import LayoutsimError
+from . import lines
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,6 @@ def two_types(ins, example):
     """The (first, second) type modifiers of an instruction that takes two (as `example`)."""
     tys = types_in(ins.mods)
     if len(tys) != 2:
-        raise LayoutsimError(f"line {ins.line}: {ins.name} takes two type modifiers (as {example}), not "
+        raise LayoutsimError(f"{lines.of(ins)}: {ins.name} takes two type modifiers (as {example}), not "
                              f"{len(tys)}: {ins.text}")
     return tys

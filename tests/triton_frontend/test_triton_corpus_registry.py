@@ -75,3 +75,59 @@ def test_environment_and_hasattr_tests_decide_only_what_they_can():
     assert test("os.getenv('X') is None") is True
     assert test("IS_HOPPER and os.environ.get('X') == '1'") is None                 # another name: undecided
     assert test("hasattr(triton.language, 'dot')") is None                          # no Triton import bound
+
+
+@needs_triton
+def test_a_jit_decorator_keeps_its_kernel_without_its_launch_metadata_hook():
+    """The persistent-matmul tutorial's `@triton.jit(launch_metadata=_matmul_launch_metadata)`: the hook is
+    a host function (left out), so the keyword goes and the kernel stays."""
+    source = ("import triton\nimport triton.language as tl\n"
+              "def _meta(grid, kernel, args):\n    return {}\n"
+              "@triton.jit(launch_metadata=_meta)\ndef kernel(x_ptr, B: tl.constexpr):\n"
+              "    tl.store(x_ptr + tl.arange(0, B), tl.arange(0, B))\n")
+    ns = registry.functions(source, "pkg/hooked.py", "pkg.hooked")
+    assert "kernel" in ns and "_meta" not in ns
+    assert ns["kernel"].launch_metadata is None
+
+
+def test_a_tutorial_file_is_read_only_in_its_pinned_version(tmp_path, monkeypatch):
+    """tutorials.read: the file at <folder>/triton-tutorials/<commit 12>/<path>, refused in one line
+    naming the raw GitHub URL at the commit when it is missing or its sha256 differs."""
+    import hashlib
+    from gpu_check.triton_corpus import tutorials as T
+    text = b"import triton\n"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    monkeypatch.setitem(T.FILES, "python/tutorials/00-test.py", (commit, hashlib.sha256(text).hexdigest()))
+    path = tmp_path / "triton-tutorials" / commit[:12] / "python/tutorials/00-test.py"
+    url = f"https://raw.githubusercontent.com/triton-lang/triton/{commit}/python/tutorials/00-test.py"
+    with pytest.raises(FileNotFoundError) as e:
+        T.read("python/tutorials/00-test.py", tmp_path)
+    assert url in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text + b"# changed\n")
+    with pytest.raises(ValueError, match="sha256 differs") as e:
+        T.read("python/tutorials/00-test.py", tmp_path)
+    assert url in str(e.value)
+    path.write_bytes(text)
+    assert T.read("python/tutorials/00-test.py", tmp_path) == text
+    assert "python/tutorials/00-test.py" not in T.missing(tmp_path)
+    assert T.describe("python/tutorials/00-test.py") == f"triton-tutorials python/tutorials/00-test.py@{commit[:12]}"
+
+
+def test_every_tutorial_case_names_a_pinned_file_and_its_kernel():
+    """Each ("triton-tutorials", path, function) case names a file of tutorials.FILES; where the file is
+    here, the function is one registry.functions keeps from it."""
+    from gpu_check.triton_corpus import cases as C, tutorials as T
+    from pathlib import Path
+    folder = Path(__file__).resolve().parents[2] / ".triton-src"
+    tutorial = {c: C.CASES[c][0] for c in C.CASES if C.CASES[c][0][0] == T.FOLDER}
+    assert len(tutorial) >= 20 and all(src[1] in T.FILES for src in tutorial.values())
+    here = set(T.FILES) - set(T.missing(folder))
+    for case, (_, path, function) in tutorial.items():
+        if path in here and _triton_installed():
+            assert function in T.load(path, folder), f"{case}: {path} has no @triton.jit {function}"
+
+
+def _triton_installed():
+    import importlib.util
+    return importlib.util.find_spec("triton") is not None

@@ -12,6 +12,7 @@ line before). Where several ops share a line and kind, each op is checked on its
 instructions (compare's "per_op").
 The swizzle formulas are Triton's (TritonGPUAttrDefs.td, SwizzledSharedEncodingAttr) and the
 wgmma/TMA modes of layoutsim.smem (PTX ISA 9.7.15.5.1.2.2)."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -45,15 +46,67 @@ def _corpus_cases():
     return sorted(C.CASES)
 
 
-@pytest.mark.parametrize("case", _corpus_cases())
-def test_corpus_prediction_agrees_with_execution(case):
+# Where the Triton tutorial cases found the prediction (or the run) not agreeing, each in docs/triton.md
+# ("Launches the model does not run yet", "Known disagreements of the shared-memory prediction"): the
+# check must fail with exactly these words, so a fix shows up as a test to update.
+KNOWN = {
+    # the row loaded in a software-pipelined tl.range loop (num_stages=4): cp.async to shared memory, read
+    # back by a local_load the prediction lowers to ld.shared.b32 (1 wavefront each); Triton's PTX reads
+    # it with ldmatrix.x4 (4 wavefronts each)
+    "tut_fused_softmax": "predicted [{'wavefronts': 1, 'ideal': 1}] but executed {'wavefronts': 4, 'ideal': 4} at "
+                         "{'file': '02-fused-softmax.py', 'line': 99, 'kind': 'ld'",
+    # one line, two wgmma ops (the helper _attn_bwd_dkdv inlined at its MASK=True call, BLOCK_M1 16, and
+    # its MASK=False call, 32): each executes at its predicted cost (m64n16k16 at 20, m64n32k16 at 24),
+    # but compare does not split a line's gmma instructions between its ops
+    "tut_attn_bwd": "predicted [{'wavefronts': 20, 'ideal': 20}, {'wavefronts': 24, 'ideal': 24}] but executed "
+                    "{'wavefronts': '104/5', 'ideal': '104/5'} at {'file': '06-fused-attention.py', 'line': 239, "
+                    "'kind': 'gmma'",
+    # the e4m3 tile staged for its TMA store: two local_store ops predicted at the line (st.shared.v4.b32
+    # at 4 wavefronts, st.shared.b16 at 1); the PTX executes only st.shared.b16
+    "tut_matmul_descriptor_persistent_fp8": "predicted [{'wavefronts': 1, 'ideal': 1}, {'wavefronts': 4, 'ideal': 4}]"
+                                            " but executed {'wavefronts': 1, 'ideal': 1} at {'file': "
+                                            "'09-persistent-matmul.py', 'line': 639, 'kind': 'st'",
+}
+
+
+def _launch(case):
+    """The case's Run with its Triton compile (Run.triton): through layoutsim.triton.launch, or for a case
+    with Addresses arguments (its tables need the model's addresses of the launch) the corpus replay of
+    the committed PTX, which equals this compile (test_triton_corpus_replay.test_ptx_is_what_triton_compiles)."""
     from gpu_check.triton_corpus import cases as C
     import layoutsim.triton as lt
+    if not C.addresses(case):
+        k, _ = C.kernel(case, WHEELS, ROOT)
+        return lt.launch(k, C.grid(case), *C.launch_inputs(case), **C.meta(case))
+    from gpu_check.triton_corpus import replay as R
+    from gpu_check.triton_corpus.build import compile_case
+    corpus = ROOT / "tests" / "data" / "triton_corpus"
+    entry = {e["case"]: e for e in R.load_manifest(corpus)["cases"]}[case]
+    r, _ = R.run_case(corpus, entry)
+    r.triton = compile_case(case, WHEELS, ROOT)[0]
+    return r
+
+
+@pytest.mark.parametrize("case", _corpus_cases())
+def test_corpus_prediction_agrees_with_execution(case):
+    from gpu_check.triton_corpus import cases as C, replay as R, tutorials as T
+    from layoutsim.errors import LayoutsimError
     if C.CASES[case][0][0] != "local" and not WHEELS.is_dir():
         pytest.skip(f"{case}: the package wheels are not in .triton-src/ (pip download --no-deps liger-kernel==0.8.5 "
                     f"flag-gems==5.0.2 fla-core==0.6.0 -d .triton-src)")
-    k, _ = C.kernel(case, WHEELS, ROOT)
-    r = lt.launch(k, C.grid(case), *C.launch_inputs(case), **C.meta(case))
+    src = C.CASES[case][0]
+    if src[0] == T.FOLDER and src[1] in T.missing(WHEELS):
+        pytest.skip(f"{case}: {T.local_path(src[1], WHEELS)} is missing: {T.fetch_command(src[1], WHEELS)}")
+    gap = R.MODEL_GAPS.get(case, ("",))
+    if gap[0] == "raises":                  # the model cannot run it yet (replay.MODEL_GAPS)
+        with pytest.raises(LayoutsimError, match=re.escape(gap[1])):
+            _launch(case)
+        return
+    r = _launch(case)
+    if case in KNOWN:
+        with pytest.raises(AssertionError, match=re.escape(KNOWN[case])):
+            _check(r)
+        return
     sites, rows = _check(r)
     if case.startswith("matmul"):
         # cp.async of A and B, wgmma's operand reads: every one predicted and agreeing
