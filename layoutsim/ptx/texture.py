@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import LayoutsimError
+from .fround import decode_raw, round_to
 
 FORMATS = {np.dtype(k): v for k, v in (("u1", "u8"), ("i1", "s8"), ("<u2", "u16"), ("<i2", "s16"),
                                          ("<u4", "u32"), ("<i4", "s32"), ("<f2", "f16"), ("<f4", "f32"))}
@@ -377,14 +378,15 @@ def filter_unit(fmt, vals, weights):
     then divided by 65535 (unsigned) or 32767 (signed, at least -1) and rounded to f32."""
     w = weights[..., None]
     if fmt in ("f16", "f32"):
-        bits, dtype = {"f32": (24, np.float32), "f16": (11, np.float16)}[fmt]
+        bits = {"f32": 24, "f16": 11}[fmt]
         live = (w > 0) & (vals != 0) & np.isfinite(vals)
         lowest = np.iinfo(np.int32).min
         exps = np.where(live, np.frexp(np.where(live, vals, 1.0))[1], lowest)
         m = exps.max(axis=1, keepdims=True)
         grid = np.exp2(np.where(m == lowest, 0, m) - (bits + FILTER_GUARD_BITS)).astype(np.float64)
         total = (np.trunc(vals / grid) * grid * w).sum(1) / 256.0
-        out = _round_half_away(total, dtype).astype(np.float64)
+        # exact (at most 28 + 16 bits per term, 8 terms), so one rounding: nearest, ties away
+        out = decode_raw(round_to(total, fmt, "rna"), fmt)
         bad = ~np.isfinite(vals).all(1)         # infinities and NaNs: not probed; the plain sum stands in
         return np.where(bad, (vals * w).sum(1) / 256.0, out)
     scale, den = NORMALIZED_16[fmt]
@@ -395,16 +397,6 @@ def filter_unit(fmt, vals, weights):
 FILTER_GUARD_BITS = 4         # the fixed-point grid's bits beyond the texel format's significand
 # a normalized-read texel as the filter's 16-bit integer (factor on the stored value) and its divisor
 NORMALIZED_16 = {"u8": (257, 65535), "u16": (1, 65535), "s16": (1, 32767), "s8": (32767 / 127, 32767)}
-
-
-def _round_half_away(x, dtype=np.float32):
-    """float64 -> dtype rounded to nearest, ties away from zero (the filter unit's final rounding)."""
-    x = np.asarray(x, np.float64)
-    r = x.astype(dtype)
-    rd = r.astype(np.float64)
-    other = np.nextafter(r, np.where(x > rd, dtype(np.inf), dtype(-np.inf))).astype(dtype)
-    tie = (np.abs(x - rd) == np.abs(other.astype(np.float64) - x)) & (np.abs(other) > np.abs(r))
-    return np.where(tie, other, r)
 
 
 COMBINE = {"f64": _combine_f64, "f32_terms": _combine_terms, "lerp": _combine_lerp}
