@@ -5,7 +5,8 @@
 
 writes ptx/<case>.ptx.gz (Triton's PTX, gzip-compressed for sm_90's arch-specific target), manifest.json (per case: the kernel's name,
 where it came from, grid, block, dynamic shared bytes, and what each PTX parameter is: a case
-argument by index, or a scratch pointer) and, beside PTX built from a package, its licence files
+argument by index (a host tensor descriptor with the TMA encoding Triton chose for it, which
+expands to several parameters: layoutsim.triton.descriptors), or a scratch pointer) and, beside PTX built from a package, its licence files
 (licences/<package>/...; Triton's LICENSE as licences/triton-tutorials/LICENSE). Needs Triton (the
 pinned version), the wheels of registry.WHEELS and the tutorial files tutorials.py pins (in
 --wheels DIR/triton-tutorials/; `python -m gpu_check.triton_corpus.tutorials` prints how to fetch
@@ -35,8 +36,15 @@ def compile_case(case, wheels, root="."):
     args = C.launch_inputs(case)
     c = compile_for(k, *args, arch=ARCH, **C.meta(case))
     fn = layers(k)[1]
-    plan = [i for i, p in enumerate(fn.params) if c.signature[p.name] != "constexpr"]
-    plan = [{"arg": i} for i in plan]
+    plan, metas = [], iter(c.tensordesc_meta or [])
+    for i, p in enumerate(fn.params):
+        t = c.signature[p.name]
+        if t.startswith("tensordesc"):          # a host tensor descriptor: how Triton's launcher expands it
+            plan.append({"arg": i, "desc": next(metas, None)})
+        elif t != "constexpr":
+            # a parameter after the case's arguments takes its meta value or default (flag_gems'
+            # enable_warp_specialization=True): recorded, as the replay has only the case's arguments
+            plan.append({"arg": i} if i < len(args) else {"arg": i, "value": C.meta(case).get(p.name, p.default)})
     plan += [{"scratch": "global", "bytes_per_cta": c.global_scratch_size},
              {"scratch": "profile", "bytes_per_cta": c.profile_scratch_size}]
     return c, source, plan

@@ -80,6 +80,37 @@ def addresses(case):
     return {i: a for i, a in enumerate(CASES[case][1]) if isinstance(a, Addresses)}
 
 
+class Desc:
+    """A host tensor descriptor argument (triton.tools.tensor_descriptor.TensorDescriptor, as the
+    package's host code builds it): over a fresh array (`source` an array maker) or over the array of
+    an earlier Desc argument (`source` its index: liger's A, G and U are slices of one tensor), seen
+    through `view` (a function applied alike to the numpy array and to the GPU's torch tensor, e.g.
+    lambda a: a[..., :128]), with the block shape the package's pre_hook sets for the case's config.
+    Its shape and strides are the view's (TensorDescriptor.from_tensor); its recorded output is the
+    whole array it lies in."""
+
+    def __init__(self, source, block, view=None):
+        self.source, self.block, self.view = source, tuple(int(b) for b in block), view
+
+    def __repr__(self):
+        return f"Desc({self.source if isinstance(self.source, int) else 'array'}, block {list(self.block)})"
+
+
+class DescInput:
+    """A Desc argument's value: the array it lies in, and the TensorDescriptor fields of its view
+    (duck-typed for layoutsim.triton.descriptors.expand, which needs no Triton)."""
+
+    def __init__(self, owner, desc):
+        self.owner, self.desc = owner, desc
+        self.base = desc.view(owner) if desc.view else owner
+        self.shape = [int(n) for n in self.base.shape]
+        self.strides = [int(s) // self.base.itemsize for s in self.base.strides]
+        self.block_shape, self.padding = list(desc.block), "zero"
+
+    def __repr__(self):
+        return f"DescInput({self.owner.dtype}{list(self.owner.shape)}, shape {self.shape}, block {self.block_shape})"
+
+
 ALIGN = 256
 
 
@@ -472,6 +503,76 @@ CASES = {
                                              {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128,
                                               "GROUP_SIZE_M": 8, "EPILOGUE_SUBTILE": False, "NUM_SMS": 2,
                                               "WARP_SPECIALIZE": False, "num_stages": 3, "num_warps": 4}, (2,)),
+
+    # ---- added 2026-12-07 (host tensor descriptors): kernels that take triton.tools.tensor_descriptor
+    # .TensorDescriptor arguments, built by the package's host code (the CUtensorMaps Triton's launcher
+    # encodes) with the block shapes its pre_hook sets for the config ----
+    # flag_gems' Hopper matmul as general_mm launches it for TMA-compatible operands: f16, A and B row-major,
+    # config 64 x 64 x 64, 3 stages, 4 warps; M 128, N 128, K 192
+    "flaggems_mm_host_tma": (("flag-gems", "flag_gems/runtime/backend/_nvidia/hopper/ops/mm.py",
+                              "mm_kernel_general_host_tma"),
+                             [Desc(_rows((128, 192), "float16"), (64, 64)), Desc(_rows((192, 128), "float16"), (64, 64)),
+                              Desc(_zeros((128, 128), "float16"), (64, 64)), 128, 128, 192, 192, 1, 128, 1, 128, 1],
+                             {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "A_ROW_MAJOR": True,
+                              "B_ROW_MAJOR": True, "dtype": "float16", "num_stages": 3, "num_warps": 4}, (4,)),
+    # the same with a column-major B (b = bt.T: its descriptor is over bt, N x K, block BLOCK_N x BLOCK_K,
+    # loaded and transposed in the kernel), bf16, config 64 x 128 x 64, 3 stages, 4 warps
+    "flaggems_mm_host_tma_bt": (("flag-gems", "flag_gems/runtime/backend/_nvidia/hopper/ops/mm.py",
+                                 "mm_kernel_general_host_tma"),
+                                [Desc(_rows((128, 128), "bfloat16"), (64, 64)),
+                                 Desc(_rows((256, 128), "bfloat16"), (128, 64)),
+                                 Desc(_zeros((128, 256), "bfloat16"), (64, 128)), 128, 256, 128, 128, 1, 1, 128, 256, 1],
+                                {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "A_ROW_MAJOR": True,
+                                 "B_ROW_MAJOR": False, "dtype": "bfloat16", "num_stages": 3, "num_warps": 4}, (4,)),
+    # flag_gems' Hopper W8A8 block-FP8 matmul (DeepSeek-style 128 x 128 scale blocks) as
+    # general_w8a8_block_fp8_matmul launches it without a tuned config (its fixed meta: 64 x 128 x 128,
+    # GROUP_M 32, 2 stages, 4 warps): e4m3 A (M x K) and B (N x K), f32 scales As (M x K/128) and
+    # Bs (N/128 x K/128), f16 out; M 128, N 256, K 256
+    "flaggems_w8a8_block_fp8_host_tma": (("flag-gems", "flag_gems/runtime/backend/_nvidia/hopper/ops/"
+                                          "w8a8_block_fp8_matmul.py", "w8a8_block_fp8_matmul_kernel_host_tma"),
+                                         [Desc(_rows((128, 256), "float8_e4m3fn"), (64, 128)),
+                                          Desc(_rows((256, 256), "float8_e4m3fn"), (128, 128)),
+                                          Desc(_zeros((128, 256), "float16"), (64, 128)),
+                                          _uniform((128, 2), 0.01, 0.1), _uniform((2, 2), 0.01, 0.1),
+                                          128, 256, 256, 128, 128, 256, 1, 256, 1, 256, 1, 2, 1, 2, 1],
+                                         {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 32,
+                                          "A_ROW_MAJOR": True, "B_ROW_MAJOR": True, "dtype": "float8_e4m3fn",
+                                          "num_stages": 2, "num_warps": 4}, (4,)),
+    # liger's fused SwiGLU MLP forward (ops/mlp.py) as its host code launches it in training: 3D
+    # descriptors, A, G and U slices of one B x S x 3H tensor (three maps over one array, 256 and 512
+    # bytes into its rows), bf16; B 1, S 128, dim 128, hidden 128; config 64 x 128 x 64, GROUP_SIZE_M 8,
+    # 4 warps, 2 stages; gate_multiplier 1.0
+    "liger_swiglu_mlp_fwd": (("liger-kernel", "liger_kernel/ops/mlp.py", "_swiglu_kernel_forward"),
+                             [Desc(_scaled((1, 128, 128), 0.5, "bfloat16"), (1, 64, 64)),
+                              Desc(_scaled((128, 128), 0.1, "bfloat16"), (128, 64)),
+                              Desc(_scaled((128, 128), 0.1, "bfloat16"), (128, 64)),
+                              Desc(_zeros((1, 128, 384), "bfloat16"), (1, 64, 128), lambda a: a[..., :128]),
+                              Desc(3, (1, 64, 128), lambda a: a[..., 128:256]),
+                              Desc(3, (1, 64, 128), lambda a: a[..., 256:]), 128, 128, 128, 128],
+                             {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 8, "gate_multiplier": 1.0,
+                              "num_warps": 4, "num_stages": 2}, (2, 1)),
+    # its backward as swiglu_backward_dGU launches it with that forward config: dO @ Wd, then dG and dU
+    # written over G and U in place (desc_dG is over the same slice of the B x S x 3H tensor as desc_G)
+    "liger_swiglu_mlp_bwd_dgu": (("liger-kernel", "liger_kernel/ops/mlp.py", "_swiglu_kernel_backward_dGU"),
+                                 [Desc(_scaled((1, 128, 128), 0.5, "bfloat16"), (1, 64, 64)),
+                                  Desc(_scaled((128, 128), 0.1, "bfloat16"), (64, 128)),
+                                  Desc(_scaled((1, 128, 384), 0.5, "bfloat16"), (1, 64, 128), lambda a: a[..., 128:256]),
+                                  Desc(2, (1, 64, 128), lambda a: a[..., 256:]),
+                                  Desc(2, (1, 64, 128), lambda a: a[..., 128:256]),
+                                  Desc(2, (1, 64, 128), lambda a: a[..., 256:]), 128, 128, 128],
+                                 {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 8,
+                                  "gate_multiplier": 1.0, "down_multiplier": 1.0, "num_warps": 4, "num_stages": 2},
+                                 (2, 1)),
+    # and swiglu_backward_dI: dI = dG @ Wg + dU @ Wu, dG and dU slices of the 3H tensor, in the config
+    # 64 x 128 x 64 of its autotune list (GROUP_SIZE_M 8, 4 warps, 2 stages)
+    "liger_swiglu_mlp_bwd_di": (("liger-kernel", "liger_kernel/ops/mlp.py", "_swiglu_kernel_backward_dI"),
+                                [Desc(_scaled((1, 128, 384), 0.5, "bfloat16"), (1, 64, 64), lambda a: a[..., 128:256]),
+                                 Desc(_scaled((128, 128), 0.1, "bfloat16"), (64, 128)),
+                                 Desc(0, (1, 64, 64), lambda a: a[..., 256:]),
+                                 Desc(_scaled((128, 128), 0.1, "bfloat16"), (64, 128)),
+                                 Desc(_zeros((1, 128, 128), "bfloat16"), (1, 64, 128)), 128, 128, 128, 128],
+                                {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 8, "num_warps": 4,
+                                 "num_stages": 2}, (2, 1)),
 }
 SEED = 2026
 
@@ -504,15 +605,34 @@ def seed_key(case):
 
 
 def inputs(case):
-    """The case's arguments: fresh arrays (from its seed) and numbers, in the kernel's order."""
+    """The case's arguments: fresh arrays (from its seed), DescInputs and numbers, in the kernel's order."""
     rng = np.random.Generator(np.random.PCG64([SEED, seed_key(case)]))
-    return [a(rng) if callable(a) else a for a in CASES[case][1]]
+    out = []
+    for a in CASES[case][1]:
+        if isinstance(a, Desc):
+            owner = out[a.source].owner if isinstance(a.source, int) else a.source(rng)
+            out.append(DescInput(owner, a))
+        else:
+            out.append(a(rng) if callable(a) else a)
+    return out
 
 
-def launch_inputs(case):
-    """inputs(case) with each TritonDtype made the `tl` dtype it names (needs Triton)."""
+def launch_inputs(case, descriptors=True):
+    """inputs(case) with each TritonDtype made the `tl` dtype it names and (descriptors) each
+    DescInput a TensorDescriptor over the numpy view (needs Triton)."""
     import triton.language as tl
-    return [getattr(tl, a.name) if isinstance(a, TritonDtype) else a for a in inputs(case)]
+    from layoutsim.triton.descriptors import descriptor
+    return [getattr(tl, a.name) if isinstance(a, TritonDtype) else
+            descriptor(a.base, a.block_shape, a.shape, a.strides) if descriptors and isinstance(a, DescInput) else a
+            for a in inputs(case)]
+
+
+def output(value):
+    """The array a case argument's final content is recorded as (a DescInput: the array it lies in),
+    or None for a number."""
+    if isinstance(value, DescInput):
+        return value.owner
+    return value if isinstance(value, np.ndarray) else None
 
 
 def meta(case):

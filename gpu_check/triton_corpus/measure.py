@@ -63,19 +63,31 @@ def _ml_dtype(dt):
 def torch_args(args, device="cuda"):
     """The case's arrays as torch tensors on `device` (bf16/fp8 arrays of ml_dtypes through their bits)."""
     import torch
-    out = []
+    out, owners = [], {}
     for a in args:
-        if not isinstance(a, np.ndarray):
-            out.append(a)
-            continue
-        a = np.ascontiguousarray(a).copy()
-        kind = getattr(torch, a.dtype.name, None) if _ml_dtype(a.dtype) else None
-        if kind is not None:                         # ml_dtypes (bfloat16, float8_*): through their bits
-            t = torch.from_numpy(a.view(f"u{a.dtype.itemsize}")).view(kind)
+        if isinstance(a, C.DescInput):       # a TensorDescriptor over a view of a tensor (one per array)
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            owner = owners.get(id(a.owner))
+            if owner is None:
+                owner = owners[id(a.owner)] = _tensor(a.owner, device)
+            base = a.desc.view(owner) if a.desc.view else owner
+            out.append(TensorDescriptor(base, list(a.shape), list(a.strides), list(a.block_shape), a.padding))
+        elif isinstance(a, np.ndarray):
+            out.append(_tensor(a, device))
         else:
-            t = torch.from_numpy(a)
-        out.append(t.to(device))
+            out.append(a)
     return out
+
+
+def _tensor(a, device):
+    import torch
+    a = np.ascontiguousarray(a).copy()
+    kind = getattr(torch, a.dtype.name, None) if _ml_dtype(a.dtype) else None
+    if kind is not None:                         # ml_dtypes (bfloat16, float8_*): through their bits
+        t = torch.from_numpy(a.view(f"u{a.dtype.itemsize}")).view(kind)
+    else:
+        t = torch.from_numpy(a)
+    return t.to(device)
 
 
 def to_numpy(t, like):
@@ -85,6 +97,14 @@ def to_numpy(t, like):
         bits = {1: torch.uint8, 2: torch.int16}[like.dtype.itemsize]
         return t.cpu().view(bits).numpy().view(like.dtype)
     return t.cpu().numpy()
+
+
+def _owner(t, given):
+    """The tensor whose final content a case argument records: a descriptor's whole array."""
+    if isinstance(given, C.DescInput):
+        base = t.base
+        return base if base._base is None else base._base
+    return t
 
 
 def fill_addresses(targs, tables):
@@ -111,14 +131,14 @@ def child(out, wheels, runs, cases):
         want = R.ptx_text(CORPUS, entries[case])
         first, same, rec = None, True, {"source": source}
         for run in range(runs):
-            inputs = C.launch_inputs(case)
+            inputs = C.launch_inputs(case, descriptors=False)
             targs = torch_args(inputs)
             tables = C.addresses(case)
             fill_addresses(targs, tables)
             compiled = kernel[C.grid(case)](*targs, **C.meta(case))
             torch.cuda.synchronize()
-            finals = {f"{case}/arg{i}": inputs[i] if i in tables else to_numpy(t, inputs[i])
-                      for i, t in enumerate(targs) if hasattr(t, "data_ptr")}
+            finals = {f"{case}/arg{i}": inputs[i] if i in tables else to_numpy(_owner(t, inputs[i]), C.output(inputs[i]))
+                      for i, t in enumerate(targs) if hasattr(t, "data_ptr") or isinstance(inputs[i], C.DescInput)}
             if first is None:
                 first = finals
                 rec["kernel"] = compiled.metadata.name

@@ -62,7 +62,7 @@ def merge(src, h200=H200, name=None):
             unchanged = []
             for k in keys:
                 i, got = int(k.rsplit("/arg", 1)[1]), z[k]
-                given = inputs[i]
+                given = C.output(inputs[i])
                 if isinstance(given, np.ndarray) and given.dtype == got.dtype and given.shape == got.shape \
                         and given.tobytes() == got.tobytes():
                     unchanged.append(i)

@@ -99,8 +99,11 @@ def arguments(entry, args, text=None):
     n_ctas = int(np.prod(entry["grid"]))
     out = []
     for p in entry["params"]:
-        if "arg" in p:
-            v = args[p["arg"]]
+        if "desc" in p:
+            from layoutsim.triton.descriptors import expand
+            out += expand(args[p["arg"]], p["desc"], list(entry["signature"])[p["arg"]])[0]
+        elif "arg" in p:
+            v = args[p["arg"]] if "value" not in p else p["value"]
             if isinstance(v, np.ndarray):
                 out.append(v)
             else:
@@ -123,7 +126,7 @@ def _fill_addresses(entry, values, tables, text):
     if text is None:
         from layoutsim.files import measured_data
         text = ptx_text(measured_data("triton_corpus"), entry)
-    where = {p["arg"]: k for k, p in enumerate(entry["params"]) if "arg" in p}     # case argument -> PTX parameter
+    where = {p["arg"]: k for p, k in zip(entry["params"], first_slots(entry)) if "arg" in p}   # case argument -> PTX parameter
     arch = nvidia_only(entry["arch"], "the Triton corpus replay")       # as layoutsim.ptx.run names it
     placed = Launch(program(text, entry["kernel"], arch), entry["grid"], entry["block"], values, arch,
                     entry["shared_bytes"]).args
@@ -154,7 +157,24 @@ def launch(entry, text, values, **options):
                 shared_bytes=entry["shared_bytes"], **options)
     tables = C.addresses(entry["case"]) if entry["case"] in C.CASES else {}
     finals = {}
-    for p, b in zip(entry["params"], r.buffers):
+    for p, k in zip(entry["params"], first_slots(entry)):
+        b = r.buffers[k]
         if "arg" in p and b is not None:
             finals[f"arg{p['arg']}"] = np.zeros_like(b) if p["arg"] in tables else b
     return r, finals
+
+
+def first_slots(entry):
+    """The PTX parameter index each plan entry begins at: a host tensor descriptor takes several
+    (its map or base pointer first, whose buffer is the array it lies in: expand's order)."""
+    out, k = [], 0
+    for p in entry["params"]:
+        out.append(k)
+        k += desc_width(p, entry) if "desc" in p else 1
+    return out
+
+
+def desc_width(p, entry):
+    """How many PTX parameters a descriptor of the plan expands to (Triton 3.6's launcher)."""
+    rank = list(entry["signature"].values())[p["arg"]].count(",") + 1
+    return 1 + 2 * rank if p["desc"] is not None else 2 + 4 * rank

@@ -5,8 +5,9 @@ when the command runs).
         --arg i32:100 --arg i32:100 --meta BLOCK=128 [--json] [--racecheck]
     layoutsim triton layouts kernels.py:matmul --arg zeros:f16:64x64 ... --meta BM=64 ...
 
---arg is spelt as for `ptx run` (FILE.npy, zeros/ones/arange:DTYPE:SHAPE, TYPE:VALUE), one per
-kernel parameter that is not given by --meta; a scalar is passed as a Python number (Triton types
+--arg is spelt as for `ptx run` (FILE.npy, zeros/ones/arange:DTYPE:SHAPE, TYPE:VALUE), or
+desc:BLOCK:ARRAY for a host tensor descriptor (desc:64x64:x.npy), one per kernel parameter that is
+not given by --meta; a scalar is passed as a Python number (Triton types
 it: i32 when it fits, else i64; floats fp32). --meta NAME=VALUE gives constexprs and launch
 options (num_warps, num_stages, num_ctas, maxnreg): VALUE an integer, a float, True or False.
 The report is `ptx run`'s, its source lines the kernel's Python lines. --json prints `ptx run
@@ -30,7 +31,8 @@ def register(sub):
         r.add_argument("kernel", metavar="FILE.py:KERNEL", help="the file and the @triton.jit kernel in it")
         r.add_argument("--arg", action="append", default=[], metavar="ARG",
                        help="one per kernel parameter, in order, spelt as for ptx run: FILE.npy, zeros:DTYPE:SHAPE, "
-                            "ones:DTYPE:SHAPE, arange:DTYPE:SHAPE, TYPE:VALUE")
+                            "ones:DTYPE:SHAPE, arange:DTYPE:SHAPE, TYPE:VALUE; desc:BLOCK:ARRAY for a "
+                            "TensorDescriptor (desc:64x64:a.npy)")
         r.add_argument("--meta", action="append", default=[], metavar="NAME=VALUE",
                        help="a constexpr or launch option (num_warps, num_stages, num_ctas, maxnreg), e.g. BLOCK=128")
         r.add_argument("--arch", help="the target Triton compiles for: sm_90's arch-specific target (default), "
@@ -66,12 +68,33 @@ def meta_value(text):
     raise LayoutsimError(f"--meta {text!r}: VALUE must be an integer, a float, True or False")
 
 
+def triton_arg(text, i, budget, parse_arg):
+    """One --arg: as for ptx run, or desc:BLOCK:ARRAY, a host tensor descriptor (Triton's
+    TensorDescriptor.from_tensor) over ARRAY with block shape BLOCK (e.g. desc:64x64:zeros:f16:128x64)."""
+    if not str(text).startswith("desc:"):
+        return parse_arg(text, i, budget)
+    _, block, rest = str(text).split(":", 2) if str(text).count(":") >= 2 else (None, None, None)
+    try:
+        dims = [int(b) for b in block.split("x")] if block else None
+    except ValueError:
+        dims = None
+    if not dims or not rest:
+        raise LayoutsimError(f"--arg {text!r}: give desc:BLOCK:ARRAY, e.g. desc:64x64:zeros:f16:128x64 or "
+                             f"desc:64x64:a.npy")
+    import numpy as np
+    arr = parse_arg(rest, i, budget)
+    if not isinstance(arr, np.ndarray):
+        raise LayoutsimError(f"--arg {text!r}: a descriptor is over an array (FILE.npy, zeros/ones/arange:DTYPE:SHAPE)")
+    from ..triton.descriptors import descriptor
+    return descriptor(arr, dims, name=f"--arg {text!r}")
+
+
 def run(args):
     from .ptx import check_out_dir, parse_arg, write_outputs
     from ..triton.loader import load
     meta = dict(meta_value(m) for m in args.meta)
     budget = [0]
-    values = [parse_arg(a, i, budget) for i, a in enumerate(args.arg)]
+    values = [triton_arg(a, i, budget, parse_arg) for i, a in enumerate(args.arg)]
     if args.triton_command == "layouts":
         return _layouts(args, load(args.kernel), values, meta)
     from ..ptx.launch import dims
@@ -95,8 +118,8 @@ def run(args):
             print_json(dict(e.run.to_json(), outputs=[]))
         raise
     import numpy as np
-    outputs = write_outputs(args.out, [v if isinstance(v, np.ndarray) else None for v in values]) \
-        if args.out is not None else []
+    outputs = write_outputs(args.out, [v if isinstance(v, np.ndarray) else getattr(v, "base", None)
+                                       for v in values]) if args.out is not None else []
     if args.json:
         print_json(dict(r.to_json(), triton=r.extra["triton"], outputs=outputs))
     else:

@@ -150,6 +150,7 @@ class Launch:
         out = []
         self.textures, self.surfaces = {}, {}
         self._struct_arrays = {}              # id(array) -> (array, address): StructArg arrays, placed once
+        self._map_tensors = {}                # id(array) -> (array, address): tensors of maps, placed once
         for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
             out.append(self._tmap_arg(i, a, p, size) if isinstance(a, TM.TensorMapArg) else
                        self._object_arg(i, a, p, size) if isinstance(a, (TX.TextureArg, SF.SurfaceArg)) else
@@ -223,7 +224,11 @@ class Launch:
         if isinstance(a.buffer, np.ndarray):
             if a.buffer.dtype.hasobject:
                 raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
-            own = (a.buffer, self.heap.alloc(a.buffer.nbytes, f"argument {i} (the tensor of its tensor map)"))
+            # maps given the same array object share its memory, as maps over one tensor do on a GPU
+            own = self._map_tensors.get(id(a.buffer))
+            if own is None:
+                own = (a.buffer, self.heap.alloc(a.buffer.nbytes, f"argument {i} (the tensor of its tensor map)"))
+                self._map_tensors[id(a.buffer)] = own
         return (kind, a, at, own)
 
     def _object_arg(self, i, a, p, size):

@@ -23,7 +23,7 @@ from ..archs import target_of_device
 from ..errors import LayoutsimError, one_line
 from ..files import read_regular, write_atomic
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 SUPPORTED = ("3.6",)               # Triton versions this front end was built and tested against
 INSTALL = 'pip install "layoutsim[triton]"'
 # --arch names -> the compute capability Triton targets (for 90 Triton emits sm_90's arch-specific
@@ -71,6 +71,9 @@ class Compiled:
     constexprs: dict
     arch: str
     triton_version: str
+    # per tensordesc parameter, in order: how its launcher expands it (descriptors.py): the TMA
+    # encoding Triton chose (swizzle, elem_size, elem_type, block_size, fp4_padded), or None
+    tensordesc_meta: list = None
     cached: bool = False
 
     def to_json(self):
@@ -187,7 +190,9 @@ def compile_kernel(fn, signature, constexprs, attrs, options, arch):
                    profile_scratch_size=int(md.profile_scratch_size),
                    profile_scratch_align=int(md.profile_scratch_align), signature=dict(signature),
                    constexprs={".".join(map(str, p)): _plain(v) for p, v in constexprs.items()}, arch=arch,
-                   triton_version=triton.__version__)
+                   triton_version=triton.__version__,
+                   tensordesc_meta=[dict(m) if m is not None else None
+                                    for m in (getattr(md, "tensordesc_meta", None) or [])])
     _write_cache(key, out)
     return out
 

@@ -107,38 +107,68 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
     # (num_ctas, 1, 1); its scratch is per CTA)
     cluster = (compiled.num_ctas, 1, 1) if compiled.num_ctas != 1 else None
     g = (g[0] * compiled.num_ctas,) + g[1:]
-    values = []
-    for p in fn.params:
-        t = signature[p.name]
-        if t == "constexpr":
-            continue
-        if p.name in arrays:
-            values.append(arrays[p.name])
-        else:
-            values.append(A.scalar_value(given[p.name], t, p.name))
+    values, names, back = ptx_arguments(fn, signature, given, arrays, compiled.tensordesc_meta)
     n = int(np.prod(g))
     for size, align, what in ((compiled.global_scratch_size, compiled.global_scratch_align, "global"),
                               (compiled.profile_scratch_size, compiled.profile_scratch_align, "profile")):
         values.append(np.zeros(n * size, np.uint8) if size > 0 else np.uint64(0))
-    names = [p.name for p in fn.params if signature[p.name] != "constexpr"] + ["global scratch", "profile scratch"]
+    names += ["global scratch", "profile scratch"]
     try:
         r = ptx.run(compiled.ptx, compiled.name, g, 32 * compiled.num_warps, values, arch=compiled.arch,
                     shared_bytes=compiled.shared, cluster=cluster, **opts)
     except PtxFault as e:
         raise named(e, names) from None
-    k = 0
-    for p in fn.params:
-        if signature[p.name] == "constexpr":
-            continue
-        if p.name in arrays:
-            np.copyto(arrays[p.name], r.buffers[k], casting="no")
-        k += 1
+    for k, target in back:
+        np.copyto(target, r.buffers[k].reshape(target.shape), casting="no")
     r.extra = {"triton": {"kernel": fn.__name__, "signature": compiled.signature,
                           "constexprs": compiled.constexprs, "num_warps": compiled.num_warps,
                           "shared": compiled.shared, "num_ctas": compiled.num_ctas,
                           "config": str(cfg) if cfg is not None else None, "cached": compiled.cached, "triton_version": compiled.triton_version}}
     r.triton = compiled
     return r
+
+
+def ptx_arguments(fn, signature, given, arrays, tensordesc_meta):
+    """(the PTX arguments of the kernel's parameters, a name for each, [(PTX index, array to write
+    its final content into)]): constexprs take none, a host tensor descriptor several
+    (descriptors.expand), any other parameter one."""
+    from . import descriptors
+    values, names, back = [], [], []
+    metas = iter(tensordesc_meta or [])
+    for p in fn.params:
+        t = signature[p.name]
+        if t == "constexpr":
+            continue
+        if t.startswith("tensordesc"):
+            desc = arrays[p.name]
+            more, more_names, out = descriptors.expand(desc, next(metas, None), p.name)
+            back.append((len(values) + out, descriptors.placement(desc, p.name)[0]))
+            values += more
+            names += more_names
+            continue
+        if p.name in arrays:
+            back.append((len(values), arrays[p.name]))
+            values.append(arrays[p.name])
+        else:
+            values.append(A.scalar_value(given[p.name], t, p.name))
+        names.append(p.name)
+    return values, names, _shared_owners(values, back)
+
+
+def _shared_owners(values, back):
+    """back, with one array object per memory: descriptors over the same array share one tensor in the
+    model (layoutsim.ptx places a map's tensor once per array object), as they share it on a GPU."""
+    seen = {}
+    for k, v in enumerate(values):
+        buf = getattr(v, "buffer", None)
+        if isinstance(buf, np.ndarray):
+            key = (buf.__array_interface__["data"][0], buf.nbytes, buf.dtype.str)
+            if key in seen:
+                import dataclasses
+                values[k] = dataclasses.replace(v, buffer=seen[key])
+            else:
+                seen[key] = buf
+    return back
 
 
 def named(fault, names):

@@ -79,7 +79,7 @@ def test_replay_is_bit_identical_to_the_h200(case):
     for name, got in finals.items():
         if f"{case}/{name}" not in outputs.files:     # merge kept only what the GPU changed
             assert int(name[3:]) in rec.get("unchanged", ()), f"{case} {name}: no GPU output"
-            want = inputs[int(name[3:])]
+            want = C.output(inputs[int(name[3:])])
         else:
             want = outputs[f"{case}/{name}"]
         # npz keeps fp8 outputs as raw bytes (|V1): the element size and shape must agree, then the bits
@@ -121,7 +121,8 @@ def test_a_case_not_measured_yet_runs_on_the_model(case):
         pytest.skip(f"{case}: measured; test_replay_is_bit_identical_to_the_h200 checks it")
     args = C.inputs(case)
     _, finals = _run_or_gap(case)
-    written = [k for k, v in finals.items() if not np.array_equal(v.view(np.uint8), args[int(k[3:])].view(np.uint8))]
+    written = [k for k, v in finals.items()
+               if not np.array_equal(v.view(np.uint8), C.output(args[int(k[3:])]).view(np.uint8))]
     assert written, f"{case}: the launch wrote nothing"
     for k in written:
         v = finals[k]
