@@ -80,7 +80,7 @@ def _sparse_operand(fmt, a, index, M, K, inst):
 
 
 def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
-        scale_a=None, scale_b=None, types=None):
+        scale_a=None, scale_b=None, types=None, scale_d=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
 
     instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
@@ -101,6 +101,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     ml_dtypes float8_e8m0fnu values). FP6/FP4 elements are raw bits in the low bits of a uint8.
     types: tcgen05.mma's element types, "d.a.b" (e.g. "f32.bf16.bf16"; its TYPES), which PTX
     keeps in the instruction descriptor.
+    scale_d: tcgen05.mma's scale-input-d (.kind::f16 / tf32, 0..15): D = A*B + C * 2^-scale_d, the
+    scaling assumed exact (layoutsim.numerics.scale_d says what is assumed and what is refused).
     """
     inst, prof = resolve(instr, arch, profile)
     if types is not None:
@@ -120,6 +122,9 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
         A = _raw_operand("A", plan.a, a, M, K, inst)
     B = _raw_operand("B", plan.b, b, K, N, inst)
     C = _raw_operand("C", plan.c, c, M, N, inst)
+    if scale_d is not None:
+        from . import scale_d as SD
+        C = SD.scale_c(plan.c, C, SD.check(inst, scale_d))
     scales = _scales(plan, inst, scale_a, scale_b, M, N, K)
     try:
         lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])

@@ -9,7 +9,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       the catalog (isa/ptx_tcgen05.py: the register map of each); 16x32bx2 takes immHalfSplitoff
   tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
   tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
-      {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
+      {, {disable-output-lane}}, enable-input-d {, scale-input-d}: issued by each thread that
+      executes it (scale-input-d, .kind::f16/tf32: D = A*B + D * 2^-s, numerics.scale_d); A and B
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma) or A from TMEM
       ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
@@ -43,9 +44,10 @@ already done (a valid schedule of the asynchronous hardware's). Refused, one lin
 (sparse, its metadata in TMEM), .ashift, any block-scaled MMA with cta_group::2 (the pair's
 scale-factor placement), a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
-second tl.dot of a register operand; no FP6/FP4 A), scale-input-d; ops_tcgen05_extra.py names its
+second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
+outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
 own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
-bit 31), a scale format the .scale_vec does not take.
+bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
@@ -263,8 +265,9 @@ def mma(ins, b, prog):
     mask = None
     if rest and rest[0].kind == "vec":
         mask = read_words(b, b.elems(rest.pop(0), ins, 4 * pair), ins)
+    scale_d = _scale_input_d(ins, kind, rest) if len(rest) == 2 and not scaled else None
     if len(rest) != 1 or (scaled and sf is None):
-        raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
+        raise unsupported(ins, f"{len(o)} operands")
     d_at, _ = b.address(o[0], ins)
     adesc = b.address(o[1], ins)[0] if a_tmem else b.read(o[1], T.get("b64"), ins)
     bdesc = b.read(o[2], T.get("b64"), ins)
@@ -282,8 +285,21 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
-                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec)
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d)
     return _step(fn)
+
+
+def _scale_input_d(ins, kind, rest):
+    """The immediate scale-input-d (PTX ISA 9.7.16.10.9.1: D = A*B + D * 2^-scale-input-d, in [0, 15],
+    .kind::tf32 and .kind::f16 only), popped from the trailing operands; one line where it is not legal.
+    Its arithmetic (the scaling assumed exact) is layoutsim.numerics.scale_d's."""
+    op = rest.pop()
+    if op.kind != "imm":
+        raise unsupported(ins, f"scale-input-d must be an immediate, not {op}")
+    if kind not in ("f16", "tf32") or not 0 <= op.value <= 15:
+        raise unsupported(ins, f"scale-input-d {op.value}: the PTX ISA takes an immediate in [0, 15] for "
+                               f".kind::tf32 and .kind::f16 only (9.7.16.10.9.1)")
+    return int(op.value)
 
 
 def _scale_vec(ins, kind):
@@ -331,7 +347,8 @@ def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
     return info, inst
 
 
-def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None):
+def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None,
+             scale_d=None):
     """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
@@ -363,10 +380,15 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
         "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
         "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
     C = C.astype(np.uint16) if d == "f16" else C
-    D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], **scales)
+    try:
+        D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], scale_d=scale_d, **scales)
+    except LayoutsimError as e:                 # scale-input-d of a D that would lose bits (numerics.scale_d)
+        if scale_d is None:
+            raise
+        raise Fault(t, taddr, f"{ins.name}: {e}", "invalid_operand") from None
     if bt.events.mma_observed:                  # a test checking each MMA (events.Mma)
         bt.events.mma(Mma(ins.extra["site"], t, tuple(int(bt.ctas[c]) for c in ctas), taddr, inst.name,
-                          info["types"], A, B, C, D, info["neg_a"], info["neg_b"], **scales))
+                          info["types"], A, B, C, D, info["neg_a"], info["neg_b"], scale_d=scale_d or 0, **scales))
     pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
     keep = ((mask[pl // 32] >> (pl % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
