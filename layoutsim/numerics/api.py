@@ -79,6 +79,18 @@ def _sparse_operand(fmt, a, index, M, K, inst):
     return sparse.expand(arr, index, K)
 
 
+def _tcgen05_sparse(fmt, a, index, M, K, inst):
+    """tcgen05.mma.sp's logical A (..., M, K): given so (checked), or expanded from its kept values
+    (..., M, K/2) and the 4-bit metadata fields `index` (numerics/sparse_tcgen05.py)."""
+    from . import sparse_tcgen05 as SP
+    kind = inst.options["kind"]
+    if index is None:
+        A = _raw_operand("A", fmt, a, M, K, inst)
+        SP.check(kind, A)
+        return A
+    return SP.expand(kind, _raw_operand("A (kept values)", fmt, a, M, K // 2, inst), index)
+
+
 def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
         scale_a=None, scale_b=None, types=None, scale_d=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
@@ -90,6 +102,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     float64, int8/uint8, int32). For wgmma, c is the accumulator D read before the operation.
     arch: whose arithmetic (profiles in layoutsim.numerics.profiles). profile: a Profile to
     use instead (candidate behaviours). raw=True returns D's raw bits instead of values.
+    tcgen05.mma.sp (numerics/sparse_tcgen05.py): `a` is the logical A (..., M, K), or its kept values
+    (..., M, K/2) with `index` the 4-bit metadata fields (..., M, K/4; tf32 K/2).
     AMD gfx12 sparse SWMMAC (M x N x K, A 2:4 sparse along K): `a` is either the logical A
     (..., M, K), at most 2 nonzero values in every 4 k, or its compressed values (..., M, K/2)
     with `index` (..., M, K/4), the 4-bit fields of the IDX operand (layoutsim.numerics.sparse).
@@ -115,6 +129,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     M, N, K = plan.shape
     if inst.family == "swmmac":
         A = _sparse_operand(plan.a, a, index, M, K, inst)
+    elif inst.family == "tcgen05.mma" and inst.options.get("sparse"):
+        A = _tcgen05_sparse(plan.a, a, index, M, K, inst)
     elif index is not None:
         raise LayoutsimError(f"index= is the sparsity index of AMD swmmac instructions; "
                              f"{inst.name} is a dense {inst.family} instruction")
