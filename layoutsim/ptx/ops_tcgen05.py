@@ -40,8 +40,8 @@ pair reads A's and B's halves from both CTAs' shared memory and writes D's rows 
 tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TMEM). TMA's
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
-already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .sp
-(sparse, its metadata in TMEM), .ashift, any block-scaled MMA with cta_group::2 (the pair's
+already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: ops_tcgen05_sparse.py
+(cta_group::1, M=128, .kind::f16/tf32/f8f6f4). Refused, one line each: .ashift, any block-scaled MMA with cta_group::2 (the pair's
 scale-factor placement), a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
 second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
@@ -54,6 +54,8 @@ cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test
 the FP6/FP4 and FP4 block-scaled MMAs against MMA-Sim (tests/ptx/test_tcgen05_fp4.py) and Triton
 3.6's tl.dot_scaled for sm_100a (tests/triton_frontend/test_triton_sm100_scaled.py).
 """
+import sys
+
 import numpy as np
 
 from ..archs import target_of_device
@@ -242,7 +244,10 @@ def mma(ins, b, prog):
     _arch(ins, prog)
     pair = _pair(ins)
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
-    for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
+    if "sp" in ins.mods:                           # tcgen05.mma.sp: ops_tcgen05_sparse.py
+        from . import ops_tcgen05_sparse
+        return ops_tcgen05_sparse.mma_sp(ins, b, prog, sys.modules[__name__])
+    for mod, what in (("ws", ".ws (weight-stationary)"), ("ashift", ".ashift")):
         if mod in ins.mods:
             raise unsupported(ins, f"{what} is not modelled")
     COL.usage(ins, ws=False)                       # its .collector::a::<op>, if named, is legal
@@ -355,7 +360,7 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
     D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr."""
     info, inst = _decode(ins, t, idesc, kind, sf is not None, pair, vec)
-    d, fa, fb = info["types"].split(".")[:3]
+    fa, fb = info["types"].split(".")[1:3]
     M, N, K = inst.shape
     ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
     packed = kind in ("mxf4", "mxf4nvf4")
@@ -368,6 +373,19 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
                         for c in ctas]).T
     tm = TM.of(bt)
     A = COL.apply(tm, ins, t, int(ctas[0]), *COL.usage(ins, ws=False), A)      # .collector::a (collector.py)
+    blk = inst.options["block"]
+    scales = {} if sf is None else {
+        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
+        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
+    _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d, scales)
+
+
+def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=None, scales=None):
+    """D = A*B (+ D) of one issued MMA into the TMEM cells of D's data-path layout (the CTA pair's:
+    ctas), disable-output-lane's lanes kept, the Mma event emitted (A, B raw bits, logical)."""
+    scales = scales or {}
+    d = info["types"].split(".")[0]
+    tm = TM.of(bt)
     which, lane, col = core.d_cells(inst)
     cta = ctas[which]
     lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
@@ -375,10 +393,6 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
-    blk = inst.options["block"]
-    scales = {} if sf is None else {
-        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
-        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
     C = C.astype(np.uint16) if d == "f16" else C
     try:
         D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], scale_d=scale_d, **scales)
@@ -490,3 +504,4 @@ def commit(ins, b, prog):
 
 # ---- the helpers ops_tcgen05_extra.py (tcgen05.shift, .ws, cp) shares, under public names ----------
 check_arch, step, pair_of, peers, in_shared, operand, tmem_a = _arch, _step, _pair, _peers, _in_shared, _operand, _tmem_a
+finish, scale_input_d = _finish, _scale_input_d          # and ops_tcgen05_sparse.py's
