@@ -85,8 +85,14 @@ DOCUMENTED = "tcgen05 per PTX ISA 9.7.16 + CuTe SM100; no Blackwell GPU"
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 
 
-def _step(fn):
-    return {"fn": fn, "info": {"documented": DOCUMENTED}}
+# forms whose arithmetic or operand layout no source read here settles (docs/blackwell.md): the
+# fidelity line names the assumption beside the documents
+ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's TMEM metadata layout, assumed",
+           "scale_d": "; scale-input-d: the scaling of D assumed exact"}
+
+
+def _step(fn, assumed=()):
+    return {"fn": fn, "info": {"documented": DOCUMENTED + "".join(ASSUMED[a] for a in assumed)}}
 
 
 def _arch(ins, prog):
@@ -291,7 +297,7 @@ def mma(ins, b, prog):
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
                      None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d)
-    return _step(fn)
+    return _step(fn, ("scale_d",) if scale_d is not None else ())
 
 
 def _scale_input_d(ins, kind, rest):

@@ -82,7 +82,7 @@ def mma_sp(ins, b, prog, dense):
         for j, t in enumerate(thr.tolist()):
             da, av, bv, ma, iv, en = (int(v[j]) for v in vals)
             _one(bt, ins, dense, kind, t, da, av, bv, ma, iv, bool(en), masks[j], scale_d)
-    return dense.step(fn)
+    return dense.step(fn, ("sp",) + (("scale_d",) if scale_d is not None else ()))
 
 
 def _decode(ins, t, idesc, kind):

@@ -87,6 +87,9 @@ def test_the_second_mma_adds_d_times_2_to_the_minus_s(kind, types, M, N, s, labe
     r = run(kind, types, M, N, s, a, np.ascontiguousarray(b.T))
     first, second = r.mmas
     assert (first.scale_d, second.scale_d) == (0, s)
+    sources = {d["source"] for d in r.fidelity["documented_instructions"] if d["instruction"].startswith("tcgen05.mma")}
+    assert any("scale-input-d" in x and "assumed" in x for x in sources)     # the second MMA's assumption named
+    assert any("scale-input-d" not in x for x in sources)                    # the first has none
     zero = np.zeros((M, N), np.uint16 if d == "f16" else np.uint32)
     D1 = layoutsim.mma(inst, a, b, zero, arch="sm_100a", raw=True, types=types)
     assert np.array_equal(first.d, D1.astype(np.uint32)) and np.array_equal(second.c, D1)

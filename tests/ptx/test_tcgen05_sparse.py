@@ -144,6 +144,8 @@ def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, 
     assert np.array_equal(got, want)
     (rec,) = r.mmas
     assert rec.name == inst.name and np.array_equal(rec.a, A)
+    sources = [d["source"] for d in r.fidelity["documented_instructions"] if d["instruction"].startswith("tcgen05.mma")]
+    assert sources and all(".sp" in s and "assumed" in s for s in sources)   # the fidelity line names the assumption
     oracle = _oracle()
     if oracle is not None and label is not None:
         h = K // 2
