@@ -14,7 +14,7 @@ Importing this package imports neither numpy nor numba.
 
 
 def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
-        scale_a=None, scale_b=None, types=None):
+        scale_a=None, scale_b=None, types=None, scale_d=None):
     """D = A*B + C for one instruction, bit for bit as `arch`'s tensor core computes it,
     batched over leading dimensions.
 
@@ -34,11 +34,12 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     larger batch is refused before anything is allocated, naming the chunk size that fits.
     Blackwell: tcgen05.mma names spell the shape (tcgen05.mma.cta_group::1.kind::f16.m128n256k16);
     types="d.a.b" picks its descriptor's element types; block-scaled kinds take scale_a
-    (..., M, K/block) and scale_b (..., K/block, N), raw ue8m0/ue4m3 bytes (module scaled).
+    (..., M, K/block) and scale_b (..., K/block, N), raw ue8m0/ue4m3 bytes (module scaled);
+    scale_d=s (.kind::f16/tf32, 0..15) is scale-input-d, D = A*B + C * 2^-s (module scale_d).
     """
     from .api import mma as _mma
     return _mma(instr, a, b, c, arch, profile=profile, raw=raw, index=index, max_bytes=max_bytes,
-                scale_a=scale_a, scale_b=scale_b, types=types)
+                scale_a=scale_a, scale_b=scale_b, types=types, scale_d=scale_d)
 
 
 __all__ = ["mma"]

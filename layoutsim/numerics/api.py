@@ -79,8 +79,20 @@ def _sparse_operand(fmt, a, index, M, K, inst):
     return sparse.expand(arr, index, K)
 
 
+def _tcgen05_sparse(fmt, a, index, M, K, inst):
+    """tcgen05.mma.sp's logical A (..., M, K): given so (checked), or expanded from its kept values
+    (..., M, K/2) and the 4-bit metadata fields `index` (numerics/sparse_tcgen05.py)."""
+    from . import sparse_tcgen05 as SP
+    kind = inst.options["kind"]
+    if index is None:
+        A = _raw_operand("A", fmt, a, M, K, inst)
+        SP.check(kind, A)
+        return A
+    return SP.expand(kind, _raw_operand("A (kept values)", fmt, a, M, K // 2, inst), index)
+
+
 def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, max_bytes=None,
-        scale_a=None, scale_b=None, types=None):
+        scale_a=None, scale_b=None, types=None, scale_d=None):
     """D = A*B + C for one instruction, bit for bit, batched over leading dimensions.
 
     instr: a catalog name (any spelling `layoutsim.get` takes) or an Instruction.
@@ -90,6 +102,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     float64, int8/uint8, int32). For wgmma, c is the accumulator D read before the operation.
     arch: whose arithmetic (profiles in layoutsim.numerics.profiles). profile: a Profile to
     use instead (candidate behaviours). raw=True returns D's raw bits instead of values.
+    tcgen05.mma.sp (numerics/sparse_tcgen05.py): `a` is the logical A (..., M, K), or its kept values
+    (..., M, K/2) with `index` the 4-bit metadata fields (..., M, K/4; tf32 K/2).
     AMD gfx12 sparse SWMMAC (M x N x K, A 2:4 sparse along K): `a` is either the logical A
     (..., M, K), at most 2 nonzero values in every 4 k, or its compressed values (..., M, K/2)
     with `index` (..., M, K/4), the 4-bit fields of the IDX operand (layoutsim.numerics.sparse).
@@ -101,6 +115,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     ml_dtypes float8_e8m0fnu values). FP6/FP4 elements are raw bits in the low bits of a uint8.
     types: tcgen05.mma's element types, "d.a.b" (e.g. "f32.bf16.bf16"; its TYPES), which PTX
     keeps in the instruction descriptor.
+    scale_d: tcgen05.mma's scale-input-d (.kind::f16 / tf32, 0..15): D = A*B + C * 2^-scale_d, the
+    scaling assumed exact (layoutsim.numerics.scale_d says what is assumed and what is refused).
     """
     inst, prof = resolve(instr, arch, profile)
     if types is not None:
@@ -113,6 +129,8 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
     M, N, K = plan.shape
     if inst.family == "swmmac":
         A = _sparse_operand(plan.a, a, index, M, K, inst)
+    elif inst.family == "tcgen05.mma" and inst.options.get("sparse"):
+        A = _tcgen05_sparse(plan.a, a, index, M, K, inst)
     elif index is not None:
         raise LayoutsimError(f"index= is the sparsity index of AMD swmmac instructions; "
                              f"{inst.name} is a dense {inst.family} instruction")
@@ -120,6 +138,9 @@ def mma(instr, a, b, c, arch="sm_90", *, profile=None, raw=False, index=None, ma
         A = _raw_operand("A", plan.a, a, M, K, inst)
     B = _raw_operand("B", plan.b, b, K, N, inst)
     C = _raw_operand("C", plan.c, c, M, N, inst)
+    if scale_d is not None:
+        from . import scale_d as SD
+        C = SD.scale_c(plan.c, C, SD.check(inst, scale_d))
     scales = _scales(plan, inst, scale_a, scale_b, M, N, K)
     try:
         lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])

@@ -122,6 +122,7 @@ class Mma:
     neg_b: bool = False
     scale_a: np.ndarray = None
     scale_b: np.ndarray = None
+    scale_d: int = 0              # scale-input-d: c enters as c * 2^-scale_d (layoutsim.numerics.scale_d)
 
 
 class MmaLog(list):

@@ -9,7 +9,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       the catalog (isa/ptx_tcgen05.py: the register map of each); 16x32bx2 takes immHalfSplitoff
   tcgen05.wait::ld / wait::st: the ld/st completed when issued, nothing left to wait for
   tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc, b-desc, idesc
-      {, {disable-output-lane}}, enable-input-d: issued by each thread that executes it; A and B
+      {, {disable-output-lane}}, enable-input-d {, scale-input-d}: issued by each thread that
+      executes it (scale-input-d, .kind::f16/tf32: D = A*B + D * 2^-s, numerics.scale_d); A and B
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma) or A from TMEM
       ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
@@ -39,19 +40,22 @@ pair reads A's and B's halves from both CTAs' shared memory and writes D's rows 
 tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TMEM). TMA's
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
-already done (a valid schedule of the asynchronous hardware's). Refused, one line each: .sp
-(sparse, its metadata in TMEM), .ashift, any block-scaled MMA with cta_group::2 (the pair's
+already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: ops_tcgen05_sparse.py
+(cta_group::1, M=128, .kind::f16/tf32/f8f6f4). Refused, one line each: .ashift, any block-scaled MMA with cta_group::2 (the pair's
 scale-factor placement), a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
-second tl.dot of a register operand; no FP6/FP4 A), scale-input-d; ops_tcgen05_extra.py names its
+second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
+outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
 own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
-bit 31), a scale format the .scale_vec does not take.
+bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
 the FP6/FP4 and FP4 block-scaled MMAs against MMA-Sim (tests/ptx/test_tcgen05_fp4.py) and Triton
 3.6's tl.dot_scaled for sm_100a (tests/triton_frontend/test_triton_sm100_scaled.py).
 """
+import sys
+
 import numpy as np
 
 from ..archs import target_of_device
@@ -81,8 +85,14 @@ DOCUMENTED = "tcgen05 per PTX ISA 9.7.16 + CuTe SM100; no Blackwell GPU"
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 
 
-def _step(fn):
-    return {"fn": fn, "info": {"documented": DOCUMENTED}}
+# forms whose arithmetic or operand layout no source read here settles (docs/blackwell.md): the
+# fidelity line names the assumption beside the documents
+ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's TMEM metadata layout, assumed",
+           "scale_d": "; scale-input-d: the scaling of D assumed exact"}
+
+
+def _step(fn, assumed=()):
+    return {"fn": fn, "info": {"documented": DOCUMENTED + "".join(ASSUMED[a] for a in assumed)}}
 
 
 def _arch(ins, prog):
@@ -240,7 +250,10 @@ def mma(ins, b, prog):
     _arch(ins, prog)
     pair = _pair(ins)
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
-    for mod, what in (("ws", ".ws (weight-stationary)"), ("sp", "sparse tcgen05.mma.sp"), ("ashift", ".ashift")):
+    if "sp" in ins.mods:                           # tcgen05.mma.sp: ops_tcgen05_sparse.py
+        from . import ops_tcgen05_sparse
+        return ops_tcgen05_sparse.mma_sp(ins, b, prog, sys.modules[__name__])
+    for mod, what in (("ws", ".ws (weight-stationary)"), ("ashift", ".ashift")):
         if mod in ins.mods:
             raise unsupported(ins, f"{what} is not modelled")
     COL.usage(ins, ws=False)                       # its .collector::a::<op>, if named, is legal
@@ -263,8 +276,9 @@ def mma(ins, b, prog):
     mask = None
     if rest and rest[0].kind == "vec":
         mask = read_words(b, b.elems(rest.pop(0), ins, 4 * pair), ins)
+    scale_d = _scale_input_d(ins, kind, rest) if len(rest) == 2 and not scaled else None
     if len(rest) != 1 or (scaled and sf is None):
-        raise unsupported(ins, "scale-input-d" if len(rest) == 2 else f"{len(o)} operands")
+        raise unsupported(ins, f"{len(o)} operands")
     d_at, _ = b.address(o[0], ins)
     adesc = b.address(o[1], ins)[0] if a_tmem else b.read(o[1], T.get("b64"), ins)
     bdesc = b.read(o[2], T.get("b64"), ins)
@@ -282,8 +296,21 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
-                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec)
-    return _step(fn)
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d)
+    return _step(fn, ("scale_d",) if scale_d is not None else ())
+
+
+def _scale_input_d(ins, kind, rest):
+    """The immediate scale-input-d (PTX ISA 9.7.16.10.9.1: D = A*B + D * 2^-scale-input-d, in [0, 15],
+    .kind::tf32 and .kind::f16 only), popped from the trailing operands; one line where it is not legal.
+    Its arithmetic (the scaling assumed exact) is layoutsim.numerics.scale_d's."""
+    op = rest.pop()
+    if op.kind != "imm":
+        raise unsupported(ins, f"scale-input-d must be an immediate, not {op}")
+    if kind not in ("f16", "tf32") or not 0 <= op.value <= 15:
+        raise unsupported(ins, f"scale-input-d {op.value}: the PTX ISA takes an immediate in [0, 15] for "
+                               f".kind::tf32 and .kind::f16 only (9.7.16.10.9.1)")
+    return int(op.value)
 
 
 def _scale_vec(ins, kind):
@@ -331,14 +358,15 @@ def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
     return info, inst
 
 
-def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None):
+def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None,
+             scale_d=None):
     """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
     0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
     D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr."""
     info, inst = _decode(ins, t, idesc, kind, sf is not None, pair, vec)
-    d, fa, fb = info["types"].split(".")[:3]
+    fa, fb = info["types"].split(".")[1:3]
     M, N, K = inst.shape
     ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
     packed = kind in ("mxf4", "mxf4nvf4")
@@ -351,6 +379,19 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
                         for c in ctas]).T
     tm = TM.of(bt)
     A = COL.apply(tm, ins, t, int(ctas[0]), *COL.usage(ins, ws=False), A)      # .collector::a (collector.py)
+    blk = inst.options["block"]
+    scales = {} if sf is None else {
+        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
+        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
+    _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d, scales)
+
+
+def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=None, scales=None):
+    """D = A*B (+ D) of one issued MMA into the TMEM cells of D's data-path layout (the CTA pair's:
+    ctas), disable-output-lane's lanes kept, the Mma event emitted (A, B raw bits, logical)."""
+    scales = scales or {}
+    d = info["types"].split(".")[0]
+    tm = TM.of(bt)
     which, lane, col = core.d_cells(inst)
     cta = ctas[which]
     lanes, cols = lane + (taddr >> 16), col + (taddr & 0xFFFF)
@@ -358,15 +399,16 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
-    blk = inst.options["block"]
-    scales = {} if sf is None else {
-        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
-        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
     C = C.astype(np.uint16) if d == "f16" else C
-    D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], **scales)
+    try:
+        D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"], scale_d=scale_d, **scales)
+    except LayoutsimError as e:                 # scale-input-d of a D that would lose bits (numerics.scale_d)
+        if scale_d is None:
+            raise
+        raise Fault(t, taddr, f"{ins.name}: {e}", "invalid_operand") from None
     if bt.events.mma_observed:                  # a test checking each MMA (events.Mma)
         bt.events.mma(Mma(ins.extra["site"], t, tuple(int(bt.ctas[c]) for c in ctas), taddr, inst.name,
-                          info["types"], A, B, C, D, info["neg_a"], info["neg_b"], **scales))
+                          info["types"], A, B, C, D, info["neg_a"], info["neg_b"], scale_d=scale_d or 0, **scales))
     pl = lanes + 128 * which                    # the lane of the pair (PTX ISA: disable-output-lane's bit)
     keep = ((mask[pl // 32] >> (pl % 32).astype(np.uint32)) & 1).astype(bool)     # disable-output-lane
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
@@ -468,3 +510,4 @@ def commit(ins, b, prog):
 
 # ---- the helpers ops_tcgen05_extra.py (tcgen05.shift, .ws, cp) shares, under public names ----------
 check_arch, step, pair_of, peers, in_shared, operand, tmem_a = _arch, _step, _pair, _peers, _in_shared, _operand, _tmem_a
+finish, scale_input_d = _finish, _scale_input_d          # and ops_tcgen05_sparse.py's

@@ -104,14 +104,15 @@ def a_from_tmem(words, k, elem_bits):
     return raw.astype(f"<u{max(elem_bits // 8, 1)}")
 
 
-def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=None, scale_b=None):
+def mma(inst, types, A, B, C, neg_a=False, neg_b=False, arch="sm_100", scale_a=None, scale_b=None, scale_d=None):
     """D's raw bits [M, N] (uint32; a 16-bit D in the low half) of A [M, K] x B [K, N] (raw bits)
     + C [M, N] (raw bits of D's format, zeros for enable-input-d false), through layoutsim.mma
-    (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N])."""
+    (block-scaled kinds: the raw scale matrices scale_a [M, K/32], scale_b [K/32, N]; scale_d:
+    scale-input-d, C scaled by 2^-scale_d, numerics.scale_d)."""
     fa, fb = str(types).split(".")[1:3]
     A = _negate(A, fa) if neg_a else A
     B = _negate(B, fb) if neg_b else B
-    d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b)
+    d = api.mma(inst, A, B, C, arch=arch, raw=True, types=types, scale_a=scale_a, scale_b=scale_b, scale_d=scale_d)
     return np.asarray(d).astype(np.uint32)
 
 

@@ -171,14 +171,18 @@ def _negated(x, fmt, on):
 
 def records_d(records):
     """MMA-Sim's D raw bits [batch, M, N] (D's width) of executed MMAs of one entry, types and
-    negation (layoutsim.ptx.events.Mma records), in one call of MMA-Sim's dot-product API."""
+    negation (layoutsim.ptx.events.Mma records), in one call of MMA-Sim's dot-product API. A record
+    with scale-input-d gives MMA-Sim its C * 2^-scale_d (layoutsim.numerics.scale_d: exact, assumed;
+    MMA-Sim has no such operand)."""
+    from layoutsim.numerics.scale_d import scale_c
     rec = records[0]
     op, block = tcgen05_op(rec.name, rec.types)
     fa, fb = rec.types.split(".")[1:3]
     stack = lambda f: np.stack([f(r) for r in records])             # noqa: E731
     scales = (stack(lambda r: r.scale_a), stack(lambda r: r.scale_b)) if block else (None, None)
     return dpa(op, rec.types, block, _negated(stack(lambda r: r.a), fa, rec.neg_a),
-               _negated(stack(lambda r: r.b), fb, rec.neg_b), stack(lambda r: r.c), *scales)
+               _negated(stack(lambda r: r.b), fb, rec.neg_b),
+               stack(lambda r: scale_c(rec.types.split(".")[0], r.c, r.scale_d)), *scales)
 
 
 def compare_records(records, chunk=1 << 19):

@@ -1,0 +1,145 @@
+"""tcgen05.mma.sp (sparse A, its metadata in tensor memory) in the executor: PTX ISA 9.x 9.7.16.10.9.2
+'tcgen05.mma.sp' and 9.7.16.10.8 'Sparse Matrices'.
+
+  tcgen05.mma.sp.cta_group::1.kind::{f16,tf32,f8f6f4} [d], a-desc, b-desc, [sp-meta], idesc
+      {, {disable-output-lane}}, enable-input-d {, scale-input-d}
+A's M x K/2 kept values are read through the descriptor as a dense M x K/2 operand, K-major, 8-bit or
+wider elements; the metadata (4 bits per chunk: numerics/sparse_tcgen05.py) from TMEM at sp-meta;
+B, D, the mask, enable-input-d and scale-input-d as the dense MMA's (ops_tcgen05._finish).
+
+Where the metadata lies (9.7.16.10.8.4, whose figures were not read here; CUTLASS 4.2's
+UMMA::tmem_e_frg, cute/atom/mma_traits_sm100.hpp, for M = 128 read through its layouts, assumed):
+  f16 / tf32 (32 metadata bits per row): one 32-bit column per MMA, row m's chunk c (of 8) in TMEM
+      lane m%8 + 8*(c//4) + 16*(m//16), bits 16*((m//8)%2) + 4*(c%4);
+  f8f6f4 / i8 (64 bits per row): two columns, row m in lane m, chunk c (of 16) in column c//8,
+      bits 4*(c%8).
+The sparsity selector (idesc bits 0-1) "selects the sub-columns ... to form the metadata matrix": it
+must be 0 for f8f6f4 and i8 (the ISA's words); for f16 / tf32 CuTe moves bit 0 of the metadata
+column into the selector (`id2 = tmem_e & 1`, the address then even), so selector s reads column
+sp-meta + s (assumed); an odd sp-meta column or a selector of 2 or 3 is a fault (not documented here).
+Refused in one line: .kind::i8 (the catalog lists no sparse non-.ws i8 shape: Table 39's rows for
+it were not read here), M = 64 (CuTe's tmem_e_frg implements M = 128 only), .cta_group::2, block-scaled
+.sp kinds, A from TMEM, .ashift, .ws.sp (ops_tcgen05_extra). Faults: a metadata index the ISA leaves
+undefined, the idesc's sparsity bit clear, an MN-major or FP6/FP4 A.
+"""
+import numpy as np
+
+from ..errors import LayoutsimError
+from ..formats import bits
+from ..isa import ptx_tcgen05_idesc as IDESC
+from ..isa.registry import get
+from ..numerics import sparse_tcgen05 as SP
+from . import tmem as TM
+from . import types as T
+from .builders import unsupported
+from .ops_matrix import read_words
+from .state import Fault
+
+KINDS = ("f16", "tf32", "f8f6f4")        # .kind::i8: the catalog has no non-.ws sparse i8 shape (not read here)
+
+
+def meta_cells(kind, M, K):
+    """(TMEM lane [M, chunks], column offset [M, chunks], bit [M, chunks]) of each metadata field
+    (see the module docstring; CUTLASS's tmem_e_frg for M = 128, assumed)."""
+    kept, size = SP.chunk(kind)
+    m, c = np.meshgrid(np.arange(M), np.arange(K // size), indexing="ij")
+    if kind in ("f16", "tf32"):
+        return m % 8 + 8 * (c // 4) + 16 * (m // 16), np.zeros_like(c), 16 * ((m // 8) % 2) + 4 * (c % 4)
+    return m, c // 8, 4 * (c % 8)
+
+
+def mma_sp(ins, b, prog, dense):
+    """The handler (ops_tcgen05.mma hands .sp here; `dense` is that module, for its shared steps)."""
+    kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
+    for mod, what in (("block_scale", "block-scaled tcgen05.mma.sp"), ("ashift", ".ashift"),
+                      ("cta_group::2", "tcgen05.mma.sp.cta_group::2 (Layout C and the pair's metadata)")):
+        if mod in ins.mods:
+            raise unsupported(ins, f"{what} is not modelled")
+    if kind not in KINDS:
+        raise unsupported(ins, f".kind::{kind}: tcgen05.mma.sp is modelled for .kind::{{{', '.join(KINDS)}}}")
+    o = ins.operands
+    if len(o) < 6 or o[3].kind != "addr":
+        raise unsupported(ins, "tcgen05.mma.sp takes [d-tmem], a-desc, b-desc, [sp-meta-tmem], idesc"
+                               "{, {disable-output-lane}}, enable-input-d{, scale-input-d}")
+    if o[1].kind == "addr":
+        raise unsupported(ins, "A from tensor memory ([a-tmem]) with .sp is not modelled")
+    dense.COL.usage(ins, ws=False)
+    rest = list(o[5:])
+    mask = read_words(b, b.elems(rest.pop(0), ins, 4), ins) if rest and rest[0].kind == "vec" else None
+    scale_d = dense.scale_input_d(ins, kind, rest) if len(rest) == 2 else None
+    if len(rest) != 1:
+        raise unsupported(ins, f"{len(o)} operands")
+    readers = [b.address(o[0], ins)[0], b.read(o[1], T.get("b64"), ins), b.read(o[2], T.get("b64"), ins),
+               b.address(o[3], ins)[0], b.read(o[4], T.get("b32"), ins), b.read(rest[0], T.get("pred"), ins)]
+
+    def fn(bt, g, full):
+        thr = np.flatnonzero(g)
+        if not len(thr):
+            return
+        bt.events.sync("async")
+        vals = [np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr] for r in readers]
+        masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4), np.uint32)
+        for j, t in enumerate(thr.tolist()):
+            da, av, bv, ma, iv, en = (int(v[j]) for v in vals)
+            _one(bt, ins, dense, kind, t, da, av, bv, ma, iv, bool(en), masks[j], scale_d)
+    return dense.step(fn, ("sp",) + (("scale_d",) if scale_d is not None else ()))
+
+
+def _decode(ins, t, idesc, kind):
+    try:
+        info = IDESC.decode(idesc, kind)
+    except LayoutsimError as e:
+        raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
+    name = info["name"].replace("tcgen05.mma.", "tcgen05.mma.sp.").replace(f"k{info['k']}", f"k{2 * info['k']}")
+    why = ("its sparsity bit (2) is 0: a dense descriptor for tcgen05.mma.sp" if not info["sparse"] else
+           f"M={info['m']}: the metadata layout of M=64 is not modelled (CUTLASS 4.2 UMMA::tmem_e_frg "
+           f"implements M=128 only)" if info["m"] != 128 else
+           "an MN-major A: the compressed A is modelled K-major only" if info["a_mn_major"] else
+           "FP6/FP4 operands with .sp are not modelled" if bits(info["types"].split(".")[1]) < 8
+           or bits(info["types"].split(".")[2]) < 8 else
+           "a negated integer operand (PTX ISA 9.7.16.4.2)" if kind == "i8" and (info["neg_a"] or info["neg_b"]) else
+           "saturation or a .ws shift" if info["saturate"] or info["max_shift"] else None)
+    if why:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x}: {why}", "invalid_operand")
+    try:
+        inst = get(name)
+    except LayoutsimError:
+        raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} gives {name}, not a legal shape",
+                    "invalid_operand") from None
+    return info, inst, idesc & 3
+
+
+def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector):
+    """The 4-bit metadata fields [M, K/chunk] of the MMA from TMEM at taddr (module docstring)."""
+    lane0, col0 = taddr >> 16, taddr & 0xFFFF
+    if kind in ("f8f6f4", "i8") and selector:
+        raise Fault(t, taddr, f"{ins.name}: sparsity selector {selector}: must be 0 for .kind::{kind} (PTX ISA "
+                              f"9.7.16.10.8.4)", "invalid_operand")
+    if kind in ("f16", "tf32") and (selector > 1 or col0 % 2):
+        raise Fault(t, taddr, f"{ins.name}: sparsity selector {selector} with metadata column {col0}: modelled are "
+                              f"selector 0/1 reading column sp-meta + selector from an even column (CUTLASS 4.2's "
+                              f"id2 = tmem_e & 1, assumed); the rest is not documented here", "invalid_operand")
+    if lane0:
+        raise Fault(t, taddr, f"{ins.name}: metadata address lane {lane0}: an M=128 metadata matrix starts at "
+                              f"lane 0", "invalid_operand")
+    lanes, cols, bit = meta_cells(kind, M, K)
+    cols = cols + col0 + (selector if kind in ("f16", "tf32") else 0)
+    tm = TM.of(bt)
+    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), f"{ins.name} (metadata)")
+    return (tm.cells[cta, lanes, cols] >> bit.astype(np.uint32)) & np.uint32(0xF)
+
+
+def _one(bt, ins, dense, kind, t, taddr, adesc, bdesc, meta, idesc, enable, mask, scale_d):
+    info, inst, selector = _decode(ins, t, idesc, kind)
+    M, N, K = inst.shape
+    fa, fb = info["types"].split(".")[1:3]
+    cta = int(bt.cta_index[t])
+    values = dense.operand(bt, ins, t, cta, adesc, M, K // 2, bits(fa), False, "A")
+    index = _metadata(bt, ins, t, cta, meta, kind, M, K, selector)
+    try:
+        A = SP.expand(kind, values, index)
+    except LayoutsimError as e:
+        raise Fault(t, meta, f"{ins.name}: {e}", "invalid_operand") from None
+    A = dense.COL.apply(TM.of(bt), ins, t, cta, *dense.COL.usage(ins, ws=False), A)
+    B = dense.operand(bt, ins, t, cta, bdesc, N, K, bits(fb), info["b_mn_major"], "B").T
+    dense.finish(bt, ins, t, inst, info, np.array([cta]), taddr, A, B, enable, mask, scale_d)

@@ -1,0 +1,214 @@
+"""tcgen05.mma.sp in the executor (layoutsim/ptx/ops_tcgen05_sparse.py), hand-written PTX (each kernel
+assembles with `ptxas -arch=sm_100a`, test_the_kernels_assemble_for_sm_100a): the four warps write the
+metadata into TMEM with tcgen05.st.32x32b.x2 (register r of lane l of warp w: TMEM lane 32w + l,
+column META + r, PTX ISA 9.7.16.2.3.1), thread 0 issues the sparse MMA, all read D back.
+
+Expected values: the metadata words are built here from CUTLASS 4.2's UMMA::tmem_e_frg (M = 128; the
+cells written out again in `words` below, assumed, as the module says), the logical A from the
+ISA's index table (9.7.16.10.8.1-2, written out again here), and D is layoutsim.mma of the logical A and,
+where pip mmasim is installed, MMA-Sim's two chained dense MMAs of the K halves
+(tests/numerics/test_sparse_tcgen05.py shows the two agree)."""
+import importlib.util
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import layoutsim
+from layoutsim import ptx
+from layoutsim.isa.ptx_tcgen05_idesc import encode as idesc_of
+from layoutsim.ptx.state import PtxFault
+from layoutsim.smem.umma import UmmaDescriptor
+
+from test_ptx_tcgen05 import SM, k_major, mma_kernel, operand, rules_kernel
+
+META = 256                               # the metadata's first TMEM column (D takes columns 0..N-1)
+MMA = "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;"
+PAIRS = {0b0100: (0, 1), 0b1000: (0, 2), 0b1100: (0, 3), 0b1001: (1, 2), 0b1101: (1, 3), 0b0110: (2, 1),
+         0b1110: (2, 3)}
+STORE = """  bar.sync 0;
+  ld.shared.u32 %r2, [%r1];
+  mul.wide.u32 %rd5, %r3, 8;
+  add.s64 %rd6, %rd1, %rd5;
+  ld.global.v2.u32 {%r30, %r31}, [%rd6+16384];
+  shr.u32 %r5, %r3, 5;
+  shl.b32 %r32, %r5, 21;
+  add.u32 %r33, %r2, %r32;
+  add.u32 %r33, %r33, 256;
+  tcgen05.st.sync.aligned.32x32b.x2.b32 [%r33], {%r30, %r31};
+  tcgen05.wait::st.sync.aligned;
+"""
+
+
+def sparse_kernel(kind, N, selector_column=0):
+    src = mma_kernel(N, 16384).replace(MMA, f"add.u32 %r34, %r2, {META + selector_column};\n  "
+                                            f"tcgen05.mma.sp.cta_group::1.kind::{kind} [%r2], %rd10, %rd11, [%r34], "
+                                            f"%r20, %p3;")
+    anchor = "  tcgen05.fence::before_thread_sync;\n  bar.sync 0;"
+    assert src.count(anchor) == 1
+    return src.replace(anchor, STORE + anchor)
+
+
+def words(kind, index):
+    """TMEM words [128 lanes, 2 columns] holding the metadata fields index [128, chunks] (tmem_e_frg):
+    f16/tf32: row m's chunk c in lane m%8 + 8(c//4) + 16(m//16), bits 16((m//8)%2) + 4(c%4), one column;
+    f8f6f4/i8: row m in lane m, chunk c in column c//8, bits 4(c%8)."""
+    out = np.zeros((128, 2), np.uint32)
+    for m in range(128):
+        for c in range(index.shape[1]):
+            if kind in ("f16", "tf32"):
+                lane, col, bit = m % 8 + 8 * (c // 4) + 16 * (m // 16), 0, 16 * ((m // 8) % 2) + 4 * (c % 4)
+            else:
+                lane, col, bit = m, c // 8, 4 * (c % 8)
+            out[lane, col] |= np.uint32(int(index[m, c]) << bit)
+    return out
+
+
+def logical(values, index, size):
+    M, n = index.shape
+    kept = values.shape[1] // n
+    out = np.zeros((M, n * size), values.dtype)
+    for m in range(M):
+        for c in range(n):
+            pos = ({0b0100: (0,), 0b1110: (1,)} if size == 2 else PAIRS)[int(index[m, c])]
+            for j, p in enumerate(pos):
+                out[m, size * c + p] = values[m, kept * c + j]
+    return out
+
+
+def _oracle():
+    if importlib.util.find_spec("mmasim") is None or importlib.util.find_spec("torch") is None:
+        return None
+    path = pathlib.Path(__file__).parents[1] / "numerics" / "mmasim_oracle.py"
+    spec = importlib.util.spec_from_file_location("mmasim_oracle", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run(kind, types, N, values, B, index, meta_words, selector=0, column=0, idesc=None):
+    M = 128
+    img = np.zeros(16384 + 1024, np.uint8)
+    descs = []
+    for x, base in ((values, 0), (B, 8192)):
+        e = x.dtype.itemsize
+        mn, k = x.shape
+        lbo, sbo = 128, 128 * (k * e // 16)
+        img[(base + k_major(mn, k, e, lbo, sbo))[..., None] + np.arange(e)] = x.view(np.uint8).reshape(mn, k, e)
+        descs.append(UmmaDescriptor(SM + base, lbo, sbo).encode())
+    img[16384:] = meta_words.view(np.uint8).reshape(-1)
+    if idesc is None:
+        idesc = idesc_of(kind, M, N, types) | 1 << 2 | selector
+    out = np.zeros((128, N), np.uint32)
+    return ptx.run(sparse_kernel(kind, N, column), "k", 1, 128,
+                   [img, out, np.uint64(descs[0]), np.uint64(descs[1]), np.uint32(idesc)],
+                   arch="sm_100", shared_bytes=0, record_mmas=True)
+
+
+CASES = [  # kind, types, N, selector, MMA-Sim label
+    ("f16", "f32.f16.f16", 32, 0, "f16"),
+    ("f16", "f32.bf16.bf16", 16, 1, "bf16"),
+    ("f16", "f16.f16.f16", 16, 0, "f16->f16"),
+    ("tf32", "f32.tf32.tf32", 16, 1, "tf32"),
+    ("f8f6f4", "f32.e4m3.e5m2", 16, 0, "f8f6f4 e4m3.e5m2"),
+]
+
+
+@pytest.mark.parametrize("kind,types,N,selector,label", CASES)
+def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, label):
+    d, fa, fb = types.split(".")
+    K = {"tf32": 16, "f16": 32, "f8f6f4": 64, "i8": 64}[kind]
+    size = 2 if kind == "tf32" else 4
+    rng = np.random.default_rng(K + N + selector)
+    values = operand(rng, fa, (128, K // 2))
+    B = operand(rng, fb, (N, K))
+    table = [0b0100, 0b1110] if size == 2 else list(PAIRS)
+    index = np.array(table, np.uint8)[rng.integers(0, len(table), (128, K // size))]
+    meta = np.zeros((128, 2), np.uint32)
+    w = words(kind, index)
+    if kind in ("f16", "tf32"):
+        meta[:, selector] = w[:, 0]           # selector s: column META + s (CUTLASS id2 = tmem_e & 1)
+        meta[:, 1 - selector] = 0x77777777    # the other column: undefined indices, must not be read
+    else:
+        meta = w
+    e = values.dtype.itemsize
+    v, b = values.view(f"u{e}"), B.view(f"u{e}")
+    r = run(kind, types, N, v, b, index, meta, selector)
+    A = logical(v, index, size)
+    inst = layoutsim.get(f"tcgen05.mma.sp.cta_group::1.kind::{kind}.m128n{N}k{K}")
+    want = layoutsim.mma(inst, A, np.ascontiguousarray(b.T), np.zeros((128, N), np.uint16 if d == "f16" else np.uint32),
+                         arch="sm_100a", raw=True, types=types).astype(np.uint32)
+    got = r.buffers[1] & (0xFFFF if d == "f16" else 0xFFFFFFFF)
+    assert np.array_equal(got, want)
+    (rec,) = r.mmas
+    assert rec.name == inst.name and np.array_equal(rec.a, A)
+    sources = [d["source"] for d in r.fidelity["documented_instructions"] if d["instruction"].startswith("tcgen05.mma")]
+    assert sources and all(".sp" in s and "assumed" in s for s in sources)   # the fidelity line names the assumption
+    oracle = _oracle()
+    if oracle is not None and label is not None:
+        h = K // 2
+        bt = np.ascontiguousarray(b.T)
+        zero = np.zeros((1, 128, N), np.uint16 if d == "f16" else np.uint32)
+        half = oracle.mmasim_d(label, A[None, :, :h], bt[None, :h], zero)
+        ref = oracle.mmasim_d(label, A[None, :, h:], bt[None, h:], half)[0]
+        assert np.array_equal(got.astype(ref.dtype), ref)
+
+
+def _f16_case():
+    rng = np.random.default_rng(3)
+    values = operand(rng, "f16", (128, 16)).view(np.uint16)
+    B = operand(rng, "f16", (16, 32)).view(np.uint16)
+    index = np.full((128, 8), 0b0100, np.uint8)
+    return values, B, index
+
+
+@pytest.mark.parametrize("tamper,match", [
+    ("index", r"0b0001 .* not a meaningful index"),
+    ("selector2", r"sparsity selector 2"),
+    ("odd", r"metadata column 257"),
+    ("dense", r"sparsity bit \(2\) is 0"),
+])
+def test_bad_metadata_or_descriptor_is_a_fault(tamper, match):
+    values, B, index = _f16_case()
+    if tamper == "index":
+        index[9, 3] = 0b0001
+    meta = np.zeros((128, 2), np.uint32)
+    meta[:, 0] = words("f16", index)[:, 0]
+    kw = {"selector2": dict(selector=2), "odd": dict(column=1),
+          "dense": dict(idesc=idesc_of("f16", 128, 32, "f32.f16.f16"))}.get(tamper, {})
+    with pytest.raises(PtxFault, match=match) as e:
+        run("f16", "f32.f16.f16", 32, values, B, index, meta, **kw)
+    assert e.value.fault["kind"] == "invalid_operand"
+
+
+def test_m64_is_a_fault_naming_the_layout_not_modelled():
+    values, B, index = _f16_case()
+    with pytest.raises(PtxFault, match="M=64: the metadata layout of M=64 is not modelled"):
+        run("f16", "f32.f16.f16", 32, values, B, index, np.zeros((128, 2), np.uint32),
+            idesc=idesc_of("f16", 64, 32, "f32.f16.f16") | 4)
+
+
+@pytest.mark.parametrize("line,match", [
+    ("tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", r"\.sp\.cta_group::2 \("),
+    ("tcgen05.mma.sp.cta_group::1.kind::f16 [%r1], [%r1], %rd1, [%r1], %r1, %p1;", "A from tensor memory"),
+    ("tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, [%r1], %r1, [%r1], [%r1], %p1;",
+     "block-scaled tcgen05.mma.sp"),
+    ("tcgen05.mma.sp.cta_group::1.kind::i8 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", r"\.kind::i8: tcgen05.mma.sp is modelled"),
+])
+def test_forms_not_modelled_are_refused_in_one_line(line, match):
+    src = rules_kernel(f"  .reg .b64 %rd<2>;\n  {line}")
+    with pytest.raises(layoutsim.LayoutsimError, match=match) as e:
+        ptx.run(src, "k", 1, 32, [], arch="sm_100")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA 13) not installed")
+def test_the_kernels_assemble_for_sm_100a(tmp_path):
+    for n, kind in enumerate(("f16", "tf32", "f8f6f4", "i8")):
+        p = tmp_path / f"k{n}.ptx"
+        p.write_text(sparse_kernel(kind, 16))
+        res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
