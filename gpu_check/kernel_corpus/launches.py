@@ -54,8 +54,9 @@ def _triton(name):
     entry = {x["case"]: x for x in R.load_manifest(CORPUS)["cases"]}[name]
     params = entry["params"]
 
-    def outputs(r):
-        return {f"arg{p['arg']}": b for p, b in zip(params, r.buffers) if "arg" in p and b is not None}
+    def outputs(r):                # a host tensor descriptor's array is its first PTX parameter's buffer
+        return {f"arg{p['arg']}": r.buffers[k] for p, k in zip(params, R.first_slots(entry))
+                if "arg" in p and r.buffers[k] is not None}
     return Setup(R.ptx_text(CORPUS, entry), entry["kernel"], entry["grid"], entry["block"],
                  R.arguments(entry, cases.inputs(name)), {"arch": entry["arch"], "shared_bytes": entry["shared_bytes"]},
                  outputs)

@@ -33,11 +33,6 @@ EXPLAINED = {
     ("tut_matmul_persistent_fp8", _ST): (512, 725, 760, "the GPU's count varies between identical runs, always above"),
     ("tut_matmul_descriptor_persistent", _ST): (1114, 1219, 1239, "the GPU's count varies between identical "
                                                                    "runs, always above"),
-    **{(case, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"): (
-        model, gpu, gpu, "not explained: the model counts 20 global load sectors more than the GPU's five equal "
-                         "runs; both grouped GEMMs read their matrices' addresses from device tables (the only "
-                         "cases that do)") for case, model, gpu in (("tut_grouped_gemm", 3896, 3876),
-                                                                   ("tut_grouped_gemm_tma", 204, 184))},
 }
 
 

@@ -185,7 +185,7 @@ class Costs:
         self.warp_instructions = 0
         self.dsmem = np.zeros(n, np.int64)    # shared::cluster accesses (per thread) of each line: not costed
         self.st_part = np.zeros(n, np.int64)  # a line that both loads and stores (kind "ld+st"): its store wavefronts
-        self.sunk = prog.sunk                 # ld.shared site -> the site of its one reader (sinking.py)
+        self.sunk = prog.sunk                 # sunk ld site -> the site it is costed at (sinking.py)
         self.held = {}                        # reader site -> [the held loads' records] (on_access)
         self._steps = _STEPS                  # _step_key -> what the step did (_replay)
         self._program = (prog.identity, arch)     # what a kept step's key starts with
@@ -222,7 +222,7 @@ class Costs:
         if not rec.issued:
             return
         if self.sunk:
-            if rec.site in self.sunk and rec.op == "ld" and rec.space == "shared":
+            if rec.site in self.sunk and rec.op == "ld" and rec.space in ("shared", "global"):
                 self._hold(rec)
                 return
             if rec.site in self.held:
@@ -236,8 +236,8 @@ class Costs:
         kept = [_subset(h, ~np.isin(h.threads, rec.threads)) if h.site == rec.site else h
                 for h in self.held.get(use, [])]
         self.held[use] = [h for h in kept if h is not None] + [rec]
-        self.notes[rec.site] = (f"ptxas sinks this load into its one reader, line {self._line[use]} (predicated): "
-                                f"costed for the lanes that run it")
+        self.notes[rec.site] = (f"ptxas sinks this load to line {self._line[use]}: costed for the lanes that "
+                                f"run that line")
 
     def _release(self, rec):
         """The reader of held loads ran in rec.threads: those lanes' loads are costed now."""

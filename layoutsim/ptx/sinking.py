@@ -14,12 +14,28 @@ counts 99). Costs (costs.py) holds such a load back and costs it for the lanes t
 
 Nothing may stand between the load and its reader that the load would have to cross: a label (a
 branch target), a branch, a barrier or fence, a call, or a write to shared or generic memory.
+
+ptxas also sinks a load past a conditional branch when every reader of its value lies in the block
+the branch falls through to: the lanes that branch away never issue it. Triton's grouped GEMM
+(tutorial 08) loads a group's sizes, tests with two of them whether its tile is in the group, and
+reads the third only if so; ptxas 13.0's SASS for sm_90a issues that third `LDG` after the `@P BRA`
+(nvdisasm of tests/data/triton_corpus/ptx/tut_grouped_gemm*.ptx.gz), and ncu counts 184 global-load
+sectors on the H100 where costing it before the branch gives 204 (tut_grouped_gemm_tma: 36
+executions before the branch, 16 after). Such a load (a plain ld.global, nothing
+between it and the branch but arithmetic on registers) is held until the first memory access of
+the fall-through path runs, and costed for the lanes that run that access. The path is the code the
+branch falls through to, through unconditional jumps, up to the next conditional branch, call or
+return; every reader of the load must lie on it before the first label another path can reach (a
+branch target), and the access is its first unguarded global or
+shared ld/st, which every lane on the path issues (tut_grouped_gemm: the path jumps to its inner
+loop's header, whose first load is that access; tut_grouped_gemm_tma: a load in the same block).
 """
 from .access import space_of
 
 CROSSING = ("bra", "brx", "bar", "barrier", "membar", "fence", "call", "ret", "exit", "mbarrier",
             "cp", "wgmma", "tcgen05", "griddepcontrol")
 WRITES = ("st", "atom", "red", "stmatrix", "wmma", "tensormap")
+PATH_LIMIT = 4096          # instructions followed from a branch looking for a sunk load's readers
 
 
 def _slots(prog, ops, ins):
@@ -74,17 +90,101 @@ def _then_returns(steps, pc):
     return st.ins.opcode == "exit" or (st.ins.opcode == "ret" and st.ins.extra.get("ret_label") is None)
 
 
-def decide(prog):
-    """{site of a sunk ld.shared: site of its one reader} for the Program `prog`."""
-    steps = prog.steps
-    readers = {}                                  # slot -> how many instructions read it
-    for st in steps:
+def _readers(prog):
+    """{register slot: the pcs of the instructions that read it}."""
+    out = {}
+    for pc, st in enumerate(prog.steps):
         if st.ins is not None:
             for s in set(_reads(prog, st.ins)):
-                readers[s] = readers.get(s, 0) + 1
-    # labels some instruction names (a branch target); Triton's $L__tmp debug labels are none
-    named = {o.value for st in steps if st.ins is not None for o in st.ins.operands if o.kind == "sym"}
-    targets = {pc for name, pc in prog.labels.items() if name in named}
+                out.setdefault(s, []).append(pc)
+    return out
+
+
+def _targets(prog):
+    """The pcs of labels some instruction names (branch targets); Triton's $L__tmp debug labels are none."""
+    named = {o.value for st in prog.steps if st.ins is not None for o in st.ins.operands if o.kind == "sym"}
+    return {pc for name, pc in prog.labels.items() if name in named}
+
+
+def decide(prog):
+    """{site of a sunk load: site of the access it is costed at} for the Program `prog`: loads
+    sunk into their one predicated reader, then loads sunk past a branch (the module docstring)."""
+    readers = _readers(prog)
+    targets = _targets(prog)
+    out = _into_reader(prog, {s: len(v) for s, v in readers.items()}, targets)
+    for site, at in _past_branch(prog, readers, targets).items():
+        out.setdefault(site, at)
+    return out
+
+
+def _plain_global_load(ins):
+    # ld.shared is left where it is: CUB's select_if (tests/data/cub) has an ld.shared before a branch
+    # whose readers all lie on the fall-through path, and ncu counts it for every lane (710 wavefronts;
+    # held back, 636)
+    return (ins is not None and ins.opcode == "ld" and space_of(ins.mods) == "global" and
+            ins.guard is None and not {"volatile", "relaxed", "acquire", "mmio"} & set(ins.mods) and
+            ins.operands and ins.operands[0].kind in ("reg", "vec"))
+
+
+def _past_branch(prog, readers, targets):
+    steps = prog.steps
+    out, seen = {}, {}
+    for pc, st in enumerate(steps):
+        if not _plain_global_load(st.ins):
+            continue
+        dest = set(_writes(prog, st.ins))
+        target = None
+        j = pc + 1
+        while dest and j < len(steps) and j not in targets:       # straight to a guarded branch
+            other = steps[j].ins
+            if other is None or dest & set(_reads(prog, other)) or dest & set(_writes(prog, other)):
+                break
+            if other.opcode == "bra":
+                if other.guard is not None:
+                    target = _fall_through_access(prog, steps, j + 1, dest, readers, targets)
+                break
+            if other.opcode in CROSSING or other.opcode in WRITES or other.opcode in ("ld", "ldu", "tensormap"):
+                break
+            j += 1
+        if seen.setdefault(st.site, target) != target:             # an inlined copy decided otherwise
+            out.pop(st.site, None)
+            continue
+        if target is not None:
+            out[st.site] = target
+    return out
+
+
+def _fall_through_access(prog, steps, start, dest, readers, targets):
+    """The site of the first memory access on the path the branch falls through to (through
+    unconditional jumps, up to the next conditional branch or the end of the thread), where every
+    reader of `dest` lies on that path; or None."""
+    pcs = set(pc for s in dest for pc in readers.get(s, []))
+    j, path, anchor, own = start, [], None, None
+    while pcs and j < len(steps) and j not in path and len(path) < PATH_LIMIT:
+        if own is None and j in targets and j != start:     # other paths join here: readers must come before
+            own = set(path)
+        path.append(j)
+        ins = steps[j].ins
+        if ins is None:
+            j += 1
+            continue
+        if anchor is None and ins.opcode in ("ld", "st") and ins.guard is None and \
+                space_of(ins.mods) in ("global", "shared"):
+            anchor = steps[j].site
+        if ins.opcode == "bra" and ins.guard is None:                 # bra.uni: follow it
+            label = next((o.value for o in ins.operands if o.kind == "sym"), None)
+            if label not in prog.labels:
+                return None
+            j = prog.labels[label]
+            continue
+        if ins.opcode in ("bra", "brx", "ret", "exit", "call"):
+            break
+        j += 1
+    return anchor if pcs and pcs <= (own if own is not None else set(path)) else None
+
+
+def _into_reader(prog, readers, targets):
+    steps = prog.steps
     out, seen = {}, {}
     for pc, st in enumerate(steps):
         ins = st.ins

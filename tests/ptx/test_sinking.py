@@ -77,3 +77,43 @@ def test_the_sunk_load_costs_only_the_lanes_of_its_reader():
     got = np.asarray(r.buffers[0]).view(np.uint32)
     assert got[:64].tolist() == [7] * 32 + [0] * 32    # s[0], by lanes 0-31
 
+
+
+# ptxas sinks a global load past a conditional branch when every reader of its value lies on the
+# path the branch falls through to (SASS of Triton's grouped GEMM, tutorial 08, for sm_90a: the LDG of
+# a group's K issued after the `@P BRA`; ncu on the GPU counts it for the lanes that fall through,
+# tests/triton_frontend/test_triton_corpus_replay.py: tut_grouped_gemm and tut_grouped_gemm_tma)
+PAST_BRANCH = """ cvt.u64.u32 %rd2, %r2;
+ add.s64 %rd3, %rd1, %rd2;
+ ld.global.b32 %r5, [%rd3];
+ setp.ge.u32 %p1, %r1, 64;
+ @%p1 bra DONE;
+ add.s32 %r6, %r5, 1;
+ st.global.b32 [%rd3+4096], %r6;
+DONE:
+ ret;
+"""
+
+
+def test_a_global_load_read_only_past_a_branch_is_sunk_to_the_fall_through_access():
+    text = _kernel(PAST_BRANCH)
+    assert _sunk(text) == {_line(text, "ld.global"): _line(text, "st.global")}
+    # a reader before the branch, or one on the branch's target, keeps it in place
+    before = PAST_BRANCH.replace(" setp.ge.u32 %p1, %r1, 64;", " setp.ge.u32 %p1, %r5, 64;")
+    assert _sunk(_kernel(before)) == {}
+    after = PAST_BRANCH.replace(" ret;\n", " st.global.b32 [%rd3+8192], %r5;\n ret;\n")
+    assert _sunk(_kernel(after)) == {}
+    # ld.shared is left in place (CUB's select_if: ncu counts it for every lane)
+    shared = PAST_BRANCH.replace(" ld.global.b32 %r5, [%rd3];", " ld.shared.b32 %r5, [s];")
+    assert _sunk(_kernel(shared)) == {}
+
+
+def test_the_load_sunk_past_a_branch_costs_only_the_lanes_that_fall_through():
+    text = _kernel(PAST_BRANCH)
+    buf = np.arange((1024 + 4096) // 4, dtype=np.uint32)
+    r = P.run(text, "k", (1, 1, 1), (256, 1, 1), [buf])
+    row = next(s for s in r.instructions if s.line == _line(text, "ld.global"))
+    # 8 warps execute the PTX load; lanes 0-63 (two warps, 128 contiguous bytes each) fall through
+    assert row.executions == 8 and row.sectors == 8 and "sinks this load" in row.note
+    got = np.asarray(r.buffers[0])
+    assert np.array_equal(got[1024:1024 + 64], np.arange(64) + 1)
