@@ -96,13 +96,32 @@ def fma32_rn(x, y, z):
     to f32. Rounding twice gives the correctly rounded result unless the float64 sum is an f32
     halfway point (its float64 rounding may have made the tie) or an f32 subnormal (whose
     halfway points have fewer bits): where any lane is one of those, the batch takes fma32's
-    rounding to odd. Its NaN is the canonical one (_canon32)."""
+    rounding to odd. Its NaN is the canonical one (_canon32). Registers of one length: the same
+    in one compiled loop (fma_kernel.py)."""
+    if _lanes32(x, y, z):
+        from .fma_kernel import fma_rn
+        r = fma_rn(x, y, z)
+        if r is not None:
+            return r
+        return fma32(x, y, z, T.get("f32"), "rn", False, False)
+    return fma32_rn_numpy(x, y, z)
+
+
+def fma32_rn_numpy(x, y, z):
+    """fma32_rn in numpy calls (any shapes that broadcast: an immediate operand, a scalar)."""
     with np.errstate(all="ignore"):
         s = np.asarray(np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64))
         risky = ((s.view(np.uint64) & _LOW29) == _HALF) | ((s != 0) & (np.abs(s) < F.MIN_NORMAL["f32"]))
         if np.any(risky):
             return fma32(x, y, z, T.get("f32"), "rn", False, False)
         return _canon32(s)
+
+
+def _lanes32(*vs):
+    """Whether every one of vs is a 1-D C-contiguous float32 array, all of one length."""
+    n = vs[0].shape[0] if isinstance(vs[0], np.ndarray) and vs[0].ndim == 1 else -1
+    return all(isinstance(v, np.ndarray) and v.dtype == np.float32 and v.ndim == 1 and v.shape[0] == n
+               and v.flags.c_contiguous for v in vs)
 
 
 def _canon32(v):
