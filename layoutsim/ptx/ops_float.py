@@ -5,6 +5,8 @@ operations (ex2/lg2/sin/cos/rsqrt/tanh/rcp/sqrt/div .approx, div.full) are hardw
 they are computed by `layoutsim.numerics.sfu` when it models the instruction, else by a
 correctly rounded stand-in that is marked "not proven exact" in the run's report.
 """
+import sys
+
 import numpy as np
 
 from ..errors import LayoutsimError
@@ -97,14 +99,30 @@ def fma32_rn(x, y, z):
     halfway point (its float64 rounding may have made the tie) or an f32 subnormal (whose
     halfway points have fewer bits): where any lane is one of those, the batch takes fma32's
     rounding to odd. Its NaN is the canonical one (_canon32). Registers of one length: the same
-    in one compiled loop (fma_kernel.py)."""
-    if _lanes32(x, y, z):
+    in one compiled loop (fma_kernel.py), once the process has numba up (_compiled)."""
+    if _lanes32(x, y, z) and _compiled():
         from .fma_kernel import fma_rn
         r = fma_rn(x, y, z)
         if r is not None:
             return r
         return fma32(x, y, z, T.get("f32"), "rn", False, False)
     return fma32_rn_numpy(x, y, z)
+
+
+# Starting numba (the first call of any compiled function in a process) takes about 0.5 s, which a
+# kernel with no MMA and no new bank pattern never pays; the compiled loop saves about 15 us per
+# step. So it is used once something else has imported numba, or after BREAK_EVEN steps that
+# could have taken it (a long run, which then gains).
+BREAK_EVEN = 32768
+_fma_steps = 0
+
+
+def _compiled():
+    global _fma_steps
+    if _fma_steps >= BREAK_EVEN or "numba" in sys.modules:
+        return True
+    _fma_steps += 1
+    return False
 
 
 def fma32_rn_numpy(x, y, z):
