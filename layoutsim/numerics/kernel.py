@@ -306,8 +306,10 @@ def in_chunks(nb, fn):
     """fn(lo, hi) over instances 0..nb-1: one call on this thread for a small batch (below
     SERIAL_BELOW), else in chunks over numba.get_num_threads() threads (layoutsim.chunks; the
     compiled chunk functions release the GIL)."""
-    threads = get_num_threads()
-    chunks.in_chunks(nb, fn, 1 if nb < SERIAL_BELOW else threads, "layoutsim-mma")
+    if nb < SERIAL_BELOW:        # get_num_threads() costs microseconds: not asked for a small batch
+        fn(0, nb)
+        return
+    chunks.in_chunks(nb, fn, get_num_threads(), "layoutsim-mma")
 
 
 # Below this many instructions a batch runs on the calling thread: waking the worker threads

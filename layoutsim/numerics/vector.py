@@ -222,8 +222,12 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     left = np.empty(((hi - lo) * M * N, 1 if late else 3), np.int64)
     o2 = out.reshape(nb, M * N)
     c2 = c.reshape(nb, M * N)
-    n, n_left = _vcore(a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2,
-                       cfg, formats(cfg), M, K, lo, hi, vdt, *scratch, redo, left, hold)
+    fm = formats(cfg)
+    args = (a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2, cfg, fm, M, K, lo, hi, vdt, *scratch, redo, left, hold)
+    # every argument type but those of a, b, c and cfg is fixed by fm, vdt and hold (np.empty
+    # arrays, Python ints); a, b, c come C-contiguous and writeable (api._kernel_array)
+    n, n_left = _call_vcore(args, (a.dtype, b.dtype, c.dtype, cfg.dtype, a.flags.aligned, b.flags.aligned,
+                                   c.flags.aligned, cfg.flags.c_contiguous, int(fm), vdt, hold is None))
     if n_left and late:
         _vlate(o2, c2, cfg, left, n_left)
     elif n_left:
@@ -231,6 +235,25 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     if n:
         for bi in redo[:n]:
             general(a, b, c, cfg, out, bi, bi + 1)
+
+
+_ENTRIES = {}            # the argument types of a _vcore call, as _vchunk keys them -> its compiled code
+
+
+def _call_vcore(args, key):
+    """_vcore(*args) through the compiled code numba's dispatcher chose for the same argument
+    types before: the dispatcher types every one of its 23 arguments on every call (14 of the
+    25 us a small batch's call took, issue 26). The code is the dispatcher's own overload for
+    exactly these types (found by its typeof of each argument); where there is none (a
+    conversion), every call goes through the dispatcher."""
+    entry = _ENTRIES.get(key)
+    if entry is not None:
+        return entry(*args)
+    out = _vcore(*args)
+    cres = _vcore.overloads.get(tuple(_vcore.typeof_pyval(x) for x in args))
+    if cres is not None:
+        _ENTRIES[key] = cres.entry_point
+    return out
 
 
 _FORMATS = {}            # cfg's bytes -> formats(cfg) (per call otherwise: the executor's thousands)

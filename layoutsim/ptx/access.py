@@ -58,6 +58,10 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
     the given threads' addresses (int64), after the checks. Generic addresses are split by
     window."""
     addr = np.asarray(addr, np.int64)
+    if space == "shared" and bt.cluster_size == 1 and bt.fast:
+        got = _own_shared(bt, addr, threads, nbytes)
+        if got is not None:
+            return got
     if space == "generic":
         out = []
         win = addr & ~np.int64(WINDOW - 1)
@@ -110,6 +114,17 @@ def locate(bt, space, addr, threads, nbytes, what, kparam=False):
         _check_range(addr, nbytes, bt.prog.param_size, threads, "the call parameters", "param")
         return [("param", bt.params_v, bt.param_base[threads] + addr, threads, addr)]
     raise ValueError(space)
+
+
+def _own_shared(bt, addr, threads, nbytes):
+    """locate's answer for shared addresses of a CTA outside a cluster that are all aligned and
+    inside its shared memory (no rank field then: the checks below pass), in four numpy calls
+    instead of a dozen; None when any is not (the general path then words the fault)."""
+    if not addr.size or nbytes & (nbytes - 1) or (addr & (nbytes - 1)).any():
+        return None
+    if int(addr.min()) < 0 or int(addr.max()) + nbytes > bt.smem_size:
+        return None
+    return [("shared", bt.smem_v, bt.smem_base[threads] + addr, threads, addr)]
 
 
 def load(bt, parts, nbytes):

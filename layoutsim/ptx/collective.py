@@ -42,8 +42,12 @@ def whole_warps(bt, g, ins):
     """(warp indices, their threads [nA, 32]) of the warps executing `ins`; a Fault when one of
     them runs it with a lane missing."""
     if g.all():                          # every thread of the batch: every warp, whole
-        w = np.arange(bt.W)
-        return w, w[:, None] * 32 + np.arange(32)
+        if bt.every_warp is None:        # made once per batch, read-only: every caller shares them
+            w = np.arange(bt.W)
+            t = w[:, None] * 32 + np.arange(32)
+            w.flags.writeable = t.flags.writeable = False
+            bt.every_warp = (w, t)
+        return bt.every_warp
     G = g.reshape(bt.W, 32)
     w = np.flatnonzero(G.any(1))
     if len(w):

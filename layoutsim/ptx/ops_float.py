@@ -5,6 +5,8 @@ operations (ex2/lg2/sin/cos/rsqrt/tanh/rcp/sqrt/div .approx, div.full) are hardw
 they are computed by `layoutsim.numerics.sfu` when it models the instruction, else by a
 correctly rounded stand-in that is marked "not proven exact" in the run's report.
 """
+import sys
+
 import numpy as np
 
 from ..errors import LayoutsimError
@@ -96,13 +98,48 @@ def fma32_rn(x, y, z):
     to f32. Rounding twice gives the correctly rounded result unless the float64 sum is an f32
     halfway point (its float64 rounding may have made the tie) or an f32 subnormal (whose
     halfway points have fewer bits): where any lane is one of those, the batch takes fma32's
-    rounding to odd. Its NaN is the canonical one (_canon32)."""
+    rounding to odd. Its NaN is the canonical one (_canon32). Registers of one length: the same
+    in one compiled loop (fma_kernel.py), once the process has numba up (_compiled)."""
+    if _lanes32(x, y, z) and _compiled():
+        from .fma_kernel import fma_rn
+        r = fma_rn(x, y, z)
+        if r is not None:
+            return r
+        return fma32(x, y, z, T.get("f32"), "rn", False, False)
+    return fma32_rn_numpy(x, y, z)
+
+
+# Starting numba (the first call of any compiled function in a process) takes about 0.5 s, which a
+# kernel with no MMA and no new bank pattern never pays; the compiled loop saves about 15 us per
+# step. So it is used once something else has imported numba, or after BREAK_EVEN steps that
+# could have taken it (a long run, which then gains).
+BREAK_EVEN = 32768
+_fma_steps = 0
+
+
+def _compiled():
+    global _fma_steps
+    if _fma_steps >= BREAK_EVEN or "numba" in sys.modules:
+        return True
+    _fma_steps += 1
+    return False
+
+
+def fma32_rn_numpy(x, y, z):
+    """fma32_rn in numpy calls (any shapes that broadcast: an immediate operand, a scalar)."""
     with np.errstate(all="ignore"):
         s = np.asarray(np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64))
         risky = ((s.view(np.uint64) & _LOW29) == _HALF) | ((s != 0) & (np.abs(s) < F.MIN_NORMAL["f32"]))
         if np.any(risky):
             return fma32(x, y, z, T.get("f32"), "rn", False, False)
         return _canon32(s)
+
+
+def _lanes32(*vs):
+    """Whether every one of vs is a 1-D C-contiguous float32 array, all of one length."""
+    n = vs[0].shape[0] if isinstance(vs[0], np.ndarray) and vs[0].ndim == 1 else -1
+    return all(isinstance(v, np.ndarray) and v.dtype == np.float32 and v.ndim == 1 and v.shape[0] == n
+               and v.flags.c_contiguous for v in vs)
 
 
 def _canon32(v):

@@ -19,6 +19,7 @@ from ..warpcore import registers as core_regs
 from ..warpcore import wmma as core_wmma
 from . import cluster as CL
 from . import types as T
+from . import mma_regs
 from . import wmma as WM
 from .access import locate, space_of
 from .builders import need, unsupported
@@ -183,10 +184,21 @@ def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
         _check_words(b, ops, frag, ins, name)
     ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
     wd = write_words(b, d, ins)
+    # the same elements gathered from and scattered to the registers directly (mma_regs.py)
+    direct = mma_regs.plan(b, ins, (a, bb, c, d), (fa, fb, fc, fd))
+    comp = core_mma.default_compute(cat, arch) if compute is None else compute
 
     def fn(bt, g, full):
         w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
+            return
+        if direct is not None and bt.fast:
+            ga, gb, gc, sd = direct
+            D = core_mma.raw_result(comp(ga(bt, w), gb(bt, w), gc(bt, w)), len(w), fd)
+            if D.dtype == sd.dtype:
+                sd(bt, w, D)
+                return
+            wd(bt, core_regs.result_words(fd, D).reshape(len(w) * 32, -1), thr.reshape(-1), g)
             return
         words = {"A": _of_warps(ra(bt), thr, bt), "B": _of_warps(rb(bt), thr, bt), "C": _of_warps(rc(bt), thr, bt)}
         D = core_mma.run(cat, words, arch, compute, frags=frags)

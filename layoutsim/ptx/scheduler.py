@@ -59,6 +59,7 @@ class Scheduler:
         self.n_live = int(np.count_nonzero(bt.live))
         self.live_warps = int(np.count_nonzero(bt.live.reshape(bt.W, 32).any(1)))
         self.straight = None if reference() else bt.prog.straight
+        bt.fast = self.straight is not None     # and the handlers' own (mma_regs.py)
         self.counted = bt.prog.counted
 
     # ---- the loop --------------------------------------------------------------------------------

@@ -239,6 +239,8 @@ class Batch:
         self.tmem = None                                # tensor memory of the CTAs (tmem.py, ops_tcgen05.py)
         self.clc_failed = np.zeros(self.n_cta, bool)    # CTAs that saw a try_cancel fail (ops_clc.py)
         self.events = Events()                          # the observers' bus (events.py): the runner subscribes them
+        self.every_warp = None                          # collective.whole_warps' (warps, threads) of every warp
+        self.fast = True                                # the handlers' fast paths on (scheduler.reference() turns them off)
         self.heap = launch.heap
         # warp-instructions each warp has issued (the scheduler counts them), when the clocks are read
         self.issued = np.zeros(self.W, np.int64) if prog.reads_clock else None

@@ -67,12 +67,18 @@ def planned(ins, arch, A, B, C):
 def result(ins, D, batch, old=None, frag=None):
     """Register words of D (the operand convention of registers.operand), its shape checked."""
     frag = ins.operand("D").fragment if frag is None else frag
+    return R.result_words(frag, raw_result(D, batch, frag), old)
+
+
+def raw_result(D, batch, frag):
+    """D as raw bits (a float D viewed as its unsigned integers), its shape checked against the
+    D fragment `frag` for `batch` instances."""
     D = np.asarray(D)
     one = frag.shape[0] == 1                         # one matrix; MFMA blocks stay a dimension
     want = (batch, *(frag.shape[1:] if one else frag.shape))
     if tuple(D.shape) != want:
         raise AssertionError(f"layoutsim.mma returned shape {tuple(D.shape)}, expected {want}")
-    return R.result_words(frag, D, old)
+    return D.view(np.dtype(f"u{D.dtype.itemsize}")) if D.dtype.kind != "u" else D
 
 
 def run(ins, words, arch=None, compute=None, old=None, frags=None):
