@@ -41,10 +41,7 @@ EXPLAINED = {
 # exactly that failure ("raises": run_case raises a LayoutsimError saying it; "outputs": the outputs
 # differ from what the launch computes, the reference check in tests/triton_frontend naming it), so a
 # fix in layoutsim/ptx shows up as a test to update, and any other failure stays a failure.
-MODEL_GAPS = {
-    # one f16 of Y (16 x 1000) differs by one ulp from the H100's (2026-12-07); not investigated yet
-    "tut_layer_norm_fwd": ("outputs", "Y: 1 element differs"),
-}
+MODEL_GAPS = {}           # none now (tut_layer_norm_fwd's one f16 was ptxas's div.full + add FFMA: contract.py)
 
 
 def load_manifest(folder):

@@ -63,27 +63,30 @@ def _where(c, x, y):
     return np.where(c, x, y).astype(np.uint32)
 
 
-def div_approx_ftz(a, b):
-    return fmul(a, sfu.mufu_rcp(b), ftz=True)
+# Each sequence ends with one FMUL d = r * a' of MUFU.RCP's r and the (scaled) dividend a'; the
+# factors below are its two inputs. ptxas may fuse that last FMUL with an add that reads d into one
+# FFMA (ptx/contract.py takes the decision from the SASS, ops_float.contracted_div computes it).
+def _factors_approx_ftz(a, b):
+    return sfu.mufu_rcp(b), np.asarray(a, np.uint32)
 
 
-def div_approx(a, b):
+def _factors_approx(a, b):
     with np.errstate(invalid="ignore"):
         small = np.abs(_f(b)) < _TINY              # !FSETP.GEU: NaN is not small
     up = np.full(np.shape(b), _SCALE_UP).view(np.uint32)
     a, b = _where(small, fmul(a, up), a), _where(small, fmul(b, up), b)
-    return fmul(sfu.mufu_rcp(b), a)
+    return sfu.mufu_rcp(b), a
 
 
-def div_full_ftz(a, b):
+def _factors_full_ftz(a, b):
     with np.errstate(invalid="ignore"):
         big = np.abs(_f(b)) > _BIG
     q = np.full(np.shape(b), _QUARTER).view(np.uint32)
     a, b = _where(big, fmul(a, q, True), a), _where(big, fmul(b, q, True), b)
-    return fmul(sfu.mufu_rcp(b), a, ftz=True)
+    return sfu.mufu_rcp(b), a
 
 
-def div_full(a, b):
+def _factors_full(a, b):
     with np.errstate(invalid="ignore"):
         mag = np.abs(_f(b))
         big, small = mag > _BIG, mag < _TINY       # both FSETPs read the divisor as given
@@ -91,11 +94,24 @@ def div_full(a, b):
     up = np.full(np.shape(b), _SCALE_UP).view(np.uint32)
     a, b = _where(big, fmul(a, q), a), _where(big, fmul(b, q), b)
     a, b = _where(small, fmul(a, up), a), _where(small, fmul(b, up), b)
-    return fmul(sfu.mufu_rcp(b), a)
+    return sfu.mufu_rcp(b), a
 
 
-MODELS = {"div.approx.f32": div_approx, "div.approx.ftz.f32": div_approx_ftz,
-          "div.full.f32": div_full, "div.full.ftz.f32": div_full_ftz}
+FACTORS = {"div.approx.f32": _factors_approx, "div.approx.ftz.f32": _factors_approx_ftz,
+           "div.full.f32": _factors_full, "div.full.ftz.f32": _factors_full_ftz}
+
+
+def factors(name, a, b):
+    """(r, a') raw f32 bits: the inputs of the sequence's last FMUL, whose product is the quotient."""
+    return FACTORS[name](a, b)
+
+
+def _model(name):
+    ftz = ".ftz." in name
+    return lambda a, b: fmul(*FACTORS[name](a, b), ftz=ftz)
+
+
+MODELS = {name: _model(name) for name in FACTORS}
 
 
 def names():

@@ -12,7 +12,11 @@ ptxas + nvdisasm with every instruction tagged with its PTX line, lowering.py):
   defined in the same straight-line block by such a mul (same .ftz, no .sat, unpredicated or under
   the add's own guard, its sources not redefined between), is computed as fma(x, y, +-c) of that
   mul's sources, rounded once with the add's modifiers. Where both operands are such products, the
-  one whose mul line has no FMUL/DMUL of its own is the one fused. Nothing else is fused.
+  one whose mul line has no FMUL/DMUL of its own is the one fused. The product may also be a
+  div.full/div.approx.f32, whose SASS ends with an FMUL of MUFU.RCP's result and the dividend
+  (numerics/sfu_div.py): ptxas fuses that FMUL with the add the same way (Triton's layer norm,
+  tutorial 05: `var + eps` after `div.full.f32`, one FFMA on the H100, where the unfused sum
+  differed by one ulp in one row's rstd). Nothing else is fused.
 
 When ptxas or nvdisasm is not here, or the decision cannot be placed (the product from another
 block, two candidate products and no way to tell), the add is computed as written, unfused, and
@@ -101,7 +105,7 @@ def _products(prog, pc):
         ds = _dests(prog, st.ins)
         for s in ds & set(open_):
             mul = st.ins
-            t = _plain(mul, ("mul",), ("ftz",))
+            t = _plain(mul, ("mul",), ("ftz",)) or _division(mul)
             srcs = {_slot(prog, o, mul) for o in mul.operands[1:]} - {None}
             ok = (t is not None and len(mul.operands) == 3 and not (srcs & written)
                   and (mul.guard is None or (mul.guard == add.guard and
@@ -112,6 +116,15 @@ def _products(prog, pc):
         written |= ds
         j -= 1
     return found, bool(open_)
+
+
+def _division(ins):
+    """The f32 type of a div.full/div.approx.f32 (its SASS ends with FMUL d = r * a, sfu_div), which
+    ptxas may fuse with an add as it fuses a mul; else None."""
+    if ins is None or ins.opcode != "div" or not {"full", "approx"} & set(ins.mods):
+        return None
+    t = _plain(ins, ("div",), ("ftz", "full", "approx"))
+    return t if t is not None and t.bits == 32 else None
 
 
 def decide(prog, sass_by_line, note=None):
@@ -142,7 +155,7 @@ def decide(prog, sass_by_line, note=None):
             c.unknown[st.site] = f"ptxas fused this {add.opcode} ({FMA[t.bits]}), but {why}: computed unfused"
             continue
         k, mul = products[0]
-        fields = F.contracted(add, mul.ins, k, prog.builder, t)
+        fields = (F.contracted_div if mul.ins.opcode == "div" else F.contracted)(add, mul.ins, k, prog.builder, t)
         st.fn = fields["fn"]
         st.info["contracted"] = mul.ins.line
         c.fused[pc] = mul.pc

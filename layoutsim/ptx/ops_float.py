@@ -332,6 +332,30 @@ def _out(r, t, ftz):
 
 
 # ---- a mul + add/sub pair ptxas contracted into one FFMA/DFMA (contract.py decides which) --------
+def contracted_div(add, div, k, b, t):
+    """Step fields computing `add` (operand k the quotient of div.full/div.approx.f32 `div`) as the
+    FFMA ptxas emitted: fma(r, a', +-c), r and a' the inputs of the division's last FMUL
+    (numerics/sfu_div.factors), rounded once (to nearest, the add's .ftz/.sat)."""
+    from ..numerics import sfu_div
+    name = f"div.{'full' if 'full' in div.mods else 'approx'}{'.ftz' if 'ftz' in div.mods else ''}.f32"
+    d = b.write(add.operands[0], t, add)
+    u = T.get("b32")
+    x, y = (b.read(o, u, div) for o in div.operands[1:3])
+    c = b.read(add.operands[3 - k], t, add)
+    neg_p = add.opcode == "sub" and k == 2
+    neg_c = add.opcode == "sub" and k == 1
+    ftz, sat = "ftz" in add.mods, "sat" in add.mods
+
+    def fma(av, bv, cv):
+        a, bb = np.broadcast_arrays(np.asarray(av, np.uint32), np.asarray(bv, np.uint32))
+        r, a2 = sfu_div.factors(name, a, bb)
+        rv, av2, cv = _in(r.view(np.float32), t, ftz), _in(a2.view(np.float32), t, ftz), _in(cv, t, ftz)
+        with np.errstate(all="ignore"):
+            p = (-rv if neg_p else rv) * av2                      # exact
+        return _out32(F.sum_odd(p, -cv if neg_c else cv), "rn", ftz, sat)
+    return {"fn": lambda bt, g, full: d(bt, fma(x(bt), y(bt), c(bt)), g, full)}
+
+
 def contracted(add, mul, k, b, t):
     """Step fields computing `add` (add/sub.f32/.f64, operand k the product of `mul`) as the FFMA
     or DFMA ptxas emitted: fma(x, y, +-c) of the mul's sources, rounded once (to nearest, the

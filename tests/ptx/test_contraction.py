@@ -138,3 +138,36 @@ def test_approximate_instructions_are_counted_with_their_measured_error():
     (a,) = f["approximate_instructions"]
     assert a["instruction"] == "sin.approx.f32" and "ulps" in a["error"] and "H200" in a["source"]
     assert "approximate: line" in r.format()
+
+
+# q = a / b (div.full.f32: MUFU.RCP r of b, then FMUL a * r; numerics/sfu_div.py) + c: ptxas fuses
+# the division's last FMUL with the add into one FFMA (Triton's layer norm: var + eps)
+DIV_ADD = "    div.full.f32 %f4, %f1, %f2;\n    add.f32 %f5, %f4, %f3;\n    st.global.f32 [%rd9], %f5;\n"
+REF_DIV_FMA = "    rcp.approx.ftz.f32 %f6, %f2;\n    fma.rn.f32 %f5, %f6, %f1, %f3;\n    st.global.f32 [%rd9], %f5;\n"
+REF_DIV_TWO = "    div.full.f32 %f4, %f1, %f2;\n    add.rn.f32 %f5, %f4, %f3;\n    st.global.f32 [%rd9], %f5;\n"
+
+
+def test_a_division_ptxas_fused_with_its_add_is_one_fma():
+    need_ptxas()
+    ptx = kernel(DIV_ADD)
+    lines = ptx.splitlines()
+    div = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("div.full"))
+    add = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("add.f32"))
+    rows, _ = L.lower(ptx, "sm_90", keep=None)
+    sass_at = {r["line"]: r["sass"] for r in rows["k"]}
+    assert "FFMA" in sass_at[add] and "FADD" not in sass_at[add]      # ptxas's own decision
+    c, fused = fused_lines(ptx)
+    assert fused == {add: div}
+    rng = np.random.default_rng(11)
+    a = rng.uniform(0.5, 2, 32).astype(np.float32)
+    b = rng.uniform(0.5, 2, 32).astype(np.float32)        # normal divisors: div.full scales nothing
+    c_ = (-(a.astype(np.float64) / b) * (1 + rng.standard_normal(32) * 1e-6)).astype(np.float32)   # cancellation
+
+    def go(text):
+        r = run(text, "k", (1, 1, 1), (32, 1, 1), [a, b, c_, np.zeros(64, np.float32)])
+        return np.asarray(r.buffers[3])[:32].view(np.uint32).copy(), r
+    got, r = go(ptx)
+    want, _ = go(kernel(REF_DIV_FMA))          # MUFU.RCP (rcp.approx.ftz for normal b) and one rounding
+    two, _ = go(kernel(REF_DIV_TWO))
+    assert (got == want).all() and (got != two).any()
+    assert r.fidelity["unknown"] == 0 and r.fidelity["contraction"]["fused"] == 1
