@@ -31,7 +31,7 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode_scaled
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
-from blackwell_oracle import HAVE_MMASIM, oracle
+from blackwell_oracle import HAVE_MMASIM, oracle, summary
 from test_ptx_tcgen05 import SM, read_back
 from test_tcgen05_fp4 import raw_values, store
 from test_tcgen05_pair import IMG, pair_kernel
@@ -169,6 +169,17 @@ def test_block_scaled_pair_mma_is_the_whole_pairs_mma_bit_for_bit(kind, quals, v
     ref = oracle().dpa(op, types, block, A[None], Bt[None], C[None], sa[None], sb[None])[0]
     assert np.array_equal(got, ref)
     assert oracle().compare_records(r.mmas)[f"kind::{kind} {types}"]["differ"] == 0
+
+
+def per_mma(c):
+    """blackwell_oracle.summary of one case's kernel run with record_mmas=True: its one MMA against MMA-Sim
+    (tests/blackwell_crosscheck.py counts these)."""
+    kind, quals, vec, types, N, a_id, b_id, swizzle, issuer = c
+    *_, args = case(kind, vec, types, N, a_id, b_id, swizzle, N + a_id + 7 * issuer)
+    return summary(f"hand-written pair {kind} {types} N={N}", run(kind, quals, N, issuer, args, record_mmas=True), 1)
+
+
+ORACLE_KERNELS = {f"hand-written pair {c[0]} {c[3]} N={c[4]}": (lambda c=c: per_mma(c)) for c in CASES}
 
 
 def test_the_fidelity_line_names_the_pairs_scale_factor_assumption():
