@@ -69,10 +69,10 @@ SCALE_FORMAT = {0: "ue4m3", 1: "ue8m0"}
 FORMS = ", ".join(f".kind::{k} .scale_vec::{'/'.join(v)}" for k, v in SCALE_VEC.items())
 
 
-def decode_scaled(value, kind, scale_vec="1X"):
+def decode_scaled(value, kind, scale_vec="1X", cta_group=1):
     """{name, types, m, n, k, neg_a, neg_b, a_mn_major, b_mn_major, sparse, a_sf_id, b_sf_id} of a
-    block-scaled idesc of `kind` with .scale_vec::`scale_vec`; a LayoutsimError naming a field
-    otherwise."""
+    block-scaled idesc of `kind` with .scale_vec::`scale_vec` (the entry of .cta_group::`cta_group`);
+    a LayoutsimError naming a field otherwise."""
     v = int(value) & 0xFFFFFFFF
     vecs = SCALE_VEC.get(kind, {})
     if scale_vec not in vecs:
@@ -87,7 +87,7 @@ def decode_scaled(value, kind, scale_vec="1X"):
                              f"{_bits(v, 31, 1)}: not legal ({'/'.join(sorted(set(SCALED_AB[kind].values())))} "
                              f"operands, {'/'.join(legal)} scales, the dense K of the kind; {SOURCE})")
     m, n, k = _bits(v, 24, 5) << 4, _bits(v, 17, 6) << 3, KINDS[kind][0]
-    return {"name": f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{scale_vec}.m{m}n{n}k{k}",
+    return {"name": f"tcgen05.mma.cta_group::{cta_group}.kind::{kind}.block_scale.scale_vec::{scale_vec}.m{m}n{n}k{k}",
             "types": f"f32.{a}.{b}.{scale}", "m": m, "n": n, "k": k,
             "neg_a": bool(_bits(v, 13, 1)), "neg_b": bool(_bits(v, 14, 1)),
             "a_mn_major": bool(_bits(v, 15, 1)), "b_mn_major": bool(_bits(v, 16, 1)),

@@ -120,7 +120,13 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
                    f"and B column (scale_vec::{scale_vec}); the scale factors lie in TMEM (tcgen05.cp)"
                    + (": operands SFA / SFB map them ('lane' the TMEM lane, 'reg' the 32-bit column "
                       "from the scale address, slot the byte); the map shows the first 32-lane slab, and "
-                      "every slab holds a copy (lane + 32, + 64, + 96)" if cta_group == 1 else "; their cta_group::2 layout is not mapped"))
+                      "every slab holds a copy (lane + 32, + 64, + 96)" if cta_group == 1 else
+                      f"; each CTA of the pair holds, in its own TMEM, the scales of its 128 rows of A and of all N "
+                      f"columns of B where tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{scale_vec}"
+                      f".m128n{n}k{KINDS[kind][0]}'s SFA / SFB map them (assumed: CUTLASS 4.2's 2x1SM "
+                      f"MMA_ScaleFactor and Triton's Gluon 2-CTA example place them so; layoutsim/ptx/tcgen05_scales.py)"
+                      if m == 256 else "; their cta_group::2 M=128 layout is not mapped (CUTLASS 4.2's "
+                      "ScaleFactorDuplicated2by2 only)"))
         if cta_group == 1:
             out.append("warning: the SFA/SFB layout is CUTLASS 4.2's UMMA::tmem_sf_frg "
                        "(ScaleFactorDuplicated4by1), assumed: the PTX ISA's scale-factor figures were "

@@ -20,7 +20,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       enable-input-d: the scales (ue8m0; ue4m3 for mxf4nvf4 4X: idesc bit 23) from TMEM by the
       catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg, assumed there), one byte per scale from the byte
       the idesc's scale-factor ids name; the four 32-lane copies must agree (which one the tensor
-      core reads is not documented: a fault otherwise)
+      core reads is not documented: a fault otherwise); .cta_group::2 with M=256 too, each CTA's TMEM
+      giving the scales of its own 128 rows of A and of all N columns of B (assumed: tcgen05_scales.py)
   FP6/FP4 A and B (K-major only: an MN-major one is a fault) through the descriptor's 8-bit slots:
       .kind::f8f6f4/mxf8f6f4 16 elements packed at the start of each 16-byte unit (TMA's
       16U6/16U4_ALIGN16B, CUDA 13.0 cuda.h), .kind::mxf4/mxf4nvf4 two e2m1 per byte with no gaps
@@ -41,13 +42,13 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: ops_tcgen05_sparse.py
-(cta_group::1, M=128, .kind::f16/tf32/f8f6f4). Refused, one line each: .ashift, any block-scaled MMA with cta_group::2 (the pair's
-scale-factor placement), a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
+(cta_group::1, M=128, .kind::f16/tf32/f8f6f4). Refused, one line each: .ashift, a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
 second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
 outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
 own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
-bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact.
+bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact,
+a block-scaled cta_group::2 MMA with M=128 (its scale-factor layout: tcgen05_scales.py).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
@@ -68,6 +69,7 @@ from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
 from . import cluster as CL
 from . import collector as COL
+from . import tcgen05_scales as SF
 from . import tmem as TM
 from . import types as T
 from .access import locate, space_of
@@ -88,7 +90,8 @@ SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 # forms whose arithmetic or operand layout no source read here settles (docs/blackwell.md): the
 # fidelity line names the assumption beside the documents
 ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's TMEM metadata layout, assumed",
-           "scale_d": "; scale-input-d: the scaling of D assumed exact"}
+           "scale_d": "; scale-input-d: the scaling of D assumed exact",
+           "scaled_pair": SF.PAIR_ASSUMED}
 
 
 def _step(fn, assumed=()):
@@ -258,8 +261,6 @@ def mma(ins, b, prog):
             raise unsupported(ins, f"{what} is not modelled")
     COL.usage(ins, ws=False)                       # its .collector::a::<op>, if named, is legal
     scaled = "block_scale" in ins.mods
-    if scaled and pair == 2:
-        raise unsupported(ins, "block-scaled tcgen05.mma.cta_group::2 (the pair's scale-factor layout) is not modelled")
     vec = _scale_vec(ins, kind) if scaled else None
     if not scaled and kind not in IDESC.AB_FORMAT:
         raise unsupported(ins, f".kind::{kind} is not modelled (kinds: {', '.join(IDESC.AB_FORMAT)}, "
@@ -297,7 +298,7 @@ def mma(ins, b, prog):
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
                      None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d)
-    return _step(fn, ("scale_d",) if scale_d is not None else ())
+    return _step(fn, ("scale_d",) * (scale_d is not None) + ("scaled_pair",) * (scaled and pair == 2))
 
 
 def _scale_input_d(ins, kind, rest):
@@ -330,7 +331,7 @@ def _scale_vec(ins, kind):
 
 def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
     try:
-        info = IDESC.decode_scaled(idesc, kind, vec) if scaled else IDESC.decode(idesc, kind, pair)
+        info = IDESC.decode_scaled(idesc, kind, vec, pair) if scaled else IDESC.decode(idesc, kind, pair)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
     try:
@@ -364,7 +365,8 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
     0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
-    D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr."""
+    D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr;
+    a block-scaled MMA's scale factors come from each CTA's TMEM (tcgen05_scales.read)."""
     info, inst = _decode(ins, t, idesc, kind, sf is not None, pair, vec)
     fa, fb = info["types"].split(".")[1:3]
     M, N, K = inst.shape
@@ -379,10 +381,8 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
                         for c in ctas]).T
     tm = TM.of(bt)
     A = COL.apply(tm, ins, t, int(ctas[0]), *COL.usage(ins, ws=False), A)      # .collector::a (collector.py)
-    blk = inst.options["block"]
-    scales = {} if sf is None else {
-        "scale_a": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFA", sf[0], info["a_sf_id"], (M, K // blk)),
-        "scale_b": _scales(bt, ins, t, tm, int(ctas[0]), inst, "SFB", sf[1], info["b_sf_id"], (K // blk, N))}
+    scales = {} if sf is None else SF.read(bt, ins, t, [int(c) for c in ctas], inst,
+                                           {**info, "sfa": sf[0], "sfb": sf[1], "idesc": idesc})
     _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d, scales)
 
 
@@ -432,23 +432,6 @@ def _tmem_a(bt, ins, t, cta, taddr, inst, info, width):
     cols = (taddr & 0xFFFF) + np.arange(words)[None, :]
     tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), f"{ins.name} (A)")
     return core.a_from_tmem(tm.cells[cta, lanes, cols], K, width)
-
-
-def _scales(bt, ins, t, tm, cta, inst, which, taddr, sf_id, shape):
-    """The scale factors of SFA / SFB at TMEM address taddr (the catalog's map, from byte sf_id); the
-    copies in the four 32-lane slabs must agree (which one the tensor core reads is not documented)."""
-    lanes, col, byte, _, _ = core.scale_cells(inst, which, sf_id)
-    L, Cc = (taddr >> 16) + lanes, (taddr & 0xFFFF) + np.broadcast_to(col[:, None], lanes.shape)
-    tm.check(np.array([cta]), L[None], Cc[None], np.array([t]), f"{ins.name} ({which})")
-    if (byte > 3).any():
-        raise Fault(t, taddr, f"{ins.name}: scale-factor id {sf_id} puts {which}'s scales past byte 3 of their "
-                              f"TMEM column", "invalid_operand")
-    raw, agree = core.scales(inst, which, tm.cells[cta, (taddr >> 16):, (taddr & 0xFFFF):], sf_id, shape)
-    if not agree:
-        raise Fault(t, taddr, f"{ins.name}: the four 32-lane copies of {which}'s scale factors differ; which copy "
-                              f"the tensor core reads is not documented here (CUTLASS writes all four)",
-                    "invalid_operand")
-    return raw
 
 
 def _in_shared(bt, ins, t, addr, nbytes, desc, which):
