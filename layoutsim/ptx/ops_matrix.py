@@ -159,6 +159,27 @@ def _ldmatrix(ins, b, prog):
     return {"fn": fn}
 
 
+# ---- movmatrix ------------------------------------------------------------------------------------
+def _movmatrix(ins, b, prog):
+    need(ins, 2)
+    if "trans" not in ins.mods or "m8n8" not in ins.mods or "b16" not in ins.mods:
+        raise unsupported(ins, "movmatrix: only .m8n8.trans.b16 exists (PTX ISA 9.7.14.5.17)")
+    lane, half = core_ldmatrix.movmatrix_sources(get("ldmatrix.x1"))
+    read = read_words(b, b.elems(ins.operands[1], ins), ins)
+    write = write_words(b, b.elems(ins.operands[0], ins), ins)
+
+    def fn(bt, g, full):
+        w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
+        if len(w) == 0:
+            return
+        words = _of_warps(read(bt), thr, bt)[..., 0]                      # [nA, 32]
+        halves = np.stack([words & np.uint32(0xFFFF), words >> np.uint32(16)], -1)
+        got = halves[:, lane, half]                                        # [nA, 32, 2]
+        out = (got[..., 0] | (got[..., 1] << np.uint32(16))).astype(np.uint32)
+        write(bt, out.reshape(-1, 1), thr.reshape(-1), g)
+    return {"fn": fn}
+
+
 def _sass_matrix(cat, st):
     return SASS.matrix("st" if st else "ld", int(cat.options["num"]), cat.options["trans"])
 

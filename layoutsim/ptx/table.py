@@ -301,6 +301,8 @@ ROWS = [
        one_of=(("x1", "x2", "x4"),)),
     _r("stmatrix", "any", X._ldmatrix, "9.7.14.5.16", spaces=("shared",), sync="aligned", operands=2,
        mods=("sync", "aligned", "x1", "x2", "x4", "trans"), patterns=SHAPE, one_of=(("x1", "x2", "x4"),)),
+    _r("movmatrix", "any", X._movmatrix, "9.7.14.5.17", sync="aligned", operands=2, patterns=SHAPE,
+       mods=("sync", "aligned", "trans")),
     _r("mma", "any", X._mma, "9.7.14.5.14", sync="aligned", patterns=SHAPE + (r"kind::\w+", r"scale_vec::\w+"),
        mods=("sync", "aligned", "row", "col", "satfinite", "xor", "popc", "and", "sp", "sp::ordered_metadata",
              "block_scale") + RND + MMA_TYPES),

@@ -76,10 +76,8 @@ def _torch_view(t, name):
 
 
 def stand_in(a, name):
-    """(what Triton's binder is given, the array, a host tensor descriptor or None)."""
-    from . import descriptors
-    if descriptors.is_descriptor(a):
-        return descriptors.stand_in(a, name), a
+    """(what Triton's binder is given, the array or None); a host tensor descriptor:
+    descriptors.argument."""
     arr = as_array(a, name)
     if arr is not None:
         import triton.language as tl

@@ -141,6 +141,14 @@ def stand_in(desc, name):
     return d
 
 
+def argument(a, name):
+    """(what Triton's binder is given, the array or descriptor the launch keeps, or None) of any
+    launch argument: a descriptor's stand-in (above) or args.stand_in's."""
+    if is_descriptor(a):
+        return stand_in(a, name), a
+    return A.stand_in(a, name)
+
+
 def expand(desc, meta, name):
     """(the PTX arguments of a descriptor parameter, their names, the index among them whose final
     content is the base's array): Triton 3.6's make_tensordesc_arg."""

@@ -17,6 +17,7 @@ from .. import ptx
 from ..errors import LayoutsimError
 from ..ptx.state import PtxFault
 from . import args as A
+from . import descriptors
 from .compile import capability, compile_kernel, jit_function, specialise, triton_modules
 
 RUN_OPTIONS = ("racecheck", "initcheck", "ctas", "jobs", "max_steps", "timeout", "progress", "record_mmas")
@@ -92,7 +93,7 @@ def launch_config(kernel, wrappers, fn, cfg, grid, args, meta, arch, options):
         cfg.pre_hook({**given, **meta})
     stands, arrays = [], {}
     for p in fn.params:
-        s, arr = A.stand_in(given[p.name], p.name)
+        s, arr = descriptors.argument(given[p.name], p.name)
         stands.append(s)
         if arr is not None:
             arrays[p.name] = arr
@@ -132,7 +133,6 @@ def ptx_arguments(fn, signature, given, arrays, tensordesc_meta):
     """(the PTX arguments of the kernel's parameters, a name for each, [(PTX index, array to write
     its final content into)]): constexprs take none, a host tensor descriptor several
     (descriptors.expand), any other parameter one."""
-    from . import descriptors
     values, names, back = [], [], []
     metas = iter(tensordesc_meta or [])
     for p in fn.params:

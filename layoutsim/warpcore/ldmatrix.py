@@ -73,3 +73,14 @@ def store(ins, row_addr, words):
     [batch, 32, matrices]) write at the rows `row_addr`; the caller writes them (image[idx] = data)."""
     data = unpack(ins.operand("R").fragment, words).astype(_element(ins))            # [b, m, 8, 8]
     return row_bytes(ins, row_addr).reshape(-1), np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+
+
+def movmatrix_sources(x1):
+    """(lane, half) int [32, 2] that each half of each lane's result reads, for
+    movmatrix.sync.aligned.m8n8.trans.b16 (PTX ISA 9.7.14.5.17): the 8x8 b16 matrix whose rows the
+    warp holds as ldmatrix.x1 (the catalog entry `x1`) returns them, transposed, in the same layout."""
+    frag = x1.operands["R"].fragment.table            # [lane, register 0, half] -> (matrix, row, col)
+    holder = {(int(frag[lane, 0, h][1]), int(frag[lane, 0, h][2])): (lane, h) for lane in range(32) for h in range(2)}
+    src = np.array([[holder[(int(frag[lane, 0, h][2]), int(frag[lane, 0, h][1]))] for h in range(2)]
+                    for lane in range(32)])             # element (r, c) of the result is (c, r) of the input
+    return src[..., 0], src[..., 1]
