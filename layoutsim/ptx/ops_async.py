@@ -1,7 +1,8 @@
 """Hopper's asynchronous copies and their barriers: mbarrier (init, arrive, expect_tx, complete_tx,
 test_wait / try_wait, inval, pending_count), cp.async.bulk.tensor (TMA, tile mode, 1-5D, both
 directions), cp.async.bulk (non-tensor), their commit/wait groups, and setmaxnreg. PTX ISA 9.0,
-9.7.9.25 (cp.async.bulk*), 9.7.13.15 (mbarrier).
+9.7.9.25 (cp.async.bulk*), 9.7.13.15 (mbarrie The TMA reductions
+(cp.reduce.async.bulk*) are ops_reduce.py's, on this module's box and copy-step helpers.
 
 A copy is executed when its thread issues it, and the bytes it brings are credited to its
 mbarrier at once (complete_tx): the data is there as soon as a waiter can see the phase

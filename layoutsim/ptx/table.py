@@ -48,6 +48,7 @@ from . import ops_half as H
 from . import ops_int as I
 from . import ops_matrix as X
 from . import ops_mem as M
+from . import ops_reduce as RD
 from . import ops_texture as TX
 from . import ops_video as VI
 from . import ops_warp as W
@@ -264,6 +265,9 @@ ROWS = [
              "bulk_group", "multicast::cluster", "L2::cache_hint", "ignore_oob", "tile", "im2col", "im2col::w",
              "im2col::w::128", "im2col_no_offs", "tile::gather4", "tile::scatter4", "cta_group::1", "cta_group::2", "cp_mask"),
        patterns=(r"[1-5]d",)),
+    _r("cp", "any", RD.cp_reduce, "9.7.9.25.4.2", needs=("reduce", "async", "bulk"), spaces=("global", "shared"),
+       mods=("tensor", "bulk_group", "mbarrier::complete_tx::bytes", "L2::cache_hint", "tile", "im2col_no_offs",
+             "noftz") + RD.REDOPS, patterns=(r"[1-5]d",), one_of=(RD.REDOPS,), operands=(2, 3, 4)),
     _r("cp", "any", A.cp_async_arrive, "9.7.9.25", needs=("async", "mbarrier"), spaces=("shared",),
        mods=("arrive", "noinc"), operands=1),
     _r("prefetch", "any", M._noop, "9.7.9.15", spaces=("global", "local", "const", "param"),

@@ -12,7 +12,8 @@ Either way the launch is given a `TensorMapArg` with the fields of cuTensorMapEn
 `buffer` is the index of the array argument holding the global tensor, or the tensor itself (a
 numpy array: the launch places it in global memory, and Run.buffers[i] of the map's argument is
 its final content, as for an array argument); its address plus `offset` bytes is the
-globalAddress. dims and box are innermost first; strides_bytes are the
+globalAddress. `dtype` is the map's CUtensorMapDataType by its PTX name (ELEMTYPES: "f32",
+"bf16", ...), by default the buffer's numpy dtype; only cp.reduce.async.bulk.tensor reads it. dims and box are innermost first; strides_bytes are the
 rank-1 strides of dimensions 1.. in bytes (default: dense). The executor writes a 128-byte
 opaque handle where the parameter (or, for a pointer parameter, a 128-byte global buffer it
 allocates) holds the map, and cp.async.bulk.tensor resolves the map's address to it by content,
@@ -53,6 +54,13 @@ DIM_LIMIT = 1 << 32
 L2_PROMOTION = {0: 0, "none": 0, 1: 1, "64B": 1, 2: 2, "128B": 2, 3: 3, "256B": 3}
 
 
+# cuTensorMapEncodeTiled's CUtensorMapDataType, by the names PTX ISA 9.7.9.29 (tensormap.replace's
+# .elemtype table) gives them; only cp.reduce.async.bulk.tensor reads it (the arithmetic of its .redOp)
+ELEMTYPES = ("u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f32.ftz", "f64", "bf16", "tf32", "tf32.ftz")
+_NUMPY_ELEMTYPE = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "int32": "s32", "uint64": "u64",
+                   "int64": "s64", "float16": "f16", "float32": "f32", "float64": "f64"}
+
+
 @dataclass(frozen=True, eq=False)
 class TensorMapArg:
     """A tiled CUtensorMap argument, as cuTensorMapEncodeTiled takes it (see the module docstring)."""
@@ -67,6 +75,7 @@ class TensorMapArg:
     interleave: str = "none"
     l2_promotion: object = 0         # has no effect on values
     oob_fill: object = 0             # 0 / "none": zeros; the NaN request is not modelled
+    dtype: object = None             # the element type (ELEMTYPES); default: the buffer's numpy dtype
 
 
 def dense_strides(dims, e):
@@ -135,6 +144,7 @@ class GlobalMap:
                                  f"{e}-byte elements, offset {off}) spans {span} bytes; its buffer "
                                  f"holds {buf.nbytes}")
         self.e, self.dims = e, np.asarray(dims, np.int64)
+        self.dtype = _elemtype(arg.dtype, buf, e, where)
         self.strides = np.asarray([e] + strides, np.int64)
         self.base = int(address) + int(off)
         self.box_bytes = int(np.prod(box, dtype=np.int64)) * e      # what complete_tx credits
@@ -175,6 +185,20 @@ class GlobalMap:
         return {"buffer": "own" if isinstance(a.buffer, np.ndarray) else int(a.buffer),
                 "dims": [int(d) for d in self.dims], "box": list(self.tmap.box), "swizzle": self.tmap.swizzle,
                 "elem_bytes": self.e, "strides_bytes": [int(s) for s in self.strides[1:]], "offset": int(a.offset)}
+
+
+def _elemtype(dtype, buf, e, where):
+    """The map's element type (ELEMTYPES): the one given, else the buffer's numpy dtype when its
+    size is the element size; None when neither says (a reduction then refuses the map)."""
+    if dtype is None:
+        name = _NUMPY_ELEMTYPE.get(buf.dtype.name) if buf.dtype.itemsize == e else None
+        return name
+    if dtype not in ELEMTYPES:
+        raise LayoutsimError(f"{where}: dtype {dtype!r}: valid {', '.join(ELEMTYPES)}")
+    if ELEMTYPE_BYTES[ELEMTYPES.index(dtype)] != e:
+        raise LayoutsimError(f"{where}: dtype {dtype} is {ELEMTYPE_BYTES[ELEMTYPES.index(dtype)]} bytes, the "
+                             f"elements {e}")
+    return dtype
 
 
 @lru_cache(maxsize=32)                                         # boxes x strides: a launch has a few
@@ -287,6 +311,7 @@ class DeviceMap(GlobalMap):
             raise LayoutsimError(f"{where}: the kernel-built tensor map has {bad}")
         self.arg, self.where, self.index = None, where, None
         e = ELEMTYPE_BYTES[code]
+        self.dtype = ELEMTYPES[code]
         try:
             self.tmap = smem.TensorMap(tuple(f["box_dim"][:rank]), e, SWIZZLE_MODE[f["swizzle_mode"][0]])
         except LayoutsimError as err:
