@@ -110,34 +110,37 @@ def half_unary(ins, b, prog):
     return elementwise(ins, b, lanes(f, t), _storage(t), nsrc=1)
 
 
+def minmax_bits(x, y, fmt, is_min, ftz=False, nan_mode=False, xorsign=False, absm=False, relu=False):
+    """min/max.{f16,bf16} of raw bits (PTX ISA 9.7.4.10-11: -0 < +0; a NaN loses to a number, two
+    NaNs give the canonical NaN, unless .NaN), the raw bits of the result. Also what atom/red and
+    cp.reduce.async.bulk .min/.max of these types compute."""
+    a, c = decode(x, fmt), decode(y, fmt)
+    if ftz:
+        a, c = F.flush(a, fmt), F.flush(c, fmt)
+    sgn = np.signbit(a) ^ np.signbit(c)
+    if absm:
+        a, c = np.abs(a), np.abs(c)
+    if is_min:
+        pick = (a < c) | ((a == c) & np.signbit(a) & ~np.signbit(c))
+    else:
+        pick = (a > c) | ((a == c) & ~np.signbit(a) & np.signbit(c))
+    r = np.where(pick, a, c)
+    na, nc = np.isnan(a), np.isnan(c)
+    r = np.where(na | nc, np.nan, r) if nan_mode else \
+        np.where(na & nc, np.nan, np.where(na, c, np.where(nc, a, r)))
+    if xorsign:
+        r = np.where(np.isnan(r), r, np.copysign(np.abs(r), np.where(sgn, -1.0, 1.0)))
+    if relu:
+        r = np.where(np.isnan(r), r, np.maximum(r, 0.0))
+    return F.round_to(r, fmt, "rn", ftz)
+
+
 def half_minmax(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     fmt = half_format(t)
-    ftz, nan_mode = "ftz" in ins.mods, "NaN" in ins.mods
-    xorsign, absm, relu = "xorsign" in ins.mods, "abs" in ins.mods, "relu" in ins.mods
-    is_min = ins.opcode == "min"
-
-    def f(x, y):
-        a, c = decode(x, fmt), decode(y, fmt)
-        if ftz:
-            a, c = F.flush(a, fmt), F.flush(c, fmt)
-        sgn = np.signbit(a) ^ np.signbit(c)
-        if absm:
-            a, c = np.abs(a), np.abs(c)
-        if is_min:
-            pick = (a < c) | ((a == c) & np.signbit(a) & ~np.signbit(c))
-        else:
-            pick = (a > c) | ((a == c) & ~np.signbit(a) & np.signbit(c))
-        r = np.where(pick, a, c)
-        na, nc = np.isnan(a), np.isnan(c)
-        r = np.where(na | nc, np.nan, r) if nan_mode else \
-            np.where(na & nc, np.nan, np.where(na, c, np.where(nc, a, r)))
-        if xorsign:
-            r = np.where(np.isnan(r), r, np.copysign(np.abs(r), np.where(sgn, -1.0, 1.0)))
-        if relu:
-            r = np.where(np.isnan(r), r, np.maximum(r, 0.0))
-        return F.round_to(r, fmt, "rn", ftz)
-    return elementwise(ins, b, lanes(f, t), _storage(t))
+    opts = dict(is_min=ins.opcode == "min", ftz="ftz" in ins.mods, nan_mode="NaN" in ins.mods,
+                xorsign="xorsign" in ins.mods, absm="abs" in ins.mods, relu="relu" in ins.mods)
+    return elementwise(ins, b, lanes(lambda x, y: minmax_bits(x, y, fmt, **opts), t), _storage(t))
 
 
 def half_compare(ins, t, f, ftz):

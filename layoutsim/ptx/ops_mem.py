@@ -17,7 +17,7 @@ from . import types as T
 from .access import load, locate, space_of, store
 from .builders import exactly, need, unsupported
 from .events import Access
-from .ops_half import decode, half_format, lanes
+from .ops_half import decode, half_format, lanes, minmax_bits
 from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, scatter
 from . import lines
 
@@ -122,6 +122,12 @@ def _atom_fn(op, t, space):
     """f(old, b, c) -> new for raw-typed arrays of type t."""
     if t.name in ("f16", "bf16", "f16x2", "bf16x2"):
         fmt = half_format(t)
+        if op in ("min", "max"):         # atom/red .min/.max of halves: min/max.f16's (ops_half)
+            f = lanes(lambda x, y: minmax_bits(x, y, fmt, op == "min"), t)
+            return lambda old, v, c: f(old, v)
+        if op != "add":
+            raise LayoutsimError(f"atom .{op} of .{t.name}: the PTX ISA has only .add, .min, .max, .exch and .cas "
+                                 f"of half types")
 
         def hadd(x, y):
             return F.round_to(F.sum_odd(decode(x, fmt), decode(y, fmt)), fmt, "rn")
@@ -179,6 +185,8 @@ def _atomic(ins, b, prog):
     t = T.instr_type(ins.mods, ins.line)
     if t.bits == 128:
         raise unsupported(ins, f"{ins.opcode} of .b128 (the model moves .b128 values, it does not compute on them)")
+    if t.name in ("f16", "bf16", "f16x2", "bf16x2") and op not in ("add", "min", "max"):
+        raise unsupported(ins, f"{ins.opcode}.{op} of .{t.name} (the PTX ISA has .add, .min and .max of half types)")
     nb = max(1, t.bits // 8)
     need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)

@@ -39,7 +39,7 @@ from . import types as T
 from .builders import need, unsupported
 from .events import Access
 from .ops_async import BULK_ALIGN, _barrier_addr, _box, _copy_step, _tensor_ref, _vals
-from .ops_half import decode
+from .ops_half import decode, minmax_bits
 from .ops_mem import _atom_fn
 from .state import Fault
 
@@ -70,7 +70,7 @@ def element_fn(op, tname, ftz=False):
     if tname in ("f16", "bf16"):
         if op == "add":                       # .noftz: the exact sum (float64) rounded once, subnormals kept
             return lambda o, s: F.round_to(decode(o, tname) + decode(s, tname), tname, "rn")
-        return _half_minmax(op == "min", tname)
+        return lambda o, s: minmax_bits(o, s, tname, op == "min")
     if tname == "f32":
         def fadd(o, s):
             x, y = o.view(np.float32).astype(np.float64), s.view(np.float32).astype(np.float64)
@@ -82,19 +82,6 @@ def element_fn(op, tname, ftz=False):
         return lambda o, s: (o.view(np.float64) + s.view(np.float64)).view(np.uint64)
     f = _atom_fn(op, T.get(tname), "global")                 # the integer ops are atom's
     return lambda o, s: f(o, s, None)
-
-
-def _half_minmax(is_min, fmt):
-    def f(o, s):
-        a, c = decode(o, fmt), decode(s, fmt)
-        if is_min:
-            pick = (a < c) | ((a == c) & np.signbit(a) & ~np.signbit(c))
-        else:
-            pick = (a > c) | ((a == c) & ~np.signbit(a) & np.signbit(c))
-        r = np.where(pick, a, c)
-        na, nc = np.isnan(a), np.isnan(c)
-        return F.round_to(np.where(na & nc, np.nan, np.where(na, c, np.where(nc, a, r))), fmt, "rn")
-    return f
 
 
 def storage(tname):
