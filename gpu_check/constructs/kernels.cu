@@ -113,3 +113,31 @@ extern "C" __global__ void k_malloc(int *out, unsigned long long n) {
   free(q);
   free(0);
 }
+
+// movmatrix.sync.aligned.m8n8.trans.b16 (ThunderKittens' warp::swap_layout): each warp's 8x8 b16
+// matrix, held as ldmatrix.x1 holds it, transposed.
+extern "C" __global__ void k_movmatrix(unsigned *out, const unsigned *in) {
+  unsigned t = threadIdx.x + blockIdx.x * blockDim.x, d;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(in[t]));
+  out[t] = d;
+}
+
+// cp.reduce.async.bulk (TMA reduction, ThunderKittens' tma::store_add_async, split-K epilogues):
+// every CTA adds its 256 words into the same global words (.add.u32), then takes the minimum of
+// them into a second array (.min.s32); integers, so the order the CTAs arrive in cannot matter.
+extern "C" __global__ void k_bulk_reduce(unsigned *sum, int *low, const unsigned *in) {
+  __shared__ alignas(128) unsigned s[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) s[i] = in[blockIdx.x * 256 + i];
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%0], [%1], 1024;"
+                 :: "l"(sum), "r"(sa) : "memory");
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 [%0], [%1], 1024;"
+                 :: "l"(low), "r"(sa) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+  __syncthreads();
+}

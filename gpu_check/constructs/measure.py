@@ -1,5 +1,6 @@
 """Measure the constructs of issue 24 on the GPU: printf, assert, WARP_SZ and the shared-memory
-special registers, griddepcontrol, bmsk, recursion, function pointers, f64 wmma, malloc/free.
+special registers, griddepcontrol, bmsk, recursion, function pointers, f64 wmma, malloc/free,
+movmatrix and the TMA reductions (cp.reduce.async.bulk).
 
     python -m gpu_check.constructs.measure --out DIR      # on the H200: writes DIR/constructs.json
 
@@ -48,6 +49,12 @@ def launches():
         # 3 MiB blocks from the 8 MiB default heap: two fit, whatever the allocator's bookkeeping
         ("malloc", "k_malloc", (1, 1, 1), (32, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 3 << 20)]),
         ("malloc_small", "k_malloc", (1, 1, 1), (64, 1, 1), 0, [("out", "int32", 4), ("scalar", "uint64", 40)]),
+        # added 2026-12-07: movmatrix and the TMA reductions (cp.reduce.async.bulk)
+        ("movmatrix", "k_movmatrix", (2, 1, 1), (64, 1, 1), 0,
+         [("out", "uint32", 128), ("in", "uint32", rng.integers(0, 1 << 32, 128, dtype=np.uint64).tolist())]),
+        ("bulk_reduce", "k_bulk_reduce", (4, 1, 1), (128, 1, 1), 0,
+         [("out", "uint32", 256), ("out", "int32", 256),
+          ("in", "uint32", rng.integers(0, 1 << 32, 1024, dtype=np.uint64).tolist())]),
     ]
 
 
