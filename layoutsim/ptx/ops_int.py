@@ -482,10 +482,36 @@ _PRMT_MODES = {
 }   # [selector][destination byte 0..3] -> source byte, from the ISA's prmt table
 
 
+def _prmt_uniform(a, bb, c, mode):
+    """prmt with one selector for every lane (an immediate, as compilers write it): the eight source
+    bytes as a [n, 8] view, four of them picked (and sign-replicated) by column; uint32, or None
+    where the lanes' selectors differ."""
+    c = np.asarray(c)
+    if c.size == 0 or (c.ndim and not (c == c.flat[0]).all()):
+        return None
+    shape = np.broadcast_shapes(np.shape(a), np.shape(bb), c.shape)
+    cv = int(c.flat[0])
+    src = np.empty(shape + (2,), np.uint32)
+    src[..., 0], src[..., 1] = a, bb
+    src = src.reshape(-1, 2).view(np.uint8)                  # little-endian: a's bytes 0-3, b's 4-7
+    if mode is None:
+        ctl = [(cv >> (4 * i)) & 0xF for i in range(4)]
+        out = src[:, [x & 7 for x in ctl]]
+        for i, x in enumerate(ctl):
+            if x & 8:                                         # sign-replicate the byte's msb
+                out[:, i] = np.where(out[:, i] & 0x80, 0xFF, 0).astype(np.uint8)
+    else:
+        out = src[:, _PRMT_MODES[mode][cv & 3]]
+    return np.ascontiguousarray(out).view(np.uint32).reshape(shape)
+
+
 def _prmt(ins, b, prog):
     mode = next((m for m in ins.mods if m in _PRMT_MODES), None)
 
     def f(a, bb, c):
+        fast = _prmt_uniform(a, bb, c, mode)
+        if fast is not None:
+            return fast
         a, bb, c = (np.asarray(v).astype(U64) for v in (a, bb, c))
         src = (bb << U64(32)) | a
         out = np.zeros(np.broadcast_shapes(a.shape, bb.shape, c.shape), U64)

@@ -40,3 +40,35 @@ def test_instruction(results, k):
                                     f"gave {got:#x}, expected {want & mask:#x}")
         checked += 1
     assert checked > N // 2
+
+
+PRMT_IMM = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 po)
+{{
+ .reg .b32 %r<8>; .reg .b64 %rd<10>;
+ ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u64 %rd3, [po];
+ mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd4, %r1, 4;
+ add.s64 %rd5, %rd1, %rd4; add.s64 %rd6, %rd2, %rd4; add.s64 %rd7, %rd3, %rd4;
+ ld.global.b32 %r2, [%rd5]; ld.global.b32 %r3, [%rd6];
+ prmt.b32{mode} %r4, %r2, %r3, {sel};
+ st.global.b32 [%rd7], %r4;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("mode", [None, "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"])
+@pytest.mark.parametrize("sel", [0x3210, 0x7654, 0x1B8F, 0xC840, 2, 3])
+def test_prmt_with_an_immediate_selector(mode, sel):
+    """An immediate selector (as compilers write it) takes the uniform path; the same reference."""
+    from ptx_int_cases import prmt
+    rng = np.random.default_rng(sel)
+    a, b = (edge_words(rng, 64) for _ in range(2))
+    out = np.zeros(64, np.uint32)
+    text = PRMT_IMM.format(mode=f".{mode}" if mode else "", sel=sel)
+    got = P.run(text, "k", 1, 64, [a, b, out]).buffers[2]
+    want = [prmt(int(x), int(y), sel, mode) & 0xFFFFFFFF for x, y in zip(a, b)]
+    assert [int(v) for v in got] == want
