@@ -24,7 +24,9 @@ PTX_DIR = ROOT / "layoutsim" / "ptx"
 OPTIONAL = ("numba", "matplotlib")
 # the one stdlib module a ptx/ module imports inside a function: parallel.run_parallel's
 # multiprocessing, which only jobs > 1 needs (~14 ms of every `import layoutsim.ptx` otherwise)
-LAZY = {("parallel.py", "multiprocessing")}
+# and ops_float's fma_kernel, which imports numba at its top (~0.5 s): loaded only once some other
+# part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
+LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 

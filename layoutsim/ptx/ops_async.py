@@ -545,3 +545,7 @@ def tensormap_cp_fenceproxy(ins, b, prog):
         raw = _map_read(bt, parts, len(thr))
         _map_write(bt, _map_parts(bt, "global", _vals(dst, bt, thr), thr, ins.name), raw, thr)
     return {"fn": fn}
+
+
+# what ops_reduce.py's TMA reductions share with the bulk copies here
+barrier_addr, box, copy_step, tensor_ref, values = _barrier_addr, _box, _copy_step, _tensor_ref, _vals

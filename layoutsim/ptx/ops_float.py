@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from ..errors import LayoutsimError
+from ..numerics import sfu_div
 from . import fround as F
 from . import types as T
 from .builders import division_model, elementwise, sfu_model, unsupported
@@ -336,7 +337,6 @@ def contracted_div(add, div, k, b, t):
     """Step fields computing `add` (operand k the quotient of div.full/div.approx.f32 `div`) as the
     FFMA ptxas emitted: fma(r, a', +-c), r and a' the inputs of the division's last FMUL
     (numerics/sfu_div.factors), rounded once (to nearest, the add's .ftz/.sat)."""
-    from ..numerics import sfu_div
     name = f"div.{'full' if 'full' in div.mods else 'approx'}{'.ftz' if 'ftz' in div.mods else ''}.f32"
     d = b.write(add.operands[0], t, add)
     u = T.get("b32")

@@ -361,3 +361,6 @@ def _isspacep(ins, b, prog):
                "param": win == PARAM_WINDOW}[space]
         w(bt, res, g, full)
     return {"fn": fn}
+
+
+atom_fn = _atom_fn          # the read-modify-write arithmetic ops_reduce.py's integer reductions share

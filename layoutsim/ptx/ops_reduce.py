@@ -38,9 +38,9 @@ from . import tensormap as TM
 from . import types as T
 from .builders import need, unsupported
 from .events import Access
-from .ops_async import BULK_ALIGN, _barrier_addr, _box, _copy_step, _tensor_ref, _vals
+from .ops_async import BULK_ALIGN, barrier_addr, box, copy_step, tensor_ref, values
 from .ops_half import decode, minmax_bits
-from .ops_mem import _atom_fn
+from .ops_mem import atom_fn
 from .state import Fault
 
 REDOPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -80,7 +80,7 @@ def element_fn(op, tname, ftz=False):
         return fadd
     if tname == "f64":
         return lambda o, s: (o.view(np.float64) + s.view(np.float64)).view(np.uint64)
-    f = _atom_fn(op, T.get(tname), "global")                 # the integer ops are atom's
+    f = atom_fn(op, T.get(tname), "global")                 # the integer ops are atom's
     return lambda o, s: f(o, s, None)
 
 
@@ -154,11 +154,11 @@ def _bulk(ins, b, form, fn, dt):
     dst, _ = b.address(o[0], ins)
     src, _ = b.address(o[1], ins)
     size = b.read(o[2], T.get("u32"), ins)
-    at = _barrier_addr(b, ins, o[3]) if cluster else None       # .L2::cache_hint's policy: a hint, unread
+    at = barrier_addr(b, ins, o[3]) if cluster else None       # .L2::cache_hint's policy: a hint, unread
     site = ins.extra["site"]
 
     def body(bt, thr):
-        d, s_, n = _vals(dst, bt, thr), CL.cta_offsets(bt, _vals(src, bt, thr), thr), _vals(size, bt, thr)
+        d, s_, n = values(dst, bt, thr), CL.cta_offsets(bt, values(src, bt, thr), thr), values(size, bt, thr)
         own = bt.cta_index[thr]
         if cluster:
             cta, d, _ = CL.resolve(bt, d, thr, 1, ins.name)
@@ -190,13 +190,13 @@ def _bulk(ins, b, form, fn, dt):
             bt.events.access(Access("bulk", "shared", site, int(n[j]), np.array([t]), np.array([s_[j]]),
                                     np.array([so]), "read", proxy="async", target=np.array([own[j]])))
         return [(j, int(cta[j]), int(n[j])) for j in range(len(thr))] if cluster else []
-    return {"fn": _copy_step(ins, at, body)}
+    return {"fn": copy_step(ins, at, body)}
 
 
 def _tensor(ins, b, prog, dim, op):
     o = ins.operands
     need(ins, 2)
-    maps, coords = _tensor_ref(ins, b, prog, o[0], dim)
+    maps, coords = tensor_ref(ins, b, prog, o[0], dim)
     smem_addr, _ = b.address(o[1], ins)
     site = ins.extra["site"]
     fns = {}
@@ -215,14 +215,14 @@ def _tensor(ins, b, prog, dim, op):
         return fns[key]
 
     def body(bt, thr):
-        sa_all = CL.cta_offsets(bt, _vals(smem_addr, bt, thr), thr)
+        sa_all = CL.cta_offsets(bt, values(smem_addr, bt, thr), thr)
         ma = maps(bt, thr)
-        cs = np.stack([_vals(c, bt, thr) for c in coords], axis=1)
+        cs = np.stack([values(c, bt, thr) for c in coords], axis=1)
         for j, t in enumerate(thr):
             gm = TM.resolve(bt, ma[j], t, ins.name)
             fn, dt = fn_for(gm, t)
             c = tuple(int(x) for x in cs[j])
-            sa, _ = _box(bt, gm, c, int(sa_all[j]), t, ins.name)
+            sa, _ = box(bt, gm, c, int(sa_all[j]), t, ins.name)
             off, inside = gm.elements(c)                     # elements outside the tensor are skipped
             src = sa[inside].reshape(-1)
             flat = bt.smem_base[t] + src
@@ -232,4 +232,4 @@ def _tensor(ins, b, prog, dim, op):
                                     flat.reshape(1, -1), "read", proxy="async",
                                     target=np.array([bt.cta_index[t]])))
         return []
-    return {"fn": _copy_step(ins, None, body)}
+    return {"fn": copy_step(ins, None, body)}

@@ -69,6 +69,7 @@ from ..warpcore import registers as core_regs
 from ..warpcore import tcgen05 as core
 from . import cluster as CL
 from . import collector as COL
+from . import ops_tcgen05_sparse
 from . import tcgen05_scales as SF
 from . import tmem as TM
 from . import types as T
@@ -254,7 +255,6 @@ def mma(ins, b, prog):
     pair = _pair(ins)
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     if "sp" in ins.mods:                           # tcgen05.mma.sp: ops_tcgen05_sparse.py
-        from . import ops_tcgen05_sparse
         return ops_tcgen05_sparse.mma_sp(ins, b, prog, sys.modules[__name__])
     for mod, what in (("ws", ".ws (weight-stationary)"), ("ashift", ".ashift")):
         if mod in ins.mods:
