@@ -117,6 +117,14 @@ def decide(prog):
     return out
 
 
+def _decide(out, seen, site, target):
+    """Record a load's decision; where inlined copies of one site decided differently, none holds."""
+    if seen.setdefault(site, target) != target:
+        out.pop(site, None)
+    elif target is not None:
+        out[site] = target
+
+
 def _plain_global_load(ins):
     # ld.shared is left where it is: CUB's select_if (tests/data/cub) has an ld.shared before a branch
     # whose readers all lie on the fall-through path, and ncu counts it for every lane (710 wavefronts;
@@ -146,11 +154,7 @@ def _past_branch(prog, readers, targets):
             if other.opcode in CROSSING or other.opcode in WRITES or other.opcode in ("ld", "ldu", "tensormap"):
                 break
             j += 1
-        if seen.setdefault(st.site, target) != target:             # an inlined copy decided otherwise
-            out.pop(st.site, None)
-            continue
-        if target is not None:
-            out[st.site] = target
+        _decide(out, seen, st.site, target)
     return out
 
 
@@ -210,10 +214,6 @@ def _into_reader(prog, readers, targets):
         ok = (use is not None and use.guard is not None and use.opcode in ("st", "ld", "atom", "red") and
               space_of(use.mods) == "global" and _then_returns(steps, j_use + 1))
         target = steps[j_use].site if ok else None
-        if seen.setdefault(st.site, target) != target:     # an inlined copy decided otherwise
-            out.pop(st.site, None)
-            continue
-        if target is not None:
-            out[st.site] = target
+        _decide(out, seen, st.site, target)
     return out
 
