@@ -22,6 +22,7 @@ When ptxas or nvdisasm is not here, or the decision cannot be placed (the produc
 block, two candidate products and no way to tell), the add is computed as written, unfused, and
 the run's fidelity line counts its executions as unknown (report.fidelity).
 """
+from ..numerics import sfu_div
 from . import ops_float as F
 from . import types as T
 
@@ -119,12 +120,11 @@ def _products(prog, pc):
 
 
 def _division(ins):
-    """The f32 type of a div.full/div.approx.f32 (its SASS ends with FMUL d = r * a, sfu_div), which
-    ptxas may fuse with an add as it fuses a mul; else None."""
-    if ins is None or ins.opcode != "div" or not {"full", "approx"} & set(ins.mods):
+    """The f32 type of a division whose SASS sequence ends with FMUL d = r * a (div.full/div.approx.f32:
+    numerics/sfu_div.FACTORS), which ptxas may fuse with an add as it fuses a mul; else None."""
+    if ins is None or ins.opcode != "div" or ins.name not in sfu_div.FACTORS:
         return None
-    t = _plain(ins, ("div",), ("ftz", "full", "approx"))
-    return t if t is not None and t.bits == 32 else None
+    return _float_type(ins)
 
 
 def decide(prog, sass_by_line, note=None):
@@ -155,7 +155,7 @@ def decide(prog, sass_by_line, note=None):
             c.unknown[st.site] = f"ptxas fused this {add.opcode} ({FMA[t.bits]}), but {why}: computed unfused"
             continue
         k, mul = products[0]
-        fields = (F.contracted_div if mul.ins.opcode == "div" else F.contracted)(add, mul.ins, k, prog.builder, t)
+        fields = F.contracted(add, mul.ins, k, prog.builder, t)
         st.fn = fields["fn"]
         st.info["contracted"] = mul.ins.line
         c.fused[pc] = mul.pc

@@ -333,35 +333,14 @@ def _out(r, t, ftz):
 
 
 # ---- a mul + add/sub pair ptxas contracted into one FFMA/DFMA (contract.py decides which) --------
-def contracted_div(add, div, k, b, t):
-    """Step fields computing `add` (operand k the quotient of div.full/div.approx.f32 `div`) as the
-    FFMA ptxas emitted: fma(r, a', +-c), r and a' the inputs of the division's last FMUL
-    (numerics/sfu_div.factors), rounded once (to nearest, the add's .ftz/.sat)."""
-    name = f"div.{'full' if 'full' in div.mods else 'approx'}{'.ftz' if 'ftz' in div.mods else ''}.f32"
-    d = b.write(add.operands[0], t, add)
-    u = T.get("b32")
-    x, y = (b.read(o, u, div) for o in div.operands[1:3])
-    c = b.read(add.operands[3 - k], t, add)
-    neg_p = add.opcode == "sub" and k == 2
-    neg_c = add.opcode == "sub" and k == 1
-    ftz, sat = "ftz" in add.mods, "sat" in add.mods
-
-    def fma(av, bv, cv):
-        a, bb = np.broadcast_arrays(np.asarray(av, np.uint32), np.asarray(bv, np.uint32))
-        r, a2 = sfu_div.factors(name, a, bb)
-        rv, av2, cv = _in(r.view(np.float32), t, ftz), _in(a2.view(np.float32), t, ftz), _in(cv, t, ftz)
-        with np.errstate(all="ignore"):
-            p = (-rv if neg_p else rv) * av2                      # exact
-        return _out32(F.sum_odd(p, -cv if neg_c else cv), "rn", ftz, sat)
-    return {"fn": lambda bt, g, full: d(bt, fma(x(bt), y(bt), c(bt)), g, full)}
-
-
 def contracted(add, mul, k, b, t):
     """Step fields computing `add` (add/sub.f32/.f64, operand k the product of `mul`) as the FFMA
-    or DFMA ptxas emitted: fma(x, y, +-c) of the mul's sources, rounded once (to nearest, the
-    add's .ftz/.sat)."""
+    or DFMA ptxas emitted: fma(x, y, +-c), rounded once (to nearest, the add's .ftz/.sat). x and y
+    are the mul's sources, or for a div.full/div.approx.f32 the inputs of the last FMUL of its SASS
+    sequence (MUFU.RCP's r and the scaled dividend: numerics/sfu_div.factors)."""
     d = b.write(add.operands[0], t, add)
-    x, y = (b.read(o, t, mul) for o in mul.operands[1:3])
+    division = mul.opcode == "div"
+    x, y = (b.read(o, T.get("b32") if division else t, mul) for o in mul.operands[1:3])
     c = b.read(add.operands[3 - k], t, add)
     neg_p = add.opcode == "sub" and k == 2          # c - x*y
     neg_c = add.opcode == "sub" and k == 1          # x*y - c
@@ -371,6 +350,9 @@ def contracted(add, mul, k, b, t):
         if t.bits == 64:
             xv, cv = np.asarray(xv, np.float64), np.asarray(cv, np.float64)
             return F.fma64(-xv if neg_p else xv, yv, -cv if neg_c else cv, "rn")
+        if division:
+            bits = np.broadcast_arrays(np.asarray(xv, np.uint32), np.asarray(yv, np.uint32))
+            xv, yv = (v.view(np.float32) for v in sfu_div.factors(mul.name, *bits))
         xv, yv, cv = _in(xv, t, ftz), _in(yv, t, ftz), _in(cv, t, ftz)
         with np.errstate(all="ignore"):
             p = (-xv if neg_p else xv) * yv                       # exact
