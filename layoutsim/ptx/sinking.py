@@ -72,8 +72,9 @@ def _writes(prog, ins):
     return _slots(prog, [ins.operands[0]], ins)
 
 
-def _plain_shared_load(ins):
-    return (ins is not None and ins.opcode == "ld" and space_of(ins.mods) == "shared" and
+def _plain_load(ins, space):
+    """A plain ld of `space` into registers (no ordering or volatile semantics ptxas must keep)."""
+    return (ins is not None and ins.opcode == "ld" and space_of(ins.mods) == space and
             not {"volatile", "relaxed", "acquire", "mmio"} & set(ins.mods) and
             ins.operands and ins.operands[0].kind in ("reg", "vec"))
 
@@ -125,20 +126,14 @@ def _decide(out, seen, site, target):
         out[site] = target
 
 
-def _plain_global_load(ins):
-    # ld.shared is left where it is: CUB's select_if (tests/data/cub) has an ld.shared before a branch
-    # whose readers all lie on the fall-through path, and ncu counts it for every lane (710 wavefronts;
-    # held back, 636)
-    return (ins is not None and ins.opcode == "ld" and space_of(ins.mods) == "global" and
-            ins.guard is None and not {"volatile", "relaxed", "acquire", "mmio"} & set(ins.mods) and
-            ins.operands and ins.operands[0].kind in ("reg", "vec"))
-
-
 def _past_branch(prog, readers, targets):
     steps = prog.steps
     out, seen = {}, {}
     for pc, st in enumerate(steps):
-        if not _plain_global_load(st.ins):
+        # unguarded ld.global only: CUB's select_if (tests/data/cub) has an ld.shared before a branch
+        # whose readers all lie on the fall-through path, and ncu counts it for every lane (710
+        # wavefronts; held back, 636)
+        if not _plain_load(st.ins, "global") or st.ins.guard is not None:
             continue
         dest = set(_writes(prog, st.ins))
         target = None
@@ -151,7 +146,7 @@ def _past_branch(prog, readers, targets):
                 if other.guard is not None:
                     target = _fall_through_access(prog, steps, j + 1, dest, readers, targets)
                 break
-            if other.opcode in CROSSING or other.opcode in WRITES or other.opcode in ("ld", "ldu", "tensormap"):
+            if other.opcode in CROSSING or other.opcode in WRITES or other.opcode in ("ld", "ldu"):
                 break
             j += 1
         _decide(out, seen, st.site, target)
@@ -163,11 +158,11 @@ def _fall_through_access(prog, steps, start, dest, readers, targets):
     unconditional jumps, up to the next conditional branch or the end of the thread), where every
     reader of `dest` lies on that path; or None."""
     pcs = set(pc for s in dest for pc in readers.get(s, []))
-    j, path, anchor, own = start, [], None, None
+    j, path, anchor, own = start, set(), None, None
     while pcs and j < len(steps) and j not in path and len(path) < PATH_LIMIT:
         if own is None and j in targets and j != start:     # other paths join here: readers must come before
             own = set(path)
-        path.append(j)
+        path.add(j)
         ins = steps[j].ins
         if ins is None:
             j += 1
@@ -184,7 +179,7 @@ def _fall_through_access(prog, steps, start, dest, readers, targets):
         if ins.opcode in ("bra", "brx", "ret", "exit", "call"):
             break
         j += 1
-    return anchor if pcs and pcs <= (own if own is not None else set(path)) else None
+    return anchor if pcs and pcs <= (own if own is not None else path) else None
 
 
 def _into_reader(prog, readers, targets):
@@ -192,7 +187,7 @@ def _into_reader(prog, readers, targets):
     out, seen = {}, {}
     for pc, st in enumerate(steps):
         ins = st.ins
-        if not _plain_shared_load(ins):
+        if not _plain_load(ins, "shared"):
             continue
         dest = set(_writes(prog, ins))
         if not dest or any(readers.get(s, 0) != 1 for s in dest):
