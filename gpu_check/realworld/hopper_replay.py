@@ -30,7 +30,6 @@ from .hopper_cases import BY_NAME, ptx_name
 # CUtensorMapDataType: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
 # BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ
 ELEMENT_BYTES = (1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4)
-SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 CLUSTER_DIMENSION = 4
 
 
@@ -68,13 +67,13 @@ def cluster_of(doc):
 
 def tensor_map(m, arrays, bases):
     """The TensorMapArg of a captured cuTensorMapEncodeTiled call."""
-    from layoutsim.ptx import TensorMapArg
+    from layoutsim.ptx.tensormap import ENCODE_SWIZZLE, TensorMapArg
     k = next((i for i, (b, a) in enumerate(zip(bases, arrays)) if b <= m["global_address"] < b + a.nbytes), None)
     if k is None:
         raise CaptureError(f"a tensor map's global address {m['global_address']:#x} is in no captured buffer")
-    if m["data_type"] >= len(ELEMENT_BYTES) or m["swizzle"] not in SWIZZLE:
+    if m["data_type"] >= len(ELEMENT_BYTES) or m["swizzle"] not in ENCODE_SWIZZLE:
         raise CaptureError(f"tensor map data type {m['data_type']} / swizzle {m['swizzle']} not expressible")
-    return k, TensorMapArg(buffer=arrays[k], dims=tuple(m["dims"]), box=tuple(m["box"]), swizzle=SWIZZLE[m["swizzle"]],
+    return k, TensorMapArg(buffer=arrays[k], dims=tuple(m["dims"]), box=tuple(m["box"]), swizzle=ENCODE_SWIZZLE[m["swizzle"]],
                            elem_bytes=ELEMENT_BYTES[m["data_type"]], strides_bytes=tuple(m["strides_bytes"]),
                            offset=m["global_address"] - bases[k], element_strides=tuple(m["element_strides"]),
                            interleave="none" if m["interleave"] == 0 else m["interleave"],

@@ -52,6 +52,9 @@ _MAGIC = b"layoutsimTMAP\x00\x01\x00"
 STRIDE_LIMIT = 1 << 40             # cuTensorMapEncodeTiled: strides < 2^40, multiples of 16
 DIM_LIMIT = 1 << 32
 L2_PROMOTION = {0: 0, "none": 0, 1: 1, "64B": 1, 2: 2, "128B": 2, 3: 3, "256B": 3}
+# cuTensorMapEncodeTiled's CUtensorMapSwizzle (cuda.h) -> TensorMapArg.swizzle: what a captured
+# encode call (gpu_check/realworld/hopper_replay.py) and Triton's launcher (layoutsim/triton/descriptors.py) pass
+ENCODE_SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
 # cuTensorMapEncodeTiled's CUtensorMapDataType, by the names PTX ISA 9.7.9.29 (tensormap.replace's

@@ -20,9 +20,9 @@ that owns the memory and points the descriptor at the view's first byte.
 import numpy as np
 
 from ..errors import LayoutsimError
+from ..ptx.tensormap import ENCODE_SWIZZLE, TensorMapArg
 from . import args as A
 
-SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}     # CUtensorMapSwizzle, as the compile's meta gives it
 MAX_RANK = 5
 
 
@@ -150,9 +150,9 @@ def argument(a, name):
 
 
 def expand(desc, meta, name):
-    """(the PTX arguments of a descriptor parameter, their names, the index among them whose final
-    content is the base's array): Triton 3.6's make_tensordesc_arg."""
-    from ..ptx import TensorMapArg
+    """(the PTX arguments of a descriptor parameter, their names, the array its base lies in):
+    Triton 3.6's make_tensordesc_arg. The first argument (the map, or the base pointer) is the one
+    whose Run.buffers entry is that array's final content."""
     owner, offset = placement(desc, name)
     shape, strides = [int(s) for s in desc.shape], [int(s) for s in desc.strides]
     ints = [np.int32(s) for s in shape] + [np.int64(s) for s in strides]
@@ -163,10 +163,10 @@ def expand(desc, meta, name):
                                  f"must be the start of its array (it is {offset} bytes in)")
         values = [owner] + [np.int64(v) for v in shape + strides] + [np.int8(desc.padding == "nan")] + ints
         names = [name] + [f"{name} (shape, strides)"] * (2 * len(shape)) + [f"{name}.padding"] + int_names
-        return values, names, 0
+        return values, names, owner
     if meta.get("fp4_padded"):
         raise LayoutsimError(f"{_who(name)}: an FP4-padded tensor map (Blackwell's mxf4 operands) is not modelled")
-    if meta["swizzle"] not in SWIZZLE:
+    if meta["swizzle"] not in ENCODE_SWIZZLE:
         raise LayoutsimError(f"{_who(name)}: swizzle mode {meta['swizzle']} of the compile is not a CUtensorMap "
                              f"swizzle")
     e = int(meta["elem_size"])
@@ -174,7 +174,7 @@ def expand(desc, meta, name):
         raise LayoutsimError(f"{_who(name)}: the kernel was compiled for {e}-byte elements; the array has "
                              f"{owner.itemsize}-byte ones")
     tmap = TensorMapArg(buffer=owner, dims=tuple(reversed(shape)), box=tuple(int(b) for b in reversed(meta["block_size"])),
-                        swizzle=SWIZZLE[meta["swizzle"]], elem_bytes=e,
+                        swizzle=ENCODE_SWIZZLE[meta["swizzle"]], elem_bytes=e,
                         strides_bytes=tuple(e * s for s in reversed(strides[:-1])), offset=offset,
                         oob_fill="nan" if desc.padding == "nan" else 0)
-    return [tmap] + ints, [f"{name} (tensor map)"] + int_names, 0
+    return [tmap] + ints, [f"{name} (tensor map)"] + int_names, owner

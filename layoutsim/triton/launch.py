@@ -8,6 +8,7 @@ size x CTAs when the kernel asks for scratch, else a null pointer. With num_ctas
 program is a thread-block cluster of num_ctas CTAs along x, as that launcher runs it. A fault
 names the kernel parameter whose buffer an access left.
 """
+import dataclasses
 import inspect
 import re
 
@@ -141,8 +142,8 @@ def ptx_arguments(fn, signature, given, arrays, tensordesc_meta):
             continue
         if t.startswith("tensordesc"):
             desc = arrays[p.name]
-            more, more_names, out = descriptors.expand(desc, next(metas, None), p.name)
-            back.append((len(values) + out, descriptors.placement(desc, p.name)[0]))
+            more, more_names, owner = descriptors.expand(desc, next(metas, None), p.name)
+            back.append((len(values), owner))
             values += more
             names += more_names
             continue
@@ -152,23 +153,23 @@ def ptx_arguments(fn, signature, given, arrays, tensordesc_meta):
         else:
             values.append(A.scalar_value(given[p.name], t, p.name))
         names.append(p.name)
-    return values, names, _shared_owners(values, back)
+    _share_tensors(values)
+    return values, names, back
 
 
-def _shared_owners(values, back):
-    """back, with one array object per memory: descriptors over the same array share one tensor in the
-    model (layoutsim.ptx places a map's tensor once per array object), as they share it on a GPU."""
+def _share_tensors(values):
+    """One array object per memory among the tensor maps' tensors: descriptors over the same array
+    then share one tensor in the model (layoutsim.ptx places a map's tensor once per array object),
+    as they share it on a GPU."""
     seen = {}
     for k, v in enumerate(values):
         buf = getattr(v, "buffer", None)
         if isinstance(buf, np.ndarray):
             key = (buf.__array_interface__["data"][0], buf.nbytes, buf.dtype.str)
             if key in seen:
-                import dataclasses
                 values[k] = dataclasses.replace(v, buffer=seen[key])
             else:
                 seen[key] = buf
-    return back
 
 
 def named(fault, names):
