@@ -2,7 +2,7 @@
 9.7.16.10.8.1-2 maps the kept values to their K positions, and the arithmetic is the kind's dense one on
 that logical A (assumed; MMA-Sim does not model .sp). Expected bits: MMA-Sim's two chained dense MMAs
 of the two K halves of the logical A (mmasim_oracle.mmasim_d, D of the first half as C of the second),
-the logical A built here from the ISA's index table, written out again below."""
+the logical A built from the ISA's index table (tests/sparse_reference.py)."""
 import numpy as np
 import pytest
 
@@ -10,10 +10,8 @@ import layoutsim
 
 pytest.importorskip("mmasim")
 from mmasim_oracle import _random, mmasim_d  # noqa: E402
+from sparse_reference import PAIRS, SINGLES, logical  # noqa: E402
 
-# the ISA's meaningful indices, as (position of the first kept value, of the second)
-PAIRS = {0b0100: (0, 1), 0b1000: (0, 2), 0b1100: (0, 3), 0b1001: (1, 2), 0b1101: (1, 3), 0b0110: (2, 1),
-         0b1110: (2, 3)}
 CASES = [("f16", "tcgen05.mma.sp.cta_group::1.kind::f16.m128n8k32", "f32.f16.f16", 4),
          ("bf16", "tcgen05.mma.sp.cta_group::1.kind::f16.m128n8k32", "f32.bf16.bf16", 4),
          ("f16->f16", "tcgen05.mma.sp.cta_group::1.kind::f16.m128n8k32", "f16.f16.f16", 4),
@@ -21,17 +19,6 @@ CASES = [("f16", "tcgen05.mma.sp.cta_group::1.kind::f16.m128n8k32", "f32.f16.f16
          ("f8f6f4 e4m3.e5m2", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.m128n8k64", "f32.e4m3.e5m2", 4)]
 
 
-def logical(values, index, size):
-    """The logical A written out from the index table (tf32: 0b0100 first, 0b1110 second)."""
-    M, n = index.shape
-    out = np.zeros((M, n * size), values.dtype)
-    kept = values.shape[1] // n
-    for m in range(M):
-        for c in range(n):
-            pos = ({0b0100: (0,), 0b1110: (1,)} if size == 2 else PAIRS)[int(index[m, c])]
-            for j, p in enumerate(pos):
-                out[m, size * c + p] = values[m, kept * c + j]
-    return out
 
 
 @pytest.mark.parametrize("label,name,types,size", CASES)
@@ -41,7 +28,7 @@ def test_sparse_is_mma_sim_of_the_logical_a(label, name, types, size):
     M, N, K = inst.shape
     rng = np.random.default_rng(K + len(label))
     values = _random(rng, fa, (M, K // 2), False)
-    table = [0b0100, 0b1110] if size == 2 else list(PAIRS)
+    table = list(SINGLES if size == 2 else PAIRS)
     index = np.array(table, np.uint8)[rng.integers(0, len(table), (M, K // size))]
     B = _random(rng, fb, (K, N), False)
     C = _random(rng, d, (M, N), False)

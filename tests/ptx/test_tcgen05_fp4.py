@@ -19,8 +19,6 @@ layoutsim.mma's per-MMA result and, where pip `mmasim` is installed, with MMA-Si
 - The scale factors in TMEM (CUTLASS 4.2 UMMA::tmem_sf_frg, 4x1 duplicated): scale s of row r in
   lane r % 32 of each 32-lane slab, column r // 32, byte sf_id + s (scale_vec::2X: 2 bytes, 4X: 4).
 """
-import importlib.util
-import pathlib
 import shutil
 import subprocess
 
@@ -33,22 +31,13 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode, encode_scaled
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
+from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
 from test_ptx_tcgen05 import SM, k_major, mma_kernel, scaled_kernel, sf_image
 
 WIDTH = {"e2m1": 4, "e2m3": 6, "e3m2": 6, "e4m3": 8, "e5m2": 8}
 SW128 = "128B"
 IMG, B_AT = 32768, 16384          # the shared image; B's offset in it (A at 0)
 
-
-def _oracle():
-    """tests/numerics/mmasim_oracle.py (MMA-Sim as the oracle), or None without pip mmasim."""
-    if importlib.util.find_spec("mmasim") is None or importlib.util.find_spec("torch") is None:
-        return None
-    path = pathlib.Path(__file__).parents[1] / "numerics" / "mmasim_oracle.py"
-    spec = importlib.util.spec_from_file_location("mmasim_oracle", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def slots(mn, k, swizzle):
@@ -132,7 +121,7 @@ def test_f8f6f4_fp6_fp4_operands_are_layoutsim_mma_bit_for_bit(types, N, swizzle
         A, B = A ^ np.uint8(1 << (WIDTH[fa] - 1)), B ^ np.uint8(1 << (WIDTH[fb] - 1))
     want = layoutsim.mma(inst, A, np.ascontiguousarray(B.T), C, arch="sm_100a", raw=True, types=types)
     assert np.array_equal(got, want.astype(np.uint32))
-    oracle = _oracle() if label else None
+    oracle = mmasim_oracle() if HAVE_MMASIM and label else None
     if oracle is not None:
         ref = oracle.mmasim_d(label, A[None], np.ascontiguousarray(B.T)[None], C[None])[0]
         assert np.array_equal(got, ref.astype(np.uint32))
@@ -183,7 +172,7 @@ def test_block_scaled_fp4_kinds_are_layoutsim_mma_bit_for_bit(kind, quals, vec, 
     want = layoutsim.mma(name, A, Bt, C, arch="sm_100a", raw=True, types=types, scale_a=sa, scale_b=sb)
     assert np.array_equal(got, want)
     assert np.count_nonzero(got) > N * M // 2                # the scales and operands reached the result
-    oracle = _oracle() if label else None
+    oracle = mmasim_oracle() if HAVE_MMASIM and label else None
     if oracle is not None:
         ref = oracle.mmasim_d(label, A[None], Bt[None], C[None], sa[None], sb[None])[0]
         assert np.array_equal(got, ref)

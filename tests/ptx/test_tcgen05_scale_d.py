@@ -8,8 +8,6 @@ MMA-Sim's dense MMA of A, B and C = D1 * 2^-s (the scaling done here in float64,
 values), which is what the assumption of layoutsim/numerics/scale_d.py (the scaling is exact) makes of
 it: MMA-Sim itself has no scale-input-d. A scaled D that would lose bits is refused (a fault), and a
 scale-input-d the ISA does not allow is refused in one line naming the PTX line."""
-import importlib.util
-import pathlib
 import shutil
 import subprocess
 
@@ -23,19 +21,11 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode as idesc_of
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
+from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
 from test_ptx_tcgen05 import SM, k_major, mma_kernel, operand, rules_kernel
 
 SECOND = " %p2;\n"               # the end of mma_kernel's second MMA (enable-input-d true)
 
-
-def _oracle():
-    if importlib.util.find_spec("mmasim") is None or importlib.util.find_spec("torch") is None:
-        return None
-    path = pathlib.Path(__file__).parents[1] / "numerics" / "mmasim_oracle.py"
-    spec = importlib.util.spec_from_file_location("mmasim_oracle", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def scaled_kernel(kind, N, s, mask=None):
@@ -101,7 +91,7 @@ def test_the_second_mma_adds_d_times_2_to_the_minus_s(kind, types, M, N, s, labe
     assert np.array_equal(got, layoutsim.mma(inst, a, b, C, arch="sm_100a", raw=True, types=types))
     if s:                                   # the scale changed the bits (so the test could fail)
         assert not np.array_equal(got, layoutsim.mma(inst, a, b, D1, arch="sm_100a", raw=True, types=types))
-    oracle = _oracle()
+    oracle = mmasim_oracle() if HAVE_MMASIM else None
     if oracle is not None:                  # MMA-Sim's dense MMA of the pre-scaled C, bit for bit
         ref = oracle.mmasim_d(label, a[None], b[None], C[None])[0]
         assert np.array_equal(got.astype(ref.dtype), ref)

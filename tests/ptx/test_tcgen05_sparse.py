@@ -8,8 +8,6 @@ cells written out again in `words` below, assumed, as the module says), the logi
 ISA's index table (9.7.16.10.8.1-2, written out again here), and D is layoutsim.mma of the logical A and,
 where pip mmasim is installed, MMA-Sim's two chained dense MMAs of the K halves
 (tests/numerics/test_sparse_tcgen05.py shows the two agree)."""
-import importlib.util
-import pathlib
 import shutil
 import subprocess
 
@@ -22,12 +20,12 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode as idesc_of
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
+from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
+from sparse_reference import PAIRS, SINGLES, logical
 from test_ptx_tcgen05 import SM, k_major, mma_kernel, operand, rules_kernel
 
 META = 256                               # the metadata's first TMEM column (D takes columns 0..N-1)
 MMA = "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;"
-PAIRS = {0b0100: (0, 1), 0b1000: (0, 2), 0b1100: (0, 3), 0b1001: (1, 2), 0b1101: (1, 3), 0b0110: (2, 1),
-         0b1110: (2, 3)}
 STORE = """  bar.sync 0;
   ld.shared.u32 %r2, [%r1];
   mul.wide.u32 %rd5, %r3, 8;
@@ -66,26 +64,7 @@ def words(kind, index):
     return out
 
 
-def logical(values, index, size):
-    M, n = index.shape
-    kept = values.shape[1] // n
-    out = np.zeros((M, n * size), values.dtype)
-    for m in range(M):
-        for c in range(n):
-            pos = ({0b0100: (0,), 0b1110: (1,)} if size == 2 else PAIRS)[int(index[m, c])]
-            for j, p in enumerate(pos):
-                out[m, size * c + p] = values[m, kept * c + j]
-    return out
 
-
-def _oracle():
-    if importlib.util.find_spec("mmasim") is None or importlib.util.find_spec("torch") is None:
-        return None
-    path = pathlib.Path(__file__).parents[1] / "numerics" / "mmasim_oracle.py"
-    spec = importlib.util.spec_from_file_location("mmasim_oracle", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def run(kind, types, N, values, B, index, meta_words, selector=0, column=0, idesc=None):
@@ -124,7 +103,7 @@ def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, 
     rng = np.random.default_rng(K + N + selector)
     values = operand(rng, fa, (128, K // 2))
     B = operand(rng, fb, (N, K))
-    table = [0b0100, 0b1110] if size == 2 else list(PAIRS)
+    table = list(SINGLES if size == 2 else PAIRS)
     index = np.array(table, np.uint8)[rng.integers(0, len(table), (128, K // size))]
     meta = np.zeros((128, 2), np.uint32)
     w = words(kind, index)
@@ -146,7 +125,7 @@ def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, 
     assert rec.name == inst.name and np.array_equal(rec.a, A)
     sources = [d["source"] for d in r.fidelity["documented_instructions"] if d["instruction"].startswith("tcgen05.mma")]
     assert sources and all(".sp" in s and "assumed" in s for s in sources)   # the fidelity line names the assumption
-    oracle = _oracle()
+    oracle = mmasim_oracle() if HAVE_MMASIM else None
     if oracle is not None and label is not None:
         h = K // 2
         bt = np.ascontiguousarray(b.T)
