@@ -11,7 +11,6 @@ own scheduler code (its inline PTX, compiled by nvcc from the PyPI wheel) decode
 """
 import gzip
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ import layoutsim
 from layoutsim import ptx
 from layoutsim.files import measured_data
 from layoutsim.ptx.state import PtxFault
+from test_ptx_tcgen05 import ptxas_sm100a
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
 
@@ -147,10 +147,7 @@ def test_try_cancel_before_sm_100_is_refused():
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed here")
 def test_the_kernels_assemble_for_sm_100a(tmp_path):
     for n, src in enumerate((clc_kernel(MULTICAST), clc_kernel(ONE, early_exit=True), query_kernel())):
-        p = tmp_path / f"k{n}.ptx"
-        p.write_text(src)
-        res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
-                             capture_output=True, text=True)
+        res = ptxas_sm100a(src, tmp_path, f"k{n}")
         assert res.returncode == 0, res.stderr
 
 

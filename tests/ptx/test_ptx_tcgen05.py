@@ -13,6 +13,8 @@ here: every expected value below is the document's, written out again in this fi
 - tcgen05.alloc / dealloc / relinquish_alloc_permit and tcgen05.ld's rules (9.7.16.7.1,
   9.7.16.2.2 'Access restrictions'): each misuse is a fault of kind tensor_memory.
 """
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -524,3 +526,12 @@ WAIT:
         return
     r = ptx.run(src, "k", 1, 1, [out], arch="sm_100")
     assert r.buffers[0][0] == 7                  # the commit's one arrival completed phase 0
+
+
+def ptxas_sm100a(src, tmp_path, name="k"):
+    """ptxas -arch=sm_100a on the PTX text `src` (the check that a hand-written kernel is PTX
+    ptxas 13.0 takes): its CompletedProcess, output captured."""
+    p = tmp_path / f"{name}.ptx"
+    p.write_text(src)
+    return subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"{name}.cubin")],
+                          capture_output=True, text=True)

@@ -16,7 +16,6 @@ again below, each MMA bit for bit layoutsim.mma's). Every kernel assembles with
   .cta_group::2: both CTAs of the pair, each from its own shared memory at the descriptor address.
 """
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
-from test_ptx_tcgen05 import ALLOC, SM, k_major, mma_kernel, operand, read_back, rules_kernel
+from test_ptx_tcgen05 import ALLOC, k_major, mma_kernel, operand, ptxas_sm100a, read_back, rules_kernel, SM
 from test_tcgen05_pair import pair_kernel
 
 KS = {"tf32": 8, "f16": 16, "f8f6f4": 32, "i8": 32}
@@ -255,8 +254,5 @@ def test_the_kernels_assemble_for_sm_100a(tmp_path):
                pair_kernel(4).replace(PAIR_MMA, "tcgen05.cp.cta_group::2.4x256b [%r2], %rd10;\n"
                                                 "  tcgen05.shift.cta_group::2.down [%r2];")]
     for n, src in enumerate(kernels):
-        p = tmp_path / f"k{n}.ptx"
-        p.write_text(src)
-        res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
-                             capture_output=True, text=True)
+        res = ptxas_sm100a(src, tmp_path, f"k{n}")
         assert res.returncode == 0, res.stderr

@@ -20,7 +20,6 @@ layoutsim.mma's per-MMA result and, where pip `mmasim` is installed, with MMA-Si
   lane r % 32 of each 32-lane slab, column r // 32, byte sf_id + s (scale_vec::2X: 2 bytes, 4X: 4).
 """
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -32,7 +31,7 @@ from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
 from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
-from test_ptx_tcgen05 import SM, k_major, mma_kernel, scaled_kernel, sf_image
+from test_ptx_tcgen05 import k_major, mma_kernel, ptxas_sm100a, scaled_kernel, sf_image, SM
 
 WIDTH = {"e2m1": 4, "e2m3": 6, "e3m2": 6, "e4m3": 8, "e5m2": 8}
 SW128 = "128B"
@@ -207,6 +206,5 @@ def test_block_scaled_idesc_round_trips(kind, vec, types):
 @pytest.mark.parametrize("kind,quals", sorted({(c[0], c[1]) for c in SCALED}))
 def test_the_hand_written_kernels_build_with_ptxas_for_sm_100a(kind, quals, tmp_path):
     # the forms written above are PTX that ptxas 13.0 takes (.block16/.block32 from PTX ISA 8.8)
-    src = tmp_path / "k.ptx"
-    src.write_text(scaled_kernel(16, f"{kind}.{quals}", IMG).replace(".version 8.7", ".version 8.8"))
-    subprocess.run(["ptxas", "-arch=sm_100a", str(src), "-o", str(tmp_path / "k.cubin")], check=True)
+    res = ptxas_sm100a(scaled_kernel(16, f"{kind}.{quals}", IMG).replace(".version 8.7", ".version 8.8"), tmp_path)
+    assert res.returncode == 0, res.stderr

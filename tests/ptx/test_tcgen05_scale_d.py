@@ -9,7 +9,6 @@ values), which is what the assumption of layoutsim/numerics/scale_d.py (the scal
 it: MMA-Sim itself has no scale-input-d. A scaled D that would lose bits is refused (a fault), and a
 scale-input-d the ISA does not allow is refused in one line naming the PTX line."""
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
 from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
-from test_ptx_tcgen05 import SM, k_major, mma_kernel, operand, rules_kernel
+from test_ptx_tcgen05 import k_major, mma_kernel, operand, ptxas_sm100a, rules_kernel, SM
 
 SECOND = " %p2;\n"               # the end of mma_kernel's second MMA (enable-input-d true)
 
@@ -126,14 +125,7 @@ def test_a_scale_input_d_the_isa_does_not_allow_is_refused_in_one_line(line, mat
 def test_the_kernels_assemble_for_sm_100a(tmp_path):
     kernels = [scaled_kernel("f16", 32, 1), scaled_kernel("tf32", 16, 15, mask=(0, 0, 0, 0))]
     for n, src in enumerate(kernels):
-        p = tmp_path / f"k{n}.ptx"
-        p.write_text(src)
-        res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
-                             capture_output=True, text=True)
+        res = ptxas_sm100a(src, tmp_path, f"k{n}")
         assert res.returncode == 0, res.stderr
     bad = scaled_kernel("f8f6f4", 32, 1)            # ptxas refuses what the executor refuses
-    p = tmp_path / "bad.ptx"
-    p.write_text(bad)
-    res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / "bad.cubin")],
-                         capture_output=True, text=True)
-    assert res.returncode != 0
+    assert ptxas_sm100a(bad, tmp_path, "bad").returncode != 0

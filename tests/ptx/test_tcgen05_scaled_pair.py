@@ -20,7 +20,6 @@ executor computed.
   shape: tests/numerics/mmasim_oracle.tcgen05_op).
 """
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -32,7 +31,7 @@ from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
 from blackwell_oracle import HAVE_MMASIM, oracle, summary
-from test_ptx_tcgen05 import SM, read_back
+from test_ptx_tcgen05 import ptxas_sm100a, read_back, SM
 from test_tcgen05_fp4 import raw_values, store
 from test_tcgen05_pair import IMG, pair_kernel
 
@@ -220,6 +219,5 @@ def test_m128_pair_and_unallocated_scale_columns_are_faults():
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed here")
 @pytest.mark.parametrize("kind,quals", sorted({(c[0], c[1]) for c in CASES}))
 def test_the_hand_written_kernels_build_with_ptxas_for_sm_100a(kind, quals, tmp_path):
-    src = tmp_path / "k.ptx"
-    src.write_text(scaled_pair_kernel(64, f"{kind}.{quals}"))
-    subprocess.run(["ptxas", "-arch=sm_100a", str(src), "-o", str(tmp_path / "k.cubin")], check=True)
+    res = ptxas_sm100a(scaled_pair_kernel(64, f"{kind}.{quals}"), tmp_path)
+    assert res.returncode == 0, res.stderr

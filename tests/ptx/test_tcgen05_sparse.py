@@ -9,7 +9,6 @@ ISA's index table (9.7.16.10.8.1-2, written out again here), and D is layoutsim.
 where pip mmasim is installed, MMA-Sim's two chained dense MMAs of the K halves
 (tests/numerics/test_sparse_tcgen05.py shows the two agree)."""
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from layoutsim.smem.umma import UmmaDescriptor
 
 from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
 from sparse_reference import PAIRS, SINGLES, logical
-from test_ptx_tcgen05 import SM, k_major, mma_kernel, operand, rules_kernel
+from test_ptx_tcgen05 import k_major, mma_kernel, operand, ptxas_sm100a, rules_kernel, SM
 
 META = 256                               # the metadata's first TMEM column (D takes columns 0..N-1)
 MMA = "tcgen05.mma.cta_group::1.kind::KIND [%r2], %rd10, %rd11, %r20, %p3;"
@@ -186,8 +185,5 @@ def test_forms_not_modelled_are_refused_in_one_line(line, match):
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA 13) not installed")
 def test_the_kernels_assemble_for_sm_100a(tmp_path):
     for n, kind in enumerate(("f16", "tf32", "f8f6f4", "i8")):
-        p = tmp_path / f"k{n}.ptx"
-        p.write_text(sparse_kernel(kind, 16))
-        res = subprocess.run(["ptxas", "-arch=sm_100a", str(p), "-o", str(tmp_path / f"k{n}.cubin")],
-                             capture_output=True, text=True)
+        res = ptxas_sm100a(sparse_kernel(kind, 16), tmp_path, f"k{n}")
         assert res.returncode == 0, res.stderr
