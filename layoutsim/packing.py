@@ -74,7 +74,9 @@ class _FragmentIndex:
             self.s_item = self.s_flat.reshape(frag.lanes, -1)   # [lanes, regs * slots]
 
 
-def _index(frag):
+def fragment_index(frag):
+    """The gather/scatter index tables of a FragmentMap, built once per map (pack, unpack and the
+    executor's register-level MMA operands, ptx/mma_regs.py, use them)."""
     p = _CACHE.get(id(frag))
     if p is None or p.frag is not frag:
         p = _CACHE[id(frag)] = _FragmentIndex(frag)
@@ -115,7 +117,7 @@ def pack(frag, mats, old_words=None):
     old_words: uint32 [batch, lanes, words] or None; bits of a register that the map leaves
     unused (gfx11's unused half of a 16-bit result) keep their old value (0 when None).
     """
-    p = _index(frag)
+    p = fragment_index(frag)
     m = _batch_of_matrices(frag, mats)
     if p.items and p.full and p.all_used and m.dtype == p.dtype:
         vals = np.ascontiguousarray(m).reshape(m.shape[0], -1).take(p.s_item, axis=1)
@@ -140,7 +142,7 @@ def pack(frag, mats, old_words=None):
 def unpack(frag, words):
     """Operand matrices from register words: uint32 [batch, lanes, words] -> raw element bits
     [batch, matrices, rows, cols] in the element's raw dtype (each element from its first holder)."""
-    p = _index(frag)
+    p = fragment_index(frag)
     words = np.asarray(words, np.uint32).reshape(-1, frag.lanes, words_per_lane(frag))
     if p.items:
         items = np.ascontiguousarray(words).view(p.dtype).reshape(words.shape[0], -1)
@@ -155,7 +157,7 @@ def unpack(frag, words):
 
 def slot_values(frag, words):
     """Every slot's element bits: uint32 [batch, lanes, words] -> uint64 [batch, lanes, regs, slots]."""
-    p = _index(frag)
+    p = fragment_index(frag)
     regs = join_words(np.asarray(words, np.uint32).reshape(-1, frag.lanes, words_per_lane(frag)), p.words)
     return (regs[..., None] >> p.shifts) & p.mask
 

@@ -5,7 +5,7 @@ The general path (ops_matrix.read_words / write_words around warpcore.mma) stack
 registers into per-lane words, unpacks them through the fragment map, and packs D into words
 that it then splits into registers again: about twenty numpy calls per mma.sync step, which cost
 more than the arithmetic on the few warps of a step. Where every element of every operand is a
-whole 8/16/32-bit item of a 32-bit register (packing._FragmentIndex.items) and D fills every
+whole 8/16/32-bit item of a 32-bit register (packing.fragment_index(...).items) and D fills every
 bit of its registers, those moves are each one fancy index over the registers viewed as items:
 the element positions are the same FragmentMap tables (packing's g_item / s_item), composed
 with where a lane's register lives in the batch (register r of thread t is item
@@ -14,7 +14,7 @@ general path.
 """
 import numpy as np
 
-from ..packing import _index
+from ..packing import fragment_index
 
 
 def plan(b, ins, regs, frags):
@@ -23,7 +23,7 @@ def plan(b, ins, regs, frags):
     moves = []
     for k, (ops, frag) in enumerate(zip(regs, frags)):
         plain = b.plain_words(ops, ins)
-        p = _index(frag)
+        p = fragment_index(frag)
         if plain is None or not p.items or frag.shape[0] != 1 or frag.lanes != 32 or len(plain[0]) != frag.regs:
             return None
         if k == 3 and not (p.full and p.all_used):

@@ -29,7 +29,7 @@ def test_item_path_equals_general_path():
     rng = np.random.default_rng(0)
     on_path = 0
     for name, k, frag in _fragments():
-        p = P._index(frag)
+        p = P.fragment_index(frag)
         if not p.items:
             continue
         on_path += 1
