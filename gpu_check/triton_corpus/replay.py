@@ -167,6 +167,7 @@ def first_slots(entry):
 
 
 def desc_width(p, entry):
-    """How many PTX parameters a descriptor of the plan expands to (Triton 3.6's launcher)."""
-    rank = list(entry["signature"].values())[p["arg"]].count(",") + 1
-    return 1 + 2 * rank if p["desc"] is not None else 2 + 4 * rank
+    """How many PTX parameters a descriptor of the plan expands to (descriptors.width; its rank from
+    the signature Triton gave it, `tensordesc<fp16[64, 64]>`)."""
+    from layoutsim.triton.descriptors import width
+    return width(p["desc"], list(entry["signature"].values())[p["arg"]].count(",") + 1)

@@ -149,6 +149,12 @@ def argument(a, name):
     return A.stand_in(a, name)
 
 
+def width(meta, rank):
+    """How many PTX parameters a descriptor of `rank` dimensions expands to (what expand returns):
+    map, shape, strides; or base, shape and strides twice, and the padding flag."""
+    return 1 + 2 * rank if meta is not None else 2 + 4 * rank
+
+
 def expand(desc, meta, name):
     """(the PTX arguments of a descriptor parameter, their names, the array its base lies in):
     Triton 3.6's make_tensordesc_arg. The first argument (the map, or the base pointer) is the one

@@ -136,3 +136,13 @@ def test_cli_desc_arguments(tmp_path, capsys):
         assert main([*argv[:6], bad, *argv[7:]]) == 2
         err = capsys.readouterr().err
         assert needle in err and err.count("\n") == 1, err
+
+
+def test_width_is_how_many_arguments_expand_gives():
+    """descriptors.width (which the corpus replay uses to place outputs) agrees with expand."""
+    from layoutsim.triton.descriptors import descriptor, expand, width
+    meta = {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [64, 64], "fp4_padded": False}
+    d = descriptor(_x(), [64, 64])
+    for m in (meta, None):
+        values, names, _ = expand(d, m, "x")
+        assert len(values) == len(names) == width(m, 2)
