@@ -121,7 +121,8 @@ def child(out, wheels, runs, cases):
     """The launches (this process is what ncu profiles): writes DIR/launch.json and outputs.npz."""
     import torch
     import triton
-    record, arrays = {"triton": triton.__version__, "torch": torch.__version__, "cases": {}}, {}
+    record, arrays = {"triton": triton.__version__, "torch": torch.__version__, "cuda": torch.version.cuda,
+                      "cases": {}}, {}
     # the global scratch of kernels that build tensor maps (tl.make_tensor_descriptor), as the
     # packages set it (flag_gems' Hopper mm: torch.empty of int8 on the device)
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
