@@ -6,8 +6,24 @@ import numpy as np
 from layoutsim.formats import numpy_dtype
 
 
+def _cast(values, dtype):
+    """float64 values as `dtype`. An ml_dtypes float (bfloat16, float8_*) is reached through float32:
+    ml_dtypes releases differ in how they convert float64 (some round once, some through float32,
+    which rounds twice), and the GPU machine's release made the measured inputs through float32 (in
+    liger_swiglu_mlp_bwd_di one bf16 input of 49,152 differed by one unit in the last place).
+    Through float32 every release makes the same array."""
+    dt = numpy_dtype(dtype)
+    return np.asarray(values, np.float32 if ml_dtype(dt) else None).astype(dt)
+
+
+def ml_dtype(dt):
+    """Whether a dtype is one of ml_dtypes' (bfloat16, float8_*): numpy kind "V" in some versions,
+    "f" in others."""
+    return dt.kind == "V" or type(dt).__module__.startswith("ml_dtypes") or dt.type.__module__.startswith("ml_dtypes")
+
+
 def _rows(shape, dtype="float32"):
-    return lambda rng: rng.standard_normal(shape).astype(numpy_dtype(dtype))
+    return lambda rng: _cast(rng.standard_normal(shape), dtype)
 
 
 def _zeros(shape, dtype="float32"):
@@ -15,11 +31,11 @@ def _zeros(shape, dtype="float32"):
 
 
 def _scaled(shape, scale, dtype="float32"):
-    return lambda rng: (scale * rng.standard_normal(shape)).astype(numpy_dtype(dtype))
+    return lambda rng: _cast(scale * rng.standard_normal(shape), dtype)
 
 
 def _uniform(shape, lo, hi, dtype="float32"):
-    return lambda rng: rng.uniform(lo, hi, shape).astype(numpy_dtype(dtype))
+    return lambda rng: _cast(rng.uniform(lo, hi, shape), dtype)
 
 
 def _ints(shape, lo, hi, dtype):
@@ -31,7 +47,7 @@ def _values(values, dtype):
 
 
 def _shifted(shape, mean, scale, dtype="float32"):
-    return lambda rng: (mean + scale * rng.standard_normal(shape)).astype(numpy_dtype(dtype))
+    return lambda rng: _cast(mean + scale * rng.standard_normal(shape), dtype)
 
 
 class Addresses:

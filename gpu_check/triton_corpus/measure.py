@@ -33,6 +33,7 @@ from gpu_check.needs import gpu_name
 from layoutsim.files import source_tree
 
 from . import cases as C
+from .inputs import ml_dtype
 from . import replay as R
 
 ROOT = source_tree()
@@ -52,12 +53,6 @@ def selected(names=None, new=False, h200=CORPUS / "h200"):
         done = R.measurements(h200)
         return [c for c in C.CASES if c not in done]
     return list(C.CASES)
-
-
-def _ml_dtype(dt):
-    """Whether a dtype is one of ml_dtypes' (bfloat16, float8_*): numpy kind "V" in some versions,
-    "f" in others."""
-    return dt.kind == "V" or type(dt).__module__.startswith("ml_dtypes") or dt.type.__module__.startswith("ml_dtypes")
 
 
 def torch_args(args, device="cuda"):
@@ -82,7 +77,7 @@ def torch_args(args, device="cuda"):
 def _tensor(a, device):
     import torch
     a = np.ascontiguousarray(a).copy()
-    kind = getattr(torch, a.dtype.name, None) if _ml_dtype(a.dtype) else None
+    kind = getattr(torch, a.dtype.name, None) if ml_dtype(a.dtype) else None
     if kind is not None:                         # ml_dtypes (bfloat16, float8_*): through their bits
         t = torch.from_numpy(a.view(f"u{a.dtype.itemsize}")).view(kind)
     else:
@@ -93,7 +88,7 @@ def _tensor(a, device):
 def to_numpy(t, like):
     """A tensor's final content as an array of the case's dtype `like` (bits through bf16/fp8)."""
     import torch
-    if isinstance(like, np.ndarray) and _ml_dtype(like.dtype):
+    if isinstance(like, np.ndarray) and ml_dtype(like.dtype):
         bits = {1: torch.uint8, 2: torch.int16}[like.dtype.itemsize]
         return t.cpu().view(bits).numpy().view(like.dtype)
     return t.cpu().numpy()
@@ -151,7 +146,7 @@ def child(out, wheels, runs, cases):
                 same &= all(np.array_equal(first[k].view(np.uint8), finals[k].view(np.uint8)) for k in first)
         rec["outputs_repeat"] = bool(same)
         # ml_dtypes arrays as their bits: np.load cannot read back some of their dtypes ('<f1')
-        arrays.update({k: v.view(f"u{v.dtype.itemsize}") if _ml_dtype(v.dtype) else v for k, v in first.items()})
+        arrays.update({k: v.view(f"u{v.dtype.itemsize}") if ml_dtype(v.dtype) else v for k, v in first.items()})
         record["cases"][case] = rec
         print(f"{case}: {rec['kernel']} ptx identical {rec['ptx_identical']}, outputs repeat {same}", flush=True)
     np.savez_compressed(Path(out) / "outputs.npz", **arrays)
