@@ -45,6 +45,9 @@ def cases():
                          [{"tensor": t, "box": (MC_COLS, MC_ROWS // cl)},
                           np.zeros(grid * MC_ROWS * MC_COLS, np.float32)]))
     out.append(_case("fixed_2x2", "fixed_cluster", (4, 2, 1), (32, 1, 1), None, [np.zeros(8, np.uint32)]))
+    for cl, grid in ((2, 4), (4, 8)):                # cluster.cu's dsmem_bulk: 640 bytes out per CTA
+        out.append(_case(f"bulk_s2s_{cl}", "dsmem_bulk", (grid, 1, 1), (64, 1, 1), (cl, 1, 1),
+                         [np.zeros(grid * 160, np.uint32)]))
     return out
 
 

@@ -17,7 +17,8 @@ arrive, PTX ISA 9.7.13.15); a TMA load's .shared::cluster destination may be ano
 shared memory, its mbarrier then in that CTA; with .multicast::cluster the box
 lands at the same CTA-relative offset in every CTA the 16-bit ctaMask names (bit i: rank i; 9.7.9.25), and
 each of them gets the transaction bytes on its mbarrier at the mbarrier operand's CTA-relative
-offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) is refused. A
+offset. The shared-to-shared bulk copy (.shared::cluster.shared::cta) writes into any CTA of the
+cluster and completes on the destination CTA's mbarrier. A
 .cta_group::2 load (sm_100a) may signal the mbarrier of the destination's peer CTA (_signalled).
 
 Tensor maps built by the kernel (issue 25, Triton's tl.make_tensor_descriptor): tensormap.replace
@@ -216,7 +217,7 @@ def cp_bulk(ins, b, prog):
         return {"fn": lambda bt, g, full: None}       # an L2 prefetch changes no state
     spaces = [m.split("::")[0] for m in mods if m.split("::")[0] in ("shared", "global")]
     if spaces[:2] == ["shared", "shared"]:
-        raise unsupported(ins, "the shared-to-shared bulk copy into another CTA (not modelled)")
+        return _bulk_to_cluster(ins, b)
     if "multicast::cluster" in mods and mods[:1] != ("tensor",):
         raise unsupported(ins, "multicast of a non-tensor bulk copy (not modelled)")
     load = spaces[:1] == ["shared"]
@@ -416,6 +417,10 @@ def _bulk(ins, b, load):
         cta = bt.cta_index[thr]
         if cluster_dst:               # shared::cluster addresses: the CTA each names, at its offset
             cta, d, _ = CL.resolve(bt, d, thr, 1, ins.name)
+        elif load:                    # shared::cta: the CTA's own rank field dropped
+            d = CL.cta_offsets(bt, d, thr, raw=True)
+        else:
+            s_ = CL.cta_offsets(bt, s_, thr, raw=True)
         for j, t in enumerate(thr):
             sh, gl = (d[j], s_[j]) if load else (s_[j], d[j])
             bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
@@ -435,6 +440,44 @@ def _bulk(ins, b, load):
                                     np.array([so]), "write" if load else "read", proxy="async",
                                     target=np.array([cta[j]])))
         return [(j, int(cta[j]), int(n[j])) for j in range(len(thr))]
+    return {"fn": _copy_step(ins, at, body)}
+
+
+def _bulk_to_cluster(ins, b):
+    """cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+    (PTX ISA 9.7.9.25.4.1): `size` bytes of the issuing CTA's shared memory to a shared::cluster
+    address (any CTA of the cluster, the issuer's own included); the bytes complete on the mbarrier at
+    `mbar`, a shared::cluster address that must lie in the destination's CTA."""
+    o = ins.operands
+    need(ins, 4)
+    dst, _ = b.address(o[0], ins)
+    src, _ = b.address(o[1], ins)
+    size = b.read(o[2], T.get("u32"), ins)
+    at = _barrier_addr(b, ins, o[3])
+
+    def body(bt, thr):
+        d, s_, n = _vals(dst, bt, thr), _vals(src, bt, thr), _vals(size, bt, thr)
+        to, d, _ = CL.resolve(bt, d, thr, 1, ins.name)
+        s_ = CL.cta_offsets(bt, s_, thr, raw=True)      # shared::cta: the CTA's own rank field dropped
+        own = bt.cta_index[thr]
+        flat, _ = at(bt, thr)
+        for j, t in enumerate(thr):
+            if (d[j] | s_[j] | n[j]) % BULK_ALIGN or n[j] <= 0:
+                raise Fault(t, s_[j], f"{ins.name}: addresses {int(d[j]):#x}, {int(s_[j]):#x} and size {int(n[j])} "
+                                      f"must be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
+            for a, what in ((s_[j], "source"), (d[j], "destination")):
+                if a < 0 or a + n[j] > bt.smem_size:
+                    raise Fault(t, a, f"{ins.name}: {what} {int(a):#x} + {int(n[j])} bytes is outside the CTA's "
+                                      f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
+            if flat[j] // bt.S != to[j]:
+                raise Fault(t, int(flat[j] % bt.S), f"{ins.name}: the mbarrier is not in the destination's CTA "
+                                                   f"(the PTX ISA requires it there)", "invalid_operand", "shared::cluster")
+            so, do = int(own[j] * bt.S + s_[j]), int(to[j] * bt.S + d[j])
+            bt.smem[do:do + n[j]] = bt.smem[so:so + n[j]].copy()
+            for kind, a, f, cta in (("read", s_[j], so, own[j]), ("write", d[j], do, to[j])):
+                bt.events.access(Access("bulk", "shared", ins.extra["site"], int(n[j]), np.array([t]), np.array([a]),
+                                        np.array([f]), kind, proxy="async", target=np.array([cta])))
+        return [(j, int(to[j]), int(n[j])) for j in range(len(thr))]
     return {"fn": _copy_step(ins, at, body)}
 
 

@@ -102,6 +102,33 @@ def test_multicast_tma(name, n):
         assert np.array_equal(out[b], t[b // n * C.MC_ROWS:(b // n + 1) * C.MC_ROWS])
 
 
+@pytest.mark.parametrize("name,n", [("bulk_s2s_2", 2), ("bulk_s2s_4", 4)])
+def test_shared_to_shared_bulk_copy(name, n):
+    """cp.async.bulk.shared::cluster.shared::cta (PTX ISA 9.7.9.25.4.1): each CTA receives rank-1's
+    512-byte block and bytes 64..111 of rank-2's (its own in a cluster of two) at byte 528, the rest
+    as its threads filled it; the waits end only because both copies completed on its mbarrier."""
+    out = run(name).buffers[0].reshape(-1, 160)
+
+    def block(cta):
+        return ((cta << 16) ^ (np.arange(128, dtype=np.uint64) * 2654435761 % 2**32)).astype(np.uint32)
+    for b in range(out.shape[0]):
+        rank, first = b % n, b - b % n
+        want = np.full(160, 0xDEADBEEF, np.uint32)
+        want[:128] = block(first + (rank - 1) % n)
+        want[132:144] = block(first + (rank - 2) % n)[16:28]
+        assert np.array_equal(out[b], want)
+
+
+def test_shared_to_shared_bulk_copy_needs_the_mbarrier_in_the_destination():
+    """Here the mbarrier named is rank 0's, the destination rank 1's."""
+    text = kernel(".shared .align 16 .b8 s[32]; .shared .align 8 .b64 bar;\n"
+                  "mov.u32 %r0, s; mapa.shared::cluster.u32 %r2, %r0, 1; mov.u32 %r3, bar;\n"
+                  "mapa.shared::cluster.u32 %r3, %r3, 0; mbarrier.init.shared::cta.b64 [bar], 1;\n"
+                  "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r2], [%r0], 16, [%r3];")
+    with pytest.raises(LayoutsimError, match="not in the destination's CTA"):
+        P.run(text, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+
+
 def test_reqnctapercluster_directive():
     """__cluster_dims__(2,2,1): .reqnctapercluster 2,2,1 gives the shape; the launch is explicit."""
     assert ".reqnctapercluster" in SRC

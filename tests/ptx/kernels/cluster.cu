@@ -169,3 +169,43 @@ extern "C" __global__ void __cluster_dims__(2, 2, 1) fixed_cluster(unsigned *out
   if (threadIdx.x == 0) out[b] = *peer + (cluster.dim_blocks().x << 8) + (cluster.dim_blocks().y << 12) + (e << 20);
   cluster.sync();
 }
+
+// shared-to-shared bulk copy into another CTA of the cluster (cp.async.bulk.shared::cluster.shared::cta):
+// each CTA sends its 512-byte block to rank+1 and bytes 64..111 of it to rank+2 (itself in a cluster of
+// two), both completing on the destination CTA's mbarrier, which expects the 560 bytes it receives
+#define BULK_BYTES 512
+extern "C" __global__ void dsmem_bulk(unsigned *out) {
+  __shared__ alignas(16) unsigned src[BULK_BYTES / 4];
+  __shared__ alignas(16) unsigned dst[(BULK_BYTES + 128) / 4];
+  __shared__ uint64_t bar;
+  unsigned rank = sreg_ctarank(), n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  for (unsigned i = threadIdx.x; i < BULK_BYTES / 4; i += blockDim.x) src[i] = (blockIdx.x << 16) ^ (i * 2654435761u);
+  for (unsigned i = threadIdx.x; i < (BULK_BYTES + 128) / 4; i += blockDim.x) dst[i] = 0xdeadbeefu;
+  unsigned lbar = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) {
+    uint64_t st;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(lbar));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(st) : "r"(lbar), "r"(BULK_BYTES + 48));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+  if (threadIdx.x == 0) {
+    unsigned lsrc = (unsigned)__cvta_generic_to_shared(src), ldst = (unsigned)__cvta_generic_to_shared(dst);
+    for (unsigned k = 1; k <= 2; k++) {
+      unsigned to = (rank + k) % n, rdst, rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdst) : "r"(ldst + (k == 1 ? 0 : BULK_BYTES + 16)), "r"(to));
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(lbar), "r"(to));
+      asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   :: "r"(rdst), "r"(lsrc + (k == 1 ? 0 : 64)), "r"(k == 1 ? BULK_BYTES : 48), "r"(rbar) : "memory");
+    }
+  }
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(lbar) : "memory");
+  for (unsigned i = threadIdx.x; i < (BULK_BYTES + 128) / 4; i += blockDim.x)
+    out[blockIdx.x * ((BULK_BYTES + 128) / 4) + i] = dst[i];
+  asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+}
