@@ -48,6 +48,9 @@ def cases():
     for cl, grid in ((2, 4), (4, 8)):                # cluster.cu's dsmem_bulk: 640 bytes out per CTA
         out.append(_case(f"bulk_s2s_{cl}", "dsmem_bulk", (grid, 1, 1), (64, 1, 1), (cl, 1, 1),
                          [np.zeros(grid * 160, np.uint32)]))
+    for cl, grid in ((2, 4), (4, 4)):                # dsmem_async_store: 64 threads x 5 words per CTA
+        out.append(_case(f"async_store_{cl}", "dsmem_async_store", (grid, 1, 1), (64, 1, 1), (cl, 1, 1),
+                         [np.zeros(grid * 64 * 5, np.uint32)]))
     return out
 
 

@@ -481,6 +481,26 @@ def _bulk_to_cluster(ins, b):
     return {"fn": _copy_step(ins, at, body)}
 
 
+def remote_completion(ins, b, op):
+    """The mbarrier side of st.async / red.async (PTX ISA 9.7.9.12, 9.7.13.6): function(bt, threads,
+    destination batch CTAs, bytes) that completes each thread's bytes on the mbarrier operand `op`,
+    a shared::cluster address that must lie in the CTA of the thread's destination."""
+    at = _barrier_addr(b, ins, op)
+
+    def complete(bt, thr, cta, nbytes):
+        flat, rel = at(bt, thr)
+        bad = np.flatnonzero(flat // bt.S != cta)
+        if len(bad):
+            raise Fault(int(thr[bad[0]]), int(rel[bad[0]]), f"{ins.name}: the mbarrier is not in the CTA of the "
+                                                           f"destination (the PTX ISA requires it there)",
+                        "invalid_operand", "shared::cluster")
+        _notes(bt)
+        mb = _mb(bt)
+        s = mb.slots(flat, rel, thr, ins.name)
+        mb.complete_tx(s, np.full(len(thr), nbytes, np.int64), thr, rel)
+    return complete
+
+
 def cp_async_arrive(ins, b, prog):
     """cp.async.mbarrier.arrive{.noinc}.b64 [mbar]: the arrive-on fires when the thread's prior
     cp.async copies complete; here they complete at this instruction (a valid schedule). Without

@@ -92,9 +92,8 @@ def _ld(ins, b, prog):
 
 
 def _st(ins, b, prog):
-    if "async" in ins.mods:
-        raise unsupported(ins, "st.async (a remote store completing an mbarrier's transactions: not modelled)")
     space, t, vec, nbytes = _shape(ins)
+    done = _remote_completion(ins, b, space, 3)
     addr, sym = b.address(ins.operands[0], ins)
     srcs = [b.read(o, T.get(f"b{max(8, t.bits)}") if t.kind != "pred" else t, ins)
             for o in b.elems(ins.operands[1], ins, vec if vec > 1 else None)]
@@ -111,7 +110,30 @@ def _st(ins, b, prog):
         data = np.ascontiguousarray(np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
         store(bt, parts, data, thr)
         _emit(bt, ins, parts, "st", nbytes, vec)
+        if done:
+            done(bt, *_destinations(bt, parts), nbytes)
     return {"fn": fn}
+
+
+def _remote_completion(ins, b, space, operands):
+    """st.async / red.async: the function completing their bytes on their mbarrier operand (the
+    last), or None for the other forms."""
+    if "async" not in ins.mods:
+        return None
+    if space != "shared::cluster" or "mbarrier::complete_tx::bytes" not in ins.mods:
+        raise unsupported(ins, f"{ins.opcode}.async needs .shared::cluster and .mbarrier::complete_tx::bytes "
+                               f"(PTX ISA 9.7.9.12, 9.7.13.6)")
+    exactly(ins, operands)
+    from .ops_async import remote_completion
+    return remote_completion(ins, b, ins.operands[-1])
+
+
+def _destinations(bt, parts):
+    """(threads, the batch CTA each one's access lands in) of located shared accesses."""
+    thr = np.concatenate([p[3] for p in parts])
+    cta = np.concatenate([p[2] // bt.S for p in parts])
+    order = np.argsort(thr, kind="stable")        # the mbarrier operand is read for sorted threads
+    return thr[order], cta[order]
 
 
 # ---- atomics ------------------------------------------------------------------------------------
@@ -174,8 +196,8 @@ def _atom_fn(op, t, space):
 def _atomic(ins, b, prog):
     """atom / red: read-modify-write, serialized in thread order where addresses repeat."""
     has_dst = ins.opcode == "atom"
-    if "async" in ins.mods:
-        raise unsupported(ins, f"{ins.opcode}.async (completes an mbarrier's transactions: not modelled)")
+    if "async" in ins.mods and has_dst:
+        raise unsupported(ins, "atom.async (the PTX ISA has red.async only)")
     if any(m in VEC for m in ins.mods):
         raise unsupported(ins, "vector atomics")
     space = space_of(ins.mods)
@@ -188,6 +210,7 @@ def _atomic(ins, b, prog):
     if t.name in ("f16", "bf16", "f16x2", "bf16x2") and op not in ("add", "min", "max"):
         raise unsupported(ins, f"{ins.opcode}.{op} of .{t.name} (the PTX ISA has .add, .min and .max of half types)")
     nb = max(1, t.bits // 8)
+    done = _remote_completion(ins, b, space, 3)
     need(ins, has_dst + 2 + (op == "cas"))      # [d,] address, b[, c] (and maybe a cache policy)
     ops_ = list(ins.operands)
     dst = b.write(ops_.pop(0), T.get(f"b{t.bits}"), ins) if has_dst else None
@@ -220,6 +243,8 @@ def _atomic(ins, b, prog):
                 old_all[pthr[sel]] = cur
             bt.events.access(Access(ins.opcode, sp, ins.extra["site"], nb, pthr, rel, flat, "atomic",
                                     mods=ins.mods, target=flat // bt.S if sp == "shared::cluster" else None))
+        if done:
+            done(bt, *_destinations(bt, parts), nb)
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}

@@ -241,9 +241,35 @@ def test_racecheck_says_dsmem_is_not_seen():
     assert any("racecheck does not see distributed shared memory" in n for n in r.notes)
 
 
+@pytest.mark.parametrize("name,n", [("async_store_2", 2), ("async_store_4", 4)])
+def test_async_remote_stores(name, n):
+    """st.async (.b32, .v2.b32) and red.async.add.u32 into rank+1's shared memory (PTX ISA 9.7.9.12,
+    9.7.13.6): the words land, and their 16 bytes per thread complete that CTA's mbarrier phase
+    (word 3: the bounded wait saw it complete)."""
+    out = run(name).buffers[0].reshape(-1, 64, 5)
+    t = np.arange(64, dtype=np.uint32)
+    for b in range(out.shape[0]):
+        rank = b % n
+        src = np.uint32((rank - 1) % n)
+        assert np.array_equal(out[b, :, 0], src * 100 + t)
+        assert np.array_equal(out[b, :, 1], src * 7 + (63 - t))
+        assert np.array_equal(out[b, :, 2], ~(src * 9 + (63 - t)))
+        assert (out[b, :, 3] == 1).all()
+        assert (out[b, :, 4] == 1000 * rank + 64 * 65 // 2).all()
+
+
 @pytest.mark.parametrize("text", ["st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r2], %r1, [%r3];",
                                   "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
                                   "[%r2], %r1, [%r3];"])
-def test_async_remote_stores_are_refused(text):
-    with pytest.raises(LayoutsimError, match="async"):
-        P.run(kernel(text), "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+def test_async_remote_store_needs_the_mbarrier_in_the_destination(text):
+    """rank 0's mbarrier, rank 1's word: a fault."""
+    src = kernel(".shared .align 8 .b64 bar; .shared .align 4 .b32 w;\n"
+                 "mov.u32 %r0, bar; mbarrier.init.shared::cta.b64 [bar], 1; barrier.cluster.arrive; barrier.cluster.wait;\n"
+                 "mov.u32 %r2, w; mapa.shared::cluster.u32 %r2, %r2, 1; mapa.shared::cluster.u32 %r3, %r0, 0;\n" + text)
+    with pytest.raises(P.PtxFault, match="not in the CTA of the destination"):
+        P.run(src, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+
+
+def test_async_store_outside_shared_cluster_is_refused():
+    with pytest.raises(LayoutsimError, match="needs .shared::cluster"):
+        P.run(kernel("st.async.shared::cta.u32 [%r2], %r1, [%r3];"), "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)

@@ -209,3 +209,48 @@ extern "C" __global__ void dsmem_bulk(unsigned *out) {
     out[blockIdx.x * ((BULK_BYTES + 128) / 4) + i] = dst[i];
   asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
 }
+
+// st.async and red.async into the next rank's shared memory, each completing its bytes on that CTA's
+// mbarrier: per thread 4 (st.async.b32) + 8 (st.async.v2.b32) + 4 (red.async.add.u32) bytes. The wait
+// is bounded, so that a count the GPU does not complete shows in the output instead of hanging:
+// word 3 of each thread's row is 1 when the phase completed
+extern "C" __global__ void dsmem_async_store(unsigned *out) {
+  __shared__ unsigned word[64];
+  __shared__ alignas(8) unsigned pair[64 * 2];
+  __shared__ unsigned sum;
+  __shared__ uint64_t bar;
+  unsigned rank = sreg_ctarank(), n, t = threadIdx.x;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  word[t] = pair[2 * t] = pair[2 * t + 1] = 0xdeadbeefu;
+  unsigned lbar = (unsigned)__cvta_generic_to_shared(&bar);
+  if (t == 0) {
+    uint64_t st;
+    sum = 1000 * rank;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(lbar));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(st) : "r"(lbar), "r"(blockDim.x * 16));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+  unsigned to = (rank + 1) % n, rbar, rw, rp, rsum;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(lbar), "r"(to));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rw) : "r"((unsigned)__cvta_generic_to_shared(&word[t])), "r"(to));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rp) : "r"((unsigned)__cvta_generic_to_shared(&pair[2 * (63 - t)])), "r"(to));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rsum) : "r"((unsigned)__cvta_generic_to_shared(&sum)), "r"(to));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+               :: "r"(rw), "r"(rank * 100 + t), "r"(rbar) : "memory");
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
+               :: "r"(rp), "r"(rank * 7 + t), "r"(~(rank * 9 + t)), "r"(rbar) : "memory");
+  asm volatile("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%0], %1, [%2];"
+               :: "r"(rsum), "r"(t + 1), "r"(rbar) : "memory");
+  unsigned done = 0;
+  for (unsigned k = 0; k < (1u << 20) && !done; k++)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(lbar) : "memory");
+  unsigned *row = out + (blockIdx.x * blockDim.x + t) * 5;
+  row[0] = word[t];
+  row[1] = pair[2 * t];
+  row[2] = pair[2 * t + 1];
+  row[3] = done;
+  row[4] = sum;
+  asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+}
