@@ -143,3 +143,16 @@ def load(name, directory=None, kind="capture", group=HOPPER):
                     own.append(k)
     return Launch(ptx, kernel, tuple(doc["grid"]), tuple(doc["block"]), cluster_of(doc), doc["shared_bytes"],
                   [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)
+
+
+
+def mapped(launch):
+    """The capture buffer indices the Params' tensor maps describe, in Params order, each once: a
+    ThunderKittens globals struct's gl fields in their order (each gl holds its TMA descriptor).
+    Pointer words do not tell that order: the struct's padding holds stale copies of the addresses."""
+    out = []
+    for _, m in sorted(launch.args[0].maps, key=lambda om: om[0]):
+        k = next(k for k, a in enumerate(launch.arrays) if a is m.buffer)
+        if k not in out:
+            out.append(k)
+    return out
