@@ -152,9 +152,14 @@ def main(argv=None):
     except (RuntimeError, FileNotFoundError, OSError, subprocess.CalledProcessError) as e:
         print(f"hopper_build: {e}", file=sys.stderr)
         return 2
-    print(f"{len(EXAMPLES)} examples, {len(changed)} PTX {'differ' if args.check else 'written'}"
+    return report(len(EXAMPLES), changed, args.check)
+
+
+def report(examples, changed, check):
+    """Print a build's one-line summary; its exit status (1 where --check found a PTX that would change)."""
+    print(f"{examples} examples, {len(changed)} PTX {'differ' if check else 'written'}"
           + (": " + ", ".join(changed) if changed else ""))
-    return 1 if (args.check and changed) else 0
+    return 1 if (check and changed) else 0
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 from gpu_check.kernel_corpus import corpus as C
 
 from .build import link_at
-from .hopper_build import build_example, write_example
+from .hopper_build import build_example, report, write_example
 from .tk_cases import COMMIT, LICENSE, MIRROR, NVCC_FLAGS, TK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,9 +89,7 @@ def main(argv=None):
     except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
         print(f"tk_build: {e}", file=sys.stderr)
         return 2
-    print(f"{len(TK.examples)} examples, {len(changed)} PTX {'differ' if args.check else 'written'}"
-          + (": " + ", ".join(changed) if changed else ""))
-    return 1 if (args.check and changed) else 0
+    return report(len(TK.examples), changed, args.check)
 
 
 if __name__ == "__main__":

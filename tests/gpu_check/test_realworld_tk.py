@@ -175,3 +175,14 @@ def test_merge_refuses_a_folder_without_a_measurement(tmp_path, capsys):
     assert tk_measure.main(["--merge", str(tmp_path), "--dir", str(tmp_path / "dest")]) == 2
     assert "holds no h200.json" in capsys.readouterr().err
     assert tk_measure.main([]) == 2
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    from gpu_check.realworld import hopper_measure, tk_build
+    assert tk_build.main(["--tk-root", str(tmp_path), "--dir", str(tmp_path / "d"), "--bin", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tk_build: ") and err.count("\n") == 1
+    assert tk_build.main(["--prepare", "--mirror", str(tmp_path)]) == 2
+    assert "not a git directory" in capsys.readouterr().err
+    assert hopper_measure.main(["--group", "tk", "--out", str(tmp_path), "--example", "level_99"]) == 2
+    assert "no example 'level_99' in tk" in capsys.readouterr().err
