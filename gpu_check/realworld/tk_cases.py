@@ -15,6 +15,8 @@ device code (-std=c++20 -O3 --use_fast_math --expt-extended-lambda --expt-relaxe
   * bf16_h100_gemm: the LCF template (matmul_template<2, 4, 8>, main()'s), 4-stage pipeline,
     setmaxnreg, TMA stores; M = N = 256, K = 512 (two CTAs of 128x256, eight k-tiles: the pipeline
     wraps twice); the template's non-persistent grid (see tk_harness.cu);
+  * fp8_h100_gemm: the LCF template for e4m3 (matmul_template<8>, main()'s), C = A B^T in e4m3,
+    M = N = 256, K = 512 (two CTAs of 128x256, four k-tiles of 128);
   * mha_h100 forward, head dim 64, non-causal: three consumer warpgroups and a TMA producer,
     4-stage K/V pipeline, online softmax (exp2 approximations under --use_fast_math); batch 1,
     1 head, seqlen 384 (two CTAs, three K/V tiles).
@@ -47,6 +49,7 @@ EDU = "kernels/gemm/educational_h100"
 EXAMPLES = (
     *(Example(f"tk_level_0{n}", f"{EDU}/level_0{n}.cu", 1, ("256",)) for n in (5, 6, 7, 8)),
     Example("tk_bf16_h100_gemm", "kernels/gemm/bf16_h100/bf16_h100_gemm.cu", 2, ("256", "256", "512")),
+    Example("tk_fp8_h100_gemm", "kernels/gemm/fp8_h100/fp8_h100_gemm.cu", 4, ("256", "256", "512")),
     Example("tk_mha_h100_fwd", "kernels/attention/mha_h100/mha_h100.cu", 3, ("1", "1", "384")),
 )
 EDU_ENTRY = ("_Z6kernel14matmul_globals",)
@@ -60,12 +63,18 @@ CASES = (
          "ThunderKittens educational level 8: producer and two consumer warpgroups, TMA stores"),
     Case("tk_bf16_lcf_gemm_256x256x512", "tk_bf16_h100_gemm", 0, ("lcf6kernel",),
          "ThunderKittens bf16 H100 GEMM: LCF template, 4-stage TMA pipeline, setmaxnreg, TMA stores"),
+    Case("tk_fp8_lcf_gemm_256x256x512", "tk_fp8_h100_gemm", 0, ("lcf6kernel",),
+         "ThunderKittens fp8 (e4m3) H100 GEMM, C = A B^T: LCF template, e4m3 wgmma, e4m3 output through TMA stores"),
     Case("tk_mha_fwd_d64_n384", "tk_mha_h100_fwd", 0, ("fwd_attend_kerILi64ELb0E",),
          "ThunderKittens H100 attention forward, head dim 64: TMA producer, three wgmma consumers, online softmax"),
 )
 
 TK = Group("tk", measured_data("realworld") / "tk", Path(__file__).resolve().parents[2] / "build" / "tk",
            HOPPER_ARCH_SPECIFIC, "", EXAMPLES, CASES, "python -m gpu_check.realworld.tk_build")
+
+
+GEMM_PROGRAMS = {1: "bf16", 2: "bf16", 4: "e4m3"}     # tk_harness.cu's GEMMs: their element format
+B_TRANSPOSED = (4,)                                  # C = A B^T (B is N x K); else B is K x N
 
 
 def gemm_shape(example):

@@ -10,9 +10,10 @@
    (hopper_capture.c) records them with the launch.
 
    TK_PROGRAM: 1 an educational level (argv: N), 2 the bf16 LCF GEMM (argv: M N K), 3 the MHA
-   forward, head dim 64, non-causal (argv: batch heads seqlen). Inputs are seeded (splitmix64 of the
-   element index): GEMM operands are k/16, k in -16..16, so every product and every fp32 sum is exact
-   and the output is the float64 GEMM rounded once to bf16; attention inputs are k/64 in [-1, 1]. */
+   forward, head dim 64, non-causal (argv: batch heads seqlen), 4 the fp8 (e4m3) LCF GEMM, C = A B^T
+   (argv: M N K). Inputs are seeded (splitmix64 of the element index): GEMM operands are k/16, k in
+   -16..16 (exact in bf16 and e4m3), so every product and every fp32 sum is exact and the output is
+   the float64 GEMM rounded once to bf16 or e4m3; attention inputs are k/64 in [-1, 1]. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -53,14 +54,14 @@ static uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* n bf16 values k/scale, k uniform in -scale..scale, seeded by the tensor's index `which` */
-static __nv_bfloat16* device_bf16(size_t n, int which, int scale) {
-  __nv_bfloat16* h = new __nv_bfloat16[n];
+/* n values k/scale of type T (bf16, e4m3), k uniform in -scale..scale, seeded by the tensor's index `which` */
+template <typename T> static T* device_values(size_t n, int which, int scale) {
+  T* h = new T[n];
   for (size_t i = 0; i < n; i++) {
     int k = int(splitmix((uint64_t(which) << 40) + i) % uint64_t(2 * scale + 1)) - scale;
-    h[i] = __float2bfloat16(float(k) / scale);
+    h[i] = T(float(k) / scale);
   }
-  __nv_bfloat16* d;
+  T* d;
   cudaMalloc(&d, n * sizeof(*d));
   cudaMemcpy(d, h, n * sizeof(*d), cudaMemcpyHostToDevice);
   delete[] h;
@@ -83,13 +84,13 @@ int main(int argc, char** argv) {
 #if TK_PROGRAM == 1
   if (argc != 2) return usage("N");
   size_t n = strtoul(argv[1], nullptr, 10);
-  bf16 *a = device_bf16(n * n, 0, 16), *b = device_bf16(n * n, 1, 16), *c = device_zeros<bf16>(n * n);
+  bf16 *a = device_values<bf16>(n * n, 0, 16), *b = device_values<bf16>(n * n, 1, 16), *c = device_zeros<bf16>(n * n);
   matmul(a, b, c, n);                                   // the level's own launch (launch.cu calls it so)
 #elif TK_PROGRAM == 2
   if (argc != 4) return usage("M N K");
   size_t m = strtoul(argv[1], nullptr, 10), n = strtoul(argv[2], nullptr, 10), k = strtoul(argv[3], nullptr, 10);
   using mmt = matmul_template<2, 4, 8>;                 // main()'s configuration
-  bf16 *a = device_bf16(m * k, 0, 16), *b = device_bf16(k * n, 1, 16), *c = device_zeros<bf16>(m * n);
+  bf16 *a = device_values<bf16>(m * k, 0, 16), *b = device_values<bf16>(k * n, 1, 16), *c = device_zeros<bf16>(m * n);
   // run_benchmark's attribute and block; the grid is the template's non-persistent one (a CTA per
   // 128x256 output tile) rather than its 132 persistent CTAs, most of which would find no tile
   cudaFuncSetAttribute(prototype::lcf::kernel<mmt>, cudaFuncAttributeMaxDynamicSharedMemorySize, MAX_SHARED_MEMORY - 1024);
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
   int batch = atoi(argv[1]), heads = atoi(argv[2]), seq = atoi(argv[3]);
   constexpr int D = 64;
   size_t qo = size_t(batch) * heads * seq * D;
-  bf16 *q = device_bf16(qo, 0, 64), *k = device_bf16(qo, 1, 64), *v = device_bf16(qo, 2, 64);
+  bf16 *q = device_values<bf16>(qo, 0, 64), *k = device_values<bf16>(qo, 1, 64), *v = device_values<bf16>(qo, 2, 64);
   bf16* o = device_zeros<bf16>(qo);
   float* l = device_zeros<float>(size_t(batch) * heads * seq);
   // harness.impl's globals, grid, block and shared memory (there for ATTN_D = 128, 16 heads, N = 3072)
@@ -111,8 +112,17 @@ int main(int argc, char** argv) {
   cudaFuncSetAttribute(fwd_attend_ker<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, mem_size);
   dim3 grid(seq / (CONSUMER_WARPGROUPS * kittens::TILE_ROW_DIM<bf16> * 4), heads, batch);
   fwd_attend_ker<D, false><<<grid, 32 * NUM_WORKERS, mem_size>>>(g);
+#elif TK_PROGRAM == 4
+  if (argc != 4) return usage("M N K");
+  size_t m = strtoul(argv[1], nullptr, 10), n = strtoul(argv[2], nullptr, 10), k = strtoul(argv[3], nullptr, 10);
+  using mmt = matmul_template<8>;                       // main()'s configuration
+  fp8e4m3 *a = device_values<fp8e4m3>(m * k, 0, 16), *b = device_values<fp8e4m3>(n * k, 1, 16);
+  fp8e4m3* c = device_zeros<fp8e4m3>(m * n);
+  // as for TK_PROGRAM 2: run_benchmark's attribute and block, the template's non-persistent grid
+  cudaFuncSetAttribute(prototype::lcf::kernel<mmt>, cudaFuncAttributeMaxDynamicSharedMemorySize, MAX_SHARED_MEMORY - 1024);
+  inner_run<mmt>(a, b, c, m, n, k, mmt::grid<false>(m, n, k), dim3(kittens::prototype::detail::NUM_THREADS_v<mmt>));
 #else
-#error "TK_PROGRAM must be 1, 2 or 3"
+#error "TK_PROGRAM must be 1, 2, 3 or 4"
 #endif
   cudaError_t e = cudaDeviceSynchronize();
   if (e == cudaSuccess) e = cudaGetLastError();

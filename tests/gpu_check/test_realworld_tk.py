@@ -1,11 +1,11 @@
 """ThunderKittens' Hopper kernels (gpu_check/realworld/tk_cases.py: educational levels 5-8, the bf16
-LCF GEMM, the attention forward), launched by our harness through ThunderKittens' own host code and
+and fp8 LCF GEMMs, the attention forward), launched by our harness through ThunderKittens' own host code and
 replayed through the executor:
 
   * on this machine's capture (hopper_local --group tk: the CPU stand-in runtime, seeded operands
     put in here), the executor runs each launch to completion and computes numpy's result: GEMM
     operands k/16 make every product and fp32 sum exact, so C is the float64 GEMM rounded once to
-    bf16, bit for bit; attention is within bf16's rounding of float64's;
+    bf16 (e4m3 for the fp8 GEMM), bit for bit; attention is within bf16's rounding of float64's;
   * on the GPU's capture (tests/data/realworld/tk/, `python -m gpu_check.realworld.tk_measure --out
     OUT` on the GPU, then `--merge OUT` here): every buffer the launch changed, bit for bit; the
     GPU's own C against numpy's GEMM of its operands (a check of the harness's inputs); the shared
@@ -22,12 +22,12 @@ import pytest
 from gpu_check.kernel_corpus.parts import TOTALS, run_totals
 from gpu_check.realworld.hopper_build import ENTRY, case_entries
 from gpu_check.realworld.hopper_cases import ptx_name
-from gpu_check.realworld.tk_cases import TK, gemm_shape
+from gpu_check.realworld.tk_cases import B_TRANSPOSED, GEMM_PROGRAMS, TK, gemm_shape
 from layoutsim.formats import decode, encode
 
 MEASURE = ("python -m gpu_check.realworld.tk_measure --out OUT on the GPU (.tk-src/ from "
            "python -m gpu_check.realworld.tk_build --prepare carried), then --merge OUT here")
-GEMMS = [c.name for c in TK.cases if TK.by_stem[c.example].program in (1, 2)]
+GEMMS = [c.name for c in TK.cases if TK.by_stem[c.example].program in GEMM_PROGRAMS]
 ATTENTION = [c.name for c in TK.cases if TK.by_stem[c.example].program == 3]
 
 
@@ -57,8 +57,8 @@ def execute(launch):
     return r, dict(zip(launch.order, (np.asarray(b).reshape(-1).view(np.uint8) for b in r.buffers[0])))
 
 
-def bf16(raw, shape):
-    return decode("bf16", raw.view(np.uint16)).reshape(shape)
+def values(raw, shape, fmt="bf16"):
+    return decode(fmt, raw.view(np.uint16 if fmt == "bf16" else np.uint8)).reshape(shape)
 
 
 def seeded(shape, scale, rng):
@@ -66,9 +66,18 @@ def seeded(shape, scale, rng):
     return rng.integers(-scale, scale + 1, shape) / scale
 
 
-def gemm(a, b):
-    """A [m, k] @ B [k, n] (ThunderKittens' row-major A, B and C) rounded once to bf16."""
-    return decode("bf16", encode("bf16", a @ b))
+def gemm(a, b, fmt="bf16"):
+    """A [m, k] @ B [k, n] (ThunderKittens' row-major A, B and C) rounded once to fmt."""
+    return decode(fmt, encode(fmt, a @ b))
+
+
+def operands(name):
+    """(format, (m, n, k), shape of A, shape of B, B as [k, n] from B's array) of a GEMM case."""
+    ex = TK.by_stem[TK.by_name[name].example]
+    m, n, k = gemm_shape(ex)
+    if ex.program in B_TRANSPOSED:
+        return GEMM_PROGRAMS[ex.program], (m, n, k), (m, k), (n, k), lambda b: b.T
+    return GEMM_PROGRAMS[ex.program], (m, n, k), (m, k), (k, n), lambda b: b
 
 
 @pytest.mark.parametrize("name", GEMMS)
@@ -78,13 +87,13 @@ def test_the_executor_computes_numpys_gemm_from_thunderkittens_own_globals(name)
     launch = load(name, "cpu")
     from gpu_check.realworld.hopper_replay import mapped
     ia, ib, ic = mapped(launch)
-    m, n, k = gemm_shape(TK.by_stem[TK.by_name[name].example])
+    fmt, (m, n, k), a_shape, b_shape, as_kn = operands(name)
     rng = np.random.default_rng(24)
-    a, b = seeded((m, k), 16, rng), seeded((k, n), 16, rng)
-    launch.arrays[ia][:] = encode("bf16", a).reshape(-1).view(np.uint8)
-    launch.arrays[ib][:] = encode("bf16", b).reshape(-1).view(np.uint8)
+    a, b = seeded(a_shape, 16, rng), seeded(b_shape, 16, rng)
+    launch.arrays[ia][:] = encode(fmt, a).reshape(-1).view(np.uint8)
+    launch.arrays[ib][:] = encode(fmt, b).reshape(-1).view(np.uint8)
     _, out = execute(launch)
-    assert np.array_equal(bf16(out[ic], (m, n)), gemm(a, b))
+    assert np.array_equal(values(out[ic], (m, n), fmt), gemm(a, as_kn(b), fmt))
 
 
 def attention(q, k, v):
@@ -111,7 +120,7 @@ def test_the_executor_computes_attention_within_bf16(name):
         launch.arrays[i][:] = encode("bf16", x).reshape(-1).view(np.uint8)
     _, out = execute(launch)
     o, lse = attention(*qkv)
-    got_o = bf16(out[io], (seq, 64))
+    got_o = values(out[io], (seq, 64))
     assert np.all(np.abs(got_o - o) <= 2 ** -9 * (1 + np.abs(o)) + 1e-6)
     assert np.allclose(out[il].view(np.float32), lse, atol=1e-4, rtol=0)
 
@@ -137,8 +146,9 @@ def test_the_gpus_c_is_numpys_gemm_of_its_operands(name):
     from gpu_check.realworld.hopper_replay import mapped
     launch, _, _ = replay(name)
     ia, ib, ic = mapped(launch)
-    m, n, k = gemm_shape(TK.by_stem[TK.by_name[name].example])
-    assert np.array_equal(bf16(launch.after[ic], (m, n)), gemm(bf16(launch.before[ia], (m, k)), bf16(launch.before[ib], (k, n))))
+    fmt, (m, n, k), a_shape, b_shape, as_kn = operands(name)
+    a, b = values(launch.before[ia], a_shape, fmt), values(launch.before[ib], b_shape, fmt)
+    assert np.array_equal(values(launch.after[ic], (m, n), fmt), gemm(a, as_kn(b), fmt))
 
 
 @pytest.mark.parametrize("name", [c.name for c in TK.cases])
