@@ -304,7 +304,7 @@ def parser():
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--group", help=f"comma-separated groups: {', '.join(GROUPS)} (default all)")
     r.add_argument("--corpus", help="group kernels: only these corpora, comma-separated (kernels, cute, triton, "
-                                    "hopper, cub, clusters, constructs, textures; default all)")
+                                    "hopper, tk, cub, clusters, constructs, textures; default all)")
     r.add_argument("--report", help="write the JSON report here (atomically; the folder must exist)")
     r.add_argument("--record", help="write measured data under this directory (created if missing), laid out "
                                     "like tests/data/ (layouts/layouts_<arch>.npz, numerics/..., banks/...)")

@@ -5,7 +5,7 @@ replay.py, realworld/hopper_replay.py, realworld/cub_capture.py, realworld/flash
 constructs/replay.py).
 
     names(part)         the launches of a corpus that can run: those with a committed measurement
-                        (hopper: else the CPU captures of hopper_local; kernels, cute, llmc, samples, triton,
+                        (hopper, tk: else the CPU captures of hopper_local; kernels, cute, llmc, samples, triton,
                         flashattn, clusters: every planned case, their inputs are generated here)
     setup(part, name)   Setup(ptx, kernel, grid, block, args, options, outputs): outputs(Run) ->
                         {key: array} as the reader keys them
@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpu_check.realworld.hopper_cases import GROUP_NAMES
+
 from . import corpus as C
 from . import parts as P
 
-RUNNABLE = ("kernels", "cute", "llmc", "samples", "triton", "hopper", "cub", "flashattn", "clusters", "constructs")
+RUNNABLE = ("kernels", "cute", "llmc", "samples", "triton", "hopper", "tk", "cub", "flashattn", "clusters", "constructs")
 
 
 @dataclass
@@ -62,15 +64,17 @@ def _triton(name):
                  outputs)
 
 
-def _hopper(name):
+def _captured(part, name):
+    """A launch of a captured group (hopper_cases.Group: "hopper", "tk"): the GPU's capture, else the CPU's."""
     from gpu_check.realworld import hopper_replay as R
-    from gpu_check.realworld.hopper_cases import ARCH
-    launch = R.load(name, kind="capture" if R.files(name)[1].is_file() else "cpu")
+    from gpu_check.realworld.hopper_cases import group
+    g = group(part)
+    launch = R.load(name, kind="capture" if R.files(name, group=g)[1].is_file() else "cpu", group=g)
 
     def outputs(r):
         return {f"after{k}": np.asarray(v).reshape(-1).view(np.uint8) for k, v in zip(launch.order, r.buffers[0])}
     return Setup(launch.ptx, launch.kernel, launch.grid, launch.block, launch.args,
-                 {"arch": ARCH, "shared_bytes": launch.shared_bytes, "cluster": launch.cluster}, outputs)
+                 {"arch": g.arch, "shared_bytes": launch.shared_bytes, "cluster": launch.cluster}, outputs)
 
 
 def _cub(name):
@@ -119,16 +123,20 @@ def setup(part, name):
     """The Setup of one launch of corpus `part` (a parts.PARTS name)."""
     if part in ("kernels", "cute", "llmc", "samples"):
         return _corpus(P.BY_NAME[part].data, name)
-    return {"triton": _triton, "hopper": _hopper, "cub": _cub, "flashattn": _flashattn, "clusters": _clusters,
+    if part in GROUP_NAMES:
+        return _captured(part, name)
+    return {"triton": _triton, "cub": _cub, "flashattn": _flashattn, "clusters": _clusters,
             "constructs": _constructs}[part](name)
 
 
 def names(part):
     """[launch] of a corpus that setup() can build here, in the corpus's order."""
     p = P.BY_NAME[part]
-    if part == "hopper":
+    if part in GROUP_NAMES:
         from gpu_check.realworld import hopper_replay as R
-        return [n for n in p.planned() if R.files(n)[1].is_file() or R.files(n, kind="cpu")[0].is_file()]
+        from gpu_check.realworld.hopper_cases import group
+        g = group(part)
+        return [n for n in p.planned() if R.files(n, group=g)[1].is_file() or R.files(n, kind="cpu", group=g)[0].is_file()]
     if part in ("cub", "constructs"):
         return list(p.read(p.data))
     return p.planned() if p.planned else []

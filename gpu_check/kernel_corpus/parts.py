@@ -86,12 +86,17 @@ def read_triton(folder):
     return out
 
 
-def read_hopper(folder):
-    from gpu_check.realworld.hopper_cases import CASES
+def read_captured(group):
+    """The reader of a captured group's folder (hopper_cases.Group: "hopper", "tk")."""
+    return lambda folder: _read_captured(group, folder)
+
+
+def _read_captured(group, folder):
+    from gpu_check.realworld.hopper_cases import group as group_named
     folder = Path(folder)
     doc = _json(folder / "h200.json", {"cases": {}})
     out = {}
-    for c in CASES:
+    for c in group_named(group).cases:
         npz = folder / f"{c.name}.buffers.npz"
         if not npz.is_file():
             continue
@@ -183,13 +188,25 @@ def needs_triton():
     return f"{wheels.name}/ lacks {absent[0]} (carry .triton-src)" if absent else None
 
 
-def needs_hopper():
-    from gpu_check.realworld.hopper_build import BIN
-    from gpu_check.realworld.hopper_cases import EXAMPLES, binary_name
-    absent = [binary_name(e.stem) for e in EXAMPLES if not (BIN / binary_name(e.stem)).is_file()]
-    if absent:
-        return f"build/hopper/{absent[0]} is missing (python -m gpu_check.realworld.hopper_build, then carry build/hopper)"
+def _no_c_compiler():
     return None if shutil.which("gcc") or shutil.which("cc") else "no C compiler for the capture shim"
+
+
+def needs_hopper():
+    from gpu_check.realworld.hopper_cases import HOPPER, binary_name
+    absent = [binary_name(e.stem) for e in HOPPER.examples if not (HOPPER.bin / binary_name(e.stem)).is_file()]
+    if absent:
+        return f"build/hopper/{absent[0]} is missing ({HOPPER.build}, then carry build/hopper)"
+    return _no_c_compiler()
+
+
+def needs_tk():
+    from gpu_check.realworld import tk_build
+    if not (tk_build.SOURCE / "include" / "kittens.cuh").is_file():
+        return f"{tk_build.SOURCE.name}/ is missing (python -m gpu_check.realworld.tk_build --prepare, then carry it)"
+    if shutil.which("nvcc") is None:
+        return "nvcc not found (ThunderKittens is compiled on the GPU machine)"
+    return _no_c_compiler()
 
 
 def needs_cub():
@@ -213,9 +230,11 @@ def _planned_triton():
     return list(cases.CASES)
 
 
-def _planned_hopper():
-    from gpu_check.realworld.hopper_cases import CASES
-    return [c.name for c in CASES]
+def _planned_captured(group):
+    def planned():
+        from gpu_check.realworld.hopper_cases import group as group_named
+        return [c.name for c in group_named(group).cases]
+    return planned
 
 
 def _planned_clusters():
@@ -241,7 +260,9 @@ PARTS = (
     Part("triton", "the Triton corpus", measured_data("triton_corpus") / "h200", "gpu_check.triton_corpus.measure",
          ("--runs", "1"), read_triton, needs_triton, _planned_triton),
     Part("hopper", "CUTLASS 3.x Hopper examples", REALWORLD / "hopper", "gpu_check.realworld.hopper_measure",
-         ("--ncu-runs", "1"), read_hopper, needs_hopper, _planned_hopper),
+         ("--ncu-runs", "1"), read_captured("hopper"), needs_hopper, _planned_captured("hopper")),
+    Part("tk", "ThunderKittens' Hopper kernels", REALWORLD / "tk", "gpu_check.realworld.tk_measure",
+         ("--ncu-runs", "1"), read_captured("tk"), needs_tk, _planned_captured("tk")),
     Part("cub", "CUB's device-wide algorithms", REALWORLD / "cub", "gpu_check.realworld.cub_measure",
          ("--ncu-runs", "1"), read_cub, needs_cub),
     Part("flashattn", "FlashAttention-2's forward kernel", REALWORLD / "flashattn",

@@ -20,7 +20,14 @@ inside the kernel's Params), in tests/data/realworld/hopper/:
     hopper_measure.py        the H200 run: capture, ncu five times
     hopper_local.py          the same capture on this machine over the stand-in (Params, maps)
     hopper_replay.py         a capture as the executor's launch (StructArg with pointers and maps)
-The replay: tests/gpu_check/test_realworld_hopper.py.
+The replay: tests/gpu_check/test_realworld_hopper.py. The hopper_* modules serve every captured
+group (hopper_cases.Group); the second is ThunderKittens (HazyResearch, MIT), in tests/data/realworld/tk/:
+    tk_harness.cu   our host program: #includes one ThunderKittens source as published and launches
+                    its kernel through its own host code, at a small size
+    tk_cases.py     the sources, their command lines, the cases
+    tk_build.py     .tk-src/ from the snapshot (--prepare); nvcc -> binaries and their PTX (cut)
+    tk_measure.py   on the GPU: build there, then hopper_measure --group tk; --merge the result here
+The replay: tests/gpu_check/test_realworld_tk.py.
 
 CUB (pip package nvidia-cuda-cccl==13.0.85), in tests/data/realworld/cub/: kernels that exist only
 once a host call instantiates them, so our host program cub/cub_launches.cu calls CUB's

@@ -29,12 +29,12 @@ from pathlib import Path
 from gpu_check.kernel_corpus import corpus as C
 
 from . import build as B
-from .hopper_cases import ARCH, CASES, EXAMPLES, KERNEL_MATCH, NVCC_FLAGS, binary_name, ptx_name
+from .hopper_cases import ARCH, EXAMPLES, HOPPER, NVCC_FLAGS, binary_name, ptx_name
 
-DATA = B.DATA / "hopper"
-BIN = Path(__file__).resolve().parents[2] / "build" / "hopper"
+DATA = HOPPER.data
+BIN = HOPPER.bin
 ENTRY = re.compile(r"^(?:// \.globl[^\n]*\n)?(?:\.visible |\.weak )?\.(?:entry|func)\s+([\w$]+)\(", re.M)
-# a GemmUniversal entry and the byte size of its one by-value parameter (Params)
+# an entry and the byte size of its one by-value parameter (CUTLASS's Params, ThunderKittens' globals)
 PARAM = re.compile(r"\.entry\s+([\w$]+)\(\s*\.param\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[(\d+)\]")
 DECL = re.compile(r"^\.(?:global|const|shared|extern|visible|weak)\b.*?([\w$]+)(?:\[\d*\])?(?:\s*=.*)?;$")
 
@@ -71,25 +71,25 @@ def _block_end(text, start):
         i += 1
 
 
-def entry_of(case, names):
-    """The case's entry among `names`: the one GemmUniversal entry holding its Case.entry substrings."""
-    hits = [n for n in names if KERNEL_MATCH in n and all(s in n for s in case.entry)]
+def entry_of(case, names, group=HOPPER):
+    """The case's entry among `names`: the one entry of the group's kernels holding its Case.entry substrings."""
+    hits = [n for n in names if group.match in n and all(s in n for s in case.entry)]
     if len(hits) != 1:
         raise RuntimeError(f"{case.name}: {len(hits)} entries of {case.example} hold {' and '.join(case.entry)}")
     return hits[0]
 
 
-def case_entries(example, names):
+def case_entries(example, names, group=HOPPER):
     """The entries of the example's cases among `names`."""
-    return [entry_of(case, names) for case in CASES if case.example == example.stem]
+    return [entry_of(case, names, group) for case in group.cases if case.example == example.stem]
 
 
-def slice_ptx(text, example):
+def slice_ptx(text, example, group=HOPPER):
     """The PTX with only the example's cases' entries (and the top-level variables they name)."""
     blocks = [(m.start(), _block_end(text, m.end()), m.group(1)) for m in ENTRY.finditer(text)]
     if not blocks:
         raise RuntimeError("no .entry in the PTX")
-    want = case_entries(example, [name for _, _, name in blocks])
+    want = case_entries(example, [name for _, _, name in blocks], group)
     kept = [text[a:b] for a, b, name in blocks if name in want]
     body = "\n".join(kept)
     head = []
@@ -101,12 +101,11 @@ def slice_ptx(text, example):
     return "\n".join(head) + "\n" + "\n\n".join(kept) + tail
 
 
-def build_example(example, bin_dir, curand, log=print):
-    """(PTX slice, xz bytes of the stripped binary)."""
-    with tempfile.TemporaryDirectory(prefix="hopper-build-") as work:
+def build_example(example, command, group=HOPPER, cwd=B.BUILD_DIR, log=print):
+    """(PTX slice, xz bytes of the stripped binary); command(keep_dir, binary) is the nvcc command line."""
+    with tempfile.TemporaryDirectory(prefix=f"{group.name}-build-") as work:
         binary = Path(work) / example.stem
-        cmd = nvcc_command(example, work, binary, curand)
-        r = subprocess.run(cmd, cwd=B.BUILD_DIR, capture_output=True, text=True)
+        r = subprocess.run(command(work, binary), cwd=cwd, capture_output=True, text=True)
         if r.returncode:
             msg = [x for x in (r.stderr or r.stdout).splitlines() if "error" in x] or ["nvcc failed"]
             raise RuntimeError(f"{example.source}: {msg[0]}")
@@ -115,7 +114,20 @@ def build_example(example, bin_dir, curand, log=print):
             raise RuntimeError(f"{example.source}: nvcc -keep left {len(ptx)} PTX files")
         subprocess.run(["strip", str(binary)], check=True)
         log(f"compiled {example.source}: {binary.stat().st_size} bytes stripped")
-        return slice_ptx(ptx[0].read_text(), example), lzma.compress(binary.read_bytes(), preset=9)
+        return slice_ptx(ptx[0].read_text(), example, group), lzma.compress(binary.read_bytes(), preset=9)
+
+
+def write_example(example, ptx, xz, ptx_dir, bin_dir, group=HOPPER, check=False):
+    """Write the example's PTX (gz) into ptx_dir and its binary into bin_dir (not with check);
+    whether the PTX differs from the one ptx_dir held."""
+    path = Path(ptx_dir) / ptx_name(example.stem, group.arch)
+    changed = not path.is_file() or gzip.decompress(path.read_bytes()) != ptx.encode()
+    if not check:
+        Path(ptx_dir).mkdir(parents=True, exist_ok=True)
+        C.write_atomic(path, gzip.compress(ptx.encode(), 9, mtime=0))
+        Path(bin_dir).mkdir(parents=True, exist_ok=True)
+        C.write_atomic(Path(bin_dir) / binary_name(example.stem), xz)
+    return changed
 
 
 def main(argv=None):
@@ -132,23 +144,22 @@ def main(argv=None):
     try:
         B.link_source(B.package_root(args.package_root))
         changed = []
+        curand = curand_include(args.curand_include)
         for ex in EXAMPLES:
-            ptx, xz = build_example(ex, args.bin, curand_include(args.curand_include))
-            data = gzip.compress(ptx.encode(), 9, mtime=0)
-            path = Path(args.dir) / ptx_name(ex.stem)
-            if not path.is_file() or gzip.decompress(path.read_bytes()) != ptx.encode():
-                changed.append(path.name)
-            if not args.check:
-                Path(args.dir).mkdir(parents=True, exist_ok=True)
-                C.write_atomic(path, data)
-                Path(args.bin).mkdir(parents=True, exist_ok=True)
-                C.write_atomic(Path(args.bin) / binary_name(ex.stem), xz)
+            ptx, xz = build_example(ex, lambda keep, binary, ex=ex: nvcc_command(ex, keep, binary, curand))
+            if write_example(ex, ptx, xz, args.dir, args.bin, check=args.check):
+                changed.append(ptx_name(ex.stem))
     except (RuntimeError, FileNotFoundError, OSError, subprocess.CalledProcessError) as e:
         print(f"hopper_build: {e}", file=sys.stderr)
         return 2
-    print(f"{len(EXAMPLES)} examples, {len(changed)} PTX {'differ' if args.check else 'written'}"
+    return report(len(EXAMPLES), changed, args.check)
+
+
+def report(examples, changed, check):
+    """Print a build's one-line summary; its exit status (1 where --check found a PTX that would change)."""
+    print(f"{examples} examples, {len(changed)} PTX {'differ' if check else 'written'}"
           + (": " + ", ".join(changed) if changed else ""))
-    return 1 if (args.check and changed) else 0
+    return 1 if (check and changed) else 0
 
 
 if __name__ == "__main__":

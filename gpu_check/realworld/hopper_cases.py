@@ -17,9 +17,12 @@ example: `launch` is its index among the example's captured launches, in order.
     with the TMA epilogue (launch 4) and the cooperative one with its custom epilogue visitor tree
     (launch 6); `--m=256 --n=128 --k=192` (one 2x1x1 cluster of tiles, three k-tiles).
 """
+import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpu_check.kernel_corpus.cases import HOPPER_ARCH_SPECIFIC
+from layoutsim.files import measured_data
 
 PACKAGE = "nvidia-cutlass==4.2.0.0"
 ARCH = HOPPER_ARCH_SPECIFIC          # sm_90a: wgmma, TMA multicast, setmaxnreg
@@ -68,6 +71,45 @@ CASES = (
 BY_NAME = {c.name: c for c in CASES}
 
 
+@dataclass(frozen=True)
+class Group:
+    """A corpus of host programs whose launches the capture shim records (hopper_capture.c): these
+    CUTLASS examples, and ThunderKittens' kernels through our harness (tk_cases.py). The build,
+    local capture, measurement and replay modules (hopper_*.py) take one."""
+    name: str              # "hopper", "tk": `--group` of hopper_local and hopper_measure
+    data: Path             # the committed PTX, captures and measurement
+    bin: Path              # the xz-compressed binaries (built, carried, not committed)
+    arch: str
+    match: str             # what the captured kernels' names contain ("": every launch the program makes)
+    examples: tuple
+    cases: tuple
+    build: str             # the command that writes the binaries and the PTX
+
+    @property
+    def by_name(self):
+        return {c.name: c for c in self.cases}
+
+    @property
+    def by_stem(self):
+        return {e.stem: e for e in self.examples}
+
+
+HOPPER = Group("hopper", measured_data("realworld") / "hopper", Path(__file__).resolve().parents[2] / "build" / "hopper",
+               ARCH, KERNEL_MATCH, EXAMPLES, CASES, "python -m gpu_check.realworld.hopper_build")
+
+
+def group(name):
+    """The Group named `name` (KeyError for another)."""
+    if name == "hopper":
+        return HOPPER
+    if name == "tk":
+        return importlib.import_module("gpu_check.realworld.tk_cases").TK
+    raise KeyError(name)
+
+
+GROUP_NAMES = ("hopper", "tk")
+
+
 def problem(example):
     """(m, n, k) of the example's command line."""
     opts = dict(a[2:].split("=", 1) for a in example.argv)
@@ -79,5 +121,5 @@ def binary_name(stem):
     return f"{stem}.xz"
 
 
-def ptx_name(stem):
-    return f"{stem}.{ARCH}.ptx.gz"
+def ptx_name(stem, arch=ARCH):
+    return f"{stem}.{arch}.ptx.gz"

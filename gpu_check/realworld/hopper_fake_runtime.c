@@ -39,9 +39,16 @@ void __cudaRegisterFunction(void** h, const char* host, char* dev, const char* n
 void __cudaRegisterVar(void** h, char* host, char* dev, const char* name, int ext, size_t size, int c, int g) {
   (void)h; (void)host; (void)dev; (void)name; (void)ext; (void)size; (void)c; (void)g;
 }
-unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t s, void* st) { (void)g; (void)b; (void)s; (void)st; return 0; }
+/* <<<grid, block, smem>>> pushes its configuration and the kernel's stub pops it before __cudaLaunchKernel
+   (which the shim records): hand it back unchanged */
+static struct { dim3 grid, block; size_t smem; void* stream; } pushed;
+unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t s, void* st) {
+  pushed.grid = g; pushed.block = b; pushed.smem = s; pushed.stream = st;
+  return 0;
+}
 cudaError_t __cudaPopCallConfiguration(dim3* g, dim3* b, size_t* s, void* st) {
-  (void)g; (void)b; (void)s; (void)st;
+  *g = pushed.grid; *b = pushed.block; *s = pushed.smem;
+  *(void**)st = pushed.stream;
   return cudaSuccess;
 }
 cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* host) {

@@ -1,22 +1,23 @@
-"""Measure the CUTLASS 3.x Hopper examples on the H200 (about 2 minutes):
+"""Measure a captured group (the CUTLASS 3.x Hopper examples, about 2 minutes; ThunderKittens) on the H200:
 
-    python -m gpu_check.realworld.hopper_measure --out DIR [--bin build/hopper] [--ncu-runs 5]
+    python -m gpu_check.realworld.hopper_measure --out DIR [--group hopper|tk] [--bin DIR] [--ncu-runs 5]
 
-Needs the binaries hopper_build wrote (build/hopper/<example>.xz: carried, not committed), gcc,
-the CUDA headers and runtime, and ncu. For each example (hopper_cases.EXAMPLES):
+Needs the binaries hopper_build wrote (build/hopper/<example>.xz: carried, not committed; for
+--group tk, tk_measure builds them first), gcc, the CUDA headers and runtime, and ncu. For each
+example of the group (hopper_cases.Group.examples):
   1. gcc builds the capture shim (hopper_capture.c) and the example runs once under it
-     (LD_PRELOAD) with its command line: every GemmUniversal launch's grid, block, cluster,
+     (LD_PRELOAD) with its command line: every launch of the group's kernels (Group.match): grid, block, cluster,
      dynamic shared memory, Params bytes and tensor maps (cuTensorMapEncodeTiled's arguments and
      the 128 bytes it encoded), and each buffer the Params point to before and after the launch;
      the example's own check against its reference GEMM prints "Disposition: Passed";
-  2. ncu runs it --ncu-runs times (no shim), profiling the GemmUniversal launches: shared ld/st
+  2. ncu runs it --ncu-runs times (no shim), profiling the same launches: shared ld/st
      wavefronts, global ld/st sectors and whatever else gpu_check.kernel_corpus.ncu chooses; every
      run's values are kept (some totals vary from run to run).
 Writes DIR/<case>.capture.json, DIR/<case>.buffers.npz (uint8 arrays before<k>, after<k>; after<k>
-only where the launch changed buffer k) for every hopper_cases.CASES entry, DIR/h200.json (device,
+only where the launch changed buffer k) for every case of the group, DIR/h200.json (device,
 tools, per case the ncu runs, per example its output and problems) and DIR/raw/ (ncu's CSV).
-Copy DIR/* (but raw/) into tests/data/realworld/hopper/: tests/gpu_check/test_realworld_hopper.py
-replays them.
+Copy DIR/* (but raw/) into tests/data/realworld/hopper/ (tests/gpu_check/test_realworld_hopper.py
+replays them); for tk, tk_measure --merge does it.
 """
 import argparse
 import json
@@ -35,8 +36,7 @@ from gpu_check.kernel_corpus import ncu as N
 from gpu_check.kernel_corpus.measure import tool_version
 from gpu_check.needs import gpu_name
 
-from .hopper_build import BIN
-from .hopper_cases import CASES, EXAMPLES, KERNEL_MATCH, binary_name
+from .hopper_cases import GROUP_NAMES, HOPPER, KERNEL_MATCH, binary_name, group as group_named
 
 SHIM = Path(__file__).resolve().with_name("hopper_capture.c")
 
@@ -88,10 +88,11 @@ def unpack(bin_dir, stem, work):
     return exe
 
 
-def capture(exe, argv, preload, cap_dir, problems, extra_env=None):
-    """Run the example with `preload` (the shim, and hopper_local's stand-in runtime after it)."""
+def capture(exe, argv, preload, cap_dir, problems, extra_env=None, match=KERNEL_MATCH):
+    """Run the example with `preload` (the shim, and hopper_local's stand-in runtime after it),
+    capturing the launches of kernels whose names contain `match` (Group.match)."""
     cap_dir.mkdir(parents=True, exist_ok=True)
-    env = runtime_env(CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=KERNEL_MATCH, LD_PRELOAD=str(preload),
+    env = runtime_env(CAPTURE_DIR=str(cap_dir), CAPTURE_MATCH=match, LD_PRELOAD=str(preload),
                       **(extra_env or {}))
     try:
         r = subprocess.run([str(exe), *argv], env=env, capture_output=True, text=True, timeout=180)
@@ -123,15 +124,15 @@ def case_files(cap_dir, case, out_dir, problems):
     np.savez_compressed(out_dir / f"{case.name}.buffers.npz", **arrays)
 
 
-def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems):
-    """[[{metric: value} per GemmUniversal launch] per run]."""
+def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems, match=KERNEL_MATCH):
+    """[[{metric: value} per captured launch] per run] (kernels whose names contain `match`, "" every one)."""
     out = []
     for i in range(runs):
         log_file = raw_dir / f"{exe.name}.ncu{i}.csv"
         # the mangled name holds GemmUniversal (ncu's default base, "function", is device_kernel)
+        only = ["-k", f"regex:{match}"] if match else []
         cmd = [ncu, "--csv", "--clock-control", "none", "--cache-control", "none", "--kernel-name-base", "mangled",
-               "-k", f"regex:{KERNEL_MATCH}", "--metrics", ",".join(metrics), "--log-file", str(log_file),
-               str(exe), *argv]
+               *only, "--metrics", ",".join(metrics), "--log-file", str(log_file), str(exe), *argv]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=runtime_env())
             rc, err = r.returncode, r.stderr
@@ -148,12 +149,18 @@ def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.realworld.hopper_measure", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="the output directory")
-    ap.add_argument("--bin", default=str(BIN), help="the binaries hopper_build wrote (default build/hopper)")
+    ap.add_argument("--group", default="hopper", choices=GROUP_NAMES, help="the CUTLASS examples or ThunderKittens (tk)")
+    ap.add_argument("--bin", help="the binaries its build wrote (default build/<group>)")
     ap.add_argument("--ncu-runs", type=int, default=5, help="ncu runs of each example (default 5)")
-    ap.add_argument("--example", action="append", choices=[e.stem for e in EXAMPLES],
-                    help="only this example (repeatable; default: all)")
+    ap.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
     args = ap.parse_args(argv)
-    examples_run = [e for e in EXAMPLES if not args.example or e.stem in args.example]
+    g = group_named(args.group)
+    args.bin = args.bin or str(g.bin)
+    unknown = [s for s in args.example or [] if s not in g.by_stem]
+    if unknown:
+        print(f"hopper_measure: no example {unknown[0]!r} in {g.name} (choose from {', '.join(g.by_stem)})", file=sys.stderr)
+        return 2
+    examples_run = [e for e in g.examples if not args.example or e.stem in args.example]
     if not 0 <= args.ncu_runs <= 20:
         print("hopper_measure: --ncu-runs must be 0..20", file=sys.stderr)
         return 2
@@ -162,7 +169,7 @@ def main(argv=None):
     raw.mkdir(parents=True, exist_ok=True)
     missing = [binary_name(e.stem) for e in examples_run if not (Path(args.bin) / binary_name(e.stem)).is_file()]
     if missing:
-        print(f"hopper_measure: {args.bin} lacks {', '.join(missing)} (python -m gpu_check.realworld.hopper_build)",
+        print(f"hopper_measure: {args.bin} lacks {', '.join(missing)} ({g.build})",
               file=sys.stderr)
         return 2
     ncu = N.ncu_path()
@@ -179,22 +186,25 @@ def main(argv=None):
             exe = unpack(args.bin, ex.stem, work)
             cap_dir = Path(work) / "cap" / ex.stem
             log(f"{ex.stem} {' '.join(ex.argv)} under the capture shim")
-            examples[ex.stem] = {"argv": list(ex.argv), "capture": capture(exe, ex.argv, shim, cap_dir, problems)}
-            for case in (c for c in CASES if c.example == ex.stem):
+            examples[ex.stem] = {"argv": list(ex.argv), "capture": capture(exe, ex.argv, shim, cap_dir, problems,
+                                                                           match=g.match)}
+            for case in (c for c in g.cases if c.example == ex.stem):
                 case_files(cap_dir, case, out, problems)
             if ncu is None:
                 problems.append("ncu not found")
                 continue
             log(f"{ex.stem}: {args.ncu_runs} ncu runs")
-            runs = ncu_runs(ncu, exe, ex.argv, metrics, args.ncu_runs, raw, problems)
+            runs = ncu_runs(ncu, exe, ex.argv, metrics, args.ncu_runs, raw, problems, g.match)
             for run in runs:
                 if len(run) != ex.launches:
-                    problems.append(f"{ex.stem}: ncu reported {len(run)} {KERNEL_MATCH} launches, {ex.launches} expected")
-            for case in (c for c in CASES if c.example == ex.stem):
+                    problems.append(f"{ex.stem}: ncu reported {len(run)} launches of {g.match or 'any kernel'}, "
+                                    f"{ex.launches} expected")
+            for case in (c for c in g.cases if c.example == ex.stem):
                 cases[case.name] = {"example": ex.stem, "launch": case.launch,
                                     "ncu_runs": [r[case.launch] if case.launch < len(r) else None for r in runs]}
     doc = {"device": gpu_name() or "unknown", "ncu": tool_version("ncu", "Version") if ncu else None,
-           "nvcc_of_the_binaries": "see hopper_build (nvcc 13.0)", "metrics": metrics,
+           "nvcc_of_the_binaries": tool_version("nvcc", "release") if g is not HOPPER else "see hopper_build (nvcc 13.0)",
+           "group": g.name, "metrics": metrics,
            "examples": examples, "cases": cases, "problems": problems}
     (out / "h200.json").write_text(json.dumps(doc, indent=1) + "\n")
     log(f"wrote {out}; {len(problems)} problem(s)" + (f": {problems[0]}" if problems else ""))

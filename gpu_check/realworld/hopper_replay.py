@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .hopper_build import DATA, ENTRY, PARAM, entry_of
-from .hopper_cases import BY_NAME, ptx_name
+from .hopper_build import ENTRY, PARAM, entry_of
+from .hopper_cases import HOPPER, ptx_name
 
 # CUtensorMapDataType: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
 # BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ
@@ -52,10 +52,12 @@ class Launch:
     arrays: list         # buffer index -> the array the launch's arguments hold (fill them before a run)
 
 
-def files(name, directory=DATA, kind="capture"):
+def files(name, directory=None, kind="capture", group=HOPPER):
     """The capture of a case: the H200's ("capture", with the buffers' bytes) or the CPU run's
-    ("cpu": hopper_local.py, Params and maps only; its buffers are zeros of the captured sizes)."""
-    return Path(directory) / f"{name}.{kind}.json", Path(directory) / f"{name}.buffers.npz"
+    ("cpu": hopper_local.py, Params and maps only; its buffers are zeros of the captured sizes).
+    directory: the group's committed data unless given."""
+    directory = Path(directory or group.data)
+    return directory / f"{name}.{kind}.json", directory / f"{name}.buffers.npz"
 
 
 def cluster_of(doc):
@@ -94,14 +96,16 @@ def params_of(name, doc, size):
     return raw[offset:]
 
 
-def load(name, directory=DATA, kind="capture"):
-    """The Launch of a captured case (kind: see files)."""
+def load(name, directory=None, kind="capture", group=HOPPER):
+    """The Launch of a captured case of `group` (kind: see files)."""
     from layoutsim.ptx import StructArg
-    case = BY_NAME[name]
+    case = group.by_name[name]
+    directory = Path(directory or group.data)
     cap, buf = files(name, directory, kind)
     doc = json.loads(cap.read_text())
     if doc["param_count"] != 1:
-        raise CaptureError(f"{name}: {doc['param_count']} kernel parameters; a CUTLASS kernel takes its Params only")
+        raise CaptureError(f"{name}: {doc['param_count']} kernel parameters; the kernel must take one struct "
+                           "(CUTLASS's Params, ThunderKittens' globals)")
     n = len(doc["buffers"])
     if kind == "capture":
         with np.load(buf) as z:
@@ -110,9 +114,9 @@ def load(name, directory=DATA, kind="capture"):
     else:
         before = {k: np.zeros(b["bytes"], np.uint8) for k, b in enumerate(doc["buffers"])}
         after = None
-    ptx = gzip.decompress((Path(directory) / ptx_name(case.example)).read_bytes()).decode()
+    ptx = gzip.decompress((directory / ptx_name(case.example, group.arch)).read_bytes()).decode()
     # the case's entry (hopper_cases.Case.entry); the runtime's name for it, where mangled, must agree
-    kernel = entry_of(case, ENTRY.findall(ptx))
+    kernel = entry_of(case, ENTRY.findall(ptx), group)
     if doc["kernel"].startswith("_Z") and doc["kernel"] != kernel:
         raise CaptureError(f"{name}: the capture launched {doc['kernel'][:60]}..., not the case's entry {kernel[:60]}...")
     params = params_of(name, doc, dict(PARAM.findall(ptx)).get(kernel))
@@ -139,3 +143,16 @@ def load(name, directory=DATA, kind="capture"):
                     own.append(k)
     return Launch(ptx, kernel, tuple(doc["grid"]), tuple(doc["block"]), cluster_of(doc), doc["shared_bytes"],
                   [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)
+
+
+
+def mapped(launch):
+    """The capture buffer indices the Params' tensor maps describe, in Params order, each once: a
+    ThunderKittens globals struct's gl fields in their order (each gl holds its TMA descriptor).
+    Pointer words do not tell that order: the struct's padding holds stale copies of the addresses."""
+    out = []
+    for _, m in sorted(launch.args[0].maps, key=lambda om: om[0]):
+        k = next(k for k, a in enumerate(launch.arrays) if a is m.buffer)
+        if k not in out:
+            out.append(k)
+    return out

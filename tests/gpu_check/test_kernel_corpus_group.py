@@ -68,7 +68,7 @@ def _session():
 
 def test_every_corpus_runs_in_one_group_with_a_line_and_a_summary_each(stand_ins):
     s, lines, parts = _session()
-    assert list(parts) == ["cute", "kernels", "triton", "hopper", "cub", "flashattn", "llmc", "samples", "clusters",
+    assert list(parts) == ["cute", "kernels", "triton", "hopper", "tk", "cub", "flashattn", "llmc", "samples", "clusters",
                            "constructs", "textures"]
     for name in parts:                            # a start line and a summary line per corpus
         assert sum(f"{name}:" in line for line in lines) == 2, name
@@ -78,7 +78,7 @@ def test_every_corpus_runs_in_one_group_with_a_line_and_a_summary_each(stand_ins
         assert p["launches"] == p["bit_identical"] == len(committed[name]) > 0, (name, p["problems"], p["skipped"])
         assert p.get("costs_skipped", "").startswith("ncu (Nsight Compute) not found") == P.BY_NAME[name].costs
     assert parts["kernels"]["launches"] == parts["kernels"]["bit_identical"] == 1
-    for name in ("hopper", "cub", "flashattn", "llmc", "samples", "textures"):
+    for name in ("hopper", "tk", "cub", "flashattn", "llmc", "samples", "textures"):
         assert parts[name]["skipped"] == "the stand-in lacks it"
     assert not [r for r in s.results if r.status in ("fail", "error")]
 
