@@ -10,7 +10,7 @@ The element types are in the descriptor too: an entry has its kind's default for
 
 Shapes: PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape', Table 39 for .kind::f16, tf32, f8f6f4
 (dense K = 32 bytes of A/B, sparse twice that; no .ws with cta_group::2), and its .kind::i8 .ws rows
-(M 32/64/128, N 64/128/256, sparse N 64/128). Its other .kind::i8 rows and the block-scaled kinds
+(M 32/64/128, N 64/128/256, sparse N 64/128). Its other .kind::i8 rows (dense and sparse) and the block-scaled kinds
 were not read here: their M/N are CUTLASS 4.2's
 (cute/arch/mma_sm100_umma.hpp static_asserts), marked assumed in each entry.
 """
@@ -62,9 +62,9 @@ def shapes(kind, cta_group, ws, sparse):
     if kind == "i8" and ws:      # Table 39's .kind::i8 .ws rows: as the float kinds', cta_group::1 only
         return ([(m, n) for m in (32, 64, 128) for n in ((64, 128) if sparse else (64, 128, 256))]
                 if cta_group == 1 else []), TABLE39
-    if ws or sparse:
+    if ws or (sparse and kind != "i8"):
         return [], CUTE          # not in the catalog: .ws/.sp of these kinds not read here
-    if kind == "i8":
+    if kind == "i8":             # dense and sparse alike (CUTLASS's SM100_MMA_S8_SS[_SPARSE], _2x1SM_ too)
         ns = (8,) + _steps(16, 16) if cta_group == 1 else _steps(32, 32)
         ms = (64, 128) if cta_group == 1 else (128, 256)
         return [(m, n) for m in ms for n in ns], CUTE

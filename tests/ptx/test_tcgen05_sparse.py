@@ -19,7 +19,7 @@ from layoutsim.isa.ptx_tcgen05_idesc import encode as idesc_of
 from layoutsim.ptx.state import PtxFault
 from layoutsim.smem.umma import UmmaDescriptor
 
-from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle
+from blackwell_oracle import HAVE_MMASIM, oracle as mmasim_oracle, summary
 from sparse_reference import PAIRS, SINGLES, logical
 from test_ptx_tcgen05 import k_major, mma_kernel, operand, ptxas_sm100a, rules_kernel, SM
 
@@ -37,15 +37,30 @@ STORE = """  bar.sync 0;
   tcgen05.st.sync.aligned.32x32b.x2.b32 [%r33], {%r30, %r31};
   tcgen05.wait::st.sync.aligned;
 """
+A_AT, A_COL = 17408, 320      # A from TMEM: the kept values' image in global memory, their first TMEM column
+# each thread stores its row's 32 bytes of kept values (8 words) at TMEM lane 32w + l, column A_COL..
+STORE_A = """  mul.wide.u32 %rd5, %r3, 32;
+  add.s64 %rd6, %rd1, %rd5;
+  ld.global.v4.u32 {%r40, %r41, %r42, %r43}, [%rd6+17408];
+  ld.global.v4.u32 {%r44, %r45, %r46, %r47}, [%rd6+17424];
+  add.u32 %r36, %r2, 320;
+  add.u32 %r37, %r36, %r32;
+  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r37], {%r40, %r41, %r42, %r43, %r44, %r45, %r46, %r47};
+  tcgen05.wait::st.sync.aligned;
+"""
 
 
-def sparse_kernel(kind, N, selector_column=0):
+def sparse_kernel(kind, N, selector_column=0, a_tmem=False):
+    """PTX: mma_kernel with the metadata stored to TMEM and the MMA made sparse; a_tmem: A's kept values
+    too (from the global image at A_AT, 32 bytes a row, to TMEM columns A_COL.., row m in lane m) and
+    the MMA reading A from there ([a-tmem])."""
+    a = "[%r36]" if a_tmem else "%rd10"
     src = mma_kernel(N, 16384).replace(MMA, f"add.u32 %r34, %r2, {META + selector_column};\n  "
-                                            f"tcgen05.mma.sp.cta_group::1.kind::{kind} [%r2], %rd10, %rd11, [%r34], "
-                                            f"%r20, %p3;")
+                                            f"tcgen05.mma.sp.cta_group::1.kind::{kind} [%r2], {a}, %rd11, [%r34], "
+                                            f"%r20, %p3;").replace(".reg .b32 %r<40>;", ".reg .b32 %r<48>;")
     anchor = "  tcgen05.fence::before_thread_sync;\n  bar.sync 0;"
     assert src.count(anchor) == 1
-    return src.replace(anchor, STORE + anchor)
+    return src.replace(anchor, STORE + STORE_A * a_tmem + anchor)
 
 
 def words(kind, index):
@@ -66,9 +81,9 @@ def words(kind, index):
 
 
 
-def run(kind, types, N, values, B, index, meta_words, selector=0, column=0, idesc=None):
+def run(kind, types, N, values, B, index, meta_words, selector=0, column=0, idesc=None, a_tmem=False):
     M = 128
-    img = np.zeros(16384 + 1024, np.uint8)
+    img = np.zeros(A_AT + 128 * 32, np.uint8)
     descs = []
     for x, base in ((values, 0), (B, 8192)):
         e = x.dtype.itemsize
@@ -76,30 +91,37 @@ def run(kind, types, N, values, B, index, meta_words, selector=0, column=0, ides
         lbo, sbo = 128, 128 * (k * e // 16)
         img[(base + k_major(mn, k, e, lbo, sbo))[..., None] + np.arange(e)] = x.view(np.uint8).reshape(mn, k, e)
         descs.append(UmmaDescriptor(SM + base, lbo, sbo).encode())
-    img[16384:] = meta_words.view(np.uint8).reshape(-1)
+    img[16384:A_AT] = meta_words.view(np.uint8).reshape(-1)
+    if a_tmem:                                 # row m's kept values, little-endian in its 8 words
+        img[A_AT:] = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
     if idesc is None:
         idesc = idesc_of(kind, M, N, types) | 1 << 2 | selector
     out = np.zeros((128, N), np.uint32)
-    return ptx.run(sparse_kernel(kind, N, column), "k", 1, 128,
+    return ptx.run(sparse_kernel(kind, N, column, a_tmem), "k", 1, 128,
                    [img, out, np.uint64(descs[0]), np.uint64(descs[1]), np.uint32(idesc)],
                    arch="sm_100", shared_bytes=0, record_mmas=True)
 
 
-CASES = [  # kind, types, N, selector, MMA-Sim label
-    ("f16", "f32.f16.f16", 32, 0, "f16"),
-    ("f16", "f32.bf16.bf16", 16, 1, "bf16"),
-    ("f16", "f16.f16.f16", 16, 0, "f16->f16"),
-    ("tf32", "f32.tf32.tf32", 16, 1, "tf32"),
-    ("f8f6f4", "f32.e4m3.e5m2", 16, 0, "f8f6f4 e4m3.e5m2"),
+CASES = [  # kind, types, N, selector, MMA-Sim label (None: .kind::i8, exact, which MMA-Sim does not model), A from TMEM
+    ("f16", "f32.f16.f16", 32, 0, "f16", False),
+    ("f16", "f32.bf16.bf16", 16, 1, "bf16", False),
+    ("f16", "f16.f16.f16", 16, 0, "f16->f16", False),
+    ("tf32", "f32.tf32.tf32", 16, 1, "tf32", False),
+    ("f8f6f4", "f32.e4m3.e5m2", 16, 0, "f8f6f4 e4m3.e5m2", False),
+    ("i8", "s32.s8.u8", 32, 0, None, False),
+    ("f16", "f32.bf16.bf16", 32, 1, "bf16", True),
+    ("tf32", "f32.tf32.tf32", 16, 0, "tf32", True),
+    ("f8f6f4", "f32.e4m3.e5m2", 64, 0, "f8f6f4 e4m3.e5m2", True),
+    ("i8", "s32.u8.s8", 16, 0, None, True),
 ]
 
 
-@pytest.mark.parametrize("kind,types,N,selector,label", CASES)
-def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, label):
+def sparse_case(kind, types, N, selector, a_tmem):
+    """(run with record_mmas, D read back, layoutsim.mma's D of the logical A, logical A, B^T raw) of one case."""
     d, fa, fb = types.split(".")
     K = {"tf32": 16, "f16": 32, "f8f6f4": 64, "i8": 64}[kind]
     size = 2 if kind == "tf32" else 4
-    rng = np.random.default_rng(K + N + selector)
+    rng = np.random.default_rng(K + N + selector + 5 * a_tmem)
     values = operand(rng, fa, (128, K // 2))
     B = operand(rng, fb, (N, K))
     table = list(SINGLES if size == 2 else PAIRS)
@@ -113,25 +135,49 @@ def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, 
         meta = w
     e = values.dtype.itemsize
     v, b = values.view(f"u{e}"), B.view(f"u{e}")
-    r = run(kind, types, N, v, b, index, meta, selector)
+    r = run(kind, types, N, v, b, index, meta, selector, a_tmem=a_tmem)
     A = logical(v, index, size)
+    bt = np.ascontiguousarray(b.T)
     inst = layoutsim.get(f"tcgen05.mma.sp.cta_group::1.kind::{kind}.m128n{N}k{K}")
-    want = layoutsim.mma(inst, A, np.ascontiguousarray(b.T), np.zeros((128, N), np.uint16 if d == "f16" else np.uint32),
+    want = layoutsim.mma(inst, A, bt, np.zeros((128, N), np.uint16 if d == "f16" else np.uint32),
                          arch="sm_100a", raw=True, types=types).astype(np.uint32)
     got = r.buffers[1] & (0xFFFF if d == "f16" else 0xFFFFFFFF)
+    return r, got, want, A, bt, inst
+
+
+@pytest.mark.parametrize("kind,types,N,selector,label,a_tmem", CASES)
+def test_sparse_mma_is_layoutsim_mma_of_the_logical_a(kind, types, N, selector, label, a_tmem):
+    r, got, want, A, bt, inst = sparse_case(kind, types, N, selector, a_tmem)
     assert np.array_equal(got, want)
     (rec,) = r.mmas
     assert rec.name == inst.name and np.array_equal(rec.a, A)
     sources = [d["source"] for d in r.fidelity["documented_instructions"] if d["instruction"].startswith("tcgen05.mma")]
     assert sources and all(".sp" in s and "assumed" in s for s in sources)   # the fidelity line names the assumption
+    assert all(("A from tensor memory" in s) == a_tmem for s in sources)
+    if kind == "i8":                           # exact: the integer product, wrapped to 32 bits
+        sa, sb = (np.int8 if x == "s8" else np.uint8 for x in types.split(".")[1:3])
+        exact = A.view(sa).astype(np.int64) @ bt.view(sb).astype(np.int64)
+        assert np.array_equal(got, (exact & 0xFFFFFFFF).astype(np.uint32))
     oracle = mmasim_oracle() if HAVE_MMASIM else None
     if oracle is not None and label is not None:
-        h = K // 2
-        bt = np.ascontiguousarray(b.T)
-        zero = np.zeros((1, 128, N), np.uint16 if d == "f16" else np.uint32)
+        d = types.split(".")[0]
+        h = A.shape[1] // 2
+        zero = np.zeros((1, 128, bt.shape[1]), np.uint16 if d == "f16" else np.uint32)
         half = oracle.mmasim_d(label, A[None, :, :h], bt[None, :h], zero)
         ref = oracle.mmasim_d(label, A[None, :, h:], bt[None, h:], half)[0]
         assert np.array_equal(got.astype(ref.dtype), ref)
+        assert oracle.compare_records(r.mmas)[f"kind::{kind} {types}"]["differ"] == 0
+
+
+def per_mma(c):
+    """blackwell_oracle.summary of one case's kernel (its one MMA against MMA-Sim: tests/blackwell_crosscheck.py)."""
+    kind, types, N, selector, _, a_tmem = c
+    return summary(f"hand-written sparse {kind} {types} N={N}{' A from TMEM' if a_tmem else ''}",
+                   sparse_case(kind, types, N, selector, a_tmem)[0], 1)
+
+
+ORACLE_KERNELS = {f"hand-written sparse {c[0]} {c[1]} N={c[2]}{' A from TMEM' if c[5] else ''}":
+                  (lambda c=c: per_mma(c)) for c in CASES if c[4] is not None}
 
 
 def _f16_case():
@@ -163,17 +209,16 @@ def test_bad_metadata_or_descriptor_is_a_fault(tamper, match):
 
 def test_m64_is_a_fault_naming_the_layout_not_modelled():
     values, B, index = _f16_case()
-    with pytest.raises(PtxFault, match="M=64: the metadata layout of M=64 is not modelled"):
+    with pytest.raises(PtxFault, match="M=64: the metadata layout of 64 rows per CTA is not modelled"):
         run("f16", "f32.f16.f16", 32, values, B, index, np.zeros((128, 2), np.uint32),
             idesc=idesc_of("f16", 64, 32, "f32.f16.f16") | 4)
 
 
 @pytest.mark.parametrize("line,match", [
-    ("tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", r"\.sp\.cta_group::2 \("),
-    ("tcgen05.mma.sp.cta_group::1.kind::f16 [%r1], [%r1], %rd1, [%r1], %r1, %p1;", "A from tensor memory"),
+    ("tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], [%r1], %rd1, [%r1], %r1, %p1;", "A from tensor memory .* cta_group::1 only"),
     ("tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale [%r1], %rd1, %rd1, [%r1], %r1, [%r1], [%r1], %p1;",
      "block-scaled tcgen05.mma.sp"),
-    ("tcgen05.mma.sp.cta_group::1.kind::i8 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", r"\.kind::i8: tcgen05.mma.sp is modelled"),
+    ("tcgen05.mma.sp.cta_group::1.kind::f16.ashift [%r1], [%r1], %rd1, [%r1], %r1, %p1;", r"\.ashift is not modelled"),
 ])
 def test_forms_not_modelled_are_refused_in_one_line(line, match):
     src = rules_kernel(f"  .reg .b64 %rd<2>;\n  {line}")
@@ -185,5 +230,6 @@ def test_forms_not_modelled_are_refused_in_one_line(line, match):
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA 13) not installed")
 def test_the_kernels_assemble_for_sm_100a(tmp_path):
     for n, kind in enumerate(("f16", "tf32", "f8f6f4", "i8")):
-        res = ptxas_sm100a(sparse_kernel(kind, 16), tmp_path, f"k{n}")
-        assert res.returncode == 0, res.stderr
+        for a_tmem in (False, True):
+            res = ptxas_sm100a(sparse_kernel(kind, 16, a_tmem=a_tmem), tmp_path, f"k{n}{int(a_tmem)}")
+            assert res.returncode == 0, res.stderr
