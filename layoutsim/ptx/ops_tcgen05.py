@@ -46,7 +46,7 @@ already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: 
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
 second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
 outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
-own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
+own (tcgen05.cp's decompression, the .ws B-reuse shift). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
 bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact,
 a block-scaled cta_group::2 MMA with M=128 (its scale-factor layout: tcgen05_scales.py).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
@@ -94,6 +94,7 @@ ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's
            "scale_d": "; scale-input-d: the scaling of D assumed exact",
            "scaled_pair": SF.PAIR_ASSUMED,
            "sp_pair": "; .sp cta_group::2: each CTA's metadata of its own 128 rows in the M=128 layout, assumed",
+           "sp_ws": "; .ws.sp: CUTLASS 4.2's tmem_e_frg_ws metadata (M=64/32: a copy every M lanes), assumed",
            "sp_a_tmem": "; .sp A from tensor memory: its K/2 kept values in the dense A's TMEM layout, assumed"}
 
 

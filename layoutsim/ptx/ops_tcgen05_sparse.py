@@ -27,8 +27,12 @@ column into the selector (`id2 = tmem_e & 1`, the address then even), so selecto
 sp-meta + s (assumed); an odd sp-meta column or a selector of 2 or 3 is a fault (not documented here).
 .kind::i8 (2:4, 9.7.16.10.8.2; the integer sum exact) takes the legal M/N of the dense .kind::i8, as
 CUTLASS's SM100_MMA_S8_SS_SPARSE / _2x1SM_SS_SPARSE static_asserts state them (assumed: the catalog).
-Refused in one line: block-scaled .sp kinds (their scale factors for the doubled K are not read here),
-A from TMEM with cta_group::2, .ashift, .ws.sp (ops_tcgen05_extra). Faults: M = 64 and cta_group::2 with
+tcgen05.mma.ws.sp (ops_tcgen05_extra) takes its logical A from logical_a, with the metadata copies of
+CUTLASS's tmem_e_frg_ws (meta_cells).
+Refused in one line: block-scaled .sp kinds (CUTLASS 4.2 gives them one scale per K/2 kept values, as many
+as the dense kind's, so whether a scale block runs over the logical K, as this module's arithmetic does, or
+over the kept values decides the rounding, and no source read here says which), A from TMEM with
+cta_group::2, .ashift (the ISA's one sentence leaves row 0 open). Faults: M = 64 and cta_group::2 with
 M = 128 (the metadata of 64 rows per CTA: the ISA's Figures 262/264/266 were not read, and CUTLASS's
 tmem_e_frg implements 128 rows only), a metadata index the ISA leaves undefined, the idesc's sparsity
 bit clear, an MN-major or FP6/FP4 A.
@@ -49,14 +53,18 @@ from .state import Fault
 KINDS = ("f16", "tf32", "f8f6f4", "i8")
 
 
-def meta_cells(kind, M, K):
-    """(TMEM lane [M, chunks], column offset [M, chunks], bit [M, chunks]) of each metadata field
-    (see the module docstring; CUTLASS's tmem_e_frg for M = 128, assumed)."""
+def meta_cells(kind, M, K, copies=1):
+    """(TMEM lane, column offset, bit) int64 [copies, M, K/chunk] of each metadata field (see the module
+    docstring; CUTLASS's tmem_e_frg for M = 128, assumed). copies: .ws with M = 64 / 32 (CUTLASS's
+    tmem_e_frg_ws) holds the M rows' fields again every M lanes, copy q at lane + M*q."""
     kept, size = SP.chunk(kind)
     m, c = np.meshgrid(np.arange(M), np.arange(K // size), indexing="ij")
     if kind in ("f16", "tf32"):
-        return m % 8 + 8 * (c // 4) + 16 * (m // 16), np.zeros_like(c), 16 * ((m // 8) % 2) + 4 * (c % 4)
-    return m, c // 8, 4 * (c % 8)
+        lane, col, bit = m % 8 + 8 * (c // 4) + 16 * (m // 16), np.zeros_like(c), 16 * ((m // 8) % 2) + 4 * (c % 4)
+    else:
+        lane, col, bit = m, c // 8, 4 * (c % 8)
+    q = M * np.arange(copies)[:, None, None]
+    return lane + q, np.broadcast_to(col, q.shape[:1] + col.shape), np.broadcast_to(bit, q.shape[:1] + bit.shape)
 
 
 def mma_sp(ins, b, prog, dense):
@@ -99,16 +107,17 @@ def mma_sp(ins, b, prog, dense):
     return dense.step(fn, assumed)
 
 
-def _decode(ins, t, idesc, kind, pair):
+def _decode(ins, t, idesc, kind, pair, ws=False):
     try:
         info = IDESC.decode(idesc, kind, pair)
     except LayoutsimError as e:
         raise Fault(t, 0, f"{ins.name}: {e}", "invalid_operand") from None
-    name = info["name"].replace("tcgen05.mma.", "tcgen05.mma.sp.").replace(f"k{info['k']}", f"k{2 * info['k']}")
+    name = (info["name"].replace("tcgen05.mma.", "tcgen05.mma.sp.ws." if ws else "tcgen05.mma.sp.")
+            .replace(f"k{info['k']}", f"k{2 * info['k']}"))
     why = ("its sparsity bit (2) is 0: a dense descriptor for tcgen05.mma.sp" if not info["sparse"] else
            f"M={info['m']}: the metadata layout of {info['m'] // pair} rows per CTA is not modelled (CUTLASS 4.2 "
            f"UMMA::tmem_e_frg implements 128 rows only; the PTX ISA's M=64 figures were not read here)"
-           if info["m"] != 128 * pair else
+           if info["m"] != 128 * pair and not ws else
            "an MN-major A: the compressed A is modelled K-major only" if info["a_mn_major"] else
            "FP6/FP4 operands with .sp are not modelled" if bits(info["types"].split(".")[1]) < 8
            or bits(info["types"].split(".")[2]) < 8 else
@@ -124,8 +133,10 @@ def _decode(ins, t, idesc, kind, pair):
     return info, inst, idesc & 3
 
 
-def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector):
-    """The 4-bit metadata fields [M, K/chunk] of the MMA from TMEM at taddr (module docstring)."""
+def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector, copies=1):
+    """The 4-bit metadata fields [M, K/chunk] of the MMA from TMEM at taddr (module docstring); with
+    copies (.ws M = 64 / 32) every copy must hold the same fields (which copy the tensor core reads
+    for which columns of D is not documented here: a fault otherwise)."""
     lane0, col0 = taddr >> 16, taddr & 0xFFFF
     if kind in ("f8f6f4", "i8") and selector:
         raise Fault(t, taddr, f"{ins.name}: sparsity selector {selector}: must be 0 for .kind::{kind} (PTX ISA "
@@ -135,31 +146,49 @@ def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector):
                               f"selector 0/1 reading column sp-meta + selector from an even column (CUTLASS 4.2's "
                               f"id2 = tmem_e & 1, assumed); the rest is not documented here", "invalid_operand")
     if lane0:
-        raise Fault(t, taddr, f"{ins.name}: metadata address lane {lane0}: an M=128 metadata matrix starts at "
-                              f"lane 0", "invalid_operand")
-    lanes, cols, bit = meta_cells(kind, M, K)
+        raise Fault(t, taddr, f"{ins.name}: metadata address lane {lane0}: a metadata matrix starts at lane 0",
+                    "invalid_operand")
+    lanes, cols, bit = meta_cells(kind, M, K, copies)
     cols = cols + col0 + (selector if kind in ("f16", "tf32") else 0)
     tm = TM.of(bt)
-    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), f"{ins.name} (metadata)")
-    return (tm.cells[cta, lanes, cols] >> bit.astype(np.uint32)) & np.uint32(0xF)
+    tm.check(np.array([cta]), lanes.reshape(1, -1), cols.reshape(1, -1), np.array([t]), f"{ins.name} (metadata)")
+    fields = (tm.cells[cta, lanes, cols] >> bit.astype(np.uint32)) & np.uint32(0xF)
+    if (fields != fields[:1]).any():
+        q, m, c = np.argwhere(fields != fields[:1])[0]
+        raise Fault(t, taddr, f"{ins.name}: the {copies} copies of the metadata differ (row {m}, chunk {c}: "
+                              f"{int(fields[0, m, c]):#06b} at lane {int(lanes[0, m, c])}, {int(fields[q, m, c]):#06b} "
+                              f"at lane {int(lanes[q, m, c])}); which copy the tensor core reads is not documented "
+                              f"here (CUTLASS writes all)", "invalid_operand")
+    return fields[0]
+
+
+def logical_a(bt, ins, dense, t, ctas, kind, inst, info, selector, adesc, meta, a_tmem, copies=1):
+    """The logical A [M, K] raw bits of one issued .sp MMA: the kept values (through the descriptor from
+    each CTA of `ctas`, its M/len(ctas) rows, or from TMEM) expanded by each CTA's metadata at meta."""
+    M, _, K = inst.shape
+    fa = info["types"].split(".")[1]
+    rows = M // len(ctas)
+    if a_tmem:
+        values = dense.tmem_a(bt, ins, t, ctas[0], adesc, inst, info, bits(fa), K // 2)
+    else:
+        values = np.concatenate([dense.operand(bt, ins, t, c, adesc, rows, K // 2, bits(fa), False, "A")
+                                 for c in ctas])
+    index = np.concatenate([_metadata(bt, ins, t, c, meta, kind, rows, K, selector, copies) for c in ctas])
+    try:
+        return SP.expand(kind, values, index)
+    except LayoutsimError as e:
+        raise Fault(t, meta, f"{ins.name}: {e}", "invalid_operand") from None
 
 
 def _one(bt, ins, dense, kind, pair, t, taddr, adesc, bdesc, meta, idesc, enable, mask, scale_d, a_tmem):
     info, inst, selector = _decode(ins, t, idesc, kind, pair)
     M, N, K = inst.shape
-    fa, fb = info["types"].split(".")[1:3]
     ctas = [int(bt.cta_index[t])] if pair == 1 else list(dense.peers(bt, t, ins))
-    if a_tmem:
-        values = dense.tmem_a(bt, ins, t, ctas[0], adesc, inst, info, bits(fa), K // 2)
-    else:
-        values = np.concatenate([dense.operand(bt, ins, t, c, adesc, M // pair, K // 2, bits(fa), False, "A")
-                                 for c in ctas])
-    index = np.concatenate([_metadata(bt, ins, t, c, meta, kind, M // pair, K, selector) for c in ctas])
-    try:
-        A = SP.expand(kind, values, index)
-    except LayoutsimError as e:
-        raise Fault(t, meta, f"{ins.name}: {e}", "invalid_operand") from None
+    A = logical_a(bt, ins, dense, t, ctas, kind, inst, info, selector, adesc, meta, a_tmem)
     A = dense.COL.apply(TM.of(bt), ins, t, ctas[0], *dense.COL.usage(ins, ws=False), A)
-    B = np.concatenate([dense.operand(bt, ins, t, c, bdesc, N // pair, K, bits(fb), info["b_mn_major"], "B")
-                        for c in ctas]).T
+    B = np.concatenate([dense.operand(bt, ins, t, c, bdesc, N // pair, K, bits(info["types"].split(".")[2]),
+                                      info["b_mn_major"], "B") for c in ctas]).T
     dense.finish(bt, ins, t, inst, info, np.array(ctas), taddr, A, B, enable, mask, scale_d)
+
+
+decode = _decode          # ops_tcgen05_extra's .ws.sp
