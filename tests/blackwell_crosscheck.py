@@ -5,7 +5,8 @@ count comes from a comparison the test suite makes (the same functions, called o
   layouts   CUTLASS 4.2's CuTe (tests/data/cute_sm100, tests/data/tcgen05_cute; tests/isa/test_tcgen05.py,
             tests/ptx/test_tcgen05_cute.py): its SM100 TMEM load atoms against the catalog's tcgen05.ld
             maps, UMMA::tmem_frg against tcgen05.mma's D layouts, UMMA::tmem_sf_frg against the
-            scale-factor layouts, its instruction descriptors against isa/ptx_tcgen05_idesc;
+            scale-factor layouts, UMMA::tmem_e_frg / tmem_e_frg_ws against where the executor reads
+            tcgen05.mma.sp's metadata, its instruction descriptors against isa/ptx_tcgen05_idesc;
             Triton 3.6's own sm_100a accumulator loads (tests/data/triton_sm100) against the catalog
   numerics  MMA-Sim (pip mmasim; validated bitwise on B200 by its authors) against layoutsim.mma, random
             and special-value dot products per kind (tests/numerics/mmasim_oracle.py; --cases per kind)
@@ -68,6 +69,8 @@ def layouts():
               isa.cute_accumulators()),
         _rows("scale-factor layouts = CuTe UMMA::tmem_sf_frg", "CUTLASS 4.2 UMMA::tmem_sf_frg",
               isa.cute_scale_factors()),
+        _rows("sparse metadata layouts = CuTe UMMA::tmem_e_frg", "CUTLASS 4.2 UMMA::tmem_e_frg/_ws",
+              isa.cute_sparse_metadata()),
         _rows("instruction descriptors = CuTe's", "CUTLASS 4.2 UMMA::make_instr_desc", cute.cute_idescs()),
         _rows("accumulator loads = Triton's own for sm_100a", "Triton 3.6 ttgir + tcgen05.ld", isa.triton_loads()),
     ]
