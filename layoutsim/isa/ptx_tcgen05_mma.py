@@ -110,6 +110,13 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
                    "closed form); no second implementation was compared")
     if source == CUTE:
         out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
+    if sparse:
+        out.append("sparse: A is M x K/2 kept values, their metadata (4 bits per chunk, PTX ISA 9.7.16.10.8) in "
+                   "TMEM at [sp-meta-tmem]")
+        out.append(f"warning: where the metadata lies is CUTLASS 4.2's UMMA::tmem_e_frg{'_ws' * ws} "
+                   "(layoutsim/ptx/ops_tcgen05_sparse.py), assumed" if m == 128 * cta_group or ws else
+                   f"warning: the metadata layout of {m // cta_group} rows per CTA is not mapped (the PTX ISA's "
+                   "M=64 figures were not read here; the executor refuses this form)")
     if TYPES[kind][0][0] == "f32" and any(t[0] == "f16" for t in TYPES[kind]):
         out.append("a 16-bit D takes one 32-bit column per element (its low 16 bits; tcgen05.ld "
                    ".pack::16b packs two): Triton 3.6's B200 f16-accumulator kernels lay it out so "

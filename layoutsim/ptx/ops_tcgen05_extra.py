@@ -132,7 +132,7 @@ def mma_ws(ins, b, prog):
             zmask = int(vals[5][j]) if len(o) == 6 else 0
             sp = int(vals[-1][j]) if sparse else None
             _one_ws(bt, ins, kind, t, da, av, bv, iv, bool(en), zmask, a_tmem, buf, op, sp)
-    return step(fn, ("sp", "sp_ws") if sparse else ())
+    return step(fn, ("sp", "sp_ws") + ("sp_a_tmem",) * a_tmem if sparse else ())
 
 
 def _decode_ws(ins, t, idesc, kind):
