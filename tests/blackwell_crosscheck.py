@@ -5,13 +5,16 @@ count comes from a comparison the test suite makes (the same functions, called o
   layouts   CUTLASS 4.2's CuTe (tests/data/cute_sm100, tests/data/tcgen05_cute; tests/isa/test_tcgen05.py,
             tests/ptx/test_tcgen05_cute.py): its SM100 TMEM load atoms against the catalog's tcgen05.ld
             maps, UMMA::tmem_frg against tcgen05.mma's D layouts, UMMA::tmem_sf_frg against the
-            scale-factor layouts, its instruction descriptors against isa/ptx_tcgen05_idesc;
+            scale-factor layouts, UMMA::tmem_e_frg / tmem_e_frg_ws against where the executor reads
+            tcgen05.mma.sp's metadata, its instruction descriptors against isa/ptx_tcgen05_idesc;
             Triton 3.6's own sm_100a accumulator loads (tests/data/triton_sm100) against the catalog
   numerics  MMA-Sim (pip mmasim; validated bitwise on B200 by its authors) against layoutsim.mma, random
             and special-value dot products per kind (tests/numerics/mmasim_oracle.py; --cases per kind)
   kernels   the Blackwell kernels run in layoutsim.ptx (CuTe's tutorials 01-05, Triton's tcgen05 matmuls,
             back-to-back GEMM and tl.dot_scaled, the hand-written block-scaled cta_group::2 kernels of
-            tests/ptx/test_tcgen05_scaled_pair.py), every MMA they executed against MMA-Sim bit for bit
+            tests/ptx/test_tcgen05_scaled_pair.py, the sparse ones of tests/ptx/test_tcgen05_sparse.py and
+            test_tcgen05_sparse_pair.py: tcgen05.mma.sp against MMA-Sim's two chained dense MMAs of the K
+            halves, as mmasim_oracle.records_d says), every MMA they executed against MMA-Sim bit for bit
             (tests/blackwell_oracle.py; the tests' ORACLE_KERNELS)
 
     PYTHONPATH=. python tests/blackwell_crosscheck.py [--cases N] [--no-kernels] [--only TEXT] [--json]
@@ -42,7 +45,8 @@ from layoutsim.script import Parser, run_script  # noqa: E402
 
 PROG = "python tests/blackwell_crosscheck.py"
 KERNEL_MODULES = (("test_tcgen05_cute", None), ("test_triton_sm100", "triton"),
-                  ("test_triton_sm100_scaled", "triton"), ("test_tcgen05_scaled_pair", None))
+                  ("test_triton_sm100_scaled", "triton"), ("test_tcgen05_scaled_pair", None),
+                  ("test_tcgen05_sparse", None), ("test_tcgen05_sparse_pair", None))
 
 
 def _missing(*mods):
@@ -65,6 +69,8 @@ def layouts():
               isa.cute_accumulators()),
         _rows("scale-factor layouts = CuTe UMMA::tmem_sf_frg", "CUTLASS 4.2 UMMA::tmem_sf_frg",
               isa.cute_scale_factors()),
+        _rows("sparse metadata layouts = CuTe UMMA::tmem_e_frg", "CUTLASS 4.2 UMMA::tmem_e_frg/_ws",
+              isa.cute_sparse_metadata()),
         _rows("instruction descriptors = CuTe's", "CUTLASS 4.2 UMMA::make_instr_desc", cute.cute_idescs()),
         _rows("accumulator loads = Triton's own for sm_100a", "Triton 3.6 ttgir + tcgen05.ld", isa.triton_loads()),
     ]

@@ -10,7 +10,7 @@ The element types are in the descriptor too: an entry has its kind's default for
 
 Shapes: PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape', Table 39 for .kind::f16, tf32, f8f6f4
 (dense K = 32 bytes of A/B, sparse twice that; no .ws with cta_group::2), and its .kind::i8 .ws rows
-(M 32/64/128, N 64/128/256, sparse N 64/128). Its other .kind::i8 rows and the block-scaled kinds
+(M 32/64/128, N 64/128/256, sparse N 64/128). Its other .kind::i8 rows (dense and sparse) and the block-scaled kinds
 were not read here: their M/N are CUTLASS 4.2's
 (cute/arch/mma_sm100_umma.hpp static_asserts), marked assumed in each entry.
 """
@@ -62,9 +62,9 @@ def shapes(kind, cta_group, ws, sparse):
     if kind == "i8" and ws:      # Table 39's .kind::i8 .ws rows: as the float kinds', cta_group::1 only
         return ([(m, n) for m in (32, 64, 128) for n in ((64, 128) if sparse else (64, 128, 256))]
                 if cta_group == 1 else []), TABLE39
-    if ws or sparse:
+    if ws or (sparse and kind != "i8"):
         return [], CUTE          # not in the catalog: .ws/.sp of these kinds not read here
-    if kind == "i8":
+    if kind == "i8":             # dense and sparse alike (CUTLASS's SM100_MMA_S8_SS[_SPARSE], _2x1SM_ too)
         ns = (8,) + _steps(16, 16) if cta_group == 1 else _steps(32, 32)
         ms = (64, 128) if cta_group == 1 else (128, 256)
         return [(m, n) for m in ms for n in ns], CUTE
@@ -110,6 +110,13 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
                    "closed form); no second implementation was compared")
     if source == CUTE:
         out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
+    if sparse:
+        out.append("sparse: A is M x K/2 kept values, their metadata (4 bits per chunk, PTX ISA 9.7.16.10.8) in "
+                   "TMEM at [sp-meta-tmem]")
+        out.append(f"warning: where the metadata lies is CUTLASS 4.2's UMMA::tmem_e_frg{'_ws' * ws} "
+                   "(layoutsim/ptx/ops_tcgen05_sparse.py), assumed" if m == 128 * cta_group or ws else
+                   f"warning: the metadata layout of {m // cta_group} rows per CTA is not mapped (the PTX ISA's "
+                   "M=64 figures were not read here; the executor refuses this form)")
     if TYPES[kind][0][0] == "f32" and any(t[0] == "f16" for t in TYPES[kind]):
         out.append("a 16-bit D takes one 32-bit column per element (its low 16 bits; tcgen05.ld "
                    ".pack::16b packs two): Triton 3.6's B200 f16-accumulator kernels lay it out so "

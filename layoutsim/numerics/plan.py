@@ -120,9 +120,10 @@ def make_plan(inst, profile):
     if inst.options.get("signed_b"):
         b = signed.get(b, b)
     M, N, K = inst.shape
-    if inst.options.get("sparse") and (inst.options.get("scale_vec") or inst.options.get("ws")):
-        raise LayoutsimError(f"{inst.name}: no numeric model for a block-scaled or .ws sparse tcgen05.mma")
-    # dense tcgen05.mma.sp: the kind's dense arithmetic on the logical A (M x K, K the sparse K),
+    if inst.options.get("sparse") and inst.options.get("scale_vec"):
+        raise LayoutsimError(f"{inst.name}: no numeric model for a block-scaled sparse tcgen05.mma (whether its "
+                             f"scale blocks run over the logical K or the kept values is not documented here)")
+    # tcgen05.mma.sp and .ws.sp: the kind's dense arithmetic on the logical A (M x K, K the sparse K),
     # blocks over logical k (assumed; numerics/sparse_tcgen05.py)
     common = dict(instruction=inst.name, arch=profile.arch, shape=(M, N, K), a=a, b=b, c=c, d=d,
                   arith_a=a, arith_b=b, profile=profile, inst=inst)

@@ -42,11 +42,11 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: ops_tcgen05_sparse.py
-(cta_group::1, M=128, .kind::f16/tf32/f8f6f4). Refused, one line each: .ashift, a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
+(M=128 and the pair's M=256, .kind::f16/tf32/f8f6f4/i8). Refused, one line each: .ashift, a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
 mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
 second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
 outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
-own (.ws.sp, tcgen05.cp's decompression). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
+own (tcgen05.cp's decompression, the .ws B-reuse shift). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
 bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact,
 a block-scaled cta_group::2 MMA with M=128 (its scale-factor layout: tcgen05_scales.py).
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
@@ -92,7 +92,10 @@ SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 # fidelity line names the assumption beside the documents
 ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's TMEM metadata layout, assumed",
            "scale_d": "; scale-input-d: the scaling of D assumed exact",
-           "scaled_pair": SF.PAIR_ASSUMED}
+           "scaled_pair": SF.PAIR_ASSUMED,
+           "sp_pair": "; .sp cta_group::2: each CTA's metadata of its own 128 rows in the M=128 layout, assumed",
+           "sp_ws": "; .ws.sp: CUTLASS 4.2's tmem_e_frg_ws metadata (M=64/32: a copy every M lanes), assumed",
+           "sp_a_tmem": "; .sp A from tensor memory: its K/2 kept values in the dense A's TMEM layout, assumed"}
 
 
 def _step(fn, assumed=()):
@@ -414,12 +417,14 @@ def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=Non
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
 
 
-def _tmem_a(bt, ins, t, cta, taddr, inst, info, width):
+def _tmem_a(bt, ins, t, cta, taddr, inst, info, width, K=None):
     """A [M, K] from TMEM at taddr in the data-path layout of D (PTX ISA 9.7.16.10 'Data path layout
     organization'; TVM TIRx's tmem_mma_operand_layout resolves A-in-TMEM from the same layouts):
     M=128's Layout D, row i in lane i, its K elements packed along the columns (warpcore
-    a_from_tmem). The other data-path layouts and a transposed A are refused."""
-    M, _, K = inst.shape
+    a_from_tmem). The other data-path layouts and a transposed A are refused. K: the entry's K, or
+    (tcgen05.mma.sp) the K/2 kept values of each row."""
+    M, _, K0 = inst.shape
+    K = K0 if K is None else K
     if width < 8:
         raise Fault(t, taddr, f"{ins.name}: an FP6/FP4 A from tensor memory is not modelled", "invalid_operand")
     if inst.options["layout"] != "D" or info["a_mn_major"]:

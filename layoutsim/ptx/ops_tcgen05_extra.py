@@ -15,6 +15,12 @@ tcgen05.cp in every shape and both .cta_group (PTX ISA 9.x (v9.2) 9.7.16).
       Non-Zero Mask bit (39) is 0 and Column Shift (56-61) 0 uses every column of B (9.7.16.4.3,
       Example 1) and is accepted; a generated mask or a shift is refused (the table's field
       descriptions and its examples disagree on which span is which). A from TMEM: M=128 only.
+  tcgen05.mma.ws.sp.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a-desc or [a-tmem], b-desc,
+      [sp-meta-tmem], idesc, enable-input-d {, zero-column-mask-desc}  (9.7.16.10.9.4): as .ws, with
+      the logical A of ops_tcgen05_sparse (Table 39's .ws sparse shapes: N = 64, 128); the metadata
+      of M = 64 / 32 lies as M = 128's, again every M lanes (CUTLASS 4.2's UMMA::tmem_e_frg_ws, assumed:
+      the ISA's figures cover M = 64 and 128 and were not read here), every copy the same (a fault
+      otherwise: which copy serves which columns of D is not documented).
   tcgen05.cp.cta_group::{1,2}.<shape> [taddr], s-desc  (9.7.16.9.2): the rows of a shared-memory
       matrix (its sm_100 descriptor, 8-bit elements, K-major) into TMEM lanes by
       isa/ptx_tcgen05.cp_lanes (.128x256b, .128x128b, .4x256b, .32x128b.warpx4, .64x128b.warpx2);
@@ -22,7 +28,7 @@ tcgen05.cp in every shape and both .cta_group (PTX ISA 9.x (v9.2) 9.7.16).
       from its own shared memory at the descriptor's address, as tcgen05.mma.cta_group::2 reads its
       operands (assumed; CuTe's SM100_UTCCP_*_2cta atoms give both CTAs the same source layout).
 Each runs when issued (tcgen05.commit then tracks work already done). Refused, one line each:
-tcgen05.mma.ws.sp (sparse), A from TMEM with M=32/64, the idesc's .ws B-reuse shift (bits 30-31),
+A from TMEM with M=32/64, the idesc's .ws B-reuse shift (bits 30-31),
 tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64).
 """
 import numpy as np
@@ -36,6 +42,9 @@ from . import collector as COL
 from . import tmem as TM
 from . import types as T
 from .builders import need, unsupported
+from . import ops_tcgen05 as DENSE
+from . import ops_tcgen05_sparse as SPARSE
+from .events import Mma
 from .ops_tcgen05 import check_arch, in_shared, operand, pair_of, peers, step, tmem_a
 from .state import Fault
 
@@ -89,15 +98,19 @@ def shift(ins, b, prog):
 # ---- tcgen05.mma.ws ------------------------------------------------------------------------------
 def mma_ws(ins, b, prog):
     check_arch(ins, prog)
-    if "sp" in ins.mods:
-        raise unsupported(ins, "sparse tcgen05.mma.ws.sp is not modelled (its metadata layouts in TMEM, PTX ISA "
-                               "9.7.16.10.8.4, are figures not read here)")
+    sparse = "sp" in ins.mods
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     if kind not in IDESC.AB_FORMAT:
         raise unsupported(ins, f".kind::{kind}: tcgen05.mma.ws takes .kind::{{{', '.join(IDESC.AB_FORMAT)}}} "
                                f"(PTX ISA 9.7.16.10.9.3)")
     buf, op = COL.usage(ins, ws=True)
-    o = ins.operands
+    o = list(ins.operands)
+    meta = None
+    if sparse:                                   # [d], a, b, [sp-meta-tmem], idesc, ... (9.7.16.10.9.4)
+        if len(o) < 6 or o[3].kind != "addr":
+            raise unsupported(ins, "tcgen05.mma.ws.sp takes [d-tmem], a-desc or [a-tmem], b-desc, [sp-meta-tmem], "
+                                   "idesc, enable-input-d{, zero-column-mask-desc}")
+        meta = b.address(o.pop(3), ins)[0]
     a_tmem = o[1].kind == "addr"
     d_at, _ = b.address(o[0], ins)
     adesc = b.address(o[1], ins)[0] if a_tmem else b.read(o[1], T.get("b64"), ins)
@@ -105,6 +118,8 @@ def mma_ws(ins, b, prog):
                b.read(o[4], T.get("pred"), ins)]
     if len(o) == 6:
         readers.append(b.read(o[5], T.get("b64"), ins))
+    if meta is not None:
+        readers.append(meta)
     issue = _issuers(readers)
 
     def fn(bt, g, full):
@@ -114,9 +129,10 @@ def mma_ws(ins, b, prog):
         thr, vals = on
         for j, t in enumerate(thr.tolist()):
             da, av, bv, iv, en = (int(v[j]) for v in vals[:5])
-            zmask = int(vals[5][j]) if len(vals) == 6 else 0
-            _one_ws(bt, ins, kind, t, da, av, bv, iv, bool(en), zmask, a_tmem, buf, op)
-    return step(fn)
+            zmask = int(vals[5][j]) if len(o) == 6 else 0
+            sp = int(vals[-1][j]) if sparse else None
+            _one_ws(bt, ins, kind, t, da, av, bv, iv, bool(en), zmask, a_tmem, buf, op, sp)
+    return step(fn, ("sp", "sp_ws") + ("sp_a_tmem",) * a_tmem if sparse else ())
 
 
 def _decode_ws(ins, t, idesc, kind):
@@ -140,11 +156,14 @@ def _decode_ws(ins, t, idesc, kind):
     if why:
         raise Fault(t, 0, f"{ins.name}: instruction descriptor {idesc:#010x} asks for {why}: not modelled "
                           f"for tcgen05.mma.ws", "invalid_operand")
-    return info, inst
+    return info, inst, 0
 
 
-def _one_ws(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, zmask, a_tmem, buf, op):
-    info, inst = _decode_ws(ins, t, idesc, kind)
+def _one_ws(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, zmask, a_tmem, buf, op, meta=None):
+    """One .ws MMA; meta: .ws.sp's [sp-meta-tmem] address (the logical A from ops_tcgen05_sparse, whose
+    metadata layout CUTLASS's tmem_e_frg_ws gives M = 64 / 32 as 128 // M copies, every M lanes)."""
+    info, inst, selector = (_decode_ws(ins, t, idesc, kind) if meta is None else
+                            SPARSE.decode(ins, t, idesc, kind, 1, ws=True))
     if zmask >> 39 & 1 or zmask >> 56 & 0x3F:
         raise Fault(t, 0, f"{ins.name}: zero-column mask descriptor {zmask:#018x} generates a mask or shifts B's "
                           f"columns: not modelled (PTX ISA 9.7.16.4.3; a descriptor with bit 39 and bits 56-61 "
@@ -153,7 +172,9 @@ def _one_ws(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, zmask, a_tmem,
     M, N, K = inst.shape
     cta = int(bt.cta_index[t])
     tm = TM.of(bt)
-    if a_tmem:
+    if meta is not None:
+        A = SPARSE.logical_a(bt, ins, DENSE, t, [cta], kind, inst, info, selector, adesc, meta, a_tmem, 128 // M)
+    elif a_tmem:
         A = tmem_a(bt, ins, t, cta, adesc, inst, info, bits(fa))
     else:
         A = operand(bt, ins, t, cta, adesc, M, K, bits(fa), info["a_mn_major"], "A")
@@ -165,8 +186,12 @@ def _one_ws(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, zmask, a_tmem,
     old = tm.cells[cta, lanes, cols]
     low = np.uint32(0xFFFF) if d == "f16" else np.uint32(0xFFFFFFFF)
     C = (old & low) if enable else np.zeros_like(old)
-    tm.cells[cta, lanes, cols] = core.mma(inst, info["types"], A, B, C.astype(np.uint16) if d == "f16" else C,
-                                          info["neg_a"], info["neg_b"])
+    C = C.astype(np.uint16) if d == "f16" else C
+    D = core.mma(inst, info["types"], A, B, C, info["neg_a"], info["neg_b"])
+    if bt.events.mma_observed:                  # a test checking each MMA (events.Mma)
+        bt.events.mma(Mma(ins.extra["site"], t, (int(bt.ctas[cta]),), taddr, inst.name, info["types"], A, B, C, D,
+                          info["neg_a"], info["neg_b"]))
+    tm.cells[cta, lanes, cols] = D
 
 
 # ---- tcgen05.cp ----------------------------------------------------------------------------------

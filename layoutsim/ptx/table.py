@@ -360,7 +360,7 @@ ROWS = [
     # ---- tcgen05.shift, tcgen05.mma.ws (issue 27; ops_tcgen05_extra.py, collector.py) ---------------
     _r("tcgen05", "any", TX5.shift, "9.7.16.9.3", needs=("shift",), mods=("cta_group::1", "cta_group::2", "down"),
        one_of=(("cta_group::1", "cta_group::2"),), requires={"shift": ("down",)}, operands=1),
-    _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6),
+    _r("tcgen05", "any", TX5.mma_ws, "9.7.16.10.9.3", needs=("mma", "ws"), operands=(5, 6, 7),
        mods=("cta_group::1", "sp"), patterns=(r"kind::\w+", r"collector::\w+::\w+"), requires={"ws": ("cta_group::1",)}),
     # ---- cluster launch control (issue 27, sm_100; ops_clc.py) ----------------------------------------
     _r("clusterlaunchcontrol", "any", CLC.try_cancel, "9.7.13.17", needs=("try_cancel",), spaces=("shared",),

@@ -158,7 +158,7 @@ def cute_accumulators():
     """CUTLASS 4.2 UMMA::tmem_frg_1sm/2sm<float> printed by print_umma_frg.cu (the per-CTA rows of D,
     CTA 0 of a pair -> TMEM lane << 16 | column) against the catalog's D holders."""
     with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
-        layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith(("sf", "ws"))}
+        layouts = {k: z[k] for k in z.files if k != "source" and not k.startswith(("sf", "ws", "e"))}
     rows = []
     for key, offsets in layouts.items():
         sms, m, n = (int(x) for x in key.split())
@@ -275,3 +275,31 @@ def cute_scale_factors():
 @pytest.mark.parametrize("key, name", SCALE_FACTORS)
 def test_scale_factor_layouts_equal_cute_tmem_sf_frg(key, name):
     assert cute_scale_factor(key, name)[0]
+
+
+def cute_sparse_metadata():
+    """CUTLASS 4.2 UMMA::tmem_e_frg (M = 128) and tmem_e_frg_ws (M = 128, 64, 32) printed by print_umma_frg.cu
+    (the TMEM lane and bit of every logical A element's metadata, each copy) against where the executor
+    reads tcgen05.mma.sp's metadata (layoutsim/ptx/ops_tcgen05_sparse.meta_cells): the 4-bit field of a
+    chunk holds its elements' bits in order (tf32: 2 bits an element, the others 1)."""
+    from layoutsim.ptx.ops_tcgen05_sparse import meta_cells
+    with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
+        layouts = {k: z[k] for k in z.files if k.split()[0] in ("e", "ews")}
+    rows = []
+    for key, cute in layouts.items():
+        tag, m, k, width = key.split()
+        kind = {"32": "tf32", "16": "f16", "8": "f8f6f4"}[width]
+        size = 2 if kind == "tf32" else 4
+        lanes, cols, bit = meta_cells(kind, int(m), int(k), cute.shape[0])
+        kk = np.arange(int(k))
+        want = (lanes[..., kk // size] * 65536 + 32 * cols[..., kk // size] + bit[..., kk // size]
+                + (kk % size) * (4 // size))
+        rows.append((f"tcgen05.mma.sp{'.ws' * (tag == 'ews')} M={m} .kind::{kind} metadata", np.array_equal(want, cute),
+                     cute.size))
+    return rows
+
+
+def test_sparse_metadata_layouts_equal_cute_tmem_e_frg():
+    rows = cute_sparse_metadata()
+    assert len(rows) == 12
+    assert [name for name, agrees, _ in rows if not agrees] == []

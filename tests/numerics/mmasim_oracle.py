@@ -148,14 +148,15 @@ def tcgen05_op(name, types):
     the same kind, N and K with M/2 rows: each D element is the same K-long dot product of a row of
     A and a column of B (PTX ISA 9.7.16.5: the pair computes one D = A*B + D; CuTe's 2x1SM atoms
     split M over the pair); MMA-Sim does not model the pair, so its arithmetic there is assumed
-    to be the single CTA's."""
+    to be the single CTA's. A .ws MMA (M = 32, 64, 128) likewise gets the cta_group::1 M = 128 model of its
+    kind, N and K (MMA-Sim's TODO lists .ws; each D element is the same K-long dot product)."""
     from mmasim.nv_ptx import TCGen05MMA, TCGen05MMABlockScale
     inst = layoutsim.get(name)
     M, N, K = inst.shape
     kind = next(p.split("::")[1] for p in name.split(".") if p.startswith("kind::"))
     if kind not in MODELLED:
         raise ValueError(f"MMA-Sim does not model tcgen05.mma .kind::{kind} (it models {', '.join(MODELLED)})")
-    m = M // (2 if "cta_group::2" in name else 1)
+    m = 128 if ".ws." in name else M // (2 if "cta_group::2" in name else 1)
     d, fa, fb = types.split(".")[:3]
     if "block_scale" in name:
         block = inst.options["block"]
@@ -176,13 +177,25 @@ def records_d(records):
     MMA-Sim has no such operand)."""
     from layoutsim.numerics.scale_d import scale_c
     rec = records[0]
-    op, block = tcgen05_op(rec.name, rec.types)
+    sparse = rec.name.startswith("tcgen05.mma.sp.")
+    op, block = tcgen05_op(dense_half(rec.name) if sparse else rec.name, rec.types)
     fa, fb = rec.types.split(".")[1:3]
     stack = lambda f: np.stack([f(r) for r in records])             # noqa: E731
     scales = (stack(lambda r: r.scale_a), stack(lambda r: r.scale_b)) if block else (None, None)
-    return dpa(op, rec.types, block, _negated(stack(lambda r: r.a), fa, rec.neg_a),
-               _negated(stack(lambda r: r.b), fb, rec.neg_b),
-               stack(lambda r: scale_c(rec.types.split(".")[0], r.c, r.scale_d)), *scales)
+    A, B = _negated(stack(lambda r: r.a), fa, rec.neg_a), _negated(stack(lambda r: r.b), fb, rec.neg_b)
+    C = stack(lambda r: scale_c(rec.types.split(".")[0], r.c, r.scale_d))
+    if not sparse:
+        return dpa(op, rec.types, block, A, B, C, *scales)
+    h = A.shape[2] // 2                 # .sp: the logical A's two K halves, chained
+    return dpa(op, rec.types, block, A[:, :, h:], B[:, h:], dpa(op, rec.types, block, A[:, :, :h], B[:, :h], C))
+
+
+def dense_half(name):
+    """The dense tcgen05.mma entry whose two chained MMAs of the K halves are a tcgen05.mma.sp entry's
+    arithmetic on its logical A (layoutsim.numerics.sparse_tcgen05: the kind's dense arithmetic over
+    the logical K, assumed; MMA-Sim does not model .sp): the same kind, M and N, K/2."""
+    K = layoutsim.get(name).shape[2]
+    return name.replace("tcgen05.mma.sp.", "tcgen05.mma.").replace(f"k{K}", f"k{K // 2}")
 
 
 def compare_records(records, chunk=1 << 19):

@@ -363,7 +363,8 @@ def test_tcgen05_on_another_arch_is_refused_in_one_line():
      r"block-scaled .kind::mxf4nvf4 is not a form"),            # mxf4nvf4 names its .scale_vec (9.7.16.10.7)
     ("tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r1], %rd1, %r1, %p1;", "A from tensor memory .* cta_group::1 only"),
     ("tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [%r1], %rd1;", "decompression"),
-    ("tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", r"tcgen05.mma.sp.cta_group::2 \("),
+    ("tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], [%r1], %rd1, [%r1], %r1, %p1;",
+     r"A from tensor memory .* tcgen05.mma.sp is modelled for cta_group::1 only"),
     ("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1}, [%r1];", "moves 2 32-bit registers per thread; 1 given"),
 ])
 def test_what_is_not_modelled_is_refused_when_loaded(line, match):

@@ -175,7 +175,7 @@ def test_dense_collector_a_fill_then_use_is_two_mmas():
 
 @pytest.mark.parametrize("line,match", [
     ("tcgen05.mma.ws.cta_group::2.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", "does not take .cta_group::2"),
-    ("tcgen05.mma.ws.sp.cta_group::1.kind::f16 [%r1], %rd1, %rd1, [%r1], %r1, %p1;", "tcgen05.mma.ws.sp"),
+    ("tcgen05.mma.ws.sp.cta_group::1.kind::f16 [%r1], %rd1, %rd1, %r1, %p1;", r"tcgen05.mma.ws.sp takes .*\[sp-meta-tmem\]"),
     ("tcgen05.mma.ws.cta_group::1.kind::f16.collector::a::fill [%r1], %rd1, %rd1, %r1, %p1;",
      "takes .collector::{b0, b1, b2, b3}"),
     ("tcgen05.mma.ws.cta_group::1.kind::mxf8f6f4 [%r1], %rd1, %rd1, %r1, %p1;", "kind::mxf8f6f4: tcgen05.mma.ws"),

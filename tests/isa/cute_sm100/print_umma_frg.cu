@@ -46,6 +46,22 @@ void dump_sf(bool first) {
   std::printf("]");
 }
 
+// Sparse metadata (UMMA::tmem_e_frg<T> for M = 128, UMMA::tmem_e_frg_ws<T> for M = 128 / 64 / 32; T of
+// 32, 16, 8 bits): the TMEM bit position (lane * TMEM::DP_b + bit within the lane's row of columns) of the
+// metadata of every logical A element of mode 0, in its colex order (m fastest, then k, then the copies
+// tmem_e_frg_ws lays out for M < 128), under the JSON key "<e|ews> M K bits".
+template <class Frg, int M, int K, int BITS>
+void dump_e(const char* tag, bool first) {
+  auto shape = make_shape(make_shape(Int<M>{}, Int<K>{}), Int<1>{}, Int<1>{});
+  auto t = Frg::make(shape);
+  auto l = get<0>(t.layout());
+  constexpr int unit = cute::sizeof_bits_v<typename decltype(t)::value_type>;   // bits per logical element
+  std::printf("%s\"%s %d %d %d\": [", first ? "" : ",\n", tag, M, K, BITS);
+  for (int i = 0; i < int(size(l)); ++i)
+    std::printf("%s%lld", i ? ", " : "", (long long)l(i) * unit);
+  std::printf("]");
+}
+
 int main() {
   std::printf("{\"source\": \"CUTLASS 4.2 (PyPI nvidia-cutlass==4.2.0.0) cute/atom/mma_traits_sm100.hpp UMMA::tmem_frg_1sm/2sm<float>: (M per SM, N) -> TMEM offset, lane << 16 | column\", \"frg\": {\n");
   dump<1, 64, 64>(true);
@@ -67,6 +83,19 @@ int main() {
   dump_sf<128, 16, 4, true>(false);
   dump_sf<256, 32, 2, false>(false);
   dump_sf<64, 16, 4, false>(false);
+  std::printf("}, \"dp_b\": %d, \"e\": {\n", (int)TMEM::DP_b{});
+  dump_e<UMMA::tmem_e_frg<float>, 128, 16, 32>("e", true);
+  dump_e<UMMA::tmem_e_frg<half_t>, 128, 32, 16>("e", false);
+  dump_e<UMMA::tmem_e_frg<uint8_t>, 128, 64, 8>("e", false);
+  dump_e<UMMA::tmem_e_frg_ws<float>, 128, 16, 32>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<float>, 64, 16, 32>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<float>, 32, 16, 32>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<half_t>, 128, 32, 16>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<half_t>, 64, 32, 16>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<half_t>, 32, 32, 16>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<uint8_t>, 128, 64, 8>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<uint8_t>, 64, 64, 8>("ews", false);
+  dump_e<UMMA::tmem_e_frg_ws<uint8_t>, 32, 64, 8>("ews", false);
   std::printf("}}\n");
   return 0;
 }

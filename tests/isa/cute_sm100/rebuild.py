@@ -11,7 +11,8 @@ of the word's bit 0 and of its bit 16 (CuTe's addresses, lane stride TMEM::DP_b 
 D[i][j] of UMMA::tmem_frg_1sm/2sm<float> ("SMs M-per-SM N" -> int32 [M, N], umma_tmem_frg.npz) and of
 the weight-stationary UMMA::tmem_frg_ws_1sm<float> ("ws M N"),
 and of every scale factor of UMMA::tmem_sf_frg ("sfa|sfb MN VS NSF" -> int32 [(row, replica),
-scale]: lane * 65536 + byte column).
+scale]: lane * 65536 + byte column), and of the sparse metadata of UMMA::tmem_e_frg / tmem_e_frg_ws
+("e|ews M K bits" -> int32 [copies, M, K]: lane * 65536 + bit of every logical A element's metadata).
 The wheel's licence goes beside the data.
 """
 import argparse
@@ -82,6 +83,10 @@ def main():
         off = np.array(v, np.int64).reshape(4 * mn, nsf)
         lane, byte = off // frg["dp_uint8"], off % frg["dp_uint8"]
         layouts[k] = (lane * 65536 + byte).astype(np.int32)
+    for k, v in frg["e"].items():                # "e|ews M K bits": [copies, M, K] -> lane << 16 | bit in the
+        m, kk = int(k.split()[1]), int(k.split()[2])            # lane's row of columns (sparse metadata)
+        pos = np.array(v, np.int64).reshape(-1, kk, m).transpose(0, 2, 1)
+        layouts[k] = ((pos // frg["dp_b"]) * 65536 + pos % frg["dp_b"]).astype(np.int32)
     tmp_out = OUT / "umma_tmem_frg.npz.tmp"
     with open(tmp_out, "wb") as f:
         np.savez_compressed(f, source=np.array(frg["source"]), **layouts)
