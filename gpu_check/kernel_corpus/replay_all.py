@@ -11,7 +11,8 @@ the command that makes it. --limit N: the first N measured launches of each corp
 Exit 0 when every replayed launch is bit-identical and its costs inside the range (or exactly a
 difference the corpus documents: check.UNMODELLED, triton_corpus/replay.py EXPLAINED,
 realworld/cub_capture.py UNEXPLAINED; outputs: textures/replay.py KNOWN, flashattn_case.LSE_BYTES_DIFFERING,
-realworld/samples KNOWN_WORDS), 1 otherwise,
+realworld/samples KNOWN_WORDS, realworld/tk_cases KNOWN_BYTES; costs also samples and tk_cases
+EXPLAINED_COSTS), 1 otherwise,
 2 on bad arguments. The per-launch tests with their documented exceptions are the tests of each
 corpus (tests/gpu_check/test_*replay*.py, tests/ptx/test_*replay*.py, tests/triton_frontend/).
 """
@@ -64,6 +65,9 @@ def documented(part, name):
     if part == "samples":
         from gpu_check.realworld.samples import EXPLAINED_COSTS
         return {m: v[:3] for (case, m), v in EXPLAINED_COSTS.items() if case == name}
+    if part == "tk":
+        from gpu_check.realworld.tk_cases import EXPLAINED_COSTS
+        return {m: v[:3] for (case, m), v in EXPLAINED_COSTS.items() if case == name}
     return {}
 
 
@@ -88,6 +92,10 @@ def known_words(part, name, want, got):
         from gpu_check.realworld.samples import KNOWN_WORDS
         known = KNOWN_WORDS.get(name, {})
         return bool(known) and all(differing(k, np.uint32) == known.get(k, 0) for k in want)
+    if part == "tk":
+        from gpu_check.realworld.tk_cases import KNOWN_BYTES
+        known = KNOWN_BYTES.get(name, {})         # keyed by buffer index; the reader's keys are after<index>
+        return bool(known) and all(differing(k, np.uint8) == known.get(int(k.removeprefix("after")), 0) for k in want)
     return False
 
 

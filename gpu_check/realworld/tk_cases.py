@@ -81,3 +81,20 @@ def gemm_shape(example):
     """(M, N, K) of a GEMM example's command line."""
     a = [int(x) for x in example.argv]
     return (a[0], a[0], a[0]) if example.program == 1 else tuple(a)
+
+
+# What the model does not reproduce of the GPU's measurement (an H100 80GB HBM3, driver 580.159.04,
+# CUDA 13.0, 2026-12-07: h200.json), each explained; the tests and replay_all hold exactly these.
+# The attention's L (buffer 3 of the capture, 384 floats): 2 floats one ulp apart, both computed through
+# lg2.approx.ftz.f32, which the run's fidelity line names approximate (numerics.sfu's MUFU.LG2 model
+# differs from the H200 on 0.29 % of all inputs); every other word of every buffer is the GPU's.
+KNOWN_BYTES = {"tk_mha_fwd_d64_n384": {3: 2}}          # case -> {buffer index: bytes that differ}
+_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+_VARIES = ("the GPU's count differs between identical runs and stays 1.4 to 6.4 % above the model's, as in the "
+           "cuda-samples' and Triton's launches whose stores run while TMA or wgmma use the same shared memory "
+           "(timing, which the model has no clock for); per-SASS-line counters were not recorded for these launches")
+EXPLAINED_COSTS = {(case, _ST): (model, lo, hi, _VARIES) for case, model, lo, hi in (
+    ("tk_level08_two_consumers_n256", 1024, 1038, 1040),
+    ("tk_bf16_lcf_gemm_256x256x512", 1024, 1040, 1042),
+    ("tk_fp8_lcf_gemm_256x256x512", 512, 524, 529),
+    ("tk_mha_fwd_d64_n384", 408, 431, 434))}
