@@ -84,6 +84,30 @@ def dims(value, what):
     return v
 
 
+def _pointer(a):
+    return a.__array_interface__["data"][0]
+
+
+def overlapping_arrays(args):
+    """{argument index: (first, last + 1 host byte address) of its group} for the C-contiguous array
+    arguments whose memory overlaps another's (the same array twice, or views of one array that
+    overlap): on a GPU they are one memory, so the model places each group once and points every
+    member into it. Arrays that touch no other keep a buffer of their own (reads past their end
+    fault)."""
+    spans = sorted((_pointer(a), _pointer(a) + a.nbytes, i) for i, a in enumerate(args)
+                   if isinstance(a, np.ndarray) and a.flags.c_contiguous and a.nbytes)
+    groups, cur = {}, None
+    for lo, hi, i in spans + [(None, None, None)]:
+        if cur is not None and lo is not None and lo < cur[1]:
+            cur[1] = max(cur[1], hi)
+            cur[2].append(i)
+            continue
+        if cur is not None and len(cur[2]) > 1:
+            groups.update({j: (cur[0], cur[1]) for j in cur[2]})
+        cur = [lo, hi, [i]]
+    return groups
+
+
 class Launch:
     def __init__(self, prog, grid, block, args, arch, shared_bytes=0, cluster=None, symbols=None):
         self.prog, self.arch = prog, arch
@@ -151,6 +175,8 @@ class Launch:
         self.textures, self.surfaces = {}, {}
         self._struct_arrays = {}              # id(array) -> (array, address): StructArg arrays, placed once
         self._map_tensors = {}                # id(array) -> (array, address): tensors of maps, placed once
+        self._overlaps = overlapping_arrays(args)   # argument index -> its memory group's span
+        self._group_addr = {}                 # a group's first byte (host pointer) -> its model address
         for i, (a, (name, p, off, size, _)) in enumerate(zip(args, params)):
             out.append(self._tmap_arg(i, a, p, size) if isinstance(a, TM.TensorMapArg) else
                        self._object_arg(i, a, p, size) if isinstance(a, (TX.TextureArg, SF.SurfaceArg)) else
@@ -253,6 +279,11 @@ class Launch:
                                      f"is {size} bytes")
             if a.dtype.hasobject:
                 raise LayoutsimError(f"{what}: arrays of Python objects cannot be device buffers")
+            if i in self._overlaps:           # memory another argument shares: one buffer for all of it
+                lo, hi = self._overlaps[i]
+                if lo not in self._group_addr:
+                    self._group_addr[lo] = self.heap.alloc(hi - lo, f"arguments sharing memory with argument {i}")
+                return ("array", a, self._group_addr[lo] + (_pointer(a) - lo))
             addr = self.heap.alloc(a.nbytes, f"argument {i}")
             return ("array", a, addr)
         if isinstance(a, StructArg):

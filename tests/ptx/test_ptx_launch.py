@@ -39,3 +39,21 @@ def test_sm_80_ptx():
     _, r90 = _transpose()
     assert np.array_equal(r80.buffers[1], x.T) and r80.arch == "sm_80"
     assert r80.shared_wavefronts == r90.shared_wavefronts
+
+
+def test_arguments_sharing_memory_are_one_buffer():
+    """transpose_conflicts(in, out, n) with out a view overlapping in (the same memory on a GPU): the
+    model places the two as one buffer, so each buffer's final content is that memory's. Views that
+    touch nothing else keep buffers of their own."""
+    from layoutsim.ptx.launch import overlapping_arrays
+    mem = np.zeros(2 * N * N, np.float32)
+    mem[:N * N] = np.arange(N * N)
+    src, dst = mem[:N * N].reshape(N, N), mem[N * N // 2:N * N * 3 // 2].reshape(N, N)
+    spans = overlapping_arrays([src, dst, mem[N * N * 3 // 2:], np.int32(N)])
+    assert sorted(spans) == [0, 1] and spans[0] == spans[1]
+    r = P.run(ptx("transpose"), "transpose_conflicts", (2, 2), (32, 8), [src, dst, np.int32(N)])
+    got_src, got_dst = r.buffers[0].reshape(-1), r.buffers[1].reshape(-1)
+    assert np.array_equal(got_src[N * N // 2:], got_dst[:N * N // 2])    # one memory seen twice
+    same = [np.arange(N * N, dtype=np.float32).reshape(N, N)] * 2        # the same array twice
+    r = P.run(ptx("transpose"), "transpose_conflicts", (2, 2), (32, 8), [*same, np.int32(N)])
+    assert np.array_equal(r.buffers[0], r.buffers[1])

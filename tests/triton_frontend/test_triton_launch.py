@@ -194,3 +194,16 @@ def test_pytest_plugin_runs_a_projects_test_on_the_model(tmp_path):
                         str(tmp_path / "test_project.py")], capture_output=True, text=True, cwd=tmp_path,
                        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout[-2000:]
+
+
+def test_arguments_sharing_memory_are_one_buffer(K, lt):
+    """In place, as a GPU runs it: out is x (the same array twice) and y a view overlapping x. The
+    kernel's out = x + y then reads and writes one memory; the array ends as x + y, whichever of
+    the two copies of it would have been written back last."""
+    x = np.arange(1000, dtype=np.float32)
+    lt.launch(K.vector_add, lambda m: (-(-1000 // m["BLOCK"]),), x, x, x, 1000, BLOCK=256)
+    assert np.array_equal(x, 2 * np.arange(1000, dtype=np.float32))
+    base = np.arange(1100, dtype=np.float32)
+    out = base[:1000]
+    lt.launch(K.vector_add, lambda m: (-(-1000 // m["BLOCK"]),), out, base[100:1100], out, 1000, BLOCK=256)
+    assert np.array_equal(base[:1000], np.arange(1000) + np.arange(100, 1100, dtype=np.float32))
