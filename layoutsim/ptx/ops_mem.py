@@ -230,13 +230,7 @@ def _atomic(ins, b, prog):
         for sp, views, flat, pthr, rel in parts:
             f = _atom_fn(op, t, sp)
             w = views[nb]
-            order = np.lexsort((pthr, flat))
-            sflat = flat[order]
-            start = np.r_[True, sflat[1:] != sflat[:-1]]
-            gid = np.cumsum(start) - 1
-            rank = np.arange(len(order)) - np.flatnonzero(start)[gid]
-            for r in range(int(rank.max()) + 1):
-                sel = order[rank == r]
+            for sel in serial_rounds(flat, pthr):
                 cur = w[flat[sel] // nb].astype(raw)
                 new = f(cur, bv[pthr[sel]].astype(raw), cv[pthr[sel]].astype(raw))
                 w[flat[sel] // nb] = np.asarray(new).astype(raw)
@@ -248,6 +242,19 @@ def _atomic(ins, b, prog):
         if dst is not None:
             dst(bt, old_all, g, full)
     return {"fn": fn}
+
+
+def serial_rounds(keys, ties):
+    """Index arrays of `keys` in rounds, each key at most once per round and its repeats in the order
+    of `ties`: read-modify-writes of one address (atomics, bulk reductions) run one after another."""
+    keys = np.asarray(keys)
+    if not keys.size:
+        return []
+    order = np.lexsort((ties, keys))
+    sk = keys[order]
+    start = np.r_[True, sk[1:] != sk[:-1]]
+    rank = np.arange(len(order)) - np.flatnonzero(start)[np.cumsum(start) - 1]
+    return [order[rank == r] for r in range(int(rank.max()) + 1)]
 
 
 # ---- cp.async ------------------------------------------------------------------------------------

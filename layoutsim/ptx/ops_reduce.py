@@ -40,7 +40,7 @@ from .builders import need, unsupported
 from .events import Access
 from .ops_async import BULK_ALIGN, barrier_addr, box, copy_step, tensor_ref, values
 from .ops_half import decode, minmax_bits
-from .ops_mem import atom_fn
+from .ops_mem import atom_fn, serial_rounds
 from .state import Fault
 
 REDOPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -96,13 +96,8 @@ def reduce_into(mem, dst, src, fn, dt):
         return
     e = dt.itemsize
     src = np.ascontiguousarray(src, np.uint8).reshape(-1, e)
-    order = np.argsort(dst, kind="stable")
-    sd = dst[order]
-    start = np.r_[True, sd[1:] != sd[:-1]]
-    rank = np.arange(len(sd)) - np.flatnonzero(start)[np.cumsum(start) - 1]
     k = np.arange(e)
-    for r in range(int(rank.max()) + 1):
-        sel = order[rank == r]
+    for sel in serial_rounds(dst, np.arange(len(dst))):
         at = dst[sel][:, None] + k
         old = np.ascontiguousarray(mem[at]).view(dt).reshape(-1)
         new = np.asarray(fn(old, src[sel].view(dt).reshape(-1))).astype(dt)
