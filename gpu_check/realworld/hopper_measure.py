@@ -145,6 +145,31 @@ def ncu_runs(ncu, exe, argv, metrics, runs, raw_dir, problems, match=KERNEL_MATC
     return out
 
 
+def source_counters(ncu, exe, argv, metrics, raw_dir, problems, match=KERNEL_MATCH):
+    """One more ncu run of the example with the SourceCounters section: per SASS instruction (raw/
+    <exe>.source_sass.csv, ncu's source page) beside the launch totals of the same run (raw/
+    <exe>.source_details.csv), so that a total outside the model's range can be looked for in the
+    instructions' own counts."""
+    rep = raw_dir / f"{exe.name}.source.ncu-rep"
+    only = ["-k", f"regex:{match}"] if match else []
+    steps = [([ncu, "--section", "SourceCounters", "--clock-control", "none", "--cache-control", "none",
+               "--kernel-name-base", "mangled", *only, "--metrics", ",".join(metrics), "--export", str(rep),
+               "--force-overwrite", str(exe), *argv], None),
+             ([ncu, "--import", str(rep), "--page", "source", "--csv", "--print-source", "sass"], "source_sass.csv"),
+             ([ncu, "--import", str(rep), "--page", "details", "--csv"], "source_details.csv")]
+    for cmd, name in steps:
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=runtime_env())
+            rc, err, text = r.returncode, r.stderr, r.stdout
+        except subprocess.TimeoutExpired:
+            rc, err, text = 124, "timed out after 300 s", ""
+        if rc:
+            problems.append(f"ncu SourceCounters of {exe.name}: exit {rc}: {err[-300:]}")
+            return
+        if name:
+            (raw_dir / f"{exe.name}.{name}").write_text(text)
+    rep.unlink(missing_ok=True)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu_check.realworld.hopper_measure", description=__doc__.splitlines()[0])
@@ -153,6 +178,8 @@ def main(argv=None):
     ap.add_argument("--bin", help="the binaries its build wrote (default build/<group>)")
     ap.add_argument("--ncu-runs", type=int, default=5, help="ncu runs of each example (default 5)")
     ap.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
+    ap.add_argument("--source-counters", action="store_true",
+                    help="also one ncu run per example with the SourceCounters section (per SASS instruction) in raw/")
     args = ap.parse_args(argv)
     g = group_named(args.group)
     args.bin = args.bin or str(g.bin)
@@ -195,6 +222,8 @@ def main(argv=None):
                 continue
             log(f"{ex.stem}: {args.ncu_runs} ncu runs")
             runs = ncu_runs(ncu, exe, ex.argv, metrics, args.ncu_runs, raw, problems, g.match)
+            if args.source_counters:
+                source_counters(ncu, exe, ex.argv, metrics, raw, problems, g.match)
             for run in runs:
                 if len(run) != ex.launches:
                     problems.append(f"{ex.stem}: ncu reported {len(run)} launches of {g.match or 'any kernel'}, "

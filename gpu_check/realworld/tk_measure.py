@@ -25,10 +25,11 @@ from .hopper_cases import ptx_name
 from .tk_cases import TK
 
 
-def measure(out, tk_root, ncu_runs):
+def measure(out, tk_root, ncu_runs, source_counters=False):
     with tempfile.TemporaryDirectory(prefix="tk-measure-") as bin_dir:
         tk_build.build_all(tk_root, Path(out) / "ptx", bin_dir, log=lambda s: M.log(s))
-        return M.main(["--group", "tk", "--out", str(out), "--bin", bin_dir, "--ncu-runs", str(ncu_runs)])
+        return M.main(["--group", "tk", "--out", str(out), "--bin", bin_dir, "--ncu-runs", str(ncu_runs),
+                       *(["--source-counters"] if source_counters else [])])
 
 
 def merge(src, dest):
@@ -58,6 +59,8 @@ def main(argv=None):
     ap.add_argument("--merge", metavar="DIR", help="copy a measurement folder into --dir")
     ap.add_argument("--tk-root", default=str(tk_build.SOURCE), help="the ThunderKittens checkout (default .tk-src)")
     ap.add_argument("--ncu-runs", type=int, default=5, help="ncu runs of each example (default 5)")
+    ap.add_argument("--source-counters", action="store_true",
+                    help="also one SourceCounters run per example (per SASS instruction, in DIR/raw/)")
     ap.add_argument("--dir", default=str(TK.data), help="where --merge copies to (default tests/data/realworld/tk)")
     args = ap.parse_args(argv)
     if bool(args.out) == bool(args.merge):
@@ -68,7 +71,7 @@ def main(argv=None):
             replaced = merge(args.merge, args.dir)
             print(f"merged {args.merge} into {args.dir}" + (f"; PTX replaced: {', '.join(replaced)}" if replaced else ""))
             return 0
-        return measure(args.out, args.tk_root, args.ncu_runs)
+        return measure(args.out, args.tk_root, args.ncu_runs, args.source_counters)
     except (RuntimeError, OSError) as e:
         print(f"tk_measure: {e}", file=sys.stderr)
         return 2
