@@ -96,6 +96,9 @@ def buffer(bt, space, address):
         start = GLOBAL_BASE + bt.heap.starts[k]
         return {"space": "global", "name": name, "arg": int(arg.group(1)) if arg else None, "start": start,
                 "bytes": bt.heap.sizes[k], "offset": address - start}
+    if space == "tmem":                      # lane << 16 | column (tmem.py)
+        return {"space": "tmem", "name": f"TMEM lane {address >> 16} column {address & 0xFFFF}",
+                "arg": None, "start": 0, "bytes": None, "offset": address}
     sizes = {"shared": ("the CTA's shared memory", bt.smem_size),
              "local": ("the thread's local memory", bt.prog.local_size),
              "kparam": ("the kernel parameters", len(bt.launch.kparams)),
@@ -107,6 +110,8 @@ def buffer(bt, space, address):
 
 
 def _buffer_text(b):
+    if b["space"] == "tmem":
+        return b["name"]
     arg = f", --arg {b['arg']}" if b["arg"] is not None else ""
     return f"{b['offset']:+d} bytes from the start of {b['name']} ({b['bytes']} bytes{arg})"
 

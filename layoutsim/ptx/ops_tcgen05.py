@@ -408,7 +408,7 @@ def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=Non
     except LayoutsimError as e:                 # scale-input-d of a D that would lose bits (numerics.scale_d)
         if scale_d is None:
             raise
-        raise Fault(t, taddr, f"{ins.name}: {e}", "invalid_operand") from None
+        raise TM.fault(t, taddr, f"{ins.name}: {e}", "invalid_operand") from None
     if bt.events.mma_observed:                  # a test checking each MMA (events.Mma)
         bt.events.mma(Mma(ins.extra["site"], t, tuple(int(bt.ctas[c]) for c in ctas), taddr, inst.name,
                           info["types"], A, B, C, D, info["neg_a"], info["neg_b"], scale_d=scale_d or 0, **scales))
@@ -426,9 +426,9 @@ def _tmem_a(bt, ins, t, cta, taddr, inst, info, width, K=None):
     M, _, K0 = inst.shape
     K = K0 if K is None else K
     if width < 8:
-        raise Fault(t, taddr, f"{ins.name}: an FP6/FP4 A from tensor memory is not modelled", "invalid_operand")
+        raise TM.fault(t, taddr, f"{ins.name}: an FP6/FP4 A from tensor memory is not modelled", "invalid_operand")
     if inst.options["layout"] != "D" or info["a_mn_major"]:
-        raise Fault(t, taddr, f"{ins.name}: A from tensor memory with M={M} (layout {inst.options['layout']})"
+        raise TM.fault(t, taddr, f"{ins.name}: A from tensor memory with M={M} (layout {inst.options['layout']})"
                               f"{' transposed' if info['a_mn_major'] else ''} is not modelled (M=128, K-major is)",
                     "invalid_operand")
     words = K * width // 32

@@ -85,7 +85,7 @@ def shift(ins, b, prog):
         for t, a in zip(thr.tolist(), ta.tolist()):
             lane, col = int(a) >> 16, int(a) & 0xFFFF
             if lane % 32:
-                raise Fault(t, int(a), f"{ins.name}: taddr's lane {lane} is not a multiple of 32 (PTX ISA 9.7.16.9.3)",
+                raise TM.fault(t, int(a), f"{ins.name}: taddr's lane {lane} is not a multiple of 32 (PTX ISA 9.7.16.9.3)",
                             "tensor_memory")
             L = lane + np.arange(SHIFT_ROWS + 1)[:, None]
             C = col + np.arange(SHIFT_COLS)[None, :]

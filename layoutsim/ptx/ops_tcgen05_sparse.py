@@ -139,14 +139,14 @@ def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector, copies=1):
     for which columns of D is not documented here: a fault otherwise)."""
     lane0, col0 = taddr >> 16, taddr & 0xFFFF
     if kind in ("f8f6f4", "i8") and selector:
-        raise Fault(t, taddr, f"{ins.name}: sparsity selector {selector}: must be 0 for .kind::{kind} (PTX ISA "
+        raise TM.fault(t, taddr, f"{ins.name}: sparsity selector {selector}: must be 0 for .kind::{kind} (PTX ISA "
                               f"9.7.16.10.8.4)", "invalid_operand")
     if kind in ("f16", "tf32") and (selector > 1 or col0 % 2):
-        raise Fault(t, taddr, f"{ins.name}: sparsity selector {selector} with metadata column {col0}: modelled are "
+        raise TM.fault(t, taddr, f"{ins.name}: sparsity selector {selector} with metadata column {col0}: modelled are "
                               f"selector 0/1 reading column sp-meta + selector from an even column (CUTLASS 4.2's "
                               f"id2 = tmem_e & 1, assumed); the rest is not documented here", "invalid_operand")
     if lane0:
-        raise Fault(t, taddr, f"{ins.name}: metadata address lane {lane0}: a metadata matrix starts at lane 0",
+        raise TM.fault(t, taddr, f"{ins.name}: metadata address lane {lane0}: a metadata matrix starts at lane 0",
                     "invalid_operand")
     lanes, cols, bit = meta_cells(kind, M, K, copies)
     cols = cols + col0 + (selector if kind in ("f16", "tf32") else 0)
@@ -155,7 +155,7 @@ def _metadata(bt, ins, t, cta, taddr, kind, M, K, selector, copies=1):
     fields = (tm.cells[cta, lanes, cols] >> bit.astype(np.uint32)) & np.uint32(0xF)
     if (fields != fields[:1]).any():
         q, m, c = np.argwhere(fields != fields[:1])[0]
-        raise Fault(t, taddr, f"{ins.name}: the {copies} copies of the metadata differ (row {m}, chunk {c}: "
+        raise TM.fault(t, taddr, f"{ins.name}: the {copies} copies of the metadata differ (row {m}, chunk {c}: "
                               f"{int(fields[0, m, c]):#06b} at lane {int(lanes[0, m, c])}, {int(fields[q, m, c]):#06b} "
                               f"at lane {int(lanes[q, m, c])}); which copy the tensor core reads is not documented "
                               f"here (CUTLASS writes all)", "invalid_operand")

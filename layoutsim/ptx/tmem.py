@@ -20,6 +20,12 @@ from .state import Fault
 KIND = "tensor_memory"
 
 
+def fault(thread, taddr, what, kind=KIND):
+    """A Fault at a TMEM address (lane << 16 | column): its report names the lane and column, not a
+    global buffer the number happens to lie near."""
+    return Fault(thread, taddr, what, kind, space="tmem")
+
+
 class TensorMemory:
     def __init__(self, n_cta, arch="sm_100"):
         f = tmem_facts(arch)
@@ -74,7 +80,7 @@ class TensorMemory:
         lane, col = taddr >> 16, taddr & 0xFFFF
         if lane or self.allocs[cta].get(col) != ncols:
             held = ", ".join(f"{c}+{n}" for c, n in sorted(self.allocs[cta].items())) or "none"
-            raise Fault(thread, taddr, f"tcgen05.dealloc of {ncols} columns at TMEM address {taddr:#x}: not an "
+            raise fault(thread, taddr, f"tcgen05.dealloc of {ncols} columns at TMEM address {taddr:#x}: not an "
                                        f"allocation of the CTA (held: column+nCols {held}; PTX ISA 9.7.16.7.1)",
                         KIND)
         del self.allocs[cta][col]
@@ -100,7 +106,7 @@ class TensorMemory:
         if bad.any():
             k = tuple(np.argwhere(bad)[0])
             lane, col = int(lanes[k]), int(cols[k])
-            raise Fault(np.asarray(threads).reshape(-1)[k[0]], (max(lane, 0) << 16) | (col & 0xFFFF),
+            raise fault(np.asarray(threads).reshape(-1)[k[0]], (max(lane, 0) << 16) | (col & 0xFFFF),
                         f"{what}: TMEM lane {lane} column {col} is "
                         + ("outside tensor memory" if outside[k] else
                            "not in a column the CTA allocated (tcgen05.alloc)"), KIND)
@@ -114,7 +120,7 @@ class TensorMemory:
             k = tuple(np.argwhere(bad)[0])
             w, lane = int(np.asarray(warp).reshape(-1)[k[0]]), int(lanes[k])
             base = self.slab * (w % 4)
-            raise Fault(np.asarray(threads).reshape(-1)[k[0]], lane << 16,
+            raise fault(np.asarray(threads).reshape(-1)[k[0]], lane << 16,
                         f"{what}: warp {w} of its CTA reaches TMEM lanes {base}..{base + self.slab - 1} only "
                         f"(warp id % 4), not lane {lane} (PTX ISA 9.7.16.2.2)", KIND)
 

@@ -333,6 +333,9 @@ def test_tensor_memory_misuse_is_a_fault(body, match):
     with pytest.raises(PtxFault, match=match) as e:
         ptx.run(rules_kernel(body), "k", 1, 32, [], arch="sm_100")
     assert e.value.fault["kind"] == "tensor_memory"
+    if e.value.fault["address"]:              # a TMEM address is named as one, never as a global buffer
+        assert e.value.fault["space"] == "tmem" and "argument" not in str(e.value)
+        assert e.value.fault["buffer"]["name"].startswith("TMEM lane")
 
 
 def test_alloc_writes_a_column_address_and_two_allocations_do_not_overlap():
