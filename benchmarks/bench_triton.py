@@ -2,6 +2,7 @@
 on the Triton corpus (gpu_check/triton_corpus/cases.py), same kernels and inputs.
 
     python benchmarks/bench_triton.py [--cases vector_add,softmax_rows] [--wheels .triton-src] [--repeat 5] [--json]
+                                      [--interpreter-python PATH]
 
 For each case: the wall time of one launch in each, the least of --repeat launches after a
 warm-up launch of the same case (the machine may be shared: the least is the launch's own cost)
@@ -11,10 +12,14 @@ process started with TRITON_INTERPRET=1), and how many output elements of each d
 (tests/data/triton_corpus/h200/, every batch; for a case not measured yet, the interpreter is
 compared with layoutsim).
 The interpreter needs torch (a CPU build is enough) and the wheels of the registry kernels in
---wheels; without torch its column says so. Target (issue 25): layoutsim 0 differing words, and
-no slower than the interpreter on any case.
+--wheels; without torch its column says so. Triton 3.6's interpreter fails on most cases under
+numpy 2.4 ("only 0-dimensional arrays can be converted to Python scalars"): --interpreter-python
+runs its process with another Python, e.g. a venv that shadows the system numpy with 2.3
+(docs/triton.md shows the two commands); the numpy it ran with is printed. Target (issue 25):
+layoutsim 0 differing words, and no slower than the interpreter on any case.
 """
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -31,6 +36,7 @@ CORPUS = ROOT / "tests" / "data" / "triton_corpus"
 CHILD = """
 import sys, time, numpy as np, torch
 sys.path.insert(0, {root!r})
+versions = {{"numpy": np.__version__, "torch": torch.__version__, "python": sys.version.split()[0]}}
 from gpu_check.triton_corpus import cases as C
 from gpu_check.triton_corpus.measure import torch_args, to_numpy, _owner
 out = {{}}
@@ -56,6 +62,9 @@ for case in {cases!r}:
     for i, a in enumerate(args):
         if hasattr(a, "numpy") or isinstance(inputs[i], C.DescInput):      # a descriptor: its whole array
             out[case + "/arg" + str(i)] = to_numpy(_owner(a, inputs[i]), C.output(inputs[i]))
+import triton
+versions["triton"] = triton.__version__
+out["versions"] = np.array(repr(versions))
 np.savez({path!r}, **out)
 """
 
@@ -65,22 +74,25 @@ def differing(a, b):
     return int((a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)).any(axis=1).sum())
 
 
-def interpreter(cases, wheels, repeat=1):
-    """{case: (seconds, {argN: array})} from TRITON_INTERPRET=1, or a reason it did not run."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return "torch is not installed (TRITON_INTERPRET=1 needs it; pip install torch)"
+def interpreter(cases, wheels, repeat=1, python=None):
+    """({case: (seconds, {argN: array})}, {numpy, torch, triton, python: versions}) from
+    TRITON_INTERPRET=1 run by `python` (default: this one), or a reason it did not run."""
+    if python is None:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return "torch is not installed (TRITON_INTERPRET=1 needs it; pip install torch)"
     with tempfile.TemporaryDirectory() as d:
         path = str(Path(d) / "interp.npz")
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-        p = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), cases=cases, wheels=wheels, path=path, repeat=repeat)],
+        p = subprocess.run([python or sys.executable, "-c", CHILD.format(root=str(ROOT), cases=cases, wheels=wheels, path=path, repeat=repeat)],
                            env=env, capture_output=True, text=True, timeout=3600)
         if p.returncode != 0:
             return "the interpreter failed: " + (p.stderr.strip().splitlines() or ["?"])[-1]
         z = np.load(path)
+        versions = ast.literal_eval(str(z["versions"]))
         return {c: (str(z[c + "/error"]) if c + "/error" in z.files else float(z[c + "/seconds"]),
-                    {k.split("/", 1)[1]: z[k] for k in z.files if k.startswith(c + "/arg")}) for c in cases}
+                    {k.split("/", 1)[1]: z[k] for k in z.files if k.startswith(c + "/arg")}) for c in cases}, versions
 
 
 def main():
@@ -91,6 +103,9 @@ def main():
     ap.add_argument("--wheels", default=str(ROOT / ".triton-src"))
     ap.add_argument("--repeat", type=int, default=5, help="timed launches per case and side (the least is kept)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--interpreter-python", metavar="PATH",
+                    help="the Python that runs TRITON_INTERPRET=1 (with torch, Triton and a numpy it works "
+                         "with: < 2.4 for Triton 3.6); default: this one")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat: give at least 1")
@@ -110,7 +125,10 @@ def main():
             dt = time.perf_counter() - t
             best = (dt, finals) if best is None or dt < best[0] else best
         ours[case] = best
-    interp = interpreter(cases, a.wheels, a.repeat)
+    interp = interpreter(cases, a.wheels, a.repeat, a.interpreter_python)
+    versions = None
+    if not isinstance(interp, str):
+        interp, versions = interp
     for case in cases:
         sec, finals = ours[case]
         ref = None
@@ -131,16 +149,25 @@ def main():
                            interpreter_differ=sum(differing(iout[k], base[k]) for k in finals))
         rows.append(row)
     if a.json:
-        print(json.dumps({"rows": rows, "interpreter": interp if isinstance(interp, str) else "ran"}, indent=1))
+        print(json.dumps({"rows": rows, "interpreter": interp if isinstance(interp, str) else "ran",
+                          "interpreter_versions": versions}, indent=1))
         return
     if isinstance(interp, str):
         print(f"TRITON_INTERPRET=1: not run: {interp}")
+    else:
+        print("TRITON_INTERPRET=1 ran with " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     print(f"{'case':24s} {'layoutsim s':>12s} {'differ':>7s} {'interp s':>9s} {'differ':>7s}  (vs)")
     for r in rows:
         print(f"{r['case']:24s} {r['layoutsim_s']:12.4f} {str(r['layoutsim_differ']):>7s} "
               f"{str(r.get('interpreter_s', '-')):>9s} {str(r.get('interpreter_differ', '-')):>7s}  "
               f"({r.get('compared_with', 'H200' if r['layoutsim_differ'] is not None else '-')})"
               + (f"  interpreter: {r['interpreter_error']}" if "interpreter_error" in r else ""))
+
+    if isinstance(interp, dict):
+        both = [r for r in rows if "interpreter_s" in r]
+        slower = [r for r in both if r["layoutsim_s"] > r["interpreter_s"]]
+        print(f"the interpreter ran {len(both)} of {len(rows)} cases; layoutsim slower on {len(slower)}"
+              + "".join(f"; {r['case']} {r['layoutsim_s'] / r['interpreter_s']:.2f}x" for r in slower))
 
 
 if __name__ == "__main__":

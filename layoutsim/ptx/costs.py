@@ -233,7 +233,7 @@ class Costs:
         """A load ptxas sinks into its reader (sinking.py): kept until the reader runs. Its threads
         leave any earlier hold of the same load (they passed the reader with its guard false)."""
         use = self.sunk[rec.site]
-        kept = [_subset(h, ~np.isin(h.threads, rec.threads)) if h.site == rec.site else h
+        kept = [_subset(h, ~_among(h.threads, rec.threads)) if h.site == rec.site else h
                 for h in self.held.get(use, [])]
         self.held[use] = [h for h in kept if h is not None] + [rec]
         self.notes[rec.site] = (f"ptxas sinks this load to line {self._line[use]}: costed for the lanes that "
@@ -243,10 +243,11 @@ class Costs:
         """The reader of held loads ran in rec.threads: those lanes' loads are costed now."""
         rest = []
         for h in self.held.pop(rec.site):
-            inside = np.isin(h.threads, rec.threads)
-            if inside.any():
-                self._cost(_subset(h, inside))
-            if not inside.all():
+            inside = _among(h.threads, rec.threads)
+            n = np.count_nonzero(inside)
+            if n:
+                self._cost(h if n == inside.size else _subset(h, inside))
+            if n < inside.size:
                 rest.append(_subset(h, ~inside))
         if rest:
             self.held[rec.site] = rest
@@ -471,6 +472,19 @@ class Costs:
             self.global_kind[i] = self.global_kind[i] or other.global_kind[i]
         for site, note in other.notes.items():
             self.notes.setdefault(site, note)
+
+
+def _among(a, b):
+    """np.isin(a, b) for thread indices (non-negative ints), in a few calls: one a mask over the
+    threads, read at a (the same lanes, the common case, with no mask at all)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape == b.shape and np.array_equal(a, b):
+        return np.ones(a.shape, bool)
+    if not a.size or not b.size:
+        return np.zeros(a.shape, bool)
+    mask = np.zeros(max(int(a.max()), int(b.max())) + 1, bool)
+    mask[b] = True
+    return mask[a]
 
 
 def _subset(rec, sel):

@@ -214,6 +214,8 @@ def _float_to_float(ins, b, dt, st, frnd, irnd, ftz, sat, relu, satfinite):
     src_t = st if st.name in ("f32", "f64") else T.get(f"b{st.bits}")
     dst_t = dt if dt.name in ("f32", "f64") else T.get(f"b{dt.bits}")
     mode = frnd or "rn"
+    if sfmt in ("f16", "bf16") and dfmt == "f32" and not (irnd or ftz or sat or relu or satfinite):
+        return elementwise(ins, b, _widen_f16 if sfmt == "f16" else _widen_bf16, src_t, dst_t, nsrc=1)
 
     def f(x):
         v = _decode(x, st)
@@ -223,6 +225,24 @@ def _float_to_float(ins, b, dt, st, frnd, irnd, ftz, sat, relu, satfinite):
             v = IRND[irnd](v)
         return _to_float(v, dfmt, mode, ftz and dfmt == "f32", sat, relu, satfinite)
     return elementwise(ins, b, f, src_t, dst_t, nsrc=1)
+
+
+def _widen_f16(x):
+    """cvt.f32.f16: exact (every f16 is an f32; no rounding, no f32 subnormal), a NaN the canonical
+    one, as _to_float's rounding gives: numpy's own widening, a few calls instead of a dozen."""
+    return _canon_f32(np.asarray(x).astype(np.uint16, copy=False).view(np.float16).astype(np.float32))
+
+
+def _widen_bf16(x):
+    """cvt.f32.bf16: the bits moved up 16 places (exact), a NaN the canonical one."""
+    return _canon_f32((np.asarray(x).astype(np.uint32) << np.uint32(16)).view(np.float32))
+
+
+def _canon_f32(v):
+    nan = np.isnan(v)
+    if np.count_nonzero(nan):
+        return np.where(nan, F.CANON["f32"], v.view(np.uint32)).view(np.float32)
+    return v
 
 
 def _to_float(v, fmt, mode, ftz, sat, relu, satfinite):

@@ -299,7 +299,7 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
                sampled=sampled, global_totals=gt, sass_source=prog.lowered.source,
                gmma_wavefronts=scale(sum(int(w) for k, w in zip(costs.kind, costs.wavefronts) if k == "gmma")),
                tensor_maps=[dict(arg=m.index, **m.to_json()) for m in launch.tensor_maps] or None,
-               seconds=time.perf_counter() - t0, fault=fault, samples=launch.samples.rows,
+               seconds=time.perf_counter() - t0, fault=fault, samples=launch.samples.end(),
                initcheck=merge_initcheck(launch.initcheck, prog) if launch.initcheck is not None else None,
                mmas=list(launch.mmas) if launch.mmas is not None else None,
                cluster=launch.cluster.dims if launch.cluster.explicit else None,

@@ -25,12 +25,15 @@ PER_LINE = 8
 
 
 class Samples:
-    """The observer (events.py) that keeps them: it subscribes to the `costed` events of Costs."""
+    """The observer (events.py) that keeps them: it subscribes to the `costed` events of Costs.
+    What a step gives is kept as its arrays (a few slices); the rows of dicts (`rows`) are made
+    from them when first asked for (Run.samples), not at every launch."""
 
     def __init__(self, n_sites, arch, per_line=PER_LINE):
         self.per_line = per_line
         self.arch = arch
-        self.rows = [[] for _ in range(n_sites)]
+        self.kept = [[] for _ in range(n_sites)]    # per site: [(space, op, O, M, [(cta, warp)], counts)]
+        self.count = [0] * n_sites                  # per site: the rows kept
         self.batch = None                  # the batch running now (begin)
         self._coords = {}
 
@@ -40,10 +43,15 @@ class Samples:
         self._coords = {}                  # batch CTA index -> its grid coordinates
         return self
 
+    def end(self):
+        """The launch is over: its batch is let go (a Run keeps this object until its rows are read)."""
+        self.batch, self._coords = None, {}
+        return self
+
     def on_costed(self, site, space, op, O, M, warps, counts):
         """counts: what the model counted per row (costs.py: the bank model's wavefronts and
         ideal, the coalescing model's requests, sectors and ideal sectors)."""
-        if len(self.rows[site]) < self.per_line:
+        if self.count[site] < self.per_line:
             self.add(site, space, op, O, M, warps, counts)
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
@@ -65,25 +73,44 @@ class Samples:
 
     def add(self, site, space, op, O, M, warps, counts):
         """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
-        rows = self.rows[site]
-        take = min(self.per_line - len(rows), O.shape[0])
+        take = min(self.per_line - self.count[site], O.shape[0])
         if take <= 0:
             return
-        Mt = M[:take]
-        masks = np.packbits(Mt, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
-        # an int per active lane, None for the others
-        addresses = O[:take].tolist() if Mt.all() else np.where(Mt, O[:take].astype(object), None).tolist()
-        counted = [(n, np.asarray(v[:take]).tolist()) for n, v in counts.items()]
-        for k, (cta, warp) in enumerate(self._where(warps, take)):
-            row = {"space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
-                   "addresses": addresses[k]}
-            for n, v in counted:
-                row[n] = int(v[k])
-            rows.append(row)
+        self.kept[site].append((space, op, np.array(O[:take]), np.array(M[:take], bool), self._where(warps, take),
+                                {n: np.array(v[:take]) for n, v in counts.items()}))
+        self.count[site] += take
+
+    @property
+    def rows(self):
+        """Per site: its sampled executions, {"space", "op", "cta", "warp", "mask", "addresses"
+        (32: an int per active lane, None for the others) and the counts}, in execution order."""
+        return [[row for chunk in chunks for row in _rows(*chunk)] for chunks in self.kept]
 
     def merge(self, other):
-        for mine, theirs in zip(self.rows, other.rows):
-            mine.extend(theirs[:self.per_line - len(mine)])
+        for site, chunks in enumerate(other.kept):
+            for chunk in chunks:
+                take = min(self.per_line - self.count[site], len(chunk[2]))
+                if take <= 0:
+                    break
+                space, op, O, M, where, counts = chunk
+                self.kept[site].append((space, op, O[:take], M[:take], where[:take],
+                                        {n: v[:take] for n, v in counts.items()}))
+                self.count[site] += take
+
+
+def _rows(space, op, O, M, where, counts):
+    """The row dicts of one kept step (Samples.add)."""
+    masks = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
+    # an int per active lane, None for the others
+    addresses = O.tolist() if M.all() else np.where(M, O.astype(object), None).tolist()
+    counted = [(n, np.asarray(v).tolist()) for n, v in counts.items()]
+    out = []
+    for k, (cta, warp) in enumerate(where):
+        row = {"space": space, "op": op, "cta": None if cta is None else list(cta), "warp": warp, "mask": masks[k], "addresses": addresses[k]}
+        for n, v in counted:
+            row[n] = int(v[k])
+        out.append(row)
+    return out
 
 
 def _sites(run, line):

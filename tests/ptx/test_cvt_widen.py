@@ -1,0 +1,42 @@
+"""cvt.f32.f16 / cvt.f32.bf16's widening (ops_cvt._widen_f16/_widen_bf16, the plain forms' path)
+against the general conversion (decode to float64, round to f32 with canonical NaNs), on every
+16-bit pattern, and through a PTX run."""
+import numpy as np
+
+from layoutsim.ptx import ops_cvt as C
+from layoutsim.ptx import types as T
+
+
+def test_every_pattern_as_the_general_conversion():
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    for name, widen in (("f16", C._widen_f16), ("bf16", C._widen_bf16)):
+        want = C._to_float(C._decode(x, T.get(name)), "f32", "rn", False, False, False, False)
+        got = widen(x)
+        assert got.dtype == np.float32 and got.view(np.uint32).tobytes() == want.view(np.uint32).tobytes(), name
+        assert widen(np.uint16(0x3C00)).view(np.uint32) == (0x3F800000 if name == "f16" else 0x3C000000)
+
+
+def test_a_launch_widens_as_before():
+    import layoutsim.ptx as ptx
+    src = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pi, .param .u64 po)
+{
+  .reg .b16 %h<3>; .reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];
+  mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 2; add.s64 %rd4, %rd1, %rd3;
+  ld.global.b16 %h1, [%rd4];
+  cvt.f32.f16 %f1, %h1; cvt.f32.bf16 %f2, %h1;
+  mul.wide.u32 %rd3, %r1, 8; add.s64 %rd5, %rd2, %rd3;
+  st.global.v2.f32 [%rd5], {%f1, %f2};
+  ret;
+}
+"""
+    x = np.array([0x3C00, 0x7E01, 0xFC00, 0x0001, 0x8000, 0x7F80, 0xFFFF, 0x1234] * 4, np.uint16)
+    r = ptx.run(src, "k", 1, 32, [x, np.zeros(64, np.float32)])
+    out = r.buffers[1].view(np.uint32).reshape(32, 2)
+    assert out[:, 0].tobytes() == C._widen_f16(x).view(np.uint32).tobytes()
+    assert out[:, 1].tobytes() == C._widen_bf16(x).view(np.uint32).tobytes()
+    assert out[1, 0] == 0x7FFFFFFF and out[0, 0] == 0x3F800000       # a NaN: the canonical one
