@@ -16,7 +16,7 @@ Global memory: each warp's access goes to the coalescing model (`layoutsim.memor
 requests and sectors), counted under the Nsight Compute op its SASS lands in
 (`GlobalOp.metric_op`: l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red).
 """
-from dataclasses import replace
+from dataclasses import fields
 from functools import lru_cache
 
 import numpy as np
@@ -29,6 +29,7 @@ from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
+from .events import Access
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -492,7 +493,13 @@ def _subset(rec, sel):
     if not sel.any():
         return None
     pick = lambda a: None if a is None else np.asarray(a)[sel]      # noqa: E731
-    return replace(rec, threads=np.asarray(rec.threads)[sel], addresses=pick(rec.addresses), flat=pick(rec.flat))
+    # dataclasses.replace, without its look at the fields each call
+    kw = {f: getattr(rec, f) for f in _ACCESS_FIELDS}
+    kw.update(threads=np.asarray(rec.threads)[sel], addresses=pick(rec.addresses), flat=pick(rec.flat))
+    return type(rec)(**kw)
+
+
+_ACCESS_FIELDS = tuple(f.name for f in fields(Access))
 
 
 def sass_width(ms, nbytes):

@@ -37,6 +37,11 @@ def _addresses(addr, bt, thr):
     return np.asarray(a)[thr] if np.ndim(a) else np.full(len(thr), int(a), np.int64)
 
 
+def _lanes(v, thr):
+    """The values of the threads thr: a register's array read at thr, an immediate repeated."""
+    return v[thr] if np.ndim(v) else np.full(len(thr), v)
+
+
 def _emit(bt, ins, parts, op, nbytes, vec):
     """Tell the batch's observers (events.py) what an ld/st did, one record per state space."""
     effect = "read" if op == "ld" else "write"
@@ -77,7 +82,7 @@ def _ld(ins, b, prog):
     raw = _raw(t)
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
         parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name, kparam)
@@ -103,12 +108,12 @@ def _st(ins, b, prog):
         raise unsupported(ins, "stores to kernel parameters")
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
         parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name)
-        cols = [np.broadcast_to(np.asarray(s(bt)), (bt.T,))[thr].astype(raw) for s in srcs]
-        data = np.ascontiguousarray(np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
+        cols = [_lanes(s(bt), thr).astype(raw) for s in srcs]
+        data = (cols[0] if len(cols) == 1 else np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
         store(bt, parts, data, thr)
         _emit(bt, ins, parts, "st", nbytes, vec)
     return {"fn": fn}
