@@ -300,27 +300,27 @@ def _cp_async(ins, b, prog):
         srcsize = b.read(extra, T.get("u32"), ins)
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
         n_src = np.full(len(thr), size, np.int64)
         if srcsize is not None:
-            n_src = np.broadcast_to(np.asarray(srcsize(bt)), (bt.T,))[thr].astype(np.int64)
-            if np.any(n_src > size):
+            n_src = _lanes(srcsize(bt), thr).astype(np.int64)
+            if np.count_nonzero(n_src > size):
                 j = int(np.flatnonzero(n_src > size)[0])
                 raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}", "invalid_operand")
         if ignore is not None:
-            n_src = np.where(np.broadcast_to(np.asarray(ignore(bt)), (bt.T,))[thr], 0, n_src)
+            n_src = np.where(_lanes(ignore(bt), thr), 0, n_src)
         dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, ins.name)
         data = np.zeros((len(thr), size), np.uint8)
         reads = n_src > 0
-        if np.any(reads):
+        if np.count_nonzero(reads):
             sthr, n = thr[reads], n_src[reads]
             sa = _addresses(src, bt, sthr)
             if srcsize is None:                    # every byte: aligned words of the heap
                 data[reads] = load(bt, locate(bt, "global", sa, sthr, size, ins.name), size)
             else:                                  # only the first src-size bytes are read
-                if np.any(sa % size):
+                if np.count_nonzero(sa % size):
                     j = int(np.flatnonzero(sa % size)[0])
                     raise Fault(sthr[j], sa[j], f"address {int(sa[j]):#x} is not {size}-byte aligned, as "
                                 f"{ins.name} needs: the GPU faults (misaligned address)", "misaligned", "global")
