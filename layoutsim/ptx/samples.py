@@ -35,17 +35,15 @@ class Samples:
         self.kept = [[] for _ in range(n_sites)]    # per site: [(space, op, O, M, [(cta, warp)], counts)]
         self.count = [0] * n_sites                  # per site: the rows kept
         self.batch = None                  # the batch running now (begin)
-        self._coords = {}
 
     def begin(self, bt):
         """The batch whose accesses come next (a sample names its CTA and warp)."""
         self.batch = bt
-        self._coords = {}                  # batch CTA index -> its grid coordinates
         return self
 
     def end(self):
         """The launch is over: its batch is let go (a Run keeps this object until its rows are read)."""
-        self.batch, self._coords = None, {}
+        self.batch = None
         return self
 
     def on_costed(self, site, space, op, O, M, warps, counts):
@@ -55,29 +53,22 @@ class Samples:
             self.add(site, space, op, O, M, warps, counts)
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
-        return dict(self.__dict__, batch=None, _coords={})
-
-    def _where(self, warps, take):
-        """[(CTA coordinates, warp in the CTA)] of the first `take` batch warps `warps` (None: unknown)."""
-        bt = self.batch
-        if warps is None or bt is None:
-            return [(None, None)] * take
-        out, coords = [], self._coords
-        for w in np.asarray(warps[:take]).tolist():
-            c = w // bt.wpc
-            xyz = coords.get(c)
-            if xyz is None:
-                xyz = coords[c] = bt.launch.cta_coords(int(bt.ctas[c]))
-            out.append((list(xyz), w % bt.wpc))
-        return out
+        return dict(self.__dict__, batch=None)
 
     def add(self, site, space, op, O, M, warps, counts):
-        """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
+        """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row.
+        Kept as slices of what the cost model gave (it makes them anew or keeps them unchanged),
+        with the linear CTA id and the CTA's warp of each row."""
         take = min(self.per_line - self.count[site], O.shape[0])
         if take <= 0:
             return
-        self.kept[site].append((space, op, np.array(O[:take]), np.array(M[:take], bool), self._where(warps, take),
-                                {n: np.array(v[:take]) for n, v in counts.items()}))
+        bt = self.batch
+        if warps is None or bt is None:
+            where = None
+        else:
+            w = np.asarray(warps[:take])
+            where = (bt.ctas[w // bt.wpc], w % bt.wpc, bt.launch.grid)
+        self.kept[site].append((space, op, O[:take], M[:take], where, {n: v[:take] for n, v in counts.items()}))
         self.count[site] += take
 
     @property
@@ -93,20 +84,28 @@ class Samples:
                 if take <= 0:
                     break
                 space, op, O, M, where, counts = chunk
-                self.kept[site].append((space, op, O[:take], M[:take], where[:take],
+                where = None if where is None else (where[0][:take], where[1][:take], where[2])
+                self.kept[site].append((space, op, O[:take], M[:take], where,
                                         {n: v[:take] for n, v in counts.items()}))
                 self.count[site] += take
 
 
 def _rows(space, op, O, M, where, counts):
     """The row dicts of one kept step (Samples.add)."""
+    from .launch import cta_coords
+    M = np.asarray(M, bool)
+    if where is None:
+        where = [(None, None)] * len(O)
+    else:
+        ctas, warps, grid = where
+        where = [(list(cta_coords(grid, c)), w) for c, w in zip(ctas.tolist(), warps.tolist())]
     masks = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
     # an int per active lane, None for the others
     addresses = O.tolist() if M.all() else np.where(M, O.astype(object), None).tolist()
     counted = [(n, np.asarray(v).tolist()) for n, v in counts.items()]
     out = []
     for k, (cta, warp) in enumerate(where):
-        row = {"space": space, "op": op, "cta": None if cta is None else list(cta), "warp": warp, "mask": masks[k], "addresses": addresses[k]}
+        row = {"space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k], "addresses": addresses[k]}
         for n, v in counted:
             row[n] = int(v[k])
         out.append(row)
