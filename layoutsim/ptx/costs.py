@@ -25,7 +25,6 @@ from .. import banks
 from .. import sass as SASS
 from ..access import WIDTH_NAME, op_name
 from ..memory import coalesce_batch, parse_op
-from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
@@ -259,6 +258,7 @@ class Costs:
             if space in ("shared", "global"):
                 costs_wmma.cost(self, rec)
         elif op == "wgmma":                  # one operand of each warpgroup: flat[0] its elements
+            from ..sim.costing import wgmma_cost       # (layoutsim.sim: imported for a wgmma only)
             self.add_gmma(rec.site, wgmma_cost(rec.flat[0].size * rec.width)[0] * len(rec.threads))
         elif space == "shared":
             if op in ("ldmatrix", "stmatrix"):

@@ -16,9 +16,6 @@ patterns and are not sampled.
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..render import save
-from ..render.banks import Access, access_scene
-from ..render.sectors import sector_scene
 from .state import GLOBAL_BASE
 
 PER_LINE = 8
@@ -151,8 +148,10 @@ def scene(rec, arch):
              else "") + (f", CTA {tuple(rec['cta'])} warp {rec['warp']}" if rec["cta"] is not None else ""))
     if rec["space"] == "shared":
         offs = [a if a is not None else 0 for a in rec["addresses"]]
+        from ..render.banks import Access, access_scene      # the pictures' modules: only for a picture
         return access_scene([Access(title, rec["op"], offs, arch, active=rec["mask"])])
     offs = [a - GLOBAL_BASE if a is not None else 0 for a in rec["addresses"]]     # the heap is 512-aligned
+    from ..render.sectors import sector_scene
     return sector_scene(rec["op"], offs, active=rec["mask"], arch=arch)
 
 
@@ -163,4 +162,5 @@ def render(run, line, path, execution=0, fmt=None):
             not 0 <= execution < len(recs):
         raise LayoutsimError(f"execution {execution!r}: line {line!r} has {len(recs)} sampled execution(s): "
                              f"give 0..{len(recs) - 1}")
+    from ..render import save
     return dict(save(scene(recs[execution], run.arch), path, fmt), ptx_line=recs[execution]["ptx_line"])
