@@ -238,6 +238,18 @@ def _widen_bf16(x):
     return _canon_f32((np.asarray(x).astype(np.uint32) << np.uint32(16)).view(np.float32))
 
 
+def _bf16_rn(v):
+    """f32 values -> bf16 bits (uint32), rounded to nearest even as _to_float rounds them: the 16
+    bits dropped decide, a tie goes to the even upper half (a carry into the exponent is the
+    next binade, or infinity); a NaN the canonical one. What cvt.rn.bf16x2.f32 computes."""
+    u = np.asarray(v, np.float32).view(np.uint32)
+    r = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
+    nan = np.isnan(np.asarray(v, np.float32))
+    if np.count_nonzero(nan):
+        r = np.where(nan, np.uint32(F.CANON["bf16"]), r)
+    return r.astype(np.uint32)
+
+
 def _canon_f32(v):
     nan = np.isnan(v)
     if np.count_nonzero(nan):
@@ -272,6 +284,10 @@ def _cvt_packed(ins, b, dt, st, frnd, relu, satfinite):
         r = _to_float(np.asarray(v).astype(np.float64), base, mode, False, False, relu, satfinite)
         return np.asarray(r).astype(pack.dtype)
 
+    if st.name == "f32" and dt.name == "bf16x2" and mode == "rn" and not relu and not satfinite:
+        need(ins, 3)                 # the first source goes to the upper half (PTX ISA 9.7.9.21)
+        return elementwise(ins, b, lambda a, c: _bf16_rn(c) | (_bf16_rn(a) << np.uint32(16)),
+                           T.get("f32"), pack, nsrc=2)
     if st.name == "f32" and dt.name in ("f16x2", "bf16x2", "e4m3x2", "e5m2x2"):
         need(ins, 3)                 # the first source goes to the upper half (PTX ISA 9.7.9.21)
         return elementwise(ins, b, lambda a, c: conv(c) | (conv(a) << pack.dtype.type(half)),

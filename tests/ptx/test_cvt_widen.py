@@ -40,3 +40,48 @@ def test_a_launch_widens_as_before():
     assert out[:, 0].tobytes() == C._widen_f16(x).view(np.uint32).tobytes()
     assert out[:, 1].tobytes() == C._widen_bf16(x).view(np.uint32).tobytes()
     assert out[1, 0] == 0x7FFFFFFF and out[0, 0] == 0x3F800000       # a NaN: the canonical one
+
+
+def test_f32_to_bf16_rn_as_the_general_rounding():
+    """cvt.rn.bf16x2.f32's path (ops_cvt._bf16_rn) against _to_float's rounding of the same f32
+    values: every upper half with the lower halves that decide a rounding (0, 1, just below,
+    at and just above the tie, all ones) and random ones: ties, carries into the exponent,
+    overflow to infinity, subnormals, NaNs."""
+    hi = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)
+    rng = np.random.default_rng(25)
+    bits = np.concatenate([(hi[:, None] | lows[None, :]).reshape(-1),
+                           rng.integers(0, 1 << 32, 1 << 18, dtype=np.uint64).astype(np.uint32)])
+    v = bits.view(np.float32)
+    with np.errstate(invalid="ignore"):            # the reference's encode of the NaNs
+        want = C._to_float(v.astype(np.float64), "bf16", "rn", False, False, False, False)
+    assert np.array_equal(C._bf16_rn(v), np.asarray(want).astype(np.uint32))
+    assert C._bf16_rn(np.float32(1.0)) == 0x3F80
+
+
+def test_a_launch_packs_two_f32_into_bf16x2():
+    import layoutsim.ptx as ptx
+    src = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pi, .param .u64 po)
+{
+  .reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];
+  mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd1, %rd3;
+  ld.global.v2.f32 {%f1, %f2}, [%rd4];
+  cvt.rn.bf16x2.f32 %r2, %f1, %f2;
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd5, %rd2, %rd3;
+  st.global.b32 [%rd5], %r2;
+  ret;
+}
+"""
+    rng = np.random.default_rng(26)
+    x = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    x[:4] = [0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7FC00001]          # ties to even, overflow, a NaN
+    r = ptx.run(src, "k", 1, 32, [x.view(np.float32), np.zeros(32, np.uint32)])
+    with np.errstate(invalid="ignore"):
+        ref = np.asarray(C._to_float(x.view(np.float32).astype(np.float64), "bf16", "rn", False, False, False,
+                                     False)).astype(np.uint32)
+    assert r.buffers[1].tobytes() == ((ref[0::2] << 16) | ref[1::2]).astype(np.uint32).tobytes()
