@@ -2,6 +2,7 @@
 against the general conversion (decode to float64, round to f32 with canonical NaNs), on every
 16-bit pattern, and through a PTX run."""
 import numpy as np
+from ptx_kernels import in_out
 
 from layoutsim.ptx import ops_cvt as C
 from layoutsim.ptx import types as T
@@ -18,22 +19,12 @@ def test_every_pattern_as_the_general_conversion():
 
 def test_a_launch_widens_as_before():
     import layoutsim.ptx as ptx
-    src = """
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pi, .param .u64 po)
-{
-  .reg .b16 %h<3>; .reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];
+    src = in_out(".reg .b16 %h<3>; .reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;", """
   mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 2; add.s64 %rd4, %rd1, %rd3;
   ld.global.b16 %h1, [%rd4];
   cvt.f32.f16 %f1, %h1; cvt.f32.bf16 %f2, %h1;
   mul.wide.u32 %rd3, %r1, 8; add.s64 %rd5, %rd2, %rd3;
-  st.global.v2.f32 [%rd5], {%f1, %f2};
-  ret;
-}
-"""
+  st.global.v2.f32 [%rd5], {%f1, %f2};""")
     x = np.array([0x3C00, 0x7E01, 0xFC00, 0x0001, 0x8000, 0x7F80, 0xFFFF, 0x1234] * 4, np.uint16)
     r = ptx.run(src, "k", 1, 32, [x, np.zeros(64, np.float32)])
     out = r.buffers[1].view(np.uint32).reshape(32, 2)
@@ -61,22 +52,12 @@ def test_f32_to_bf16_rn_as_the_general_rounding():
 
 def test_a_launch_packs_two_f32_into_bf16x2():
     import layoutsim.ptx as ptx
-    src = """
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pi, .param .u64 po)
-{
-  .reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];
+    src = in_out(".reg .f32 %f<3>; .reg .b32 %r<3>; .reg .b64 %rd<6>;", """
   mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd1, %rd3;
   ld.global.v2.f32 {%f1, %f2}, [%rd4];
   cvt.rn.bf16x2.f32 %r2, %f1, %f2;
   mul.wide.u32 %rd3, %r1, 4; add.s64 %rd5, %rd2, %rd3;
-  st.global.b32 [%rd5], %r2;
-  ret;
-}
-"""
+  st.global.b32 [%rd5], %r2;""")
     rng = np.random.default_rng(26)
     x = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
     x[:4] = [0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7FC00001]          # ties to even, overflow, a NaN

@@ -3,7 +3,7 @@ activemask under divergence) and CTA barriers with reductions (bar.red via __syn
 and/or); references computed lane by lane from the PTX ISA definitions."""
 import numpy as np
 import pytest
-from ptx_kernels import ptx
+from ptx_kernels import in_out, ptx
 
 import layoutsim.ptx as P
 
@@ -110,18 +110,11 @@ def _constant_shuffles():
         body += [f"shfl.sync.{mode}.b32 %r5|%p1, %r4, {b}, {c:#x}, -1;",
                  "selp.u32 %r6, 1, 0, %p1;",
                  f"st.global.v2.u32 [%rd4+{i * 512}], {{%r5, %r6}};"]
-    src = """
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pi, .param .u64 po)
-{
-  .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];
+    src = in_out(".reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<6>;", """
   mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4; add.s64 %rd3, %rd1, %rd3;
   ld.global.u32 %r4, [%rd3];
   mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd2, %rd3;
-""" + "\n".join("  " + x for x in body) + "\n  ret;\n}\n"
+""" + "\n".join("  " + x for x in body))
     return forms, src
 
 
