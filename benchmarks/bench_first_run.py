@@ -2,7 +2,10 @@
 
     python benchmarks/bench_first_run.py [--runs 3] [--only query,ptx,banks,mma] [--json]
 
-Every measurement is a fresh Python process. "cold" points NUMBA_CACHE_DIR at a new, empty
+Every measurement is a fresh Python process, importing this checkout's layoutsim (PYTHONPATH:
+the installed `layoutsim` script would import the checkout pip installed). Python's compiled
+modules count: a checkout with no __pycache__ (PYTHONDONTWRITEBYTECODE=1 in the environment)
+pays about 0.3 s compiling them in every process; `python -m compileall -q layoutsim` first. "cold" points NUMBA_CACHE_DIR at a new, empty
 folder (the first call after `pip install`); "warm" repeats the call with the cache the cold
 run left (every later process). Printed per case: min / median / max wall seconds over --runs,
 and the CPU seconds of the median run (compilation is single-threaded, so on a shared machine
@@ -114,7 +117,7 @@ print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() -
 
 
 def _child(code, args, cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    env = _here(dict(os.environ, NUMBA_CACHE_DIR=cache))
     p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
     if p.returncode:
         raise SystemExit(f"bench_first_run: child failed: {p.stderr.strip().splitlines()[-1]}")
@@ -133,7 +136,17 @@ def _cold_warm(code, args, runs):
     return cold, warm
 
 
+def _here(env=None):
+    """env with this checkout's layoutsim first on the path: the installed `layoutsim` script
+    imports the package pip installed (an editable install of another checkout, from a
+    worktree), not the one this script sits in."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
 def _query(runs, cmd=None, env=None):
+    env = _here(env)
     if cmd is None:
         cmd = _cli() + ["query", "mma.m16n8k16.f32.f16.f16.f32", "--operand", "C", "--lane", "13"]
     out = []

@@ -38,7 +38,7 @@ def space_of(mods):
 def _check_align(addr, nbytes, threads, what, space):
     # a power of two divides exactly the numbers whose low bits it masks are 0 (negatives too)
     low = addr & (nbytes - 1) if nbytes & (nbytes - 1) == 0 else addr % nbytes
-    if low.any():
+    if np.count_nonzero(low):
         j = int(np.flatnonzero(low)[0])
         raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} is not {nbytes}-byte aligned, as a "
                                          f"{nbytes}-byte {what} needs: the GPU faults (misaligned address)",
@@ -47,7 +47,7 @@ def _check_align(addr, nbytes, threads, what, space):
 
 def _check_range(addr, nbytes, limit, threads, where, space):
     bad = (addr < 0) | (addr + nbytes > limit)
-    if np.any(bad):
+    if np.count_nonzero(bad):
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], f"address {int(addr[j]):#x} ({nbytes} bytes) is outside {where} "
                                          f"(valid 0..{limit - nbytes:#x}): the GPU faults", "out_of_bounds", space)
@@ -120,7 +120,7 @@ def _own_shared(bt, addr, threads, nbytes):
     """locate's answer for shared addresses of a CTA outside a cluster that are all aligned and
     inside its shared memory (no rank field then: the checks below pass), in four numpy calls
     instead of a dozen; None when any is not (the general path then words the fault)."""
-    if not addr.size or nbytes & (nbytes - 1) or (addr & (nbytes - 1)).any():
+    if not addr.size or nbytes & (nbytes - 1) or np.count_nonzero(addr & (nbytes - 1)):
         return None
     if int(addr.min()) < 0 or int(addr.max()) + nbytes > bt.smem_size:
         return None

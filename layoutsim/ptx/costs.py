@@ -16,7 +16,7 @@ Global memory: each warp's access goes to the coalescing model (`layoutsim.memor
 requests and sectors), counted under the Nsight Compute op its SASS lands in
 (`GlobalOp.metric_op`: l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld/st/atom/red).
 """
-from dataclasses import replace
+from dataclasses import fields
 from functools import lru_cache
 
 import numpy as np
@@ -25,10 +25,10 @@ from .. import banks
 from .. import sass as SASS
 from ..access import WIDTH_NAME, op_name
 from ..memory import coalesce_batch, parse_op
-from ..sim.costing import wgmma_cost
 from . import costs_wmma
 from . import sass as S
 from .access import space_of
+from .events import Access
 from .state import GLOBAL_BASE
 
 METRIC_OPS = ("ld", "st", "atom", "red")     # the ncu ops global accesses are counted under
@@ -233,7 +233,7 @@ class Costs:
         """A load ptxas sinks into its reader (sinking.py): kept until the reader runs. Its threads
         leave any earlier hold of the same load (they passed the reader with its guard false)."""
         use = self.sunk[rec.site]
-        kept = [_subset(h, ~np.isin(h.threads, rec.threads)) if h.site == rec.site else h
+        kept = [_subset(h, ~_among(h.threads, rec.threads)) if h.site == rec.site else h
                 for h in self.held.get(use, [])]
         self.held[use] = [h for h in kept if h is not None] + [rec]
         self.notes[rec.site] = (f"ptxas sinks this load to line {self._line[use]}: costed for the lanes that "
@@ -243,10 +243,11 @@ class Costs:
         """The reader of held loads ran in rec.threads: those lanes' loads are costed now."""
         rest = []
         for h in self.held.pop(rec.site):
-            inside = np.isin(h.threads, rec.threads)
-            if inside.any():
-                self._cost(_subset(h, inside))
-            if not inside.all():
+            inside = _among(h.threads, rec.threads)
+            n = np.count_nonzero(inside)
+            if n:
+                self._cost(h if n == inside.size else _subset(h, inside))
+            if n < inside.size:
                 rest.append(_subset(h, ~inside))
         if rest:
             self.held[rec.site] = rest
@@ -257,6 +258,7 @@ class Costs:
             if space in ("shared", "global"):
                 costs_wmma.cost(self, rec)
         elif op == "wgmma":                  # one operand of each warpgroup: flat[0] its elements
+            from ..sim.costing import wgmma_cost       # (layoutsim.sim: imported for a wgmma only)
             self.add_gmma(rec.site, wgmma_cost(rec.flat[0].size * rec.width)[0] * len(rec.threads))
         elif space == "shared":
             if op in ("ldmatrix", "stmatrix"):
@@ -473,12 +475,31 @@ class Costs:
             self.notes.setdefault(site, note)
 
 
+def _among(a, b):
+    """np.isin(a, b) for thread indices (non-negative ints), in a few calls: one a mask over the
+    threads, read at a (the same lanes, the common case, with no mask at all)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape == b.shape and np.array_equal(a, b):
+        return np.ones(a.shape, bool)
+    if not a.size or not b.size:
+        return np.zeros(a.shape, bool)
+    mask = np.zeros(max(int(a.max()), int(b.max())) + 1, bool)
+    mask[b] = True
+    return mask[a]
+
+
 def _subset(rec, sel):
     """The access record of the lanes sel (a bool mask over rec.threads) of rec, or None if none."""
     if not sel.any():
         return None
     pick = lambda a: None if a is None else np.asarray(a)[sel]      # noqa: E731
-    return replace(rec, threads=np.asarray(rec.threads)[sel], addresses=pick(rec.addresses), flat=pick(rec.flat))
+    # dataclasses.replace, without its look at the fields each call
+    kw = {f: getattr(rec, f) for f in _ACCESS_FIELDS}
+    kw.update(threads=np.asarray(rec.threads)[sel], addresses=pick(rec.addresses), flat=pick(rec.flat))
+    return type(rec)(**kw)
+
+
+_ACCESS_FIELDS = tuple(f.name for f in fields(Access))
 
 
 def sass_width(ms, nbytes):

@@ -2,8 +2,8 @@
 else, and the numpy form of it is some fifteen calls per step, each a few microseconds on the
 few hundred lanes of a step (issue 26). Same arithmetic as fma32_rn: the exact float64 product
 plus z rounded to float64, then to float32 (round to nearest even, as numpy's astype), a NaN
-as the canonical one; the first lane whose float64 sum is an f32 halfway point or an f32
-subnormal stops the loop, and the caller then rounds the whole step to odd (fround).
+as the canonical one; the first lane whose float64 sum was rounded (TwoSum's error) and is an
+f32 halfway point or an f32 subnormal stops the loop, and the caller then rounds the whole step to odd (fround).
 
 numba: imported only when an fma.rn.f32 first runs. The product of two float32 values is exact
 in float64, so LLVM contracting the multiply and the add into one FMA could not change a bit."""
@@ -24,10 +24,14 @@ def _fma_rn(x, y, z, out):
     bits = buf.view(np.uint64)
     ob = out.view(np.uint32)
     for i in range(x.shape[0]):
-        s = np.float64(x[i]) * np.float64(y[i]) + np.float64(z[i])
+        p = np.float64(x[i]) * np.float64(y[i])
+        c = np.float64(z[i])
+        s = p + c
         buf[0] = s
         if (bits[0] & _LOW29) == _HALF or (s != 0 and abs(s) < _TINY):
-            return False
+            bb = s - p                      # TwoSum: an exact sum rounds once, correctly
+            if (p - (s - bb)) + (c - bb) != 0:
+                return False
         if s != s:
             ob[i] = _NAN
         else:

@@ -27,6 +27,7 @@ pointers' in Run.buffers[i]).
 from dataclasses import dataclass
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -431,53 +432,97 @@ class Launch:
 
     # ---- coordinates and special registers ------------------------------------------------------------
     def cta_coords(self, c):
-        gx, gy, _ = self.grid
-        return (c % gx, (c // gx) % gy, c // (gx * gy))
+        return cta_coords(self.grid, c)
 
     def thread_coords(self, t):
         bx, by, _ = self.block
         return (t % bx, (t // bx) % by, t // (bx * by))
 
     def special_registers(self, bt):
-        bx, by, bz = self.block
-        gx, gy, gz = self.grid
-        lt = bt.local_tid
-        cta = bt.ctas[bt.cta_index]
-        u = np.uint32
-        lane = bt.lane
-        unit = archs.smem_allocation_unit(self.arch)
-        sp = {"%tid.x": (lt % bx).astype(u), "%tid.y": ((lt // bx) % by).astype(u),
-              "%tid.z": (lt // (bx * by)).astype(u),
-              "%ntid.x": u(bx), "%ntid.y": u(by), "%ntid.z": u(bz),
-              "%ctaid.x": (cta % gx).astype(u), "%ctaid.y": ((cta // gx) % gy).astype(u),
-              "%ctaid.z": (cta // (gx * gy)).astype(u),
-              "%nctaid.x": u(gx), "%nctaid.y": u(gy), "%nctaid.z": u(gz),
-              "%laneid": lane, "%warpid": (lt // 32).astype(u), "%nwarpid": u(64),
-              "%smid": (cta % archs.sm_count(self.arch)).astype(u),
-              "%nsmid": u(archs.sm_count(self.arch)), "%gridid": np.uint64(1),
-              "%lanemask_eq": (u(1) << lane).astype(u),
-              "%lanemask_lt": ((np.uint64(1) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
-              "%lanemask_le": ((np.uint64(2) << lane.astype(np.uint64)) - np.uint64(1)).astype(u),
-              "%dynamic_smem_size": u(self.shared_bytes),
-              "%total_smem_size": u(-(-self.prog.user_smem(self.shared_bytes) // unit) * unit),
-              "%aggr_smem_size": u(self.prog.user_smem(self.shared_bytes)),
-              # the system's reserved shared memory (PTX ISA 10.35), on sm_90 the window's first
-              # KiB (archs.user_smem_base): begin 0 and cap 0x400 are constants in ptxas's SASS;
-              # end and _1 are words the driver writes at launch, which an H100 (driver 580) read as
-              # 288 and 0 (tests/data/constructs/constructs.json; CUDA 13.0's
-              # cooperative_groups/details/memory.h: "CG can expect at least 288 bytes available
-              # in reserved shared"). Other archs refuse these registers (operands.py).
-              "%reserved_smem_offset_begin": u(0), "%reserved_smem_offset_end": u(288),
-              "%reserved_smem_offset_cap": u(archs.reserved_smem_per_block(self.arch)),
-              "%reserved_smem_offset_0": u(0), "%reserved_smem_offset_1": u(0)}
-        sp["%lanemask_ge"] = (~sp["%lanemask_lt"]).astype(u)
-        sp["%lanemask_gt"] = (~sp["%lanemask_le"]).astype(u)
-        sp.update(CL.registers(self.cluster, cta, self.grid))
-        for i in range(32):
-            sp[f"%envreg{i}"] = u(0)
-        for i in range(8):
-            sp[f"%pm{i}"] = u(0)
-        return sp
+        """{name: value} of the batch's special registers, each computed when first read (most
+        kernels read a few of the sixty: a batch no longer pays for the others)."""
+        return _Specials(self, bt)
+
+    def all_special_registers(self, bt):
+        """Every special register of the batch at once (what _Specials computes one by one)."""
+        sp = _Specials(self, bt)
+        for name in list(_SPECIAL) + list(CL.registers(self.cluster, bt.ctas[bt.cta_index], self.grid)):
+            sp[name]
+        return dict(sp)
+
+
+def cta_coords(grid, c):
+    """(x, y, z) of the CTA of linear id c in a grid."""
+    gx, gy, _ = grid
+    return (c % gx, (c // gx) % gy, c // (gx * gy))
+
+
+_U = np.uint32
+
+
+def _lanemask(bt, shift):
+    return ((np.uint64(shift) << bt.lane.astype(np.uint64)) - np.uint64(1)).astype(_U)
+
+
+# the special registers: name -> f(launch, batch)
+_SPECIAL = {
+    "%tid.x": lambda L, bt: (bt.local_tid % L.block[0]).astype(_U),
+    "%tid.y": lambda L, bt: ((bt.local_tid // L.block[0]) % L.block[1]).astype(_U),
+    "%tid.z": lambda L, bt: (bt.local_tid // (L.block[0] * L.block[1])).astype(_U),
+    "%ntid.x": lambda L, bt: _U(L.block[0]), "%ntid.y": lambda L, bt: _U(L.block[1]),
+    "%ntid.z": lambda L, bt: _U(L.block[2]),
+    "%ctaid.x": lambda L, bt: (bt.ctas[bt.cta_index] % L.grid[0]).astype(_U),
+    "%ctaid.y": lambda L, bt: ((bt.ctas[bt.cta_index] // L.grid[0]) % L.grid[1]).astype(_U),
+    "%ctaid.z": lambda L, bt: (bt.ctas[bt.cta_index] // (L.grid[0] * L.grid[1])).astype(_U),
+    "%nctaid.x": lambda L, bt: _U(L.grid[0]), "%nctaid.y": lambda L, bt: _U(L.grid[1]),
+    "%nctaid.z": lambda L, bt: _U(L.grid[2]),
+    "%laneid": lambda L, bt: bt.lane, "%warpid": lambda L, bt: (bt.local_tid // 32).astype(_U),
+    "%nwarpid": lambda L, bt: _U(64),
+    "%smid": lambda L, bt: (bt.ctas[bt.cta_index] % archs.sm_count(L.arch)).astype(_U),
+    "%nsmid": lambda L, bt: _U(archs.sm_count(L.arch)), "%gridid": lambda L, bt: np.uint64(1),
+    "%lanemask_eq": lambda L, bt: (_U(1) << bt.lane).astype(_U),
+    "%lanemask_lt": lambda L, bt: _lanemask(bt, 1),
+    "%lanemask_le": lambda L, bt: _lanemask(bt, 2),
+    "%lanemask_ge": lambda L, bt: (~_lanemask(bt, 1)).astype(_U),
+    "%lanemask_gt": lambda L, bt: (~_lanemask(bt, 2)).astype(_U),
+    "%dynamic_smem_size": lambda L, bt: _U(L.shared_bytes),
+    "%total_smem_size": lambda L, bt: _U(-(-L.prog.user_smem(L.shared_bytes) // archs.smem_allocation_unit(L.arch))
+                                         * archs.smem_allocation_unit(L.arch)),
+    "%aggr_smem_size": lambda L, bt: _U(L.prog.user_smem(L.shared_bytes)),
+    # the system's reserved shared memory (PTX ISA 10.35), on sm_90 the window's first
+    # KiB (archs.user_smem_base): begin 0 and cap 0x400 are constants in ptxas's SASS;
+    # end and _1 are words the driver writes at launch, which an H100 (driver 580) read as
+    # 288 and 0 (tests/data/constructs/constructs.json; CUDA 13.0's
+    # cooperative_groups/details/memory.h: "CG can expect at least 288 bytes available
+    # in reserved shared"). Other archs refuse these registers (operands.py).
+    "%reserved_smem_offset_begin": lambda L, bt: _U(0), "%reserved_smem_offset_end": lambda L, bt: _U(288),
+    "%reserved_smem_offset_cap": lambda L, bt: _U(archs.reserved_smem_per_block(L.arch)),
+    "%reserved_smem_offset_0": lambda L, bt: _U(0), "%reserved_smem_offset_1": lambda L, bt: _U(0),
+    **{f"%envreg{i}": (lambda L, bt: _U(0)) for i in range(32)},
+    **{f"%pm{i}": (lambda L, bt: _U(0)) for i in range(8)},
+}
+
+
+class _Specials(dict):
+    """A batch's special registers, each computed on its first read (_SPECIAL; the cluster ones,
+    cluster.registers, together)."""
+
+    def __init__(self, launch, bt):
+        super().__init__()
+        # what the formulas read of the batch (not the batch: no cycle keeps its memory alive)
+        self.launch = launch
+        self.bt = SimpleNamespace(local_tid=bt.local_tid, lane=bt.lane, ctas=bt.ctas, cta_index=bt.cta_index)
+
+    def __missing__(self, name):
+        f = _SPECIAL.get(name)
+        if f is not None:
+            v = self[name] = f(self.launch, self.bt)
+            return v
+        L, bt = self.launch, self.bt
+        got = CL.registers(L.cluster, bt.ctas[bt.cta_index], L.grid)
+        for k, v in got.items():
+            self.setdefault(k, v)
+        return got[name]                 # KeyError for a name that is none of them
 
 
 def _ptype(p):

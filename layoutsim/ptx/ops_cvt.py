@@ -214,6 +214,8 @@ def _float_to_float(ins, b, dt, st, frnd, irnd, ftz, sat, relu, satfinite):
     src_t = st if st.name in ("f32", "f64") else T.get(f"b{st.bits}")
     dst_t = dt if dt.name in ("f32", "f64") else T.get(f"b{dt.bits}")
     mode = frnd or "rn"
+    if sfmt in ("f16", "bf16") and dfmt == "f32" and not (irnd or ftz or sat or relu or satfinite):
+        return elementwise(ins, b, _widen_f16 if sfmt == "f16" else _widen_bf16, src_t, dst_t, nsrc=1)
 
     def f(x):
         v = _decode(x, st)
@@ -223,6 +225,36 @@ def _float_to_float(ins, b, dt, st, frnd, irnd, ftz, sat, relu, satfinite):
             v = IRND[irnd](v)
         return _to_float(v, dfmt, mode, ftz and dfmt == "f32", sat, relu, satfinite)
     return elementwise(ins, b, f, src_t, dst_t, nsrc=1)
+
+
+def _widen_f16(x):
+    """cvt.f32.f16: exact (every f16 is an f32; no rounding, no f32 subnormal), a NaN the canonical
+    one, as _to_float's rounding gives: numpy's own widening, a few calls instead of a dozen."""
+    return _canon_f32(np.asarray(x).astype(np.uint16, copy=False).view(np.float16).astype(np.float32))
+
+
+def _widen_bf16(x):
+    """cvt.f32.bf16: the bits moved up 16 places (exact), a NaN the canonical one."""
+    return _canon_f32((np.asarray(x).astype(np.uint32) << np.uint32(16)).view(np.float32))
+
+
+def _bf16_rn(v):
+    """f32 values -> bf16 bits (uint32), rounded to nearest even as _to_float rounds them: the 16
+    bits dropped decide, a tie goes to the even upper half (a carry into the exponent is the
+    next binade, or infinity); a NaN the canonical one. What cvt.rn.bf16x2.f32 computes."""
+    u = np.asarray(v, np.float32).view(np.uint32)
+    r = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
+    nan = np.isnan(np.asarray(v, np.float32))
+    if np.count_nonzero(nan):
+        r = np.where(nan, np.uint32(F.CANON["bf16"]), r)
+    return r.astype(np.uint32)
+
+
+def _canon_f32(v):
+    nan = np.isnan(v)
+    if np.count_nonzero(nan):
+        return np.where(nan, F.CANON["f32"], v.view(np.uint32)).view(np.float32)
+    return v
 
 
 def _to_float(v, fmt, mode, ftz, sat, relu, satfinite):
@@ -252,6 +284,10 @@ def _cvt_packed(ins, b, dt, st, frnd, relu, satfinite):
         r = _to_float(np.asarray(v).astype(np.float64), base, mode, False, False, relu, satfinite)
         return np.asarray(r).astype(pack.dtype)
 
+    if st.name == "f32" and dt.name == "bf16x2" and mode == "rn" and not relu and not satfinite:
+        need(ins, 3)                 # the first source goes to the upper half (PTX ISA 9.7.9.21)
+        return elementwise(ins, b, lambda a, c: _bf16_rn(c) | (_bf16_rn(a) << np.uint32(16)),
+                           T.get("f32"), pack, nsrc=2)
     if st.name == "f32" and dt.name in ("f16x2", "bf16x2", "e4m3x2", "e5m2x2"):
         need(ins, 3)                 # the first source goes to the upper half (PTX ISA 9.7.9.21)
         return elementwise(ins, b, lambda a, c: conv(c) | (conv(a) << pack.dtype.type(half)),

@@ -92,14 +92,19 @@ def fma32(x, y, z, t, mode, ftz, sat):
 
 _LOW29 = np.uint64((1 << 29) - 1)      # the fraction bits of a float64 below an f32's last bit
 _HALF = np.uint64(1 << 28)             # ... of a float64 halfway between two f32 neighbours
+_MAG = np.uint64((1 << 63) - 1)        # a float64's bits but its sign
+_ONE = np.uint64(1)
+_TINY_MAG = np.uint64(int(np.float64(F.MIN_NORMAL["f32"]).view(np.uint64)) - 1)   # |2^-126|'s bits - 1
+_INF_MAG = np.uint64(0x7FF0000000000000)    # above it: a NaN
 
 
 def fma32_rn(x, y, z):
     """fma.rn.f32 (no .ftz/.sat): the exact float64 product plus z, rounded to float64 and then
-    to f32. Rounding twice gives the correctly rounded result unless the float64 sum is an f32
-    halfway point (its float64 rounding may have made the tie) or an f32 subnormal (whose
-    halfway points have fewer bits): where any lane is one of those, the batch takes fma32's
-    rounding to odd. Its NaN is the canonical one (_canon32). Registers of one length: the same
+    to f32. Rounding twice gives the correctly rounded result unless the float64 sum was rounded
+    and is an f32 halfway point (its float64 rounding may have made the tie) or an f32 subnormal
+    (whose halfway points have fewer bits): where any lane is one of those, the batch takes
+    fma32's rounding to odd. (A halfway point that is the exact sum is common: f16/bf16 inputs
+    give products of few bits.) Its NaN is the canonical one (_canon32). Registers of one length: the same
     in one compiled loop (fma_kernel.py), once the process has numba up (_compiled)."""
     if _lanes32(x, y, z) and _compiled():
         from .fma_kernel import fma_rn
@@ -129,11 +134,28 @@ def _compiled():
 def fma32_rn_numpy(x, y, z):
     """fma32_rn in numpy calls (any shapes that broadcast: an immediate operand, a scalar)."""
     with np.errstate(all="ignore"):
-        s = np.asarray(np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64))
-        risky = ((s.view(np.uint64) & _LOW29) == _HALF) | ((s != 0) & (np.abs(s) < F.MIN_NORMAL["f32"]))
-        if np.any(risky):
+        p = np.multiply(x, y, dtype=np.float64)
+        s = np.asarray(np.add(p, z, dtype=np.float64))
+        bits = s.view(np.uint64)
+        mag = bits & _MAG
+        # an f32 halfway point, or 0 < |s| < 2^-126 (mag - 1 wraps for a zero)
+        risky = ((bits & _LOW29) == _HALF) | ((mag - _ONE) < _TINY_MAG)
+        # (np.count_nonzero: a fraction of the cost of .any() on a few hundred lanes)
+        if np.count_nonzero(risky) and np.count_nonzero(risky & _inexact(p, np.asarray(z, np.float64), s)):
             return fma32(x, y, z, T.get("f32"), "rn", False, False)
-        return _canon32(s)
+        r = s.astype(np.float32)
+        nan = mag > _INF_MAG
+        if np.count_nonzero(nan):
+            return np.where(nan, F.CANON["f32"], r.view(np.uint32)).view(np.float32)
+        return r
+
+
+def _inexact(p, z, s):
+    """Where the float64 sum s of p and z was rounded (TwoSum's error, Knuth: exact in float64).
+    Where it was not, s is the exact fma and one rounding to f32 is correct, halfway point or
+    subnormal: only a rounded sum can be a double rounding."""
+    bb = s - p
+    return ((p - (s - bb)) + (z - bb)) != 0
 
 
 def _lanes32(*vs):
@@ -146,7 +168,7 @@ def _lanes32(*vs):
 def _canon32(v):
     v = np.asarray(v, np.float32)
     nan = np.isnan(v)
-    if np.any(nan):
+    if np.count_nonzero(nan):
         return np.where(nan, F.CANON["f32"], v.view(np.uint32)).view(np.float32)
     return v
 

@@ -505,8 +505,31 @@ def _prmt_uniform(a, bb, c, mode):
     return np.ascontiguousarray(out).view(np.uint32).reshape(shape)
 
 
+def _prmt_plan(cv, mode):
+    """(source byte of each destination byte, the destination bytes that replicate their sign) of
+    a prmt selector value: what _prmt_uniform computes for it."""
+    if mode is not None:
+        return np.asarray(_PRMT_MODES[mode][cv & 3], np.intp), ()
+    ctl = [(cv >> (4 * i)) & 0xF for i in range(4)]
+    return np.asarray([x & 7 for x in ctl], np.intp), tuple(i for i, x in enumerate(ctl) if x & 8)
+
+
 def _prmt(ins, b, prog):
     mode = next((m for m in ins.mods if m in _PRMT_MODES), None)
+    if len(ins.operands) == 4 and ins.operands[3].kind == "imm":
+        # the selector an immediate (what compilers write): its byte plan made once; registers of
+        # one length take it without _prmt_uniform's checks and broadcasting
+        cols, signs = _prmt_plan(int(b.constant(ins.operands[3], T.get("b32"), ins)), mode)
+
+        def fi(a, bb, c):
+            if not (isinstance(a, np.ndarray) and isinstance(bb, np.ndarray) and a.ndim == 1 and a.shape == bb.shape):
+                return f(a, bb, c)
+            src = np.empty((a.shape[0], 2), np.uint32)
+            src[:, 0], src[:, 1] = a, bb
+            out = src.view(np.uint8)[:, cols]            # little-endian: a's bytes 0-3, b's 4-7
+            for i in signs:
+                out[:, i] = np.where(out[:, i] & 0x80, 0xFF, 0).astype(np.uint8)
+            return np.ascontiguousarray(out).view(np.uint32).reshape(-1)
 
     def f(a, bb, c):
         fast = _prmt_uniform(a, bb, c, mode)
@@ -526,6 +549,8 @@ def _prmt(ins, b, prog):
                 byte = (src >> (srcb * U64(8))) & U64(0xFF)
             out |= byte << U64(8 * i)
         return out.astype(np.uint32)
+    if len(ins.operands) == 4 and ins.operands[3].kind == "imm":
+        return elementwise(ins, b, fi, T.get("b32"))
     return elementwise(ins, b, f, T.get("b32"))
 
 

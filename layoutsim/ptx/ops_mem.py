@@ -18,7 +18,7 @@ from .access import load, locate, space_of, store
 from .builders import exactly, need, unsupported
 from .events import Access
 from .ops_half import decode, half_format, lanes, minmax_bits
-from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, scatter
+from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather, scatter
 from . import lines
 
 VEC = {"v2": 2, "v4": 4, "v8": 8}
@@ -35,6 +35,11 @@ def _raw(t):
 def _addresses(addr, bt, thr):
     a = addr(bt)
     return np.asarray(a)[thr] if np.ndim(a) else np.full(len(thr), int(a), np.int64)
+
+
+def _lanes(v, thr):
+    """The values of the threads thr: a register's array read at thr, an immediate repeated."""
+    return v[thr] if np.ndim(v) else np.full(len(thr), v)
 
 
 def _emit(bt, ins, parts, op, nbytes, vec):
@@ -75,12 +80,13 @@ def _ld(ins, b, prog):
     addr, sym = b.address(ins.operands[1], ins)
     kparam = _kparam(prog, ins, sym, space)
     raw = _raw(t)
+    name = ins.name
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
-        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name, kparam)
+        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, name, kparam)
         data = load(bt, parts, nbytes)
         vals = np.ascontiguousarray(data).view(raw).reshape(len(thr), vec)
         for j, w in enumerate(writers):
@@ -100,14 +106,15 @@ def _st(ins, b, prog):
     raw = _raw(t)
     if space == "param" and _kparam(prog, ins, sym, space):
         raise unsupported(ins, "stores to kernel parameters")
+    name = ins.name
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
-        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, ins.name)
-        cols = [np.broadcast_to(np.asarray(s(bt)), (bt.T,))[thr].astype(raw) for s in srcs]
-        data = np.ascontiguousarray(np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
+        parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, name)
+        cols = [_lanes(s(bt), thr).astype(raw) for s in srcs]
+        data = (cols[0] if len(cols) == 1 else np.stack(cols, axis=1)).view(np.uint8).reshape(len(thr), nbytes)
         store(bt, parts, data, thr)
         _emit(bt, ins, parts, "st", nbytes, vec)
         if done:
@@ -325,38 +332,47 @@ def _cp_async(ins, b, prog):
         ignore = b.read(extra, T.get("pred"), ins)
     elif extra is not None:
         srcsize = b.read(extra, T.get("u32"), ins)
+    name = ins.name
 
     def fn(bt, g, full):
-        thr = np.flatnonzero(g)
+        thr = g.nonzero()[0]
         if len(thr) == 0:
             return
         n_src = np.full(len(thr), size, np.int64)
         if srcsize is not None:
-            n_src = np.broadcast_to(np.asarray(srcsize(bt)), (bt.T,))[thr].astype(np.int64)
-            if np.any(n_src > size):
+            n_src = _lanes(srcsize(bt), thr).astype(np.int64)
+            if np.count_nonzero(n_src > size):
                 j = int(np.flatnonzero(n_src > size)[0])
                 raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}", "invalid_operand")
         if ignore is not None:
-            n_src = np.where(np.broadcast_to(np.asarray(ignore(bt)), (bt.T,))[thr], 0, n_src)
-        dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, ins.name)
-        data = np.zeros((len(thr), size), np.uint8)
+            n_src = np.where(_lanes(ignore(bt), thr), 0, n_src)
+        dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, name)
         reads = n_src > 0
-        if np.any(reads):
-            sthr, n = thr[reads], n_src[reads]
+        nr = np.count_nonzero(reads)
+        every = nr == len(thr)                     # each thread reads (the common case: no masking)
+        data = None if every else np.zeros((len(thr), size), np.uint8)
+        if nr:
+            sthr, n = (thr, n_src) if every else (thr[reads], n_src[reads])
             sa = _addresses(src, bt, sthr)
             if srcsize is None:                    # every byte: aligned words of the heap
-                data[reads] = load(bt, locate(bt, "global", sa, sthr, size, ins.name), size)
+                got = load(bt, locate(bt, "global", sa, sthr, size, name), size)
             else:                                  # only the first src-size bytes are read
-                if np.any(sa % size):
+                if np.count_nonzero(sa % size):
                     j = int(np.flatnonzero(sa % size)[0])
                     raise Fault(sthr[j], sa[j], f"address {int(sa[j]):#x} is not {size}-byte aligned, as "
-                                f"{ins.name} needs: the GPU faults (misaligned address)", "misaligned", "global")
+                                f"{name} needs: the GPU faults (misaligned address)", "misaligned", "global")
                 off = bt.heap.check(sa, 1, sthr)
                 bt.heap.check(sa + n - 1, 1, sthr)
-                k = np.arange(size)
-                take = k[None, :] < n[:, None]
-                got = np.zeros((len(sthr), size), np.uint8)
-                got[take] = bt.heap.data[(off[:, None] + k)[take]]
+                if not np.count_nonzero(n != size):     # whole words (both ends checked above)
+                    got = gather(bt.heap.v, off, size)
+                else:
+                    k = np.arange(size)
+                    take = k[None, :] < n[:, None]
+                    got = np.zeros((len(sthr), size), np.uint8)
+                    got[take] = bt.heap.data[(off[:, None] + k)[take]]
+            if every:
+                data = got
+            else:
                 data[reads] = got
             bt.events.access(Access("cp.async", "global", ins.extra["site"], size, sthr, sa, path=cache))
         a = async_groups(bt)

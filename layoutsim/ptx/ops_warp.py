@@ -49,6 +49,8 @@ def _shfl(ins, b, prog):
     rb = b.read(ins.operands[2], T.get("u32"), ins)
     rc = b.read(ins.operands[3], T.get("u32"), ins)
     mm = _membermask(b, ins.operands[4], ins)
+    if all(o.kind == "imm" for o in ins.operands[2:5]):
+        return {"fn": _shfl_constant(ins, b, mode, wd, wp, ra), "membermask": mm}
 
     def fn(bt, g, full):
         check_membermask(bt, g, mm(bt), ins)
@@ -77,6 +79,39 @@ def _shfl(ins, b, prog):
         if wp is not None:
             wp(bt, ok, g, full)
     return {"fn": fn, "membermask": mm}
+
+
+def _shfl_constant(ins, b, mode, wd, wp, ra):
+    """shfl.sync with b, c and the membermask immediates (what compilers emit for reductions and
+    scans): each thread's source lane and its predicate depend on its lane only, computed once per
+    batch size; the membermask check is then one look at the lanes outside it (none for -1)."""
+    u32 = T.get("u32")
+    bval, c, mask = (int(b.constant(o, u32, ins)) for o in ins.operands[2:5])
+    bval, cval, seg = bval & 31, c & 31, (c >> 8) & 31
+    plans = {}
+
+    def plan(bt):
+        lane = np.arange(32, dtype=np.int64)
+        max_lane = (lane & seg) | (cval & ~seg)
+        j = {"up": lane - bval, "down": lane + bval, "bfly": lane ^ bval}.get(mode, (lane & seg) | (bval & ~seg))
+        ok = j >= max_lane if mode == "up" else j <= max_lane
+        j = np.where(ok, j, lane)
+        n = bt.T // 32
+        src = (np.arange(n, dtype=np.int64)[:, None] * 32 + j).reshape(-1)
+        outside = None if mask == 0xFFFFFFFF else np.tile(((mask >> lane) & 1) == 0, n)
+        got = plans[bt.T] = (src, np.tile(ok, n), outside)
+        return got
+
+    def fn(bt, g, full):
+        src, ok, outside = plans.get(bt.T) or plan(bt)
+        if outside is not None and np.count_nonzero(g & outside):
+            check_membermask(bt, g, np.uint32(mask), ins)          # words the fault
+        a = ra(bt)
+        a = a[src] if np.ndim(a) else np.full(bt.T, a)
+        wd(bt, a, g, full)
+        if wp is not None:
+            wp(bt, ok, g, full)
+    return fn
 
 
 def _vote(ins, b, prog):

@@ -221,3 +221,21 @@ def _n(v):
 
 def _short(path):
     return str(path).rsplit("/", 1)[-1]
+
+
+def _samples(run):
+    got = run.__dict__.get("_samples")
+    if isinstance(got, samples.Samples):        # made into rows when first asked for
+        got = run.__dict__["_samples"] = got.rows
+    return got
+
+
+def _set_samples(run, value):
+    run.__dict__["_samples"] = value
+
+
+# Run.samples: per instruction, its first warp executions (samples.py). The run is given the
+# Samples observer itself, whose rows are built on the first read: a launch whose samples nobody
+# reads does not pay for them (the dataclass's __init__, __eq__ and __repr__ go through this).
+Run.samples = property(_samples, _set_samples)
+

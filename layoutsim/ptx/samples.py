@@ -16,74 +16,97 @@ patterns and are not sampled.
 import numpy as np
 
 from ..errors import LayoutsimError
-from ..render import save
-from ..render.banks import Access, access_scene
-from ..render.sectors import sector_scene
 from .state import GLOBAL_BASE
 
 PER_LINE = 8
 
 
 class Samples:
-    """The observer (events.py) that keeps them: it subscribes to the `costed` events of Costs."""
+    """The observer (events.py) that keeps them: it subscribes to the `costed` events of Costs.
+    What a step gives is kept as its arrays (a few slices); the rows of dicts (`rows`) are made
+    from them when first asked for (Run.samples), not at every launch."""
 
     def __init__(self, n_sites, arch, per_line=PER_LINE):
         self.per_line = per_line
         self.arch = arch
-        self.rows = [[] for _ in range(n_sites)]
+        self.kept = [[] for _ in range(n_sites)]    # per site: [(space, op, O, M, [(cta, warp)], counts)]
+        self.count = [0] * n_sites                  # per site: the rows kept
         self.batch = None                  # the batch running now (begin)
-        self._coords = {}
 
     def begin(self, bt):
         """The batch whose accesses come next (a sample names its CTA and warp)."""
         self.batch = bt
-        self._coords = {}                  # batch CTA index -> its grid coordinates
+        return self
+
+    def end(self):
+        """The launch is over: its batch is let go (a Run keeps this object until its rows are read)."""
+        self.batch = None
         return self
 
     def on_costed(self, site, space, op, O, M, warps, counts):
         """counts: what the model counted per row (costs.py: the bank model's wavefronts and
         ideal, the coalescing model's requests, sectors and ideal sectors)."""
-        if len(self.rows[site]) < self.per_line:
+        if self.count[site] < self.per_line:
             self.add(site, space, op, O, M, warps, counts)
 
     def __getstate__(self):               # a worker process sends its samples back, not its batch
-        return dict(self.__dict__, batch=None, _coords={})
-
-    def _where(self, warps, take):
-        """[(CTA coordinates, warp in the CTA)] of the first `take` batch warps `warps` (None: unknown)."""
-        bt = self.batch
-        if warps is None or bt is None:
-            return [(None, None)] * take
-        out, coords = [], self._coords
-        for w in np.asarray(warps[:take]).tolist():
-            c = w // bt.wpc
-            xyz = coords.get(c)
-            if xyz is None:
-                xyz = coords[c] = bt.launch.cta_coords(int(bt.ctas[c]))
-            out.append((list(xyz), w % bt.wpc))
-        return out
+        return dict(self.__dict__, batch=None)
 
     def add(self, site, space, op, O, M, warps, counts):
-        """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row."""
-        rows = self.rows[site]
-        take = min(self.per_line - len(rows), O.shape[0])
+        """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row.
+        Kept as slices of what the cost model gave (it makes them anew or keeps them unchanged),
+        with the linear CTA id and the CTA's warp of each row."""
+        take = min(self.per_line - self.count[site], O.shape[0])
         if take <= 0:
             return
-        Mt = M[:take]
-        masks = np.packbits(Mt, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
-        # an int per active lane, None for the others
-        addresses = O[:take].tolist() if Mt.all() else np.where(Mt, O[:take].astype(object), None).tolist()
-        counted = [(n, np.asarray(v[:take]).tolist()) for n, v in counts.items()]
-        for k, (cta, warp) in enumerate(self._where(warps, take)):
-            row = {"space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k],
-                   "addresses": addresses[k]}
-            for n, v in counted:
-                row[n] = int(v[k])
-            rows.append(row)
+        bt = self.batch
+        if warps is None or bt is None:
+            where = None
+        else:
+            w = np.asarray(warps[:take])
+            where = (bt.ctas[w // bt.wpc], w % bt.wpc, bt.launch.grid)
+        self.kept[site].append((space, op, O[:take], M[:take], where, {n: v[:take] for n, v in counts.items()}))
+        self.count[site] += take
+
+    @property
+    def rows(self):
+        """Per site: its sampled executions, {"space", "op", "cta", "warp", "mask", "addresses"
+        (32: an int per active lane, None for the others) and the counts}, in execution order."""
+        return [[row for chunk in chunks for row in _rows(*chunk)] for chunks in self.kept]
 
     def merge(self, other):
-        for mine, theirs in zip(self.rows, other.rows):
-            mine.extend(theirs[:self.per_line - len(mine)])
+        for site, chunks in enumerate(other.kept):
+            for chunk in chunks:
+                take = min(self.per_line - self.count[site], len(chunk[2]))
+                if take <= 0:
+                    break
+                space, op, O, M, where, counts = chunk
+                where = None if where is None else (where[0][:take], where[1][:take], where[2])
+                self.kept[site].append((space, op, O[:take], M[:take], where,
+                                        {n: v[:take] for n, v in counts.items()}))
+                self.count[site] += take
+
+
+def _rows(space, op, O, M, where, counts):
+    """The row dicts of one kept step (Samples.add)."""
+    from .launch import cta_coords
+    M = np.asarray(M, bool)
+    if where is None:
+        where = [(None, None)] * len(O)
+    else:
+        ctas, warps, grid = where
+        where = [(list(cta_coords(grid, c)), w) for c, w in zip(ctas.tolist(), warps.tolist())]
+    masks = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
+    # an int per active lane, None for the others
+    addresses = O.tolist() if M.all() else np.where(M, O.astype(object), None).tolist()
+    counted = [(n, np.asarray(v).tolist()) for n, v in counts.items()]
+    out = []
+    for k, (cta, warp) in enumerate(where):
+        row = {"space": space, "op": op, "cta": cta, "warp": warp, "mask": masks[k], "addresses": addresses[k]}
+        for n, v in counted:
+            row[n] = int(v[k])
+        out.append(row)
+    return out
 
 
 def _sites(run, line):
@@ -125,8 +148,10 @@ def scene(rec, arch):
              else "") + (f", CTA {tuple(rec['cta'])} warp {rec['warp']}" if rec["cta"] is not None else ""))
     if rec["space"] == "shared":
         offs = [a if a is not None else 0 for a in rec["addresses"]]
+        from ..render.banks import Access, access_scene      # the pictures' modules: only for a picture
         return access_scene([Access(title, rec["op"], offs, arch, active=rec["mask"])])
     offs = [a - GLOBAL_BASE if a is not None else 0 for a in rec["addresses"]]     # the heap is 512-aligned
+    from ..render.sectors import sector_scene
     return sector_scene(rec["op"], offs, active=rec["mask"], arch=arch)
 
 
@@ -137,4 +162,5 @@ def render(run, line, path, execution=0, fmt=None):
             not 0 <= execution < len(recs):
         raise LayoutsimError(f"execution {execution!r}: line {line!r} has {len(recs)} sampled execution(s): "
                              f"give 0..{len(recs) - 1}")
+    from ..render import save
     return dict(save(scene(recs[execution], run.arch), path, fmt), ptx_line=recs[execution]["ptx_line"])

@@ -244,6 +244,18 @@ class Scheduler:
         bt, info = self.bt, step.info
         if not g.any():
             return
+        if (info["mode"] == "sync" and info["count"] is None and not self.bar_wait and not self.arrived
+                and self.straight is not None and np.count_nonzero(g) == self.n_live
+                and np.ndim(info["id"](bt)) == 0):
+            # every live thread at one bar.sync with no count, nothing else waiting: each CTA with a
+            # live thread completes it at once (what the general path below and _release find)
+            bt.bar_id = np.where(g, -1, bt.bar_id)
+            bt.bar_cnt = np.where(g, 0, bt.bar_cnt)
+            _add(groups, p + 1, g)
+            ctas = np.zeros(bt.n_cta, bool)
+            ctas[bt.cta_index[g]] = True
+            bt.events.sync("bar", np.flatnonzero(ctas))
+            return
         ids = np.broadcast_to(np.asarray(info["id"](bt)), (bt.T,)).astype(np.int64)
         cnt = np.broadcast_to(np.asarray(info["count"](bt)), (bt.T,)).astype(np.int64) \
             if info["count"] is not None else np.zeros(bt.T, np.int64)

@@ -119,7 +119,7 @@ class Heap:
         k = np.searchsorted(self._starts, off, "right") - 1
         kk = np.maximum(k, 0)
         bad = (k < 0) | (off < self._starts[kk]) | (off + nb > self._ends[kk])
-        if not bad.any():                     # each thread inside a buffer, the warp across several
+        if not np.count_nonzero(bad):         # each thread inside a buffer, the warp across several
             return off
         j = int(np.flatnonzero(bad)[0])
         raise Fault(threads[j], addr[j], self.describe(int(addr[j]), nb), "out_of_bounds", "global")

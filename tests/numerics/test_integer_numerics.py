@@ -51,3 +51,19 @@ def test_unsigned_and_4_bit_operands():
     assert one("mma.m16n8k32.s32.u8.s8.s32", [255], [-128], 0) == -255 * 128
     assert one("mma.m16n8k64.s32.s4.u4.s32", [-8, 7], [15, 15], 5) == -8 * 15 + 7 * 15 + 5
     assert one("mma.m8n8k16.s32.u8.u8.s32", [255] * 16, [255] * 16, 0) == 16 * 255 * 255
+
+
+def test_integer_products_through_float64_are_numpys_integer_matmul():
+    """api._int_matmul (BLAS in float64 where every partial sum is below 2**53) against numpy's
+    integer matmul: random s8/u8/s4 operands, the extremes, and a bound that keeps integers."""
+    from layoutsim.numerics.api import _int_matmul
+    rng = np.random.default_rng(25)
+    for lo, hi, k in ((-128, 128, 32), (0, 256, 64), (-8, 8, 16)):
+        a = rng.integers(lo, hi, (3, 64, k)).astype(np.int64)
+        b = rng.integers(lo, hi, (3, k, 24)).astype(np.int64)
+        assert np.array_equal(_int_matmul(a, b), np.matmul(a, b))
+    a, b = np.full((1, 64, 32), -128, np.int64), np.full((1, 32, 8), -128, np.int64)
+    assert np.array_equal(_int_matmul(a, b), np.matmul(a, b))
+    big = np.full((1, 2, 4), 1 << 40, np.int64)          # sums past 2**53: numpy's integer matmul
+    assert np.array_equal(_int_matmul(big, np.full((1, 4, 2), 1 << 12, np.int64)),
+                          np.matmul(big, np.full((1, 4, 2), 1 << 12, np.int64)))

@@ -14,6 +14,14 @@ def ptx(name, arch="sm_90"):
     return (path if path.exists() else EXAMPLES / f"{name}.{arch}.ptx").read_text()
 
 
+def in_out(regs, body):
+    """A kernel k(pi, po) for sm_90 of `regs` (register declarations) and `body` (its
+    instructions, without the ret): two u64 pointer parameters, loaded into %rd1 and %rd2."""
+    return (".version 8.0\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k(.param .u64 pi, .param .u64 po)\n{\n"
+            f"  {regs}\n  ld.param.u64 %rd1, [pi]; ld.param.u64 %rd2, [po];\n{body}\n  ret;\n}}\n")
+
+
 EDGES = {32: [0, 1, 2, 3, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 0x00FFFFFF,
               0x01000000, 0xFF800000, 0x7F, 0x80, 0xFF, 0x8000, 0xFFFF],
          64: [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, 1 << 32, (1 << 32) - 1, (1 << 53) + 1,

@@ -3,7 +3,7 @@ activemask under divergence) and CTA barriers with reductions (bar.red via __syn
 and/or); references computed lane by lane from the PTX ISA definitions."""
 import numpy as np
 import pytest
-from ptx_kernels import ptx
+from ptx_kernels import in_out, ptx
 
 import layoutsim.ptx as P
 
@@ -98,3 +98,44 @@ def test_block_reduce_and_barrier_reductions():
         xb = x[256 * b:256 * b + 256]
         assert list(r.buffers[2][3 * b:3 * b + 3]) == [int((xb > 0).sum()), int((xb > -3).all()),
                                                         int((xb > 2.5).any())]
+
+
+def _constant_shuffles():
+    """A kernel of shfl.sync forms with b, c and the membermask immediates (ops_warp's
+    _shfl_constant), each storing the value and the predicate of every thread."""
+    forms = [(m, b, w) for m in ("idx", "up", "down", "bfly") for b in (0, 1, 3, 6, 17, 31) for w in (32, 16, 8, 4)]
+    body = []
+    for i, (mode, b, width) in enumerate(forms):
+        c = ((32 - width) << 8) | (0 if mode == "up" else 31)
+        body += [f"shfl.sync.{mode}.b32 %r5|%p1, %r4, {b}, {c:#x}, -1;",
+                 "selp.u32 %r6, 1, 0, %p1;",
+                 f"st.global.v2.u32 [%rd4+{i * 512}], {{%r5, %r6}};"]
+    src = in_out(".reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<6>;", """
+  mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4; add.s64 %rd3, %rd1, %rd3;
+  ld.global.u32 %r4, [%rd3];
+  mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd2, %rd3;
+""" + "\n".join("  " + x for x in body))
+    return forms, src
+
+
+def test_shuffles_with_immediate_operands():
+    forms, src = _constant_shuffles()
+    v = (np.arange(64, dtype=np.int32) * 37) ^ 0x5A5A
+    r = P.run(src, "k", 1, 64, [v, np.zeros(len(forms) * 128, np.uint32)])
+    out = r.buffers[1].reshape(len(forms), 64, 2)
+    for i, (mode, b, width) in enumerate(forms):
+        for w in range(2):
+            lv = v[32 * w:32 * w + 32]
+            got = out[i, 32 * w:32 * w + 32]
+            assert np.array_equal(got[:, 0], shfl_ref(lv, mode, b, width).astype(np.uint32)), (mode, b, width)
+            lane = np.arange(32)
+            start = lane // width * width
+            inside = {"idx": np.ones(32, bool), "up": lane - b >= start, "down": lane + b < start + width,
+                      "bfly": (lane ^ b) < start + width}[mode]
+            assert np.array_equal(got[:, 1], inside), (mode, b, width)
+
+
+def test_immediate_membermask_without_the_lane_faults():
+    src = _constant_shuffles()[1].replace("-1;", "0xfffffffe;", 1)
+    with pytest.raises(P.PtxFault, match="not in the membermask"):
+        P.run(src, "k", 1, 64, [np.zeros(64, np.int32), np.zeros(96 * 128, np.uint32)])

@@ -76,3 +76,17 @@ def test_show_line_on_the_command_line(capsys, tmp_path):
     assert "--show-line" in capsys.readouterr()[1] and not (tmp_path / "q.svg").exists()
     assert main(argv + ["--picture", str(tmp_path / "p.bmp")]) == 2          # refused before the run
     assert "name a .svg, .html or .png file" in capsys.readouterr()[1]
+
+
+def test_samples_are_kept_as_arrays_and_read_the_same_in_every_way(run):
+    """The samples are made into rows when first read (samples.Samples.rows): the same rows from a
+    pickled run, from a run split over processes (jobs=2, Samples.merge), and the run holds no batch."""
+    import pickle
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    args = [x, np.zeros((64, 64), np.float32), np.int32(64)]
+    fresh = P.run(TRANSPOSE.read_text(), "transpose_conflicts", (2, 2), (32, 8), args)
+    assert fresh.__dict__["_samples"].batch is None                  # not read yet: no batch held
+    assert pickle.loads(pickle.dumps(fresh)).samples == run.samples == fresh.samples
+    split = P.run(TRANSPOSE.read_text(), "transpose_conflicts", (2, 2), (32, 8), args, jobs=2, batch_threads=256)
+    one = P.run(TRANSPOSE.read_text(), "transpose_conflicts", (2, 2), (32, 8), args, batch_threads=256)
+    assert split.samples == one.samples and sum(map(len, one.samples)) > 0
