@@ -197,3 +197,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert "not a git directory" in capsys.readouterr().err
     assert hopper_measure.main(["--group", "tk", "--out", str(tmp_path), "--example", "level_99"]) == 2
     assert "no example 'level_99' in tk" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", TK.cases, ids=[c.name for c in TK.cases])
+def test_the_gpus_per_instruction_counts_are_the_models(case):
+    """ncu's SourceCounters (one more run on the GPU, tk/source_counters.json: an H100, 2026-12-07):
+    the shared-store wavefronts ncu charges the SASS instructions sum to the model's total in every
+    launch, each instruction its ideal count, and where the launch total exceeds that
+    (tk_cases.EXPLAINED_COSTS) the surplus is charged to no instruction."""
+    doc = TK.data / "source_counters.json"
+    if not doc.is_file():
+        pytest.skip(f"no SourceCounters run yet: {MEASURE} --ncu-runs 0 --source-counters, then "
+                    f"python -m gpu_check.realworld.source_counters OUT/raw --out {doc}")
+    got = json.loads(doc.read_text())[case.example]
+    stores = sum(w for key, (w, ideal, n) in got["instructions"].items() if key.startswith("Shared Store"))
+    _, r, _ = replay(case.name)
+    assert run_totals(r)["shared st wavefronts"] == stores
+    total = got["totals"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+    explained = EXPLAINED_COSTS.get((case.name, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"))
+    assert (total > stores) == (explained is not None)
+    assert all(w == ideal for key, (w, ideal, n) in got["instructions"].items() if key.startswith("Shared Store"))
