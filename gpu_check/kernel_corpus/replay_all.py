@@ -10,9 +10,8 @@ nobody measured yet are counted as such, and a corpus with no measurement at all
 the command that makes it. --limit N: the first N measured launches of each corpus (a quick look).
 Exit 0 when every replayed launch is bit-identical and its costs inside the range (or exactly a
 difference the corpus documents: check.UNMODELLED, triton_corpus/replay.py EXPLAINED,
-realworld/cub_capture.py UNEXPLAINED; outputs: textures/replay.py KNOWN, flashattn_case.LSE_BYTES_DIFFERING,
-realworld/samples KNOWN_WORDS, realworld/tk_cases KNOWN_BYTES; costs also samples and tk_cases
-EXPLAINED_COSTS), 1 otherwise,
+realworld/cub_capture.py UNEXPLAINED, samples and tk_cases EXPLAINED_COSTS; outputs: textures/replay.py
+KNOWN), 1 otherwise,
 2 on bad arguments. The per-launch tests with their documented exceptions are the tests of each
 corpus (tests/gpu_check/test_*replay*.py, tests/ptx/test_*replay*.py, tests/triton_frontend/).
 """
@@ -73,29 +72,16 @@ def documented(part, name):
 
 def known_words(part, name, want, got):
     """Whether a launch's outputs differ exactly as its corpus documents: the textures' replay.KNOWN
-    (words; the sampler rules not found yet), flashattn's softmax_lse (bytes; lg2.approx's model),
-    the cuda-samples' samples.KNOWN_WORDS (words; lg2.approx's model), the Triton corpus's
-    replay.MODEL_GAPS of kind "outputs"."""
+    (words; the sampler rules not found yet), the Triton corpus's replay.MODEL_GAPS of kind "outputs"."""
     def differing(k, view):
         w = np.ascontiguousarray(want[k]).reshape(-1).view(view)
         return int((np.ascontiguousarray(got[k]).reshape(-1).view(view)[:len(w)] != w).sum()) if k in got else -1
     if part == "textures":
         from gpu_check.textures import replay as R
         return "surface" not in want and name in R.KNOWN and differing("out", np.uint32) == R.KNOWN[name]
-    if part == "flashattn":
-        from gpu_check.realworld import flashattn_case as F
-        return differing("o", np.uint8) == 0 and differing("softmax_lse", np.uint8) == F.LSE_BYTES_DIFFERING
     if part == "triton":                # a documented wrong output (triton_corpus.replay.MODEL_GAPS)
         from gpu_check.triton_corpus.replay import MODEL_GAPS
         return MODEL_GAPS.get(name, ("",))[0] == "outputs"
-    if part == "samples":
-        from gpu_check.realworld.samples import KNOWN_WORDS
-        known = KNOWN_WORDS.get(name, {})
-        return bool(known) and all(differing(k, np.uint32) == known.get(k, 0) for k in want)
-    if part == "tk":
-        from gpu_check.realworld.tk_cases import KNOWN_BYTES
-        known = KNOWN_BYTES.get(name, {})         # keyed by buffer index; the reader's keys are after<index>
-        return bool(known) and all(differing(k, np.uint8) == known.get(int(k.removeprefix("after")), 0) for k in want)
     return False
 
 

@@ -29,11 +29,9 @@ NAME = "flashattn_fwd_hdim64_fp16"
 ARRAYS = ("q", "k", "v", "o", "softmax_lse")             # the launch's arrays, in this order
 POINTERS = tuple(f"{n}_ptr" for n in ARRAYS)                 # the struct fields holding their addresses
 OUTPUTS = ("o", "softmax_lse")
-# softmax_lse takes __logf, lg2.approx.ftz.f32, whose table model is not exact (layoutsim.numerics.sfu:
-# 12.5 million of 2^32 inputs differ): the bytes of softmax_lse that differ from the H100's (2026-12-07)
-# for this launch; the test holds each within lg2.approx's bound, replay_all holds the count. (82
-# while the executor computed lg2.approx as the correctly rounded log2 instead of that table model.)
-LSE_BYTES_DIFFERING = 8
+# softmax_lse takes __logf, lg2.approx.ftz.f32: bit for bit the H100's (2026-12-07) since lg2's model
+# took the nudge of numerics.sfu.INFERRED (8 bytes differed before; 82 while the executor computed it
+# as the correctly rounded log2).
 
 
 def available():

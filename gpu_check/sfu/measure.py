@@ -59,7 +59,9 @@ def hypotheses(op):
         return out
     if op == "lg2":
         return [(m, f"round_{r}(e + L[mantissa]), L exact from the tables at e = 0 and e = -1")
-                for m, r in enumerate(("rn", "rz", "rd", "ru"))]
+                for m, r in enumerate(("rn", "rz", "rd", "ru"))] + \
+            [(4, "round_rz(e + L[mantissa] + d), d an infinitesimal: negative where L is read from the e = -1 "
+                 "table (T1 + 1, which rz rounded up), positive for x < 1 (e < 0); 0 when both or neither")]
     if op == "tanh":
         # (K = 23 would keep every bit: true of any function, so not a hypothesis; the 2026-12-01 run had it)
         return ([(k, f"depends only on the top {k} fraction bits of x (truncated)") for k in (8, 9, 10, 11, 12, 13, 14, 16, 18, 20, 21, 22)]

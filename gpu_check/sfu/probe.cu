@@ -25,7 +25,7 @@
 
 enum Op { EX2 = 0, RCP, RSQ, LG2, SQRT, SIN, COS, TANH };
 // hypotheses: EX2/SIN/COS: mode | F << 4 (mode 0: floor, two's complement fraction; 1: truncation
-// of |x|, sign handled by symmetry / a second table); LG2: rounding of e + L (0 rn, 1 rz, 2 rd, 3 ru);
+// of |x|, sign handled by symmetry / a second table); LG2: rounding of e + L (0 rn, 1 rz, 2 rd, 3 ru, 4 rz with a nudge);
 // TANH: K mantissa bits kept (K < 23: truncated; K | 32: rounded to nearest even; 64: odd symmetry)
 #define NBINS 512
 #define NSAMPLES 32
@@ -165,7 +165,14 @@ __device__ float predict(int op, int hyp, float x, const uint32_t *T0, const uin
         case 0: return __double2float_rn(v);
         case 1: return __double2float_rz(v);
         case 2: return __double2float_rd(v);
-        default: return __double2float_ru(v);
+        case 3: return __double2float_ru(v);
+        default: {                  // 4: rz of e + L + an infinitesimal: -, where L came from T1 (T1 was
+                                    // rounded toward zero, so up); +, for x < 1 (e < 0)
+            const int nudge = (t0 >= 0.5f ? -1 : 0) + (E < 0 ? 1 : 0);
+            float r = __double2float_rz(v);
+            if ((double)r == v && ((v > 0 && nudge < 0) || (v < 0 && nudge > 0))) r = nextafterf(r, 0.f);
+            return r;
+        }
         }
     }
     default: {                                          // TANH
