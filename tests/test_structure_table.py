@@ -26,7 +26,10 @@ OPTIONAL = ("numba", "matplotlib")
 # multiprocessing, which only jobs > 1 needs (~14 ms of every `import layoutsim.ptx` otherwise)
 # and ops_float's fma_kernel, which imports numba at its top (~0.5 s): loaded only once some other
 # part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
-LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel")}
+# and the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
+# wgmma's operand-read cost, costs.py) are imported when first used, not by every `ptx run` (~20 ms)
+LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
+        ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 

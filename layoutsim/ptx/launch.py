@@ -432,7 +432,7 @@ class Launch:
 
     # ---- coordinates and special registers ------------------------------------------------------------
     def cta_coords(self, c):
-        return cta_coords(self.grid, c)
+        return S.cta_coords(self.grid, c)
 
     def thread_coords(self, t):
         bx, by, _ = self.block
@@ -449,12 +449,6 @@ class Launch:
         for name in list(_SPECIAL) + list(CL.registers(self.cluster, bt.ctas[bt.cta_index], self.grid)):
             sp[name]
         return dict(sp)
-
-
-def cta_coords(grid, c):
-    """(x, y, z) of the CTA of linear id c in a grid."""
-    gx, gy, _ = grid
-    return (c % gx, (c // gx) % gy, c // (gx * gy))
 
 
 _U = np.uint32

@@ -44,9 +44,9 @@ from .access import store as store_parts
 from .builders import need, unsupported
 from .collective import check_warps
 from .events import Access
-from .mbarrier import MBarriers
+from .mbarrier_operand import barrier_address, batch_mbarriers
 from .ops_mem import async_groups
-from .state import PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault
+from .state import PARAM_WINDOW, Fault
 
 TMA_ALIGN = smem.tma.DST_ALIGN         # the box's shared address (dst of a load, src of a store)
 LANDINGS_KEPT = 32                     # _landing: boxes x destinations kept (a box is at most 228 KiB)
@@ -55,45 +55,8 @@ TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared 
             "are counted for it")
 
 
-def _mb(bt):
-    if bt.mbarriers is None:
-        bt.mbarriers = MBarriers()
-    return bt.mbarriers
-
-
 def _vals(read, bt, thr, dtype=np.int64):
     return np.broadcast_to(np.asarray(read(bt)), (bt.T,))[thr].astype(dtype)
-
-
-def _barrier_addr(b, ins, op, low32=False):
-    """function(bt, thr) -> (flat offsets, shared addresses) of the mbarrier operand `op`.
-    low32: a generic operand is read by its low 32 bits as a shared::cluster address (a generic
-    shared address, or a shared address zero-extended); any other is a fault (tcgen05.commit)."""
-    addr, _ = b.address(op, ins)
-    space = space_of(ins.mods)
-    if space not in ("shared", "shared::cluster", "generic"):
-        raise unsupported(ins, f"an mbarrier in .{space} memory (mbarriers live in shared memory)")
-    low32 = low32 and space == "generic"
-
-    def at(bt, thr):
-        a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr].astype(np.int64)
-        if low32:
-            hi = a & ~np.int64(WINDOW - 1)
-            bad = np.flatnonzero((hi != 0) & (hi != SHARED_WINDOW))
-            if len(bad):
-                raise Fault(int(thr[bad[0]]), int(a[bad[0]]), f"{ins.name}: the mbarrier address {int(a[bad[0]]):#x} "
-                            f"is neither a generic shared address nor a zero-extended shared one", "invalid_address")
-            a = a & np.int64(WINDOW - 1)
-        parts = locate(bt, "shared::cluster" if low32 else space, a, thr, 8, ins.name)
-        flat, rel = np.zeros(len(thr), np.int64), np.zeros(len(thr), np.int64)
-        for p in parts:
-            if p[0] not in ("shared", "shared::cluster"):
-                raise Fault(p[3][0], int(p[4][0]), f"{ins.name}: the mbarrier address is not in shared memory",
-                            "invalid_address")
-            k = np.searchsorted(thr, p[3])
-            flat[k], rel[k] = p[2], p[2] % bt.S      # rel: the offset in the CTA holding the mbarrier
-        return flat, rel
-    return at
 
 
 def _on_barrier(at, bt, g):
@@ -102,11 +65,9 @@ def _on_barrier(at, bt, g):
     if len(thr) == 0:
         return None
     flat, rel = at(bt, thr)
-    return thr, flat, rel, _mb(bt)
+    return thr, flat, rel, batch_mbarriers(bt)
 
 
-# the two for other families' mbarrier operands (tcgen05.commit: ops_tcgen05.py)
-barrier_address, batch_mbarriers = _barrier_addr, _mb
 
 
 # ---- mbarrier ------------------------------------------------------------------------------------
@@ -120,7 +81,7 @@ def _mbarrier(ins, b, prog):
         return {"fn": lambda bt, g, full: w(bt, (np.asarray(st(bt)) >> np.uint64(32)).astype(np.uint32), g, full)}
     if op in ("init", "inval", "expect_tx", "complete_tx"):
         need(ins, 1 if op == "inval" else 2)
-        at = _barrier_addr(b, ins, o[0])
+        at = barrier_address(b, ins, o[0])
         n = b.read(o[1], T.get("u32"), ins) if op != "inval" else None
 
         def fn(bt, g, full):
@@ -149,7 +110,7 @@ def _arrive(ins, b, op):
     expect = "expect_tx" in ins.mods
     no_complete = "noComplete" in ins.mods
     w = b.write(o[0], T.get("b64"), ins)
-    at = _barrier_addr(b, ins, o[1])
+    at = barrier_address(b, ins, o[1])
     third = b.read(o[2], T.get("u32"), ins) if len(o) > 2 else None
     if no_complete and third is None:
         raise unsupported(ins, ".noComplete needs a count")
@@ -178,7 +139,7 @@ def _wait(ins, b):
     need(ins, 3)
     parity = "parity" in ins.mods
     w = b.write(o[0], T.get("pred"), ins)
-    at = _barrier_addr(b, ins, o[1])
+    at = barrier_address(b, ins, o[1])
     third = b.read(o[2], T.get("u32" if parity else "b64"), ins)
     site = ins.extra["site"]
 
@@ -189,7 +150,7 @@ def _wait(ins, b):
             return waiting
         bt.events.sync("mbarrier")
         flat, rel = at(bt, thr)
-        mb = _mb(bt)
+        mb = batch_mbarriers(bt)
         s = mb.slots(flat, rel, thr, ins.name)
         v = _vals(third, bt, thr, np.int64 if parity else np.uint64)
         ok = mb.test(s, parity=v) if parity else mb.test(s, tokens=v)
@@ -254,7 +215,7 @@ def _tensor(ins, b, prog, dim, load):
     tref = o[1] if load else o[0]
     maps, coords = _tensor_ref(ins, b, prog, tref, dim)
     smem_addr, _ = b.address(o[0] if load else o[1], ins)
-    at = _barrier_addr(b, ins, o[2]) if load else None
+    at = barrier_address(b, ins, o[2]) if load else None
     mask = b.read(o[3], T.get("u16"), ins) if multicast else None
     cluster_dst = load and space_of(ins.mods) == "shared::cluster"
 
@@ -353,7 +314,7 @@ def _copy_step(ins, at, body, multicast=False, pair=False):
         _notes(bt)
         if at is not None:
             flat, rel = at(bt, thr)
-            mb = _mb(bt)
+            mb = batch_mbarriers(bt)
             mb.slots(flat, rel, thr, ins.name)
         landed = body(bt, thr)
         if at is not None and landed:
@@ -409,7 +370,7 @@ def _bulk(ins, b, load):
     dst, _ = b.address(o[0], ins)
     src, _ = b.address(o[1], ins)
     size = b.read(o[2], T.get("u32"), ins)
-    at = _barrier_addr(b, ins, o[3]) if load else None
+    at = barrier_address(b, ins, o[3]) if load else None
     cluster_dst = load and space_of(ins.mods) == "shared::cluster"
 
     def body(bt, thr):
@@ -453,7 +414,7 @@ def _bulk_to_cluster(ins, b):
     dst, _ = b.address(o[0], ins)
     src, _ = b.address(o[1], ins)
     size = b.read(o[2], T.get("u32"), ins)
-    at = _barrier_addr(b, ins, o[3])
+    at = barrier_address(b, ins, o[3])
 
     def body(bt, thr):
         d, s_, n = _vals(dst, bt, thr), _vals(src, bt, thr), _vals(size, bt, thr)
@@ -481,32 +442,12 @@ def _bulk_to_cluster(ins, b):
     return {"fn": _copy_step(ins, at, body)}
 
 
-def remote_completion(ins, b, op):
-    """The mbarrier side of st.async / red.async (PTX ISA 9.7.9.12, 9.7.13.6): function(bt, threads,
-    destination batch CTAs, bytes) that completes each thread's bytes on the mbarrier operand `op`,
-    a shared::cluster address that must lie in the CTA of the thread's destination."""
-    at = _barrier_addr(b, ins, op)
-
-    def complete(bt, thr, cta, nbytes):
-        flat, rel = at(bt, thr)
-        bad = np.flatnonzero(flat // bt.S != cta)
-        if len(bad):
-            raise Fault(int(thr[bad[0]]), int(rel[bad[0]]), f"{ins.name}: the mbarrier is not in the CTA of the "
-                                                           f"destination (the PTX ISA requires it there)",
-                        "invalid_operand", "shared::cluster")
-        _notes(bt)
-        mb = _mb(bt)
-        s = mb.slots(flat, rel, thr, ins.name)
-        mb.complete_tx(s, np.full(len(thr), nbytes, np.int64), thr, rel)
-    return complete
-
-
 def cp_async_arrive(ins, b, prog):
     """cp.async.mbarrier.arrive{.noinc}.b64 [mbar]: the arrive-on fires when the thread's prior
     cp.async copies complete; here they complete at this instruction (a valid schedule). Without
     .noinc the pending count is raised by one first, so the net effect is no arrival."""
     need(ins, 1)
-    at = _barrier_addr(b, ins, ins.operands[0])
+    at = barrier_address(b, ins, ins.operands[0])
     noinc = "noinc" in ins.mods
 
     def fn(bt, g, full):
@@ -517,7 +458,7 @@ def cp_async_arrive(ins, b, prog):
         a.open[thr] += 1                      # close the open group, then complete every group
         a.wait(bt, thr, 0)
         flat, rel = at(bt, thr)
-        mb = _mb(bt)
+        mb = batch_mbarriers(bt)
         s = mb.slots(flat, rel, thr, ins.name)
         if noinc:
             mb.arrive(s, np.ones(len(thr), np.int64), thr, rel)
@@ -611,4 +552,4 @@ def tensormap_cp_fenceproxy(ins, b, prog):
 
 
 # what ops_reduce.py's TMA reductions share with the bulk copies here
-barrier_addr, box, copy_step, tensor_ref, values = _barrier_addr, _box, _copy_step, _tensor_ref, _vals
+box, copy_step, tensor_ref, values = _box, _copy_step, _tensor_ref, _vals

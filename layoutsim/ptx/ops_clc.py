@@ -26,7 +26,7 @@ from . import cluster as CL
 from .access import locate, space_of
 from .builders import need, unsupported
 from .events import Access
-from .ops_async import batch_mbarriers
+from .mbarrier_operand import batch_mbarriers
 from . import types as T
 from .state import Fault
 

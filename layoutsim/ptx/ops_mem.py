@@ -17,6 +17,7 @@ from . import types as T
 from .access import load, locate, space_of, store
 from .builders import exactly, need, unsupported
 from .events import Access
+from .mbarrier_operand import remote_completion
 from .ops_half import decode, half_format, lanes, minmax_bits
 from .state import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW, Fault, gather, scatter
 from . import lines
@@ -131,7 +132,6 @@ def _remote_completion(ins, b, space, operands):
         raise unsupported(ins, f"{ins.opcode}.async needs .shared::cluster and .mbarrier::complete_tx::bytes "
                                f"(PTX ISA 9.7.9.12, 9.7.13.6)")
     exactly(ins, operands)
-    from .ops_async import remote_completion
     return remote_completion(ins, b, ins.operands[-1])
 
 

@@ -38,7 +38,8 @@ from . import tensormap as TM
 from . import types as T
 from .builders import need, unsupported
 from .events import Access
-from .ops_async import BULK_ALIGN, barrier_addr, box, copy_step, tensor_ref, values
+from .mbarrier_operand import barrier_address as barrier_addr
+from .ops_async import BULK_ALIGN, box, copy_step, tensor_ref, values
 from .ops_half import decode, minmax_bits
 from .ops_mem import atom_fn, serial_rounds
 from .state import Fault

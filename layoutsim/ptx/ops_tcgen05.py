@@ -77,7 +77,7 @@ from .access import locate, space_of
 from .builders import need, unsupported
 from .collective import check_warps, whole_warps
 from .events import Access, Mma
-from .ops_async import barrier_address, batch_mbarriers
+from .mbarrier_operand import barrier_address, batch_mbarriers
 from .ops_matrix import catalog, read_words, write_words
 from .state import Fault
 from . import lines

@@ -16,7 +16,7 @@ patterns and are not sampled.
 import numpy as np
 
 from ..errors import LayoutsimError
-from .state import GLOBAL_BASE
+from .state import GLOBAL_BASE, cta_coords
 
 PER_LINE = 8
 
@@ -89,7 +89,6 @@ class Samples:
 
 def _rows(space, op, O, M, where, counts):
     """The row dicts of one kept step (Samples.add)."""
-    from .launch import cta_coords
     M = np.asarray(M, bool)
     if where is None:
         where = [(None, None)] * len(O)

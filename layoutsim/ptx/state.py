@@ -261,3 +261,9 @@ class Batch:
         lt = int(t % self.pad)
         return f"CTA {self.launch.cta_coords(cta)} thread {self.launch.thread_coords(lt)} " \
                f"(warp {lt // 32}, lane {lt % 32})"
+
+
+def cta_coords(grid, c):
+    """(x, y, z) of the CTA of linear id c in a grid."""
+    gx, gy, _ = grid
+    return (c % gx, (c // gx) % gy, c // (gx * gy))

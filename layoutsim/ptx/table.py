@@ -46,6 +46,7 @@ from . import ops_cvt as V
 from . import ops_float as F
 from . import ops_half as H
 from . import ops_int as I
+from . import ops_prmt as PR
 from . import ops_matrix as X
 from . import ops_mem as M
 from . import ops_reduce as RD
@@ -222,7 +223,7 @@ ROWS = [
     _r("not", "any", I._logic, "9.7.8.4", mods=(), operands=2),
     _r("cnot", "any", I._logic, "9.7.8.5", mods=(), operands=2),
     _r("lop3", "any", I._lop3, "9.7.8.6", mods=("and", "or"), one_of=(("and", "or"),)),
-    _r("prmt", "any", I._prmt, "9.7.9.7", mods=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"),
+    _r("prmt", "any", PR.prmt, "9.7.9.7", mods=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"),
        one_of=(("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"),), operands=4),
     _r("setp", "any", I._setp, "9.7.6.2", **SETP),       # the comparison per type: ops_float.float_compare
     _r("set", "any", I._setp, "9.7.6.1", **SETP),

@@ -287,7 +287,7 @@ def test_out_writes_all_or_nothing(tmp_path, capsys):
 def test_python_api_bounds_buffers_and_threads():
     from layoutsim import ptx
     with pytest.raises(LayoutsimError, match="may hold at most"):
-        ptx.run(_kernel("p3", 3), "p3", 1, 32, [np.zeros(1 << 26, np.float32)] * 3)   # 3 x 256 MiB
+        ptx.run(_kernel("p3", 3), "p3", 1, 32, [np.zeros(1 << 26, np.float32) for _ in range(3)])   # 3 x 256 MiB
     with pytest.raises(LayoutsimError, match="--ctas K"):
         ptx.run(_kernel("nop"), "nop", (1 << 31) - 1, 1024, [])
     with pytest.raises(LayoutsimError, match="0 threads|at most 1024"):
