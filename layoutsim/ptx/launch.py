@@ -432,11 +432,10 @@ class Launch:
 
     # ---- coordinates and special registers ------------------------------------------------------------
     def cta_coords(self, c):
-        return S.cta_coords(self.grid, c)
+        return S.coords(self.grid, c)
 
     def thread_coords(self, t):
-        bx, by, _ = self.block
-        return (t % bx, (t // bx) % by, t // (bx * by))
+        return S.coords(self.block, t)
 
     def special_registers(self, bt):
         """{name: value} of the batch's special registers, each computed when first read (most
@@ -460,14 +459,11 @@ def _lanemask(bt, shift):
 
 # the special registers: name -> f(launch, batch)
 _SPECIAL = {
-    "%tid.x": lambda L, bt: (bt.local_tid % L.block[0]).astype(_U),
-    "%tid.y": lambda L, bt: ((bt.local_tid // L.block[0]) % L.block[1]).astype(_U),
-    "%tid.z": lambda L, bt: (bt.local_tid // (L.block[0] * L.block[1])).astype(_U),
+    **{f"%tid.{a}": (lambda L, bt, k=k: S.coords(L.block, bt.local_tid)[k].astype(_U)) for k, a in enumerate("xyz")},
     "%ntid.x": lambda L, bt: _U(L.block[0]), "%ntid.y": lambda L, bt: _U(L.block[1]),
     "%ntid.z": lambda L, bt: _U(L.block[2]),
-    "%ctaid.x": lambda L, bt: (bt.ctas[bt.cta_index] % L.grid[0]).astype(_U),
-    "%ctaid.y": lambda L, bt: ((bt.ctas[bt.cta_index] // L.grid[0]) % L.grid[1]).astype(_U),
-    "%ctaid.z": lambda L, bt: (bt.ctas[bt.cta_index] // (L.grid[0] * L.grid[1])).astype(_U),
+    **{f"%ctaid.{a}": (lambda L, bt, k=k: S.coords(L.grid, bt.ctas[bt.cta_index])[k].astype(_U))
+       for k, a in enumerate("xyz")},
     "%nctaid.x": lambda L, bt: _U(L.grid[0]), "%nctaid.y": lambda L, bt: _U(L.grid[1]),
     "%nctaid.z": lambda L, bt: _U(L.grid[2]),
     "%laneid": lambda L, bt: bt.lane, "%warpid": lambda L, bt: (bt.local_tid // 32).astype(_U),

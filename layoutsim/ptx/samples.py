@@ -16,7 +16,7 @@ patterns and are not sampled.
 import numpy as np
 
 from ..errors import LayoutsimError
-from .state import GLOBAL_BASE, cta_coords
+from .state import GLOBAL_BASE, coords
 
 PER_LINE = 8
 
@@ -94,7 +94,7 @@ def _rows(space, op, O, M, where, counts):
         where = [(None, None)] * len(O)
     else:
         ctas, warps, grid = where
-        where = [(list(cta_coords(grid, c)), w) for c, w in zip(ctas.tolist(), warps.tolist())]
+        where = [(list(coords(grid, c)), w) for c, w in zip(ctas.tolist(), warps.tolist())]
     masks = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
     # an int per active lane, None for the others
     addresses = O.tolist() if M.all() else np.where(M, O.astype(object), None).tolist()

@@ -263,7 +263,8 @@ class Batch:
                f"(warp {lt // 32}, lane {lt % 32})"
 
 
-def cta_coords(grid, c):
-    """(x, y, z) of the CTA of linear id c in a grid."""
-    gx, gy, _ = grid
-    return (c % gx, (c // gx) % gy, c // (gx * gy))
+def coords(dims, i):
+    """(x, y, z) of linear id i (ints or arrays) in a 3-D shape, x fastest: a CTA in the grid, a
+    thread in its block."""
+    dx, dy, _ = dims
+    return (i % dx, (i // dx) % dy, i // (dx * dy))
