@@ -57,22 +57,7 @@ def _shfl(ins, b, prog):
         lane = bt.lane.astype(np.int64)
         bval = np.broadcast_to(np.asarray(rb(bt)).astype(np.int64) & 31, (bt.T,))
         c = np.broadcast_to(np.asarray(rc(bt)).astype(np.int64), (bt.T,))
-        cval, seg = c & 31, (c >> 8) & 31
-        max_lane = (lane & seg) | (cval & ~seg)
-        min_lane = lane & seg
-        if mode == "up":
-            j = lane - bval
-            ok = j >= max_lane
-        elif mode == "down":
-            j = lane + bval
-            ok = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ bval
-            ok = j <= max_lane
-        else:
-            j = min_lane | (bval & ~seg)
-            ok = j <= max_lane
-        j = np.where(ok, j, lane)
+        j, ok = _source_lane(mode, lane, bval, c)
         src = np.arange(bt.T, dtype=np.int64) - lane + j
         a = np.broadcast_to(np.asarray(ra(bt)), (bt.T,))
         wd(bt, a[src], g, full)
@@ -81,21 +66,29 @@ def _shfl(ins, b, prog):
     return {"fn": fn, "membermask": mm}
 
 
+def _source_lane(mode, lane, bval, c):
+    """(the lane each lane reads, whether it is in range) of shfl.sync (PTX ISA 9.7.9.6's
+    pseudo-code): b (0..31) the lane or offset, c the clamp (bits 0-4) and segment mask (bits 8-12);
+    a lane out of range reads its own value."""
+    cval, seg = c & 31, (c >> 8) & 31
+    max_lane = (lane & seg) | (cval & ~seg)
+    j = {"up": lane - bval, "down": lane + bval, "bfly": lane ^ bval}.get(mode, (lane & seg) | (bval & ~seg))
+    ok = j >= max_lane if mode == "up" else j <= max_lane
+    return np.where(ok, j, lane), ok
+
+
 def _shfl_constant(ins, b, mode, wd, wp, ra):
     """shfl.sync with b, c and the membermask immediates (what compilers emit for reductions and
     scans): each thread's source lane and its predicate depend on its lane only, computed once per
     batch size; the membermask check is then one look at the lanes outside it (none for -1)."""
     u32 = T.get("u32")
     bval, c, mask = (int(b.constant(o, u32, ins)) for o in ins.operands[2:5])
-    bval, cval, seg = bval & 31, c & 31, (c >> 8) & 31
+    bval &= 31
     plans = {}
 
     def plan(bt):
         lane = np.arange(32, dtype=np.int64)
-        max_lane = (lane & seg) | (cval & ~seg)
-        j = {"up": lane - bval, "down": lane + bval, "bfly": lane ^ bval}.get(mode, (lane & seg) | (bval & ~seg))
-        ok = j >= max_lane if mode == "up" else j <= max_lane
-        j = np.where(ok, j, lane)
+        j, ok = _source_lane(mode, lane, bval, c)
         n = bt.T // 32
         src = (np.arange(n, dtype=np.int64)[:, None] * 32 + j).reshape(-1)
         outside = None if mask == 0xFFFFFFFF else np.tile(((mask >> lane) & 1) == 0, n)
