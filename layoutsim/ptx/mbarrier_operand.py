@@ -56,13 +56,20 @@ def remote_completion(ins, b, op):
 
     def complete(bt, thr, cta, nbytes):
         flat, rel = at(bt, thr)
-        bad = np.flatnonzero(flat // bt.S != cta)
-        if len(bad):
-            raise Fault(int(thr[bad[0]]), int(rel[bad[0]]), f"{ins.name}: the mbarrier is not in the CTA of the "
-                                                           f"destination (the PTX ISA requires it there)",
-                        "invalid_operand", "shared::cluster")
+        in_destination(bt, ins, thr, flat, cta)
         bt.events.sync("async")
         mb = batch_mbarriers(bt)
         s = mb.slots(flat, rel, thr, ins.name)
         mb.complete_tx(s, np.full(len(thr), nbytes, np.int64), thr, rel)
     return complete
+
+
+def in_destination(bt, ins, thr, flat, cta):
+    """Fault unless each thread's mbarrier (flat offsets) lies in the batch CTA its data goes to
+    (st.async, red.async, the shared-to-shared bulk copy: the PTX ISA requires it there)."""
+    bad = np.flatnonzero(np.asarray(flat) // bt.S != np.asarray(cta))
+    if len(bad):
+        j = bad[0]
+        raise Fault(int(thr[j]), int(flat[j] % bt.S), f"{ins.name}: the mbarrier is not in the CTA of the "
+                                                      f"destination (the PTX ISA requires it there)",
+                    "invalid_operand", "shared::cluster")

@@ -44,7 +44,7 @@ from .access import store as store_parts
 from .builders import need, unsupported
 from .collective import check_warps
 from .events import Access
-from .mbarrier_operand import barrier_address, batch_mbarriers
+from .mbarrier_operand import barrier_address, batch_mbarriers, in_destination
 from .ops_mem import async_groups
 from .state import PARAM_WINDOW, Fault
 
@@ -66,8 +66,6 @@ def _on_barrier(at, bt, g):
         return None
     flat, rel = at(bt, thr)
     return thr, flat, rel, batch_mbarriers(bt)
-
-
 
 
 # ---- mbarrier ------------------------------------------------------------------------------------
@@ -384,13 +382,7 @@ def _bulk(ins, b, load):
             s_ = CL.cta_offsets(bt, s_, thr, raw=True)
         for j, t in enumerate(thr):
             sh, gl = (d[j], s_[j]) if load else (s_[j], d[j])
-            bad = [x for x in (sh, gl, n[j]) if x % BULK_ALIGN]
-            if bad or n[j] <= 0:
-                raise Fault(t, sh, f"{ins.name}: addresses {int(sh):#x}, {int(gl):#x} and size {int(n[j])} must "
-                                   f"be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
-            if sh < 0 or sh + n[j] > bt.smem_size:
-                raise Fault(t, sh, f"{ins.name}: shared {int(sh):#x} + {int(n[j])} bytes is outside the CTA's "
-                                   f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
+            _bulk_checked(bt, ins, t, n[j], (sh,), gl)
             off = int(bt.heap.check(np.array([gl], np.int64), int(n[j]), np.array([t]))[0])
             so = int(cta[j] * bt.S + sh)
             if load:
@@ -402,6 +394,19 @@ def _bulk(ins, b, load):
                                     target=np.array([cta[j]])))
         return [(j, int(cta[j]), int(n[j])) for j in range(len(thr))]
     return {"fn": _copy_step(ins, at, body)}
+
+
+def _bulk_checked(bt, ins, t, n, shared, other=None):
+    """Fault unless the size and every address (the shared ones, then any global one) are positive
+    multiples of BULK_ALIGN and each shared range of n bytes lies in the CTA's shared memory."""
+    addrs = (*shared, *(() if other is None else (other,)))
+    if n <= 0 or any(x % BULK_ALIGN for x in (*addrs, n)):
+        raise Fault(t, shared[0], f"{ins.name}: addresses {', '.join(f'{int(x):#x}' for x in addrs)} and size "
+                                  f"{int(n)} must be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
+    for a in shared:
+        if a < 0 or a + n > bt.smem_size:
+            raise Fault(t, a, f"{ins.name}: shared {int(a):#x} + {int(n)} bytes is outside the CTA's shared "
+                              f"memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
 
 
 def _bulk_to_cluster(ins, b):
@@ -421,18 +426,9 @@ def _bulk_to_cluster(ins, b):
         to, d, _ = CL.resolve(bt, d, thr, 1, ins.name)
         s_ = CL.cta_offsets(bt, s_, thr, raw=True)      # shared::cta: the CTA's own rank field dropped
         own = bt.cta_index[thr]
-        flat, _ = at(bt, thr)
+        in_destination(bt, ins, thr, at(bt, thr)[0], to)
         for j, t in enumerate(thr):
-            if (d[j] | s_[j] | n[j]) % BULK_ALIGN or n[j] <= 0:
-                raise Fault(t, s_[j], f"{ins.name}: addresses {int(d[j]):#x}, {int(s_[j]):#x} and size {int(n[j])} "
-                                      f"must be positive multiples of {BULK_ALIGN} bytes", "misaligned", "shared")
-            for a, what in ((s_[j], "source"), (d[j], "destination")):
-                if a < 0 or a + n[j] > bt.smem_size:
-                    raise Fault(t, a, f"{ins.name}: {what} {int(a):#x} + {int(n[j])} bytes is outside the CTA's "
-                                      f"shared memory ({bt.smem_size} bytes)", "out_of_bounds", "shared")
-            if flat[j] // bt.S != to[j]:
-                raise Fault(t, int(flat[j] % bt.S), f"{ins.name}: the mbarrier is not in the destination's CTA "
-                                                   f"(the PTX ISA requires it there)", "invalid_operand", "shared::cluster")
+            _bulk_checked(bt, ins, t, n[j], (d[j], s_[j]))
             so, do = int(own[j] * bt.S + s_[j]), int(to[j] * bt.S + d[j])
             bt.smem[do:do + n[j]] = bt.smem[so:so + n[j]].copy()
             for kind, a, f, cta in (("read", s_[j], so, own[j]), ("write", d[j], do, to[j])):

@@ -119,13 +119,29 @@ def test_shared_to_shared_bulk_copy(name, n):
         assert np.array_equal(out[b], want)
 
 
+@pytest.mark.parametrize("size,match", [(8, "and size 8 must be positive multiples of 16 bytes"),
+                                        (64, r"shared 0x410 \+ 64 bytes is outside the CTA's shared memory \(1064 bytes\)")])
+def test_shared_to_shared_bulk_copy_checks_its_operands(size, match):
+    """Both CTAs copy their s into rank 1's s + 16: a size not a multiple of 16 bytes, or 64
+    bytes from 0x410 (s is at 0x400, after sm_90's reserved KiB) past the 1064 bytes of shared
+    memory a CTA has here."""
+    text = kernel(".shared .align 16 .b8 s[32]; .shared .align 8 .b64 bar;\n"
+                  "mov.u32 %r0, s; mapa.shared::cluster.u32 %r2, %r0, 1; mov.u32 %r3, bar;\n"
+                  "mapa.shared::cluster.u32 %r3, %r3, 1; mbarrier.init.shared::cta.b64 [bar], 1;\n"
+                  "barrier.cluster.arrive; barrier.cluster.wait;\n"
+                  f"add.u32 %r2, %r2, 16; cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
+                  f"[%r2], [%r0], {size}, [%r3];")
+    with pytest.raises(P.PtxFault, match=match):
+        P.run(text, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
+
+
 def test_shared_to_shared_bulk_copy_needs_the_mbarrier_in_the_destination():
     """Here the mbarrier named is rank 0's, the destination rank 1's."""
     text = kernel(".shared .align 16 .b8 s[32]; .shared .align 8 .b64 bar;\n"
                   "mov.u32 %r0, s; mapa.shared::cluster.u32 %r2, %r0, 1; mov.u32 %r3, bar;\n"
                   "mapa.shared::cluster.u32 %r3, %r3, 0; mbarrier.init.shared::cta.b64 [bar], 1;\n"
                   "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r2], [%r0], 16, [%r3];")
-    with pytest.raises(LayoutsimError, match="not in the destination's CTA"):
+    with pytest.raises(LayoutsimError, match="not in the CTA of the destination"):
         P.run(text, "k", 2, 32, [np.zeros(1, np.uint32)], cluster=2)
 
 
