@@ -145,7 +145,6 @@ def load(name, directory=None, kind="capture", group=HOPPER):
                   [StructArg(params, tuple(pointers), tuple(maps))], order + own, before, after, arrays)
 
 
-
 def mapped(launch):
     """The capture buffer indices the Params' tensor maps describe, in Params order, each once: a
     ThunderKittens globals struct's gl fields in their order (each gl holds its TMA descriptor).

@@ -238,4 +238,3 @@ def _set_samples(run, value):
 # Samples observer itself, whose rows are built on the first read: a launch whose samples nobody
 # reads does not pay for them (the dataclass's __init__, __eq__ and __repr__ go through this).
 Run.samples = property(_samples, _set_samples)
-
