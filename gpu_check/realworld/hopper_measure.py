@@ -20,6 +20,7 @@ Copy DIR/* (but raw/) into tests/data/realworld/hopper/ (tests/gpu_check/test_re
 replays them); for tk, tk_measure --merge does it.
 """
 import argparse
+import datetime
 import json
 import lzma
 import os
@@ -231,7 +232,8 @@ def main(argv=None):
             for case in (c for c in g.cases if c.example == ex.stem):
                 cases[case.name] = {"example": ex.stem, "launch": case.launch,
                                     "ncu_runs": [r[case.launch] if case.launch < len(r) else None for r in runs]}
-    doc = {"device": gpu_name() or "unknown", "ncu": tool_version("ncu", "Version") if ncu else None,
+    doc = {"device": gpu_name() or "unknown", "date": datetime.date.today().isoformat(),
+           "ncu": tool_version("ncu", "Version") if ncu else None,
            "nvcc_of_the_binaries": tool_version("nvcc", "release") if g is not HOPPER else "see hopper_build (nvcc 13.0)",
            "group": g.name, "metrics": metrics,
            "examples": examples, "cases": cases, "problems": problems}

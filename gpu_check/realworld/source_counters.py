@@ -7,7 +7,7 @@ RAW_DIR holds what hopper_measure --source-counters wrote (raw/<exe>.source_sass
 page with --print-source sass, and raw/<exe>.source_details.csv, the same run's totals). FILE gets,
 per executable: the "L1 Wavefronts Shared" (and "... Ideal") summed over its SASS instructions by
 address space, access operation and opcode, and the run's totals of shared ld/st wavefronts and
-shared ld/st bank conflicts. A wavefront that a total counts and no instruction was charged is not
+shared ld/st bank conflicts; under "measurement", the GPU, ncu and date of RAW_DIR/../h200.json. A wavefront that a total counts and no instruction was charged is not
 the instructions' own (tk_cases.EXPLAINED_COSTS quotes these figures).
 """
 import argparse
@@ -72,9 +72,13 @@ def main(argv=None):
     if not got:
         print(f"source_counters: {a.raw_dir} holds no *.source_sass.csv (hopper_measure --source-counters)", file=sys.stderr)
         return 2
+    run = Path(a.raw_dir).parent / "h200.json"          # the same run's record: which GPU, ncu, when
+    if run.is_file():
+        doc = json.loads(run.read_text())
+        got["measurement"] = {k: doc.get(k) for k in ("device", "ncu", "date")}
     from layoutsim.files import write_all
     write_all([(Path(a.out), (json.dumps(got, indent=1, sort_keys=True) + "\n").encode(), "summary")])
-    print(f"wrote {a.out}: {len(got)} executables")
+    print(f"wrote {a.out}: {len(got) - ('measurement' in got)} executables")
     return 0
 
 
