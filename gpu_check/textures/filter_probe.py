@@ -11,7 +11,9 @@ random values of one exponent, of spread exponents, signs mixed, and powers of t
 2D: a 64 x 64 texture of 2x2 blocks of random values (spread exponents), each block sampled at 64
 (k, l) weight pairs: out = G(block, k, l). 3D: a 16 x 16 x 16 texture of 2x2x2 blocks, each at 64
 (k, l, m) triples. The other formats, 1D pairs as above: f16 texels (1d_f16), and 8- and 16-bit
-integers read as normalized floats (1d_u8n: unsigned bytes, 1d_s16n: signed shorts).
+integers read as normalized floats (1d_u8n: unsigned bytes, 1d_s16n: signed shorts, 1d_s8n: signed
+bytes). norm_bits: which bits of a normalized coordinate the sampler keeps (inputs_norm_bits);
+a1d_border: a layered 1D texture with border addressing (inputs_a1d).
 Written: DIR/filter_probe.npz (<probe>/texels, <probe>/in, <probe>/out for each probe) and
 DIR/filter_probe.json (GPU, driver, date). --dry-run runs the executor instead of a GPU.
 The analysis (which arithmetic gives these bits) is layoutsim/ptx/texture.py's filter_unit.
@@ -125,13 +127,52 @@ def small_pairs(dtype, seed):
     return a, b
 
 
-def case(geom, n, fmt="f32", read="element"):
-    obj = dict(fmt=fmt, geom=geom, channels=1, address="clamp", filter="linear", read=read,
-               normalized=False, layered=False, cubemap=False)
+NORM_BITS = (20, 21, 22, 23, 24)    # norm_bits: how many fraction bits a normalized coordinate keeps
+
+
+def inputs_norm_bits(seed=31, width=13, n=8192):
+    """A 1 x 13 f32 texture of T[i] = i (wrap, normalized coordinates): the result at x is
+    i0 + a / 256 (or 12 (256 - a) / 256 across the seam), so each sample shows the texel index
+    and the weight. The rows: x of every binade from 2^-7 to 4 and negative, where keeping 20, 21,
+    22, 23 or 24 fraction bits (floor, texture.NORMALIZED_BITS) or as many significant bits gives
+    different weights, and n / 8 random ones; y = 0.5 (the row's centre: weight 0)."""
+    r = np.random.default_rng(seed)
+    m = 1 << 20
+    x = (r.uniform(1, 2, m) * np.exp2(r.integers(-7, 2, m)) * np.where(r.random(m) < 0.2, -1, 1))
+    x = x.astype(np.float32).astype(np.float64)
+    seen = []
+    for b in NORM_BITS:
+        for kept in (np.floor(x * 2.0 ** b) / 2.0 ** b,                          # fixed point
+                     np.floor(np.ldexp(np.frexp(x)[0], b)) * np.exp2(np.frexp(x)[1] - b)):  # float
+            u = kept * width - 0.5
+            seen.append(np.round((u - np.floor(u)) * 256))
+    seen = np.stack(seen)
+    pick = np.flatnonzero((seen != seen[0]).any(0))[: n - n // 8]
+    pick = np.concatenate([pick, r.integers(0, m, n - len(pick))])
+    rows = np.zeros((n, 4), np.float32)
+    rows[:, 0], rows[:, 1] = x[pick], 0.5
+    return np.arange(width, dtype=np.float32)[None, :], rows.view(np.uint32)
+
+
+def inputs_a1d(seed=37, width=13, layers=3):
+    """Layered 1D u8 texels read as normalized floats (border): x from 1.5 texels outside to 1.5
+    beyond in steps of 1/256, each layer; texture.Texture.fetch's 1D-as-2D rule halves them all."""
+    r = np.random.default_rng(seed)
+    texels = r.integers(0, 256, (layers, width)).astype(np.uint8)
+    x = np.arange(-1.5 * 256, (width + 1.5) * 256) / 256.0
+    rows = np.zeros((layers * len(x), 4), np.uint32)
+    rows[:, 0] = np.repeat(np.arange(layers), len(x))
+    rows[:, 1] = np.tile(x, layers).astype(np.float32).view(np.uint32)
+    return texels, rows
+
+
+def case(geom, n, fmt="f32", read="element", address="clamp", normalized=False):
+    obj = dict(fmt=fmt, geom=geom, channels=1, address=address, filter="linear", read=read,
+               normalized=normalized, layered=geom in ("a1d", "a2d"), cubemap=False)
     return dict(name=f"filter_probe_{geom}_{fmt}", kernel=f"tex_{geom}_f32_f32", kind="tex", obj=obj, n=n, extra={})
 
 
-# probe: (geometry, format, read mode, inputs)
+# probe: (geometry, format, read mode, inputs[, the sampler's address mode and normalized coordinates])
 PROBES = {
     "1d": ("1d", "f32", "element", inputs_1d),
     "2d": ("2d", "f32", "element", inputs_2d),
@@ -139,10 +180,22 @@ PROBES = {
     "1d_f16": ("1d", "f16", "element", lambda: inputs_1d(*small_pairs(np.float16, 17))),
     "1d_u8n": ("1d", "u8", "normalized", lambda: inputs_1d(*small_pairs(np.uint8, 19))),
     "1d_s16n": ("1d", "s16", "normalized", lambda: inputs_1d(*small_pairs(np.int16, 23))),
+    # not measured yet: s8 read as normalized floats (texture.NORMALIZED_16's s8 terms, fitted on
+    # one recorded case), the normalized coordinate's bits, layered 1D with border addressing
+    "1d_s8n": ("1d", "s8", "normalized", lambda: inputs_1d(*small_pairs(np.int8, 29))),
+    "norm_bits": ("2d", "f32", "element", inputs_norm_bits, dict(address="wrap", normalized=True)),
+    "a1d_border": ("a1d", "u8", "normalized", inputs_a1d, dict(address="border")),
 }
 
 
-KEEP = {"1d": 16, "2d": 4, "3d": 1, "1d_f16": 8, "1d_u8n": 8, "1d_s16n": 8}     # every n-th row kept
+def probe_case(name, n):
+    """The case (measure.Gpu.run_case's and replay.run_case's argument) of probe `name`, n rows."""
+    geom, fmt, read = PROBES[name][:3]
+    return case(geom, n, fmt, read, **(PROBES[name][4] if len(PROBES[name]) > 4 else {}))
+
+
+KEEP = {"1d": 16, "2d": 4, "3d": 1, "1d_f16": 8, "1d_u8n": 8, "1d_s16n": 8,      # every n-th row kept
+        "1d_s8n": 8, "norm_bits": 1, "a1d_border": 1}
 COMMITTED = Path(__file__).resolve().parents[2] / "tests" / "data" / "textures"
 
 
@@ -151,16 +204,24 @@ def rows_kept(name, n):
 
 
 def commit(folder):
-    """The committed subset of a measurement in `folder` (see the module docstring)."""
+    """Keep the subset of a measurement in `folder` (see the module docstring) in COMMITTED, beside
+    the probes committed before that it did not measure; filter_probe.json's "measured" names the
+    GPU and date of each probe's run."""
     from gpu_check.kernel_corpus.corpus import npz_bytes, write_atomic
+    run = json.loads((Path(folder) / "filter_probe.json").read_text())
+    old = COMMITTED / "filter_probe.npz"
+    kept = dict(np.load(old)) if old.is_file() else {}
+    meta = json.loads((COMMITTED / "filter_probe.json").read_text()) if old.is_file() else dict(run)
+    measured = meta.setdefault("measured", {})
+    for name in (p for p in PROBES if f"{p}/out" in kept):            # committed before "measured" was
+        measured.setdefault(name, {"gpu": meta.get("gpu"), "date": meta.get("date")})
     with np.load(Path(folder) / "filter_probe.npz") as z:
-        kept = {}
-        for name in PROBES:
+        for name in (p for p in PROBES if f"{p}/out" in z.files):      # a run may measure some (--only)
             out = z[f"{name}/out"]
             idx = rows_kept(name, len(out))
             kept[f"{name}/index"], kept[f"{name}/out"] = idx.astype(np.int32), out[idx, 0].copy()
-    meta = json.loads((Path(folder) / "filter_probe.json").read_text())
-    meta["kept"] = {k: f"every {v}th row" for k, v in KEEP.items()}
+            measured[name] = {"gpu": run.get("gpu"), "date": run.get("date")}
+    meta["kept"] = {k: f"every {v}th row" for k, v in KEEP.items() if f"{k}/out" in kept}
     write_atomic(COMMITTED / "filter_probe.npz", npz_bytes(kept))
     write_atomic(COMMITTED / "filter_probe.json", (json.dumps(meta, indent=1) + "\n").encode())
     print(f"kept {sum(len(v) for k, v in kept.items() if k.endswith('/out'))} results -> {COMMITTED}")
@@ -179,6 +240,9 @@ def main(argv=None):
     if not a.out:
         ap.error("give --out DIR (or --commit DIR)")
     ap_only = a.only.split(",") if a.only else list(PROBES)
+    unknown = [p for p in ap_only if p not in PROBES]
+    if unknown:
+        ap.error(f"--only {','.join(unknown)}: no such probe; valid: {', '.join(PROBES)}")
     if a.dry_run:
         from . import replay
         run, meta = replay.run_case, {"gpu": "dry run: the executor (layoutsim.ptx), not a GPU"}
@@ -188,10 +252,10 @@ def main(argv=None):
         run, meta = gpu.run_case, gpu.meta()
     arrays = {}
     for name in ap_only:
-        geom, fmt, read, make = PROBES[name]
+        geom, make = PROBES[name][0], PROBES[name][3]
         texels, rows = make()
         C.SIZES[geom] = texels.shape                  # this probe's own size (measure.Gpu.array reads it)
-        out, _ = run(case(geom, len(rows), fmt, read), texels, rows)
+        out, _ = run(probe_case(name, len(rows)), texels, rows)
         arrays.update({f"{name}/texels": texels, f"{name}/in": rows, f"{name}/out": out[:len(rows)]})
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -28,9 +28,9 @@ from .texture import GEOMETRIES
 LOD = ("base", "level", "grad")
 RESULTS = ("f32", "s32", "u32")
 # what the H100 measurement (tests/data/textures; gpu_check/textures/replay.py KNOWN) proves and not
-SAMPLING_NOTE = ("tex/tld4: point sampling, element and integer fetches, cube maps, tld4 and 1D/2D linear filtering "
-                 "match an H100 bit for bit; 3D linear filtering and s8 normalized reads can differ in the last "
-                 "bits (5 of 108 recorded cases differ)")
+SAMPLING_NOTE = ("tex/tld4: point sampling, element and integer fetches, cube maps, tld4 and linear filtering "
+                 "match an H100 bit for bit; 3D linear filtering of f32/f16 texels can differ in the last bit "
+                 "(1 word of 1 of 108 recorded cases, 79 of 32768 probe samples)")
 QUERIES = ("width", "height", "depth", "array_size")
 NOTE = "texture and surface accesses are not costed (the texture cache is not modelled)"
 _COORDS = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4, "cube": 4}

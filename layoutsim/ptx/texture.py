@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import LayoutsimError
-from .fround import decode_raw, round_to
+from .fround import decode_raw, round_to, sum_odd
 
 FORMATS = {np.dtype(k): v for k, v in (("u1", "u8"), ("i1", "s8"), ("<u2", "u16"), ("<i2", "s16"),
                                          ("<u4", "u32"), ("<i4", "s32"), ("<f2", "f16"), ("<f4", "f32"))}
@@ -57,7 +57,7 @@ class Rules:
 
 
 RULES = Rules()
-NORMALIZED_BITS = 23                  # see texel_coordinate
+NORMALIZED_BITS = 22                  # see texel_coordinate
 CANDIDATES = {"coords": ("exact", "fixed8"), "alpha": ("nearest", "floor"),
               "combine": ("filter_unit", "f64", "f32_terms", "lerp")}
 
@@ -120,6 +120,8 @@ class Texture:
             raise LayoutsimError(f"{where}: address {arg.address!r}: give one mode or one per dimension "
                                  f"({self.dims})")
         self.modes = tuple(_choice(m, ADDRESS, "address mode", where) for m in modes[:self.dims])
+        # the y mode of a 1D texture's hidden second axis (see fetch): y's if given, else x's
+        self.hidden_mode = _choice(modes[min(1, len(modes) - 1)], ADDRESS, "address mode", where)
         if not arg.normalized and any(m in ("wrap", "mirror") for m in self.modes):
             raise LayoutsimError(f"{where}: address {self.modes}: wrap and mirror need normalized=True "
                                  f"(CUDA Programming Guide, Texture Fetching: only with normalized coordinates)")
@@ -184,18 +186,32 @@ class Texture:
                 idx.append(i)
                 ok &= v
             return self._words(self._texel(layer, idx, ok), rules)
-        base, alphas = [], []
-        for ax in range(n):
-            u = texel_coordinate(coords[ax], self.size(ax), normalized, False, rules) - 0.5
+        # a 1D texture (layered too) is filtered as a 2D one of height 1 sampled at y = 0: texel
+        # row -1 (y's address mode applies) weighs half, row 0 the other half, so that with
+        # border addressing the result is half the 1D filter's (tests/data/textures,
+        # 1d_u8_norm_linear_border, every word, an H100; a1d: not measured)
+        axes = [(coords[ax], self.size(ax), self.modes[ax]) for ax in range(n)]
+        if n == 1:
+            axes.append((np.zeros(len(layer)), 1, self.hidden_mode))
+        base, alphas, weights = [], [], []
+        for x, size, mode in axes:
+            u = texel_coordinate(x, size, normalized, False, rules) - 0.5
+            if mode == "clamp":
+                # clamp clamps the coordinate (to the centres of the first and last texel), so
+                # that the weight toward the clamped side is 0. It shows in 3D only, where the z
+                # weight splits the x and y weights (corner_weights): with texel indices clamped
+                # instead, 361 words of 3d_f32_linear differ, 360 of them samples outside the
+                # texture; with the coordinate clamped, 1 (inside)
+                u = np.clip(u, 0, size - 1)
             i0 = np.floor(u)
             base.append(i0.astype(np.int64))
             alphas.append(ALPHA[rules.alpha](u - i0))
-        corners, raws, weights = [], [], []
-        for k in range(1 << n):
+        corners, raws = [], []
+        for k in range(1 << len(axes)):
             idx, ok, w = [], np.ones(len(layer), bool), np.ones(len(layer), np.int64)
-            for ax in range(n):
+            for ax, (_, size, mode) in enumerate(axes):
                 bit = (k >> ax) & 1
-                i, v = address(base[ax] + bit, self.size(ax), self.modes[ax])
+                i, v = address(base[ax] + bit, size, mode)
                 idx.append(i)
                 ok &= v
                 w = w * (alphas[ax] if bit else 256 - alphas[ax])
@@ -206,7 +222,7 @@ class Texture:
             vals = np.stack(corners, 1) if self.format in ("f16", "f32") else np.stack(raws, 1)
             out = filter_unit(self.format, vals, np.stack(corner_weights(alphas), 1))
         else:
-            out = COMBINE[rules.combine](np.stack(corners, 1), np.stack(weights, 1), n, alphas)
+            out = COMBINE[rules.combine](np.stack(corners, 1), np.stack(weights, 1), len(axes), alphas)
         return self._float_words(out, rules)
 
     def gather(self, comp, coords, rules=None):
@@ -296,7 +312,10 @@ def texel_coordinate(x, size, normalized, integer, rules):
         # a normalized coordinate keeps NORMALIZED_BITS fraction bits (floor) before it is scaled:
         # 0x3e2aaaab (1/6 rounded up) times 6 texels is row 0 on the GPU, row 1 exactly
         # (tests/data/textures, the three 2d_f32_point_*_norm cases, an H100: any of 16..25 bits
-        # gives their rows; 22-23 give the linear cases' fewest mismatches)
+        # gives their rows). Of the linear cases, 2d_s16x2_norm_linear_wrap needs at most 22
+        # (y = 0x3fb5caab: 23 bits put its weight at 5.50006 / 256, rounded to 6; the GPU used
+        # 5) and 1d_f32_linear_wrap, 2d_f32_linear_mirror_norm at least 21: 21 and 22 give every
+        # recorded case; filter_probe's "norm_bits" probe decides between them
         x = np.floor(np.asarray(x, np.float64) * 2.0 ** NORMALIZED_BITS) / 2.0 ** NORMALIZED_BITS
     u = np.asarray(x, np.float64) * (size if normalized else 1)
     if rules.coords == "fixed8":
@@ -347,56 +366,77 @@ def _combine_lerp(vals, weights, n, alphas):
 
 def corner_weights(alphas):
     """The filter's corner weights in 1/256 (they sum to 256), corner k's bit ax set for the +1
-    texel along axis ax. 1D: 256 - a, a. 2D: the weight of the (+1, +1) corner is a_x a_y / 256
-    rounded to nearest, ties up, and the others follow from the per-axis sums (w(+1, 0) = a_x -
-    w(+1, +1), ...): gpu_check/textures/filter_probe.py, 65536 samples on an H100, 2026-12-07, all
-    equal. 3D (not probed: the recorded 3d cases decide): the 2D weights of x and y, then each split
-    along z the same way (its +1 part W a_z / 256 rounded to nearest, ties up)."""
-    ax, ay = (alphas + [None])[:2]
-    if ay is None:
-        return [256 - ax, ax]
-    w11 = (ax * ay + 128) >> 8
-    w = [256 - ax - ay + w11, ax - w11, ay - w11, w11]
-    for az in alphas[2:]:
-        hi = [(x * az + 128) >> 8 for x in w]
-        w = [x - h for x, h in zip(w, hi)] + hi
-    return w
+    texel along axis ax (k = x + 2 y + 4 z). The filter splits 256 along z (exactly: 256 - a_z and
+    a_z; 1D and 2D: one part, 256), each part W along x (x + 1 takes W a_x / 256 rounded to
+    nearest, ties up), each column C along y so that the corner on the diagonal takes a tie:
+    w(+1, +1) = C a_y / 256 and w(0, 0) = C (256 - a_y) / 256, rounded to nearest, ties up, the
+    other corner the rest. In 2D that is a_x a_y / 256 rounded half up at (+1, +1) and the others
+    from the per-axis sums (gpu_check/textures/filter_probe.py, 65536 samples on an H100,
+    2026-12-07, all equal). 3D: of the six orders of the three splits, z-x-y is the one whose
+    weights give the probe's 3D samples (32768 2x2x2 blocks of random texels at random weights:
+    32689 equal with filter_unit's passes, the next order 532 differ), and of the 64 ways to give
+    each split's ties to one side, the one above (79 differ, the next 446). alphas: 2 or 3 arrays
+    (a 1D texture is filtered as a 2D one, see Texture.fetch)."""
+    ax, ay = alphas[:2]
+    parts = [256 - alphas[2], alphas[2]] if len(alphas) > 2 else [np.full(len(ax), 256, np.int64)]
+    out = [None] * (4 * len(parts))
+    for p, part in enumerate(parts):
+        x1 = (part * ax + 128) >> 8
+        for xb, col in enumerate((part - x1, x1)):
+            diag = (col * (ay if xb else 256 - ay) + 128) >> 8
+            out[4 * p + xb], out[4 * p + 2 + xb] = (col - diag, diag) if xb else (diag, col - diag)
+    return out
 
 
 def filter_unit(fmt, vals, weights):
     """Linear filtering's sum as the texture unit computes it, bit for bit (gpu_check/textures/
     filter_probe.py: designed texels at exact weights on an H100, 2026-12-07; 1D and 2D f32, 1D f16,
-    u8 and s16 read as normalized floats, every sample equal). vals [n, corners, channels] (float
-    values of f16/f32 texels, else the stored integers), weights [n, corners] in 1/256 (corner_weights).
-    Floats: each texel with a nonzero weight is made a fixed-point number on the grid 2^(M - F), M
-    the binary exponent of the largest of them (|T| < 2^M), truncated toward zero, F the format's
-    significand bits + 4 (f32: 28, f16: 15); their weighted sum is exact; the result is it over 256,
-    rounded to the texel's format to nearest, ties away from zero. Normalized integers: the texels
-    as 16-bit integers (u8: u * 257, the byte repeated; u16 and s16 as stored; s8: s * 32767 / 127
-    rounded, not probed: the best of the rules tried on the recorded 2d_s8_norm_linear, which it
-    does not reproduce), their weighted sum over 256 rounded to nearest, ties up (toward +inf),
-    then divided by 65535 (unsigned) or 32767 (signed, at least -1) and rounded to f32."""
+    u8 and s16 read as normalized floats, every sample equal; 3D f32: 32689 of 32768). vals [n,
+    corners, channels] (float values of f16/f32 texels, else the stored integers), weights [n,
+    corners] in 1/256 (corner_weights). Floats: the filter works in passes of a 2x2 footprint (3D:
+    one per z); in a pass each texel with a nonzero weight is made a fixed-point number on the
+    grid 2^(M - F), M the binary exponent of the pass's largest (|T| < 2^M), truncated toward zero,
+    F the format's significand bits + 4 (f32: 28, f16: 15); the weighted sum of both passes is
+    exact; the result is it over 256, rounded to the texel's format to nearest, ties away from
+    zero (3D: a grid for all eight texels gives 6019 of the probe's samples wrong, one per pass
+    79; the 79 are one ulp off and no grid explains them). Normalized integers: the stored
+    integers' weighted sum times the 16-bit scale of NORMALIZED_16 in steps of 1/8 (each term
+    floored), rounded half up (toward +inf), then divided by 65535 (unsigned) or 32767 (signed, at
+    least -1) and rounded to f32."""
     w = weights[..., None]
     if fmt in ("f16", "f32"):
         bits = {"f32": 24, "f16": 11}[fmt]
-        live = (w > 0) & (vals != 0) & np.isfinite(vals)
-        lowest = np.iinfo(np.int32).min
-        exps = np.where(live, np.frexp(np.where(live, vals, 1.0))[1], lowest)
-        m = exps.max(axis=1, keepdims=True)
-        grid = np.exp2(np.where(m == lowest, 0, m) - (bits + FILTER_GUARD_BITS)).astype(np.float64)
-        total = (np.trunc(vals / grid) * grid * w).sum(1) / 256.0
-        # exact (at most 28 + 16 bits per term, 8 terms), so one rounding: nearest, ties away
+        total = 0.0
+        for p in range(0, vals.shape[1], 4):           # one pass per 2x2 footprint (3D: per z)
+            v, wp = vals[:, p:p + 4], w[:, p:p + 4]
+            live = (wp > 0) & (v != 0) & np.isfinite(v)
+            lowest = np.iinfo(np.int32).min
+            exps = np.where(live, np.frexp(np.where(live, v, 1.0))[1], lowest)
+            m = exps.max(axis=1, keepdims=True)
+            grid = np.exp2(np.where(m == lowest, 0, m) - (bits + FILTER_GUARD_BITS)).astype(np.float64)
+            # a pass's sum is exact in float64 (at most 28 + 8 bits per term, 4 terms); the
+            # passes' sum is rounded to odd, so that the one rounding below stays exact
+            total = sum_odd(total, (np.trunc(v / grid) * grid * wp).sum(1) / 256.0)
         out = decode_raw(round_to(total, fmt, "rna"), fmt)
         bad = ~np.isfinite(vals).all(1)         # infinities and NaNs: not probed; the plain sum stands in
         return np.where(bad, (vals * w).sum(1) / 256.0, out)
-    scale, den = NORMALIZED_16[fmt]
-    v = ((np.floor(vals * scale + 0.5).astype(np.int64) * w).sum(1) + 128) >> 8
-    return np.maximum(v / den, -1.0).astype(np.float32).astype(np.float64)
+    # the 16-bit result k in units of 1/8 (floor), then rounded half up: k = s m with s the stored
+    # integers' weighted sum (weights in 1/256) and m the sum of 2^e over NORMALIZED_16's terms
+    terms, den = NORMALIZED_16[fmt]
+    s = (vals.astype(np.int64) * w).sum(1)
+    acc = sum(s >> (8 - 3 - e) if e <= 5 else s << (e - 5) for e in terms)
+    return np.maximum(((acc + 4) >> 3) / den, -1.0).astype(np.float32).astype(np.float64)
 
 
 FILTER_GUARD_BITS = 4         # the fixed-point grid's bits beyond the texel format's significand
-# a normalized-read texel as the filter's 16-bit integer (factor on the stored value) and its divisor
-NORMALIZED_16 = {"u8": (257, 65535), "u16": (1, 65535), "s16": (1, 32767), "s8": (32767 / 127, 32767)}
+# a normalized read's texel as the filter's 16-bit integer: the powers of two e of its scale
+# sum(2^e) / 256 per stored unit, and the divisor of the result. u8: 2^16 - 1 over 2^8 - 1 =
+# 2^8 + 2^0 (the byte repeated: u * 257); u16, s16: as stored; s8: 32767 over 127 = 2^8 + 2^1 +
+# 2^-7 + 2^-14 + ..., its first three terms (tests/data/textures, 2d_s8_norm_linear, an H100: all
+# 2048 samples, 1473 distinct sums, with these three and the 1/8 steps of filter_unit; with a
+# fourth term, or 2 or 4 guard bits, 58 and more differ; u8's and the 16-bit formats' results
+# are the same with or without the 1/8 steps)
+NORMALIZED_16 = {"u8": ((8, 0), 65535), "u16": ((0,), 65535), "s16": ((0,), 32767), "s8": ((8, 1, -7), 32767)}
 
 
 COMBINE = {"f64": _combine_f64, "f32_terms": _combine_terms, "lerp": _combine_lerp}
