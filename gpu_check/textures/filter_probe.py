@@ -13,7 +13,8 @@ random values of one exponent, of spread exponents, signs mixed, and powers of t
 (k, l, m) triples. The other formats, 1D pairs as above: f16 texels (1d_f16), and 8- and 16-bit
 integers read as normalized floats (1d_u8n: unsigned bytes, 1d_s16n: signed shorts, 1d_s8n: signed
 bytes). norm_bits: which bits of a normalized coordinate the sampler keeps (inputs_norm_bits);
-a1d_border: a layered 1D texture with border addressing (inputs_a1d).
+a1d_border: a layered 1D texture with border addressing (inputs_a1d); 3d_pairs: 3D filtering's two
+passes alone (inputs_3d_pairs).
 Written: DIR/filter_probe.npz (<probe>/texels, <probe>/in, <probe>/out for each probe) and
 DIR/filter_probe.json (GPU, driver, date). --dry-run runs the executor instead of a GPU.
 The analysis (which arithmetic gives these bits) is layoutsim/ptx/texture.py's filter_unit.
@@ -127,6 +128,31 @@ def small_pairs(dtype, seed):
     return a, b
 
 
+def inputs_3d_pairs(seed=41):
+    """3D, the two passes alone: each 2x2x2 block of a 16^3 f32 texture holds one texel in each z
+    slice (corner (0, 0) of both; the others 0), one large (random sign and exponent), the other
+    2^-1 to 2^-30 of it (random sign and significand), z order alternating by block; sampled at x, y
+    on the block's first texel centre (weights 0) and 64 random z weights: out = the large one's
+    share plus the small one's, summed as the filter sums two passes (texture.filter_unit; the
+    random 3D probe leaves 79 of 32768 samples unexplained there, all within an ulp of a tie)."""
+    r = np.random.default_rng(seed)
+    n = 2 * BLOCKS_3D
+    texels = np.zeros((n, n, n), np.float32)
+    blk = np.arange(BLOCKS_3D ** 3)
+    bz, rest = np.divmod(blk, BLOCKS_3D ** 2)
+    by, bx = np.divmod(rest, BLOCKS_3D)
+    big = (r.uniform(1, 2, len(blk)) * np.exp2(r.integers(-8, 9, len(blk))) * r.choice([-1, 1], len(blk)))
+    small = big * r.uniform(0.5, 1, len(blk)) * np.exp2(-r.integers(0, 30, len(blk))) * r.choice([-1, 1], len(blk))
+    z0 = np.where(blk % 2 == 0, big, small)
+    z1 = np.where(blk % 2 == 0, small, big)
+    texels[2 * bz, 2 * by, 2 * bx], texels[2 * bz + 1, 2 * by, 2 * bx] = z0, z1
+    b = np.repeat(blk, SAMPLES)
+    rows = np.zeros((len(b), 4), np.float32)
+    rows[:, 0], rows[:, 1] = 2 * bx[b] + 0.5, 2 * by[b] + 0.5
+    rows[:, 2] = (2 * bz[b] + 0.5 + r.integers(1, 256, len(b)) / 256.0).astype(np.float32)
+    return texels, rows.view(np.uint32)
+
+
 NORM_BITS = (20, 21, 22, 23, 24)    # norm_bits: how many fraction bits a normalized coordinate keeps
 
 
@@ -181,10 +207,12 @@ PROBES = {
     "1d_u8n": ("1d", "u8", "normalized", lambda: inputs_1d(*small_pairs(np.uint8, 19))),
     "1d_s16n": ("1d", "s16", "normalized", lambda: inputs_1d(*small_pairs(np.int16, 23))),
     # not measured yet: s8 read as normalized floats (texture.NORMALIZED_16's s8 terms, fitted on
-    # one recorded case), the normalized coordinate's bits, layered 1D with border addressing
+    # one recorded case), the normalized coordinate's bits, layered 1D with border addressing,
+    # the sum of 3D's two passes
     "1d_s8n": ("1d", "s8", "normalized", lambda: inputs_1d(*small_pairs(np.int8, 29))),
     "norm_bits": ("2d", "f32", "element", inputs_norm_bits, dict(address="wrap", normalized=True)),
     "a1d_border": ("a1d", "u8", "normalized", inputs_a1d, dict(address="border")),
+    "3d_pairs": ("3d", "f32", "element", inputs_3d_pairs),
 }
 
 
@@ -195,7 +223,7 @@ def probe_case(name, n):
 
 
 KEEP = {"1d": 16, "2d": 4, "3d": 1, "1d_f16": 8, "1d_u8n": 8, "1d_s16n": 8,      # every n-th row kept
-        "1d_s8n": 8, "norm_bits": 1, "a1d_border": 1}
+        "1d_s8n": 8, "norm_bits": 1, "a1d_border": 1, "3d_pairs": 1}
 COMMITTED = Path(__file__).resolve().parents[2] / "tests" / "data" / "textures"
 
 

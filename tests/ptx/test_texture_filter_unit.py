@@ -4,7 +4,7 @@ results kept in tests/data/textures/filter_probe.npz, the inputs regenerated fro
 Every kept result of the 1D and 2D f32, 1D f16, u8 and s16 normalized probes equals the executor's
 (layoutsim.ptx.texture.filter_unit and corner_weights); of the 3D probe's 32768, all but the
 THREE_D_DIFFERING recorded here (one ulp each; replay.KNOWN's 3d_f32_linear word is the same
-residue). Probes not measured yet (1d_s8n, norm_bits, a1d_border) are skipped until their results
+residue). Probes not measured yet (1d_s8n, norm_bits, a1d_border, 3d_pairs) are skipped until their results
 are committed (`python -m gpu_check.textures.filter_probe --commit DIR`)."""
 import numpy as np
 import pytest
