@@ -28,8 +28,12 @@ OPTIONAL = ("numba", "matplotlib")
 # part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
 # and the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
 # wgmma's operand-read cost, costs.py) are imported when first used, not by every `ptx run` (~20 ms)
+# and the op families: table.py names each row's handler as (family, function) and imports the
+# family (importlib.import_module) when an instruction first binds it, so a run loads only the
+# families its kernel uses (all of them eagerly: ~15 ms of every `ptx run`, issue 26)
 LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
-        ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render")}
+        ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render"),
+        ("table.py", "importlib.import_module")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 
@@ -234,6 +238,8 @@ def _function_imports(path):
                     out += [(sub.lineno, a.name) for a in sub.names]
                 elif isinstance(sub, ast.ImportFrom):
                     out.append((sub.lineno, "." * sub.level + (sub.module or "")))
+                elif isinstance(sub, ast.Call) and ast.unparse(sub.func) in ("importlib.import_module", "import_module"):
+                    out.append((sub.lineno, "importlib.import_module"))
     return out
 
 
@@ -244,12 +250,24 @@ def test_no_import_inside_a_function_among_ptx_modules():
     assert not bad, "\n".join(bad)
 
 
+LAZY_MODULES = ("multiprocessing", "numpy.random", "layoutsim.ptx.ops_tcgen05", "layoutsim.ptx.ops_wgmma",
+                "layoutsim.ptx.ops_matrix", "layoutsim.ptx.ops_video", "layoutsim.ptx.ops_texture")
+
+
 def test_the_lazy_import_stays_lazy():
-    """import layoutsim.ptx loads no multiprocessing (LAZY); a fresh process, as a user's."""
-    code = "import sys, layoutsim.ptx; print(sorted(m for m in ('multiprocessing', 'numpy.random') if m in sys.modules))"
+    """import layoutsim.ptx loads no multiprocessing and no op family the kernel has not used
+    (LAZY); a fresh process, as a user's."""
+    code = f"import sys, layoutsim.ptx; print(sorted(m for m in {LAZY_MODULES} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert out.strip() == "[]"
+    # and binding an instruction loads its family
+    code = ("import sys, layoutsim.ptx.table as t, layoutsim.ptx.syntax as s; "
+            "t.row_for(s.parse_instruction('vadd2.u32.u32.u32 %r1, %r2, %r3, %r4;', 1)).handler; "
+            "print('layoutsim.ptx.ops_video' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert out.strip() == "True"
 
 
 def test_no_ptx_module_imports_another_ptx_modules_private_names():
@@ -264,8 +282,9 @@ def test_no_ptx_module_imports_another_ptx_modules_private_names():
 
 def test_the_reader_sees_a_function_level_import(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("import os\ndef f():\n    from .ops_half import half_arith\n    import numba\n")
-    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba")]
+    path.write_text("import os\ndef f():\n    from .ops_half import half_arith\n    import numba\n"
+                    "    importlib.import_module('x')\n")
+    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba"), (5, "importlib.import_module")]
 
 
 # ---------------------------------------------------------------- bmsk against the ISA
