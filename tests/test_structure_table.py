@@ -28,12 +28,16 @@ OPTIONAL = ("numba", "matplotlib")
 # part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
 # and the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
 # wgmma's operand-read cost, costs.py) are imported when first used, not by every `ptx run` (~20 ms)
+# and what only some kernels need: costs_wmma (with layoutsim.warpcore and the numerics behind it,
+# ~8 ms) for a wmma, layoutsim.smem (~10 ms) for a tensor map;
 # and the op families: table.py names each row's handler as (family, function) and imports the
 # family (importlib.import_module) when an instruction first binds it, so a run loads only the
 # families its kernel uses (all of them eagerly: ~15 ms of every `ptx run`, issue 26)
 LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
         ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render"),
-        ("table.py", "importlib.import_module")}
+        ("table.py", "importlib.import_module"), ("costs.py", ".costs_wmma"), ("tensormap.py", "..smem"),
+        ("kernel_names.py", "..demangle"), ("__init__.py", ".nvcc"), ("lowering.py", "subprocess"),
+        ("lowering.py", "concurrent.futures"), ("sass.py", "concurrent.futures")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 
@@ -236,11 +240,13 @@ def _function_imports(path):
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Import):
                     out += [(sub.lineno, a.name) for a in sub.names]
+                elif isinstance(sub, ast.ImportFrom) and sub.module is None:     # from .. import smem
+                    out += [(sub.lineno, "." * sub.level + a.name) for a in sub.names]
                 elif isinstance(sub, ast.ImportFrom):
-                    out.append((sub.lineno, "." * sub.level + (sub.module or "")))
+                    out.append((sub.lineno, "." * sub.level + sub.module))
                 elif isinstance(sub, ast.Call) and ast.unparse(sub.func) in ("importlib.import_module", "import_module"):
                     out.append((sub.lineno, "importlib.import_module"))
-    return out
+    return sorted(out)
 
 
 def test_no_import_inside_a_function_among_ptx_modules():
@@ -251,7 +257,8 @@ def test_no_import_inside_a_function_among_ptx_modules():
 
 
 LAZY_MODULES = ("multiprocessing", "numpy.random", "layoutsim.ptx.ops_tcgen05", "layoutsim.ptx.ops_wgmma",
-                "layoutsim.ptx.ops_matrix", "layoutsim.ptx.ops_video", "layoutsim.ptx.ops_texture")
+                "layoutsim.ptx.ops_matrix", "layoutsim.ptx.ops_video", "layoutsim.ptx.ops_texture",
+                "layoutsim.ptx.costs_wmma", "layoutsim.warpcore", "layoutsim.smem")
 
 
 def test_the_lazy_import_stays_lazy():
@@ -283,8 +290,9 @@ def test_no_ptx_module_imports_another_ptx_modules_private_names():
 def test_the_reader_sees_a_function_level_import(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("import os\ndef f():\n    from .ops_half import half_arith\n    import numba\n"
-                    "    importlib.import_module('x')\n")
-    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba"), (5, "importlib.import_module")]
+                    "    importlib.import_module('x')\n    from .. import smem\n")
+    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba"), (5, "importlib.import_module"),
+                                       (6, "..smem")]
 
 
 # ---------------------------------------------------------------- bmsk against the ISA

@@ -29,7 +29,6 @@ lands in (memory.GlobalOp.metric_op).
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -49,7 +48,7 @@ _SUMMARY = {"format": int, "key": str, "arch": str, "ptx_sha256": P.MapOf(str)} 
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}
 _PENDING = {}               # (PTX SHA-256, ptxas arch) -> Future of _compute's result (start)
-_POOL = ThreadPoolExecutor(1, thread_name_prefix="layoutsim-lowering")     # no thread until a start
+_POOL = []                  # the lowering thread's executor, made by the first start that runs ptxas
 
 
 class Lowered:
@@ -172,9 +171,17 @@ def start(ptx, module, arch):
     if not isinstance(ptx, str):
         return None
     key = (hashlib.sha256(ptx.encode()).hexdigest(), archs.ptxas_arch(module.target, arch))
-    if key not in _PENDING:
-        _PENDING[key] = _POOL.submit(_compute, ptx, *key)
+    if key not in _PENDING and _known(*key)[2] is None:      # cached (or no ptxas): no thread to start
+        _PENDING[key] = _pool().submit(_compute, ptx, *key)
     return key
+
+
+def _pool():
+    """One worker thread; concurrent.futures (~5 ms to import) only for a PTX no cache holds."""
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL.append(ThreadPoolExecutor(1, thread_name_prefix="layoutsim-lowering"))
+    return _POOL[0]
 
 
 def drop(started):
@@ -194,25 +201,35 @@ def _computed(ptx, sha, arch):
 
 
 def _compute(ptx, sha, arch):
+    tools, key, known = _known(sha, arch)
+    if known is not None:
+        return known
+    ptxas, nvdisasm = tools           # none cached, or one not to trust: recomputed and replaced
+    try:
+        rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
+    except (L.LoweringError, OSError) as e:
+        return None, None, f"{NOT_CONSULTED}: {e}"
+    got = {"format": CACHE_FORMAT, "key": key, "rows": rows,
+           "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
+    _write_cache(key, got)
+    _MEMO[key] = (got["rows"], got["source"], None)
+    return _MEMO[key]
+
+
+def _known(sha, arch):
+    """((ptxas, nvdisasm), cache key, what _compute returns without running them, or None): the
+    note when one is missing, else the lowering in memory or in a cache file to trust."""
     ptxas, nvdisasm = L.find_ptxas(), L.find_nvdisasm()
     missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
     if missing:
-        return None, None, f"{NOT_CONSULTED} ({L.install_hint(*missing)})"
+        return None, None, (None, None, f"{NOT_CONSULTED} ({L.install_hint(*missing)})")
     st = os.stat(ptxas)
     key = hashlib.sha256(f"{sha} {arch} {os.path.realpath(ptxas)} {st.st_size} {st.st_mtime_ns}".encode()).hexdigest()
-    if key in _MEMO:
-        return _MEMO[key]
-    got = _read_cache(key, _LOWERED)
-    if got is None:                   # none yet, or one not to trust: recomputed and replaced
-        try:
-            rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
-        except (L.LoweringError, OSError) as e:
-            return None, None, f"{NOT_CONSULTED}: {e}"
-        got = {"format": CACHE_FORMAT, "key": key, "rows": rows,
-               "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
-        _write_cache(key, got)
-    _MEMO[key] = (got["rows"], got["source"], None)
-    return _MEMO[key]
+    if key not in _MEMO:
+        got = _read_cache(key, _LOWERED)
+        if got is not None:
+            _MEMO[key] = (got["rows"], got["source"], None)
+    return (ptxas, nvdisasm), key, _MEMO.get(key)
 
 
 def _cache_file(key, folder):
