@@ -142,10 +142,12 @@ def _committed(sha, arch):
         summary = _summary(path)
         if arch != summary["arch"]:
             continue
-        for f, h in summary["ptx_sha256"].items():
-            doc = _data(path) if h == sha else None
-            if doc is not None and doc["ptx_sha256"].get(f) == sha:     # a cached summary only points
-                return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
+        f = next((f for f, h in summary["ptx_sha256"].items() if h == sha), None)
+        if f is None:
+            continue
+        doc = _data(path)                   # the whole file, checked: the summary only said where to look
+        if doc["ptx_sha256"].get(f) == sha:
+            return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
     return None, None
 
 
