@@ -22,22 +22,24 @@ from layoutsim.ptx.runner import program
 ROOT = Path(__file__).resolve().parents[1]
 PTX_DIR = ROOT / "layoutsim" / "ptx"
 OPTIONAL = ("numba", "matplotlib")
-# the one stdlib module a ptx/ module imports inside a function: parallel.run_parallel's
-# multiprocessing, which only jobs > 1 needs (~14 ms of every `import layoutsim.ptx` otherwise)
-# and ops_float's fma_kernel, which imports numba at its top (~0.5 s): loaded only once some other
-# part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
-# and the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
-# wgmma's operand-read cost, costs.py) are imported when first used, not by every `ptx run` (~20 ms)
-# and what only some kernels need: costs_wmma (with layoutsim.warpcore and the numerics behind it,
-# ~8 ms) for a wmma, layoutsim.smem (~10 ms) for a tensor map;
-# and the op families: table.py names each row's handler as (family, function) and imports the
-# family (importlib.import_module) when an instruction first binds it, so a run loads only the
-# families its kernel uses (all of them eagerly: ~15 ms of every `ptx run`, issue 26)
+# The imports a ptx/ module makes inside a function, each of something only some runs need, which
+# `import layoutsim.ptx` (and so every `ptx run`, issue 26: a first answer in 0.3 s) would pay for:
+# - parallel.run_parallel's multiprocessing: only jobs > 1 (~14 ms);
+# - ops_float's fma_kernel, which imports numba at its top (~0.5 s): only once some other part of
+#   the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it;
+# - the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
+#   wgmma's operand-read cost, costs.py) (~20 ms);
+# - costs_wmma, with layoutsim.warpcore and the numerics behind it, for a wmma (~8 ms); layoutsim.smem
+#   for a tensor map (~10 ms); the demangler for a kernel name the PTX does not spell (~4 ms);
+#   nvcc.py for a .cu; subprocess and concurrent.futures for a PTX whose lowering no cache holds
+#   (~9 ms: lowering.py runs ptxas, sass.py in a thread);
+# - the op families: table.py names each row's handler as (family, function) and imports the family
+#   (importlib.import_module) when an instruction first binds it (all of them: ~15 ms).
 LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
         ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render"),
-        ("table.py", "importlib.import_module"), ("costs.py", ".costs_wmma"), ("tensormap.py", "..smem"),
-        ("kernel_names.py", "..demangle"), ("__init__.py", ".nvcc"), ("lowering.py", "subprocess"),
-        ("lowering.py", "concurrent.futures"), ("sass.py", "concurrent.futures")}
+        ("costs.py", ".costs_wmma"), ("tensormap.py", "..smem"), ("kernel_names.py", "..demangle"),
+        ("__init__.py", ".nvcc"), ("lowering.py", "subprocess"), ("lowering.py", "concurrent.futures"),
+        ("sass.py", "concurrent.futures"), ("table.py", "importlib.import_module")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 
@@ -258,7 +260,8 @@ def test_no_import_inside_a_function_among_ptx_modules():
 
 LAZY_MODULES = ("multiprocessing", "numpy.random", "layoutsim.ptx.ops_tcgen05", "layoutsim.ptx.ops_wgmma",
                 "layoutsim.ptx.ops_matrix", "layoutsim.ptx.ops_video", "layoutsim.ptx.ops_texture",
-                "layoutsim.ptx.costs_wmma", "layoutsim.warpcore", "layoutsim.smem")
+                "layoutsim.ptx.costs_wmma", "layoutsim.warpcore", "layoutsim.smem", "layoutsim.demangle",
+                "layoutsim.ptx.nvcc")
 
 
 def test_the_lazy_import_stays_lazy():

@@ -79,7 +79,7 @@ SPACES = ("global", "shared", "local", "const", "param")
 class Row:
     opcode: str
     types: str
-    ref: tuple                       # (family module, handler function): see _Family
+    ref: object                      # (family module, handler function), see _Family; or the handler
     section: str = ""
     needs: tuple = ()
     mods: frozenset = None
@@ -98,7 +98,7 @@ class Row:
 
     @property
     def handler(self):
-        return _bound(self.ref)
+        return self.ref if callable(self.ref) else _bound(self.ref)
 
 
 HALF = ("f16", "bf16", "f16x2", "bf16x2")
