@@ -7,6 +7,7 @@ piped into a reader that stops early (`| head`) ends quietly, not with a traceba
 layoutsim/script.py, which the `python -m` scripts of library modules use too.
 """
 import importlib
+import os
 import sys
 
 from .script import Parser, run_script
@@ -43,6 +44,12 @@ def _command_of(argv):
 
 
 def main(argv=None):
+    # numpy's OpenBLAS starts a spinning thread per core as numpy is imported: ~0.1 s of CPU in
+    # every command (half of numpy's import), taken from the main thread on a busy machine. Our
+    # only BLAS calls are numerics/api._int_matmul's small exact products (the same whatever the
+    # thread count), so one thread, unless the user chose otherwise (issue 26).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
     def run(argv):
         args = build_parser(_command_of(argv)).parse_args(argv)
         return args.run(args)

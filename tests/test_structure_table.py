@@ -22,14 +22,24 @@ from layoutsim.ptx.runner import program
 ROOT = Path(__file__).resolve().parents[1]
 PTX_DIR = ROOT / "layoutsim" / "ptx"
 OPTIONAL = ("numba", "matplotlib")
-# the one stdlib module a ptx/ module imports inside a function: parallel.run_parallel's
-# multiprocessing, which only jobs > 1 needs (~14 ms of every `import layoutsim.ptx` otherwise)
-# and ops_float's fma_kernel, which imports numba at its top (~0.5 s): loaded only once some other
-# part of the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it
-# and the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
-# wgmma's operand-read cost, costs.py) are imported when first used, not by every `ptx run` (~20 ms)
+# The imports a ptx/ module makes inside a function, each of something only some runs need, which
+# `import layoutsim.ptx` (and so every `ptx run`, issue 26: a first answer in 0.3 s) would pay for:
+# - parallel.run_parallel's multiprocessing: only jobs > 1 (~14 ms);
+# - ops_float's fma_kernel, which imports numba at its top (~0.5 s): only once some other part of
+#   the run has numba up (ops_float._compiled), so a kernel without MMAs never pays for it;
+# - the pictures and layoutsim.sim: render (Run.render_access, samples.py) and sim.costing (a
+#   wgmma's operand-read cost, costs.py) (~20 ms);
+# - costs_wmma, with layoutsim.warpcore and the numerics behind it, for a wmma (~8 ms); layoutsim.smem
+#   for a tensor map (~10 ms); the demangler for a kernel name the PTX does not spell (~4 ms);
+#   nvcc.py for a .cu; subprocess and concurrent.futures for a PTX whose lowering no cache holds
+#   (~9 ms: lowering.py runs ptxas, sass.py in a thread);
+# - the op families: table.py names each row's handler as (family, function) and imports the family
+#   (importlib.import_module) when an instruction first binds it (all of them: ~15 ms).
 LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
-        ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render")}
+        ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render"),
+        ("costs.py", ".costs_wmma"), ("tensormap.py", "..smem"), ("kernel_names.py", "..demangle"),
+        ("__init__.py", ".nvcc"), ("lowering.py", "subprocess"), ("lowering.py", "concurrent.futures"),
+        ("sass.py", "concurrent.futures"), ("table.py", "importlib.import_module")}
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 
@@ -232,9 +242,13 @@ def _function_imports(path):
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Import):
                     out += [(sub.lineno, a.name) for a in sub.names]
+                elif isinstance(sub, ast.ImportFrom) and sub.module is None:     # from .. import smem
+                    out += [(sub.lineno, "." * sub.level + a.name) for a in sub.names]
                 elif isinstance(sub, ast.ImportFrom):
-                    out.append((sub.lineno, "." * sub.level + (sub.module or "")))
-    return out
+                    out.append((sub.lineno, "." * sub.level + sub.module))
+                elif isinstance(sub, ast.Call) and ast.unparse(sub.func) in ("importlib.import_module", "import_module"):
+                    out.append((sub.lineno, "importlib.import_module"))
+    return sorted(out)
 
 
 def test_no_import_inside_a_function_among_ptx_modules():
@@ -244,12 +258,26 @@ def test_no_import_inside_a_function_among_ptx_modules():
     assert not bad, "\n".join(bad)
 
 
+LAZY_MODULES = ("multiprocessing", "numpy.random", "layoutsim.ptx.ops_tcgen05", "layoutsim.ptx.ops_wgmma",
+                "layoutsim.ptx.ops_matrix", "layoutsim.ptx.ops_video", "layoutsim.ptx.ops_texture",
+                "layoutsim.ptx.costs_wmma", "layoutsim.warpcore", "layoutsim.smem", "layoutsim.demangle",
+                "layoutsim.ptx.nvcc")
+
+
 def test_the_lazy_import_stays_lazy():
-    """import layoutsim.ptx loads no multiprocessing (LAZY); a fresh process, as a user's."""
-    code = "import sys, layoutsim.ptx; print(sorted(m for m in ('multiprocessing', 'numpy.random') if m in sys.modules))"
+    """import layoutsim.ptx loads no multiprocessing and no op family the kernel has not used
+    (LAZY); a fresh process, as a user's."""
+    code = f"import sys, layoutsim.ptx; print(sorted(m for m in {LAZY_MODULES} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert out.strip() == "[]"
+    # and binding an instruction loads its family
+    code = ("import sys, layoutsim.ptx.table as t, layoutsim.ptx.syntax as s; "
+            "t.row_for(s.parse_instruction('vadd2.u32.u32.u32 %r1, %r2, %r3, %r4;', 1)).handler; "
+            "print('layoutsim.ptx.ops_video' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert out.strip() == "True"
 
 
 def test_no_ptx_module_imports_another_ptx_modules_private_names():
@@ -264,8 +292,10 @@ def test_no_ptx_module_imports_another_ptx_modules_private_names():
 
 def test_the_reader_sees_a_function_level_import(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("import os\ndef f():\n    from .ops_half import half_arith\n    import numba\n")
-    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba")]
+    path.write_text("import os\ndef f():\n    from .ops_half import half_arith\n    import numba\n"
+                    "    importlib.import_module('x')\n    from .. import smem\n")
+    assert _function_imports(path) == [(3, ".ops_half"), (4, "numba"), (5, "importlib.import_module"),
+                                       (6, "..smem")]
 
 
 # ---------------------------------------------------------------- bmsk against the ISA

@@ -239,13 +239,13 @@ def _progress():
 def read_source(path, arch, flags=()):
     """PTX text of FILE.ptx, or of FILE.cu compiled by layoutsim.ptx.compile_cu (nvcc, safely)."""
     from ..files import read_regular
-    from ..ptx.nvcc import compile_cu
     p = Path(path)
     if not p.exists():
         raise LayoutsimError(f"{path}: no such file")
     if p.suffix not in (".cu", ".ptx"):
         raise LayoutsimError(f"{path}: give a .ptx file or a .cu file (compiled with nvcc)")
     if p.suffix == ".cu":
+        from ..ptx.nvcc import compile_cu       # (nvcc's driver and subprocess: for a .cu only)
         return compile_cu(p, arch, flags)
     # bytes that are not UTF-8 become lone surrogates, which the loader refuses naming their line
     return read_regular(path, "kernel source").decode("utf-8", "surrogateescape")

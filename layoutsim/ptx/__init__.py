@@ -36,7 +36,6 @@ See docs/ptx.md.
 """
 from .internal import PtxInternalError
 from .module import UnsupportedPtx, load
-from .nvcc import compile_cu
 from .report import InstructionStats, Run
 from .surface import SurfaceArg
 from .launch import StructArg
@@ -47,3 +46,12 @@ from .state import PtxFault
 
 __all__ = ["run", "compile_cu", "load", "Run", "InstructionStats", "PtxFault", "UnsupportedPtx",
            "PtxInternalError", "TensorMapArg", "TextureArg", "SurfaceArg", "StructArg"]
+
+
+def __getattr__(name):
+    """compile_cu, imported when first asked for: nvcc.py brings subprocess (~4 ms), which a run
+    of a .ptx whose lowering is cached never needs."""
+    if name == "compile_cu":
+        from .nvcc import compile_cu
+        return compile_cu
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

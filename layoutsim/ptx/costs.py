@@ -25,7 +25,6 @@ from .. import banks
 from .. import sass as SASS
 from ..access import WIDTH_NAME, op_name
 from ..memory import coalesce_batch, parse_op
-from . import costs_wmma
 from . import sass as S
 from .access import space_of
 from .events import Access
@@ -256,6 +255,7 @@ class Costs:
         op, space = rec.op, rec.space
         if op in ("wmma.load", "wmma.store"):
             if space in ("shared", "global"):
+                from . import costs_wmma      # (wmma's SASS plan, layoutsim.warpcore: for a wmma only)
                 costs_wmma.cost(self, rec)
         elif op == "wgmma":                  # one operand of each warpgroup: flat[0] its elements
             from ..sim.costing import wgmma_cost       # (layoutsim.sim: imported for a wgmma only)

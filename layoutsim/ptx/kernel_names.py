@@ -14,8 +14,14 @@ classes (`scale` finds `ns::scale`; the text given must start after a `::`) and 
 `(anonymous namespace)::` (`outer::k` finds `outer::(anonymous namespace)::k`). When several entries
 meet the deciding rule, the error lists them, demangled, and says how to choose one.
 """
-from ..demangle import parts
 from ..errors import LayoutsimError, one_line, suggest
+
+
+def parts(name):
+    """demangle.parts: imported for a name that is not an entry's own (the demangler is ~4 ms of
+    every `ptx run` to import, and most names are given as the PTX spells them)."""
+    from ..demangle import parts
+    return parts(name)
 
 
 def shown(name):

@@ -28,10 +28,8 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -85,6 +83,7 @@ def _existing(path):
 def tool_version(path):
     """'Cuda compilation tools, release 13.0, V13.0.88' from `path --version`, or None (asked
     once per path and process)."""
+    import subprocess                 # (here and below: a run with its lowering cached starts no process)
     r = subprocess.run([path, "--version"], capture_output=True, text=True)
     lines = [x for x in r.stdout.splitlines() if "release" in x]
     return lines[-1].strip() if lines else None
@@ -123,11 +122,13 @@ def _both(cmds):
     """[(returncode, stdout, stderr)] of commands run side by side (the two ptxas runs, then the
     two nvdisasm runs of a lowering: independent, so each pair takes the time of one where two
     CPUs are free); one thread waits on each."""
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(len(cmds)) as ex:
         return list(ex.map(_result, cmds))
 
 
 def _result(cmd):
+    import subprocess
     r = subprocess.run(cmd, capture_output=True, text=True)
     return r.returncode, r.stdout, r.stderr
 

@@ -43,8 +43,8 @@ from .ops_async import BULK_ALIGN, box, copy_step, tensor_ref, values
 from .ops_half import decode, minmax_bits
 from .ops_mem import atom_fn, serial_rounds
 from .state import Fault
+from .table import REDOPS                   # its reductions: the instruction table's row
 
-REDOPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _INT = {"add": ("u32", "s32", "u64"), "min": ("u32", "s32"), "max": ("u32", "s32"), "inc": ("u32",),
         "dec": ("u32",), "and": ("b32",), "or": ("b32",), "xor": ("b32",)}
 _MINMAX = ("u32", "s32", "u64", "s64", "f16", "bf16")

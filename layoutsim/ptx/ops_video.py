@@ -55,14 +55,10 @@ from . import lines
 from . import types as T
 from .builders import exactly, unsupported
 from .syntax import Operand
+# the forms, their sections and modifiers: rows of the instruction table
+from .table import VIDEO_SCALAR_SECTION as SCALAR_SECTION, VIDEO_SECTION as SECTION
+from .table import VSET_CMP, VSET_SECTION as SET_SECTION
 
-ARITH = ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax")
-SIMD_ARITH = tuple(f"{op}{n}" for n in (2, 4) for op in ARITH)
-SIMD_SET = ("vset2", "vset4")
-SCALAR = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset")
-VSET_CMP = ("eq", "ne", "lt", "le", "gt", "ge")
-SECTION = {2: "9.7.18.2.1", 4: "9.7.18.2.3"}
-SET_SECTION = {2: "9.7.18.2.2", 4: "9.7.18.2.4"}
 # what the fidelity line says of every SIMD video step (fidelity.py "documented"): until an H200
 # run of gpu_check/video_probe confirms it, the model rests on the ISA and ptxas's SASS
 DOCUMENTED = "PTX ISA 9.0 {} pseudo-code and ptxas 13.0's sm_90 SASS (ops_video.py); not measured on a GPU"
@@ -235,16 +231,6 @@ def vset(ins, b, prog):
 # ---- the scalar forms (9.7.18.1) ----------------------------------------------------------------
 _PART = re.compile(r"^(%[\w$]+)\.(b[0-3]|h[01])$")
 PART = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
-OP2 = ("add", "min", "max")
-# the modifiers of each scalar form beside its types (9.7.18.1.1-4 syntax), and the groups of which
-# a form names at most one
-SCALAR_MODS = {**{op: (("sat",) + OP2, (OP2,)) for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
-               **{op: (("sat", "clamp", "wrap") + OP2, (OP2, ("clamp", "wrap"))) for op in ("vshl", "vshr")},
-               "vmad": (("sat", "po", "shr7", "shr15"), (("shr7", "shr15"),)),
-               "vset": (VSET_CMP + OP2, (VSET_CMP, OP2))}
-SCALAR_SECTION = {"vadd": "9.7.18.1.1", "vsub": "9.7.18.1.1", "vabsdiff": "9.7.18.1.1", "vmin": "9.7.18.1.1",
-                  "vmax": "9.7.18.1.1", "vshl": "9.7.18.1.2", "vshr": "9.7.18.1.2", "vmad": "9.7.18.1.3",
-                  "vset": "9.7.18.1.4"}
 
 
 def _part(op):

@@ -5,7 +5,11 @@ Sources, in order:
   (a) the committed lowering data (data/lowering_sm90.json and, for the real-world corpora,
       data/lowering_sm90_{realworld,llmc,samples}.json, made by `python -m gpu_check.kernel_corpus.lowering
       [--corpus realworld|llmc|samples]`), when the PTX text is one it describes (its SHA-256 is among the
-      data's `ptx_sha256`) and the run is on the data's arch;
+      data's `ptx_sha256`) and the run is on the data's arch. Which PTX a data file describes is
+      read from its summary (arch, `ptx_sha256`), which the first process to load and check the
+      whole file caches in $LAYOUTSIM_CACHE/lowering-data under the SHA-256 of the file's bytes:
+      parsing and checking the four files is ~50 ms of every `ptx run`, hashing them ~2 ms, and a
+      changed or damaged file has other bytes, so it is loaded and checked (and refused) as before;
   (b) otherwise computed now by lowering.py (ptxas + nvdisasm; runner.program starts it in a
       thread before it links the program, `start`, so both go on at once), cached per PTX hash, arch and
       ptxas binary in memory and in $LAYOUTSIM_CACHE (default ~/.cache/layoutsim)/lowering. A
@@ -25,7 +29,6 @@ lands in (memory.GlobalOp.metric_op).
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,10 +43,12 @@ width = SASS.width          # bytes per lane of a SASS access: layoutsim/sass.py
 DATA = Path(__file__).with_name("data") / "lowering_sm90.json"
 CACHE_FORMAT = 2            # of the cache files: bump when their contents change meaning (2: `@p` guards tagged)
 _ROWS = P.MapOf([{"line": int, "sass": [str]}])     # {function: [{line, sass}]}: what _by_line reads
+_LOWERED = {"format": int, "key": str, "rows": _ROWS, "source": str}        # a cache file of (b)
+_SUMMARY = {"format": int, "key": str, "arch": str, "ptx_sha256": P.MapOf(str)}    # a data file's, (a)
 NOT_CONSULTED = "costed per PTX instruction: ptxas not consulted"
 _MEMO = {}
 _PENDING = {}               # (PTX SHA-256, ptxas arch) -> Future of _compute's result (start)
-_POOL = ThreadPoolExecutor(1, thread_name_prefix="layoutsim-lowering")     # no thread until a start
+_POOL = []                  # the lowering thread's executor, made by the first start that runs ptxas
 
 
 class Lowered:
@@ -134,13 +139,31 @@ def _committed(sha, arch):
     for path in data_files():
         if path != DATA and not path.is_file():
             continue
-        doc = _data(path)
-        if arch != doc["arch"]:
+        summary = _summary(path)
+        if arch != summary["arch"]:
             continue
-        for f, h in doc.get("ptx_sha256", {}).items():
-            if h == sha:
-                return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
+        f = next((f for f, h in summary["ptx_sha256"].items() if h == sha), None)
+        if f is None:
+            continue
+        doc = _data(path)                   # the whole file, checked: the summary only said where to look
+        if doc["ptx_sha256"].get(f) == sha:
+            return doc["kernels"][f], f"committed lowering data ({path.name}: {f}, {doc['source']['ptxas']})"
     return None, None
+
+
+@lru_cache(maxsize=None)
+def _summary(path):
+    """{"arch", "ptx_sha256"} of a committed lowering file: what an earlier process that loaded and
+    checked these very bytes cached, else the whole file loaded and checked now (a damaged one is
+    refused in one line, package_data) and its summary cached for the next process."""
+    raw = P.load(path)
+    key = hashlib.sha256(raw).hexdigest()
+    got = _read_cache(key, _SUMMARY, "lowering-data")
+    if got is None:
+        doc = P.load(path, lambda _: P.json_value(raw), _check_data)
+        got = {"format": CACHE_FORMAT, "key": key, "arch": doc["arch"], "ptx_sha256": doc["ptx_sha256"]}
+        _write_cache(key, got, "lowering-data")
+    return got
 
 
 def start(ptx, module, arch):
@@ -150,9 +173,17 @@ def start(ptx, module, arch):
     if not isinstance(ptx, str):
         return None
     key = (hashlib.sha256(ptx.encode()).hexdigest(), archs.ptxas_arch(module.target, arch))
-    if key not in _PENDING:
-        _PENDING[key] = _POOL.submit(_compute, ptx, *key)
+    if key not in _PENDING and _known(*key)[2] is None:      # cached (or no ptxas): no thread to start
+        _PENDING[key] = _pool().submit(_compute, ptx, *key)
     return key
+
+
+def _pool():
+    """One worker thread; concurrent.futures (~5 ms to import) only for a PTX no cache holds."""
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL.append(ThreadPoolExecutor(1, thread_name_prefix="layoutsim-lowering"))
+    return _POOL[0]
 
 
 def drop(started):
@@ -172,52 +203,63 @@ def _computed(ptx, sha, arch):
 
 
 def _compute(ptx, sha, arch):
-    ptxas, nvdisasm = L.find_ptxas(), L.find_nvdisasm()
-    missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
-    if missing:
-        return None, None, f"{NOT_CONSULTED} ({L.install_hint(*missing)})"
-    st = os.stat(ptxas)
-    key = hashlib.sha256(f"{sha} {arch} {os.path.realpath(ptxas)} {st.st_size} {st.st_mtime_ns}".encode()).hexdigest()
-    if key in _MEMO:
-        return _MEMO[key]
-    got = _read_cache(key)
-    if got is None:                   # none yet, or one not to trust: recomputed and replaced
-        try:
-            rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
-        except (L.LoweringError, OSError) as e:
-            return None, None, f"{NOT_CONSULTED}: {e}"
-        got = {"format": CACHE_FORMAT, "key": key, "rows": rows,
-               "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
-        _write_cache(key, got)
+    tools, key, known = _known(sha, arch)
+    if known is not None:
+        return known
+    ptxas, nvdisasm = tools           # none cached, or one not to trust: recomputed and replaced
+    try:
+        rows, _ = L.lower(ptx, arch, ptxas, nvdisasm, keep=None)
+    except (L.LoweringError, OSError) as e:
+        return None, None, f"{NOT_CONSULTED}: {e}"
+    got = {"format": CACHE_FORMAT, "key": key, "rows": rows,
+           "source": f"ptxas -arch={arch} now ({L.tool_version(ptxas)}) with nvdisasm -g"}
+    _write_cache(key, got)
     _MEMO[key] = (got["rows"], got["source"], None)
     return _MEMO[key]
 
 
-def _cache_file(key):
-    return cache_dir("lowering") / f"{key}.json"
+def _known(sha, arch):
+    """((ptxas, nvdisasm), cache key, what _compute returns without running them, or None): the
+    note when one is missing, else the lowering in memory or in a cache file to trust."""
+    ptxas, nvdisasm = L.find_ptxas(), L.find_nvdisasm()
+    missing = [n for n, p in (("ptxas", ptxas), ("nvdisasm", nvdisasm)) if not p]
+    if missing:
+        return None, None, (None, None, f"{NOT_CONSULTED} ({L.install_hint(*missing)})")
+    st = os.stat(ptxas)
+    key = hashlib.sha256(f"{sha} {arch} {os.path.realpath(ptxas)} {st.st_size} {st.st_mtime_ns}".encode()).hexdigest()
+    if key not in _MEMO:
+        got = _read_cache(key, _LOWERED)
+        if got is not None:
+            _MEMO[key] = (got["rows"], got["source"], None)
+    return (ptxas, nvdisasm), key, _MEMO.get(key)
 
 
-def _read_cache(key):
-    """The cached lowering of `key`, or None when there is none or it is not one to trust: read
-    only from a regular file (files.read_regular: no FIFO, bounded), and only when it holds this
-    CACHE_FORMAT, this very key (a file copied or renamed from another PTX's says another) and
-    rows of the shape _by_line reads."""
-    f = _cache_file(key)
+def _cache_file(key, folder):
+    return cache_dir(folder) / f"{key}.json"
+
+
+def _read_cache(key, shape, folder="lowering"):
+    """The cached lowering (or data file summary) of `key`, or None when there is none or it is not
+    one to trust: read only from a regular file (files.read_regular: no FIFO, bounded), and only
+    when it holds this CACHE_FORMAT, this very key (a file copied or renamed from another PTX's
+    says another) and a document of `shape` (for a lowering, rows of the shape _by_line reads)."""
+    f = _cache_file(key, folder)
     try:
         if f.is_symlink():
             return None
         got = P.json_value(read_regular(f, "lowering cache", 1 << 26))
-        P.check(got, {"format": int, "key": str, "rows": _ROWS, "source": str})
+        P.check(got, shape)
     except (OSError, ValueError, UnicodeDecodeError, LayoutsimError):
         return None
     return got if got["format"] == CACHE_FORMAT and got["key"] == key else None
 
 
-def _write_cache(key, got):
-    """Best effort: the cache only saves the next run the ptxas call. A folder or a link where
-    the file goes is left alone (write_atomic refuses both), and the run goes on."""
+def _write_cache(key, got, folder="lowering"):
+    """Best effort: the cache only saves the next run the ptxas call (or a data file's check). A
+    folder or a link where the file goes is left alone (write_atomic refuses both), and the run
+    goes on."""
     try:
-        f = _cache_file(key)
+        f = _cache_file(key, folder)
         f.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(f, json.dumps(got), "lowering cache")
     except (OSError, LayoutsimError):       # an unwritable cache must not fail the run

@@ -29,33 +29,46 @@ A row is (opcode, type class, handler, ...):
 Adding an instruction is one row here and one handler in its family's module (see
 docs/dev/adding-an-instruction.md). The table is consulted at compile time only.
 """
+import importlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import LayoutsimError
 from . import lines
-from . import ops_async as A
-from . import ops_calls as CA
-from . import ops_clc as CLC
-from . import ops_cluster as K
-from . import ops_sys as S
-from . import ops_tcgen05 as TC
-from . import ops_tcgen05_extra as TX5
-from . import ops_control as C
-from . import ops_cvt as V
-from . import ops_float as F
-from . import ops_half as H
-from . import ops_int as I
-from . import ops_prmt as PR
-from . import ops_matrix as X
-from . import ops_mem as M
-from . import ops_reduce as RD
-from . import ops_texture as TX
-from . import ops_video as VI
-from . import ops_warp as W
-from . import ops_wgmma as G
 from . import types as T
 from .builders import unsupported
+from .tensormap import FIELDS as TENSORMAP_FIELDS
+
+
+class _Family:
+    """An op family module (ops_*.py) as the rows name it: `I._add` is ("ops_int", "_add"), which
+    Row.handler imports the first time an instruction binds it. So `import layoutsim.ptx` loads no
+    family and a run only its kernel's (ops_tcgen05 alone brings the tcgen05 catalog, ~9 ms of every
+    `ptx run` when imported here eagerly). The rows' data (modifiers, sections) is the table's own."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __getattr__(self, name):
+        if name.startswith("__"):            # copy, pickle and friends probe dunders: not handlers
+            raise AttributeError(name)
+        return (self.module, name)
+
+
+A, CA, CLC, K, S = (_Family(m) for m in ("ops_async", "ops_calls", "ops_clc", "ops_cluster", "ops_sys"))
+TC, TX5, C, V = (_Family(m) for m in ("ops_tcgen05", "ops_tcgen05_extra", "ops_control", "ops_cvt"))
+F, H, I, PR, X = (_Family(m) for m in ("ops_float", "ops_half", "ops_int", "ops_prmt", "ops_matrix"))
+M, RD, TX, VI = (_Family(m) for m in ("ops_mem", "ops_reduce", "ops_texture", "ops_video"))
+W, G = _Family("ops_warp"), _Family("ops_wgmma")
+
+
+@lru_cache(maxsize=None)
+def _bound(ref):
+    """The handler function a row names: (family module, function name)."""
+    module, name = ref
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+
 
 CLASSES = ("int", "float", "half", "any")
 SYNC = ("none", "aligned", "membermask", "warpgroup", "cta")
@@ -66,7 +79,7 @@ SPACES = ("global", "shared", "local", "const", "param")
 class Row:
     opcode: str
     types: str
-    handler: object
+    ref: object                      # (family module, handler function), see _Family; or the handler
     section: str = ""
     needs: tuple = ()
     mods: frozenset = None
@@ -82,6 +95,10 @@ class Row:
     @property
     def key(self):
         return (self.opcode, self.types, self.needs)
+
+    @property
+    def handler(self):
+        return self.ref if callable(self.ref) else _bound(self.ref)
 
 
 HALF = ("f16", "bf16", "f16x2", "bf16x2")
@@ -162,6 +179,28 @@ FENCE = ("sc", "acq_rel", "acquire", "release", "relaxed") + SCOPES + (
     "proxy", "alias", "async", "async::generic", "generic::async", "tensormap::generic", "global", "shared",
     "shared::cta", "shared::cluster", "mbarrier_init", "op_restrict", "sync_restrict::shared::cta",
     "sync_restrict::shared::cluster")
+
+# the video instructions (9.7.18; ops_video.py runs them): the SIMD forms (9.7.18.2) and the scalar ones
+# (9.7.18.1), their sections, the modifiers of each scalar form beside its types (9.7.18.1.1-4 syntax)
+# and the groups of which a form names at most one
+VIDEO_ARITH = ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax")
+VIDEO_SIMD = tuple(f"{op}{n}" for n in (2, 4) for op in VIDEO_ARITH)
+VIDEO_SET = ("vset2", "vset4")
+VIDEO_SCALAR = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset")
+VSET_CMP = ("eq", "ne", "lt", "le", "gt", "ge")
+VIDEO_SECTION = {2: "9.7.18.2.1", 4: "9.7.18.2.3"}
+VSET_SECTION = {2: "9.7.18.2.2", 4: "9.7.18.2.4"}
+VIDEO_OP2 = ("add", "min", "max")
+VIDEO_SCALAR_MODS = {
+    **{op: (("sat",) + VIDEO_OP2, (VIDEO_OP2,)) for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
+    **{op: (("sat", "clamp", "wrap") + VIDEO_OP2, (VIDEO_OP2, ("clamp", "wrap"))) for op in ("vshl", "vshr")},
+    "vmad": (("sat", "po", "shr7", "shr15"), (("shr7", "shr15"),)),
+    "vset": (VSET_CMP + VIDEO_OP2, (VSET_CMP, VIDEO_OP2))}
+VIDEO_SCALAR_SECTION = {"vadd": "9.7.18.1.1", "vsub": "9.7.18.1.1", "vabsdiff": "9.7.18.1.1", "vmin": "9.7.18.1.1",
+                        "vmax": "9.7.18.1.1", "vshl": "9.7.18.1.2", "vshr": "9.7.18.1.2", "vmad": "9.7.18.1.3",
+                        "vset": "9.7.18.1.4"}
+# the reductions of cp.reduce.async.bulk (9.7.9.25.4.2; ops_reduce.py runs them)
+REDOPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 ROWS = [
     # ---- integer arithmetic (9.7.1) and extended precision (9.7.2) --------------------------------
@@ -268,7 +307,7 @@ ROWS = [
        patterns=(r"[1-5]d",)),
     _r("cp", "any", RD.cp_reduce, "9.7.9.25.4.2", needs=("reduce", "async", "bulk"), spaces=("global", "shared"),
        mods=("tensor", "bulk_group", "mbarrier::complete_tx::bytes", "L2::cache_hint", "tile", "im2col_no_offs",
-             "noftz") + RD.REDOPS, patterns=(r"[1-5]d",), one_of=(RD.REDOPS,), operands=(2, 3, 4)),
+             "noftz") + REDOPS, patterns=(r"[1-5]d",), one_of=(REDOPS,), operands=(2, 3, 4)),
     _r("cp", "any", A.cp_async_arrive, "9.7.9.25", needs=("async", "mbarrier"), spaces=("shared",),
        mods=("arrive", "noinc"), operands=1),
     _r("prefetch", "any", M._noop, "9.7.9.15", spaces=("global", "local", "const", "param"),
@@ -321,7 +360,7 @@ ROWS = [
        mods=("sync", "aligned", "satfinite", "sp", "and", "popc") + MMA_TYPES),
     # ---- tensor maps built by the kernel (issue 25: Triton's tl.make_tensor_descriptor) -----------
     _r("tensormap", "any", A.tensormap_replace, "9.7.9.29", needs=("replace",), spaces=("global", "shared"),
-       mods=("tile", "b1024") + tuple(A.TM.FIELDS)),
+       mods=("tile", "b1024") + tuple(TENSORMAP_FIELDS)),
     _r("tensormap", "any", A.tensormap_cp_fenceproxy, "9.7.13.4", needs=("cp_fenceproxy",), sync="aligned",
        spaces=("global", "shared"), mods=("tensormap::generic", "release", "sync", "aligned") + SCOPES,
        one_of=(SCOPES,), operands=3),
@@ -403,11 +442,11 @@ ROWS = [
     _r("graph_set_conditional", "any", S.graph_set_conditional, ""),
     # ---- issue 24: the video instructions (9.7.18, ops_video.py): the SIMD forms (9.7.18.2) and the
     # scalar ones (9.7.18.1; the handler refuses .sat, .min, .max and vmad with the reason)
-    *[_r(op, "any", VI.simd, VI.SECTION[int(op[-1])], mods=("sat", "add"), operands=4) for op in VI.SIMD_ARITH],
-    *[_r(op, "any", VI.vset, VI.SET_SECTION[int(op[-1])], mods=VI.VSET_CMP + ("add",), one_of=(VI.VSET_CMP,),
-         operands=4) for op in VI.SIMD_SET],
-    *[_r(op, "any", VI.scalar, VI.SCALAR_SECTION[op], operands=(3, 4), mods=VI.SCALAR_MODS[op][0],
-         one_of=VI.SCALAR_MODS[op][1]) for op in VI.SCALAR],
+    *[_r(op, "any", VI.simd, VIDEO_SECTION[int(op[-1])], mods=("sat", "add"), operands=4) for op in VIDEO_SIMD],
+    *[_r(op, "any", VI.vset, VSET_SECTION[int(op[-1])], mods=VSET_CMP + ("add",), one_of=(VSET_CMP,),
+         operands=4) for op in VIDEO_SET],
+    *[_r(op, "any", VI.scalar, VIDEO_SCALAR_SECTION[op], operands=(3, 4), mods=VIDEO_SCALAR_MODS[op][0],
+         one_of=VIDEO_SCALAR_MODS[op][1]) for op in VIDEO_SCALAR],
 ]
 
 

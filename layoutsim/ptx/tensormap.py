@@ -42,9 +42,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import smem
 from ..errors import LayoutsimError
 from .state import GLOBAL_BASE, PARAM_WINDOW, WINDOW, Fault
+
+
+def _smem():
+    """layoutsim.smem (swizzle modes, TMA boxes: ~10 ms to import), loaded by the first tensor map
+    a launch resolves, not by every `ptx run` (issue 26)."""
+    from .. import smem
+    return smem
+
 
 MAP_BYTES = 128
 MAP_ALIGN = 64                     # PTX ISA: a tensor map is 64-byte aligned (CUDA 13 aligns it to 128)
@@ -109,11 +116,11 @@ class GlobalMap:
         e = arg.elem_bytes if arg.elem_bytes is not None else buf.dtype.itemsize
         dims = _ints(arg.dims, "dims", where)
         box = _ints(arg.box, "box", where)
-        if not 1 <= len(dims) <= smem.tma.MAX_RANK or len(box) != len(dims):
-            raise LayoutsimError(f"{where}: dims {dims} and box {box}: give 1 to {smem.tma.MAX_RANK} "
+        if not 1 <= len(dims) <= _smem().tma.MAX_RANK or len(box) != len(dims):
+            raise LayoutsimError(f"{where}: dims {dims} and box {box}: give 1 to {_smem().tma.MAX_RANK} "
                                  f"dimensions each, innermost first, as many box as tensor dimensions")
         try:
-            self.tmap = smem.TensorMap(box, e, arg.swizzle)
+            self.tmap = _smem().TensorMap(box, e, arg.swizzle)
         except LayoutsimError as err:
             raise LayoutsimError(f"{where}: {err}") from None
         bad = [d for d in dims if not 1 <= d <= DIM_LIMIT]
@@ -155,7 +162,7 @@ class GlobalMap:
     def elements(self, coords):
         """Heap offsets [*box[::-1]] of the box elements starting at `coords` (innermost first),
         and which of them lie inside the tensor."""
-        c = smem.box_coords(self.tmap, coords)[::-1]                # [rank, *box[::-1]], dim 0 first
+        c = _smem().box_coords(self.tmap, coords)[::-1]             # [rank, *box[::-1]], dim 0 first
         inside = np.ones(c.shape[1:], bool)
         off = np.zeros(c.shape[1:], np.int64)
         for i in range(len(self.dims)):
@@ -300,7 +307,7 @@ class DeviceMap(GlobalMap):
         rank = f["rank"][0] + 1
         code = f["elemtype"][0]
         bad = None
-        if not 1 <= rank <= smem.tma.MAX_RANK:
+        if not 1 <= rank <= _smem().tma.MAX_RANK:
             bad = f"rank {rank}"
         elif code not in ELEMTYPE_BYTES:
             bad = f"element type {code} (the packed sub-byte types are not modelled)"
@@ -316,7 +323,7 @@ class DeviceMap(GlobalMap):
         e = ELEMTYPE_BYTES[code]
         self.dtype = ELEMTYPES[code]
         try:
-            self.tmap = smem.TensorMap(tuple(f["box_dim"][:rank]), e, SWIZZLE_MODE[f["swizzle_mode"][0]])
+            self.tmap = _smem().TensorMap(tuple(f["box_dim"][:rank]), e, SWIZZLE_MODE[f["swizzle_mode"][0]])
         except LayoutsimError as err:
             raise LayoutsimError(f"{where}: the kernel-built tensor map: {err}") from None
         self.e, self.dims = e, np.asarray(f["global_dim"][:rank], np.int64)

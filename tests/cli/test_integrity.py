@@ -252,6 +252,26 @@ def test_the_lowering_data(copies, name, damage, words):
     _damaged(lambda: sass._committed("0" * 64, "sm_90"), path, words)
 
 
+def test_the_lowering_data_is_checked_once_per_content(copies, monkeypatch):
+    """Which PTX a committed lowering file describes comes from the summary an earlier process
+    cached under the SHA-256 of the file's bytes, not from parsing and checking the whole file again
+    (~50 ms of every `ptx run`, issue 26); a file changed since has other bytes: checked, refused."""
+    from layoutsim.ptx import sass
+    path = copies("layoutsim.ptx.sass")
+    sha, kernel = next(iter((h, f) for f, h in json.loads(path.read_text())["ptx_sha256"].items()))
+    assert sass._committed("0" * 64, "sm_90") == (None, None)         # checks the file, caches the summary
+    checks, check = [], sass._check_data
+    monkeypatch.setattr(sass, "_check_data", lambda doc: checks.append(doc) or check(doc))
+    sass._summary.cache_clear()                                       # a later process
+    assert sass._committed("0" * 64, "sm_90") == (None, None) and checks == []
+    rows, source = sass._committed(sha, "sm_90")                      # a hit: the whole file, checked
+    assert rows and f"{path.name}: {kernel}" in source and len(checks) == 1
+    TRUNCATED[1](path)
+    sass._summary.cache_clear()
+    sass._load.cache_clear()
+    _damaged(lambda: sass._committed("0" * 64, "sm_90"), path, "JSON")
+
+
 @pytest.mark.parametrize("name, damage, words", [
     TRUNCATED, DEEP,
     ("no op", lambda p: _edit_json(p, lambda d: d["entries"][0].pop("op")), "has no 'op'"),

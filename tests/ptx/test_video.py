@@ -10,6 +10,7 @@ import pytest
 import layoutsim.ptx as ptx
 from layoutsim.errors import LayoutsimError
 from layoutsim.ptx import ops_video as V
+from layoutsim.ptx import table
 
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
@@ -116,7 +117,7 @@ def _sel(n, rng):
     return "".join(str(int(x)) for x in rng.integers(0, top, n))
 
 
-FORMS = [(op, n) for n in (2, 4) for op in V.ARITH]
+FORMS = [(op, n) for n in (2, 4) for op in table.VIDEO_ARITH]
 
 
 @pytest.mark.parametrize("op,n", FORMS)
