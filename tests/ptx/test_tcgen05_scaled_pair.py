@@ -255,7 +255,7 @@ def per_mma(c, M=256):
     kind, quals, vec, types, N, a_id, b_id, swizzle, issuer = c
     seed = N + a_id + 7 * issuer if M == 256 else N + 3 * a_id + issuer
     *_, args = case(kind, vec, types, N, a_id, b_id, swizzle, seed, M=M)
-    return summary(f"hand-written pair M={M} {kind} {types} N={N}",
+    return summary(f"hand-written pair {'M=128 ' * (M == 128)}{kind} {types} N={N}",
                    run(kind, quals, N, issuer, args, M=M, record_mmas=True), 1)
 
 

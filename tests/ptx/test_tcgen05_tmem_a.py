@@ -286,19 +286,19 @@ def test_the_kernels_assemble_for_sm_100a(tmp_path):
         assert res.returncode == 0, (i, res.stderr)
 
 
-def _dense_summary(c):
-    kind, types, M, N, issuer, ashift = c
-    return summary(f"hand-written A-in-TMEM {kind} {types} M={M} N={N}{' .ashift' * ashift}",
-                   dense(kind, types, M, N, issuer, ashift)[0], 1 + ashift)
+def _name(c, what):
+    if what == "dense":
+        kind, types, M, N, issuer, ashift = c
+        return f"hand-written A-in-TMEM {kind} {types} M={M} N={N}{' .ashift' * ashift}"
+    if what == "sparse":
+        return f"hand-written A-in-TMEM .sp pair {c[0]} {c[1]} N={c[2]}"
+    return f"hand-written A-in-TMEM{' pair' * (what == 'pair')} {c[0]} {c[3]} M={128 * (1 + (what == 'pair'))} N={c[4]}"
 
 
 ORACLE_KERNELS = {
-    **{f"hand-written A-in-TMEM {c[0]} {c[1]} M={c[2]} N={c[3]}{' .ashift' * c[5]}": (lambda c=c: _dense_summary(c))
-       for c in DENSE if c[0] != "i8"},
-    **{f"hand-written A-in-TMEM {c[0]} {c[3]} M=128 N={c[4]}":
-       (lambda c=c: summary("scaled one", scaled_one(*c)[0], 1)) for c in SCALED_ONE},
-    **{f"hand-written A-in-TMEM pair {c[0]} {c[3]} M=256 N={c[4]}":
-       (lambda c=c: summary("scaled pair", scaled_pair(*c)[0], 1)) for c in SCALED_PAIR},
-    **{f"hand-written A-in-TMEM .sp pair {c[0]} {c[1]} N={c[2]}":
-       (lambda c=c: summary("sparse pair", sparse_pair(*c[:4], c[5])[0], 1)) for c in SPARSE_PAIR if c[4]},
+    **{_name(c, "dense"): (lambda c=c: summary(_name(c, "dense"), dense(*c)[0], 1 + c[5])) for c in DENSE if c[0] != "i8"},
+    **{_name(c, "one"): (lambda c=c: summary(_name(c, "one"), scaled_one(*c)[0], 1)) for c in SCALED_ONE},
+    **{_name(c, "pair"): (lambda c=c: summary(_name(c, "pair"), scaled_pair(*c)[0], 1)) for c in SCALED_PAIR},
+    **{_name(c, "sparse"): (lambda c=c: summary(_name(c, "sparse"), sparse_pair(*c[:4], c[5])[0], 1))
+       for c in SPARSE_PAIR if c[4]},
 }
