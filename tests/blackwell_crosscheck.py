@@ -150,8 +150,9 @@ def _print(doc):
 
 def main(argv=None):
     ap = Parser(prog=PROG, description="The counts of issue 27's closing note (Blackwell cross-checks).")
-    ap.add_argument("--cases", type=int, default=65536, help="MMA-Sim dot products per kind (default 65536; "
-                                                             "the closing note: 1000000)")
+    ap.add_argument("--cases", type=int, default=65536, help="MMA-Sim dot products per kind, half random, half "
+                                                             "special values (default 65536; the closing note: "
+                                                             "2000000)")
     ap.add_argument("--no-kernels", action="store_true", help="leave out the kernels (minutes)")
     ap.add_argument("--only", default="", help="only the MMA-Sim kinds and kernels whose name contains TEXT")
     ap.add_argument("--json", action="store_true", help="one JSON object")
