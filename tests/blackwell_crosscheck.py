@@ -14,7 +14,8 @@ count comes from a comparison the test suite makes (the same functions, called o
             back-to-back GEMM and tl.dot_scaled, the hand-written block-scaled cta_group::2 kernels of
             tests/ptx/test_tcgen05_scaled_pair.py, the sparse ones of tests/ptx/test_tcgen05_sparse.py and
             test_tcgen05_sparse_pair.py: tcgen05.mma.sp against MMA-Sim's two chained dense MMAs of the K
-            halves, as mmasim_oracle.records_d says), every MMA they executed against MMA-Sim bit for bit
+            halves, as mmasim_oracle.records_d says; the A-from-TMEM and .ashift ones of
+            test_tcgen05_tmem_a.py), every MMA they executed against MMA-Sim bit for bit
             (tests/blackwell_oracle.py; the tests' ORACLE_KERNELS)
 
     PYTHONPATH=. python tests/blackwell_crosscheck.py [--cases N] [--no-kernels] [--only TEXT] [--json]
@@ -46,7 +47,7 @@ from layoutsim.script import Parser, run_script  # noqa: E402
 PROG = "python tests/blackwell_crosscheck.py"
 KERNEL_MODULES = (("test_tcgen05_cute", None), ("test_triton_sm100", "triton"),
                   ("test_triton_sm100_scaled", "triton"), ("test_tcgen05_scaled_pair", None),
-                  ("test_tcgen05_sparse", None), ("test_tcgen05_sparse_pair", None))
+                  ("test_tcgen05_sparse", None), ("test_tcgen05_sparse_pair", None), ("test_tcgen05_tmem_a", None))
 
 
 def _missing(*mods):
@@ -149,8 +150,9 @@ def _print(doc):
 
 def main(argv=None):
     ap = Parser(prog=PROG, description="The counts of issue 27's closing note (Blackwell cross-checks).")
-    ap.add_argument("--cases", type=int, default=65536, help="MMA-Sim dot products per kind (default 65536; "
-                                                             "the closing note: 1000000)")
+    ap.add_argument("--cases", type=int, default=65536, help="MMA-Sim dot products per kind, half random, half "
+                                                             "special values (default 65536; the closing note: "
+                                                             "2000000)")
     ap.add_argument("--no-kernels", action="store_true", help="leave out the kernels (minutes)")
     ap.add_argument("--only", default="", help="only the MMA-Sim kinds and kernels whose name contains TEXT")
     ap.add_argument("--json", action="store_true", help="one JSON object")

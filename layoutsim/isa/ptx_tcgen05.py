@@ -195,22 +195,50 @@ def d_fragment(letter, m, n, cta_group, elem_bits=32):
 
 
 # ---- block scale factors in TMEM ------------------------------------------------------------
-def sf_fragment(mn, nsf, is_a):
-    """The scale factors of one block-scaled MMA in TMEM (cta_group::1), as CUTLASS 4.2's
-    UMMA::tmem_sf_frg lays them out (its default ScaleFactorDuplicated4by1): the scales of
-    row (SFA) / column (SFB) r lie in TMEM lane r % 32, column r // 32 from the scale address,
-    byte s of that column for scale s; the map is the first 32-lane slab's copy (lanes 32, 64
-    and 96 up hold the same). SFA: (1, M, nsf); SFB: (1, nsf, N), as layoutsim.mma's scale_a /
-    scale_b."""
+# Which TMEM cells hold the scales (assumed: the PTX ISA's scale-factor figures, 9.7.16.10.7.2-3, were
+# not read here): cta_group::1 and the pair's M = 256 as CUTLASS 4.2's UMMA::tmem_sf_frg lays them out
+# (its default ScaleFactorDuplicated4by1); the pair's M = 128 (64 rows of A per CTA, D in Layout B) as
+# JAX's Mosaic GPU places them (jax/experimental/mosaic/gpu/tcgen05.py, commit 1e7b972e56 "block-scaled
+# 2CTA MMAs with M=128": A's scales in its 4x1 scales_layout(), B's copied by tcgen05.cp
+# .64x128b.warpx2::01_23 from rows h*32 + j%32 = the columns j of half h = j // (N/2); its B200 test
+# tests/mosaic/gpu_test.py test_mma_block_scaled_collective_m128, N = 64..256), which for N = 128 and
+# 256 is also CUTLASS's ScaleFactorDuplicated2by2 (mma_traits_sm100_frag.hpp tmem_sf_frg: halves of
+# round_up(N, 128) in lanes 0-63 / 64-127), the copy .warpx2::01_23 as CUTLASS's SM100_UTCCP_2x64dp128bitlw0123
+# and TVM TIRx (B200-verified) state it: rows 0-31 to lanes 0-63, rows 32-63 to lanes 64-127.
+def sf_fragment(mn, nsf, is_a, pair=None):
+    """The scale factors of one block-scaled MMA in TMEM. cta_group::1 (pair None): the scales of row
+    (SFA) / column (SFB) r lie in TMEM lane r % 32, column r // 32 from the scale address, byte s of
+    that column for scale s; the map is the first 32-lane slab's copy (lanes 32, 64 and 96 up hold the
+    same). cta_group::2 (pair = (M, N) of the pair's MMA; lanes are the pair's 256, lane L: TMEM lane
+    L % 128 of CTA L // 128): SFA row r of CTA c = r // (M/2) in lane 128c + r % 32, column (r % (M/2))
+    // 32 (its slab copies as above); SFB the even CTA's copy (the odd CTA holds the same): M = 256 as
+    cta_group::1, M = 128 column j of half h = j // (N/2) in lane 64h + j % 32, column (j % (N/2)) // 32
+    (a copy 32 lanes on). SFA: (1, M, nsf); SFB: (1, nsf, N), as layoutsim.mma's scale_a / scale_b."""
     import numpy as np
-    cols = -(-mn // 32)
-    table = np.full((32, cols, 4, 3), -1, np.int16)
     r, sc = np.meshgrid(np.arange(mn), np.arange(nsf), indexing="ij")
+    if pair is None:
+        lane, col = r % 32, r // 32
+    elif is_a:
+        half = pair[0] // 2
+        lane, col = 128 * (r // half) + r % 32, (r % half) // 32
+    elif pair[0] == 256:
+        lane, col = r % 32, r // 32
+    else:
+        half = max(pair[1] // 2, 1)
+        lane, col = 64 * (r // half) + r % 32, (r % half) // 32
+    cols = int(col.max()) + 1
+    table = np.full((32 if pair is None else 256, cols, 4, 3), -1, np.int16)
     elem = np.stack([0 * r, r, sc] if is_a else [0 * r, sc, r], -1)
-    table[r % 32, r // 32, sc] = elem
+    table[lane, col, sc] = elem
     shape = (1, mn, nsf) if is_a else (1, nsf, mn)
     return FragmentMap(table=table, shape=shape, elem_bits=8,
                        names=tuple(f"col{c}.b{b}" for c in range(cols) for b in range(4)))
+
+
+def sf_copies(pair, is_a):
+    """TMEM lane offsets of the copies of each scale (sf_fragment's map: the first): the four 32-lane
+    slabs, or (the pair's M = 128 SFB) the two slabs of its half."""
+    return (0, 32) if pair is not None and pair[0] == 128 and not is_a else (0, 32, 64, 96)
 
 
 # ---- tcgen05.cp: shared memory -> TMEM ------------------------------------------------------

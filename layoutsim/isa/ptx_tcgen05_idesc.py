@@ -62,7 +62,7 @@ def encode(kind, m, n, types, neg_a=False, neg_b=False, a_mn_major=False, b_mn_m
 # 7-9 / 10-12 A / B formats (.kind::mxf8f6f4: as f8f6f4; .kind::mxf4 / mxf4nvf4: 1 = e2m1,
 # CUTLASS's MXF4Format), 13/14 negate, 15/16 majors, 17-22 N >> 3, 23 scale format (0 ue4m3,
 # 1 ue8m0: CUTLASS's ScaleFormat), 24-28 M >> 4, 29-30 A's scale-factor id, 31 the K size (0: the
-# kind's dense K; 1: .kind::mxf4/mxf4nvf4's K=96, not modelled). A scale-factor id is the byte of
+# kind's dense K; 1: .kind::mxf4/mxf4nvf4's K=96, CUTLASS 4.7's SM103_MXF4_ULTRA_SS_VS (sm_103 / sm_100f), not modelled). A scale-factor id is the byte of
 # the 32-bit TMEM column the scales start at (CuTe keeps it in the top 2 bits of its TMEM address).
 SCALED_AB = {"mxf8f6f4": AB_FORMAT["f8f6f4"], "mxf4": {1: "e2m1"}, "mxf4nvf4": {1: "e2m1"}}
 SCALE_FORMAT = {0: "ue4m3", 1: "ue8m0"}
@@ -85,7 +85,8 @@ def decode_scaled(value, kind, scale_vec="1X", cta_group=1):
         raise LayoutsimError(f"tcgen05.mma .kind::{kind} .scale_vec::{scale_vec} instruction descriptor {v:#010x}: "
                              f"A/B formats {_bits(v, 7, 3)}/{_bits(v, 10, 3)}, scale format {scale}, K-size bit "
                              f"{_bits(v, 31, 1)}: not legal ({'/'.join(sorted(set(SCALED_AB[kind].values())))} "
-                             f"operands, {'/'.join(legal)} scales, the dense K of the kind; {SOURCE})")
+                             f"operands, {'/'.join(legal)} scales, the dense K of the kind (K-size bit 1, K=96, "
+                             f"is not modelled); {SOURCE})")
     m, n, k = _bits(v, 24, 5) << 4, _bits(v, 17, 6) << 3, KINDS[kind][0]
     return {"name": f"tcgen05.mma.cta_group::{cta_group}.kind::{kind}.block_scale.scale_vec::{scale_vec}.m{m}n{n}k{k}",
             "types": f"f32.{a}.{b}.{scale}", "m": m, "n": n, "k": k,

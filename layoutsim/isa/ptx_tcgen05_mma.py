@@ -25,6 +25,10 @@ from .registry import Entry
 TABLE39 = "PTX ISA 9.x (v9.2) 9.7.16.2.1 'Matrix Shape' Table 39"
 CUTE = ("CUTLASS 4.2 cute/arch/mma_sm100_umma.hpp static_asserts (assumed: PTX ISA Table 39's "
         "rows for this kind not read here)")
+# .kind::mxf8f6f4 with cta_group::2 M = 128 (CUTLASS 4.2's SM100_MMA_MXF8F6F4_2x1SM_SS static_asserts M == 256)
+CUTE_MX_PAIR = (CUTE + "; M = 128 as for .kind::mxf4: CUTLASS 4.7's MMA_Traits<SM100_MMA_MXF8F6F4_2x1SM_SS> give "
+                "M == 128 its own scale layout, and JAX's Mosaic GPU runs it on a B200 "
+                "(tests/mosaic/gpu_test.py test_mma_block_scaled_collective_m128, e5m2, N 64..256)")
 DATAPATH = ("PTX ISA 9.x 9.7.16.10 'Data path layout organization' (Layout {letter}); (row, col) -> "
             "(lane, column) as TVM TIRx tmem_datapath_layout publishes it, = CUTLASS 4.2 UMMA::tmem_frg")
 F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
@@ -70,8 +74,7 @@ def shapes(kind, cta_group, ws, sparse):
         return [(m, n) for m in ms for n in ns], CUTE
     if cta_group == 1:
         return [(128, n) for n in _steps(8, 8)], CUTE
-    ms = (256,) if kind == "mxf8f6f4" else (128, 256)
-    return [(m, n) for m in ms for n in _steps(16, 16)], CUTE
+    return [(m, n) for m in (128, 256) for n in _steps(16, 16)], CUTE if kind != "mxf8f6f4" else CUTE_MX_PAIR
 
 
 def _name(kind, cta_group, ws, sparse, scale_vec, m, n, k):
@@ -108,8 +111,8 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
     else:
         out.append(f"warning: Layout {letter} is assumed from the PTX ISA's description (TVM TIRx's "
                    "closed form); no second implementation was compared")
-    if source == CUTE:
-        out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {CUTE}")
+    if source in (CUTE, CUTE_MX_PAIR):
+        out.append(f"warning: the legal M/N of .kind::{kind} are assumed from {source}")
     if sparse:
         out.append("sparse: A is M x K/2 kept values, their metadata (4 bits per chunk, PTX ISA 9.7.16.10.8) in "
                    "TMEM at [sp-meta-tmem]")
@@ -125,19 +128,20 @@ def _notes(kind, cta_group, ws, sparse, scale_vec, letter, m, n, source):
         block, fmts = SCALE_VEC[kind][scale_vec]
         out.append(f"block scaling: one {'/'.join(fmts)} scale per {block} K elements of each A row "
                    f"and B column (scale_vec::{scale_vec}); the scale factors lie in TMEM (tcgen05.cp)"
-                   + (": operands SFA / SFB map them ('lane' the TMEM lane, 'reg' the 32-bit column "
-                      "from the scale address, slot the byte); the map shows the first 32-lane slab, and "
-                      "every slab holds a copy (lane + 32, + 64, + 96)" if cta_group == 1 else
-                      f"; each CTA of the pair holds, in its own TMEM, the scales of its 128 rows of A and of all N "
-                      f"columns of B where tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{scale_vec}"
-                      f".m128n{n}k{KINDS[kind][0]}'s SFA / SFB map them (assumed: CUTLASS 4.2's 2x1SM "
-                      f"MMA_ScaleFactor and Triton's Gluon 2-CTA example place them so; layoutsim/ptx/tcgen05_scales.py)"
-                      if m == 256 else "; their cta_group::2 M=128 layout is not mapped (CUTLASS 4.2's "
-                      "ScaleFactorDuplicated2by2 only)"))
-        if cta_group == 1:
-            out.append("warning: the SFA/SFB layout is CUTLASS 4.2's UMMA::tmem_sf_frg "
-                       "(ScaleFactorDuplicated4by1), assumed: the PTX ISA's scale-factor figures were "
-                       "not read here")
+                   + ": operands SFA / SFB map them ('lane' the TMEM lane, 'reg' the 32-bit column "
+                   "from the scale address, slot the byte); "
+                   + ("the map shows the first 32-lane slab, and every slab holds a copy (lane + 32, + 64, + 96)"
+                      if cta_group == 1 else
+                      f"lane L is TMEM lane L % 128 of CTA L // 128: each CTA holds the scales of its {m // 2} "
+                      "rows of A (every 32-lane slab a copy) and of all N columns of B (SFB shows the even CTA's; "
+                      "the odd CTA holds the same" + (", every slab a copy)" if m == 256 else
+                                                        "; columns j of half j // (N/2) in lanes 64 (j // (N/2)) "
+                                                        "+ j % 32 and 32 lanes on)")))
+        out.append("warning: the SFA/SFB layout is assumed (the PTX ISA's scale-factor figures were not read "
+                   "here): " + ("CUTLASS 4.2's UMMA::tmem_sf_frg (ScaleFactorDuplicated4by1)" if cta_group == 1
+                                else "CUTLASS 4.2's 2x1SM MMA_ScaleFactor and Triton's Gluon 2-CTA example"
+                                if m == 256 else "JAX Mosaic GPU's B200-tested layout (= CUTLASS's "
+                                "ScaleFactorDuplicated2by2 for N = 128, 256)") + " (layoutsim/ptx/tcgen05_scales.py)")
     return tuple(out)
 
 
@@ -148,11 +152,12 @@ def _build(name, alias, kind, cta_group, ws, sparse, scale_vec, m, n, k, source)
         d, a, b = TYPES[kind][0]
         frag = d_fragment(letter, m, n, cta_group, 32)
         ops = {"D": Operand("D", d, frag, "output")}
-        if scale_vec and cta_group == 1:
+        if scale_vec:
             nsf = k // SCALE_VEC[kind][scale_vec][0]
             fs = SCALE_VEC[kind][scale_vec][1][0]
-            ops["SFA"] = Operand("SFA", fs, sf_fragment(m, nsf, True), "input")
-            ops["SFB"] = Operand("SFB", fs, sf_fragment(n, nsf, False), "input")
+            pair = (m, n) if cta_group == 2 else None
+            ops["SFA"] = Operand("SFA", fs, sf_fragment(m, nsf, True, pair), "input")
+            ops["SFB"] = Operand("SFB", fs, sf_fragment(n, nsf, False, pair), "input")
         formats = {"a": a, "b": b, "c": d, "d": d}
         if scale_vec:
             formats["scale"] = SCALE_VEC[kind][scale_vec][1][0]

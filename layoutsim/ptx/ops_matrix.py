@@ -188,6 +188,9 @@ def _sass_matrix(cat, st):
 def _mma(ins, b, prog):
     if "sp" in ins.mods or ins.opcode == "mma" and ins.mods and ins.mods[0].startswith("sp"):
         raise unsupported(ins, "sparse mma.sp")
+    if "block_scale" in ins.mods:          # sm_120a: the scales come in registers picked by {byte-id, thread-id}
+        raise unsupported(ins, "block-scaled mma.sync in the executor: which lane's scale register and byte feed "
+                               "which row/column is not modelled (layoutsim.mma takes scale_a / scale_b matrices)")
     cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])

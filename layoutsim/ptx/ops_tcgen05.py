@@ -12,7 +12,7 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       {, {disable-output-lane}}, enable-input-d {, scale-input-d}: issued by each thread that
       executes it (scale-input-d, .kind::f16/tf32: D = A*B + D * 2^-s, numerics.scale_d); A and B
       from shared memory through sm_100 matrix descriptors (layoutsim.smem.umma) or A from TMEM
-      ([a-tmem], cta_group::1 M=128: _tmem_a), the shape and
+      ([a-tmem]: _tmem_a), the shape and
       types from the instruction descriptor (isa/ptx_tcgen05_idesc.py), D in TMEM in the entry's
       data-path layout, the arithmetic layoutsim.mma's (warpcore/tcgen05.py)
   tcgen05.mma.cta_group::1.kind::{mxf8f6f4 .scale_vec::1X, mxf4 .scale_vec::2X, mxf4nvf4
@@ -20,8 +20,8 @@ PTX ISA 9.x (v9.2) 9.7.16 'TensorCore 5th Generation Family Instructions'.
       enable-input-d: the scales (ue8m0; ue4m3 for mxf4nvf4 4X: idesc bit 23) from TMEM by the
       catalog's SFA/SFB maps (CUTLASS's tmem_sf_frg, assumed there), one byte per scale from the byte
       the idesc's scale-factor ids name; the four 32-lane copies must agree (which one the tensor
-      core reads is not documented: a fault otherwise); .cta_group::2 with M=256 too, each CTA's TMEM
-      giving the scales of its own 128 rows of A and of all N columns of B (assumed: tcgen05_scales.py)
+      core reads is not documented: a fault otherwise); .cta_group::2 with M=256 and M=128 too, each CTA's
+      TMEM giving the scales of its own rows of A and of all N columns of B (assumed: tcgen05_scales.py)
   FP6/FP4 A and B (K-major only: an MN-major one is a fault) through the descriptor's 8-bit slots:
       .kind::f8f6f4/mxf8f6f4 16 elements packed at the start of each 16-byte unit (TMA's
       16U6/16U4_ALIGN16B, CUDA 13.0 cuda.h), .kind::mxf4/mxf4nvf4 two e2m1 per byte with no gaps
@@ -42,13 +42,16 @@ tracks the pair's MMAs; tcgen05.ld/st are unchanged (each warp, its own CTA's TM
 .cta_group::2 mbarrier routing is ops_async.py's.
 The MMA runs when it is issued and D is written at once: the commit's arrival then tracks work
 already done (a valid schedule of the asynchronous hardware's). tcgen05.mma.sp: ops_tcgen05_sparse.py
-(M=128 and the pair's M=256, .kind::f16/tf32/f8f6f4/i8). Refused, one line each: .ashift, a block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X;
-mxf4nvf4 without .scale_vec), A from TMEM but dense cta_group::1 M=128 K-major ([a-tmem]: Triton's
-second tl.dot of a register operand; no FP6/FP4 A), scale-input-d of a kind other than f16/tf32 or
-outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py names its
-own (tcgen05.cp's decompression, the .ws B-reuse shift). Faults: the K=96 bit of .kind::mxf4 / mxf4nvf4 (idesc
-bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not exact,
-a block-scaled cta_group::2 MMA with M=128 (its scale-factor layout: tcgen05_scales.py).
+(M=128 and the pair's M=256, .kind::f16/tf32/f8f6f4/i8). A from TMEM ([a-tmem], _tmem_a): 128 rows per CTA
+(cta_group::1 M=128, the pair's M=256), K-major, dense, block-scaled or .sp, 8-bit and wider or the packed e2m1
+of .kind::mxf4/mxf4nvf4; .ashift shifts that A after the MMA (_shift_a). Refused, one line each: a
+block-scaled form the PTX ISA lacks (e.g. .kind::mxf4 .scale_vec::4X; mxf4nvf4 without .scale_vec), .ashift
+without an A in TMEM or with a block-scaled kind or .collector::a::fill/use (ptxas 13.0 rejects them too),
+scale-input-d of a kind other than f16/tf32 or outside [0, 15] (the ISA's own limits); ops_tcgen05_extra.py
+names its own (tcgen05.cp's decompression, the .ws B-reuse shift). Faults: the K=96 bit of .kind::mxf4 /
+mxf4nvf4 (idesc bit 31), a scale format the .scale_vec does not take, a scale-input-d whose D * 2^-s is not
+exact, an A from TMEM of another data-path layout (M=128 pair, M=64), transposed, or FP6/FP4 of
+.kind::f8f6f4/mxf8f6f4.
 Fidelity: from documents, not measured. There is no Blackwell GPU here: every rule above is the
 PTX ISA's, cross-checked against CUTLASS 4.2's CuTe SM100 atoms (cute/arch/*sm100*,
 cute/atom/*sm100*) and the CuTe Blackwell tutorial kernels run in tests/ptx/test_tcgen05_cute.py;
@@ -95,7 +98,10 @@ ASSUMED = {"sp": "; .sp: the dense arithmetic on the logical A and CUTLASS 4.2's
            "scaled_pair": SF.PAIR_ASSUMED,
            "sp_pair": "; .sp cta_group::2: each CTA's metadata of its own 128 rows in the M=128 layout, assumed",
            "sp_ws": "; .ws.sp: CUTLASS 4.2's tmem_e_frg_ws metadata (M=64/32: a copy every M lanes), assumed",
-           "sp_a_tmem": "; .sp A from tensor memory: its K/2 kept values in the dense A's TMEM layout, assumed"}
+           "sp_a_tmem": "; .sp A from tensor memory: its K/2 kept values in the dense A's TMEM layout (JAX Mosaic "
+                        "GPU's, B200-tested with cta_group::1; the pair's each CTA its 128 rows), assumed",
+           "ashift": "; .ashift: after the MMA, row r of A in TMEM takes row r+1 within each 32-lane sub-partition "
+                     "(row 31 kept), as CUTLASS 4.7's CuTe DSL documents it, assumed"}
 
 
 def _step(fn, assumed=()):
@@ -259,9 +265,9 @@ def mma(ins, b, prog):
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     if "sp" in ins.mods:                           # tcgen05.mma.sp: ops_tcgen05_sparse.py
         return ops_tcgen05_sparse.mma_sp(ins, b, prog, sys.modules[__name__])
-    for mod, what in (("ws", ".ws (weight-stationary)"), ("ashift", ".ashift")):
-        if mod in ins.mods:
-            raise unsupported(ins, f"{what} is not modelled")
+    if "ws" in ins.mods:
+        raise unsupported(ins, ".ws (weight-stationary) is not modelled here")
+    ashift = "ashift" in ins.mods
     COL.usage(ins, ws=False)                       # its .collector::a::<op>, if named, is legal
     scaled = "block_scale" in ins.mods
     vec = _scale_vec(ins, kind) if scaled else None
@@ -273,8 +279,9 @@ def mma(ins, b, prog):
         raise unsupported(ins, "tcgen05.mma takes [d-tmem], a-desc or [a-tmem], b-desc, idesc"
                                "{, {disable-output-lane}}, enable-input-d")
     a_tmem = o[1].kind == "addr"
-    if a_tmem and (scaled or pair == 2):
-        raise unsupported(ins, "A from tensor memory ([a-tmem]) is modelled for dense cta_group::1 only")
+    if ashift and (not a_tmem or scaled or COL.usage(ins, ws=False)[1] in ("fill", "use")):
+        raise unsupported(ins, ".ashift shifts an A in tensor memory ([a-tmem]) of a .kind::f16/tf32/f8f6f4/i8 MMA "
+                               "and takes no .collector::a::fill/use (PTX ISA 9.7.16.10.9.1; ptxas 13.0)")
     rest = list(o[4:])
     sf = [b.address(rest.pop(0), ins)[0] for _ in range(2)] if scaled and len(rest) >= 2 else None
     mask = None
@@ -300,8 +307,9 @@ def mma(ins, b, prog):
         masks = mask(bt)[thr] if mask is not None else np.zeros((len(thr), 4 * pair), np.uint32)
         for j, t in enumerate(thr):
             _one_mma(bt, ins, kind, pair, int(t), int(da[j]), int(av[j]), int(bv[j]), int(iv[j]), bool(en[j]), masks[j],
-                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d)
-    return _step(fn, ("scale_d",) * (scale_d is not None) + ("scaled_pair",) * (scaled and pair == 2))
+                     None if sfs is None else (int(sfs[0][j]), int(sfs[1][j])), a_tmem, vec, scale_d, ashift)
+    return _step(fn, ("scale_d",) * (scale_d is not None) + ("scaled_pair",) * (scaled and pair == 2)
+                 + ("ashift",) * ashift)
 
 
 def _scale_input_d(ins, kind, rest):
@@ -363,20 +371,21 @@ def _decode(ins, t, idesc, kind, scaled, pair, vec=None):
 
 
 def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, sf=None, a_tmem=False, vec=None,
-             scale_d=None):
+             scale_d=None, ashift=False):
     """One tcgen05.mma. cta_group::2 (PTX ISA 9.7.16.5 Table 46: issued by one thread of the CTA pair;
     = CuTe's SM100_MMA_*_2x1SM atoms, cute/atom/mma_traits_sm100.hpp: ThrID 2, ALayout / BLayout /
     CLayout split M/2, N/2, M/2 over the peer index): the even CTA's shared memory holds A's rows
     0..M/2-1 and B's columns 0..N/2-1, the odd CTA's the rest, at the same descriptor addresses;
     D's rows lie in the TMEM of the CTA its data-path layout names (d_cells), at the same taddr;
-    a block-scaled MMA's scale factors come from each CTA's TMEM (tcgen05_scales.read)."""
+    a block-scaled MMA's scale factors come from each CTA's TMEM (tcgen05_scales.read); an A from TMEM from
+    each CTA's TMEM (_tmem_a), shifted after the MMA with .ashift (_shift_a)."""
     info, inst = _decode(ins, t, idesc, kind, sf is not None, pair, vec)
     fa, fb = info["types"].split(".")[1:3]
     M, N, K = inst.shape
     ctas = np.array([int(bt.cta_index[t])]) if pair == 1 else np.array(_peers(bt, t, ins))
     packed = kind in ("mxf4", "mxf4nvf4")
     if a_tmem:
-        A = _tmem_a(bt, ins, t, int(ctas[0]), adesc, inst, info, bits(fa))
+        A = _tmem_a(bt, ins, t, ctas, adesc, inst, info, bits(fa))
     else:
         A = np.concatenate([_operand(bt, ins, t, c, adesc, M // pair, K, bits(fa), info["a_mn_major"], "A", packed)
                             for c in ctas])
@@ -387,6 +396,8 @@ def _one_mma(bt, ins, kind, pair, t, taddr, adesc, bdesc, idesc, enable, mask, s
     scales = {} if sf is None else SF.read(bt, ins, t, [int(c) for c in ctas], inst,
                                            {**info, "sfa": sf[0], "sfb": sf[1], "idesc": idesc})
     _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d, scales)
+    if ashift:
+        _shift_a(bt, ctas, adesc, K * bits(fa) // 32)
 
 
 def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=None, scales=None):
@@ -417,26 +428,50 @@ def _finish(bt, ins, t, inst, info, ctas, taddr, A, B, enable, mask, scale_d=Non
     tm.cells[cta, lanes, cols] = np.where(keep, old, D)
 
 
-def _tmem_a(bt, ins, t, cta, taddr, inst, info, width, K=None):
-    """A [M, K] from TMEM at taddr in the data-path layout of D (PTX ISA 9.7.16.10 'Data path layout
-    organization'; TVM TIRx's tmem_mma_operand_layout resolves A-in-TMEM from the same layouts):
-    M=128's Layout D, row i in lane i, its K elements packed along the columns (warpcore
-    a_from_tmem). The other data-path layouts and a transposed A are refused. K: the entry's K, or
-    (tcgen05.mma.sp) the K/2 kept values of each row."""
+def _tmem_a(bt, ins, t, ctas, taddr, inst, info, width, K=None):
+    """A [M, K] from the TMEM of the CTAs `ctas` (the pair's: each its M/2 rows) at taddr, in the
+    data-path layout of D (PTX ISA 9.7.16.10 'Data path layout organization'; TVM TIRx's
+    tmem_mma_operand_layout resolves A-in-TMEM from the same layouts): 128 rows per CTA (M = 128's
+    Layout D, the pair's M = 256 Layout A), row i in lane i, its K elements packed along the columns
+    (warpcore a_from_tmem): cta_group::1 as Triton 3.6 and JAX's Mosaic GPU write it (their B200 tests
+    test_mma_lhs_tmem_*, test_mma_sparse_lhs_tmem); the pair as CUTLASS's SM100_MMA_*_2x1SM_TS atoms (FrgTypeA
+    tmem_frg_2sm, 128 rows per SM) and JAX's test_mma_collective_lhs_tmem (f16, M = 256) split it; FP4
+    (.kind::mxf4 / mxf4nvf4) eight e2m1 to a column, as JAX's test_mma_block_scaled_basic /
+    test_mma_block_scaled_collective copy it (tcgen05.cp of its two-per-byte shared tile). The other
+    data-path layouts, a transposed A and FP6/FP4 of .kind::f8f6f4 / mxf8f6f4 are refused. K: the entry's
+    K, or (tcgen05.mma.sp) the K/2 kept values of each row."""
     M, _, K0 = inst.shape
     K = K0 if K is None else K
-    if width < 8:
-        raise TM.fault(t, taddr, f"{ins.name}: an FP6/FP4 A from tensor memory is not modelled", "invalid_operand")
-    if inst.options["layout"] != "D" or info["a_mn_major"]:
+    if width < 8 and inst.options["kind"] not in ("mxf4", "mxf4nvf4"):
+        raise TM.fault(t, taddr, f"{ins.name}: an FP6/FP4 A of .kind::{inst.options['kind']} from tensor memory is not "
+                                 f"modelled (no source read here packs it in TMEM)", "invalid_operand")
+    if inst.options["layout"] not in "DA" or info["a_mn_major"]:
         raise TM.fault(t, taddr, f"{ins.name}: A from tensor memory with M={M} (layout {inst.options['layout']})"
-                              f"{' transposed' if info['a_mn_major'] else ''} is not modelled (M=128, K-major is)",
-                    "invalid_operand")
+                              f"{' transposed' if info['a_mn_major'] else ''} is not modelled (128 rows per CTA, "
+                                 f"K-major is)", "invalid_operand")
     words = K * width // 32
     tm = TM.of(bt)
-    lanes = (taddr >> 16) + np.arange(M)[:, None]
+    lanes = (taddr >> 16) + np.arange(128)[:, None]
     cols = (taddr & 0xFFFF) + np.arange(words)[None, :]
-    tm.check(np.array([cta]), lanes[None], cols[None], np.array([t]), f"{ins.name} (A)")
-    return core.a_from_tmem(tm.cells[cta, lanes, cols], K, width)
+    out = []
+    for c in ctas:
+        tm.check(np.array([int(c)]), lanes[None], cols[None], np.array([t]), f"{ins.name} (A)")
+        out.append(core.a_from_tmem(tm.cells[int(c), lanes, cols], K, width))
+    return np.concatenate(out)
+
+
+def _shift_a(bt, ctas, taddr, words):
+    """.ashift (PTX ISA 9.7.16.10.9.1: "shifts the rows of the A matrix down by one row, except for the last
+    row in the Tensor Memory", M = 128 / 256): after the MMA, in each CTA's A at taddr (its `words` columns),
+    row r takes row r + 1's words within each 32-lane sub-partition and row 31 of each keeps its own, as
+    CUTLASS 4.7's CuTe DSL documents it (python/CuTeDSL/cutlass/experimental/primitives/nvvm_wrapper.py,
+    tcgen05_mma's a_shift: "a post-MMA operation ... per-SP, not global": shifted[r] = A[r + 1] when
+    r % 32 != 31, else A[r]); assumed (one source)."""
+    tm = TM.of(bt)
+    lanes, cols = (taddr >> 16) + np.arange(128), (taddr & 0xFFFF) + np.arange(words)
+    src = np.where(lanes % 32 == 31, lanes, lanes + 1)
+    for c in ctas:
+        tm.cells[int(c), lanes[:, None], cols] = tm.cells[int(c), src[:, None], cols]
 
 
 def _in_shared(bt, ins, t, addr, nbytes, desc, which):

@@ -175,7 +175,7 @@ def _one_ws(bt, ins, kind, t, taddr, adesc, bdesc, idesc, enable, zmask, a_tmem,
     if meta is not None:
         A = SPARSE.logical_a(bt, ins, DENSE, t, [cta], kind, inst, info, selector, adesc, meta, a_tmem, 128 // M)
     elif a_tmem:
-        A = tmem_a(bt, ins, t, cta, adesc, inst, info, bits(fa))
+        A = tmem_a(bt, ins, t, [cta], adesc, inst, info, bits(fa))
     else:
         A = operand(bt, ins, t, cta, adesc, M, K, bits(fa), info["a_mn_major"], "A")
     B = operand(bt, ins, t, cta, bdesc, N, K, bits(fb), info["b_mn_major"], "B").T

@@ -4,8 +4,10 @@
   tcgen05.mma.sp.cta_group::{1,2}.kind::{f16,tf32,f8f6f4,i8} [d], a-desc or [a-tmem], b-desc, [sp-meta],
       idesc {, {disable-output-lane}}, enable-input-d {, scale-input-d}
 A's M x K/2 kept values are read through the descriptor as a dense M x K/2 operand, K-major, 8-bit or
-wider elements, or from TMEM ([a-tmem], cta_group::1 M = 128: the dense MMA's A-from-TMEM layout,
-ops_tcgen05.tmem_a, of K/2 elements, assumed); the metadata (4 bits per chunk: numerics/sparse_tcgen05.py)
+wider elements, or from TMEM ([a-tmem]: the dense MMA's A-from-TMEM layout, ops_tcgen05.tmem_a, of K/2
+elements: JAX's Mosaic GPU writes the kept values so for cta_group::1, tested on a B200 by
+tests/mosaic/gpu_test.py test_mma_sparse_lhs_tmem; the pair's M = 256, each CTA its 128 rows as the dense
+pair's, assumed); the metadata (4 bits per chunk: numerics/sparse_tcgen05.py)
 from TMEM at sp-meta; B, D, the mask, enable-input-d and scale-input-d as the dense MMA's
 (ops_tcgen05.finish); cta_group::2 (M = 256, Layout A) splits A, B and D over the CTA pair as the dense
 pair MMA does (ops_tcgen05._one_mma).
@@ -29,13 +31,13 @@ sp-meta + s (assumed); an odd sp-meta column or a selector of 2 or 3 is a fault 
 CUTLASS's SM100_MMA_S8_SS_SPARSE / _2x1SM_SS_SPARSE static_asserts state them (assumed: the catalog).
 tcgen05.mma.ws.sp (ops_tcgen05_extra) takes its logical A from logical_a, with the metadata copies of
 CUTLASS's tmem_e_frg_ws (meta_cells).
-Refused in one line: block-scaled .sp kinds (CUTLASS 4.2 gives them one scale per K/2 kept values, as many
-as the dense kind's, so whether a scale block runs over the logical K, as this module's arithmetic does, or
-over the kept values decides the rounding, and no source read here says which), A from TMEM with
-cta_group::2, .ashift (the ISA's one sentence leaves row 0 open). Faults: M = 64 and cta_group::2 with
+Refused in one line: block-scaled .sp kinds (CUTLASS 4.2 and JAX's Mosaic GPU give them one scale per K/2
+kept values, as many as the dense kind's, so whether a scale block runs over the logical K, as this module's
+arithmetic does, or over the kept values decides the rounding, and no source read here says which; MMA-Sim
+has no .sp), .sp with .ashift (ptxas 13.0 takes it; CUTLASS 4.7 documents .ashift for the dense MMA only). Faults: M = 64 and cta_group::2 with
 M = 128 (the metadata of 64 rows per CTA: the ISA's Figures 262/264/266 were not read, and CUTLASS's
 tmem_e_frg implements 128 rows only), a metadata index the ISA leaves undefined, the idesc's sparsity
-bit clear, an MN-major or FP6/FP4 A.
+bit clear, an MN-major or FP6/FP4 A. (CUTLASS 4.7, 2026-08, still static_asserts M_MMA == 128 in tmem_e_frg.)
 """
 import numpy as np
 
@@ -71,9 +73,12 @@ def mma_sp(ins, b, prog, dense):
     """The handler (ops_tcgen05.mma hands .sp here; `dense` is that module, for its shared steps)."""
     kind = next((m.split("::")[1] for m in ins.mods if m.startswith("kind::")), None)
     pair = dense.pair_of(ins)
-    for mod, what in (("block_scale", "block-scaled tcgen05.mma.sp"), ("ashift", ".ashift")):
-        if mod in ins.mods:
-            raise unsupported(ins, f"{what} is not modelled")
+    if "block_scale" in ins.mods:
+        raise unsupported(ins, "block-scaled tcgen05.mma.sp is not modelled (whether a scale block runs over the "
+                               "logical K or the kept values decides the rounding; docs/blackwell.md)")
+    if "ashift" in ins.mods:
+        raise unsupported(ins, ".ashift with .sp is not modelled (CUTLASS 4.7 documents the shift for the dense "
+                               "MMA's A; what it does to a sparse A's kept values and metadata no source says)")
     if kind not in KINDS:
         raise unsupported(ins, f".kind::{kind}: tcgen05.mma.sp is modelled for .kind::{{{', '.join(KINDS)}}}")
     o = ins.operands
@@ -81,8 +86,6 @@ def mma_sp(ins, b, prog, dense):
         raise unsupported(ins, "tcgen05.mma.sp takes [d-tmem], a-desc or [a-tmem], b-desc, [sp-meta-tmem], idesc"
                                "{, {disable-output-lane}}, enable-input-d{, scale-input-d}")
     a_tmem = o[1].kind == "addr"
-    if a_tmem and pair == 2:
-        raise unsupported(ins, "A from tensor memory ([a-tmem]) with tcgen05.mma.sp is modelled for cta_group::1 only")
     dense.COL.usage(ins, ws=False)
     rest = list(o[5:])
     mask = read_words(b, b.elems(rest.pop(0), ins, 4 * pair), ins) if rest and rest[0].kind == "vec" else None
@@ -115,8 +118,9 @@ def _decode(ins, t, idesc, kind, pair, ws=False):
     name = (info["name"].replace("tcgen05.mma.", "tcgen05.mma.sp.ws." if ws else "tcgen05.mma.sp.")
             .replace(f"k{info['k']}", f"k{2 * info['k']}"))
     why = ("its sparsity bit (2) is 0: a dense descriptor for tcgen05.mma.sp" if not info["sparse"] else
-           f"M={info['m']}: the metadata layout of {info['m'] // pair} rows per CTA is not modelled (CUTLASS 4.2 "
-           f"UMMA::tmem_e_frg implements 128 rows only; the PTX ISA's M=64 figures were not read here)"
+           f"M={info['m']}: the metadata layout of {info['m'] // pair} rows per CTA is not modelled (CUTLASS 4.7's "
+           f"UMMA::tmem_e_frg implements 128 rows only, JAX's Mosaic GPU refuses sparse M=64; the PTX ISA's M=64 "
+           f"figures, images, were not read here)"
            if info["m"] != 128 * pair and not ws else
            "an MN-major A: the compressed A is modelled K-major only" if info["a_mn_major"] else
            "FP6/FP4 operands with .sp are not modelled" if bits(info["types"].split(".")[1]) < 8
@@ -169,7 +173,7 @@ def logical_a(bt, ins, dense, t, ctas, kind, inst, info, selector, adesc, meta, 
     fa = info["types"].split(".")[1]
     rows = M // len(ctas)
     if a_tmem:
-        values = dense.tmem_a(bt, ins, t, ctas[0], adesc, inst, info, bits(fa), K // 2)
+        values = dense.tmem_a(bt, ins, t, ctas, adesc, inst, info, bits(fa), K // 2)
     else:
         values = np.concatenate([dense.operand(bt, ins, t, c, adesc, rows, K // 2, bits(fa), False, "A")
                                  for c in ctas])

@@ -11,7 +11,7 @@ caller (the executor) checks allocation, lanes, addresses and charges costs.
 import numpy as np
 
 from ..formats import bits
-from ..isa.ptx_tcgen05 import cp_lanes, d_position
+from ..isa.ptx_tcgen05 import cp_lanes, d_position, sf_copies
 from ..numerics import api
 from ..packing import pack, unpack
 from ..smem import umma
@@ -139,19 +139,23 @@ def cp_words(image, flat):
 
 def scale_cells(inst, operand, sf_id):
     """Where the block scale factors of operand "SFA" / "SFB" of a tcgen05.mma entry lie (its catalog
-    map, isa/ptx_tcgen05.sf_fragment): (TMEM lane offsets [n, 4] (the copy in each 32-lane slab),
-    columns [n], bytes [n] (from byte sf_id), rows [n], cols [n] of the scale matrix)."""
+    map, isa/ptx_tcgen05.sf_fragment, and the copies sf_copies names): (CTA of the pair [n], TMEM lane
+    offsets [n, copies], columns [n], bytes [n] (from byte sf_id), rows [n], cols [n] of the scale matrix)."""
     t = inst.operand(operand).fragment.table
     lane, col, byte = np.nonzero(t[..., 0] >= 0)
     _, r, c = (t[lane, col, byte].astype(np.int64)).T
-    return lane[:, None] + 32 * np.arange(4), col, byte + sf_id, r, c
+    pair = inst.shape[:2] if inst.options.get("cta_group") == 2 else None
+    copies = np.array(sf_copies(pair, operand == "SFA"))
+    return lane // 128, (lane % 128)[:, None] + copies, col, byte + sf_id, r, c
 
 
-def scales(inst, operand, cells, sf_id, shape):
-    """The raw scale matrix (uint8 `shape`) of SFA/SFB read from `cells` (TMEM [lanes, columns] of the
-    CTA at the scale address), and whether the four slab copies agree."""
-    lanes, col, byte, r, c = scale_cells(inst, operand, sf_id)
-    words = cells[lanes, col[:, None]]                                     # [n, 4]
+def scales(inst, operand, cells, sf_id, shape, cta=None):
+    """The raw scale matrix (uint8 `shape`) of SFA/SFB read from `cells` (TMEM [CTAs, lanes, columns] of
+    the pair's CTAs (one for cta_group::1) from the scale address; cta: read every scale from that CTA
+    instead of the map's), and whether the copies of each scale agree."""
+    which, lanes, col, byte, r, c = scale_cells(inst, operand, sf_id)
+    which = which if cta is None else np.full_like(which, cta)
+    words = cells[which[:, None], lanes, col[:, None]]                     # [n, copies]
     vals = (words >> (8 * byte[:, None]).astype(np.uint32)) & np.uint32(0xFF)
     out = np.zeros(shape, np.uint8)
     out[r, c] = vals[:, 0]

@@ -268,8 +268,50 @@ def cute_scale_factor(key, name):
     return agrees, 4 * mn * nsf
 
 
+# the CTA pair's M = 128 (64 rows per CTA, D in Layout B): CUTLASS's SFB there is ScaleFactorDuplicated2by2, the
+# halves of round_up(N, 128) in lanes 0-63 / 64-127; the catalog follows JAX's Mosaic GPU (halves of N), the same
+# cells where N is 128 or 256 (isa/ptx_tcgen05.sf_fragment)
+PAIR_SCALE_FACTORS = [
+    ("sfb2 128 32 1", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n128k32"),
+    ("sfb2 128 16 4", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.m128n128k64"),
+    ("sfb2 256 32 2", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.m128n256k64")]
+
+
+def cute_pair_scale_factor(key, name):
+    """(agrees, values): CUTLASS 4.2 UMMA::tmem_sf_frg<.., 2, false, ScaleFactorDuplicated2by2> printed by
+    print_umma_frg.cu ([(column, half, replica), scale] -> lane * 65536 + byte column, mode 0 of size 2 * N)
+    against the catalog's SFB of the pair's M = 128 MMA (the even CTA's lanes) and its copy 32 lanes on."""
+    with np.load(CUTE.with_name("umma_tmem_frg.npz")) as z:
+        cute = z[key]
+    _, mn, _, nsf = key.split()
+    mn, nsf = int(mn), int(nsf)
+    op = layoutsim.get(name).operand("SFB")
+    agrees = True
+    for x in range(2 * mn):
+        col, replica = x % mn, x // mn
+        for s in range(nsf):
+            lane, byte = divmod(int(cute[x, s]), 65536)
+            agrees &= op.who_holds(s, col) == [(lane - 32 * replica, byte // 4, byte % 4)]
+    return agrees, 2 * mn * nsf
+
+
 def cute_scale_factors():
-    return [(f"{name} {key.split()[0].upper()}", *cute_scale_factor(key, name)) for key, name in SCALE_FACTORS]
+    return ([(f"{name} {key.split()[0].upper()}", *cute_scale_factor(key, name)) for key, name in SCALE_FACTORS]
+            + [(f"{name} SFB", *cute_pair_scale_factor(key, name)) for key, name in PAIR_SCALE_FACTORS])
+
+
+@pytest.mark.parametrize("key, name", PAIR_SCALE_FACTORS)
+def test_pair_m128_sfb_equals_cute_duplicated_2by2_where_n_is_128_or_256(key, name):
+    assert cute_pair_scale_factor(key, name)[0]
+
+
+def test_pair_m128_sfb_follows_jax_where_cute_differs():
+    # N = 64: JAX's Mosaic GPU (B200 test test_mma_block_scaled_collective_m128) stages columns 0-31 as half 0
+    # and 32-63 as half 1 (copied to lanes 64..127); CUTLASS's 2by2 would split round_up(64, 128) at 64
+    op = layoutsim.get("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n64k32").operand("SFB")
+    assert op.who_holds(0, 5) == [(5, 0, 0)] and op.who_holds(0, 37) == [(64 + 5, 0, 0)]
+    sfa = layoutsim.get("tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.m128n64k32").operand("SFA")
+    assert sfa.who_holds(37, 0) == [(5, 1, 0)] and sfa.who_holds(64 + 37, 0) == [(128 + 5, 1, 0)]
 
 
 @pytest.mark.parametrize("key, name", SCALE_FACTORS)

@@ -149,14 +149,15 @@ def tcgen05_op(name, types):
     A and a column of B (PTX ISA 9.7.16.5: the pair computes one D = A*B + D; CuTe's 2x1SM atoms
     split M over the pair); MMA-Sim does not model the pair, so its arithmetic there is assumed
     to be the single CTA's. A .ws MMA (M = 32, 64, 128) likewise gets the cta_group::1 M = 128 model of its
-    kind, N and K (MMA-Sim's TODO lists .ws; each D element is the same K-long dot product)."""
+    kind, N and K (MMA-Sim's TODO lists .ws; each D element is the same K-long dot product), and so does a
+    block-scaled pair MMA of M = 128 (MMA-Sim's block-scaled models are M = 128)."""
     from mmasim.nv_ptx import TCGen05MMA, TCGen05MMABlockScale
     inst = layoutsim.get(name)
     M, N, K = inst.shape
     kind = next(p.split("::")[1] for p in name.split(".") if p.startswith("kind::"))
     if kind not in MODELLED:
         raise ValueError(f"MMA-Sim does not model tcgen05.mma .kind::{kind} (it models {', '.join(MODELLED)})")
-    m = 128 if ".ws." in name else M // (2 if "cta_group::2" in name else 1)
+    m = 128 if ".ws." in name or "block_scale" in name else M // (2 if "cta_group::2" in name else 1)
     d, fa, fb = types.split(".")[:3]
     if "block_scale" in name:
         block = inst.options["block"]

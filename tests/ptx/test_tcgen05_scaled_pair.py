@@ -15,6 +15,13 @@ executor computed.
   pair's TiledMma and SFB through the one-SM TiledMMA_SF into every CTA; Triton's Gluon
   04-2cta-block-scale-matmul.py: A's scales cga_layout [[1, 0]], B's [[0, 0]]): scale s of row
   (column) r in lane r % 32 of every 32-lane slab, column r // 32, byte sf_id + s.
+- M = 128 (64 rows of A per CTA, D in Layout B: row i of CTA i // 64 in lane i % 64 + 64 (j // (N/2)), column
+  j % (N/2)), assumed likewise: as JAX's Mosaic GPU stages them for its B200 test
+  test_mma_block_scaled_collective_m128 (jax tests/mosaic/gpu_test.py; jax/experimental/mosaic/gpu/tcgen05.py):
+  each CTA's SFA its 64 rows padded to 128 in the 4x1 layout above; SFB as shared rows h*32 + j % 32 holding
+  the (N/2)/32 columns of half h = j // (N/2) (4 bytes each), copied by tcgen05.cp.64x128b.warpx2::01_23,
+  which puts shared rows 0-31 in lanes 0-63 and rows 32-63 in lanes 64-127 (CUTLASS's
+  SM100_UTCCP_2x64dp128bitlw0123: "data_row[0:31] -> DP[0:63], data_row[32:63] -> DP[64:127]").
 - The arithmetic: layoutsim.mma of the whole pair's M=256 problem, and MMA-Sim (pip `mmasim`) per dot
   product of the same kind, N and K (it computes per MMA; the pair's MMA is one MMA of the combined
   shape: tests/numerics/mmasim_oracle.tcgen05_op).
@@ -93,6 +100,30 @@ def sf_images(sa, sb, a_id, b_id):
     return sf
 
 
+def sf_images_m128(sa, sb, a_id, b_id):
+    """Each CTA's TMEM words [2, 128, 16] at columns 256.. for the pair's M = 128 (module docstring): CTA c's
+    SFA = rows 64c.. of sa [128, nsf] in the 4x1 layout from column 256; its SFB = all of sb [nsf, N] from
+    column 260, staged as JAX does (shared row h*32 + j % 32, byte 4 ((j % (N/2)) // 32) + s) and moved
+    by .warpx2::01_23 (row q to lanes q % 32 + 64 (q // 32) and 32 lanes on, byte b to column b // 4)."""
+    sf = np.zeros((2, 128, SF_COLS), np.uint32)
+    N = sb.shape[1]
+    half = N // 2
+    staged = np.zeros((64, 16), np.uint8)                      # JAX's (1, K // 4, 64, 16) shared tile, one K-tile
+    for j in range(N):
+        for s_ in range(sb.shape[0]):
+            staged[32 * (j // half) + j % 32, 4 * ((j % half) // 32) + s_] = sb[s_, j]
+    for c in range(2):
+        for r in range(64):
+            for s_ in range(sa.shape[1]):
+                for slab in range(4):
+                    sf[c, r % 32 + 32 * slab, r // 32] |= np.uint32(sa[64 * c + r, s_]) << np.uint32(8 * (a_id + s_))
+        for q in range(64):
+            for lane in (q % 32 + 64 * (q // 32), q % 32 + 64 * (q // 32) + 32):
+                for b in range(16):
+                    sf[c, lane, 4 + b // 4] |= np.uint32(staged[q, b]) << np.uint32(8 * (b_id + b % 4))
+    return sf
+
+
 def images(A, B, fa, fb, packed, swizzle):
     """Each CTA's shared image [2, SMEM]: its half of A (M/2 rows) at 0, its half of B (N/2 rows of the
     N x K B) at B_AT, K-major (test_tcgen05_fp4.store: FP4 packed two per byte, or FP6/FP4 in 16-byte
@@ -130,15 +161,24 @@ def case(kind, vec, types, N, a_id, b_id, swizzle, seed, M=256):
     sa, sb = rng.integers(lo, hi, (M, nsf)).astype(np.uint8), rng.integers(lo, hi, (nsf, N)).astype(np.uint8)
     img, (da, db) = images(A, B, fa, fb, packed, swizzle)
     idesc = encode_scaled(M, N, types, a_sf_id=a_id, b_sf_id=b_id, kind=kind)
-    sf = sf_images(np.resize(sa, (256, nsf)), sb, a_id, b_id)
-    out = np.zeros((512 if N > 128 else 256, reads(N)), np.uint32)
+    sf = sf_images(sa, sb, a_id, b_id) if M == 256 else sf_images_m128(sa, sb, a_id, b_id)
+    out = np.zeros((512 if N > 128 and M == 256 else 256, reads(N if M == 256 else N // 2)), np.uint32)
     return A, B, sa, sb, K, [img.reshape(-1), out, np.uint64(da), np.uint64(db),
                              np.uint32(idesc), sf.reshape(-1)]
 
 
-def run(kind, quals, N, issuer, args, **kw):
-    return ptx.run(scaled_pair_kernel(N, f"{kind}.{quals}", issuer), "k", 2, 128, args, arch="sm_100",
-                   cluster=(2, 1, 1), **kw)
+def run(kind, quals, N, issuer, args, M=256, **kw):
+    """The pair kernel (M = 128: each thread reads back its lane's N/2 columns of D, Layout B)."""
+    return ptx.run(scaled_pair_kernel(N if M == 256 else N // 2, f"{kind}.{quals}", issuer), "k", 2, 128, args,
+                   arch="sm_100", cluster=(2, 1, 1), **kw)
+
+
+def d_of(out, M, N):
+    """D [M, N] from the read-back rows (row 128c + lane: CTA c's TMEM lane; Layouts A and B, PTX ISA 9.7.16.10)."""
+    if M == 256:
+        return np.concatenate([out[:256], out[256:]], 1) if N > 128 else out[:, :N]
+    i, j = np.meshgrid(np.arange(128), np.arange(N), indexing="ij")
+    return out[128 * (i // 64) + i % 64 + 64 * (j // (N // 2)), j % (N // 2)]
 
 
 @pytest.mark.parametrize("kind,quals,vec,types,N,a_id,b_id,swizzle,issuer", CASES)
@@ -170,15 +210,57 @@ def test_block_scaled_pair_mma_is_the_whole_pairs_mma_bit_for_bit(kind, quals, v
     assert oracle().compare_records(r.mmas)[f"kind::{kind} {types}"]["differ"] == 0
 
 
-def per_mma(c):
+M128 = [  # the pair's M = 128 (JAX's B200 test: e5m2 with ue8m0 1X scales, N = 64..256), every block-scaled kind
+    ("mxf8f6f4", "block_scale.scale_vec::1X", "1X", "f32.e5m2.e5m2.ue8m0", 64, 0, 0, (SW128, SW128), 0),
+    ("mxf8f6f4", "block_scale", "1X", "f32.e4m3.e5m2.ue8m0", 192, 1, 2, (None, None), 1),
+    ("mxf4", "block_scale.block32", "2X", "f32.e2m1.e2m1.ue8m0", 128, 2, 0, (None, SW128), 0),
+    ("mxf4nvf4", "block_scale.scale_vec::4X", "4X", "f32.e2m1.e2m1.ue4m3", 256, 0, 0, (None, None), 1),
+    ("mxf4nvf4", "block_scale.scale_vec::2X", "2X", "f32.e2m1.e2m1.ue8m0", 32, 2, 1, (None, None), 0),
+]
+
+
+@pytest.mark.parametrize("kind,quals,vec,types,N,a_id,b_id,swizzle,issuer", M128)
+def test_block_scaled_pair_m128_reads_jax_mosaic_gpus_scale_layout(kind, quals, vec, types, N, a_id, b_id, swizzle,
+                                                                   issuer):
+    A, B, sa, sb, K, args = case(kind, vec, types, N, a_id, b_id, swizzle, N + 3 * a_id + issuer, M=128)
+    r = run(kind, quals, N, issuer, args, M=128, record_mmas=True)
+    got = d_of(r.buffers[1], 128, N)
+    name = f"tcgen05.mma.cta_group::2.kind::{kind}.block_scale.scale_vec::{vec}.m128n{N}k{K}"
+    Bt, C = np.ascontiguousarray(B.T), np.zeros((128, N), np.uint32)
+    want = layoutsim.mma(name, A, Bt, C, arch="sm_100a", raw=True, types=types, scale_a=sa, scale_b=sb)
+    assert np.array_equal(got, want)
+    assert np.count_nonzero(got) > 128 * N // 2
+    (rec,) = r.mmas
+    assert rec.name == name and rec.ctas == (0, 1)
+    assert np.array_equal(rec.scale_a, sa) and np.array_equal(rec.scale_b, sb)
+    if HAVE_MMASIM:
+        assert oracle().compare_records(r.mmas)[f"kind::{kind} {types}"]["differ"] == 0
+    if N <= 32:                 # every column j at lane j % 32 of each slab, column 0: the layouts coincide
+        return
+    # SFB laid out as for M = 256 (the 4x1 layout, columns j // 32 in every slab) scales half 1 with the wrong
+    # columns' scales (or, where they disagree, leaves the two copies of a half different: a fault)
+    sf = args[5].reshape(2, 128, SF_COLS)
+    sf[:, :, 4:] = sf_images(np.resize(sa, (256, sa.shape[1])), sb, a_id, b_id)[:, :, 4:]
+    try:
+        wrong = d_of(run(kind, quals, N, issuer, args, M=128).buffers[1], 128, N)
+    except PtxFault as e:
+        assert "copies of SFB's scale factors" in str(e)
+    else:
+        assert not np.array_equal(wrong, got)
+
+
+def per_mma(c, M=256):
     """blackwell_oracle.summary of one case's kernel run with record_mmas=True: its one MMA against MMA-Sim
     (tests/blackwell_crosscheck.py counts these)."""
     kind, quals, vec, types, N, a_id, b_id, swizzle, issuer = c
-    *_, args = case(kind, vec, types, N, a_id, b_id, swizzle, N + a_id + 7 * issuer)
-    return summary(f"hand-written pair {kind} {types} N={N}", run(kind, quals, N, issuer, args, record_mmas=True), 1)
+    seed = N + a_id + 7 * issuer if M == 256 else N + 3 * a_id + issuer
+    *_, args = case(kind, vec, types, N, a_id, b_id, swizzle, seed, M=M)
+    return summary(f"hand-written pair {'M=128 ' * (M == 128)}{kind} {types} N={N}",
+                   run(kind, quals, N, issuer, args, M=M, record_mmas=True), 1)
 
 
-ORACLE_KERNELS = {f"hand-written pair {c[0]} {c[3]} N={c[4]}": (lambda c=c: per_mma(c)) for c in CASES}
+ORACLE_KERNELS = {**{f"hand-written pair {c[0]} {c[3]} N={c[4]}": (lambda c=c: per_mma(c)) for c in CASES},
+                  **{f"hand-written pair M=128 {c[0]} {c[3]} N={c[4]}": (lambda c=c: per_mma(c, 128)) for c in M128}}
 
 
 def test_the_fidelity_line_names_the_pairs_scale_factor_assumption():
@@ -199,16 +281,12 @@ def test_the_two_ctas_sfb_copies_must_agree():
         run(kind, quals, N, issuer, args)
     sf[1, 3 + 32 * np.arange(4), 4] ^= np.uint32(1 << 8 * b_id)
     sf[1, 40, 0] ^= np.uint32(1 << 8 * a_id)                          # one slab's copy of the odd CTA's SFA
-    with pytest.raises(PtxFault, match="four 32-lane copies of SFA's scale factors at TMEM address 0x[0-9a-f]+ differ"):
+    with pytest.raises(PtxFault, match="32-lane copies of SFA's scale factors at TMEM address 0x[0-9a-f]+ differ"):
         run(kind, quals, N, issuer, args)
 
 
-def test_m128_pair_and_unallocated_scale_columns_are_faults():
-    # .kind::mxf4 M=128 cta_group::2 (D in Layout B, 64 rows per CTA): its scale layout is not modelled
+def test_unallocated_scale_columns_are_faults():
     kind, quals, vec, types, N = "mxf4", "block_scale.scale_vec::2X", "2X", "f32.e2m1.e2m1.ue8m0", 32
-    *_, args = case(kind, vec, types, N, 0, 0, (None, None), 3, M=128)
-    with pytest.raises(PtxFault, match="M=128 are not modelled"):
-        run(kind, quals, N, 0, args)
     # SFB past the pair's 512 columns: not allocated (ptx/tmem.py)
     src = scaled_pair_kernel(N, f"{kind}.{quals}").replace("add.u32 %r16, %r2, 260;", "add.u32 %r16, %r2, 512;")
     *_, args = case(kind, vec, types, N, 0, 0, (None, None), 3)

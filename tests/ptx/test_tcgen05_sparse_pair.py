@@ -87,9 +87,11 @@ CASES = [  # kind, types, N, selector, MMA-Sim label (None: .kind::i8, exact), i
 ]
 
 
-def case(kind, types, N, selector, issuer, seed=0, swap=False):
+def case(kind, types, N, selector, issuer, seed=0, swap=False, tmem_a=None):
     """(run with record_mmas, D [256, N] read back, logical A [256, K], B^T [K, N] raw, the entry); swap: the
-    two CTAs' metadata images exchanged (the logical A then has each half's rows with the other's index)."""
+    two CTAs' metadata images exchanged (the logical A then has each half's rows with the other's index);
+    tmem_a: (kernel -> the kernel reading A from TMEM, kept values -> their A image) of
+    test_tcgen05_tmem_a, the A image and an A read-back buffer passed after the others."""
     d, fa, fb = types.split(".")
     K = {"tf32": 16, "f16": 32, "f8f6f4": 64, "i8": 64}[kind]
     size = 2 if kind == "tf32" else 4
@@ -109,12 +111,14 @@ def case(kind, types, N, selector, issuer, seed=0, swap=False):
         meta, index = meta[::-1].copy(), np.concatenate([index[128:], index[:128]])
     e = values.dtype.itemsize
     v, b = values.view(f"u{e}"), B.view(f"u{e}")
-    img, (da, db) = images(v, b)
+    img, (da, db) = images(np.zeros_like(v) if tmem_a else v, b)      # tmem_a: the kept values only in TMEM
     idesc = idesc_of(kind, 256, N, types) | 1 << 2 | selector
     out = np.zeros((256, N), np.uint32)
-    r = ptx.run(sparse_pair_kernel(kind, N, issuer), "k", 2, 128,
-                [img.reshape(-1), out, np.uint64(da), np.uint64(db), np.uint32(idesc), meta.reshape(-1)],
-                arch="sm_100", cluster=(2, 1, 1), record_mmas=True)
+    src = sparse_pair_kernel(kind, N, issuer)
+    args = [img.reshape(-1), out, np.uint64(da), np.uint64(db), np.uint32(idesc), meta.reshape(-1)]
+    if tmem_a:
+        src, args = tmem_a[0](src), args + [tmem_a[1](v, 8 * e), np.zeros((256, 8), np.uint32)]
+    r = ptx.run(src, "k", 2, 128, args, arch="sm_100", cluster=(2, 1, 1), record_mmas=True)
     inst = layoutsim.get(f"tcgen05.mma.sp.cta_group::2.kind::{kind}.m256n{N}k{K}")
     got = r.buffers[1] & (0xFFFF if d == "f16" else 0xFFFFFFFF)
     return r, got, logical(v, index, size), np.ascontiguousarray(b.T), inst

@@ -46,6 +46,21 @@ void dump_sf(bool first) {
   std::printf("]");
 }
 
+// SFB of a 2x1SM MMA with M = 128 (UMMA::tmem_sf_frg<uint8_t, VS, 2, false, ScaleFactorDuplicated2by2>, the
+// FrgTypeSFB of MMA_Traits<SM100_MMA_MXF4_2x1SM_SS> etc. for M == 128): mode 0 is ((32, MN/64), half, replica)
+// (size 2 * MN), the offsets as dump_sf's, under "sfb2 MN VS NSF".
+template <int MN, int VS, int NSF>
+void dump_sf2(bool first) {
+  auto shape = make_shape(make_shape(Int<MN>{}, make_shape(Int<VS>{}, Int<NSF>{})), Int<1>{}, Int<1>{});
+  auto t = UMMA::tmem_sf_frg<uint8_t, VS, 2, false, UMMA::TmemAllocMode::ScaleFactorDuplicated2by2>::make(shape);
+  auto l = t.layout();
+  std::printf("%s\"sfb2 %d %d %d\": [", first ? "" : ",\n", MN, VS, NSF);
+  for (int x = 0; x < 2 * MN; ++x)
+    for (int s = 0; s < NSF; ++s)
+      std::printf("%s%d", x || s ? ", " : "", (int)l(make_coord(x, s * VS), 0, 0));
+  std::printf("]");
+}
+
 // Sparse metadata (UMMA::tmem_e_frg<T> for M = 128, UMMA::tmem_e_frg_ws<T> for M = 128 / 64 / 32; T of
 // 32, 16, 8 bits): the TMEM bit position (lane * TMEM::DP_b + bit within the lane's row of columns) of the
 // metadata of every logical A element of mode 0, in its colex order (m fastest, then k, then the copies
@@ -83,6 +98,9 @@ int main() {
   dump_sf<128, 16, 4, true>(false);
   dump_sf<256, 32, 2, false>(false);
   dump_sf<64, 16, 4, false>(false);
+  dump_sf2<128, 32, 1>(false);
+  dump_sf2<128, 16, 4>(false);
+  dump_sf2<256, 32, 2>(false);
   std::printf("}, \"dp_b\": %d, \"e\": {\n", (int)TMEM::DP_b{});
   dump_e<UMMA::tmem_e_frg<float>, 128, 16, 32>("e", true);
   dump_e<UMMA::tmem_e_frg<half_t>, 128, 32, 16>("e", false);

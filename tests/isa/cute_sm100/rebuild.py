@@ -11,7 +11,8 @@ of the word's bit 0 and of its bit 16 (CuTe's addresses, lane stride TMEM::DP_b 
 D[i][j] of UMMA::tmem_frg_1sm/2sm<float> ("SMs M-per-SM N" -> int32 [M, N], umma_tmem_frg.npz) and of
 the weight-stationary UMMA::tmem_frg_ws_1sm<float> ("ws M N"),
 and of every scale factor of UMMA::tmem_sf_frg ("sfa|sfb MN VS NSF" -> int32 [(row, replica),
-scale]: lane * 65536 + byte column), and of the sparse metadata of UMMA::tmem_e_frg / tmem_e_frg_ws
+scale]: lane * 65536 + byte column; "sfb2 MN VS NSF": the 2x1SM M = 128 SFB of ScaleFactorDuplicated2by2,
+[(row, half, replica), scale]), and of the sparse metadata of UMMA::tmem_e_frg / tmem_e_frg_ws
 ("e|ews M K bits" -> int32 [copies, M, K]: lane * 65536 + bit of every logical A element's metadata).
 The wheel's licence goes beside the data.
 """
@@ -80,7 +81,7 @@ def main():
                     for k, v in frg["ws"].items()})
     for k, v in frg["sf"].items():               # "sfa MN VS NSF": [(row, replica), scale] ->
         mn, nsf = int(k.split()[1]), int(k.split()[3])      # lane << 16 | byte column
-        off = np.array(v, np.int64).reshape(4 * mn, nsf)
+        off = np.array(v, np.int64).reshape((2 if k.startswith("sfb2") else 4) * mn, nsf)
         lane, byte = off // frg["dp_uint8"], off % frg["dp_uint8"]
         layouts[k] = (lane * 65536 + byte).astype(np.int32)
     for k, v in frg["e"].items():                # "e|ews M K bits": [copies, M, K] -> lane << 16 | bit in the
