@@ -9,6 +9,7 @@ same mnemonic out differently), and clang builtins.
 """
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -30,6 +31,9 @@ _DROP = {
 }
 
 
+_SHAPE = re.compile(r"m\d+n\d+k\d+")
+
+
 def name_key(name):
     """Reduce a user's spelling to the lookup key: lower case, PTX filler tokens dropped."""
     n = str(name).strip().lower()
@@ -37,7 +41,14 @@ def name_key(name):
         return n
     head, *rest = n.split(".")
     drop = _DROP.get(head, set())
-    return ".".join([head] + [t for t in rest if t not in drop])
+    rest = [t for t in rest if t not in drop]
+    if head == "mma" and rest and rest[0].startswith("kind::"):
+        # sm_120a's .kind:: forms: ptxas takes the shape after .kind/.block_scale too (CUTLASS writes
+        # mma.sync.aligned.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col...): the shape first
+        shape = next((i for i, t in enumerate(rest) if _SHAPE.fullmatch(t)), None)
+        if shape is not None:
+            rest.insert(0, rest.pop(shape))
+    return ".".join([head] + rest)
 
 
 @dataclass(frozen=True)
@@ -174,7 +185,7 @@ def get(name, arch=None, wave=None):
         return entry.instruction(A.normalize(arch))
     if entry.modified is None:
         raise LayoutsimError(f"{entry.name} takes no modifiers ({mods!r}): cbsz/abid/blgp belong "
-                             f"to AMD MFMA instructions")
+                             f"to AMD MFMA instructions, byte-id/thread-id selectors to sm_120a's block-scaled mma.sync")
     return entry.modified(A.normalize(arch), mods)
 
 

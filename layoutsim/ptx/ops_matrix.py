@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import sass as SASS
 from ..errors import LayoutsimError
+from ..isa.ptx_mma_kind import container, selected
 from ..isa.registry import get
 from ..warpcore import ldmatrix as core_ldmatrix
 from ..warpcore import mma as core_mma
@@ -22,7 +23,7 @@ from . import types as T
 from . import mma_regs
 from . import wmma as WM
 from .access import locate, space_of
-from .builders import need, unsupported
+from .builders import exactly, need, unsupported
 from .collective import whole_warps
 from .events import Access, WmmaPattern
 from .state import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW, Fault
@@ -189,12 +190,119 @@ def _mma(ins, b, prog):
     if "sp" in ins.mods or ins.opcode == "mma" and ins.mods and ins.mods[0].startswith("sp"):
         raise unsupported(ins, "sparse mma.sp")
     if "block_scale" in ins.mods:          # sm_120a: the scales come in registers picked by {byte-id, thread-id}
-        raise unsupported(ins, "block-scaled mma.sync in the executor: which lane's scale register and byte feed "
-                               "which row/column is not modelled (layoutsim.mma takes scale_a / scale_b matrices)")
+        return _mma_scaled(ins, b, prog)
     cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
+    if cat.family == "mma_kind" and (container(cat, "a") or container(cat, "b")):
+        return _mma_scaled(ins, b, prog, cat)
+    if cat.family == "mma_kind":
+        return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "info": {"documented": KIND_DOCUMENTED}}
     return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)}
+
+
+# ---- sm_120a's .kind:: mma.sync: FP6/FP4 containers, block scales ----------------------------------------
+KIND_DOCUMENTED = ("mma.sync .kind:: per PTX ISA 9.7.14.3 + 9.7.14.5.14 (scale registers: CuTe SM120, Triton for sm_120); "
+                   "no sm_120 GPU")
+
+
+def _unpacked(cat, arch, scales=None):
+    """compute(A, B, C) of a .kind:: mma.sync: A's and B's FP6/FP4 taken out of their 8-bit containers
+    (isa.ptx_mma_kind.container; _check_containers has refused other bits), then layoutsim.mma with
+    the scales `scales` (SFA, SFB raw matrices) where block-scaled."""
+    comp = core_mma.default_compute(cat, arch)
+    extra = {} if scales is None else {"scale_a": scales[0], "scale_b": scales[1]}
+    fields = [container(cat, k) for k in "ab"]
+
+    def compute(A, B, C):
+        A, B = ((x >> x.dtype.type(f[0])) & x.dtype.type((1 << f[1]) - 1) if f else x for x, f in zip((A, B), fields))
+        return comp(A, B, C, **extra)
+    return compute
+
+
+def _check_containers(ins, cat, words, thr):
+    """Fault on the first A or B register whose FP6/FP4 container bytes have a bit outside the element's
+    field (what the tensor core does with those bits no source read here says)."""
+    for key in "ab":
+        f = container(cat, key)
+        if not f:
+            continue
+        keep = ((1 << f[1]) - 1) << f[0]
+        bad = np.argwhere((words[key.upper()] & np.uint32(~(keep * 0x01010101) & 0xFFFFFFFF)) != 0)
+        if len(bad):
+            i, j, r = bad[0]
+            raise Fault(thr[i, j], 0, f"{ins.name}: {key}{r} = {int(words[key.upper()][i, j, r]):#010x}: a "
+                                      f".{cat.formats[key]} element in its byte uses bits {f[0]}-{f[0] + f[1] - 1} "
+                                      f"only (PTX ISA 9.7.14.5.14; MMA-Sim, CuTe); other bits set are not "
+                                      f"modelled", "invalid_operand")
+
+
+def _mma_scaled(ins, b, prog, unscaled=None):
+    """mma.sync ... .block_scale d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data,
+    {byte-id-b, thread-id-b} (PTX ISA 9.7.14.5.14): SFA / SFB read from each lane's scale register by the
+    catalog's maps for the selectors (isa.ptx_mma_kind.selected). Immediate selectors are checked once;
+    selectors in registers must be one value per warp (ptxas loops over the distinct values of a
+    register selector; the ISA gives one value per instruction) within Table 37's ranges, else a fault.
+    `unscaled`: the catalog entry of a .kind::f8f6f4 form with FP6/FP4 operands (no scales: d, a, b, c)."""
+    exactly(ins, 4 if unscaled else 8)
+    base = unscaled or catalog(ins, _name(ins))
+    d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
+    sel_ops = [] if unscaled else b.elems(ins.operands[5], ins, 2) + b.elems(ins.operands[7], ins, 2)
+    arch = prog.arch
+    for name, ops, frag in (("d", d, "D"), ("a", a, "A"), ("b", bb, "B"), ("c", c, "C")):
+        _check_words(b, ops, base.operand(frag).fragment, ins, name)
+    ra, rb, rc = read_words(b, a, ins), read_words(b, bb, ins), read_words(b, c, ins)
+    rs = [] if unscaled else [read_words(b, b.elems(ins.operands[k], ins, 1), ins) for k in (4, 6)]
+    wd = write_words(b, d, ins)
+    if unscaled:
+        fixed, readers = unscaled, None
+    elif all(o.kind == "imm" for o in sel_ops):
+        try:
+            fixed = selected(base, *(o.value for o in sel_ops))
+        except LayoutsimError as e:
+            raise LayoutsimError(f"{lines.of(ins)}: {e}") from None
+        readers = None
+    else:
+        readers = [b.read(o, T.get("u16"), ins) for o in sel_ops]
+
+    def groups(bt, thr):
+        """[(Instruction with the warps' SFA/SFB maps, warp selection)]."""
+        if readers is None:
+            return [(fixed, slice(None))]
+        S = np.stack([np.broadcast_to(np.asarray(r(bt)), (bt.T,))[thr] for r in readers], -1).astype(np.int64)
+        odd = np.argwhere((S != S[:, :1]).any(-1))
+        if len(odd):
+            i, j = odd[0]
+            raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warp give different byte-id/thread-id "
+                                      f"selectors ({S[i, 0].tolist()} and {S[i, j].tolist()})", "not_uniform")
+        out = []
+        for sel in np.unique(S[:, 0], axis=0):
+            pick = (S[:, 0] == sel).all(-1)
+            try:
+                out.append((selected(base, *(int(v) for v in sel)), pick))
+            except LayoutsimError as e:
+                raise Fault(thr[np.argmax(pick), 0], 0, str(e), "invalid_operand") from None
+        return out
+
+    def fn(bt, g, full):
+        w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
+        if len(w) == 0:
+            return
+        words = {"A": _of_warps(ra(bt), thr, bt), "B": _of_warps(rb(bt), thr, bt), "C": _of_warps(rc(bt), thr, bt)}
+        _check_containers(ins, base, words, thr)
+        sa, sb = (_of_warps(r(bt), thr, bt) for r in rs) if rs else (None, None)
+        out = None
+        for inst, pick in groups(bt, thr):
+            scales = None if unscaled else (core_regs.operand(inst.operand("SFA").fragment, sa[pick]),
+                                            core_regs.operand(inst.operand("SFB").fragment, sb[pick]))
+            D = core_mma.run(inst, {k: v[pick] for k, v in words.items()}, arch, _unpacked(inst, arch, scales))
+            if readers is None:
+                out = D
+                break
+            out = np.zeros((len(w), *D.shape[1:]), np.uint32) if out is None else out
+            out[pick] = D
+        wd(bt, out.reshape(len(w) * 32, -1), thr.reshape(-1), g)
+    return {"fn": fn, "info": {"documented": KIND_DOCUMENTED}}
 
 
 def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):

@@ -30,7 +30,8 @@ INSTALL = 'pip install "layoutsim[triton]"'
 # .target, the default: what a kernel compiled on an H100/H200 gets)
 DEFAULT_ARCH = target_of_device("sm_90")
 ARCHS = {DEFAULT_ARCH: 90, "sm_90": 90, "sm_89": 89, "sm_80": 80,
-         target_of_device("sm_100"): 100}   # Triton emits sm_100a's .target (tcgen05, TMEM) for 100
+         target_of_device("sm_100"): 100,   # Triton emits sm_100a's .target (tcgen05, TMEM) for 100
+         target_of_device("sm_120"): 120}   # and sm_120a's for 120 (tl.dot_scaled: block-scaled mma.sync)
 
 
 def triton_modules():

@@ -154,18 +154,3 @@ def test_wmma_from_padded_shared(pitch, wavefronts):
     per = sum(banks.wavefronts("st.shared.b64", rows + off) for off in (0, 512, 32, 544))
     assert store.sass == "STS.64" and store.wavefronts == per
 
-
-def test_block_scaled_mma_sync_is_refused_not_run_without_its_scales():
-    # sm_120a's mma.sync .block_scale takes its scales in registers picked by {byte-id, thread-id}; the
-    # executor does not read them, so it refuses the line instead of computing an unscaled D
-    src = """.version 8.8
-.target sm_120a
-.address_size 64
-.visible .entry k()
-{
-  .reg .b32 %r<8>; .reg .f32 %f<8>; .reg .b16 %h<2>;
-  mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r6, {%h0, %h1}, %r7, {%h0, %h1};
-  ret;
-}"""
-    with pytest.raises(layoutsim.LayoutsimError, match="block-scaled mma.sync in the executor: .* not modelled"):
-        P.run(src, "k", 1, 32, [], arch="sm_120")

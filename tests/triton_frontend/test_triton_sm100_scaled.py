@@ -62,10 +62,11 @@ CASES = [   # A's and B's formats, the kind and .scale_vec Triton picks, K per M
 BM = BN = BK = 128
 
 
-def _launch(fa, fb, K, record_mmas=False):
-    """(A, B raw [BM, K], [K, BN], scales sa [BM, K/32], sb [BN, K/32], Run) of dot_scaled_tile for sm_100a."""
+def _launch(fa, fb, K, record_mmas=False, arch="sm_100a", BM=BM, BN=BN, seed=27):
+    """(A, B raw [BM, K], [K, BN], scales sa [BM, K/32], sb [BN, K/32], Run) of dot_scaled_tile for `arch`
+    (tests/triton_frontend/test_triton_sm120_scaled.py: sm_120a, 64 x 64)."""
     import layoutsim.triton as lt
-    rng = np.random.default_rng(27)
+    rng = np.random.default_rng(seed)
     A, B = _raw(rng, fa, (BM, K)), _raw(rng, fb, (K, BN))
     Ag = A[:, 0::2] | (A[:, 1::2] << 4) if fa == "e2m1" else A          # Triton: e2m1 packed along K,
     Bg = B[0::2] | (B[1::2] << 4) if fb == "e2m1" else B                # the even element in the low nibble
@@ -74,7 +75,7 @@ def _launch(fa, fb, K, record_mmas=False):
     C = np.zeros((BM, BN), np.float32)
     r = lt.launch(dot_scaled_tile, (1, 1), np.ascontiguousarray(Ag), np.ascontiguousarray(Bg), sa, sb, C, K,
                   PA=2 if fa == "e2m1" else 1, PB=2 if fb == "e2m1" else 1, A_FMT=fa, B_FMT=fb, BM=BM, BN=BN, BK=BK,
-                  arch="sm_100a", num_warps=4, options={"record_mmas": record_mmas})
+                  arch=arch, num_warps=4, options={"record_mmas": record_mmas})
     return A, B, sa, sb, r
 
 

@@ -14,6 +14,9 @@ and of every scale factor of UMMA::tmem_sf_frg ("sfa|sfb MN VS NSF" -> int32 [(r
 scale]: lane * 65536 + byte column; "sfb2 MN VS NSF": the 2x1SM M = 128 SFB of ScaleFactorDuplicated2by2,
 [(row, half, replica), scale]), and of the sparse metadata of UMMA::tmem_e_frg / tmem_e_frg_ws
 ("e|ews M K bits" -> int32 [copies, M, K]: lane * 65536 + bit of every logical A element's metadata).
+print_sm120_sf.cu gives sm_120a's block-scaled mma.sync scale-factor layouts (SM120 traits' SFALayout /
+SFBLayout: "<mma> sfa|sfb" -> int32 [thread, value], the column-major (M or N, K) index; "<mma> bits" ->
+[SFA register bits, SFB register bits, VS]) in sm120_sf.npz. --only names the programs to rebuild.
 The wheel's licence goes beside the data.
 """
 import argparse
@@ -30,6 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parents[1] / "data" / "cute_sm100"
 WHEEL = "nvidia-cutlass==4.2.0.0"
+PROGRAMS = ["print_tmem_atoms", "print_umma_frg", "print_sm120_sf"]
 
 
 def headers(tmp):
@@ -44,6 +48,7 @@ def headers(tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--include", help="an unpacked nvidia-cutlass 4.2.0.0 wheel's cutlass_library/source/include")
+    ap.add_argument("--only", nargs="+", choices=PROGRAMS, default=PROGRAMS, help="the programs to rebuild")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.include:
@@ -52,16 +57,38 @@ def main():
         else:
             inc, root = headers(tmp)
         docs = {}
-        for prog in ("print_tmem_atoms", "print_umma_frg"):
+        for prog in args.only:
             exe = Path(tmp) / prog
             subprocess.run(["nvcc", "-x", "cu", "-std=c++17", "--expt-relaxed-constexpr", "-I", str(inc),
                             str(HERE / f"{prog}.cu"), "-o", str(exe)], check=True)
             docs[prog] = json.loads(subprocess.run([str(exe)], check=True, capture_output=True,
                                                    text=True).stdout)
-        doc = docs["print_tmem_atoms"]
         lic = next(root.glob("nvidia_cutlass-*.dist-info/licenses/LICENSE.txt"))
         OUT.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(lic, OUT / "LICENSE.txt")
+    for prog, write in (("print_tmem_atoms", _atoms), ("print_umma_frg", _frg), ("print_sm120_sf", _sm120)):
+        if prog in docs:
+            write(docs[prog])
+
+
+def _save(name, source, arrays):
+    tmp_out = OUT / f"{name}.tmp"
+    with open(tmp_out, "wb") as f:
+        np.savez_compressed(f, source=np.array(source), **arrays)
+    tmp_out.replace(OUT / name)
+
+
+def _sm120(doc):
+    arrays = {}
+    for tag, m in doc["mma"].items():
+        for key in ("sfa", "sfb"):
+            arrays[f"{tag} {key}"] = np.array(m[key], np.int32).reshape(32, m["K"])
+        arrays[f"{tag} bits"] = np.array([m["sfa_bits"], m["sfb_bits"], m["VS"]], np.int32)
+    _save("sm120_sf.npz", doc["source"], arrays)
+    print(f"{len(doc['mma'])} sm_120 block-scaled MMAs -> {OUT}")
+
+
+def _atoms(doc):
     dp_b = doc["dp_b"]
     arrays = {}
     for name, atom in doc["atoms"].items():
@@ -70,11 +97,11 @@ def main():
         lane, bit = w[..., :2] // dp_b, w[..., :2] % dp_b
         assert (bit % 16 == 0).all()
         arrays[name] = (lane * 65536 + bit // 16).astype(np.int32)
-    tmp_out = OUT / "tmem_load_atoms.npz.tmp"
-    with open(tmp_out, "wb") as f:
-        np.savez_compressed(f, source=np.array(doc["source"]), **arrays)
-    tmp_out.replace(OUT / "tmem_load_atoms.npz")
-    frg = docs["print_umma_frg"]
+    _save("tmem_load_atoms.npz", doc["source"], arrays)
+    print(f"{len(arrays)} atoms -> {OUT}")
+
+
+def _frg(frg):
     layouts = {k: np.array(v, np.int32).reshape(int(k.split()[1]), int(k.split()[2]))
                for k, v in frg["frg"].items()}
     layouts.update({k: np.array(v, np.int32).reshape(int(k.split()[1]), int(k.split()[2]))    # "ws M N"
@@ -88,11 +115,8 @@ def main():
         m, kk = int(k.split()[1]), int(k.split()[2])            # lane's row of columns (sparse metadata)
         pos = np.array(v, np.int64).reshape(-1, kk, m).transpose(0, 2, 1)
         layouts[k] = ((pos // frg["dp_b"]) * 65536 + pos % frg["dp_b"]).astype(np.int32)
-    tmp_out = OUT / "umma_tmem_frg.npz.tmp"
-    with open(tmp_out, "wb") as f:
-        np.savez_compressed(f, source=np.array(frg["source"]), **layouts)
-    tmp_out.replace(OUT / "umma_tmem_frg.npz")
-    print(f"{len(arrays)} atoms, {len(layouts)} accumulator layouts -> {OUT}")
+    _save("umma_tmem_frg.npz", frg["source"], layouts)
+    print(f"{len(layouts)} accumulator layouts -> {OUT}")
 
 
 if __name__ == "__main__":
