@@ -36,7 +36,8 @@ def register(sub):
         r.add_argument("--meta", action="append", default=[], metavar="NAME=VALUE",
                        help="a constexpr or launch option (num_warps, num_stages, num_ctas, maxnreg), e.g. BLOCK=128")
         r.add_argument("--arch", help="the target Triton compiles for: sm_90's arch-specific target (default), "
-                       "sm_90, sm_100's arch-specific target (Blackwell: tcgen05), sm_89, sm_80")
+                       "sm_90, sm_100's arch-specific target (Blackwell: tcgen05), sm_120's (RTX 50: block-scaled "
+                       "mma.sync), sm_89, sm_80")
         r.add_argument("--config", type=int, help="an @triton.autotune kernel: the index of the config to run")
         r.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "run":
