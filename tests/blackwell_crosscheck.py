@@ -7,7 +7,9 @@ count comes from a comparison the test suite makes (the same functions, called o
             maps, UMMA::tmem_frg against tcgen05.mma's D layouts, UMMA::tmem_sf_frg against the
             scale-factor layouts, UMMA::tmem_e_frg / tmem_e_frg_ws against where the executor reads
             tcgen05.mma.sp's metadata, its instruction descriptors against isa/ptx_tcgen05_idesc;
-            Triton 3.6's own sm_100a accumulator loads (tests/data/triton_sm100) against the catalog
+            Triton 3.6's own sm_100a accumulator loads (tests/data/triton_sm100) against the catalog;
+            CuTe's SM100_UTCCP atoms against the tcgen05.cp entries (tests/isa/test_tcgen05_cp.py) and its
+            SM120 block-scaled traits against sm_120a's mma.sync scale registers (test_mma_kind_scales.py)
   numerics  MMA-Sim (pip mmasim; validated bitwise on B200 by its authors) against layoutsim.mma, random
             and special-value dot products per kind (tests/numerics/mmasim_oracle.py; --cases per kind)
   kernels   the Blackwell kernels run in layoutsim.ptx (CuTe's tutorials 01-05, Triton's tcgen05 matmuls,
@@ -61,7 +63,9 @@ def _rows(what, source, rows):
 
 
 def layouts():
+    import test_mma_kind_scales as sm120
     import test_tcgen05 as isa
+    import test_tcgen05_cp as cp
     import test_tcgen05_cute as cute
     return [
         _rows("tcgen05.ld maps = CuTe SM100 TMEM load atoms", "CUTLASS 4.2 cute/atom/copy_traits_sm100.hpp",
@@ -74,6 +78,9 @@ def layouts():
               isa.cute_sparse_metadata()),
         _rows("instruction descriptors = CuTe's", "CUTLASS 4.2 UMMA::make_instr_desc", cute.cute_idescs()),
         _rows("accumulator loads = Triton's own for sm_100a", "Triton 3.6 ttgir + tcgen05.ld", isa.triton_loads()),
+        _rows("tcgen05.cp maps = CuTe SM100 UTCCP atoms", "CUTLASS 4.2 Copy_Traits<SM100_UTCCP_*>", cp.cute_utccp()),
+        _rows("sm_120a mma.sync scale registers = CuTe SM120 traits", "CUTLASS 4.2 mma_traits_sm120.hpp SFA/SFBLayout",
+              sm120.cute_sm120_scales()),
     ]
 
 

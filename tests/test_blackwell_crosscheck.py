@@ -17,8 +17,9 @@ def test_the_layout_counts_and_a_few_mmasim_cases(capsys):
     counts = [(s["compared"], s["agree"]) for s in doc["layouts"]]
     # 74 CuTe TMEM load atoms, 8 UMMA::tmem_frg, 7 tmem_sf_frg (4 one-SM, 3 ScaleFactorDuplicated2by2) and
     # 12 tmem_e_frg(_ws) layouts, CuTe's
-    # instruction descriptors (tests/data/tcgen05_cute/manifest.json), Triton's 6 accumulator-load configurations
-    assert counts == [(74, 74), (8, 8), (7, 7), (12, 12), (7, 7), (6, 6)]
+    # instruction descriptors (tests/data/tcgen05_cute/manifest.json), Triton's 6 accumulator-load configurations,
+    # CuTe's 6 SM100 UTCCP atoms (tcgen05.cp) and 48 SM120 scale-register maps (4 MMAs x Table 37's selectors)
+    assert counts == [(74, 74), (8, 8), (7, 7), (12, 12), (7, 7), (6, 6), (6, 6), (48, 48)]
     assert all(s["values"] > 0 and not s["differ"] for s in doc["layouts"])
     if HAVE_MMASIM:
         kinds = {r["kind"]: r for r in doc["numerics"]}

@@ -1,5 +1,6 @@
-"""Blackwell (sm_100a) tensor memory: the tcgen05.ld / tcgen05.st register maps and where a
-tcgen05.mma puts its accumulator D in tensor memory (TMEM, `archs.tmem`).
+"""Blackwell (sm_100a) tensor memory: the tcgen05.ld / tcgen05.st register maps, where a
+tcgen05.mma puts its accumulator D in tensor memory (TMEM, `archs.tmem`), and where tcgen05.cp puts
+each row of its shared-memory source (cp_fragment, the entries `tcgen05.cp.<shape>[.b8x16.<src_fmt>]`).
 
 tcgen05.ld/st (PTX ISA 9.x (v9.2) 9.7.16.2.3.1 'Matrix fragments for shape .32x32b / .16x64b /
 .16x128b / .16x256b / .16x32bx2', Figures 183-187; the closed forms below are the ones TVM
@@ -146,7 +147,7 @@ def entries():
                                      summary=f"warp {verb} {regs * num} reg/lane <-> {rows} TMEM lanes"
                                              f" x {_cols_x1(shape) * num * (2 if packed else 1)} cols"
                                              + (" (2 halves)" if shape == "16x32bx2" else "")))
-    return out
+    return out + cp_entries()
 
 
 # ---- tcgen05.mma: where D lies in TMEM ----------------------------------------------------
@@ -243,19 +244,101 @@ def sf_copies(pair, is_a):
 
 # ---- tcgen05.cp: shared memory -> TMEM ------------------------------------------------------
 # shape -> (rows, bytes per row, [TMEM lane offset of each copy of row r]) as functions of r: PTX ISA
-# 9.x 9.7.16 'tcgen05.cp' (.128x256b, .128x128b, .32x128b.warpx4, .64x128b.warpx2::02_13 /
-# ::01_23); the lanes as CUTLASS 4.2's SM100_UTCCP traits state them (cute/atom/copy_traits_sm100.hpp
+# 9.x 9.7.16.9.2 'tcgen05.cp' (.128x256b, .128x128b, .4x256b, .32x128b.warpx4, .64x128b.warpx2::02_13 /
+# ::01_23: "multicasted into warp pairs and each warp in the warp pair receive half of the data", .warpx4
+# "into all 4 warps"); the lanes as CUTLASS 4.2's SM100_UTCCP traits state them (cute/atom/copy_traits_sm100.hpp
 # ValID: 128dp -> lane r; 4x32dp -> r + 32i, i < 4; 2x64dp lw0213 -> r + 64i; lw0123 -> r % 32 +
-# 64 (r // 32) + 32i, i < 2). The source is rows x bytes in the K-major canonical layout of its
-# matrix descriptor (8-bit elements: CuTe's [core_matrix_strided, core_matrix_leading]); byte c of
-# row r goes to byte c % 4 of column c // 4 from the address. .4x256b: row r to lane 32r, the first
-# lane of each 32-lane slab (SM100_UTCCP_4dp256bit: ValID rows at stride 32, "refresh" of the lane
-# tcgen05.shift frees; assumed: the ISA's figure for it was not read here).
+# 64 (r // 32) + 32i, i < 2; tests/isa/test_tcgen05_cp.py compares every atom). The source is rows x bytes
+# in the K-major canonical layout of its matrix descriptor (8-bit elements: CuTe's [core_matrix_strided,
+# core_matrix_leading]); byte c of row r goes to byte c % 4 of column c // 4 from the address. .4x256b: row r
+# to lane 32r, the first lane of each 32-lane slab (SM100_UTCCP_4dp256bit: ValID rows at stride 32, "refresh"
+# of the lane tcgen05.shift frees; assumed: the ISA's figure for it was not read here).
+CP_SHAPES = {"128x256b": (128, 32, lambda r: [r]), "128x128b": (128, 16, lambda r: [r]),
+             "32x128b.warpx4": (32, 16, lambda r: [r + 32 * i for i in range(4)]),
+             "64x128b.warpx2::02_13": (64, 16, lambda r: [r, r + 64]),
+             "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32]),
+             "4x256b": (4, 32, lambda r: [32 * r])}
+# .dst_fmt.src_fmt (PTX ISA 9.7.16.9.1 'Optional Decompression'): 16 elements of 4 bits + 8 bytes of padding
+# (.b4x16_p64) or of 6 bits + 4 bytes (.b6x16_p32), a 16-byte unit of the source, become 16 elements of 8 bits
+CP_DECOMPRESS = {"b8x16.b4x16_p64": 4, "b8x16.b6x16_p32": 6}
+CP_SOURCE = ("PTX ISA 9.x 9.7.16.9.2 'tcgen05.cp' and 9.7.16.2.3 'Data Movement Shape'; the lanes of each row "
+             "as CUTLASS 4.2's SM100_UTCCP traits (cute/atom/copy_traits_sm100.hpp ValID) state them")
+
+
 def cp_lanes(shape):
     """(rows, bytes per row, lanes(r) -> list of TMEM lane offsets) of a tcgen05.cp shape, or None."""
-    return {"128x256b": (128, 32, lambda r: [r]), "128x128b": (128, 16, lambda r: [r]),
-            "32x128b.warpx4": (32, 16, lambda r: [r + 32 * i for i in range(4)]),
-            "64x128b.warpx2::02_13": (64, 16, lambda r: [r, r + 64]),
-            "64x128b.warpx2::01_23": (64, 16, lambda r: [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32]),
-            "4x256b": (4, 32, lambda r: [32 * r]),
-            }.get(shape)
+    return CP_SHAPES.get(shape)
+
+
+def cp_fragment(shape):
+    """Operand "S" of tcgen05.cp.<shape>: source row r, byte c (decompressed forms: element c) in TMEM
+    lane offset lanes(r) (each copy of a multicast), column c // 4 from the address, byte c % 4."""
+    import numpy as np
+    rows, nbytes, lanes = CP_SHAPES[shape]
+    holders = np.zeros((1, rows, nbytes, len(lanes(0)), 3), np.int64)
+    for r in range(rows):
+        holders[0, r, :, :, 0] = lanes(r)
+    c = np.arange(nbytes)
+    holders[..., 1] = (c // 4)[:, None]
+    holders[..., 2] = (c % 4)[:, None]
+    table = np.full((128, nbytes // 4, 4, 3), -1, np.int16)
+    flat = holders.reshape(-1, 3)
+    r, cc = np.meshgrid(np.arange(rows), c, indexing="ij")
+    elem = np.broadcast_to(np.stack([0 * r, r, cc], -1)[:, :, None], holders.shape).reshape(-1, 3)
+    table[flat[:, 0], flat[:, 1], flat[:, 2]] = elem
+    return FragmentMap(table=table, shape=(1, rows, nbytes), elem_bits=8,
+                       names=tuple(f"col{k // 4}.b{k % 4}" for k in range(nbytes)))
+
+
+def _cp_names(shape, fmt):
+    tail = f".{fmt}" if fmt else ""
+    return (f"tcgen05.cp.cta_group::1.{shape}{tail}",
+            (f"tcgen05.cp.{shape}{tail}", f"tcgen05.cp.cta_group::2.{shape}{tail}"))
+
+
+def _cp_notes(shape, fmt):
+    rows, nbytes, lanes = CP_SHAPES[shape]
+    copies = len(lanes(0))
+    out = [f"operand S: the source, {rows} rows of {nbytes} bytes read through the shared-memory matrix descriptor "
+           "(s-desc: K-major canonical layout, 8-bit elements); 'lane' is the TMEM lane offset from taddr's lane, "
+           "'reg' the 32-bit column from taddr's column, 'slot' the byte",
+           "cta_group::2 copies the same map into the TMEM of both CTAs of the pair (each from its own shared memory)",
+           f"compile for {compile_target(ARCHS[0], arch_specific=True)}: tcgen05 is an arch-specific feature of "
+           f"{ARCHS[0]}"]
+    if copies > 1:
+        out.append(f"multicast: each row lands in {copies} lanes ({', '.join(map(str, lanes(0)))} for row 0)")
+    if shape == "4x256b":
+        out.append("warning: assumed: row r in lane 32r (CUTLASS 4.2's SM100_UTCCP_4dp256bit; the ISA's figure for "
+                   ".4x256b was not read here)")
+    if fmt:
+        w = CP_DECOMPRESS[fmt]
+        out += [f"decompression (PTX ISA 9.7.16.9.1): each 16-byte unit of a source row holds 16 {w}-bit elements "
+                f"(element e at bits {w}e..{w}e+{w - 1} of the unit) and {16 - 2 * w} bytes of padding; 'col' counts "
+                "elements, element c of a row becomes byte c of the TMEM row",
+                "warning: assumed: element order within a unit and where the element's bits lie in its byte (PTX ISA "
+                "Figures 194-198, not read here); layoutsim.ptx refuses the decompressing forms"]
+    return tuple(out)
+
+
+def _build_cp(shape, fmt):
+    full, aliases = _cp_names(shape, fmt)
+
+    def build():
+        op = Operand("S", "b8", cp_fragment(shape), "input")
+        return Instruction(name=full, family="tcgen05.cp", vendor="nvidia", threads=1, operands={"S": op},
+                           archs=ARCHS, aliases=aliases, formats={"s": fmt.split(".")[1] if fmt else "b8"},
+                           source=CP_SOURCE, arch_specific=True, notes=_cp_notes(shape, fmt),
+                           options={"shape": shape, "decompress": fmt or None})
+    return build
+
+
+def cp_entries():
+    out = []
+    for shape, (rows, nbytes, lanes) in CP_SHAPES.items():
+        for fmt in (None, *CP_DECOMPRESS):
+            full, aliases = _cp_names(shape, fmt)
+            out.append(Entry(name=full, family="tcgen05.cp", vendor="nvidia", archs=ARCHS, build=_build_cp(shape, fmt),
+                             aliases=aliases, arch_specific=True,
+                             summary=f"shared {rows} rows x {nbytes} B -> TMEM, {len(lanes(0))} lane(s) a row"
+                                     + (f", {fmt.split('.')[1]} -> 8-bit" if fmt else "")))
+    return out

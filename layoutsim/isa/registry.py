@@ -185,7 +185,7 @@ def get(name, arch=None, wave=None):
         return entry.instruction(A.normalize(arch))
     if entry.modified is None:
         raise LayoutsimError(f"{entry.name} takes no modifiers ({mods!r}): cbsz/abid/blgp belong "
-                             f"to AMD MFMA instructions, byte-id/thread-id selectors to sm_120a's block-scaled mma.sync")
+                             f"to AMD MFMA instructions, byte-id/thread-id selectors to sm_120's block-scaled mma.sync")
     return entry.modified(A.normalize(arch), mods)
 
 

@@ -22,14 +22,15 @@ tcgen05.cp in every shape and both .cta_group (PTX ISA 9.x (v9.2) 9.7.16).
       the ISA's figures cover M = 64 and 128 and were not read here), every copy the same (a fault
       otherwise: which copy serves which columns of D is not documented).
   tcgen05.cp.cta_group::{1,2}.<shape> [taddr], s-desc  (9.7.16.9.2): the rows of a shared-memory
-      matrix (its sm_100 descriptor, 8-bit elements, K-major) into TMEM lanes by
-      isa/ptx_tcgen05.cp_lanes (.128x256b, .128x128b, .4x256b, .32x128b.warpx4, .64x128b.warpx2);
+      matrix (its sm_100 descriptor, 8-bit elements, K-major) into TMEM lanes by the catalog entry's
+      map (isa/ptx_tcgen05.cp_fragment: .128x256b, .128x128b, .4x256b, .32x128b.warpx4, .64x128b.warpx2);
       ::2 copies "into the Tensor Memory of both the current and the peer CTAs": each CTA's rows
       from its own shared memory at the descriptor's address, as tcgen05.mma.cta_group::2 reads its
       operands (assumed; CuTe's SM100_UTCCP_*_2cta atoms give both CTAs the same source layout).
 Each runs when issued (tcgen05.commit then tracks work already done). Refused, one line each:
 A from TMEM with M=32/64, the idesc's .ws B-reuse shift (bits 30-31),
-tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64).
+tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64: the catalog maps where each element
+lands, but where its bits lie in the byte is in the ISA's Figures 195-198, not read here).
 """
 import numpy as np
 
@@ -201,11 +202,14 @@ DECOMPRESS = ("b8x16", "b6x16_p32", "b4x16_p64")
 def cp(ins, b, prog):
     check_arch(ins, prog)
     if any(m in ins.mods for m in DECOMPRESS):
-        raise unsupported(ins, "tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64) is not modelled")
+        raise unsupported(ins, "tcgen05.cp's decompression (.b8x16 with .b6x16_p32 / .b4x16_p64) is not modelled: "
+                               "where an element's bits lie in its byte is the ISA's Figures 195-198, not read here")
     shape = ".".join(m for m in ins.mods[1:] if not m.startswith("cta_group"))
-    if core.cp_lanes(shape) is None:
+    try:
+        inst = get(f"tcgen05.cp.{shape}")
+    except LayoutsimError:
         raise unsupported(ins, f"tcgen05.cp.{shape} is not a shape (128x256b, 128x128b, 4x256b, 32x128b.warpx4, "
-                               f"64x128b.warpx2::02_13 / ::01_23; PTX ISA 9.7.16.9.2)")
+                               f"64x128b.warpx2::02_13 / ::01_23; PTX ISA 9.7.16.9.2)") from None
     need(ins, 2)
     pair = pair_of(ins)
     taddr, _ = b.address(ins.operands[0], ins)
@@ -219,7 +223,7 @@ def cp(ins, b, prog):
         tm = TM.of(bt)
         for t, ta, d in zip(thr.tolist(), tas.tolist(), ds.tolist()):
             try:
-                addr, lanes, cols = core.cp_cells(shape, int(d))
+                addr, lanes, cols = core.cp_cells(inst, int(d))
             except LayoutsimError as e:
                 raise Fault(t, 0, f"{ins.name}: source descriptor: {e}", "invalid_operand") from None
             in_shared(bt, ins, t, addr, 1, int(d), "source")

@@ -11,7 +11,7 @@ caller (the executor) checks allocation, lanes, addresses and charges costs.
 import numpy as np
 
 from ..formats import bits
-from ..isa.ptx_tcgen05 import cp_lanes, d_position, sf_copies
+from ..isa.ptx_tcgen05 import d_position, sf_copies
 from ..numerics import api
 from ..packing import pack, unpack
 from ..smem import umma
@@ -123,12 +123,19 @@ def _negate(x, fmt):
     return negate(x) if w == x.dtype.itemsize * 8 else x ^ x.dtype.type(1 << (w - 1))
 
 
-def cp_cells(shape, desc):
-    """tcgen05.cp of `shape` through sm_100 descriptor `desc`: (shared-window byte addresses int64
-    [rows, bytes] of the source, TMEM lane offsets [rows, copies], columns [bytes // 4])."""
-    rows, nbytes, lanes = cp_lanes(shape)
+def cp_cells(inst, desc):
+    """tcgen05.cp entry `inst` (its operand "S": isa/ptx_tcgen05.cp_fragment) through sm_100 descriptor
+    `desc`: (shared-window byte addresses int64 [rows, bytes] of the source, TMEM lane offsets [rows,
+    copies], columns [bytes // 4]): the map puts byte c of a row in byte c % 4 of column c // 4 of each
+    of the row's lanes."""
+    frag = inst.operand("S").fragment
+    _, rows, nbytes = frag.shape
+    h = frag.holders[0].astype(np.int64)                                  # [rows, bytes, copies, 3]
+    c = np.arange(nbytes)
+    assert (h[..., 0] == h[:, :1, :, 0]).all() and (h[..., 1] == (c // 4)[:, None]).all() \
+        and (h[..., 2] == (c % 4)[:, None]).all(), f"{inst.name}: not a row-by-row copy"
     addr = addresses(desc, rows, nbytes, 8, False)
-    return addr, np.array([lanes(r) for r in range(rows)], np.int64), np.arange(nbytes // 4)
+    return addr, h[:, 0, :, 0], np.arange(nbytes // 4)
 
 
 def cp_words(image, flat):

@@ -38,32 +38,42 @@ def _selectors(vec):
     return ([(b, t) for b in byte_ids for t in K.SF_THREADS["a"]], [(b, t) for b in byte_ids for t in K.SF_THREADS["b"]])
 
 
-def test_scale_registers_equal_cute_sm120_traits_for_every_selector():
-    agree = 0
+def _agrees(z, tag, vec, name, key, byte_id, thread_id):
+    """(whether the catalog's SFA/SFB map for these selectors is CuTe's, the scales compared)."""
+    x = key[-1]
+    frag = (layoutsim.get(f"{name} byte-id-{x}:{byte_id} thread-id-{x}:{thread_id}").operand(key.upper()).fragment
+            if name else K.sf_fragment(vec, key == "sfa", byte_id, thread_id))
+    cute = _cute(z, tag, key)
+    got = {}
+    for lane, _, slot, _, r, c in frag.entries().tolist():
+        row, s = (r, c) if key == "sfa" else (c, r)
+        if slot != byte_id + s:                      # K order from the selected byte (CuTe's register)
+            return False, 0
+        got.setdefault(lane, set()).add((row, s))
+    picked = [lane for lane in range(32)
+              if lane % 4 in ((2 * thread_id, 2 * thread_id + 1) if key == "sfa" else (thread_id,))]
+    return sorted(got) == picked and all(got[lane] == cute[lane] for lane in picked), len(frag.entries())
+
+
+def cute_sm120_scales():
+    """[(name, agrees, scales compared)] for every CuTe SM120 MMA, operand and Table 37 selector."""
+    rows = []
     with np.load(DATA) as z:
         assert "CUTLASS 4.2" in str(z["source"])
         for tag, (vec, name) in MMAS.items():
             nsf = K.SF_SELECT[vec][0]
-            bits = z[f"{tag} bits"]
-            assert list(bits[:2]) == [8 * nsf, 8 * nsf]            # one register of K/VS bytes per lane
-            sel_a, sel_b = _selectors(vec)
-            for key, sels in (("sfa", sel_a), ("sfb", sel_b)):
-                cute = _cute(z, tag, key)
+            assert list(z[f"{tag} bits"][:2]) == [8 * nsf, 8 * nsf]     # one register of K/VS bytes per lane
+            for key, sels in zip(("sfa", "sfb"), _selectors(vec)):
                 for byte_id, thread_id in sels:
-                    x = key[-1]
-                    frag = (layoutsim.get(f"{name} byte-id-{x}:{byte_id} thread-id-{x}:{thread_id}").operand(
-                        key.upper()).fragment if name else K.sf_fragment(vec, key == "sfa", byte_id, thread_id))
-                    got = {}
-                    for lane, reg, slot, _, r, c in frag.entries().tolist():
-                        row, s = (r, c) if key == "sfa" else (c, r)
-                        assert slot == byte_id + s                   # K order from the selected byte
-                        got.setdefault(lane, set()).add((row, s))
-                    picked = [l for l in range(32) if l % 4 in ((2 * thread_id, 2 * thread_id + 1) if key == "sfa"
-                                                                 else (thread_id,))]
-                    assert sorted(got) == picked                     # the ISA's lanes (9.7.14.3)
-                    assert all(got[l] == cute[l] for l in picked), (tag, key, byte_id, thread_id)
-                    agree += 1
-    assert agree == 48          # 1X: 8 SFA + 16 SFB; 2X: 4 + 8; 4X ue8m0 and ue4m3: 2 + 4 each
+                    ok, n = _agrees(z, tag, vec, name, key, byte_id, thread_id)
+                    rows.append((f"{tag} {key.upper()} {{{byte_id}, {thread_id}}}", ok, n))
+    return rows
+
+
+def test_scale_registers_equal_cute_sm120_traits_for_every_selector():
+    rows = cute_sm120_scales()
+    assert [r[0] for r in rows if not r[1]] == []
+    assert len(rows) == 48      # 1X: 8 SFA + 16 SFB; 2X: 4 + 8; 4X ue8m0 and ue4m3: 2 + 4 each
 
 
 def test_selected_entries_carry_the_selectors():

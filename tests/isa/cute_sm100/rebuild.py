@@ -16,7 +16,9 @@ scale]: lane * 65536 + byte column; "sfb2 MN VS NSF": the 2x1SM M = 128 SFB of S
 ("e|ews M K bits" -> int32 [copies, M, K]: lane * 65536 + bit of every logical A element's metadata).
 print_sm120_sf.cu gives sm_120a's block-scaled mma.sync scale-factor layouts (SM120 traits' SFALayout /
 SFBLayout: "<mma> sfa|sfb" -> int32 [thread, value], the column-major (M or N, K) index; "<mma> bits" ->
-[SFA register bits, SFB register bits, VS]) in sm120_sf.npz. --only names the programs to rebuild.
+[SFA register bits, SFB register bits, VS]) in sm120_sf.npz; print_utccp.cu CuTe's tcgen05.cp atoms
+(Copy_Traits<SM100_UTCCP_*_1cta>: "<atom> valid" -> int32 its ValID at every logical bit, "<atom> src" ->
+its SrcLayout's value mode, "dp_b") in utccp.npz. --only names the programs to rebuild.
 The wheel's licence goes beside the data.
 """
 import argparse
@@ -33,7 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parents[1] / "data" / "cute_sm100"
 WHEEL = "nvidia-cutlass==4.2.0.0"
-PROGRAMS = ["print_tmem_atoms", "print_umma_frg", "print_sm120_sf"]
+PROGRAMS = ["print_tmem_atoms", "print_umma_frg", "print_sm120_sf", "print_utccp"]
 
 
 def headers(tmp):
@@ -66,7 +68,8 @@ def main():
         lic = next(root.glob("nvidia_cutlass-*.dist-info/licenses/LICENSE.txt"))
         OUT.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(lic, OUT / "LICENSE.txt")
-    for prog, write in (("print_tmem_atoms", _atoms), ("print_umma_frg", _frg), ("print_sm120_sf", _sm120)):
+    for prog, write in (("print_tmem_atoms", _atoms), ("print_umma_frg", _frg), ("print_sm120_sf", _sm120),
+                        ("print_utccp", _utccp)):
         if prog in docs:
             write(docs[prog])
 
@@ -86,6 +89,15 @@ def _sm120(doc):
         arrays[f"{tag} bits"] = np.array([m["sfa_bits"], m["sfb_bits"], m["VS"]], np.int32)
     _save("sm120_sf.npz", doc["source"], arrays)
     print(f"{len(doc['mma'])} sm_120 block-scaled MMAs -> {OUT}")
+
+
+def _utccp(doc):
+    arrays = {"dp_b": np.array(doc["dp_b"], np.int32)}
+    for tag, atom in doc["atoms"].items():
+        arrays[f"{tag} valid"] = np.array(atom["valid"], np.int32)
+        arrays[f"{tag} src"] = np.array(atom["src"], np.int32)
+    _save("utccp.npz", doc["source"], arrays)
+    print(f"{len(doc['atoms'])} tcgen05.cp atoms -> {OUT}")
 
 
 def _atoms(doc):
