@@ -60,9 +60,9 @@ class Format:
 
     @property
     def exact_int_max(self):
-        """Largest N such that every integer 1..N is exact in the format."""
+        """Largest N such that every integer 1..N is exact in the format (e2m3: 7, its largest value 7.5)."""
         if self.kind == "float":
-            return 1 << (self.mbits + 1)
+            return min(1 << (self.mbits + 1), int(self.max_finite))
         w = 32 if self.name == "s32" else self.bits
         return (1 << (w - 1)) - 1 if self.kind == "int" else (1 << w) - 1
 

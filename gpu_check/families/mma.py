@@ -9,6 +9,7 @@ import numpy as np
 from layoutsim.packing import pack, squeeze_matrices, unpack, words_per_lane
 
 from ..codegen import cuda
+from .base import Probe
 from .operand_maps import OperandMapSpec
 
 
@@ -100,14 +101,21 @@ UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
 
 
 class MmaKindSpec(MmaSpec):
-    """sm_120a's mma.sync .kind:: forms. The block-scaled ones get unit scale factors in every
-    byte of scale-a-data / scale-b-data (byte-id 0, thread-id 0), so D = A.B + C and the probes
-    are the plain mma.sync ones. FP4 in an 8-bit container (.kind::f8f6f4 / mxf8f6f4 with e2m1)
+    """sm_120a's mma.sync .kind:: forms. The block-scaled ones read scale-a-data / scale-b-data from
+    the case's words (after C: operands SFA, SFB of the catalog entry, {byte-id, thread-id} = {0, 0}):
+    the exact probes give unit scales in every byte of every lane (D = A.B + C), and the probe
+    `scales` random non-unit ones in the catalog's SFA/SFB positions (other bytes random), its
+    expected D layoutsim.mma's of the same A, B, C and scales: the scale registers' map and the
+    block-scaled arithmetic in one. FP4 in an 8-bit container (.kind::f8f6f4 / mxf8f6f4 with e2m1)
     sits in bits 5-2 of its byte (MMA-Sim's container), which the catalog's low-bits packing does
     not give: those entries are left out."""
     kind = "mma_kind"
     catalog_families = ("mma_kind",)
     checked_by = ("layouts",)       # the numerics group's cases carry no scale factors
+
+    def __init__(self, instr):
+        self.extra_in = ("SFA", "SFB") if "SFA" in instr.operands else ()
+        super().__init__(instr)
 
     @classmethod
     def supports(cls, instr):
@@ -116,8 +124,62 @@ class MmaKindSpec(MmaSpec):
             instr.shape[2] == 32 and "e2m1" in (f["a"], f["b"]))
 
     def _scale_operands(self, k):
-        s = self.instr.formats.get("scale")
-        if not s:
+        if not self.extra_in:
             return "", []
-        word = UNIT_SCALE[s] * 0x01010101
-        return (f", %{k}, {{0, 0}}, %{k + 1}, {{0, 0}}", [f'"r"({word:#x}u)', f'"r"({word:#x}u)'])
+        off = self.wa + self.wb + self.wc
+        return (f", %{k}, {{0, 0}}, %{k + 1}, {{0, 0}}", [f'"r"(p[{off}])', f'"r"(p[{off + 1}])'])
+
+    def pack_inputs(self, a, b, c, extra=None):
+        if self.extra_in and extra is None:          # the exact probes: unit scales in every byte
+            words = super().pack_inputs(a, b, c, {x: np.zeros((len(a), *self.instr.operand(x).fragment.shape[1:]),
+                                                              np.uint8) for x in self.extra_in})
+            w = words.reshape(len(a), self.lanes, self.lane_in)
+            w[..., -2:] = UNIT_SCALE[self.instr.formats["scale"]] * 0x01010101
+            return w.reshape(len(a), -1)
+        return super().pack_inputs(a, b, c, extra)
+
+    def probes(self, rng, smallint_cases=8):
+        out = super().probes(rng, smallint_cases)
+        if self.extra_in:
+            out.append(self._scale_probe(rng, smallint_cases))
+        return out
+
+    def _scale_probe(self, rng, cases):
+        """Random A, B, C (no NaN/Inf inputs) and non-unit scales; the other scale bytes random."""
+        f, (m, n, k) = self.instr.formats, self.instr.shape
+        a, b = (_finite(rng, f[x], shape) for x, shape in (("a", (cases, m, k)), ("b", (cases, k, n))))
+        c = rng.standard_normal((cases, m, n)).astype(np.float32).view(np.uint32)
+        lo, hi = (120, 135) if f["scale"] == "ue8m0" else (0x28, 0x68)     # 2^-7..2^7; 0.25..~30
+        sa, sb = (rng.integers(lo, hi, (cases, *self.instr.operand(x).fragment.shape[1:])).astype(np.uint8)
+                  for x in self.extra_in)
+        noise = [rng.integers(0, 1 << 32, (cases, self.lanes, 1), dtype=np.uint64).astype(np.uint32)
+                 for _ in self.extra_in]
+        words = self.pack_inputs(a, b, c, {"SFA": sa, "SFB": sb}).reshape(cases, self.lanes, self.lane_in)
+        for i, x in enumerate(self.extra_in):       # bytes no scale uses: random
+            frag = self.instr.operand(x).fragment
+            used = pack(frag, np.full((1, *frag.shape[1:]), 0xFF, np.uint8))[0]
+            col = self.lane_in - 2 + i
+            words[..., col] = (words[..., col] & used[:, 0]) | (noise[i][..., 0] & ~used[:, 0])
+        return Probe("scales", words.reshape(cases, -1), {})
+
+    def compare(self, check, inp, out, meta, aux=None):
+        if check != "scales":
+            return super().compare(check, inp, out, meta, aux)
+        import layoutsim
+        from ..checks.common import Result, diff_fragment
+        a, b, c = self.unpack_inputs(inp)
+        x = self.unpack_extra(inp)
+        d = layoutsim.mma(self.instr, a, b, c.view(np.float32), arch=self.instr.archs[0], raw=True,
+                          scale_a=x["SFA"], scale_b=x["SFB"])
+        got = self.d_words(out)
+        bad, compared, details = diff_fragment(self.fd, self.fmt["d"], self.pack_d(d), got, letter="D")
+        return Result("layouts", self.entry, check, cases=len(got), compared=compared, mismatches=bad,
+                      details=details).finish()
+
+
+def _finite(rng, fmt, shape):
+    """Random raw bits of an FP8/FP6/FP4 format, NaN and Inf patterns replaced by 0."""
+    from layoutsim.formats import get_format
+    x = rng.integers(0, 1 << get_format(fmt).bits, shape).astype(np.uint8)
+    nan = {"e4m3": (x & 0x7F) == 0x7F, "e5m2": (x & 0x7C) == 0x7C}.get(fmt)
+    return np.where(nan, 0, x).astype(np.uint8) if nan is not None else x

@@ -45,7 +45,9 @@ def planned(ins, arch, A, B, C):
     got = _PLANS.get(key)
     if got is None or (got[0] is not ins and not isinstance(ins, str)):
         inst, prof = api.resolve(ins, arch)
-        if inst.family == "swmmac":
+        if inst.family == "swmmac" or api.make_plan(inst, prof).kind == "scaled":
+            # swmmac's index, and the MMA-Sim ST-FDPA kinds (sm_120 .kind:: mma.sync, tcgen05's f8f6f4 and
+            # block-scaled kinds), which only layoutsim.mma runs (api.run has no such kind)
             got = (ins, None, "", None)
         else:
             plan = api.make_plan(inst, prof)

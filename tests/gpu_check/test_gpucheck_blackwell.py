@@ -82,3 +82,49 @@ def test_tcgen05_checks_pass_on_cute_and_fail_on_a_wrong_map(op):
     out = _cute_device(right, probe.inp)
     wrong.columns, wrong.split = right.columns, right.split           # as if the catalog said 16x256b
     assert wrong.compare(probe.check, probe.inp, out, probe.meta).mismatches > 0
+
+
+# ---- sm_120a's .kind:: mma.sync on the ptxsim backend (the executor runs nvcc's PTX of the kernels) ------
+KIND = ("mma.m16n8k32.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0,"
+        "mma.m16n8k32.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0,"
+        "mma.m16n8k64.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0,"
+        "mma.m16n8k64.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3,"
+        "mma.m16n8k32.kind::f8f6f4.f32.e4m3.e2m3.f32")
+
+
+@need_nvcc
+def test_kind_kernels_pass_every_probe_on_the_executor_with_non_unit_scales(kernel_cache):
+    # The kernels' text (scale words loaded after C, {byte-id, thread-id} = {0, 0}) executed by layoutsim.ptx:
+    # the exact probes with unit scales and the `scales` probe (random ue8m0 2^-7..2^7 / ue4m3 0.25..30 in the
+    # catalog's SFA/SFB bytes, the other bytes random; expected: layoutsim.mma) all pass. The model checking
+    # itself (ptxsim), not a GPU: on an RTX 50 the same kernels and comparisons run unchanged.
+    from gpu_check.backends.ptxsim import PtxsimBackend
+    from gpu_check.run import Session
+    s = Session(PtxsimBackend(arch="sm_120", cache=kernel_cache / "ptx"), log=lambda x: None, groups=("layouts",),
+                only=KIND)
+    s.run()
+    lay = [r for r in s.results if r.group == "layouts"]
+    assert lay and all(r.status == "pass" for r in lay), [r.diff_text() for r in lay if r.status != "pass"][:2]
+    assert sum(r.check == "scales" for r in lay) == 4 and len({r.entry for r in lay}) == 5
+
+
+@need_nvcc
+def test_the_scales_probe_fails_a_device_that_reads_the_other_lane_of_the_pair(kernel_cache):
+    from gpu_check.backends.ptxsim import PtxsimBackend
+    (spec,) = [s for s in F.nvidia_specs("sm_120a", wgmma_all=True)
+               if s.entry == layoutsim_name(KIND.split(",")[0])]
+    (probe,) = [p for p in spec.probes(np.random.default_rng(1)) if p.check == "scales"]
+    be = PtxsimBackend(arch="sm_120", cache=kernel_cache / "ptx")
+    mod = be.load(F.cuda_module_source([spec]))
+    n = len(probe.inp)
+    good = be.launch(mod, spec, probe.inp, n)
+    assert spec.compare("scales", probe.inp, good, probe.meta).mismatches == 0
+    swapped = probe.inp.reshape(n, 32, spec.lane_in).copy()
+    swapped[:, :, spec.lane_in - 2] = swapped[:, np.arange(32) ^ 1, spec.lane_in - 2]   # SFA of lane l ^ 1
+    bad = be.launch(mod, spec, swapped.reshape(n, -1), n)
+    assert spec.compare("scales", probe.inp, bad, probe.meta).mismatches > 0
+
+
+def layoutsim_name(name):
+    import layoutsim
+    return layoutsim.get(name).name
