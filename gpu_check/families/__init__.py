@@ -14,11 +14,12 @@ import layoutsim
 from layoutsim import archs
 
 from ..codegen import cuda, hip
-from . import amd_mfma, amd_wmma, e2e, ldmatrix, mma, stmatrix, tcgen05, wgmma, wmma_load
+from . import amd_mfma, amd_wmma, e2e, ldmatrix, mma, stmatrix, tcgen05, tcgen05_mma, wgmma, wmma_load
 
 # Order: a catalog entry's kernels are built and run in this order.
 FAMILIES = (mma.MmaSpec, e2e.E2eSpec, ldmatrix.LdmatrixSpec, stmatrix.StmatrixSpec, wgmma.WgmmaSpec,
-            amd_wmma.AmdWmmaSpec, amd_mfma.AmdMfmaSpec, tcgen05.Tcgen05Spec, mma.MmaKindSpec)
+            amd_wmma.AmdWmmaSpec, amd_mfma.AmdMfmaSpec, tcgen05.Tcgen05Spec, mma.MmaKindSpec,
+            tcgen05_mma.Tcgen05MmaSpec)
 BY_KIND = {cls.kind: cls for cls in FAMILIES}
 # The targets `gpu-check source --target` and the NVIDIA build accept.
 TARGETS = archs.nvidia_targets("sm_80")

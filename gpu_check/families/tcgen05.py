@@ -20,6 +20,26 @@ from .base import Probe, Spec
 ALLOC_COLUMNS = 512          # archs.tmem("sm_100")["columns"]: every entry fits
 
 
+# the block's TMEM: warp 0 allocates ALLOC_COLUMNS columns into tmem_base_ and gives up the permit; every
+# thread then sees the address (the tcgen05 fences around the barrier, PTX ISA 9.7.16.6)
+FENCE = ('asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");', "__syncthreads();",
+         'asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");')
+
+
+def tmem_alloc():
+    """Kernel lines: `warp`, the allocation, the fenced barrier (tcgen05.mma's kernels too)."""
+    return ["__shared__ unsigned tmem_base_;", "const int warp = threadIdx.x >> 5;", "if (warp == 0) {",
+            "    " + cuda.asm(f"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], {ALLOC_COLUMNS};",
+                              [], ['"r"((unsigned)__cvta_generic_to_shared(&tmem_base_))'], clobber_memory=True),
+            '    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");',
+            "}", *FENCE]
+
+
+def tmem_dealloc():
+    return "if (warp == 0) " + cuda.asm(f"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, {ALLOC_COLUMNS};",
+                                        [], ['"r"(tmem_base_)'], clobber_memory=True)
+
+
 def _asm_block(*texts):
     return "\\n\\t".join(texts)
 
@@ -51,19 +71,7 @@ class Tcgen05Spec(Spec):
     def body(self):
         regs = [f"r{i}" for i in range(self.regs)]
         C, R = self.columns, self.regs
-        setup = [
-            "__shared__ unsigned tmem_base_;",
-            "const int warp = threadIdx.x >> 5;",
-            "if (warp == 0) {",
-            "    " + cuda.asm(f"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], {ALLOC_COLUMNS};",
-                              [], ['"r"((unsigned)__cvta_generic_to_shared(&tmem_base_))'], clobber_memory=True),
-            "    asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: \"memory\");",
-            "}",
-            'asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");',
-            "__syncthreads();",
-            'asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");',
-            "const unsigned taddr = tmem_base_ + (((unsigned)(warp & 3) * 32u) << 16);",
-        ]
+        setup = [*tmem_alloc(), "const unsigned taddr = tmem_base_ + (((unsigned)(warp & 3) * 32u) << 16);"]
         fill = cuda.asm("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};", [], ['"r"(taddr + c)', '"r"(p[c])'],
                         clobber_memory=True)
         drain = cuda.asm(_asm_block("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];",
@@ -88,10 +96,7 @@ class Tcgen05Spec(Spec):
                     f"    out[((size_t)cs * 32 + lane) * {C} + c] = v;",
                     "}"]
         head, loop = cuda.warp_loop(body)
-        teardown = ['asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");',
-                    "__syncthreads();",
-                    "if (warp == 0) " + cuda.asm(f"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, {ALLOC_COLUMNS};",
-                                                 [], ['"r"(tmem_base_)'], clobber_memory=True)]
+        teardown = [*FENCE[:2], tmem_dealloc()]
         return cuda.lines(head, setup, loop, teardown)
 
     # host side ------------------------------------------------------------------------

@@ -22,7 +22,8 @@ PTX_SHAPE = {"16x256b": "16dp256b", "16x128b": "16dp128b", "16x64b": "16dp64b", 
 
 
 @need_nvcc
-@pytest.mark.parametrize("target, kind, count", [("sm_100a", "tcgen05", 148), ("sm_120a", "mma_kind", 51)])
+@pytest.mark.parametrize("target, kind, count", [("sm_100a", "tcgen05", 148), ("sm_120a", "mma_kind", 51),
+                                                 ("sm_100a", "tcgen05_mma", 145)])
 def test_blackwell_kernels_compile(target, kind, count, kernel_cache):
     specs = [s for s in F.nvidia_specs(target, wgmma_all=True) if s.kind == kind]
     assert len(specs) == count
@@ -33,7 +34,7 @@ def test_blackwell_kernels_compile(target, kind, count, kernel_cache):
 
 
 def test_no_blackwell_kernel_for_older_targets():
-    assert not [s for s in F.nvidia_specs("sm_90a", wgmma_all=True) if s.kind in ("tcgen05", "mma_kind")]
+    assert not [s for s in F.nvidia_specs("sm_90a", wgmma_all=True) if s.kind in ("tcgen05", "mma_kind", "tcgen05_mma")]
 
 
 def _cute_codes(spec):
@@ -128,3 +129,38 @@ def test_the_scales_probe_fails_a_device_that_reads_the_other_lane_of_the_pair(k
 def layoutsim_name(name):
     import layoutsim
     return layoutsim.get(name).name
+
+
+# ---- tcgen05.mma (sm_100a): shared-memory descriptors, D in TMEM, one thread issues, mbarrier commit --------
+def test_tcgen05_mma_kernels_by_default_are_one_per_kind():
+    from gpu_check.families.tcgen05_mma import DEFAULT
+    specs = [s for s in F.nvidia_specs("sm_100a") if s.kind == "tcgen05_mma"]
+    assert sorted(s.entry for s in specs) == sorted(DEFAULT)          # f16, tf32, f8f6f4, i8, mxf8f6f4 1X; N = 64
+    assert {s.types for s in specs} == {"f32.f16.f16", "f32.tf32.tf32", "f32.e4m3.e4m3", "s32.s8.s8",
+                                         "f32.e4m3.e4m3.ue8m0"}
+
+
+@need_nvcc
+def test_tcgen05_mma_kernels_pass_on_the_executor_and_a_wrong_device_fails(kernel_cache):
+    # ptxsim: layoutsim.ptx runs nvcc's PTX of the kernels (the model checking itself, not a GPU); on a B200
+    # the same kernels and comparisons (expected D: layoutsim.mma of the case's A, B, C and scales) run unchanged
+    from gpu_check.backends.ptxsim import PtxsimBackend
+    from gpu_check.families.tcgen05_mma import DEFAULT
+    from gpu_check.run import Session
+    s = Session(PtxsimBackend(arch="sm_100", cache=kernel_cache / "ptx"), log=lambda x: None, groups=("layouts",),
+                only=",".join(DEFAULT))
+    s.run()
+    lay = [r for r in s.results if r.group == "layouts"]
+    assert len(lay) == 10 and all(r.status == "pass" for r in lay), [r.diff_text() for r in lay if r.status != "pass"]
+    assert {r.check for r in lay} == {"c_ids", "random"}
+    import layoutsim
+    (spec,) = [x for x in F.nvidia_specs("sm_100a") if x.entry == DEFAULT[-1]]
+    (probe,) = [p for p in spec.probes(np.random.default_rng(2)) if p.check == "random"]
+    want = spec.expected(probe.inp).reshape(len(probe.inp), -1)
+    assert spec.compare("random", probe.inp, want, probe.meta).mismatches == 0
+    rows = want.reshape(-1, 128, spec.n)[:, np.arange(128) ^ 1]      # D's rows in the other lane of a pair
+    assert spec.compare("random", probe.inp, rows.reshape(len(rows), -1), probe.meta).mismatches > 0
+    A, B, C, sa, sb = spec.unpack_inputs(probe.inp)                  # a device that ignores the scales
+    unit = layoutsim.mma(spec.instr, A, B, C, arch="sm_100a", raw=True, types=spec.types, scale_a=np.full_like(sa, 127),
+                         scale_b=np.full_like(sb, 127))
+    assert spec.compare("random", probe.inp, unit.reshape(len(unit), -1), probe.meta).mismatches > 0
