@@ -39,7 +39,8 @@ import sys, time, numpy as np, torch
 sys.path.insert(0, {root!r})
 import triton
 from gpu_check.triton_corpus import cases as C
-from gpu_check.triton_corpus.measure import torch_args, to_numpy, _owner
+from gpu_check.triton_corpus.measure import torch_args, to_numpy, _owner, fill_addresses
+from gpu_check.triton_corpus.inputs import ml_dtype
 print("@@" + repr({{"numpy": np.__version__, "torch": torch.__version__, "triton": triton.__version__,
                   "python": sys.version.split()[0]}}), flush=True)
 
@@ -52,8 +53,10 @@ def run(case, path):
         out["error"] = np.array((type(e).__name__ + ": " + str(e)).splitlines()[0][:300])
         return np.savez(path, **out)
     inputs = C.launch_inputs(case, descriptors=False)
+    tables = C.addresses(case)             # tables of pointers: this process's addresses (measure.py)
     def once():
         args = torch_args(inputs, "cpu")
+        fill_addresses(args, tables)
         t = time.perf_counter()
         k[C.grid(case)](*args, **C.meta(case))
         return time.perf_counter() - t, args
@@ -66,7 +69,9 @@ def run(case, path):
     out["seconds"] = np.array(dt)
     for i, a in enumerate(args):
         if hasattr(a, "numpy") or isinstance(inputs[i], C.DescInput):      # a descriptor: its whole array
-            out["arg" + str(i)] = to_numpy(_owner(a, inputs[i]), C.output(inputs[i]))
+            got = inputs[i] if i in tables else to_numpy(_owner(a, inputs[i]), C.output(inputs[i]))
+            # an ml_dtypes array (bf16, fp8) as its bits: np.load cannot read float8_e5m2's "<f1"
+            out["arg" + str(i)] = got.view("u" + str(got.dtype.itemsize)) if ml_dtype(got.dtype) else got
     np.savez(path, **out)
 
 
