@@ -17,9 +17,9 @@ the name Triton writes into the PTX's line table.
 
 The versions are from 2025 (Triton 3.3/3.4 era; every one whose kernels the corpus runs compiles with
 Triton 3.6.0): 01, 02, 03, 04, 05 and 08 are the versions whose host code takes the device from
-`triton.runtime.driver.active.get_active_torch_device()`; 06 is the one with host-side
-TensorDescriptor objects (its block-pointer `_attn_fwd` runs here, `_attn_fwd_tma` needs host
-descriptors, which the corpus cannot pass); 09 is the one with device-side
+`triton.runtime.driver.active.get_active_torch_device()`; 06 is a version with block-pointer kernels
+only (`_attn_fwd` and the backward's `_attn_bwd_preprocess` and `_attn_bwd`; no host descriptors);
+09 is the one with device-side
 `tl.make_tensor_descriptor` (`matmul_kernel_descriptor_persistent`) beside the experimental-descriptor
 kernels that Triton 3.6 no longer has.
 """
