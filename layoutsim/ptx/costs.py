@@ -188,6 +188,7 @@ class Costs:
         self.held = {}                        # reader site -> [the held loads' records] (on_access)
         self._steps = _STEPS                  # _step_key -> what the step did (_replay)
         self._program = (prog.identity, arch)     # what a kept step's key starts with
+        self._costed = {}                     # (site, nbytes) -> _lowered's answer for a costed site
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
@@ -289,7 +290,11 @@ class Costs:
     def _lowered(self, site, nbytes=None):
         """(costed, memory SASS or None) of a site: not costed when ptxas emits no memory
         instruction for its line. nbytes: the per-lane width of a plain ld/st, to say so when the
-        SASS moves another width (sass_width says how it is costed then)."""
+        SASS moves another width (sass_width says how it is costed then). A costed site's answer
+        is kept (its note and SASS are set once, at the first call)."""
+        got = self._costed.get((site, nbytes))
+        if got is not None:
+            return got
         ms = self.lowered.memory_sass(self._line[site]) if self.lowered is not None else None
         if ms == ():
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
@@ -304,7 +309,8 @@ class Costs:
                 self.notes[site] = f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: {how}"
         if ms and self.sass[site] is None:
             self.sass[site] = " ".join(dict.fromkeys(ms))
-        return True, ms
+        got = self._costed[(site, nbytes)] = (True, ms)
+        return got
 
     # ---- shared memory ------------------------------------------------------------------------
     def shared(self, site, op, kind, offsets, threads, sass=None, nbytes=None):

@@ -25,10 +25,11 @@ Synchronization:
   * exit: the thread stops; barriers then expect fewer warps.
 Nothing left to run while threads wait is a deadlock, reported with the waiting instructions.
 
-Straight lines: when the threads that ran an ordinary step ("op", no warp collective) are the only
-ones with somewhere to go (no other PC waits, no warp waits at a collective), the next step is
-the lowest PC at which threads wait and they are all there: if it is an ordinary step too, it runs
-at once for the same threads, with no look at the waiting PCs and no recount of the threads. The
+Straight lines: when the threads that ran an ordinary step ("op", no warp collective) go on to a
+PC below every PC where other threads wait (or none waits) and no warp waits at a collective there,
+that PC is the lowest at which threads wait and they are all there: if it is an ordinary step too,
+it runs at once for the same threads, with no look at the waiting PCs and no recount of the
+threads (a divergent kernel's threads on the lower path run on until they reach the others). The
 same steps run for the same threads in the same order as the general loop would run them; with
 LAYOUTSIM_PTX_REFERENCE=1 in the environment every step goes through the general loop (the
 reference the differential test, tests/ptx/test_fast_path.py, compares with).
@@ -93,6 +94,8 @@ class Scheduler:
                         continue
                     full = False
             nw = None
+            # the lowest PC where other threads wait: below it, this group's next PC is the lowest
+            lo = min(groups) if groups else len(steps)
             while True:                             # a straight line of ordinary steps runs on here
                 if counted[p]:
                     if nw is None:
@@ -129,7 +132,7 @@ class Scheduler:
                         q = step.target
                 else:
                     break
-                if straight is not None and straight[q] and not groups and q not in self.ws_wait:
+                if straight is not None and straight[q] and q < lo and q not in self.ws_wait:
                     p = q
                     step = steps[p]
                     continue
