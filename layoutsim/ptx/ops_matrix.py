@@ -215,9 +215,10 @@ def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
             return
         if direct is not None and bt.fast:
             ga, gb, gc, sd = direct
-            D = core_mma.raw_result(comp(ga(bt, w), gb(bt, w), gc(bt, w)), len(w), fd)
+            first = thr[:, 0]
+            D = core_mma.raw_result(comp(ga(bt, first), gb(bt, first), gc(bt, first)), len(w), fd)
             if D.dtype == sd.dtype:
-                sd(bt, w, D)
+                sd(bt, first, D)
                 return
             wd(bt, core_regs.result_words(fd, D).reshape(len(w) * 32, -1), thr.reshape(-1), g)
             return
