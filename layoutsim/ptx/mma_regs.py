@@ -110,3 +110,42 @@ class Scatter:
         rows = rows.view(self.storage)
         for s, row in zip(self.slots, rows):
             bt.regs[s] = row
+
+
+def row_load(b, ins, ops, frag, row_bytes):
+    """A RowLoad of ldmatrix's fragment `frag` ([matrices, rows, cols]: each row `row_bytes`
+    contiguous bytes of shared memory) into the registers `ops`, or None (the general path)."""
+    got = _plain(b, ins, ops, frag, 32)
+    if got is None or not (got[0].full and got[0].all_used) or frag.shape[2] * frag.elem_bits != row_bytes * 8:
+        return None
+    return RowLoad(frag, got[0], *got[1])
+
+
+class RowLoad:
+    """ldmatrix: bt, first threads [n], the rows' byte offsets in the batch's shared memory
+    [n, matrices, rows] -> the registers (new arrays), each element read straight from shared
+    memory: element (m, r, c) of warp j is item flat[j, m, r] / e + c of the memory viewed as
+    e-byte items (the rows start at multiples of their size, which the caller checked), and the
+    fragment's s_item says which element each register item is (what core_ldmatrix.load and
+    write_words do through the words)."""
+
+    def __init__(self, frag, p, slots, storage):
+        self.slots, self.storage = list(slots), storage
+        self.e = frag.elem_bits // 8
+        per = 32 // frag.elem_bits
+        cols = frag.shape[2]
+        s = np.asarray(p.s_item, np.int64).reshape(32, frag.regs, per).transpose(1, 0, 2)   # [regs, lanes, per]
+        self.row, self.col = s // cols, (s % cols)[:, None]    # the element's row (m * rows + r) and column
+
+    def __call__(self, bt, first, flat):
+        n = len(first)
+        starts = (flat // self.e).reshape(n, -1).T                        # [matrices * rows, n]
+        idx = np.moveaxis(starts[self.row], 3, 1) + self.col               # [regs, n, lanes, per]
+        rows = bt.smem_v[self.e].take(idx).view(np.uint32).reshape(len(self.slots), n * 32)
+        if n * 32 != bt.T:                # the other warps keep their registers
+            new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
+            new[:, (first[:, None] + np.arange(32)).reshape(-1)] = rows
+            rows = new
+        rows = rows.view(self.storage)
+        for s, row in zip(self.slots, rows):
+            bt.regs[s] = row

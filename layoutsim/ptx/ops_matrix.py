@@ -119,13 +119,14 @@ def _of_warps(words, thr, bt):
 
 
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
-def _rows(bt, ins, addr, thr, cat):
+def _rows(bt, name, addr, thr, cat):
     """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked, and their threads."""
-    a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]             # [nA, 32]
+    a = np.asarray(addr(bt))
+    a = a[thr] if a.ndim else np.full(thr.shape, a)                     # [nA, 32]
     rows = core_ldmatrix.rows(cat, a)                                   # [nA, count, 8]
     tl = core_ldmatrix.rows(cat, thr)
     flat_rows, flat_thr = rows.reshape(-1), tl.reshape(-1)
-    locate(bt, "shared", flat_rows, flat_thr, cat.addressing.row_bytes, ins.name)
+    locate(bt, "shared", flat_rows, flat_thr, cat.addressing.row_bytes, name)
     return rows, tl
 
 
@@ -141,16 +142,21 @@ def _ldmatrix(ins, b, prog):
     else:
         addr, _ = b.address(ins.operands[1], ins)
         write = write_words(b, b.elems(ins.operands[0], ins), ins)
+        # the rows' elements straight into the registers (mma_regs.py)
+        direct = mma_regs.row_load(b, ins, b.elems(ins.operands[0], ins), cat.operand("R").fragment, row_bytes)
+    name = ins.name
 
     def fn(bt, g, full):
         w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
-        rows, tl = _rows(bt, ins, addr, thr, cat)
+        rows, tl = _rows(bt, name, addr, thr, cat)
         flat = bt.smem_base[thr[:, :1, None]] + rows                      # [nA, count, 8]
         if st:
             idx, data = core_ldmatrix.store(cat, flat, _of_warps(read(bt), thr, bt))
             bt.smem[idx] = data
+        elif direct is not None and bt.fast and bt.S % direct.e == 0:     # every CTA's window starts aligned
+            direct(bt, thr[:, 0], flat)
         else:
             words = core_ldmatrix.load(cat, bt.smem, flat)                # [nA, 32, regs]
             write(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
