@@ -29,13 +29,14 @@ def plan(b, ins, regs, frags):
     return None if any(m is None for m in moves) else moves
 
 
-def _plain(b, ins, ops, frag, lanes):
-    """(fragment index, (slots, storage)) where the register list holds the operand of groups of
-    `lanes` threads as whole items of 32-bit registers of one storage, one register per fragment
-    register; else None."""
+def _plain(b, ins, ops, frag, lanes, matrices=1):
+    """(fragment index, (slots, storage)) where the register list holds the operand (`matrices`
+    matrices; None: any number) of groups of `lanes` threads as whole items of 32-bit registers of
+    one storage, one register per fragment register; else None."""
     plain = b.plain_words(ops, ins)
     p = fragment_index(frag)
-    if plain is None or not p.items or frag.shape[0] != 1 or frag.lanes != lanes or len(plain[0]) != frag.regs:
+    if plain is None or not p.items or matrices not in (None, frag.shape[0]) or frag.lanes != lanes or \
+            len(plain[0]) != frag.regs:
         return None
     return p, plain
 
@@ -115,7 +116,7 @@ class Scatter:
 def row_load(b, ins, ops, frag, row_bytes):
     """A RowLoad of ldmatrix's fragment `frag` ([matrices, rows, cols]: each row `row_bytes`
     contiguous bytes of shared memory) into the registers `ops`, or None (the general path)."""
-    got = _plain(b, ins, ops, frag, 32)
+    got = _plain(b, ins, ops, frag, 32, None)
     if got is None or not (got[0].full and got[0].all_used) or frag.shape[2] * frag.elem_bits != row_bytes * 8:
         return None
     return RowLoad(frag, got[0], *got[1])
