@@ -137,11 +137,15 @@ class RowLoad:
         cols = frag.shape[2]
         s = np.asarray(p.s_item, np.int64).reshape(32, frag.regs, per).transpose(1, 0, 2)   # [regs, lanes, per]
         self.row, self.col = s // cols, (s % cols)[:, None]    # the element's row (m * rows + r) and column
+        self.rows = frag.shape[0] * frag.shape[1]
+        self._by_n = {}
 
     def __call__(self, bt, first, flat):
         n = len(first)
-        starts = (flat // self.e).reshape(n, -1).T                        # [matrices * rows, n]
-        idx = np.moveaxis(starts[self.row], 3, 1) + self.col               # [regs, n, lanes, per]
+        at = self._by_n.get(n)
+        if at is None:       # [regs, n, lanes, per]: warp j's row k is row j * rows + k of flat
+            at = self._by_n[n] = self.row[:, None] + (np.arange(n, dtype=np.int64) * self.rows)[None, :, None, None]
+        idx = (flat // self.e).reshape(-1).take(at) + self.col          # [regs, n, lanes, per]
         rows = bt.smem_v[self.e].take(idx).view(np.uint32).reshape(len(self.slots), n * 32)
         if n * 32 != bt.T:                # the other warps keep their registers
             new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
