@@ -29,7 +29,8 @@ Straight lines: when the threads that ran an ordinary step ("op", no warp collec
 PC below every PC where other threads wait (or none waits) and no warp waits at a collective there,
 that PC is the lowest at which threads wait and they are all there: if it is an ordinary step too,
 it runs at once for the same threads, with no look at the waiting PCs and no recount of the
-threads (a divergent kernel's threads on the lower path run on until they reach the others). The
+threads (a divergent kernel's threads on the lower path run on until they reach the others); a
+warp collective runs on too when the threads are every live thread (all its lanes are there). The
 same steps run for the same threads in the same order as the general loop would run them; with
 LAYOUTSIM_PTX_REFERENCE=1 in the environment every step goes through the general loop (the
 reference the differential test, tests/ptx/test_fast_path.py, compares with).
@@ -67,7 +68,7 @@ class Scheduler:
     def run(self):
         """Run the batch to its end; returns the number of steps it took."""
         bt, steps, costs = self.bt, self.steps, self.costs
-        straight, counted = self.straight, self.counted
+        straight, counted, collective = self.straight, self.counted, bt.prog.collective
         groups = {0: bt.live.copy()} if self.n_live else {}
         n, check_at = 0, 1
         while True:
@@ -132,7 +133,8 @@ class Scheduler:
                         q = step.target
                 else:
                     break
-                if straight is not None and straight[q] and q < lo and q not in self.ws_wait:
+                if straight is not None and (straight[q] or full and collective[q]) and q < lo \
+                        and q not in self.ws_wait:
                     p = q
                     step = steps[p]
                     continue
