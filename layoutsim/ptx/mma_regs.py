@@ -56,24 +56,39 @@ def scatter(b, ins, ops, frag, lanes):
 
 
 class Gather:
-    """bt, first threads [n] -> raw element bits [n, rows, cols] of one operand (unpack's dtype)."""
+    """bt, first threads [n] -> raw element bits [n, rows, cols] of one operand (unpack's dtype);
+    a joined Gather (Gather.joined) gives k operands' [k * n, rows, cols], instance i's first."""
 
     def __init__(self, frag, p, slots, storage):
-        self.slots, self.dtype = list(slots), p.dtype
+        self.slots, self.dtype, self.storage = list(slots), p.dtype, storage
         self.lanes = frag.lanes
         self.per = 32 // frag.elem_bits                      # items per register
         self.shape = frag.shape[1:]
-        g = np.asarray(p.g_item, np.int64).reshape(self.shape)   # item in [lanes, regs * per]
+        g = np.asarray(p.g_item, np.int64).reshape((1,) + self.shape)   # item in [lanes, regs * per]
         lane, rest = np.divmod(g, frag.regs * self.per)
-        self.reg, self.slot = np.divmod(rest, self.per)
+        self.reg, self.slot = np.divmod(rest, self.per)      # [instances, rows, cols]
         self.lane = lane
-        self._by_T = {}                                       # T -> (base [rows, cols], every group's index)
+        self._by_T = {}                                       # T -> (base [k, rows, cols], every group's index)
+
+    @classmethod
+    def joined(cls, parts):
+        """One Gather of the operands of several Gathers of one form (the same fragment): their
+        registers stacked in order, each part one instance of the batch."""
+        out = object.__new__(cls)
+        out.__dict__.update(parts[0].__dict__)
+        out.slots = [s for p in parts for s in p.slots]
+        n = len(parts[0].slots)
+        out.reg = np.concatenate([p.reg + i * n for i, p in enumerate(parts)])
+        out.lane = np.concatenate([p.lane for p in parts])
+        out.slot = np.concatenate([p.slot for p in parts])
+        out._by_T = {}
+        return out
 
     def _base(self, T):
         got = self._by_T.get(T)
         if got is None:
             base = (self.reg * T + self.lane) * self.per + self.slot
-            every = base + (np.arange(T // self.lanes, dtype=np.int64) * (self.lanes * self.per))[:, None, None]
+            every = base[:, None] + (np.arange(T // self.lanes, dtype=np.int64) * (self.lanes * self.per))[:, None, None]
             got = self._by_T[T] = (base, every)
         return got
 
@@ -82,12 +97,13 @@ class Gather:
         items = np.array([regs[s] for s in self.slots]).view(self.dtype).reshape(-1)
         base, every = self._base(bt.T)
         # groups of `lanes` distinct threads, in order, that cover the batch are its every group
-        idx = every if len(first) * self.lanes == bt.T else base + (first * self.per)[:, None, None]
-        return items.take(idx)
+        idx = every if len(first) * self.lanes == bt.T else base[:, None] + (first * self.per)[:, None, None]
+        return items.take(idx).reshape((-1,) + self.shape)
 
 
 class Scatter:
-    """bt, first threads [n], D raw bits [n, rows, cols] -> D's registers (new arrays)."""
+    """bt, first threads [n], D raw bits [n, rows, cols] -> D's registers (new arrays); a joined
+    Scatter (Scatter.joined) takes k results' [k * n, rows, cols], instance i's first."""
 
     def __init__(self, frag, p, slots, storage):
         self.slots, self.storage, self.dtype = list(slots), storage, p.dtype
@@ -96,13 +112,26 @@ class Scatter:
         self.mn = int(np.prod(frag.shape[1:]))
         s = np.asarray(p.s_item, np.int64).reshape(frag.lanes, frag.regs, self.per)
         self.src = np.transpose(s, (1, 0, 2))                # [regs, lanes, per]: D's element of each item
+        self.inst = np.zeros(frag.regs, np.int64)            # the instance each register belongs to
         self._by_n = {}
+
+    @classmethod
+    def joined(cls, parts):
+        """One Scatter of the results of several Scatters of one form, as Gather.joined."""
+        out = object.__new__(cls)
+        out.__dict__.update(parts[0].__dict__)
+        out.slots = [s for p in parts for s in p.slots]
+        out.src = np.concatenate([p.src for p in parts])
+        out.inst = np.concatenate([p.inst + i for i, p in enumerate(parts)])
+        out._by_n = {}
+        return out
 
     def __call__(self, bt, first, D):
         n = len(first)
         idx = self._by_n.get(n)
-        if idx is None:      # [regs, n, lanes, per]: group j's element e is item j * mn + e of D
-            idx = self._by_n[n] = self.src[:, None] + (np.arange(n, dtype=np.int64) * self.mn)[None, :, None, None]
+        if idx is None:      # [regs, n, lanes, per]: instance i's group j's element e is item (i * n + j) * mn + e of D
+            at = (self.inst[:, None] * n + np.arange(n, dtype=np.int64)) * self.mn
+            idx = self._by_n[n] = self.src[:, None] + at[:, :, None, None]
         rows = D.reshape(-1).take(idx).view(np.uint32).reshape(len(self.slots), n * self.lanes)
         if n * self.lanes != bt.T:        # the other groups keep their registers
             new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)

@@ -19,7 +19,7 @@ from ..warpcore import registers as core_regs
 from ..warpcore import wmma as core_wmma
 from . import cluster as CL
 from . import types as T
-from . import mma_regs
+from . import mma_regs, mma_runs
 from . import wmma as WM
 from .access import locate, space_of
 from .builders import need, unsupported
@@ -197,13 +197,22 @@ def _mma(ins, b, prog):
     cat = catalog(ins, _name(ins))
     need(ins, 4)
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
-    return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)}
+    fn, direct, comp = _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)
+    if direct is None:
+        return {"fn": fn}
+    # consecutive independent steps of this form may run as one batch (mma_runs.py)
+    fd = cat.operand("D").fragment
+    part = mma_runs.Part((cat.name, prog.arch) + tuple(np.dtype(m.storage).str for m in direct), ins, direct, comp,
+                         lambda D, n: core_mma.raw_result(D, n, fd),
+                         [s for m in direct[:3] for s in m.slots], direct[3].slots)
+    return {"fn": fn, "info": {"mma_run": part}}
 
 
 def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
     """The step of an MMA: the register words of A, B, C of every executing warp through the
     collective core (warpcore.mma: the catalog entry `cat`'s maps, or `frags` by operand, and
-    `compute`, default layoutsim.mma), D's words back into registers."""
+    `compute`, default layoutsim.mma), D's words back into registers. Returns (the step
+    function, the direct moves or None, the arithmetic)."""
     a, bb, c, d = regs
     fa, fb, fc, fd = ([frags[k] for k in "ABCD"] if frags is not None else
                       [cat.operand(k).fragment for k in "ABCD"])
@@ -231,7 +240,7 @@ def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
         words = {"A": _of_warps(ra(bt), thr, bt), "B": _of_warps(rb(bt), thr, bt), "C": _of_warps(rc(bt), thr, bt)}
         D = core_mma.run(cat, words, arch, compute, frags=frags)
         wd(bt, D.reshape(len(w) * 32, -1), thr.reshape(-1), g)
-    return fn
+    return fn, direct, comp
 
 
 def _check_words(b, ops, frag, ins, name):
@@ -368,5 +377,5 @@ def _wmma_mma(ins, b, prog):
     frags = {"A": _fragment(ins, "a", al, shape, plan.a), "B": _fragment(ins, "b", bl, shape, plan.b),
              "C": _fragment(ins, "c", "row", shape, plan.c), "D": _fragment(ins, "d", "row", shape, plan.d)}
     arch = prog.arch
-    fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
+    fn, _, _ = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
     return {"fn": fn, "info": {"sass": plan.sass}}

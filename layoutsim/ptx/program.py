@@ -255,6 +255,11 @@ class Program:
         self.straight = [st.kind == "op" and st.sync is None for st in self.steps] + [False]
         self.collective = [st.kind == "op" and st.sync is not None for st in self.steps] + [False]
         self.mallocs = any(st.ins is not None and st.ins.opcode in ("malloc", "free") for st in self.steps)
+        # runs of mma.sync steps the scheduler may run as one (mma_runs.py), per step; None: no mma.sync
+        self.fused = None
+        if any("mma_run" in st.info for st in self.steps):
+            from .mma_runs import runs
+            self.fused = runs(self.steps) + [None]
         # the steps of a PTX line whose result is approximate or documented (fidelity.py, the report)
         self.marked = [st for st in self.steps if st.site >= 0 and (st.info.get("approx") or st.info.get("documented"))]
 

@@ -69,6 +69,7 @@ class Scheduler:
         """Run the batch to its end; returns the number of steps it took."""
         bt, steps, costs = self.bt, self.steps, self.costs
         straight, counted, collective = self.straight, self.counted, bt.prog.collective
+        fused = bt.prog.fused if straight is not None else None
         groups = {0: bt.live.copy()} if self.n_live else {}
         n, check_at = 0, 1
         while True:
@@ -98,6 +99,32 @@ class Scheduler:
             # the lowest PC where other threads wait: below it, this group's next PC is the lowest
             lo = min(groups) if groups else len(steps)
             while True:                             # a straight line of ordinary steps runs on here
+                run = fused[p] if fused is not None else None
+                if run is not None and full and p + run[0] <= lo and not self.ws_wait and bt.issued is None:
+                    # k mma.sync steps that would run one after another here, as one (mma_runs.py):
+                    # each counted and checked as the loop below would, then all computed
+                    k = run[0]
+                    if nw is None:
+                        nw = self.live_warps
+                    for i in range(p, p + k):
+                        costs.executions[steps[i].site] += nw
+                        costs.warp_instructions += nw
+                        n += 1
+                        if n >= check_at:
+                            check_at = self.watch.check(n)
+                    try:
+                        run[1](bt, m, True)
+                    except Fault as f:
+                        raise self._fault(step, f) from None
+                    p += k - 1
+                    step = steps[p]
+                    q = p + 1
+                    if (straight[q] or collective[q]) and q < lo and q not in self.ws_wait:
+                        p = q
+                        step = steps[p]
+                        continue
+                    _add(groups, q, m)
+                    break
                 if counted[p]:
                     if nw is None:
                         nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))

@@ -1,15 +1,19 @@
-"""The executor's direct register moves (ptx/mma_regs.py: ldmatrix's rows straight into the
-registers, an MMA's operands gathered and D scattered without the per-lane words) against the
-general path they stand in for (LAYOUTSIM_PTX_REFERENCE=1: core_ldmatrix.load / packing through
-the words): every ldmatrix form of the catalog, rows at random 16-byte aligned offsets (a lane's
-address is any row of the tile, repeats allowed), run by both warps of the block and by one warp
-of two (the other keeps its registers), must give the same registers. The expected values are the
-general path's own (itself checked against the PTX ISA's fragment figures in tests/ptx/
-test_ptx_matrix.py)."""
+"""The executor's direct register moves against the general path they stand in for
+(LAYOUTSIM_PTX_REFERENCE=1, core_ldmatrix.load and packing through the per-lane words):
+ptx/mma_regs.py puts ldmatrix's rows straight into the registers, and ptx/mma_runs.py computes a
+run of independent mma.sync steps as one batch. Every ldmatrix form of the catalog, rows at random
+16-byte aligned offsets (a lane's address is any row of the tile, repeats allowed), run by both
+warps of the block and by one warp of two (the other keeps its registers), gives the same
+registers; a step limit inside a run of mma.sync stops where the steps one by one stop. The
+expected values are the general path's own (itself checked against the PTX ISA's fragment figures
+in tests/ptx/test_ptx_matrix.py)."""
 import numpy as np
 import pytest
 
 import layoutsim.ptx as P
+from gpu_check.kernel_corpus import launches as L
+from layoutsim.ptx import runner
+from layoutsim.ptx.watch import RunLimit
 
 FORMS = [(x, trans) for x in (1, 2, 4) for trans in (False, True)]
 
@@ -62,3 +66,26 @@ def test_ldmatrix_direct_is_the_general_path(monkeypatch, x, trans, warps):
     assert outs[0][:32 * 4].any()                              # the first warp loaded something
     if warps == 1:
         assert not outs[0][32 * 4:].any()                      # the second kept its zeros
+
+
+def _limit(s, max_steps):
+    """The RunLimit message of a launch stopped at max_steps, or None if it ends first."""
+    try:
+        P.run(s.ptx, s.kernel, s.grid, s.block, s.args, max_steps=max_steps, **s.options)
+    except RunLimit as e:
+        return str(e)
+    return None
+
+
+def test_mma_runs_stop_where_their_steps_stop(monkeypatch):
+    """CuTe's sm80 GEMM runs 32 mma.sync in a row (mma_runs.py joins them): a step limit that
+    falls inside such a run stops the run at the same step, with the same lines, as the steps one
+    by one; the whole run gives the same buffers and report (test_fast_path.py)."""
+    s = L.setup("cute", "cute_hgemm_sm80_tn")
+    prog = runner.program(s.ptx, s.kernel, s.options.get("arch", "sm_90"))
+    assert [k for k, _ in filter(None, prog.fused)] == [32] * 4
+    got = {}
+    for reference in ("", "1"):
+        monkeypatch.setenv("LAYOUTSIM_PTX_REFERENCE", reference)
+        got[reference] = [_limit(s, n) for n in range(590, 1800, 41)]
+    assert got[""] == got["1"] and all(got[""])
