@@ -16,6 +16,8 @@ hardware's they are opaque to a correct kernel):
            generic PARAM_WINDOW + offset for a kernel parameter (cvta.param: the address of a
            __grid_constant__ parameter such as a CUtensorMap), read-only
 """
+from bisect import bisect_right
+
 import numpy as np
 
 from ..errors import LayoutsimError
@@ -90,6 +92,7 @@ class Heap:
         self.data = np.zeros(total, np.uint8)
         self._starts = np.asarray(self.starts, np.int64)
         self._ends = self._starts + np.asarray(self.sizes, np.int64)
+        self._end_list = self._ends.tolist()            # Python ints: check's common case reads them
         self.views()
 
     def views(self):
@@ -113,8 +116,8 @@ class Heap:
         if not self.starts:                   # no buffer at all: the first access faults
             raise Fault(threads[0], addr[0], self.describe(int(addr[0]), nb))
         lo, hi = int(off.min()), int(off.max())
-        i = int(np.searchsorted(self._starts, lo, "right")) - 1
-        if i >= 0 and lo >= self._starts[i] and hi + nb <= self._ends[i]:
+        i = bisect_right(self.starts, lo) - 1            # the buffer the lowest address is in, if any
+        if i >= 0 and hi + nb <= self._end_list[i]:
             return off
         k = np.searchsorted(self._starts, off, "right") - 1
         kk = np.maximum(k, 0)
