@@ -184,25 +184,42 @@ def _fields(u):
 
 
 # ---- the f32 MUFU primitives (the .ftz PTX forms) -----------------------------------------------
+# mufu_ex2 and mufu_rcp select among their cases with np.where only where some lane is in the case
+# (the executor calls them on every thread of a step, which mostly holds ordinary numbers): the
+# same bits as selecting everywhere
+def _when(c, x, y):
+    return np.where(c, x, y) if np.count_nonzero(c) else y
+
+
+def _by_sign(neg, x, y):
+    """np.where(neg, x(), y()), computing only the side some lane takes."""
+    n = np.count_nonzero(neg)
+    if n == neg.size:
+        return x()
+    return np.where(neg, x(), y()) if n else y()
+
+
 def mufu_ex2(u):
     s = _fields(u)
-    a = np.where(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
+    neg = s["neg"]
+    a = _when(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
     big = ~s["nan"] & (a > 4096.0)
-    q = np.trunc(np.where(big | s["nan"], 0.0, a) * 2.0 ** 23).astype(np.int64)
+    q = np.trunc(_when(big | s["nan"], 0.0, a) * 2.0 ** 23).astype(np.int64)
     i, k = q >> 23, q & ((1 << 23) - 1)
-    t = np.where(s["neg"], table("ex2", "T1_F23")[k], table("ex2", "T0_F23")[k])
-    r = _scaled(t, np.where(s["neg"], -i, i))
-    r = np.where(big, np.where(s["neg"], np.uint32(0), _INF), r)
-    r = np.where(s["inf"], np.where(s["neg"], np.uint32(0), _INF), r)
-    return np.where(s["nan"], _QNAN, r).astype(np.uint32)
+    t = _by_sign(neg, lambda: table("ex2", "T1_F23")[k], lambda: table("ex2", "T0_F23")[k])
+    r = _scaled(t, _by_sign(neg, lambda: -i, lambda: i))
+    r = _when(big, np.where(neg, np.uint32(0), _INF), r)
+    r = _when(s["inf"], np.where(neg, np.uint32(0), _INF), r)
+    return _when(s["nan"], _QNAN, r).astype(np.uint32)
 
 
 def mufu_rcp(u):
     s = _fields(u)
-    r = _scaled(table("rcp", "T0")[s["m"]], -s["e"]) | np.where(s["neg"], _SIGN, np.uint32(0))
-    r = np.where(s["small"], np.where(s["neg"], _NEG_INF, _INF), r)
-    r = np.where(s["inf"], np.where(s["neg"], _NEG_ZERO, np.uint32(0)), r)
-    return np.where(s["nan"], _QNAN, r).astype(np.uint32)
+    neg = s["neg"]
+    r = _scaled(table("rcp", "T0")[s["m"]], -s["e"]) | np.where(neg, _SIGN, np.uint32(0))
+    r = _when(s["small"], np.where(neg, _NEG_INF, _INF), r)
+    r = _when(s["inf"], np.where(neg, _NEG_ZERO, np.uint32(0)), r)
+    return _when(s["nan"], _QNAN, r).astype(np.uint32)
 
 
 def _root(u, op):
