@@ -362,21 +362,31 @@ class Costs:
         if ms is None:
             self.notes[rec.site] = "tensormap.replace: how ptxas rewrites the map is not known (no SASS): not costed"
             return
-        uw, O, M = warp_rows(rec.threads, rec.addresses)
-        Zu, Mu, counts, inv = distinct_patterns(O, M)
-        for m in ms:
-            parsed = SASS.parse_shared(m)
-            if parsed is None:
-                continue
-            direction, w = parsed
-            op = op_name(direction, "shared", w)
-            wf, ideal = memo_rows(("banks", op, self.arch), Zu - Zu % w, Mu, lambda Z, A: (
-                banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
-            n, i = int((wf * counts).sum()), int((ideal * counts).sum())
-            self.wavefronts[rec.site] += n
-            self.ideal[rec.site] += i
-            if direction == "st":
-                self.st_part[rec.site] += n
+        # the step's sums, kept as a shared step's costing is (_replay): a function of the lanes'
+        # addresses and the SASS alone
+        key = _step_key(self._program + ("tensormap", rec.site), rec.threads, rec.addresses)
+        sums = self._steps.get(key) if key is not None else None
+        if sums is None:
+            sums = [0, 0, 0]                  # wavefronts, ideal, of them the stores'
+            uw, O, M = warp_rows(rec.threads, rec.addresses)
+            Zu, Mu, counts, inv = distinct_patterns(O, M)
+            for m in ms:
+                parsed = SASS.parse_shared(m)
+                if parsed is None:
+                    continue
+                direction, w = parsed
+                op = op_name(direction, "shared", w)
+                wf, ideal = memo_rows(("banks", op, self.arch), Zu - Zu % w, Mu, lambda Z, A: (
+                    banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
+                n, i = int((wf * counts).sum()), int((ideal * counts).sum())
+                sums[0] += n
+                sums[1] += i
+                if direction == "st":
+                    sums[2] += n
+            self._keep(key, sums)
+        self.wavefronts[rec.site] += sums[0]
+        self.ideal[rec.site] += sums[1]
+        self.st_part[rec.site] += sums[2]
         self.kind[rec.site] = "ld+st"
         self.sass[rec.site] = " ".join(dict.fromkeys(ms))
 
