@@ -96,8 +96,7 @@ class Heap:
         self.views()
 
     def views(self):
-        self.v = {1: self.data, 2: self.data.view(np.uint16), 4: self.data.view(np.uint32),
-                  8: self.data.view(np.uint64)}
+        self.v = word_views(self.data)
 
     def write(self, address, raw):
         off = address - GLOBAL_BASE
@@ -153,11 +152,23 @@ class Heap:
 
 
 def word_views(a):
-    return {1: a, 2: a.view(np.uint16), 4: a.view(np.uint32), 8: a.view(np.uint64)}
+    """The memory `a` (uint8) viewed as 1, 2, 4, 8 and (when its size allows) 16-byte items."""
+    v = {1: a, 2: a.view(np.uint16), 4: a.view(np.uint32), 8: a.view(np.uint64)}
+    if a.size % 16 == 0:
+        v[16] = a.view("V16")
+    return v
+
+
+def _sixteen(views, off, nbytes):
+    """Whether 16-byte accesses at `off` are whole items of the 16-byte view (one fancy index
+    instead of two 8-byte words each)."""
+    return nbytes == 16 and 16 in views and not np.count_nonzero(off & 15)
 
 
 def gather(views, off, nbytes):
     """Bytes [n, nbytes] at byte offsets `off` (aligned to their width) of a memory, as uint8."""
+    if _sixteen(views, off, nbytes):
+        return views[16][off >> 4].view(np.uint8).reshape(-1, 16)
     unit = 8 if nbytes % 8 == 0 else (4 if nbytes % 4 == 0 else (2 if nbytes % 2 == 0 else 1))
     if nbytes // unit == 1:
         w = views[unit][off // unit]
@@ -169,6 +180,9 @@ def gather(views, off, nbytes):
 def scatter(views, off, data):
     """Write bytes data [n, nbytes] (uint8) at byte offsets `off`; later threads win on overlap."""
     nbytes = data.shape[1]
+    if _sixteen(views, off, nbytes):
+        views[16][off >> 4] = np.ascontiguousarray(data).view("V16").reshape(-1)
+        return
     unit = 8 if nbytes % 8 == 0 else (4 if nbytes % 4 == 0 else (2 if nbytes % 2 == 0 else 1))
     words = np.ascontiguousarray(data).view(f"<u{unit}") if unit > 1 else data
     if nbytes // unit == 1:
