@@ -288,10 +288,11 @@ class AsyncCopies:
         still = []
         for e in self.pending:
             done = e["group"] < limit[e["threads"]]
-            if not done.any():                 # none of it lands yet: kept as it is
+            n = np.count_nonzero(done)
+            if not n:                          # none of it lands yet: kept as it is
                 still.append(e)
                 continue
-            every = done.all()
+            every = n == done.size
             flat, data, threads = (e["flat"], e["data"], e["threads"]) if every else \
                 (e["flat"][done], e["data"][done], e["threads"][done])
             scatter(bt.smem_v, flat, data)

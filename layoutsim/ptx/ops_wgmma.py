@@ -148,7 +148,7 @@ def _words64(read, bt, thr):
 def _uniform(v, thr, ins, what):
     """One value per warpgroup: PTX requires the same one in every thread of it."""
     bad = v != v[:, :1]
-    if bad.any():
+    if np.count_nonzero(bad):
         i, j = np.argwhere(bad)[0]
         raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warpgroup give different {what} values "
                                   f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour",
@@ -159,7 +159,7 @@ def _uniform(v, thr, ins, what):
 def _warpgroups(bt, g, ins):
     """Batch threads [nG, 128] of the warpgroups executing: every one of their threads must
     (.aligned; collective.py words the refusal)."""
-    if bt.pad == bt.tpc and bt.tpc % THREADS == 0 and g.all():     # every thread: warpgroups in order
+    if bt.pad == bt.tpc and bt.tpc % THREADS == 0 and np.count_nonzero(g) == g.size:     # every thread: warpgroups in order
         return np.arange(bt.T, dtype=np.int64).reshape(-1, THREADS)
     w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
     if len(w) == 0:
@@ -210,7 +210,7 @@ def _read_shared(bt, cat, which, desc, trans, lead, ins):
     descriptor value: layoutsim.smem.operand_addresses, then the CTA's shared memory."""
     # the warpgroups of a batch mostly hold the same few descriptor values (each CTA's own shared
     # memory at the same offsets): each distinct value is decoded and checked once
-    one = (desc == desc[0]).all()           # one value (what np.unique would find)
+    one = np.count_nonzero(desc != desc[0]) == 0     # one value (what np.unique would find)
     got = _one_value(cat, which, int(desc[0]), bool(trans), bt.smem_size) if one and bt.fast else None
     if got is not None:                     # checked before: the elements' addresses and indices
         uaddr, e, index = got

@@ -150,7 +150,7 @@ class Scheduler:
                 elif step.kind == "bra" and straight is not None:
                     if gfull or step.guard is None:
                         q = step.target                 # every thread of m takes it
-                    elif not g.any():
+                    elif not np.count_nonzero(g):
                         q = p + 1                       # none does
                     elif (m & ~g).any():
                         _add(groups, step.target, g)    # the threads part: the general loop
@@ -399,7 +399,7 @@ def reference():
 
 
 def _add(groups, pc, mask):
-    if not mask.any():
+    if not np.count_nonzero(mask):
         return
     old = groups.get(pc)
     groups[pc] = mask if old is None else (old | mask)
