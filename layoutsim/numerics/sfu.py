@@ -159,7 +159,10 @@ def _f32(bits):
 def _ftz_bits(f):
     """float32 values -> bits, subnormals flushed to zeros of their sign."""
     f = np.asarray(f, np.float32)
-    return np.where(np.abs(f) < _TINY, np.copysign(np.float32(0), f), f).astype(np.float32).view(np.uint32)
+    tiny = np.abs(f) < _TINY
+    if not np.count_nonzero(tiny):       # none to flush (what the where below gives then)
+        return f.astype(np.float32).view(np.uint32)
+    return np.where(tiny, np.copysign(np.float32(0), f), f).astype(np.float32).view(np.uint32)
 
 
 def _scaled(t, e):
@@ -177,10 +180,13 @@ def _round_toward_zero(v):
     return f.astype(np.float32).view(np.uint32)
 
 
-def _fields(u):
+def _fields(u, exponent=True):
+    """The sign, class, and (exponent=True) unbiased exponent and mantissa of f32 bits."""
     mag = u & _MAG
-    return dict(neg=(u >> 31).astype(bool), nan=mag > _INF, inf=mag == _INF, small=mag < 0x00800000,
-                e=(mag >> 23).astype(np.int64) - 127, m=(u & 0x7FFFFF).astype(np.int64))
+    s = dict(neg=(u >> 31).astype(bool), nan=mag > _INF, inf=mag == _INF, small=mag < 0x00800000)
+    if exponent:
+        s.update(e=(mag >> 23).astype(np.int64) - 127, m=(u & 0x7FFFFF).astype(np.int64))
+    return s
 
 
 # ---- the f32 MUFU primitives (the .ftz PTX forms) -----------------------------------------------
@@ -200,7 +206,7 @@ def _by_sign(neg, x, y):
 
 
 def mufu_ex2(u):
-    s = _fields(u)
+    s = _fields(u, exponent=False)
     neg = s["neg"]
     a = _when(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
     big = ~s["nan"] & (a > 4096.0)
@@ -306,6 +312,8 @@ def _ex2_full(u):
     x = _f32(u)
     with np.errstate(invalid="ignore"):
         big = (x >= np.float32(-126)) | np.isnan(x)
+    if np.count_nonzero(big) == big.size:     # no result the bare MUFU would flush: MUFU.EX2 alone
+        return mufu_ex2(x.view(np.uint32)).astype(np.uint32)
     r = mufu_ex2(np.where(big, x, x * np.float32(0.5)).astype(np.float32).view(np.uint32))
     rf = _f32(r)
     return np.where(big, r, (rf * rf).view(np.uint32)).astype(np.uint32)
