@@ -192,17 +192,26 @@ def scatter(views, off, data):
         views[unit][idx] = words
 
 
+_REGISTER_PLANS = {}       # id(a program's register types) -> (the types, [(storage, count)], the order of the rows)
+
+
 def _zero_registers(types, n):
     """One zeroed array of n values per register, each its own memory: the rows of one block per
     storage type (one allocation per type, not per register)."""
-    out = [None] * len(types)
-    by = {}
-    for i, t in enumerate(types):
-        by.setdefault(t.storage, []).append(i)
-    for st, idx in by.items():
-        for i, row in zip(idx, np.zeros((len(idx), n), st)):
-            out[i] = row
-    return out
+    plan = _REGISTER_PLANS.get(id(types))
+    if plan is None or plan[0] is not types or len(plan[2]) != len(types):
+        by = {}
+        for i, t in enumerate(types):
+            by.setdefault(t.storage, []).append(i)
+        rows = [i for idx in by.values() for i in idx]          # register of each row, blocks in order
+        where = [0] * len(types)
+        for j, i in enumerate(rows):
+            where[i] = j
+        if len(_REGISTER_PLANS) > 64:
+            _REGISTER_PLANS.clear()
+        plan = _REGISTER_PLANS[id(types)] = (types, [(st, len(idx)) for st, idx in by.items()], where)
+    rows = [row for st, k in plan[1] for row in np.zeros((k, n), st)]
+    return [rows[j] for j in plan[2]]
 
 
 class Batch:
