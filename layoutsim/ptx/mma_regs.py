@@ -55,42 +55,55 @@ def scatter(b, ins, ops, frag, lanes):
     return Scatter(frag, got[0], *got[1])
 
 
+# The index tables of the moves, one per fragment (and instances, batch size), shared by every move
+# of that form: a kernel has many steps of one form (an unrolled GEMM's hundred ldmatrix), and
+# tables of their own would each be read from memory once a run, out of the caches.
+_TABLES = {}             # (what, id(fragment index), ...) -> (fragment index, table)
+TABLES_MAX = 256
+
+
+def _table(key, p, make):
+    got = _TABLES.get(key)
+    if got is None or got[0] is not p:
+        if len(_TABLES) >= TABLES_MAX:
+            _TABLES.clear()
+        got = _TABLES[key] = (p, make())
+    return got[1]
+
+
 class Gather:
     """bt, first threads [n] -> raw element bits [n, rows, cols] of one operand (unpack's dtype);
     a joined Gather (Gather.joined) gives k operands' [k * n, rows, cols], instance i's first."""
 
     def __init__(self, frag, p, slots, storage):
         self.slots, self.dtype, self.storage = list(slots), p.dtype, storage
+        self.p, self.k, self.regs = p, 1, frag.regs
         self.lanes = frag.lanes
         self.per = 32 // frag.elem_bits                      # items per register
         self.shape = frag.shape[1:]
-        g = np.asarray(p.g_item, np.int64).reshape((1,) + self.shape)   # item in [lanes, regs * per]
-        lane, rest = np.divmod(g, frag.regs * self.per)
-        self.reg, self.slot = np.divmod(rest, self.per)      # [instances, rows, cols]
-        self.lane = lane
-        self._by_T = {}                                       # T -> (base [k, rows, cols], every group's index)
 
     @classmethod
     def joined(cls, parts):
         """One Gather of the operands of several Gathers of one form (the same fragment): their
         registers stacked in order, each part one instance of the batch."""
+        assert all(p.p is parts[0].p and p.k == 1 for p in parts)
         out = object.__new__(cls)
         out.__dict__.update(parts[0].__dict__)
         out.slots = [s for p in parts for s in p.slots]
-        n = len(parts[0].slots)
-        out.reg = np.concatenate([p.reg + i * n for i, p in enumerate(parts)])
-        out.lane = np.concatenate([p.lane for p in parts])
-        out.slot = np.concatenate([p.slot for p in parts])
-        out._by_T = {}
+        out.k = len(parts)
         return out
 
     def _base(self, T):
-        got = self._by_T.get(T)
-        if got is None:
-            base = (self.reg * T + self.lane) * self.per + self.slot
+        """(base [k, rows, cols], every group's index [k, T / lanes, rows, cols]) for a batch of T."""
+        def make():
+            g = np.asarray(self.p.g_item, np.int64).reshape(self.shape)      # item in [lanes, regs * per]
+            lane, rest = np.divmod(g, self.regs * self.per)
+            reg, slot = np.divmod(rest, self.per)
+            reg = reg[None] + (np.arange(self.k, dtype=np.int64) * self.regs)[:, None, None]    # instance i's registers
+            base = (reg * T + lane) * self.per + slot
             every = base[:, None] + (np.arange(T // self.lanes, dtype=np.int64) * (self.lanes * self.per))[:, None, None]
-            got = self._by_T[T] = (base, every)
-        return got
+            return base, every
+        return _table(("gather", id(self.p), self.k, T), self.p, make)
 
     def __call__(self, bt, first):
         regs = bt.regs
@@ -107,32 +120,34 @@ class Scatter:
 
     def __init__(self, frag, p, slots, storage):
         self.slots, self.storage, self.dtype = list(slots), storage, p.dtype
+        self.p, self.k, self.regs = p, 1, frag.regs
         self.lanes = frag.lanes
         self.per = 32 // frag.elem_bits
         self.mn = int(np.prod(frag.shape[1:]))
-        s = np.asarray(p.s_item, np.int64).reshape(frag.lanes, frag.regs, self.per)
-        self.src = np.transpose(s, (1, 0, 2))                # [regs, lanes, per]: D's element of each item
-        self.inst = np.zeros(frag.regs, np.int64)            # the instance each register belongs to
-        self._by_n = {}
 
     @classmethod
     def joined(cls, parts):
         """One Scatter of the results of several Scatters of one form, as Gather.joined."""
+        assert all(p.p is parts[0].p and p.k == 1 for p in parts)
         out = object.__new__(cls)
         out.__dict__.update(parts[0].__dict__)
         out.slots = [s for p in parts for s in p.slots]
-        out.src = np.concatenate([p.src for p in parts])
-        out.inst = np.concatenate([p.inst + i for i, p in enumerate(parts)])
-        out._by_n = {}
+        out.k = len(parts)
         return out
+
+    def _index(self, n):
+        """[k * regs, n, lanes, per]: instance i's group j's element e is item (i * n + j) * mn + e of D."""
+        def make():
+            s = np.asarray(self.p.s_item, np.int64).reshape(self.lanes, self.regs, self.per)
+            src = np.tile(np.transpose(s, (1, 0, 2)), (self.k, 1, 1))       # [k * regs, lanes, per]
+            inst = np.repeat(np.arange(self.k, dtype=np.int64), self.regs)   # the instance of each register
+            at = (inst[:, None] * n + np.arange(n, dtype=np.int64)) * self.mn
+            return src[:, None] + at[:, :, None, None]
+        return _table(("scatter", id(self.p), self.k, n), self.p, make)
 
     def __call__(self, bt, first, D):
         n = len(first)
-        idx = self._by_n.get(n)
-        if idx is None:      # [regs, n, lanes, per]: instance i's group j's element e is item (i * n + j) * mn + e of D
-            at = (self.inst[:, None] * n + np.arange(n, dtype=np.int64)) * self.mn
-            idx = self._by_n[n] = self.src[:, None] + at[:, :, None, None]
-        rows = D.reshape(-1).take(idx).view(np.uint32).reshape(len(self.slots), n * self.lanes)
+        rows = D.reshape(-1).take(self._index(n)).view(np.uint32).reshape(len(self.slots), n * self.lanes)
         if n * self.lanes != bt.T:        # the other groups keep their registers
             new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
             new[:, (first[:, None] + np.arange(self.lanes)).reshape(-1)] = rows
@@ -160,21 +175,24 @@ class RowLoad:
     write_words do through the words)."""
 
     def __init__(self, frag, p, slots, storage):
-        self.slots, self.storage = list(slots), storage
+        self.slots, self.storage, self.p = list(slots), storage, p
         self.e = frag.elem_bits // 8
-        per = 32 // frag.elem_bits
-        cols = frag.shape[2]
-        s = np.asarray(p.s_item, np.int64).reshape(32, frag.regs, per).transpose(1, 0, 2)   # [regs, lanes, per]
-        self.row, self.col = s // cols, (s % cols)[:, None]    # the element's row (m * rows + r) and column
+        self.regs, self.per, self.cols = frag.regs, 32 // frag.elem_bits, frag.shape[2]
         self.rows = frag.shape[0] * frag.shape[1]
-        self._by_n = {}
+
+    def _index(self, n):
+        """(the row of flat [regs, n, lanes, per] and the column [regs, 1, lanes, per] of each item)."""
+        def make():
+            s = np.asarray(self.p.s_item, np.int64).reshape(32, self.regs, self.per).transpose(1, 0, 2)
+            row, col = s // self.cols, (s % self.cols)[:, None]     # the element's row (m * rows + r) and column
+            # warp j's row k is row j * rows + k of flat
+            return row[:, None] + (np.arange(n, dtype=np.int64) * self.rows)[None, :, None, None], col
+        return _table(("rows", id(self.p), n), self.p, make)
 
     def __call__(self, bt, first, flat):
         n = len(first)
-        at = self._by_n.get(n)
-        if at is None:       # [regs, n, lanes, per]: warp j's row k is row j * rows + k of flat
-            at = self._by_n[n] = self.row[:, None] + (np.arange(n, dtype=np.int64) * self.rows)[None, :, None, None]
-        idx = (flat // self.e).reshape(-1).take(at) + self.col          # [regs, n, lanes, per]
+        at, col = self._index(n)
+        idx = (flat // self.e).reshape(-1).take(at) + col                 # [regs, n, lanes, per]
         rows = bt.smem_v[self.e].take(idx).view(np.uint32).reshape(len(self.slots), n * 32)
         if n * 32 != bt.T:                # the other warps keep their registers
             new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
