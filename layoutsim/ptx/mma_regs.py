@@ -71,20 +71,19 @@ def _table(key, p, make):
     return got[1]
 
 
-class Gather:
-    """bt, first threads [n] -> raw element bits [n, rows, cols] of one operand (unpack's dtype);
-    a joined Gather (Gather.joined) gives k operands' [k * n, rows, cols], instance i's first."""
+class _Move:
+    """What a Gather and a Scatter have: the registers (slots, their storage), the fragment's
+    index tables p, its registers and lanes, and the instances k one call moves."""
 
     def __init__(self, frag, p, slots, storage):
-        self.slots, self.dtype, self.storage = list(slots), p.dtype, storage
+        self.slots, self.storage, self.dtype = list(slots), storage, p.dtype
         self.p, self.k, self.regs = p, 1, frag.regs
         self.lanes = frag.lanes
         self.per = 32 // frag.elem_bits                      # items per register
-        self.shape = frag.shape[1:]
 
     @classmethod
     def joined(cls, parts):
-        """One Gather of the operands of several Gathers of one form (the same fragment): their
+        """One move of the operands of several moves of one form (the same fragment): their
         registers stacked in order, each part one instance of the batch."""
         assert all(p.p is parts[0].p and p.k == 1 for p in parts)
         out = object.__new__(cls)
@@ -92,6 +91,15 @@ class Gather:
         out.slots = [s for p in parts for s in p.slots]
         out.k = len(parts)
         return out
+
+
+class Gather(_Move):
+    """bt, first threads [n] -> raw element bits [n, rows, cols] of one operand (unpack's dtype);
+    a joined Gather (Gather.joined) gives k operands' [k * n, rows, cols], instance i's first."""
+
+    def __init__(self, frag, p, slots, storage):
+        super().__init__(frag, p, slots, storage)
+        self.shape = frag.shape[1:]
 
     def _base(self, T):
         """(base [k, rows, cols], every group's index [k, T / lanes, rows, cols]) for a batch of T."""
@@ -114,26 +122,13 @@ class Gather:
         return items.take(idx).reshape((-1,) + self.shape)
 
 
-class Scatter:
+class Scatter(_Move):
     """bt, first threads [n], D raw bits [n, rows, cols] -> D's registers (new arrays); a joined
     Scatter (Scatter.joined) takes k results' [k * n, rows, cols], instance i's first."""
 
     def __init__(self, frag, p, slots, storage):
-        self.slots, self.storage, self.dtype = list(slots), storage, p.dtype
-        self.p, self.k, self.regs = p, 1, frag.regs
-        self.lanes = frag.lanes
-        self.per = 32 // frag.elem_bits
+        super().__init__(frag, p, slots, storage)
         self.mn = int(np.prod(frag.shape[1:]))
-
-    @classmethod
-    def joined(cls, parts):
-        """One Scatter of the results of several Scatters of one form, as Gather.joined."""
-        assert all(p.p is parts[0].p and p.k == 1 for p in parts)
-        out = object.__new__(cls)
-        out.__dict__.update(parts[0].__dict__)
-        out.slots = [s for p in parts for s in p.slots]
-        out.k = len(parts)
-        return out
 
     def _index(self, n):
         """[k * regs, n, lanes, per]: instance i's group j's element e is item (i * n + j) * mn + e of D."""
@@ -148,13 +143,18 @@ class Scatter:
     def __call__(self, bt, first, D):
         n = len(first)
         rows = D.reshape(-1).take(self._index(n)).view(np.uint32).reshape(len(self.slots), n * self.lanes)
-        if n * self.lanes != bt.T:        # the other groups keep their registers
-            new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
-            new[:, (first[:, None] + np.arange(self.lanes)).reshape(-1)] = rows
-            rows = new
-        rows = rows.view(self.storage)
-        for s, row in zip(self.slots, rows):
-            bt.regs[s] = row
+        _store(bt, self.slots, self.storage, first, self.lanes, rows)
+
+
+def _store(bt, slots, storage, first, lanes, rows):
+    """rows uint32 [registers, n * lanes]: the registers' new values for the groups of `lanes`
+    threads from `first` [n]; the other threads keep theirs (new arrays, one block)."""
+    if len(first) * lanes != bt.T:
+        new = np.array([bt.regs[s] for s in slots]).view(np.uint32)
+        new[:, (first[:, None] + np.arange(lanes)).reshape(-1)] = rows
+        rows = new
+    for s, row in zip(slots, rows.view(storage)):
+        bt.regs[s] = row
 
 
 def row_load(b, ins, ops, frag, row_bytes):
@@ -194,10 +194,4 @@ class RowLoad:
         at, col = self._index(n)
         idx = (flat // self.e).reshape(-1).take(at) + col                 # [regs, n, lanes, per]
         rows = bt.smem_v[self.e].take(idx).view(np.uint32).reshape(len(self.slots), n * 32)
-        if n * 32 != bt.T:                # the other warps keep their registers
-            new = np.array([bt.regs[s] for s in self.slots]).view(np.uint32)
-            new[:, (first[:, None] + np.arange(32)).reshape(-1)] = rows
-            rows = new
-        rows = rows.view(self.storage)
-        for s, row in zip(self.slots, rows):
-            bt.regs[s] = row
+        _store(bt, self.slots, self.storage, first, 32, rows)
