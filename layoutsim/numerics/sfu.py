@@ -30,7 +30,12 @@ the x2 forms are the 16-bit form on each half (measured over all 2^32 pairs).
 Not proven exact: lg2 (round-toward-zero of e + L[m] nudged by an infinitesimal: every check made so
 far agrees with the H200, but no GPU run has compared it input by input yet: INFERRED), MUFU.SIN/COS
 and MUFU.TANH (no model found: the correctly rounded value stands in).
+
+The numpy forms below are the models. mufu_ex2 and mufu_rcp run as compiled loops (sfu_kernel.py,
+the same bits: tests/numerics/test_sfu_kernel.py) for a 1-D array when the process has numba up
+already, as the PTX executor has on a kernel with MMAs.
 """
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -205,7 +210,21 @@ def _by_sign(neg, x, y):
     return np.where(neg, x(), y()) if n else y()
 
 
+def _compiled(u):
+    """sfu_kernel, for bits u it takes (1-D, C-contiguous uint32) in a process that has numba up
+    already (importing it costs about 0.5 s, which a caller without a compiled MMA never pays);
+    None: the numpy forms below (the reference)."""
+    if "numba" not in sys.modules or type(u) is not np.ndarray or u.ndim != 1 or u.dtype != np.uint32 \
+            or not u.flags.c_contiguous:
+        return None
+    from . import sfu_kernel
+    return sfu_kernel
+
+
 def mufu_ex2(u):
+    k = _compiled(u)
+    if k is not None:
+        return k.ex2(u, table("ex2", "T0_F23"), table("ex2", "T1_F23"), _QNAN)
     s = _fields(u, exponent=False)
     neg = s["neg"]
     a = _when(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
@@ -220,6 +239,9 @@ def mufu_ex2(u):
 
 
 def mufu_rcp(u):
+    k = _compiled(u)
+    if k is not None:
+        return k.rcp(u, table("rcp", "T0"), _QNAN)
     s = _fields(u)
     neg = s["neg"]
     r = _scaled(table("rcp", "T0")[s["m"]], -s["e"]) | np.where(neg, _SIGN, np.uint32(0))
