@@ -34,8 +34,10 @@ OPTIONAL = ("numba", "matplotlib")
 #   nvcc.py for a .cu; subprocess and concurrent.futures for a PTX whose lowering no cache holds
 #   (~9 ms: lowering.py runs ptxas, sass.py in a thread);
 # - the op families: table.py names each row's handler as (family, function) and imports the family
-#   (importlib.import_module) when an instruction first binds it (all of them: ~15 ms).
+#   (importlib.import_module) when an instruction first binds it (all of them: ~15 ms);
+# - mma_runs (with mma_regs, packing and collective), for a program with an mma.sync step.
 LAZY = {("parallel.py", "multiprocessing"), ("ops_float.py", ".fma_kernel"), ("costs.py", "..sim.costing"),
+        ("program.py", ".mma_runs"),
         ("samples.py", "..render.banks"), ("samples.py", "..render.sectors"), ("samples.py", "..render"),
         ("costs.py", ".costs_wmma"), ("tensormap.py", "..smem"), ("kernel_names.py", "..demangle"),
         ("__init__.py", ".nvcc"), ("lowering.py", "subprocess"), ("lowering.py", "concurrent.futures"),

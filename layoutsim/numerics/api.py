@@ -381,9 +381,10 @@ def _kernel_operands(plan, A, B, C):
     return a, b, _kernel_array(C, np.uint32)
 
 
-# id(plan) -> [plan, cfg, {(M, N, K): block path}]: what _run_float derives from a Plan, once per
-# Plan (the executor runs one Plan per mma instruction thousands of times; a call of
-# layoutsim.mma makes a new Plan, so the table is bounded). The Plan is held: its id stays its own.
+# id(plan) -> [plan, cfg, {(M, N, K): block path}, {(M, N, K): block.runner}, D's raw dtype]: what
+# _run_float derives from a Plan, once per Plan (the executor runs one Plan per mma instruction
+# thousands of times; a call of layoutsim.mma makes a new Plan, so the table is bounded). The Plan
+# is held: its id stays its own.
 _CONFIGS = {}
 _CONFIGS_MAX = 256
 
@@ -393,19 +394,20 @@ def _configured(plan):
     if got is None or got[0] is not plan:
         if len(_CONFIGS) >= _CONFIGS_MAX:
             _CONFIGS.clear()
-        got = _CONFIGS[id(plan)] = [plan, float_config(plan), {}]
+        got = _CONFIGS[id(plan)] = [plan, float_config(plan), {}, {}, raw_dtype(plan.d)]
     return got
 
 
 def _run_float(plan, A, B, C):
-    from . import block
     a, b, c = _kernel_operands(plan, A, B, C)
-    _, cfg, paths = _configured(plan)
+    _, cfg, paths, runners, d = _configured(plan)
     shape = (a.shape[1], b.shape[2], a.shape[2])
-    which = paths.get(shape)
-    if which is None:
+    go = runners.get(shape)
+    if go is None:
+        from . import block
         which = paths[shape] = block.path(cfg, *shape)
+        go = runners[shape] = block.runner(cfg, which, *shape)
     out = np.empty(c.shape, np.uint32)
     if out.size:
-        block.block_fma(a, b, c, cfg, out, which)
-    return out.astype(raw_dtype(plan.d), copy=False)
+        go(a, b, c, out)
+    return out.astype(d, copy=False)

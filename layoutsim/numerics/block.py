@@ -22,7 +22,12 @@ def block_fma(a, b, c, cfg, out, which=None):
     _, M, K = a.shape
     if which is None:
         which = path(cfg, M, b.shape[2], K)
+    runner(cfg, which, M, b.shape[2], K)(a, b, c, out)
+
+
+def runner(cfg, which, M, N, K):
+    """block_fma(a, b, c, cfg, out, which) for operands of this shape, as a function (a, b, c,
+    out) that a caller with many batches of one instruction keeps (numerics.api, per Plan)."""
     if which == "scalar":
-        in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
-    else:
-        vector.run(a, b, c, cfg, out, np.float32 if which == "vector f32" else np.float64)
+        return lambda a, b, c, out: in_chunks(a.shape[0], lambda lo, hi: _chunk(a, b, c, cfg, out, lo, hi))
+    return vector.Chunks(cfg, M, N, K, np.float32 if which == "vector f32" else np.float64)

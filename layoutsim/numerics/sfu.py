@@ -30,7 +30,12 @@ the x2 forms are the 16-bit form on each half (measured over all 2^32 pairs).
 Not proven exact: lg2 (round-toward-zero of e + L[m] nudged by an infinitesimal: every check made so
 far agrees with the H200, but no GPU run has compared it input by input yet: INFERRED), MUFU.SIN/COS
 and MUFU.TANH (no model found: the correctly rounded value stands in).
+
+The numpy forms below are the models. mufu_ex2 and mufu_rcp run as compiled loops (sfu_kernel.py,
+the same bits: tests/numerics/test_sfu_kernel.py) for a 1-D array when the process has numba up
+already, as the PTX executor has on a kernel with MMAs.
 """
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -159,7 +164,10 @@ def _f32(bits):
 def _ftz_bits(f):
     """float32 values -> bits, subnormals flushed to zeros of their sign."""
     f = np.asarray(f, np.float32)
-    return np.where(np.abs(f) < _TINY, np.copysign(np.float32(0), f), f).astype(np.float32).view(np.uint32)
+    tiny = np.abs(f) < _TINY
+    if not np.count_nonzero(tiny):       # none to flush (what the where below gives then)
+        return f.astype(np.float32).view(np.uint32)
+    return np.where(tiny, np.copysign(np.float32(0), f), f).astype(np.float32).view(np.uint32)
 
 
 def _scaled(t, e):
@@ -177,32 +185,69 @@ def _round_toward_zero(v):
     return f.astype(np.float32).view(np.uint32)
 
 
-def _fields(u):
+def _fields(u, exponent=True):
+    """The sign, class, and (exponent=True) unbiased exponent and mantissa of f32 bits."""
     mag = u & _MAG
-    return dict(neg=(u >> 31).astype(bool), nan=mag > _INF, inf=mag == _INF, small=mag < 0x00800000,
-                e=(mag >> 23).astype(np.int64) - 127, m=(u & 0x7FFFFF).astype(np.int64))
+    s = dict(neg=(u >> 31).astype(bool), nan=mag > _INF, inf=mag == _INF, small=mag < 0x00800000)
+    if exponent:
+        s.update(e=(mag >> 23).astype(np.int64) - 127, m=(u & 0x7FFFFF).astype(np.int64))
+    return s
 
 
 # ---- the f32 MUFU primitives (the .ftz PTX forms) -----------------------------------------------
+# mufu_ex2 and mufu_rcp select among their cases with np.where only where some lane is in the case
+# (the executor calls them on every thread of a step, which mostly holds ordinary numbers): the
+# same bits as selecting everywhere
+def _when(c, x, y):
+    return np.where(c, x, y) if np.count_nonzero(c) else y
+
+
+def _by_sign(neg, x, y):
+    """np.where(neg, x(), y()), computing only the side some lane takes."""
+    n = np.count_nonzero(neg)
+    if n == neg.size:
+        return x()
+    return np.where(neg, x(), y()) if n else y()
+
+
+def _compiled(u):
+    """sfu_kernel, for bits u it takes (1-D, C-contiguous uint32) in a process that has numba up
+    already (importing it costs about 0.5 s, which a caller without a compiled MMA never pays);
+    None: the numpy forms below (the reference)."""
+    if "numba" not in sys.modules or type(u) is not np.ndarray or u.ndim != 1 or u.dtype != np.uint32 \
+            or not u.flags.c_contiguous:
+        return None
+    from . import sfu_kernel
+    return sfu_kernel
+
+
 def mufu_ex2(u):
-    s = _fields(u)
-    a = np.where(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
+    k = _compiled(u)
+    if k is not None:
+        return k.ex2(u, table("ex2", "T0_F23"), table("ex2", "T1_F23"), _QNAN)
+    s = _fields(u, exponent=False)
+    neg = s["neg"]
+    a = _when(s["small"], 0.0, np.abs(_f32(u).astype(np.float64)))
     big = ~s["nan"] & (a > 4096.0)
-    q = np.trunc(np.where(big | s["nan"], 0.0, a) * 2.0 ** 23).astype(np.int64)
+    q = np.trunc(_when(big | s["nan"], 0.0, a) * 2.0 ** 23).astype(np.int64)
     i, k = q >> 23, q & ((1 << 23) - 1)
-    t = np.where(s["neg"], table("ex2", "T1_F23")[k], table("ex2", "T0_F23")[k])
-    r = _scaled(t, np.where(s["neg"], -i, i))
-    r = np.where(big, np.where(s["neg"], np.uint32(0), _INF), r)
-    r = np.where(s["inf"], np.where(s["neg"], np.uint32(0), _INF), r)
-    return np.where(s["nan"], _QNAN, r).astype(np.uint32)
+    t = _by_sign(neg, lambda: table("ex2", "T1_F23")[k], lambda: table("ex2", "T0_F23")[k])
+    r = _scaled(t, _by_sign(neg, lambda: -i, lambda: i))
+    r = _when(big, np.where(neg, np.uint32(0), _INF), r)
+    r = _when(s["inf"], np.where(neg, np.uint32(0), _INF), r)
+    return _when(s["nan"], _QNAN, r).astype(np.uint32)
 
 
 def mufu_rcp(u):
+    k = _compiled(u)
+    if k is not None:
+        return k.rcp(u, table("rcp", "T0"), _QNAN)
     s = _fields(u)
-    r = _scaled(table("rcp", "T0")[s["m"]], -s["e"]) | np.where(s["neg"], _SIGN, np.uint32(0))
-    r = np.where(s["small"], np.where(s["neg"], _NEG_INF, _INF), r)
-    r = np.where(s["inf"], np.where(s["neg"], _NEG_ZERO, np.uint32(0)), r)
-    return np.where(s["nan"], _QNAN, r).astype(np.uint32)
+    neg = s["neg"]
+    r = _scaled(table("rcp", "T0")[s["m"]], -s["e"]) | np.where(neg, _SIGN, np.uint32(0))
+    r = _when(s["small"], np.where(neg, _NEG_INF, _INF), r)
+    r = _when(s["inf"], np.where(neg, _NEG_ZERO, np.uint32(0)), r)
+    return _when(s["nan"], _QNAN, r).astype(np.uint32)
 
 
 def _root(u, op):
@@ -289,6 +334,8 @@ def _ex2_full(u):
     x = _f32(u)
     with np.errstate(invalid="ignore"):
         big = (x >= np.float32(-126)) | np.isnan(x)
+    if np.count_nonzero(big) == big.size:     # no result the bare MUFU would flush: MUFU.EX2 alone
+        return mufu_ex2(x.view(np.uint32)).astype(np.uint32)
     r = mufu_ex2(np.where(big, x, x * np.float32(0.5)).astype(np.float32).view(np.uint32))
     rf = _f32(r)
     return np.where(big, r, (rf * rf).view(np.uint32)).astype(np.uint32)

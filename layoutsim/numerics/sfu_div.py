@@ -63,6 +63,15 @@ def _where(c, x, y):
     return np.where(c, x, y).astype(np.uint32)
 
 
+def _scaled(c, a, b, k, ftz=False):
+    """(a, b) with both multiplied by the f32 bits k (FMUL{.FTZ}) where c holds: the predicated
+    FMULs of a sequence. Where c holds for no lane, a and b as they are (no FMUL runs)."""
+    if not c.any():
+        return np.asarray(a, np.uint32), np.asarray(b, np.uint32)
+    k = np.full(np.shape(b), k).view(np.uint32)
+    return _where(c, fmul(a, k, ftz), a), _where(c, fmul(b, k, ftz), b)
+
+
 # Each sequence ends with one FMUL d = r * a' of MUFU.RCP's r and the (scaled) dividend a'; the
 # factors below are its two inputs. ptxas may fuse that last FMUL with an add that reads d into one
 # FFMA (ptx/contract.py takes the decision from the SASS, ops_float.contracted_div computes it).
@@ -73,16 +82,14 @@ def _factors_approx_ftz(a, b):
 def _factors_approx(a, b):
     with np.errstate(invalid="ignore"):
         small = np.abs(_f(b)) < _TINY              # !FSETP.GEU: NaN is not small
-    up = np.full(np.shape(b), _SCALE_UP).view(np.uint32)
-    a, b = _where(small, fmul(a, up), a), _where(small, fmul(b, up), b)
+    a, b = _scaled(small, a, b, _SCALE_UP)
     return sfu.mufu_rcp(b), a
 
 
 def _factors_full_ftz(a, b):
     with np.errstate(invalid="ignore"):
         big = np.abs(_f(b)) > _BIG
-    q = np.full(np.shape(b), _QUARTER).view(np.uint32)
-    a, b = _where(big, fmul(a, q, True), a), _where(big, fmul(b, q, True), b)
+    a, b = _scaled(big, a, b, _QUARTER, True)
     return sfu.mufu_rcp(b), a
 
 
@@ -90,10 +97,8 @@ def _factors_full(a, b):
     with np.errstate(invalid="ignore"):
         mag = np.abs(_f(b))
         big, small = mag > _BIG, mag < _TINY       # both FSETPs read the divisor as given
-    q = np.full(np.shape(b), _QUARTER).view(np.uint32)
-    up = np.full(np.shape(b), _SCALE_UP).view(np.uint32)
-    a, b = _where(big, fmul(a, q), a), _where(big, fmul(b, q), b)
-    a, b = _where(small, fmul(a, up), a), _where(small, fmul(b, up), b)
+    a, b = _scaled(big, a, b, _QUARTER)
+    a, b = _scaled(small, a, b, _SCALE_UP)
     return sfu.mufu_rcp(b), a
 
 

@@ -14,7 +14,7 @@ from .cfg import (ALIGN, A_EB, A_FN, A_MB, BLOCK, B_EB, B_FN, B_MB, CZERO_EMIN, 
                   D_EB, D_MB, FLOOR, IN_FTZ, KEEP, LATE_C, NAN_BITS, OUT_FTZ, OVF_INF, PROD_NORM,
                   ROUND)
 from .general import _late_add, _round_pack
-from .kernel import general, in_chunks, plain_steps
+from .kernel import SERIAL_BELOW, general, in_chunks, plain_steps
 from .lanes import F32_SCALE_MAX, ROWS, V, _lanes_decode, _lanes_mma
 from .lanes import formats_code
 
@@ -211,30 +211,52 @@ def _vchunk(a, b, c, cfg, out, lo, hi, vdt):
     """Instances lo..hi-1 of the batch (a (nb, M, K), b (nb, K, N), c and out (nb, M, N), all
     C-contiguous), complete: _vcore, then the general path (kernel.general) on the instances
     with an Inf/NaN input (that code compiles only when such an instance first comes)."""
-    nb, M, K = a.shape
-    N = b.shape[2]
-    redo = np.empty(hi - lo, np.int64)
-    *scratch, hold = _scratch(M, N, K, vdt)
-    late = cfg[LATE_C] != 0
-    if not late and K == cfg[BLOCK]:
-        hold = None
-    # the results _vround rounds (index, S, Emax), or with a late C the outputs _vlate finishes
-    left = np.empty(((hi - lo) * M * N, 1 if late else 3), np.int64)
-    o2 = out.reshape(nb, M * N)
-    c2 = c.reshape(nb, M * N)
-    fm = formats(cfg)
-    args = (a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2, cfg, fm, M, K, lo, hi, vdt, *scratch, redo, left, hold)
-    # every argument type but those of a, b, c and cfg is fixed by fm, vdt and hold (np.empty
-    # arrays, Python ints); a, b, c come C-contiguous and writeable (api._kernel_array)
-    n, n_left = _call_vcore(args, (a.dtype, b.dtype, c.dtype, cfg.dtype, a.flags.aligned, b.flags.aligned,
-                                   c.flags.aligned, cfg.flags.c_contiguous, int(fm), vdt, hold is None))
-    if n_left and late:
-        _vlate(o2, c2, cfg, left, n_left)
-    elif n_left:
-        _vround(o2, cfg, left, n_left)
-    if n:
-        for bi in redo[:n]:
-            general(a, b, c, cfg, out, bi, bi + 1)
+    Chunks(cfg, a.shape[1], b.shape[2], a.shape[2], vdt).chunk(a, b, c, out, lo, hi)
+
+
+class Chunks:
+    """The vector path for one cfg, shape (M, N, K) and lane type, with what _vchunk derives from
+    them alone made once: called as (a, b, c, out), the whole batch (run's work); .chunk, the
+    instances lo..hi-1 (_vchunk's). The executor calls one per mma instruction thousands of times."""
+
+    def __init__(self, cfg, M, N, K, vdt):
+        self.cfg, self.M, self.N, self.K, self.vdt = cfg, M, N, K, vdt
+        self.late = cfg[LATE_C] != 0
+        self.one_block = not self.late and K == cfg[BLOCK]     # no hold array (see _vcore)
+        self.fm = formats(cfg)
+        self.fixed = (cfg.dtype, cfg.flags.c_contiguous, int(self.fm), vdt, self.one_block)
+
+    def __call__(self, a, b, c, out):
+        nb = a.shape[0]
+        if nb < SERIAL_BELOW:    # what in_chunks does for a small batch, without its closure
+            self.chunk(a, b, c, out, 0, nb)
+        else:
+            in_chunks(nb, lambda lo, hi: self.chunk(a, b, c, out, lo, hi))
+
+    def chunk(self, a, b, c, out, lo, hi):
+        M, N, K, cfg = self.M, self.N, self.K, self.cfg
+        nb = a.shape[0]
+        redo = np.empty(hi - lo, np.int64)
+        *scratch, hold = _scratch(M, N, K, self.vdt)
+        if self.one_block:
+            hold = None
+        # the results _vround rounds (index, S, Emax), or with a late C the outputs _vlate finishes
+        left = np.empty(((hi - lo) * M * N, 1 if self.late else 3), np.int64)
+        o2 = out.reshape(nb, M * N)
+        c2 = c.reshape(nb, M * N)
+        args = (a.reshape(nb, M * K), b.reshape(nb, K * N), c2, o2, cfg, self.fm, M, K, lo, hi, self.vdt, *scratch,
+                redo, left, hold)
+        # every argument type but those of a, b, c and cfg is fixed by fm, vdt and hold (np.empty
+        # arrays, Python ints); a, b, c come C-contiguous and writeable (api._kernel_array)
+        n, n_left = _call_vcore(args, (a.dtype, b.dtype, c.dtype, a.flags.aligned, b.flags.aligned,
+                                       c.flags.aligned) + self.fixed)
+        if n_left and self.late:
+            _vlate(o2, c2, cfg, left, n_left)
+        elif n_left:
+            _vround(o2, cfg, left, n_left)
+        if n:
+            for bi in redo[:n]:
+                general(a, b, c, cfg, out, bi, bi + 1)
 
 
 _ENTRIES = {}            # the argument types of a _vcore call, as _vchunk keys them -> its compiled code
@@ -314,4 +336,4 @@ def f32_ok(cfg):
 def run(a, b, c, cfg, out, vdt):
     """The batch, in chunks of consecutive instructions over numba.get_num_threads() threads
     (kernel.in_chunks; the compiled code releases the GIL)."""
-    in_chunks(a.shape[0], lambda lo, hi: _vchunk(a, b, c, cfg, out, lo, hi, vdt))
+    Chunks(cfg, a.shape[1], b.shape[2], a.shape[2], vdt)(a, b, c, out)

@@ -36,6 +36,8 @@ def space_of(mods):
 
 
 def _check_align(addr, nbytes, threads, what, space):
+    if nbytes == 1:                       # every address is
+        return
     # a power of two divides exactly the numbers whose low bits it masks are 0 (negatives too)
     low = addr & (nbytes - 1) if nbytes & (nbytes - 1) == 0 else addr % nbytes
     if np.count_nonzero(low):

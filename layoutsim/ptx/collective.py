@@ -41,7 +41,7 @@ def short_name(ins):
 def whole_warps(bt, g, ins):
     """(warp indices, their threads [nA, 32]) of the warps executing `ins`; a Fault when one of
     them runs it with a lane missing."""
-    if g.all():                          # every thread of the batch: every warp, whole
+    if np.count_nonzero(g) == g.size:    # every thread of the batch: every warp, whole
         if bt.every_warp is None:        # made once per batch, read-only: every caller shares them
             w = np.arange(bt.W)
             t = w[:, None] * 32 + np.arange(32)

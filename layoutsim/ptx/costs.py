@@ -188,6 +188,7 @@ class Costs:
         self.held = {}                        # reader site -> [the held loads' records] (on_access)
         self._steps = _STEPS                  # _step_key -> what the step did (_replay)
         self._program = (prog.identity, arch)     # what a kept step's key starts with
+        self._costed = {}                     # (site, nbytes) -> _lowered's answer for a costed site
 
     def begin(self, bt):
         """The batch whose accesses come next (what it costs goes on its bus as `costed` events)."""
@@ -289,7 +290,11 @@ class Costs:
     def _lowered(self, site, nbytes=None):
         """(costed, memory SASS or None) of a site: not costed when ptxas emits no memory
         instruction for its line. nbytes: the per-lane width of a plain ld/st, to say so when the
-        SASS moves another width (sass_width says how it is costed then)."""
+        SASS moves another width (sass_width says how it is costed then). A costed site's answer
+        is kept (its note and SASS are set once, at the first call)."""
+        got = self._costed.get((site, nbytes))
+        if got is not None:
+            return got
         ms = self.lowered.memory_sass(self._line[site]) if self.lowered is not None else None
         if ms == ():
             self.notes[site] = "ptxas emits no memory instruction for this line: executed, not costed"
@@ -304,7 +309,8 @@ class Costs:
                 self.notes[site] = f"ptxas emits {', '.join(other)} for this {nbytes}-byte access: {how}"
         if ms and self.sass[site] is None:
             self.sass[site] = " ".join(dict.fromkeys(ms))
-        return True, ms
+        got = self._costed[(site, nbytes)] = (True, ms)
+        return got
 
     # ---- shared memory ------------------------------------------------------------------------
     def shared(self, site, op, kind, offsets, threads, sass=None, nbytes=None):
@@ -356,21 +362,31 @@ class Costs:
         if ms is None:
             self.notes[rec.site] = "tensormap.replace: how ptxas rewrites the map is not known (no SASS): not costed"
             return
-        uw, O, M = warp_rows(rec.threads, rec.addresses)
-        Zu, Mu, counts, inv = distinct_patterns(O, M)
-        for m in ms:
-            parsed = SASS.parse_shared(m)
-            if parsed is None:
-                continue
-            direction, w = parsed
-            op = op_name(direction, "shared", w)
-            wf, ideal = memo_rows(("banks", op, self.arch), Zu - Zu % w, Mu, lambda Z, A: (
-                banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
-            n, i = int((wf * counts).sum()), int((ideal * counts).sum())
-            self.wavefronts[rec.site] += n
-            self.ideal[rec.site] += i
-            if direction == "st":
-                self.st_part[rec.site] += n
+        # the step's sums, kept as a shared step's costing is (_replay): a function of the lanes'
+        # addresses and the SASS alone
+        key = _step_key(self._program + ("tensormap", rec.site), rec.threads, rec.addresses)
+        sums = self._steps.get(key) if key is not None else None
+        if sums is None:
+            sums = [0, 0, 0]                  # wavefronts, ideal, of them the stores'
+            uw, O, M = warp_rows(rec.threads, rec.addresses)
+            Zu, Mu, counts, inv = distinct_patterns(O, M)
+            for m in ms:
+                parsed = SASS.parse_shared(m)
+                if parsed is None:
+                    continue
+                direction, w = parsed
+                op = op_name(direction, "shared", w)
+                wf, ideal = memo_rows(("banks", op, self.arch), Zu - Zu % w, Mu, lambda Z, A: (
+                    banks.wavefronts_batch(op, Z, self.arch, active=A), banks.ideal_batch(op, Z, self.arch, active=A)))
+                n, i = int((wf * counts).sum()), int((ideal * counts).sum())
+                sums[0] += n
+                sums[1] += i
+                if direction == "st":
+                    sums[2] += n
+            self._keep(key, sums)
+        self.wavefronts[rec.site] += sums[0]
+        self.ideal[rec.site] += sums[1]
+        self.st_part[rec.site] += sums[2]
         self.kind[rec.site] = "ld+st"
         self.sass[rec.site] = " ".join(dict.fromkeys(ms))
 

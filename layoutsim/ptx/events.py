@@ -39,9 +39,11 @@ EFFECTS = ("read", "write", "atomic")       # what the access does to the bytes
 SYNCS = ("bar", "mbarrier", "async")        # a CTA barrier completed; an mbarrier wait; the async proxy ran
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)            # not frozen: its __init__ would take 3 us of every memory step
 class Access:
-    """One warp-batch execution of a memory instruction (or the landing of a deferred copy).
+    """One warp-batch execution of a memory instruction (or the landing of a deferred copy). A
+    record is never changed once emitted: observers read it, and one that needs another makes it
+    (costs._subset).
 
     threads [n]: the batch thread of each access (the executing threads; for ldmatrix/stmatrix
     the row-address lanes, for wmma each warp's first thread, for wgmma/TMA/bulk the issuing

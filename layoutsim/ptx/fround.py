@@ -83,7 +83,8 @@ def round_to(x, fmt, mode="rn", ftz=False, sat=False, canonical=True):
             out = x.astype(np.float16).view(np.uint16)
     else:
         out = encode(fmt, x, mode)
-    if ftz:
+    if ftz and np.count_nonzero((x != 0) & (np.abs(x) < MIN_NORMAL[fmt])):
+        # (a value of magnitude at least the smallest normal rounds to a normal: none to flush)
         # Tininess as IEEE 754 defines it after rounding: the result rounded to the format's
         # precision with an unbounded exponent is below the smallest normal. FMUL.FTZ on sm_90
         # (tests/data/sfu, measured on an H100): 0x00ffffff * 0.5 (exact 2^-126 (1 - 2^-24), a

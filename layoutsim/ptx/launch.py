@@ -155,7 +155,7 @@ class Launch:
         self.var_addr = dict(prog.global_vars)
         self.args = self._check_args(args)
         self.device_heap = None               # in-kernel malloc/free (malloc.py): the launch's device heap
-        if any(st.ins is not None and st.ins.opcode in ("malloc", "free") for st in prog.steps):
+        if prog.mallocs:
             self.device_heap = DeviceHeap(self.heap.alloc(HEAP_BYTES, "device heap (malloc)"))
         check_global_bytes(sum(self.heap.sizes), f"kernel {prog.fn.name}")
         self.heap.finish()

@@ -56,7 +56,8 @@ TMA_NOTE = ("cp.async.bulk (TMA) moves shared memory outside the LSU: no shared 
 
 
 def _vals(read, bt, thr, dtype=np.int64):
-    return np.broadcast_to(np.asarray(read(bt)), (bt.T,))[thr].astype(dtype)
+    v = np.asarray(read(bt))
+    return (v[thr] if v.ndim else np.full(len(thr), v)).astype(dtype)
 
 
 def _on_barrier(at, bt, g):

@@ -235,6 +235,8 @@ def float_minmax(ins, b, prog):
         pick_x = lt if is_min else ((x > y) | ((x == y) & ~np.signbit(x) & np.signbit(y)))
         r = np.where(pick_x, x, y)
         nx, ny = np.isnan(x), np.isnan(y)
+        if not np.count_nonzero(nx | ny):       # no NaN operand: what the selections below give
+            return r
         if nan_mode:
             return np.where(nx | ny, np.nan, r)
         return np.where(nx & ny, np.nan, np.where(nx, y, np.where(ny, x, r)))

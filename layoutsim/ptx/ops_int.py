@@ -352,6 +352,13 @@ def _bfe(ins, b, prog):
 
     def f(a, pos, ln):
         a = np.asarray(a)
+        if not t.signed and not np.ndim(pos) and not np.ndim(ln) and a.dtype.kind == "u":
+            # one field for every thread (immediates): the shift and mask below, in a's own width
+            p, n = int(pos) & 0xFF, int(ln) & 0xFF
+            take = max(0, min(n, W - p))
+            if not take:
+                return np.zeros(a.shape, np.dtype(f"u{W // 8}")).view(t.dtype)
+            return ((a >> a.dtype.type(p)) & a.dtype.type((1 << take) - 1)).view(t.dtype)
         au = (a.view(np.dtype(f"u{W // 8}")) if a.dtype.kind == "i" else a).astype(U64)
         pos = np.asarray(pos).astype(np.int64) & 0xFF
         ln = np.asarray(ln).astype(np.int64) & 0xFF
@@ -415,6 +422,8 @@ def _shift(ins, b, prog):
     left = ins.opcode == "shl"
 
     def f(x, n):
+        if not np.ndim(n) and 0 <= n < W:  # one amount inside the width (an immediate): the shift itself
+            return x << x.dtype.type(n) if left else x >> x.dtype.type(n)
         n = np.asarray(n).astype(np.int64)
         big = n >= W                       # shift amounts are clamped to the width (PTX 9.7.8.7)
         nn = np.minimum(n, W - 1).astype(x.dtype if x.dtype.kind == "u" else np.dtype(f"u{W // 8}"))

@@ -20,7 +20,7 @@ from ..warpcore import registers as core_regs
 from ..warpcore import wmma as core_wmma
 from . import cluster as CL
 from . import types as T
-from . import mma_regs
+from . import mma_regs, mma_runs
 from . import wmma as WM
 from .access import locate, space_of
 from .builders import exactly, need, unsupported
@@ -120,13 +120,14 @@ def _of_warps(words, thr, bt):
 
 
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
-def _rows(bt, ins, addr, thr, cat):
+def _rows(bt, name, addr, thr, cat):
     """Row addresses [nA, count, 8] (CTA-relative shared offsets), checked, and their threads."""
-    a = np.broadcast_to(np.asarray(addr(bt)), (bt.T,))[thr]             # [nA, 32]
+    a = np.asarray(addr(bt))
+    a = a[thr] if a.ndim else np.full(thr.shape, a)                     # [nA, 32]
     rows = core_ldmatrix.rows(cat, a)                                   # [nA, count, 8]
     tl = core_ldmatrix.rows(cat, thr)
     flat_rows, flat_thr = rows.reshape(-1), tl.reshape(-1)
-    locate(bt, "shared", flat_rows, flat_thr, cat.addressing.row_bytes, ins.name)
+    locate(bt, "shared", flat_rows, flat_thr, cat.addressing.row_bytes, name)
     return rows, tl
 
 
@@ -142,16 +143,21 @@ def _ldmatrix(ins, b, prog):
     else:
         addr, _ = b.address(ins.operands[1], ins)
         write = write_words(b, b.elems(ins.operands[0], ins), ins)
+        # the rows' elements straight into the registers (mma_regs.py)
+        direct = mma_regs.row_load(b, ins, b.elems(ins.operands[0], ins), cat.operand("R").fragment, row_bytes)
+    name = ins.name
 
     def fn(bt, g, full):
         w, thr = whole_warps(bt, g, ins)         # .aligned: a partial warp is refused
         if len(w) == 0:
             return
-        rows, tl = _rows(bt, ins, addr, thr, cat)
+        rows, tl = _rows(bt, name, addr, thr, cat)
         flat = bt.smem_base[thr[:, :1, None]] + rows                      # [nA, count, 8]
         if st:
             idx, data = core_ldmatrix.store(cat, flat, _of_warps(read(bt), thr, bt))
             bt.smem[idx] = data
+        elif direct is not None and bt.fast and bt.S % direct.e == 0:     # every CTA's window starts aligned
+            direct(bt, thr[:, 0], flat)
         else:
             words = core_ldmatrix.load(cat, bt.smem, flat)                # [nA, 32, regs]
             write(bt, words.reshape(thr.size, -1), thr.reshape(-1), g)
@@ -196,9 +202,17 @@ def _mma(ins, b, prog):
     d, a, bb, c = (b.elems(o, ins) for o in ins.operands[:4])
     if cat.family == "mma_kind" and (container(cat, "a") or container(cat, "b")):
         return _mma_scaled(ins, b, prog, cat)
-    if cat.family == "mma_kind":
-        return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch), "info": {"documented": KIND_DOCUMENTED}}
-    return {"fn": _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)}
+    fn, direct, comp = _mma_fn(b, ins, (a, bb, c, d), cat, prog.arch)
+    if cat.family == "mma_kind":           # sm_120a's forms run one step at a time (no mma_runs part)
+        return {"fn": fn, "info": {"documented": KIND_DOCUMENTED}}
+    if direct is None:
+        return {"fn": fn}
+    # consecutive independent steps of this form may run as one batch (mma_runs.py)
+    fd = cat.operand("D").fragment
+    part = mma_runs.Part((cat.name, prog.arch) + tuple(np.dtype(m.storage).str for m in direct), ins, direct, comp,
+                         lambda D, n: core_mma.raw_result(D, n, fd),
+                         [s for m in direct[:3] for s in m.slots], direct[3].slots)
+    return {"fn": fn, "info": {"mma_run": part}}
 
 
 # ---- sm_120a's .kind:: mma.sync: FP6/FP4 containers, block scales ----------------------------------------
@@ -308,7 +322,8 @@ def _mma_scaled(ins, b, prog, unscaled=None):
 def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
     """The step of an MMA: the register words of A, B, C of every executing warp through the
     collective core (warpcore.mma: the catalog entry `cat`'s maps, or `frags` by operand, and
-    `compute`, default layoutsim.mma), D's words back into registers."""
+    `compute`, default layoutsim.mma), D's words back into registers. Returns (the step
+    function, the direct moves or None, the arithmetic)."""
     a, bb, c, d = regs
     fa, fb, fc, fd = ([frags[k] for k in "ABCD"] if frags is not None else
                       [cat.operand(k).fragment for k in "ABCD"])
@@ -326,16 +341,17 @@ def _mma_fn(b, ins, regs, cat, arch, frags=None, compute=None):
             return
         if direct is not None and bt.fast:
             ga, gb, gc, sd = direct
-            D = core_mma.raw_result(comp(ga(bt, w), gb(bt, w), gc(bt, w)), len(w), fd)
+            first = thr[:, 0]
+            D = core_mma.raw_result(comp(ga(bt, first), gb(bt, first), gc(bt, first)), len(w), fd)
             if D.dtype == sd.dtype:
-                sd(bt, w, D)
+                sd(bt, first, D)
                 return
             wd(bt, core_regs.result_words(fd, D).reshape(len(w) * 32, -1), thr.reshape(-1), g)
             return
         words = {"A": _of_warps(ra(bt), thr, bt), "B": _of_warps(rb(bt), thr, bt), "C": _of_warps(rc(bt), thr, bt)}
         D = core_mma.run(cat, words, arch, compute, frags=frags)
         wd(bt, D.reshape(len(w) * 32, -1), thr.reshape(-1), g)
-    return fn
+    return fn, direct, comp
 
 
 def _check_words(b, ops, frag, ins, name):
@@ -472,5 +488,5 @@ def _wmma_mma(ins, b, prog):
     frags = {"A": _fragment(ins, "a", al, shape, plan.a), "B": _fragment(ins, "b", bl, shape, plan.b),
              "C": _fragment(ins, "c", "row", shape, plan.c), "D": _fragment(ins, "d", "row", shape, plan.d)}
     arch = prog.arch
-    fn = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
+    fn, _, _ = _mma_fn(b, ins, (a, bb, c, d), None, arch, frags, lambda A, B, C: core_wmma.tiled(plan, A, B, C, arch))
     return {"fn": fn, "info": {"sass": plan.sass}}

@@ -34,13 +34,18 @@ def _raw(t):
 
 
 def _addresses(addr, bt, thr):
-    a = addr(bt)
-    return np.asarray(a)[thr] if np.ndim(a) else np.full(len(thr), int(a), np.int64)
+    a = np.asarray(addr(bt))
+    if not a.ndim:
+        return np.full(len(thr), int(a), np.int64)
+    return a if len(thr) == len(a) else a[thr]      # every thread: thr is 0 .. T-1 (a is a new array)
 
 
 def _lanes(v, thr):
-    """The values of the threads thr: a register's array read at thr, an immediate repeated."""
-    return v[thr] if np.ndim(v) else np.full(len(thr), v)
+    """The values of the threads thr: a register's array read at thr (the array itself when thr
+    is every thread; a register's array is never changed in place), an immediate repeated."""
+    if not np.ndim(v):
+        return np.full(len(thr), v)
+    return v if len(thr) == len(v) else v[thr]
 
 
 def _emit(bt, ins, parts, op, nbytes, vec):
@@ -90,9 +95,13 @@ def _ld(ins, b, prog):
         parts = locate(bt, space, _addresses(addr, bt, thr), thr, nbytes, name, kparam)
         data = load(bt, parts, nbytes)
         vals = np.ascontiguousarray(data).view(raw).reshape(len(thr), vec)
+        every = len(thr) == bt.T                # thr is 0 .. T-1
         for j, w in enumerate(writers):
-            out = np.zeros(bt.T, raw)
-            out[thr] = vals[:, j]
+            if every:
+                out = np.ascontiguousarray(vals[:, j])
+            else:
+                out = np.zeros(bt.T, raw)
+                out[thr] = vals[:, j]
             w(bt, out, g, full)
         _emit(bt, ins, parts, "ld", nbytes, vec)
     return {"fn": fn}
@@ -279,10 +288,11 @@ class AsyncCopies:
         still = []
         for e in self.pending:
             done = e["group"] < limit[e["threads"]]
-            if not done.any():                 # none of it lands yet: kept as it is
+            n = np.count_nonzero(done)
+            if not n:                          # none of it lands yet: kept as it is
                 still.append(e)
                 continue
-            every = done.all()
+            every = n == done.size
             flat, data, threads = (e["flat"], e["data"], e["threads"]) if every else \
                 (e["flat"][done], e["data"][done], e["threads"][done])
             scatter(bt.smem_v, flat, data)
@@ -332,23 +342,23 @@ def _cp_async(ins, b, prog):
         ignore = b.read(extra, T.get("pred"), ins)
     elif extra is not None:
         srcsize = b.read(extra, T.get("u32"), ins)
-    name = ins.name
+    name, site, sass = ins.name, ins.extra["site"], SASS.ldgsts(size)
 
     def fn(bt, g, full):
         thr = g.nonzero()[0]
         if len(thr) == 0:
             return
-        n_src = np.full(len(thr), size, np.int64)
+        n_src = None                               # every thread reads its cp-size bytes
         if srcsize is not None:
             n_src = _lanes(srcsize(bt), thr).astype(np.int64)
             if np.count_nonzero(n_src > size):
                 j = int(np.flatnonzero(n_src > size)[0])
                 raise Fault(thr[j], 0, f"src-size {int(n_src[j])} exceeds cp-size {size}", "invalid_operand")
         if ignore is not None:
-            n_src = np.where(_lanes(ignore(bt), thr), 0, n_src)
+            n_src = np.where(_lanes(ignore(bt), thr), 0, size if n_src is None else n_src)
         dparts = locate(bt, "shared", _addresses(dst, bt, thr), thr, size, name)
-        reads = n_src > 0
-        nr = np.count_nonzero(reads)
+        reads = None if n_src is None else n_src > 0
+        nr = len(thr) if reads is None else np.count_nonzero(reads)
         every = nr == len(thr)                     # each thread reads (the common case: no masking)
         data = None if every else np.zeros((len(thr), size), np.uint8)
         if nr:
@@ -374,12 +384,15 @@ def _cp_async(ins, b, prog):
                 data = got
             else:
                 data[reads] = got
-            bt.events.access(Access("cp.async", "global", ins.extra["site"], size, sthr, sa, path=cache))
+            bt.events.access(Access("cp.async", "global", site, size, sthr, sa, path=cache))
+        _pend(bt, thr, dparts, data)
+
+    def _pend(bt, thr, dparts, data):
         a = async_groups(bt)
         a.pending.append({"flat": dparts[0][2], "data": data, "threads": thr,
-                          "group": a.open[thr].copy(), "site": ins.extra["site"]})
-        bt.events.access(Access("cp.async", "shared", ins.extra["site"], size, thr, dparts[0][4], dparts[0][2],
-                                "write", lands=False, path=cache, sass=SASS.ldgsts(size)))
+                          "group": a.open[thr].copy(), "site": site})
+        bt.events.access(Access("cp.async", "shared", site, size, thr, dparts[0][4], dparts[0][2],
+                                "write", lands=False, path=cache, sass=sass))
     return {"fn": fn}
 
 

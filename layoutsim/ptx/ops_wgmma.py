@@ -30,8 +30,10 @@ import numpy as np
 
 from .. import archs, smem
 from ..errors import LayoutsimError
+from ..warpcore import mma as core_mma
 from ..warpcore import registers as core_regs
 from ..warpcore import wgmma as core_wgmma
+from . import mma_regs
 from . import types as T
 from .builders import unsupported
 from .collective import ALIGNED, check_warps, partial, short_name
@@ -94,6 +96,10 @@ def _wgmma(ins, b, prog):
     dregs = b.elems(o[0], ins)
     rd, wd = read_words(b, dregs, ins), write_words(b, dregs, ins)
     ra = read_words(b, b.elems(o[1], ins), ins) if regs_a else None
+    # D (and a register A) gathered from and scattered to the registers directly (mma_regs.py)
+    gd, sd_ = mma_regs.gather(b, ins, dregs, fd, THREADS), mma_regs.scatter(b, ins, dregs, fd, THREADS)
+    ga = mma_regs.gather(b, ins, b.elems(o[1], ins), cat.operand("A").fragment, THREADS) if regs_a else None
+    direct = gd is not None and sd_ is not None and (ga is not None or not regs_a)
     da = None if regs_a else b.read(o[1], T.get("b64"), ins)
     db = b.read(o[2], T.get("b64"), ins)
     sd = b.read(o[3], T.get("pred"), ins)
@@ -112,26 +118,37 @@ def _wgmma(ins, b, prog):
         bt.events.sync("async")
         lead = thr[:, 0]
         scale = _uniform(np.broadcast_to(np.asarray(sd(bt)), (bt.T,))[thr], thr, ins, "scale-d")
+        fast = direct and bt.fast
         if regs_a:
-            A = core_wgmma.register_a(cat, ra(bt)[thr])
+            A = ga(bt, lead) if fast else core_wgmma.register_a(cat, ra(bt)[thr])
         else:
-            A = _read_shared(bt, cat, "A", _uniform(_words64(da, bt)[thr], thr, ins, "A descriptor"), trans_a,
+            A = _read_shared(bt, cat, "A", _uniform(_words64(da, bt, thr), thr, ins, "A descriptor"), trans_a,
                              lead, ins)
-        B = _read_shared(bt, cat, "B", _uniform(_words64(db, bt)[thr], thr, ins, "B descriptor"), trans_b,
+        B = _read_shared(bt, cat, "B", _uniform(_words64(db, bt, thr), thr, ins, "B descriptor"), trans_b,
                          lead, ins)
+        if fast:
+            D = core_mma.raw_result(core_wgmma.product(cat, A, B, gd(bt, lead), scale, neg_a, neg_b, arch),
+                                    len(lead), fd)
+            if D.dtype == sd_.dtype:
+                sd_(bt, lead, D)
+                return
+            wd(bt, core_regs.result_words(fd, D).reshape(thr.size, -1), thr.reshape(-1), g)
+            return
         D = core_wgmma.run(cat, A, B, rd(bt)[thr], scale, neg_a, neg_b, arch)
         wd(bt, D.reshape(thr.size, -1), thr.reshape(-1), g)
     return {"fn": fn}
 
 
-def _words64(read, bt):
-    return np.broadcast_to(np.asarray(read(bt)), (bt.T,)).astype(np.uint64)
+def _words64(read, bt, thr):
+    """The 64-bit operand values of the threads thr (an immediate repeated)."""
+    v = np.asarray(read(bt))
+    return (v[thr] if v.ndim else np.full(thr.shape, v)).astype(np.uint64)
 
 
 def _uniform(v, thr, ins, what):
     """One value per warpgroup: PTX requires the same one in every thread of it."""
     bad = v != v[:, :1]
-    if bad.any():
+    if np.count_nonzero(bad):
         i, j = np.argwhere(bad)[0]
         raise Fault(thr[i, j], 0, f"{ins.name}: the threads of the warpgroup give different {what} values "
                                   f"({int(v[i, 0]):#x} and {int(v[i, j]):#x}): undefined behaviour",
@@ -142,7 +159,7 @@ def _uniform(v, thr, ins, what):
 def _warpgroups(bt, g, ins):
     """Batch threads [nG, 128] of the warpgroups executing: every one of their threads must
     (.aligned; collective.py words the refusal)."""
-    if bt.pad == bt.tpc and bt.tpc % THREADS == 0 and g.all():     # every thread: warpgroups in order
+    if bt.pad == bt.tpc and bt.tpc % THREADS == 0 and np.count_nonzero(g) == g.size:     # every thread: warpgroups in order
         return np.arange(bt.T, dtype=np.int64).reshape(-1, THREADS)
     w = np.flatnonzero(g.reshape(bt.W, 32).any(1))
     if len(w) == 0:
@@ -164,12 +181,49 @@ def _warpgroups(bt, g, ins):
     return thr
 
 
+_CHECKED = {}            # (instruction, operand, trans, descriptor value, shared bytes) -> _one_value's answer
+CHECKED_MAX = 512        # kept; a full table starts again
+
+
+def _one_value(cat, which, value, trans, smem_size):
+    """(addresses [1, rows, cols], element bytes, element index [rows, cols] in the shared window
+    viewed as elements or None where an element is not aligned to its size) of one descriptor
+    value whose every element lies inside the CTA's shared memory; None when one does not (the
+    general path of _read_shared then words the fault). A function of its arguments alone: kept."""
+    key = (cat.name, which, trans, value, smem_size)
+    if key in _CHECKED:
+        return _CHECKED[key]
+    uaddr = core_wgmma.addresses(cat, which, np.array([value], np.uint64), trans)
+    e = core_wgmma.element_bytes(cat, which)
+    got = None
+    if not ((uaddr < 0) | (uaddr + e > smem_size)).any():
+        uaddr.flags.writeable = False
+        got = (uaddr, e, None if (uaddr % e).any() else uaddr[0] // e)
+    if len(_CHECKED) >= CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[key] = got
+    return got
+
+
 def _read_shared(bt, cat, which, desc, trans, lead, ins):
     """Raw bits of operand `which` ((M, K) for A, (K, N) for B) of each warpgroup, read through its
     descriptor value: layoutsim.smem.operand_addresses, then the CTA's shared memory."""
     # the warpgroups of a batch mostly hold the same few descriptor values (each CTA's own shared
     # memory at the same offsets): each distinct value is decoded and checked once
-    if (desc == desc[0]).all():             # one value (what np.unique would find)
+    one = np.count_nonzero(desc != desc[0]) == 0     # one value (what np.unique would find)
+    got = _one_value(cat, which, int(desc[0]), bool(trans), bt.smem_size) if one and bt.fast else None
+    if got is not None:                     # checked before: the elements' addresses and indices
+        uaddr, e, index = got
+        addr = uaddr[np.zeros(len(desc), np.intp)]                        # [nG, rows, cols]
+        base = bt.smem_base[lead]
+        flat = base[:, None, None] + addr
+        if index is not None and bt.S % e == 0 and e in bt.smem_v:       # every CTA's window starts aligned
+            raw = bt.smem_v[e].take(index + (base // e)[:, None, None])
+        else:
+            raw = core_wgmma.gather(cat, which, bt.smem, flat)
+        bt.events.access(Access("wgmma", "shared", ins.extra["site"], e, lead, addr, flat, proxy="async"))
+        return raw
+    if one:
         vals, inv = desc[:1].copy(), np.zeros(desc.shape, np.intp)
     else:
         vals, inv = np.unique(desc, return_inverse=True)

@@ -249,9 +249,17 @@ class Program:
         # falling off the end of the body exits: a step of no PTX line (an empty body is only it)
         self.steps.append(Step(pc=len(instrs), ins=None, site=-1, kind="exit", info={"hidden": True}))
         # what the scheduler reads per step: whether it counts as a warp-instruction, whether a
-        # straight line of steps may run on into it (an "op" step that is no warp collective)
+        # straight line of steps may run on into it (an "op" step that is no warp collective; a
+        # warp collective only for a group of every live thread), whether it mallocs or frees
         self.counted = [not st.info.get("hidden") for st in self.steps]
         self.straight = [st.kind == "op" and st.sync is None for st in self.steps] + [False]
+        self.collective = [st.kind == "op" and st.sync is not None for st in self.steps] + [False]
+        self.mallocs = any(st.ins is not None and st.ins.opcode in ("malloc", "free") for st in self.steps)
+        # runs of mma.sync steps the scheduler may run as one (mma_runs.py), per step; None: no mma.sync
+        self.fused = None
+        if any("mma_run" in st.info for st in self.steps):
+            from .mma_runs import runs
+            self.fused = runs(self.steps) + [None]
         # the steps of a PTX line whose result is approximate or documented (fidelity.py, the report)
         self.marked = [st for st in self.steps if st.site >= 0 and (st.info.get("approx") or st.info.get("documented"))]
 

@@ -272,12 +272,16 @@ def _report(prog, launch, ids, costs, hazards, racecheck, t0, fault=None):
     wavefronts, ideal, requests, sectors, ideal_sectors = (
         np.asarray(a).tolist() for a in (costs.wavefronts, costs.ideal, costs.requests, costs.sectors,
                                          costs.ideal_sectors))
+    # the sites with a cost or a note; every other row is its line, text and executions
+    costed = set(costs.notes).union(approx)
+    costed.update(i for seq in (costs.kind, costs.global_kind) for i, k in enumerate(seq) if k is not None)
+    costed.update(i for i, k in enumerate(costs.sass) if k)
     for i, site in enumerate(prog.sites):
-        shared = costs.kind[i] is not None
-        glob = costs.global_kind[i] is not None
-        if not (shared or glob or costs.sass[i] or i in costs.notes or i in approx):    # nothing costed, no note
+        if i not in costed:
             rows.append(InstructionStats(site.line, site.cuda, site.text, executions[i]))
             continue
+        shared = costs.kind[i] is not None
+        glob = costs.global_kind[i] is not None
         rows.append(InstructionStats(
             line=site.line, cuda=site.cuda, text=site.text, executions=executions[i],
             wavefronts=scale(wavefronts[i]) if shared else None,

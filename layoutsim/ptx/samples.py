@@ -29,7 +29,7 @@ class Samples:
     def __init__(self, n_sites, arch, per_line=PER_LINE):
         self.per_line = per_line
         self.arch = arch
-        self.kept = [[] for _ in range(n_sites)]    # per site: [(space, op, O, M, [(cta, warp)], counts)]
+        self.kept = [[] for _ in range(n_sites)]    # per site: [(space, op, O, M, where, counts, rows taken)]
         self.count = [0] * n_sites                  # per site: the rows kept
         self.batch = None                  # the batch running now (begin)
 
@@ -49,23 +49,20 @@ class Samples:
         if self.count[site] < self.per_line:
             self.add(site, space, op, O, M, warps, counts)
 
-    def __getstate__(self):               # a worker process sends its samples back, not its batch
-        return dict(self.__dict__, batch=None)
+    def __getstate__(self):               # a worker process sends its samples back (the rows taken), not its batch
+        return dict(self.__dict__, batch=None, kept=[[_taken(*c) for c in chunks] for chunks in self.kept])
 
     def add(self, site, space, op, O, M, warps, counts):
         """Rows O/M [N, 32] (offsets, active lanes) of one step; counts: {name: int[N]} per row.
-        Kept as slices of what the cost model gave (it makes them anew or keeps them unchanged),
-        with the linear CTA id and the CTA's warp of each row."""
+        Kept as what the cost model gave (it makes them anew or keeps them unchanged) and the
+        number of rows taken, with the batch warp of each row and the batch's CTA ids and warps
+        per CTA (the linear CTA id and the CTA's warp of each row, worked out when read)."""
         take = min(self.per_line - self.count[site], O.shape[0])
         if take <= 0:
             return
         bt = self.batch
-        if warps is None or bt is None:
-            where = None
-        else:
-            w = np.asarray(warps[:take])
-            where = (bt.ctas[w // bt.wpc], w % bt.wpc, bt.launch.grid)
-        self.kept[site].append((space, op, O[:take], M[:take], where, {n: v[:take] for n, v in counts.items()}))
+        where = None if warps is None or bt is None else (warps, bt.ctas, bt.wpc, bt.launch.grid)
+        self.kept[site].append((space, op, O, M, where, counts, take))
         self.count[site] += take
 
     @property
@@ -77,23 +74,29 @@ class Samples:
     def merge(self, other):
         for site, chunks in enumerate(other.kept):
             for chunk in chunks:
-                take = min(self.per_line - self.count[site], len(chunk[2]))
+                take = min(self.per_line - self.count[site], chunk[6])
                 if take <= 0:
                     break
-                space, op, O, M, where, counts = chunk
-                where = None if where is None else (where[0][:take], where[1][:take], where[2])
-                self.kept[site].append((space, op, O[:take], M[:take], where,
-                                        {n: v[:take] for n, v in counts.items()}))
+                self.kept[site].append(chunk[:6] + (take,))
                 self.count[site] += take
 
 
-def _rows(space, op, O, M, where, counts):
-    """The row dicts of one kept step (Samples.add)."""
-    M = np.asarray(M, bool)
+def _taken(space, op, O, M, where, counts, take):
+    """A kept step (Samples.add) cut to the rows it took."""
+    where = None if where is None else (where[0][:take],) + where[1:]
+    return space, op, O[:take], M[:take], where, {n: v[:take] for n, v in counts.items()}, take
+
+
+def _rows(space, op, O, M, where, counts, take):
+    """The row dicts of one kept step (Samples.add): its first `take` rows."""
+    O, M = O[:take], np.asarray(M[:take], bool)
+    counts = {n: v[:take] for n, v in counts.items()}
     if where is None:
         where = [(None, None)] * len(O)
     else:
-        ctas, warps, grid = where
+        warps, batch_ctas, wpc, grid = where
+        w = np.asarray(warps[:take])
+        ctas, warps = batch_ctas[w // wpc], w % wpc
         where = [(list(coords(grid, c)), w) for c, w in zip(ctas.tolist(), warps.tolist())]
     masks = np.packbits(M, axis=1, bitorder="little").view("<u4").reshape(-1).tolist()
     # an int per active lane, None for the others

@@ -25,10 +25,12 @@ Synchronization:
   * exit: the thread stops; barriers then expect fewer warps.
 Nothing left to run while threads wait is a deadlock, reported with the waiting instructions.
 
-Straight lines: when the threads that ran an ordinary step ("op", no warp collective) are the only
-ones with somewhere to go (no other PC waits, no warp waits at a collective), the next step is
-the lowest PC at which threads wait and they are all there: if it is an ordinary step too, it runs
-at once for the same threads, with no look at the waiting PCs and no recount of the threads. The
+Straight lines: when the threads that ran an ordinary step ("op", no warp collective) go on to a
+PC below every PC where other threads wait (or none waits) and no warp waits at a collective there,
+that PC is the lowest at which threads wait and they are all there: if it is an ordinary step too,
+it runs at once for the same threads, with no look at the waiting PCs and no recount of the
+threads (a divergent kernel's threads on the lower path run on until they reach the others); a
+warp collective runs on too when the threads are every live thread (all its lanes are there). The
 same steps run for the same threads in the same order as the general loop would run them; with
 LAYOUTSIM_PTX_REFERENCE=1 in the environment every step goes through the general loop (the
 reference the differential test, tests/ptx/test_fast_path.py, compares with).
@@ -66,7 +68,8 @@ class Scheduler:
     def run(self):
         """Run the batch to its end; returns the number of steps it took."""
         bt, steps, costs = self.bt, self.steps, self.costs
-        straight, counted = self.straight, self.counted
+        straight, counted, collective = self.straight, self.counted, bt.prog.collective
+        fused = bt.prog.fused if straight is not None else None
         groups = {0: bt.live.copy()} if self.n_live else {}
         n, check_at = 0, 1
         while True:
@@ -93,7 +96,35 @@ class Scheduler:
                         continue
                     full = False
             nw = None
+            # the lowest PC where other threads wait: below it, this group's next PC is the lowest
+            lo = min(groups) if groups else len(steps)
             while True:                             # a straight line of ordinary steps runs on here
+                run = fused[p] if fused is not None else None
+                if run is not None and full and p + run[0] <= lo and not self.ws_wait and bt.issued is None:
+                    # k mma.sync steps that would run one after another here, as one (mma_runs.py):
+                    # each counted and checked as the loop below would, then all computed
+                    k = run[0]
+                    if nw is None:
+                        nw = self.live_warps
+                    for i in range(p, p + k):
+                        costs.executions[steps[i].site] += nw
+                        costs.warp_instructions += nw
+                        n += 1
+                        if n >= check_at:
+                            check_at = self.watch.check(n)
+                    try:
+                        run[1](bt, m, True)
+                    except Fault as f:
+                        raise self._fault(step, f) from None
+                    p += k - 1
+                    step = steps[p]
+                    q = p + 1
+                    if (straight[q] or collective[q]) and q < lo and q not in self.ws_wait:
+                        p = q
+                        step = steps[p]
+                        continue
+                    _add(groups, q, m)
+                    break
                 if counted[p]:
                     if nw is None:
                         nw = self.live_warps if full else int(np.count_nonzero(m.reshape(bt.W, 32).any(1)))
@@ -119,7 +150,7 @@ class Scheduler:
                 elif step.kind == "bra" and straight is not None:
                     if gfull or step.guard is None:
                         q = step.target                 # every thread of m takes it
-                    elif not g.any():
+                    elif not np.count_nonzero(g):
                         q = p + 1                       # none does
                     elif (m & ~g).any():
                         _add(groups, step.target, g)    # the threads part: the general loop
@@ -129,7 +160,8 @@ class Scheduler:
                         q = step.target
                 else:
                     break
-                if straight is not None and straight[q] and not groups and q not in self.ws_wait:
+                if straight is not None and (straight[q] or full and collective[q]) and q < lo \
+                        and q not in self.ws_wait:
                     p = q
                     step = steps[p]
                     continue
@@ -367,7 +399,7 @@ def reference():
 
 
 def _add(groups, pc, mask):
-    if not mask.any():
+    if not np.count_nonzero(mask):
         return
     old = groups.get(pc)
     groups[pc] = mask if old is None else (old | mask)

@@ -16,6 +16,8 @@ hardware's they are opaque to a correct kernel):
            generic PARAM_WINDOW + offset for a kernel parameter (cvta.param: the address of a
            __grid_constant__ parameter such as a CUtensorMap), read-only
 """
+from bisect import bisect_right
+
 import numpy as np
 
 from ..errors import LayoutsimError
@@ -90,11 +92,11 @@ class Heap:
         self.data = np.zeros(total, np.uint8)
         self._starts = np.asarray(self.starts, np.int64)
         self._ends = self._starts + np.asarray(self.sizes, np.int64)
+        self._end_list = self._ends.tolist()            # Python ints: check's common case reads them
         self.views()
 
     def views(self):
-        self.v = {1: self.data, 2: self.data.view(np.uint16), 4: self.data.view(np.uint32),
-                  8: self.data.view(np.uint64)}
+        self.v = word_views(self.data)
 
     def write(self, address, raw):
         off = address - GLOBAL_BASE
@@ -113,8 +115,8 @@ class Heap:
         if not self.starts:                   # no buffer at all: the first access faults
             raise Fault(threads[0], addr[0], self.describe(int(addr[0]), nb))
         lo, hi = int(off.min()), int(off.max())
-        i = int(np.searchsorted(self._starts, lo, "right")) - 1
-        if i >= 0 and lo >= self._starts[i] and hi + nb <= self._ends[i]:
+        i = bisect_right(self.starts, lo) - 1            # the buffer the lowest address is in, if any
+        if i >= 0 and hi + nb <= self._end_list[i]:
             return off
         k = np.searchsorted(self._starts, off, "right") - 1
         kk = np.maximum(k, 0)
@@ -150,11 +152,23 @@ class Heap:
 
 
 def word_views(a):
-    return {1: a, 2: a.view(np.uint16), 4: a.view(np.uint32), 8: a.view(np.uint64)}
+    """The memory `a` (uint8) viewed as 1, 2, 4, 8 and (when its size allows) 16-byte items."""
+    v = {1: a, 2: a.view(np.uint16), 4: a.view(np.uint32), 8: a.view(np.uint64)}
+    if a.size % 16 == 0:
+        v[16] = a.view("V16")
+    return v
+
+
+def _sixteen(views, off, nbytes):
+    """Whether 16-byte accesses at `off` are whole items of the 16-byte view (one fancy index
+    instead of two 8-byte words each)."""
+    return nbytes == 16 and 16 in views and not np.count_nonzero(off & 15)
 
 
 def gather(views, off, nbytes):
     """Bytes [n, nbytes] at byte offsets `off` (aligned to their width) of a memory, as uint8."""
+    if _sixteen(views, off, nbytes):
+        return views[16][off >> 4].view(np.uint8).reshape(-1, 16)
     unit = 8 if nbytes % 8 == 0 else (4 if nbytes % 4 == 0 else (2 if nbytes % 2 == 0 else 1))
     if nbytes // unit == 1:
         w = views[unit][off // unit]
@@ -166,6 +180,9 @@ def gather(views, off, nbytes):
 def scatter(views, off, data):
     """Write bytes data [n, nbytes] (uint8) at byte offsets `off`; later threads win on overlap."""
     nbytes = data.shape[1]
+    if _sixteen(views, off, nbytes):
+        views[16][off >> 4] = np.ascontiguousarray(data).view("V16").reshape(-1)
+        return
     unit = 8 if nbytes % 8 == 0 else (4 if nbytes % 4 == 0 else (2 if nbytes % 2 == 0 else 1))
     words = np.ascontiguousarray(data).view(f"<u{unit}") if unit > 1 else data
     if nbytes // unit == 1:
@@ -175,17 +192,26 @@ def scatter(views, off, data):
         views[unit][idx] = words
 
 
+_REGISTER_PLANS = {}       # id(a program's register types) -> (the types, [(storage, count)], the order of the rows)
+
+
 def _zero_registers(types, n):
     """One zeroed array of n values per register, each its own memory: the rows of one block per
     storage type (one allocation per type, not per register)."""
-    out = [None] * len(types)
-    by = {}
-    for i, t in enumerate(types):
-        by.setdefault(t.storage, []).append(i)
-    for st, idx in by.items():
-        for i, row in zip(idx, np.zeros((len(idx), n), st)):
-            out[i] = row
-    return out
+    plan = _REGISTER_PLANS.get(id(types))
+    if plan is None or plan[0] is not types or len(plan[2]) != len(types):
+        by = {}
+        for i, t in enumerate(types):
+            by.setdefault(t.storage, []).append(i)
+        rows = [i for idx in by.values() for i in idx]          # register of each row, blocks in order
+        where = [0] * len(types)
+        for j, i in enumerate(rows):
+            where[i] = j
+        if len(_REGISTER_PLANS) > 64:
+            _REGISTER_PLANS.clear()
+        plan = _REGISTER_PLANS[id(types)] = (types, [(st, len(idx)) for st, idx in by.items()], where)
+    rows = [row for st, k in plan[1] for row in np.zeros((k, n), st)]
+    return [rows[j] for j in plan[2]]
 
 
 class Batch:

@@ -76,12 +76,20 @@ def run(ins, A, B, d_words, scale_d=True, neg_a=False, neg_b=False, arch=None, c
     fd = ins.operand("D").fragment
     batch = A.shape[0]
     if d_words is None:
-        C = R.zeros(fd, batch)
+        D = product(ins, A, B, R.zeros(fd, batch), True, neg_a, neg_b, arch, compute)
     else:
-        C = R.operand(fd, d_words)
-        if not np.all(scale_d):
-            C = np.where(np.asarray(scale_d).reshape(-1, 1, 1), C, np.zeros_like(C))
+        D = product(ins, A, B, R.operand(fd, d_words), scale_d, neg_a, neg_b, arch, compute)
+    return core_mma.result(ins, D, batch, old, fd)
+
+
+def product(ins, A, B, C, scale_d=True, neg_a=False, neg_b=False, arch=None, compute=None):
+    """D = A*B + C as `compute` gives it (raw bits or values) of A [batch, M, K], B [batch, K, N]
+    and C [batch, M, N] (raw bits, D's format), with scale-d (C read as +0 where false; bool, or
+    bool [batch]) and the imm-scale negations: run's arithmetic, for a caller that gathers C and
+    scatters D itself (the executor, ptx/mma_regs.py)."""
+    if not np.all(scale_d):
+        C = np.where(np.asarray(scale_d).reshape(-1, 1, 1), C, np.zeros_like(C))
     A = negate(A) if neg_a else A
     B = negate(B) if neg_b else B
     compute = core_mma.default_compute(ins, arch) if compute is None else compute
-    return core_mma.result(ins, compute(A, B, C), batch, old, fd)
+    return compute(A, B, C)

@@ -18,9 +18,9 @@ from layoutsim.ptx import costs, events, scheduler
 
 LAUNCHES = [("kernels", n) for n in ("transpose_conflicts", "warp_reduce", "histogram_atomics", "softmax_f32",
                                      "cp_async_gemv", "mma_ldmatrix_swizzled", "wmma_f16_shared", "wgmma_ss_f16",
-                                     "tma_wgmma_gemm", "byte_smem")] + \
+                                     "tma_wgmma_gemm", "byte_smem", "wgmma_rs_bf16")] + \
            [("cute", n) for n in ("cute_hgemm_sm80_tn", "cute_wgmma_sm90_tn", "cute_sgemm_2_nt")] + \
-           [("triton", n) for n in ("fat_attn_bwd_preprocess", "matmul_f16", "liger_cross_entropy",
+           [("triton", n) for n in ("fat_attn_bwd_preprocess", "fat_attn_fwd", "matmul_f16", "liger_cross_entropy",
                                     "fla_chunk_local_cumsum", "flaggems_sum_1", "softmax_rows")]
 
 
