@@ -30,54 +30,57 @@ def _scaled(t, e, out, ob, i):
         out[i] = r
 
 
-@njit(cache=True, nogil=True)
-def _ex2(u, x, t0, t1, out, qnan):
-    ob = out.view(np.uint32)
-    for i in range(u.shape[0]):
-        mag = u[i] & _MAG
-        neg = (u[i] >> 31) != 0
-        if mag > _INF:                                  # NaN
-            ob[i] = qnan
-            continue
-        a = 0.0 if mag < 0x00800000 else abs(np.float64(x[i]))
-        if a > 4096.0:                                  # out of range, or infinite
-            ob[i] = np.uint32(0) if neg else _INF
-            continue
-        q = np.int64(math.trunc(a * 8388608.0))         # |x| with 23 fraction bits
-        whole, k = q >> 23, q & 8388607
+@njit(cache=True, nogil=True, inline="always")
+def _ex2_one(mag, neg, x, t0, t1, out, ob, i):
+    a = 0.0 if mag < 0x00800000 else abs(np.float64(x))
+    if a > 4096.0:                                      # out of range, or infinite
+        ob[i] = np.uint32(0) if neg else _INF
+        return
+    q = np.int64(math.trunc(a * 8388608.0))             # |x| with 23 fraction bits
+    whole, k = q >> 23, q & 8388607
+    if neg:
+        _scaled(t1[k], -whole, out, ob, i)
+    else:
+        _scaled(t0[k], whole, out, ob, i)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rcp_one(mag, neg, t0, out, ob, i):
+    if mag == _INF:
+        ob[i] = _NEG_ZERO if neg else np.uint32(0)
+    elif mag < 0x00800000:                              # zero or subnormal: an infinity
+        ob[i] = _NEG_INF if neg else _INF
+    else:
+        _scaled(t0[mag & 0x7FFFFF], 127 - np.int64(mag >> 23), out, ob, i)
         if neg:
-            _scaled(t1[k], -whole, out, ob, i)
-        else:
-            _scaled(t0[k], whole, out, ob, i)
+            ob[i] |= _SIGN
 
 
 @njit(cache=True, nogil=True)
-def _rcp(u, t0, out, qnan):
+def _mufu(ex2, u, x, t0, t1, out, qnan):
+    """MUFU.EX2 (ex2 True: tables t0, t1) or MUFU.RCP (t0) of every element of u (x: u as float32)."""
     ob = out.view(np.uint32)
     for i in range(u.shape[0]):
         mag = u[i] & _MAG
         neg = (u[i] >> 31) != 0
         if mag > _INF:                                  # NaN
             ob[i] = qnan
-        elif mag == _INF:
-            ob[i] = _NEG_ZERO if neg else np.uint32(0)
-        elif mag < 0x00800000:                          # zero or subnormal: an infinity
-            ob[i] = _NEG_INF if neg else _INF
+        elif ex2:
+            _ex2_one(mag, neg, x[i], t0, t1, out, ob, i)
         else:
-            _scaled(t0[u[i] & 0x7FFFFF], 127 - np.int64(mag >> 23), out, ob, i)
-            if neg:
-                ob[i] |= _SIGN
+            _rcp_one(mag, neg, t0, out, ob, i)
 
 
 def ex2(u, t0, t1, qnan):
     """mufu_ex2 of uint32 bits u (1-D, C-contiguous) with its tables (uint32)."""
     out = np.empty(u.shape[0], np.float32)
-    _ex2(u, u.view(np.float32), t0.view(np.float32), t1.view(np.float32), out, qnan)
+    _mufu(True, u, u.view(np.float32), t0.view(np.float32), t1.view(np.float32), out, qnan)
     return out.view(np.uint32)
 
 
 def rcp(u, t0, qnan):
     """mufu_rcp of uint32 bits u (1-D, C-contiguous) with its table (uint32)."""
     out = np.empty(u.shape[0], np.float32)
-    _rcp(u, t0.view(np.float32), out, qnan)
+    t = t0.view(np.float32)
+    _mufu(False, u, u.view(np.float32), t, t, out, qnan)
     return out.view(np.uint32)
